@@ -1,0 +1,274 @@
+"""The agent: runs one turn against the model server and stops for real when told to.
+
+How a hard stop travels (see DESIGN.md, flow 2): :meth:`Agent.interrupt` may be called from any
+thread. It books the first hard stop under a lock and, when a turn is running, schedules
+``_cancel_on_loop`` on the turn's own event loop with ``call_soon_threadsafe``. That callback runs
+on the loop thread, so it can check without a race whether the turn is still inside its
+cancellable section; if it is, it cancels the turn task, the ``CancelledError`` surfaces at the
+await the turn is blocked on (connect, response headers, stream read, retry sleep) and httpx
+closes the socket while it unwinds. A stop that arrives before the turn started is kept and
+ends the turn on entry; one that arrives after the turn's outcome is fixed is recorded as late
+and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from agent.events import (
+    AgentListener,
+    ModelCallStarted,
+    Retrying,
+    TextDelta,
+    TurnResult,
+    TurnTimings,
+)
+from agent.provider.client import ChatClient
+from agent.provider.errors import ProviderError, RateLimited, ServerError
+from agent.provider.types import ChatMessage, Completion, StreamDelta, Usage
+from agent.stops import StopRequest
+
+_IDLE, _RUNNING, _DONE = "idle", "running", "done"
+
+
+def _ignore(_event: object) -> None:
+    return None
+
+
+class Agent:
+    """Runs turns of a conversation against one model server.
+
+    Args:
+        client: the provider client (configuration only; safe to share).
+        listener: called on the turn's worker thread with every :data:`AgentEvent`; it must not
+            block (the gateway's listener only appends to a queue).
+        stream: stream replies (True) or ask for one non-streamed body (False).
+        max_retries: how many times a 429 or 503 is retried after its ``Retry-After``.
+        max_retry_wait_s: longest wait honoured for one retry, in seconds.
+    """
+
+    def __init__(
+        self,
+        client: ChatClient,
+        *,
+        listener: AgentListener | None = None,
+        stream: bool = True,
+        max_retries: int = 2,
+        max_retry_wait_s: float = 30.0,
+    ) -> None:
+        self.client = client
+        self.listener: AgentListener = listener or _ignore
+        self.stream = stream
+        self.max_retries = max_retries
+        self.max_retry_wait_s = max_retry_wait_s
+        self._lock = threading.Lock()
+        self._state = _IDLE
+        self._stop: StopRequest | None = None
+        self._late: list[StopRequest] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._cancellable = False
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    def interrupt(self, stop: StopRequest) -> None:
+        """Ask the agent to stop; safe from any thread, at any moment.
+
+        A hard stop before the turn started ends it on entry; during the turn it cancels the
+        turn's I/O at once (the provider socket is closed); after the outcome is fixed it is
+        recorded as late and changes nothing. Only the first hard stop is booked. A soft stop
+        (``hard=False``) is recorded and never aborts anything.
+
+        Args:
+            stop: who stops, from where, and why.
+        """
+        if not stop.hard:
+            return
+        with self._lock:
+            if self._stop is not None or self._state == _DONE:
+                self._late.append(stop)
+                return
+            self._stop = stop
+            loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: the turn already ended
+                loop.call_soon_threadsafe(self._cancel_on_loop)
+
+    @property
+    def stop_request(self) -> StopRequest | None:
+        """The first hard stop booked against the current (or last) turn, if any."""
+        with self._lock:
+            return self._stop
+
+    def _cancel_on_loop(self) -> None:
+        # Runs on the turn's loop thread: no race with the turn's own state changes.
+        if self._cancellable and self._task is not None:
+            self._task.cancel()
+
+    # -- running -------------------------------------------------------------------------------
+
+    def run_conversation(
+        self, history: Sequence[ChatMessage], user_message: str | None = None
+    ) -> TurnResult:
+        """Run one turn synchronously on the calling thread (it gets its own event loop).
+
+        Args:
+            history: the transcript so far, system prompt included.
+            user_message: the new prompt, appended as a user message; None to continue
+                ``history`` as it is.
+
+        Returns:
+            the turn's one terminal outcome.
+
+        Raises:
+            RuntimeError: when called on a thread that already runs an event loop, or while
+                this agent already runs a turn.
+        """
+        return asyncio.run(self.arun_conversation(history, user_message))
+
+    async def arun_conversation(
+        self, history: Sequence[ChatMessage], user_message: str | None = None
+    ) -> TurnResult:
+        """The coroutine behind :meth:`run_conversation`; same arguments and result."""
+        timings = TurnTimings(started_at=time.monotonic())
+        with self._lock:
+            if self._state == _RUNNING:
+                raise RuntimeError("this agent is already running a turn")
+            if self._state == _DONE:
+                self._stop, self._late = None, []
+            self._state = _RUNNING
+            self._loop = asyncio.get_running_loop()
+            self._task = asyncio.current_task()
+            pending = self._stop
+        messages = list(history)
+        if user_message is not None:
+            messages.append(ChatMessage(role="user", content=user_message))
+        reply = Completion()
+        result: TurnResult
+        try:
+            if pending is not None:
+                timings.stop_requested_at = pending.requested_at
+                timings.connection_closed_at = time.monotonic()
+                result = self._interrupted(pending, reply)
+            else:
+                result = await self._run(messages, reply, timings)
+        finally:
+            with self._lock:
+                self._state = _DONE
+                self._loop = None
+                self._task = None
+                result_late = list(self._late)
+        timings.ended_at = time.monotonic()
+        result.late_stops = result_late
+        result.timings = timings
+        return result
+
+    async def _run(
+        self, messages: list[ChatMessage], reply: Completion, timings: TurnTimings
+    ) -> TurnResult:
+        error: ProviderError | None = None
+        self._cancellable = True
+        try:
+            async with self.client.session() as http:
+                reply = await self._call_model(http, messages, reply, timings)
+                # The reply is whole: from here on a stop is late. Closing the client below
+                # must not turn a finished turn into an interrupted one.
+                self._cancellable = False
+        except asyncio.CancelledError:
+            self._cancellable = False
+            stop = self.stop_request
+            if stop is None:
+                raise  # cancelled from outside the agent: not ours to book
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            timings.connection_closed_at = time.monotonic()
+            timings.stop_requested_at = stop.requested_at
+            return self._interrupted(stop, reply)
+        except ProviderError as exc:
+            error = exc
+        finally:
+            self._cancellable = False
+        timings.connection_closed_at = time.monotonic()
+        with self._lock:
+            self._state = _DONE  # the outcome is fixed: any stop from now on is late
+            if self._stop is not None:  # it came after the last await: too late to matter
+                self._late.insert(0, self._stop)
+                self._stop = None
+        if error is not None:
+            return TurnResult(
+                status="failed",
+                exit_reason=f"failed({type(error).__name__})",
+                text=reply.content,
+                reasoning=reply.reasoning,
+                messages=_reply_messages(reply, partial=True),
+                partial=bool(reply.content),
+                error=error.message,
+                usage=reply.usage,
+            )
+        return TurnResult(
+            status="completed",
+            exit_reason="completed",
+            text=reply.content,
+            reasoning=reply.reasoning,
+            messages=_reply_messages(reply, partial=False),
+            usage=reply.usage,
+        )
+
+    async def _call_model(
+        self,
+        http: Any,
+        messages: list[ChatMessage],
+        reply: Completion,
+        timings: TurnTimings,
+    ) -> Completion:
+        def on_delta(delta: StreamDelta) -> None:
+            if timings.first_token_at is None:
+                timings.first_token_at = time.monotonic()
+            self.listener(TextDelta(text=delta.content, reasoning=delta.reasoning))
+
+        attempt = 0
+        while True:
+            self.listener(ModelCallStarted(iteration=1))
+            try:
+                if self.stream:
+                    return await self.client.stream(http, messages, on_delta, partial=reply)
+                got = await self.client.complete(http, messages)
+                if got.content or got.reasoning:
+                    on_delta(StreamDelta(content=got.content, reasoning=got.reasoning))
+                return got
+            except (RateLimited, ServerError) as exc:
+                retryable = isinstance(exc, RateLimited) or exc.status == 503
+                if not retryable or attempt >= self.max_retries or reply.content:
+                    raise
+                attempt += 1
+                wait = getattr(exc, "retry_after", None)
+                delay = min(self.max_retry_wait_s, wait if wait is not None else 2.0**attempt)
+                self.listener(Retrying(delay_s=delay, message=exc.message))
+                await asyncio.sleep(delay)
+
+    def _interrupted(self, stop: StopRequest, reply: Completion) -> TurnResult:
+        return TurnResult(
+            status="interrupted",
+            exit_reason=stop.exit_reason(),
+            text=reply.content,
+            reasoning=reply.reasoning,
+            messages=_reply_messages(reply, partial=True),
+            partial=True,
+            stop=stop,
+            usage=reply.usage,
+        )
+
+
+def _reply_messages(reply: Completion, *, partial: bool) -> list[ChatMessage]:
+    if not reply.content and not (reply.tool_calls and not partial):
+        return []
+    return [ChatMessage(role="assistant", content=reply.content)]
+
+
+__all__ = ["Agent", "TurnResult", "Usage"]

@@ -1,0 +1,95 @@
+"""What an agent reports while a turn runs, as typed values passed to a listener callback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agent.provider.types import ChatMessage, Usage
+from agent.stops import StopRequest
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCallStarted:
+    """A request to the model server is about to be sent (``iteration`` counts from 1)."""
+
+    iteration: int
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the reply as it streams: visible ``text`` and/or ``reasoning``."""
+
+    text: str = ""
+    reasoning: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """The server asked to wait (429 / 503); the turn sleeps ``delay_s`` seconds, stoppably."""
+
+    delay_s: float
+    message: str
+
+
+AgentEvent = ModelCallStarted | TextDelta | Retrying
+AgentListener = Callable[[AgentEvent], None]
+
+
+@dataclass(slots=True)
+class TurnTimings:
+    """Measured times of one turn, in seconds of ``time.monotonic()``.
+
+    Attributes:
+        started_at: the turn's worker began.
+        first_token_at: the first delta arrived (None if none did).
+        stop_requested_at: the first hard stop was made (None without a stop).
+        connection_closed_at: the turn's HTTP client was closed after the stop or the end.
+        ended_at: the agent returned.
+    """
+
+    started_at: float
+    first_token_at: float | None = None
+    stop_requested_at: float | None = None
+    connection_closed_at: float | None = None
+    ended_at: float | None = None
+
+    @property
+    def stop_to_closed_ms(self) -> float | None:
+        """Milliseconds from the stop to the provider connection being closed, or None."""
+        if self.stop_requested_at is None or self.connection_closed_at is None:
+            return None
+        return max(0.0, (self.connection_closed_at - self.stop_requested_at) * 1000.0)
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """The one terminal outcome of a turn.
+
+    Attributes:
+        status: ``completed``, ``interrupted``, ``failed`` or ``max_iterations``.
+        exit_reason: ``completed``, ``interrupted_by_user``, ``interrupted_by_system(<surface>)``,
+            ``failed(<error class>)`` or ``max_iterations(<n>)``.
+        text: the assistant's visible reply (partial when interrupted or failed).
+        reasoning: the reasoning text streamed, if any.
+        messages: the messages this turn adds to the transcript, in order (the assistant reply
+            is included when it has any text, marked partial by ``partial``).
+        partial: True when the reply was cut short.
+        stop: the first hard stop, when one ended the turn.
+        late_stops: hard stops that arrived after the first one (recorded, not booked).
+        error: a one-line message for a failed turn.
+        usage: the last usage the server reported (tokens).
+        timings: measured times.
+    """
+
+    status: str
+    exit_reason: str
+    text: str
+    reasoning: str = ""
+    messages: list[ChatMessage] = field(default_factory=list)
+    partial: bool = False
+    stop: StopRequest | None = None
+    late_stops: list[StopRequest] = field(default_factory=list)
+    error: str | None = None
+    usage: Usage | None = None
+    timings: TurnTimings | None = None

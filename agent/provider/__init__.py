@@ -1,0 +1,34 @@
+"""OpenAI-compatible chat client over httpx (``/v1/chat/completions``)."""
+
+from agent.provider.client import ChatClient, ProviderConfig
+from agent.provider.errors import (
+    AuthError,
+    BadRequest,
+    ConnectFailed,
+    EarlyClose,
+    MalformedChunk,
+    ModelNotFound,
+    ProviderError,
+    RateLimited,
+    ServerError,
+)
+from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
+
+__all__ = [
+    "AuthError",
+    "BadRequest",
+    "ChatClient",
+    "ChatMessage",
+    "Completion",
+    "ConnectFailed",
+    "EarlyClose",
+    "MalformedChunk",
+    "ModelNotFound",
+    "ProviderConfig",
+    "ProviderError",
+    "RateLimited",
+    "ServerError",
+    "StreamDelta",
+    "ToolCall",
+    "Usage",
+]

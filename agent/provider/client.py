@@ -1,0 +1,326 @@
+"""The OpenAI-compatible chat client: one async request per call, closed for real on cancel.
+
+Cancellation is the point of this module. Every request runs as a coroutine; a hard stop
+cancels the task that awaits it (``loop.call_soon_threadsafe(task.cancel)`` from any thread).
+The ``CancelledError`` is raised at whatever the request awaits (connecting, waiting for the
+response headers, reading the stream or a non-streamed body), httpcore closes the half-used
+connection while unwinding instead of returning it to the pool, and :meth:`ChatClient.session`
+closes the per-turn ``httpx.AsyncClient`` so no socket outlives the turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from agent.provider.errors import (
+    AuthError,
+    BadRequest,
+    ConnectFailed,
+    EarlyClose,
+    MalformedChunk,
+    ModelNotFound,
+    ProviderError,
+    RateLimited,
+    ServerError,
+)
+from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
+
+DeltaCallback = Callable[[StreamDelta], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderConfig:
+    """Where and how to reach the model server.
+
+    Attributes:
+        base_url: the OpenAI-compatible root, ending in ``/v1`` (e.g. ``http://127.0.0.1:8080/v1``).
+        model: the model name sent with every request.
+        api_key: bearer token, or None for local servers that need none.
+        connect_timeout: seconds to wait for the TCP connection.
+        write_timeout: seconds to wait while sending the request body.
+        read_timeout: seconds to wait between bytes; None waits for ever (a slow prompt on a
+            local server can take minutes; the turn's stop and inactivity guards end the wait).
+    """
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    connect_timeout: float = 10.0
+    write_timeout: float = 30.0
+    read_timeout: float | None = None
+
+    @property
+    def completions_url(self) -> str:
+        """The full ``.../chat/completions`` URL."""
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+
+class ChatClient:
+    """Sends chat-completion requests, streaming or not, and maps failures to typed errors.
+
+    One ``ChatClient`` may be shared by many turns and threads: it holds configuration only.
+    Each turn opens its own connection with :meth:`session`, on its own event loop.
+    """
+
+    def __init__(self, config: ProviderConfig) -> None:
+        self.config = config
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[httpx.AsyncClient]:
+        """An ``httpx.AsyncClient`` for one turn, closed (sockets included) on exit.
+
+        Yields:
+            the client; pass it to :meth:`stream` or :meth:`complete`.
+        """
+        cfg = self.config
+        headers = {"Accept": "application/json"}
+        if cfg.api_key:
+            headers["Authorization"] = f"Bearer {cfg.api_key}"
+        timeout = httpx.Timeout(
+            connect=cfg.connect_timeout,
+            read=cfg.read_timeout,
+            write=cfg.write_timeout,
+            pool=cfg.connect_timeout,
+        )
+        client = httpx.AsyncClient(headers=headers, timeout=timeout, trust_env=False)
+        try:
+            yield client
+        finally:
+            await client.aclose()
+
+    def _body(
+        self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]], stream: bool
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [m.to_wire() for m in messages],
+            "stream": stream,
+        }
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        if tools:
+            body["tools"] = list(tools)
+        return body
+
+    async def stream(
+        self,
+        http: httpx.AsyncClient,
+        messages: Sequence[ChatMessage],
+        on_delta: DeltaCallback,
+        *,
+        tools: Sequence[dict[str, Any]] = (),
+        partial: Completion | None = None,
+    ) -> Completion:
+        """Stream one completion, calling ``on_delta`` for every content or reasoning piece.
+
+        Args:
+            http: the turn's client from :meth:`session`.
+            messages: the conversation so far.
+            on_delta: called on this thread for each non-empty delta, in order.
+            tools: OpenAI tool schemas offered to the model.
+            partial: filled in as the stream arrives, so a caller that is cancelled still
+                holds what came before the stop.
+
+        Returns:
+            the completed reply (content, reasoning, tool calls in index order, usage).
+
+        Raises:
+            ProviderError: a subclass for each failure (see :mod:`agent.provider.errors`);
+                :class:`EarlyClose` when the stream ends without a ``finish_reason``.
+            asyncio.CancelledError: when the awaiting task is cancelled; the socket is closed.
+        """
+        out = partial if partial is not None else Completion()
+        calls: dict[int, dict[str, str]] = {}
+        body = self._body(messages, tools, stream=True)
+        try:
+            async with http.stream("POST", self.config.completions_url, json=body) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise _status_error(response, self.config.model)
+                saw_done = False
+                async for line in response.aiter_lines():
+                    if not line.startswith("data:"):
+                        continue  # blank separators, comments (": ping"), event names
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        saw_done = True
+                        break
+                    _apply_chunk(_parse_chunk(data), out, calls, on_delta)
+        except httpx.TimeoutException as exc:
+            raise ConnectFailed(f"model server timed out: {_describe(exc)}") from exc
+        except httpx.RemoteProtocolError as exc:
+            raise EarlyClose(f"model server closed the stream early: {_describe(exc)}") from exc
+        except httpx.TransportError as exc:
+            raise _transport_error(exc, self.config.base_url) from exc
+        out.tool_calls = _assemble_calls(calls)
+        if out.finish_reason is None:
+            ended = "after [DONE]" if saw_done else "without [DONE]"
+            raise EarlyClose(f"model server ended the stream {ended} and without a finish reason")
+        return out
+
+    async def complete(
+        self,
+        http: httpx.AsyncClient,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> Completion:
+        """One non-streaming completion.
+
+        Returns:
+            the reply.
+
+        Raises:
+            ProviderError: as for :meth:`stream`; :class:`MalformedChunk` for a body that is not
+                a chat completion.
+            asyncio.CancelledError: when the awaiting task is cancelled; the socket is closed.
+        """
+        body = self._body(messages, tools, stream=False)
+        try:
+            response = await http.post(self.config.completions_url, json=body)
+        except httpx.TimeoutException as exc:
+            raise ConnectFailed(f"model server timed out: {_describe(exc)}") from exc
+        except httpx.RemoteProtocolError as exc:
+            raise EarlyClose(f"model server closed the connection early: {_describe(exc)}") from exc
+        except httpx.TransportError as exc:
+            raise _transport_error(exc, self.config.base_url) from exc
+        if response.status_code >= 400:
+            raise _status_error(response, self.config.model)
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            message = choice["message"]
+            calls = [
+                ToolCall(
+                    id=str(c.get("id") or f"call_{i}"),
+                    name=str(c["function"]["name"]),
+                    arguments=str(c["function"].get("arguments") or ""),
+                )
+                for i, c in enumerate(message.get("tool_calls") or [])
+            ]
+            return Completion(
+                content=str(message.get("content") or ""),
+                reasoning=str(message.get("reasoning_content") or ""),
+                tool_calls=calls,
+                finish_reason=str(choice.get("finish_reason") or "stop"),
+                usage=Usage.from_wire(data.get("usage")),
+            )
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            text = _clip(response.text)
+            raise MalformedChunk(f"model server sent a malformed reply: {text}") from exc
+
+
+def _parse_chunk(data: str) -> dict[str, Any]:
+    try:
+        chunk = json.loads(data)
+    except ValueError as exc:
+        raise MalformedChunk(f"model server sent a malformed chunk: {_clip(data)}") from exc
+    if not isinstance(chunk, dict):
+        raise MalformedChunk(f"model server sent a malformed chunk: {_clip(data)}")
+    if "error" in chunk:
+        raise ServerError(f"model server failed mid-stream: {_error_text(chunk)}")
+    return chunk
+
+
+def _apply_chunk(
+    chunk: dict[str, Any],
+    out: Completion,
+    calls: dict[int, dict[str, str]],
+    on_delta: DeltaCallback,
+) -> None:
+    usage = Usage.from_wire(chunk.get("usage"))
+    if usage is not None:
+        out.usage = usage
+    choices = chunk.get("choices")
+    if not isinstance(choices, list):
+        raise MalformedChunk(f"model server sent a chunk without choices: {_clip(str(chunk))}")
+    for choice in choices:
+        delta = choice.get("delta") or {}
+        content = delta.get("content") or ""
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+        if content or reasoning:
+            out.content += content
+            out.reasoning += reasoning
+            on_delta(StreamDelta(content=content, reasoning=reasoning))
+        for piece in delta.get("tool_calls") or []:
+            slot = calls.setdefault(int(piece.get("index", 0)), {"id": "", "name": "", "args": ""})
+            slot["id"] = slot["id"] or str(piece.get("id") or "")
+            function = piece.get("function") or {}
+            slot["name"] += str(function.get("name") or "")
+            slot["args"] += str(function.get("arguments") or "")
+        if choice.get("finish_reason"):
+            out.finish_reason = str(choice["finish_reason"])
+
+
+def _assemble_calls(calls: dict[int, dict[str, str]]) -> list[ToolCall]:
+    return [
+        ToolCall(id=slot["id"] or f"call_{index}", name=slot["name"], arguments=slot["args"])
+        for index, slot in sorted(calls.items())
+    ]
+
+
+def _status_error(response: httpx.Response, model: str) -> ProviderError:
+    status = response.status_code
+    detail = _error_text(_json_or_none(response)) or _clip(response.text) or response.reason_phrase
+    if status in (401, 403):
+        return AuthError(f"model server refused the API key ({status}): {detail}", status=status)
+    if status == 404 and ("model" in detail.lower()):
+        return ModelNotFound(f"model server has no model {model!r}: {detail}", status=status)
+    if status == 429:
+        retry_after = _retry_after(response.headers.get("retry-after"))
+        wait = f", retry after {retry_after:g} s" if retry_after is not None else ""
+        message = f"model server is rate limiting (429){wait}: {detail}"
+        return RateLimited(message, retry_after=retry_after)
+    if status >= 500:
+        return ServerError(f"model server failed ({status}): {detail}", status=status)
+    return BadRequest(f"model server rejected the request ({status}): {detail}", status=status)
+
+
+def _transport_error(exc: httpx.TransportError, base_url: str) -> ProviderError:
+    if isinstance(exc, httpx.ConnectError):
+        return ConnectFailed(f"cannot reach the model server at {base_url}: {_describe(exc)}")
+    return ProviderError(f"connection to the model server failed: {_describe(exc)}")
+
+
+def _retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # an HTTP date; treat as unknown rather than guess the clock
+
+
+def _json_or_none(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _error_text(data: Any) -> str:
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            return _clip(str(error.get("message") or error.get("code") or ""))
+        if isinstance(error, str):
+            return _clip(error)
+    return ""
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if "Connection refused" in text or "Errno 111" in text:
+        return "connection refused"
+    return _clip(text)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

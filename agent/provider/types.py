@@ -1,0 +1,103 @@
+"""Wire-level value types of the chat client: messages, tool calls, usage, completions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call the model asked for.
+
+    Attributes:
+        id: the provider's call id (echoed back in the tool result).
+        name: the function name.
+        arguments: the raw JSON text of the arguments, as streamed (may be invalid JSON).
+    """
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_wire(self) -> dict[str, Any]:
+        """The OpenAI ``tool_calls[]`` element."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One message of a conversation, in the OpenAI chat format.
+
+    Attributes:
+        role: ``system``, ``user``, ``assistant`` or ``tool``.
+        content: the text (may be empty for an assistant message with tool calls).
+        tool_calls: calls made by an assistant message.
+        tool_call_id: for a ``tool`` message, the call it answers.
+    """
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        """The message as the JSON object the server expects."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [call.to_wire() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts the server reported for one request (tokens)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Usage | None:
+        """Parse an OpenAI ``usage`` object; None when absent or not an object."""
+        if not isinstance(data, dict):
+            return None
+        prompt = int(data.get("prompt_tokens") or 0)
+        completion = int(data.get("completion_tokens") or 0)
+        total = int(data.get("total_tokens") or prompt + completion)
+        return cls(prompt, completion, total)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamDelta:
+    """A piece of a streamed reply: visible ``content`` or ``reasoning`` text (either may be "")."""
+
+    content: str = ""
+    reasoning: str = ""
+
+
+@dataclass(slots=True)
+class Completion:
+    """The outcome of one chat-completion request.
+
+    Attributes:
+        content: the assistant text (for a stopped stream, what arrived before the stop).
+        reasoning: reasoning text, when the server sent any.
+        tool_calls: assembled tool calls, in index order.
+        finish_reason: ``stop``, ``length``, ``tool_calls``...; None if the request never finished.
+        usage: token counts, when the server reported them.
+    """
+
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage | None = None

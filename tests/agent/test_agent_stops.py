@@ -1,0 +1,178 @@
+"""Agent.interrupt at any moment: before the turn, at a chosen token, racing completion, after.
+
+The stop moment is fixed with events (a listener that holds the turn's loop at the k-th delta),
+so each case is deterministic; a hypothesis test draws k over the whole turn.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent.agent import Agent
+from agent.demo_model.replies import reply_for
+from agent.demo_model.server import DemoModelServer
+from agent.events import AgentEvent, TextDelta, TurnResult
+from agent.provider.client import ChatClient, ProviderConfig
+from agent.provider.types import ChatMessage
+from agent.stops import Issuer, StopRequest, Surface
+
+PROMPT = "reply with exactly: one two three four five six seven eight nine ten"
+WORDS = "one two three four five six seven eight nine ten"
+
+
+class HoldAt:
+    """A listener that holds the turn (its event loop) when the k-th delta arrives."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.seen = 0
+        self.text = ""
+        self.reached = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, TextDelta) and event.text:
+            self.seen += 1
+            self.text += event.text
+            if self.seen == self.k:
+                self.reached.set()
+                assert self.release.wait(5), "the test never released the turn"
+
+
+def run_in_thread(agent: Agent, prompt: str) -> tuple[threading.Thread, list[TurnResult]]:
+    results: list[TurnResult] = []
+    thread = threading.Thread(
+        target=lambda: results.append(agent.run_conversation([], prompt)), name="test-turn"
+    )
+    thread.start()
+    return thread, results
+
+
+def test_stop_before_the_turn_starts_ends_it_on_entry_without_a_request(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    agent = Agent(ChatClient(provider))
+    stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "quitting")
+    agent.interrupt(stop)
+    result = agent.run_conversation([], PROMPT)
+    assert result.status == "interrupted"
+    assert result.exit_reason == "interrupted_by_system(gateway.shutdown)"
+    assert result.stop is stop
+    assert demo_server.records.list() == []
+
+
+def test_stop_after_the_turn_ended_changes_nothing(provider: ProviderConfig) -> None:
+    agent = Agent(ChatClient(provider))
+    result = agent.run_conversation([], PROMPT)
+    late = StopRequest.by_user(Surface.DESK_KEY)
+    agent.interrupt(late)
+    assert result.status == "completed"
+    assert result.text == WORDS
+    assert result.stop is None
+
+
+def test_only_the_first_hard_stop_is_booked(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    hold = HoldAt(2)
+    agent = Agent(ChatClient(provider), listener=hold)
+    thread, results = run_in_thread(agent, PROMPT)
+    assert hold.reached.wait(5)
+    first = StopRequest.by_user(Surface.DESK_KEY)
+    second = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "quitting")
+    agent.interrupt(first)
+    agent.interrupt(second)
+    hold.release.set()
+    thread.join(5)
+    (result,) = results
+    assert result.exit_reason == "interrupted_by_user"
+    assert result.stop is first
+    assert result.late_stops == [second]
+    assert WORDS.startswith(result.text) and result.text.startswith(hold.text[:1])
+
+
+def test_a_soft_interrupt_never_aborts(provider: ProviderConfig) -> None:
+    hold = HoldAt(2)
+    agent = Agent(ChatClient(provider), listener=hold)
+    thread, results = run_in_thread(agent, PROMPT)
+    assert hold.reached.wait(5)
+    agent.interrupt(StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while running", hard=False))
+    hold.release.set()
+    thread.join(5)
+    assert results[0].status == "completed"
+    assert results[0].text == WORDS
+
+
+def test_stop_racing_completion_has_exactly_one_consistent_outcome(
+    provider: ProviderConfig,
+) -> None:
+    hold = HoldAt(len(WORDS.split()))  # the last content delta
+    agent = Agent(ChatClient(provider), listener=hold)
+    thread, results = run_in_thread(agent, PROMPT)
+    assert hold.reached.wait(5)
+    stop = StopRequest.by_user(Surface.DESK_KEY)
+    agent.interrupt(stop)
+    hold.release.set()
+    thread.join(5)
+    assert not thread.is_alive()
+    (result,) = results
+    assert_consistent(result, stop)
+
+
+def assert_consistent(result: TurnResult, stop: StopRequest) -> None:
+    if result.status == "completed":
+        assert result.text == WORDS
+        assert result.stop is None and result.late_stops == [stop]
+    else:
+        assert result.status == "interrupted"
+        assert result.stop is stop and result.exit_reason == "interrupted_by_user"
+        assert WORDS.startswith(result.text)
+        assert result.partial
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(k=st.integers(min_value=0, max_value=len(WORDS.split()) + 1))
+def test_a_stop_at_any_token_gives_one_outcome_and_frees_the_slot(
+    k: int, provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    demo_server.records.clear()
+    n = len(WORDS.split())
+    hold = HoldAt(k if 1 <= k <= n else 0)
+    agent = Agent(ChatClient(provider), listener=hold)
+    stop = StopRequest.by_user(Surface.DESK_KEY)
+    if k == 0:
+        agent.interrupt(stop)
+    thread, results = run_in_thread(agent, PROMPT)
+    if 1 <= k <= n:
+        assert hold.reached.wait(5)
+        agent.interrupt(stop)
+        hold.release.set()
+    thread.join(5)
+    assert not thread.is_alive()
+    if k == n + 1:
+        agent.interrupt(stop)
+    (result,) = results
+    if k == 0:
+        assert result.status == "interrupted" and result.text == ""
+    elif k == n + 1:
+        assert result.status == "completed" and result.text == WORDS
+    else:
+        assert_consistent(result, stop)
+        assert result.text.startswith(hold.text[: len(hold.text) - 1].rstrip())
+    for record in demo_server.records.list():
+        assert demo_server.records.wait_for(
+            lambda recs, rid=record.id: (
+                next(r for r in recs if r.id == rid).slot_released_at is not None
+            ),
+            timeout=5,
+        )
+
+
+def test_reply_for_matches_what_the_agent_sends() -> None:
+    # Guards the prediction the other tests rely on.
+    assert reply_for([ChatMessage(role="user", content=PROMPT).to_wire()]) == WORDS

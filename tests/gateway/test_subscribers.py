@@ -1,0 +1,52 @@
+"""A slow or stalled subscriber never blocks a worker, and still gets every event in order."""
+
+from __future__ import annotations
+
+import threading
+
+from agent.demo_model.server import DemoModelServer
+from agent.provider.client import ProviderConfig
+from tests.support import EventLog
+from tui_gateway.events import GatewayEvent, MessageComplete, MessageDelta, MessageStart
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+PROMPT = "reply with exactly: " + " ".join(f"w{i}" for i in range(200))
+
+
+def test_stalled_subscriber_does_not_block_the_turn(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    demo_server.configure(tokens_per_second=0)  # as fast as possible
+    gateway = Gateway(GatewayConfig(provider=provider))
+    release = threading.Event()
+    stalled: list[GatewayEvent] = []
+
+    def slow(event: GatewayEvent) -> None:
+        assert release.wait(10)
+        stalled.append(event)
+
+    gateway.subscribe(slow)
+    fast = EventLog()
+    gateway.subscribe(fast)
+    session = gateway.session_create()
+    turn_id = gateway.prompt_submit(session, PROMPT).turn_id
+    done = fast.complete(turn_id)
+    for thread in gateway.worker_threads():
+        thread.join(5)
+    assert gateway.worker_threads() == [], "a stalled subscriber held the worker"
+    assert stalled == []
+
+    release.set()
+    assert gateway.shutdown(timeout_s=5).threads_left == []  # flushes, then closes
+    types = [e.type for e in stalled]
+    assert types[0] == "session.created"
+    assert types.index("message.start") < types.index("message.delta")
+    assert types[-1] == "message.complete"
+    text = "".join(e.payload.text for e in stalled if isinstance(e.payload, MessageDelta))
+    assert text == done.text == PROMPT.removeprefix("reply with exactly: ")
+    # 200 tokens arrived while it was stalled: they were merged, not queued one by one.
+    assert sum(isinstance(e.payload, MessageDelta) for e in stalled) < 10
+    seqs = [e.seq for e in stalled]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert isinstance(stalled[1].payload, MessageStart) or stalled[1].type == "turn.state"
+    assert isinstance(stalled[-1].payload, MessageComplete)

@@ -1,0 +1,52 @@
+"""Helpers shared by the tests: waiting on gateway events with a deadline."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from tui_gateway.events import GatewayEvent, MessageComplete, MessageDelta, Payload
+
+P = TypeVar("P", bound=Payload)
+
+
+class EventLog:
+    """Collects a gateway's events; tests wait on it with a deadline (a condition, no sleeps)."""
+
+    def __init__(self) -> None:
+        self.events: list[GatewayEvent] = []
+        self._cond = threading.Condition()
+
+    def __call__(self, event: GatewayEvent) -> None:
+        with self._cond:
+            self.events.append(event)
+            self._cond.notify_all()
+
+    def wait_for(
+        self, predicate: Callable[[list[GatewayEvent]], bool], timeout: float = 5.0
+    ) -> bool:
+        """Block until ``predicate(events)`` holds or ``timeout`` seconds pass; returns it."""
+        with self._cond:
+            return self._cond.wait_for(lambda: predicate(self.events), timeout)
+
+    def of_type(self, payload_type: type[P]) -> list[P]:
+        """Payloads of one type, in order."""
+        with self._cond:
+            return [e.payload for e in self.events if isinstance(e.payload, payload_type)]
+
+    def complete(self, turn_id: str, timeout: float = 5.0) -> MessageComplete:
+        """Wait for the turn's ``message.complete`` and return it."""
+
+        def done(events: list[GatewayEvent]) -> bool:
+            return any(
+                isinstance(e.payload, MessageComplete) and e.payload.turn_id == turn_id
+                for e in events
+            )
+
+        assert self.wait_for(done, timeout), f"turn {turn_id} did not complete in {timeout} s"
+        return next(p for p in self.of_type(MessageComplete) if p.turn_id == turn_id)
+
+    def text_of(self, turn_id: str) -> str:
+        """The streamed text of a turn, joined from its deltas."""
+        return "".join(p.text for p in self.of_type(MessageDelta) if p.turn_id == turn_id)

@@ -1,0 +1,199 @@
+"""The gateway's events: one typed, versioned payload dataclass per event type.
+
+Every event reaches subscribers as a :class:`GatewayEvent` envelope with a per-session monotonic
+``seq``. ``message.delta`` events may be coalesced; every other (control) event is delivered
+once, in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+PROTOCOL_VERSION = 1
+"""Version of the event payload shapes; bumped on any incompatible change."""
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """Base of every event payload; ``TYPE`` is the event's wire name."""
+
+    TYPE: ClassVar[str] = ""
+    CONTROL: ClassVar[bool] = True
+    """Control events are never coalesced or dropped."""
+
+    def to_wire(self) -> dict[str, Any]:
+        """The payload as JSON-ready data, with its ``version``."""
+        data = asdict(self)
+        data["version"] = PROTOCOL_VERSION
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCreated(Payload):
+    """A session was created (``title`` may be empty until the first prompt names it)."""
+
+    TYPE: ClassVar[str] = "session.created"
+    title: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class PromptQueued(Payload):
+    """A prompt arrived while a turn ran; it waits at ``position`` (1 = next)."""
+
+    TYPE: ClassVar[str] = "prompt.queued"
+    turn_id: str
+    text: str
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class PromptDropped(Payload):
+    """A queued prompt will never run (removed, or the gateway shut down); ``reason`` says why."""
+
+    TYPE: ClassVar[str] = "prompt.dropped"
+    turn_id: str
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStart(Payload):
+    """A turn started: the user's ``prompt`` was sent and the assistant reply begins."""
+
+    TYPE: ClassVar[str] = "message.start"
+    turn_id: str
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelta(Payload):
+    """A piece of the streaming reply (may be the coalesced sum of several pieces)."""
+
+    TYPE: ClassVar[str] = "message.delta"
+    CONTROL: ClassVar[bool] = False
+    turn_id: str
+    text: str = ""
+    reasoning: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnState(Payload):
+    """The running turn's state changed.
+
+    ``state`` is one of ``waiting`` (request sent, no byte yet), ``streaming``, ``retrying``,
+    ``stopping``; ``detail`` is a short human text (e.g. the retry reason).
+    """
+
+    TYPE: ClassVar[str] = "turn.state"
+    turn_id: str
+    state: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StopReceipt:
+    """What a stop cost, from the gateway's own measurements.
+
+    Attributes:
+        issuer: ``user`` or ``system``.
+        surface: where the stop came from (``desk.key``, ``gateway.shutdown``...).
+        reason: short human text.
+        closed_ms: milliseconds from the stop to the provider connection being closed.
+        exited_ms: milliseconds from the stop to the turn's worker having exited.
+        children_ended: child processes of the turn that were ended.
+    """
+
+    issuer: str
+    surface: str
+    reason: str
+    closed_ms: float | None
+    exited_ms: float | None
+    children_ended: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MessageComplete(Payload):
+    """The turn's one terminal outcome.
+
+    Attributes:
+        turn_id: the turn.
+        status: ``completed``, ``interrupted``, ``failed`` or ``max_iterations``.
+        exit_reason: ``completed``, ``interrupted_by_user``, ``interrupted_by_system(<surface>)``,
+            ``failed(<error class>)`` or ``max_iterations(<n>)``.
+        text: the canonical reply text (partial when stopped or failed).
+        stop: the receipt of the stop that ended the turn, if one did.
+        error: one-line message for a failed turn.
+        prompt_tokens: prompt size the server reported (tokens), if it did.
+        completion_tokens: reply size the server reported (tokens), if it did.
+        elapsed_s: seconds from the turn's start to its end.
+    """
+
+    TYPE: ClassVar[str] = "message.complete"
+    turn_id: str
+    status: str
+    exit_reason: str
+    text: str
+    stop: StopReceipt | None = None
+    error: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayStopping(Payload):
+    """The gateway is shutting down and waits for ``turns`` running turns (bounded)."""
+
+    TYPE: ClassVar[str] = "gateway.stopping"
+    turns: int
+    timeout_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayEvent:
+    """The envelope of every event.
+
+    Attributes:
+        type: the payload's wire name (``message.delta``...).
+        session_id: the session it belongs to ("" for gateway-wide events).
+        seq: per-session monotonic sequence number (gaps mean coalesced deltas).
+        payload: the typed payload.
+    """
+
+    type: str
+    session_id: str
+    seq: int
+    payload: Payload = field(compare=False)
+
+    @property
+    def control(self) -> bool:
+        """True when this event may never be coalesced or dropped."""
+        return self.payload.CONTROL
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON-RPC notification ``{"method": "event", "params": {...}}``."""
+        return {
+            "jsonrpc": "2.0",
+            "method": "event",
+            "params": {
+                "type": self.type,
+                "session_id": self.session_id,
+                "seq": self.seq,
+                "payload": self.payload.to_wire(),
+            },
+        }
+
+
+EVENT_TYPES: tuple[type[Payload], ...] = (
+    SessionCreated,
+    PromptQueued,
+    PromptDropped,
+    MessageStart,
+    MessageDelta,
+    TurnState,
+    MessageComplete,
+    GatewayStopping,
+)
+"""Every payload type the gateway emits."""

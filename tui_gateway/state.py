@@ -1,0 +1,63 @@
+"""The gateway's in-memory state: live sessions and their turns."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+
+from agent.agent import Agent
+from agent.events import TurnResult
+from agent.provider.types import ChatMessage
+
+
+@dataclass(slots=True)
+class Turn:
+    """One turn: a prompt and, once run, exactly one terminal outcome.
+
+    Attributes:
+        turn_id: unique id.
+        session_id: the session it belongs to.
+        prompt: the person's text.
+        agent: the agent running it (one agent per turn, so a late stop never reaches the next).
+        state: ``queued``, ``running`` or ``done``.
+        result: the terminal outcome, set exactly once.
+        started_at: ``time.monotonic()`` when the worker began, or None.
+        worker_exited_at: ``time.monotonic()`` when the agent and its event loop had returned.
+    """
+
+    turn_id: str
+    session_id: str
+    prompt: str
+    agent: Agent
+    state: str = "queued"
+    result: TurnResult | None = None
+    started_at: float | None = None
+    worker_exited_at: float | None = None
+
+
+@dataclass(slots=True)
+class Session:
+    """A live conversation.
+
+    Attributes:
+        session_id: unique id.
+        title: shown in lists; from the first prompt when not given.
+        model: the model name the session talks to.
+        history: the transcript sent to the model (system prompt first, if any).
+        running: the turn being run, if any.
+        queue: prompts waiting for the running turn to end, oldest first.
+        turns: every turn of the session, by id.
+        lock: guards this session's fields; never held while calling out.
+        seq: the last event sequence number used for this session.
+    """
+
+    session_id: str
+    title: str
+    model: str
+    history: list[ChatMessage] = field(default_factory=list)
+    running: Turn | None = None
+    queue: deque[Turn] = field(default_factory=deque)
+    turns: dict[str, Turn] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    seq: int = 0

@@ -1,0 +1,121 @@
+"""Delivery of events to one subscriber, without ever blocking the publisher.
+
+Workers call :meth:`Subscription.publish`, which only appends to a deque under a lock. A delivery
+thread of the subscription's own hands events to the subscriber's callback, in order. Deltas of
+the same turn that are still waiting are merged into one (so a slow subscriber costs memory
+proportional to the number of control events, not of tokens), and a batch holding only deltas
+is held back until ``coalesce_s`` has passed since the last delta delivery; a control event
+flushes at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+from tui_gateway.events import GatewayEvent, MessageDelta
+
+_log = logging.getLogger(__name__)
+
+EventCallback = Callable[[GatewayEvent], None]
+
+
+class Subscription:
+    """One subscriber's queue and delivery thread.
+
+    Args:
+        callback: called on the delivery thread with each event, in publish order. It may be
+            slow; only this subscriber waits for it. An exception it raises is logged and
+            delivery goes on.
+        coalesce_s: seconds between two deliveries of deltas (about 0.03).
+        name: the delivery thread's name.
+    """
+
+    def __init__(
+        self, callback: EventCallback, *, coalesce_s: float = 0.03, name: str = "desk-events"
+    ) -> None:
+        self._callback = callback
+        self._coalesce_s = coalesce_s
+        self._pending: deque[GatewayEvent] = deque()
+        self._cond = threading.Condition()
+        self._closed = False
+        self._next_delta_at = 0.0
+        self.delivered = 0
+        """Count of events handed to the callback (merged deltas count once)."""
+        self._thread = threading.Thread(target=self._deliver_loop, name=name, daemon=True)
+        self._thread.start()
+
+    def publish(self, event: GatewayEvent) -> None:
+        """Queue ``event`` for delivery; never blocks on the subscriber. Thread-safe."""
+        with self._cond:
+            if self._closed:
+                return
+            last = self._pending[-1] if self._pending else None
+            payload = event.payload
+            if (
+                isinstance(payload, MessageDelta)
+                and last is not None
+                and isinstance(last.payload, MessageDelta)
+                and last.session_id == event.session_id
+                and last.payload.turn_id == payload.turn_id
+            ):
+                merged = dataclasses.replace(
+                    last.payload,
+                    text=last.payload.text + payload.text,
+                    reasoning=last.payload.reasoning + payload.reasoning,
+                )
+                self._pending[-1] = dataclasses.replace(event, payload=merged)
+                return
+            self._pending.append(event)
+            self._cond.notify()
+
+    def close(self, timeout_s: float = 2.0) -> bool:
+        """Deliver what is queued, then end the delivery thread.
+
+        Args:
+            timeout_s: how long to wait for the thread, in seconds.
+
+        Returns:
+            True if the delivery thread ended within the bound.
+        """
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    def _take_batch(self) -> list[GatewayEvent] | None:
+        with self._cond:
+            while True:
+                if self._pending:
+                    if any(e.control for e in self._pending) or self._closed:
+                        break
+                    wait = self._next_delta_at - time.monotonic()
+                    if wait <= 0:
+                        break
+                    self._cond.wait(wait)
+                    continue
+                if self._closed:
+                    return None
+                self._cond.wait()
+            batch = list(self._pending)
+            self._pending.clear()
+            return batch
+
+    def _deliver_loop(self) -> None:
+        while (batch := self._take_batch()) is not None:
+            had_delta = False
+            for event in batch:
+                had_delta = had_delta or not event.control
+                try:
+                    self._callback(event)
+                except Exception:  # a subscriber's bug must not stop delivery to it
+                    _log.exception("event subscriber failed on %s", event.type)
+                self.delivered += 1
+            if had_delta:
+                self._next_delta_at = time.monotonic() + self._coalesce_s
