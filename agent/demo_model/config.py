@@ -1,0 +1,199 @@
+"""The demo model's knobs: one mutable dataclass, validated on every change."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+STREAM_FAULTS: tuple[str, ...] = ("malformed", "early_close", "drop", "no_finish", "stall")
+"""Fault names that act after ``fault_after_tokens`` tokens (see `DemoConfig.fault`)."""
+
+_HTTP_FAULT = re.compile(r"^http:([45]\d\d)$")
+
+# Fields a request may not override through its ``demo`` extension object: they are
+# properties of the server as a whole, not of one generation.
+SERVER_WIDE_FIELDS: frozenset[str] = frozenset({"slots", "api_key", "model", "strict_model"})
+
+
+def parse_fault(fault: str | None) -> tuple[str | None, int | None]:
+    """Split a fault string into its kind and, for HTTP faults, the status code.
+
+    Args:
+        fault: ``None``, ``"http:<status>"`` (status 400-599) or one of `STREAM_FAULTS`.
+
+    Returns:
+        ``(None, None)`` for no fault, ``("http", status)`` for an HTTP fault, otherwise
+        ``(fault, None)``.
+
+    Raises:
+        ValueError: the string is not a known fault.
+    """
+    if fault is None:
+        return None, None
+    match = _HTTP_FAULT.match(fault)
+    if match:
+        return "http", int(match.group(1))
+    if fault in STREAM_FAULTS:
+        return fault, None
+    raise ValueError(
+        f"unknown fault {fault!r}: expected None, 'http:<400-599>' or one of {STREAM_FAULTS}"
+    )
+
+
+@dataclass
+class DemoConfig:
+    """Knobs of the demo model server. Mutable; the server reads them per request.
+
+    A request takes a snapshot of the knobs when it arrives (so changing the pace does not
+    affect a generation already running), except ``slots``, which the slot queue reads at every
+    decision. Change knobs of a running server with `DemoModelServer.configure` (thread-safe,
+    wakes requests waiting for a slot) or ``POST /demo/config``.
+
+    Attributes:
+        tokens_per_second: generation pace in tokens per second; ``0`` or less means as fast as
+            possible.
+        prompt_delay_s: prompt-processing time in seconds, spent after a slot is acquired and
+            before anything (not even response headers) is sent, as llama.cpp does.
+        slots: number of requests generated at once; further requests wait in FIFO order
+            for a free slot.
+        max_tokens: server-side cap on completion tokens (reasoning, content and tool-call
+            chunks all count); the request's ``max_tokens`` also caps. Hitting a cap ends the
+            reply with ``finish_reason: "length"``.
+        n_ctx: context window in tokens, reported by ``/props`` and ``/slots``; a prompt longer
+            than this is refused with HTTP 400 ``exceed_context_size_error``, and generation
+            stops with ``"length"`` when prompt plus completion reach it.
+        model: the model id listed by ``/v1/models``.
+        strict_model: when true, a request naming another model gets HTTP 404
+            ``model_not_found``; when false any model name is accepted.
+        api_key: when set, every model endpoint requires ``Authorization: Bearer <api_key>``
+            and answers 401 otherwise (``/health`` and ``/demo/*`` stay open).
+        fault: injected failure for chat completions: ``None``; ``"http:<status>"`` answers
+            at once with that status and an OpenAI error body (429 and 503 add
+            ``Retry-After: 1``); ``"malformed"`` sends a broken JSON chunk after
+            ``fault_after_tokens`` tokens, then carries on (non-streaming: a truncated JSON
+            body); ``"early_close"`` ends the response cleanly after ``fault_after_tokens``
+            tokens with no ``finish_reason`` and no ``[DONE]`` (non-streaming: the connection
+            is closed in the middle of the body); ``"drop"`` closes the connection abruptly
+            after ``fault_after_tokens`` tokens, leaving the chunked body incomplete;
+            ``"no_finish"`` streams everything and ``[DONE]`` but never a ``finish_reason``;
+            ``"stall"`` stops sending after ``fault_after_tokens`` tokens and waits until the
+            client goes away.
+        fault_after_tokens: how many tokens are sent before a stream fault acts.
+        fault_times: how many requests the fault applies to before it clears itself
+            (``None``: every request), e.g. ``fault="http:429", fault_times=1`` fails once.
+        reasoning: emit ``reasoning_content`` deltas before the content, as llama.cpp does
+            with ``--reasoning-format deepseek``.
+        usage_on_finish_chunk: put ``usage`` on the chunk that carries ``finish_reason``
+            (always, as older llama.cpp builds do) instead of a final ``choices: []`` chunk
+            sent only when ``stream_options.include_usage`` is true.
+
+    Raises:
+        ValueError: on construction or `apply`, when a value is out of range or the fault is
+            unknown.
+        TypeError: when a value has the wrong type.
+    """
+
+    tokens_per_second: float = 30.0
+    prompt_delay_s: float = 0.0
+    slots: int = 1
+    max_tokens: int = 400
+    n_ctx: int = 8192
+    model: str = "demo"
+    strict_model: bool = False
+    api_key: str | None = None
+    fault: str | None = None
+    fault_after_tokens: int = 3
+    fault_times: int | None = None
+    reasoning: bool = False
+    usage_on_finish_chunk: bool = False
+
+    def __post_init__(self) -> None:
+        for item in dataclasses.fields(self):
+            value = _check_type(item.name, str(item.type), getattr(self, item.name))
+            setattr(self, item.name, value)
+        self.validate()
+
+    def validate(self) -> None:
+        """Check value ranges.
+
+        Raises:
+            ValueError: a value is out of range or the fault string is unknown.
+        """
+        if self.prompt_delay_s < 0:
+            raise ValueError("prompt_delay_s must be >= 0 seconds")
+        if self.slots < 1:
+            raise ValueError("slots must be >= 1")
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be >= 1")
+        if self.n_ctx < 1:
+            raise ValueError("n_ctx must be >= 1")
+        if self.fault_after_tokens < 0:
+            raise ValueError("fault_after_tokens must be >= 0")
+        if self.fault_times is not None and self.fault_times < 1:
+            raise ValueError("fault_times must be None or >= 1")
+        if not self.model:
+            raise ValueError("model must not be empty")
+        parse_fault(self.fault)
+
+    def copy(self) -> DemoConfig:
+        """Return an independent copy (a snapshot) of the knobs."""
+        return dataclasses.replace(self)
+
+    def apply(self, changes: Mapping[str, object]) -> None:
+        """Change several knobs at once; all or nothing.
+
+        Ints are accepted for float knobs. Nothing changes when any value is invalid.
+
+        Args:
+            changes: knob name -> new value.
+
+        Raises:
+            KeyError: a name is not a knob.
+            TypeError: a value has the wrong type.
+            ValueError: a value is out of range.
+        """
+        known = {item.name: str(item.type) for item in dataclasses.fields(self)}
+        coerced: dict[str, Any] = {}
+        for name, value in changes.items():
+            if name not in known:
+                raise KeyError(f"unknown demo model knob {name!r}")
+            coerced[name] = _check_type(name, known[name], value)
+        candidate = dataclasses.replace(self, **coerced)
+        for name in coerced:
+            setattr(self, name, getattr(candidate, name))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the knobs as a JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+
+def _check_type(name: str, annotation: str, value: object) -> object:
+    """Check ``value`` against a field annotation string such as ``"int | None"``.
+
+    Returns the value, with ints turned into floats for float fields.
+    """
+    base, optional = annotation, False
+    if annotation.endswith(" | None"):
+        base, optional = annotation.removesuffix(" | None"), True
+    if value is None:
+        if optional:
+            return None
+        raise TypeError(f"{name} must not be None")
+    if base == "bool":
+        if isinstance(value, bool):
+            return value
+    elif base == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif base == "float":
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    elif base == "str":
+        if isinstance(value, str):
+            return value
+    else:  # pragma: no cover - guards against a new field type nobody taught this function
+        raise TypeError(f"{name}: unsupported knob type {annotation}")
+    raise TypeError(f"{name} must be {annotation}, got {type(value).__name__}")
