@@ -315,6 +315,16 @@ def _error_text(data: Any) -> str:
 
 
 def _describe(exc: BaseException) -> str:
+    seen: BaseException | None = exc
+    for _ in range(8):  # the OSError hides a few causes deep (httpx -> httpcore -> anyio)
+        if seen is None:
+            break
+        if isinstance(seen, ConnectionRefusedError) or getattr(seen, "errno", None) == 111:
+            return "connection refused"
+        if isinstance(seen, ExceptionGroup):
+            seen = seen.exceptions[0]
+            continue
+        seen = seen.__cause__ or seen.__context__
     text = str(exc) or type(exc).__name__
     if "Connection refused" in text or "Errno 111" in text:
         return "connection refused"

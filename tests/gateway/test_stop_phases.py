@@ -97,7 +97,8 @@ def test_user_stop_closes_the_connection_in_every_phase(
     complete = log.complete(turn_id)
 
     assert demo_server.records.wait_for(
-        lambda recs: recs[-1].slot_released_at is not None, timeout=5
+        lambda recs: recs[-1].slot_released_at is not None and recs[-1].outcome != "running",
+        timeout=5,
     )
     record = demo_server.records.last()
     assert record.peer_closed_at is not None, "the server never saw the connection close"
