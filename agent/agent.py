@@ -31,7 +31,7 @@ from agent.events import (
 from agent.provider.client import ChatClient
 from agent.provider.errors import ProviderError, RateLimited, ServerError
 from agent.provider.types import ChatMessage, Completion, StreamDelta, Usage
-from agent.stops import StopRequest
+from agent.stops import StopRequest, Surface
 
 _IDLE, _RUNNING, _DONE = "idle", "running", "done"
 
@@ -50,6 +50,8 @@ class Agent:
         stream: stream replies (True) or ask for one non-streamed body (False).
         max_retries: how many times a 429 or 503 is retried after its ``Retry-After``.
         max_retry_wait_s: longest wait honoured for one retry, in seconds.
+        inactivity_timeout_s: a turn that receives nothing from the model server for this many
+            seconds is stopped as a system stop (surface ``inactivity``); None never.
     """
 
     def __init__(
@@ -60,12 +62,15 @@ class Agent:
         stream: bool = True,
         max_retries: int = 2,
         max_retry_wait_s: float = 30.0,
+        inactivity_timeout_s: float | None = 300.0,
     ) -> None:
         self.client = client
         self.listener: AgentListener = listener or _ignore
         self.stream = stream
         self.max_retries = max_retries
         self.max_retry_wait_s = max_retry_wait_s
+        self.inactivity_timeout_s = inactivity_timeout_s
+        self._last_activity = 0.0
         self._lock = threading.Lock()
         self._state = _IDLE
         self._stop: StopRequest | None = None
@@ -173,6 +178,10 @@ class Agent:
     ) -> TurnResult:
         error: ProviderError | None = None
         self._cancellable = True
+        self._last_activity = time.monotonic()
+        watchdog = None
+        if self.inactivity_timeout_s is not None:
+            watchdog = asyncio.create_task(self._watch_inactivity(self.inactivity_timeout_s))
         try:
             async with self.client.session() as http:
                 reply = await self._call_model(http, messages, reply, timings)
@@ -194,6 +203,8 @@ class Agent:
             error = exc
         finally:
             self._cancellable = False
+            if watchdog is not None:
+                watchdog.cancel()
         timings.connection_closed_at = time.monotonic()
         with self._lock:
             self._state = _DONE  # the outcome is fixed: any stop from now on is late
@@ -228,6 +239,7 @@ class Agent:
         timings: TurnTimings,
     ) -> Completion:
         def on_delta(delta: StreamDelta) -> None:
+            self._last_activity = time.monotonic()
             if timings.first_token_at is None:
                 timings.first_token_at = time.monotonic()
             self.listener(TextDelta(text=delta.content, reasoning=delta.reasoning))
@@ -235,6 +247,7 @@ class Agent:
         attempt = 0
         while True:
             self.listener(ModelCallStarted(iteration=1))
+            self._last_activity = time.monotonic()
             try:
                 if self.stream:
                     return await self.client.stream(http, messages, on_delta, partial=reply)
@@ -251,6 +264,16 @@ class Agent:
                 delay = min(self.max_retry_wait_s, wait if wait is not None else 2.0**attempt)
                 self.listener(Retrying(delay_s=delay, message=exc.message))
                 await asyncio.sleep(delay)
+
+    async def _watch_inactivity(self, limit_s: float) -> None:
+        """Stop the turn as ``inactivity`` once nothing arrived for ``limit_s`` seconds."""
+        while True:
+            idle = time.monotonic() - self._last_activity
+            if idle >= limit_s:
+                reason = f"no reply from the model server for {limit_s:g} s"
+                self.interrupt(StopRequest.by_system(Surface.INACTIVITY, reason))
+                return
+            await asyncio.sleep(limit_s - idle)
 
     def _interrupted(self, stop: StopRequest, reply: Completion) -> TurnResult:
         return TurnResult(

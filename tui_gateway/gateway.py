@@ -60,6 +60,8 @@ class GatewayConfig:
         shutdown_timeout_s: how long shutdown waits for workers, in seconds.
         coalesce_s: seconds between delta deliveries to a subscriber.
         max_prompt_chars: longest prompt accepted, in characters.
+        inactivity_timeout_s: a turn that receives nothing from the model server for this many
+            seconds is stopped as ``inactivity`` (a system stop); None never.
     """
 
     provider: ProviderConfig
@@ -68,6 +70,7 @@ class GatewayConfig:
     shutdown_timeout_s: float = 10.0
     coalesce_s: float = 0.03
     max_prompt_chars: int = 1_000_000
+    inactivity_timeout_s: float | None = 300.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +111,12 @@ class Gateway:
         self.config = config
         client = ChatClient(config.provider)
         self._agent_factory: AgentFactory = agent_factory or (
-            lambda listener: Agent(client, listener=listener, stream=config.stream)
+            lambda listener: Agent(
+                client,
+                listener=listener,
+                stream=config.stream,
+                inactivity_timeout_s=config.inactivity_timeout_s,
+            )
         )
         self._lock = threading.Lock()
         self._sessions: dict[str, Session] = {}

@@ -159,3 +159,21 @@ def test_shutdown_while_streaming_is_a_system_stop(
     assert complete.stop is not None and complete.stop.issuer == "system"
     assert demo_server.records.wait_for(lambda r: r[-1].peer_closed_at is not None, timeout=5)
     assert gateway.worker_threads() == []
+
+
+def test_a_provider_that_sends_nothing_is_stopped_as_inactivity(
+    demo_server: DemoModelServer, provider: ProviderConfig
+) -> None:
+    demo_server.configure(prompt_delay_s=30.0)
+    gateway = Gateway(GatewayConfig(provider=provider, inactivity_timeout_s=0.3))
+    log = EventLog()
+    gateway.subscribe(log)
+    try:
+        turn_id = gateway.prompt_submit(gateway.session_create(), "anyone there?").turn_id
+        complete = log.complete(turn_id, timeout=10)
+    finally:
+        gateway.shutdown(timeout_s=5)
+    assert complete.exit_reason == "interrupted_by_system(inactivity)"
+    assert complete.stop is not None and complete.stop.issuer == "system"
+    assert "no reply from the model server" in complete.stop.reason
+    assert demo_server.records.wait_for(lambda r: r[-1].peer_closed_at is not None, timeout=5)
