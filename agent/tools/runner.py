@@ -1,0 +1,169 @@
+"""Running the tool calls of one assistant message so that every call gets exactly one result.
+
+The OpenAI chat format requires every ``tool_calls[i].id`` of an assistant message to be answered
+by a ``tool`` message before the next request, or the server rejects the history. A turn can be
+stopped in the middle of its tool calls, so :class:`ToolBatch` keeps what it needs to answer all
+of them in either case:
+
+* it runs the calls in order; bad arguments, unknown tools, declined approvals and even a tool's
+  unexpected exception become error results (``ToolResult(is_error=True)``);
+* on a hard stop the awaiting task is cancelled and ``CancelledError`` propagates out of
+  :meth:`ToolBatch.run` (the tool cleaned up first); the agent then calls
+  :meth:`ToolBatch.stopped` to get results for every call: those that finished keep their
+  result, the interrupted one gets :func:`stopped_result` with its partial output and the count
+  of child processes its stop ended, and the ones never started get ``not run: stopped by ...``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.provider.types import ChatMessage, ToolCall
+from agent.stops import StopRequest
+from agent.tools.base import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    ToolArgumentError,
+    ToolContext,
+    ToolResult,
+    stopped_result,
+)
+from agent.tools.output import OutputBuffer
+from agent.tools.process import ProcessLedger
+from agent.tools.registry import ToolRegistry
+
+Approver = Callable[[ToolCall, dict[str, Any]], Awaitable[bool]]
+"""Asks the person whether a call that ``needs_approval`` may run; True to run it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """One tool call and its one result."""
+
+    call: ToolCall
+    result: ToolResult
+
+    def message(self) -> ChatMessage:
+        """The ``tool`` message answering the call."""
+        return ChatMessage(role="tool", content=self.result.content, tool_call_id=self.call.id)
+
+
+class ToolBatch:
+    """Runs one assistant message's tool calls in order.
+
+    Args:
+        registry: the tools offered in the turn.
+        calls: the assistant message's tool calls, in order.
+        cwd: the working directory of the calls.
+        ledger: the turn's process ledger (child processes ended are booked there).
+        max_output_bytes: budget of each result, in UTF-8 bytes.
+        on_output: ``(call, text)`` for output as it arrives; must not block.
+        on_start: called with each call before it runs.
+        on_complete: called with each call and its result when it has one.
+        approve: asked before each call whose tool ``needs_approval``; None runs them (the
+            host already decided, e.g. a "yolo" mode). Awaited inside the turn, so a stop
+            cancels the wait.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        calls: Sequence[ToolCall],
+        *,
+        cwd: Path,
+        ledger: ProcessLedger | None = None,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        on_output: Callable[[ToolCall, str], None] | None = None,
+        on_start: Callable[[ToolCall], None] | None = None,
+        on_complete: Callable[[ToolCall, ToolResult], None] | None = None,
+        approve: Approver | None = None,
+    ) -> None:
+        self.registry = registry
+        self.calls = list(calls)
+        self.cwd = cwd
+        self.ledger = ledger if ledger is not None else ProcessLedger()
+        self.max_output_bytes = max_output_bytes
+        self.on_output = on_output
+        self.on_start = on_start
+        self.on_complete = on_complete
+        self.approve = approve
+        self.outcomes: list[ToolOutcome] = []
+        self._current: int | None = None
+        self._partial = OutputBuffer(max_output_bytes)
+        self._ended_before = 0
+
+    async def run(self) -> list[ToolOutcome]:
+        """Run every call in order.
+
+        Returns:
+            one outcome per call, in call order.
+
+        Raises:
+            asyncio.CancelledError: on a hard stop (after the running tool cleaned up); call
+                :meth:`stopped` to answer every call.
+        """
+        for index in range(len(self.outcomes), len(self.calls)):
+            call = self.calls[index]
+            self._current = index
+            self._partial = OutputBuffer(self.max_output_bytes)
+            self._ended_before = self.ledger.children_ended
+            if self.on_start is not None:
+                self.on_start(call)
+            result = await self._run_one(call)
+            self._current = None
+            self.outcomes.append(ToolOutcome(call, result))
+            if self.on_complete is not None:
+                self.on_complete(call, result)
+        return list(self.outcomes)
+
+    async def _run_one(self, call: ToolCall) -> ToolResult:
+        try:
+            tool = self.registry.get(call.name)
+            args = self.registry.parse_arguments(call.arguments, call.name)
+        except ToolArgumentError as exc:
+            return ToolResult.error(f"{exc}; the call was not run, fix it and call again")
+        if tool.needs_approval and self.approve is not None and not await self.approve(call, args):
+            return ToolResult.error(f"the person declined to run this {call.name} call")
+
+        def tee(text: str) -> None:
+            self._partial.append(text)
+            if self.on_output is not None:
+                self.on_output(call, text)
+
+        ctx = ToolContext(
+            cwd=self.cwd, on_output=tee, max_output_bytes=self.max_output_bytes, ledger=self.ledger
+        )
+        try:
+            return await tool.run(args, ctx)
+        except Exception as exc:  # a tool bug must still answer the call
+            return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+
+    def stopped(self, stop: StopRequest) -> list[ToolOutcome]:
+        """Answers for every call after a stop cut :meth:`run` short.
+
+        Args:
+            stop: the turn's first hard stop.
+
+        Returns:
+            one outcome per call, in order: finished calls keep their results, the interrupted
+            one and the ones never started get :func:`stopped_result`.
+        """
+        out = list(self.outcomes)
+        for index in range(len(out), len(self.calls)):
+            call = self.calls[index]
+            if index == self._current:
+                result = stopped_result(
+                    stop,
+                    self._partial.text() if self._partial.total_bytes else "",
+                    children_ended=self.ledger.children_ended - self._ended_before,
+                    max_output_bytes=self.max_output_bytes,
+                )
+            else:
+                result = stopped_result(stop, started=False)
+            out.append(ToolOutcome(call, result))
+        return out
+
+
+__all__ = ["Approver", "ToolBatch", "ToolOutcome"]

@@ -1,0 +1,399 @@
+"""The ``shell`` tool: run a command in its own process group, stream its output, end it for real.
+
+The command runs as ``/bin/sh -c <command>`` in a new session (``start_new_session=True``), so
+it leads its own process group, with stdin from ``/dev/null`` (it must never read the desk's
+terminal) and stderr merged into stdout. Output is passed to ``ctx.on_output`` as it arrives
+and kept, head and tail, within ``ctx.max_output_bytes``.
+
+How it ends:
+
+* **exit**: the shell exits. Output still arriving is drained for ``drain_s``; members of the
+  group that still run then (background jobs) are ended like below (``cause="leftover"``), so
+  no process of a turn outlives it. The result carries the exit code.
+* **timeout**: after ``timeout`` seconds the group is ended and the result is an error that says
+  so.
+* **stop**: the awaiting task is cancelled (that is how a hard stop arrives). The group gets
+  SIGTERM, ``grace_s`` seconds to go, then SIGKILL; the shell is reaped; then ``CancelledError``
+  is re-raised. A second cancel during that cleanup does not cut it short.
+
+Every group ending is booked in ``ctx.ledger`` (a :class:`agent.tools.process.ProcessLedger`), so
+the host can report "N child processes ended" for a stopped call that returned no result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.tools.base import ToolContext, ToolResult, count_processes
+from agent.tools.output import OutputBuffer
+from agent.tools.process import GroupEnding, ProcessGroup, ProcessLedger, run_to_completion
+
+_log = logging.getLogger(__name__)
+
+_READ_CHUNK = 65_536
+_REAP_WAIT_S = 5.0
+
+NON_INTERACTIVE_ENV: Mapping[str, str] = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true"}
+"""Variables set for every command so that none waits for a pager or an editor."""
+
+
+class ShellRun:
+    """One command run by the shell tool; keeps what happened for the result and the receipt.
+
+    Args:
+        command: the ``/bin/sh -c`` command line.
+        cwd: working directory.
+        on_output: called with decoded output text as it arrives (on the loop's thread).
+        max_output_bytes: budget of the kept output, in bytes.
+        timeout_s: seconds before the command is ended and reported as timed out.
+        grace_s: seconds between SIGTERM and SIGKILL when ending the group.
+        kill_wait_s: seconds to wait for the group to go after SIGKILL.
+        drain_s: seconds to keep reading after the shell exited while background processes
+            still hold the output pipe open, before those are ended.
+        ledger: where group endings are booked (shared per turn).
+        env: extra environment variables on top of this process's environment.
+
+    Attributes:
+        pid: the shell's pid (and the group id) once started, else None.
+        exit_code: the shell's exit status after it exited by itself (negative: signal).
+        timed_out: True when the timeout ended the command.
+        stopped: True when a cancel (hard stop) ended the command.
+        output: the kept head and tail of the output.
+        endings: the group endings this run caused (stop, timeout or leftovers).
+    """
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        on_output: Callable[[str], None],
+        max_output_bytes: int,
+        timeout_s: float = 600.0,
+        grace_s: float = 2.0,
+        kill_wait_s: float = 5.0,
+        drain_s: float = 0.25,
+        ledger: ProcessLedger | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.command = command
+        self.cwd = cwd
+        self.on_output = on_output
+        self.timeout_s = timeout_s
+        self.grace_s = grace_s
+        self.kill_wait_s = kill_wait_s
+        self.drain_s = drain_s
+        self.ledger = ledger if ledger is not None else ProcessLedger()
+        self.env = env
+        self.output = OutputBuffer(max_output_bytes)
+        self.pid: int | None = None
+        self.exit_code: int | None = None
+        self.timed_out = False
+        self.stopped = False
+        self.endings: list[GroupEnding] = []
+        self._callback_failed = False
+
+    @property
+    def children_ended(self) -> int:
+        """Processes this run ended (the shell included when it was still running)."""
+        return sum(ending.ended for ending in self.endings)
+
+    # -- running -------------------------------------------------------------------------------
+
+    async def run(self) -> ToolResult:
+        """Run the command to its end (exit or timeout).
+
+        Returns:
+            the result: output and exit code, or an error for a timeout or a start failure.
+
+        Raises:
+            asyncio.CancelledError: on a hard stop, after the whole group is gone and the shell
+                is reaped.
+        """
+        spawn = asyncio.ensure_future(_spawn(self.command, self.cwd, self.env))
+        try:
+            child = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            # Stopped while the child was being created: let the spawn finish, then end it.
+            self.stopped = True
+            started = await _settle(spawn)
+            if started is not None:
+                self.pid = started.pid
+                try:
+                    await run_to_completion(asyncio.ensure_future(self._end(started, None, "stop")))
+                finally:
+                    started.close()
+            raise
+        except OSError as exc:
+            return ToolResult.error(f"could not start the command in {self.cwd}: {exc}")
+        self.pid = child.pid
+        reader = asyncio.ensure_future(self._pump(child.stdout))
+        try:
+            return await self._supervise(child, reader)
+        except asyncio.CancelledError:
+            self.stopped = True
+            await run_to_completion(asyncio.ensure_future(self._end(child, reader, "stop")))
+            raise
+        finally:
+            child.close()
+
+    async def _supervise(self, child: _Child, reader: asyncio.Future[None]) -> ToolResult:
+        done, _ = await asyncio.wait({child.exited}, timeout=self.timeout_s)
+        if not done:
+            self.timed_out = True
+            ending = await run_to_completion(
+                asyncio.ensure_future(self._end(child, reader, "timeout"))
+            )
+            ended = f"; {count_processes(ending.ended)} ended" if ending.ended else ""
+            return ToolResult(
+                content=f"timed out after {self.timeout_s:g} s{ended}\n\n{self._text()}",
+                is_error=True,
+                truncated=self.output.truncated,
+                children_ended=self.children_ended,
+            )
+        self.exit_code = child.exited.result()
+        await asyncio.wait({reader}, timeout=self.drain_s)
+        notes: list[str] = []
+        if ProcessGroup(child.pid).exists():
+            ending = await run_to_completion(
+                asyncio.ensure_future(self._end(child, reader, "leftover"))
+            )
+            if ending.ended:
+                notes.append(
+                    f"[ended {count_processes(ending.ended)} still running after the "
+                    "command exited]"
+                )
+        else:
+            await self._close_reader(reader)
+        if self.exit_code != 0:
+            notes.append(f"[exit code {self.exit_code}]")
+        content = self._text()
+        if notes:
+            content += ("" if content.endswith("\n") else "\n") + "\n".join(notes)
+        return ToolResult(
+            content=content,
+            is_error=self.exit_code != 0,
+            exit_code=self.exit_code,
+            truncated=self.output.truncated,
+            children_ended=self.children_ended,
+        )
+
+    def _text(self) -> str:
+        text = self.output.text()
+        return text if text else "(no output)"
+
+    # -- output --------------------------------------------------------------------------------
+
+    async def _pump(self, stream: asyncio.StreamReader) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while True:
+            chunk = await stream.read(_READ_CHUNK)
+            if not chunk:
+                break
+            self.output.append(chunk)
+            self._emit(decoder.decode(chunk))
+        self._emit(decoder.decode(b"", final=True))
+
+    def _emit(self, text: str) -> None:
+        if not text:
+            return
+        try:
+            self.on_output(text)
+        except Exception:
+            if not self._callback_failed:  # keep reading: a full pipe would block the command
+                self._callback_failed = True
+                _log.exception("the output callback of %r failed", self.command)
+
+    # -- ending --------------------------------------------------------------------------------
+
+    async def _end(
+        self, child: _Child, reader: asyncio.Future[None] | None, cause: str
+    ) -> GroupEnding:
+        """End the group, reap the shell, finish reading; book the ending in the ledger."""
+        ending = await ProcessGroup(child.pid).terminate(
+            grace_s=self.grace_s, kill_wait_s=self.kill_wait_s, cause=cause
+        )
+        if ending.ended or ending.signals:
+            self.endings.append(ending)
+            self.ledger.record(ending)
+        # The shell is reaped by asyncio's child watcher, which then resolves ``exited``.
+        await asyncio.wait({child.exited}, timeout=_REAP_WAIT_S)
+        if reader is not None:
+            await self._close_reader(reader)
+        return ending
+
+    async def _close_reader(self, reader: asyncio.Future[None]) -> None:
+        """Let the reader reach end of file (the group is gone); give up after a short wait."""
+        await asyncio.wait({reader}, timeout=max(self.drain_s, 0.05))
+        if not reader.done():
+            # A process that left the group still holds the pipe: stop reading it.
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+        elif not reader.cancelled() and reader.exception() is not None:
+            _log.error("reading the output of %r failed: %s", self.command, reader.exception())
+
+
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's stream protocol plus an ``exited`` future resolved when the shell is reaped.
+
+    ``asyncio.subprocess.Process.wait()`` (Python 3.11) returns only once the output pipe is
+    closed too, which never happens while a background grandchild holds it; the shell's own
+    exit is what the tool must see, so it is taken from ``process_exited``.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=_READ_CHUNK, loop=loop)
+        self.exited: asyncio.Future[int] = loop.create_future()
+        self.transport: asyncio.SubprocessTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        assert self.transport is not None
+        code = self.transport.get_returncode()
+        if not self.exited.done():
+            self.exited.set_result(code if code is not None else -1)
+
+
+@dataclass(slots=True)
+class _Child:
+    """A started shell: its pid, output stream, exit future and transport."""
+
+    pid: int
+    stdout: asyncio.StreamReader
+    exited: asyncio.Future[int]
+    transport: asyncio.SubprocessTransport
+
+    def close(self) -> None:
+        """Release the pipes (the process is gone by now; this never signals a live group)."""
+        self.transport.close()
+
+
+async def _spawn(command: str, cwd: Path, extra_env: Mapping[str, str] | None) -> _Child:
+    """Start ``/bin/sh -c command`` in a new session (its own process group).
+
+    This is ``asyncio.create_subprocess_exec`` with the same arguments, plus a protocol that
+    reports the shell's exit on its own (see :class:`_Protocol`).
+
+    Raises:
+        OSError: when the shell cannot be started (e.g. ``cwd`` is missing).
+    """
+    loop = asyncio.get_running_loop()
+    env = {**os.environ, **NON_INTERACTIVE_ENV, **(extra_env or {})}
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _Protocol(loop),
+        "/bin/sh",
+        "-c",
+        command,
+        start_new_session=True,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    assert protocol.stdout is not None
+    return _Child(transport.get_pid(), protocol.stdout, protocol.exited, transport)
+
+
+async def _settle(spawn: asyncio.Future[_Child]) -> _Child | None:
+    """Wait for a spawn to finish whatever further cancels arrive; None when it failed."""
+    while not spawn.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(spawn)
+    if spawn.cancelled() or spawn.exception() is not None:
+        return None
+    return spawn.result()
+
+
+@dataclass(frozen=True, slots=True)
+class ShellTool:
+    """Runs a shell command; needs approval. Arguments: ``command``, optional ``timeout`` (s).
+
+    Attributes:
+        default_timeout_s: timeout when the model gives none, in seconds.
+        max_timeout_s: the largest timeout the model may ask for, in seconds.
+        grace_s: seconds between SIGTERM and SIGKILL when a command is ended.
+        env: extra environment variables for every command.
+    """
+
+    default_timeout_s: float = 600.0
+    max_timeout_s: float = 3_600.0
+    grace_s: float = 2.0
+    env: Mapping[str, str] = field(default_factory=dict)
+    name: str = "shell"
+    needs_approval: bool = True
+
+    @property
+    def description(self) -> str:
+        """What the model reads about the tool."""
+        return (
+            "Run a command with /bin/sh in the working directory and return its combined "
+            "stdout and stderr (long output keeps its head and tail) and exit code. stdin is "
+            "empty. Background processes still running when the command exits are ended. "
+            f"The command is ended after `timeout` seconds (default {self.default_timeout_s:g})."
+        )
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """JSON schema of the arguments."""
+        return {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line to run."},
+                "timeout": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "maximum": self.max_timeout_s,
+                    "description": "Seconds before the command is ended.",
+                },
+            },
+            "required": ["command"],
+            "additionalProperties": False,
+        }
+
+    def start(self, args: Mapping[str, Any], ctx: ToolContext) -> ShellRun:
+        """The :class:`ShellRun` for one call (not started); ``run`` uses it.
+
+        Args:
+            args: ``{"command": str, "timeout"?: seconds}``.
+            ctx: the call's context.
+        """
+        timeout = args.get("timeout")
+        return ShellRun(
+            str(args["command"]),
+            cwd=ctx.cwd,
+            on_output=ctx.on_output,
+            max_output_bytes=ctx.max_output_bytes,
+            timeout_s=float(timeout) if timeout is not None else self.default_timeout_s,
+            grace_s=self.grace_s,
+            ledger=ctx.ledger,
+            env=self.env,
+        )
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run the command; see the module docstring for how it ends.
+
+        Raises:
+            asyncio.CancelledError: on a hard stop, once the whole process group is gone.
+        """
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return ToolResult.error("shell: `command` must be a non-empty string")
+        return await self.start(args, ctx).run()
+
+
+__all__ = ["NON_INTERACTIVE_ENV", "ShellRun", "ShellTool"]
