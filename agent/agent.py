@@ -18,6 +18,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from agent.events import (
@@ -25,13 +26,21 @@ from agent.events import (
     ModelCallStarted,
     Retrying,
     TextDelta,
+    ToolCompleted,
+    ToolOutput,
+    ToolStarted,
     TurnResult,
     TurnTimings,
 )
 from agent.provider.client import ChatClient
 from agent.provider.errors import ProviderError, RateLimited, ServerError
-from agent.provider.types import ChatMessage, Completion, StreamDelta, Usage
+from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
+from agent.scope import current_scope
 from agent.stops import StopRequest, Surface
+from agent.tools.base import ToolResult
+from agent.tools.process import ProcessLedger
+from agent.tools.registry import ToolRegistry
+from agent.tools.runner import Approver, ToolBatch
 
 _IDLE, _RUNNING, _DONE = "idle", "running", "done"
 
@@ -51,7 +60,12 @@ class Agent:
         max_retries: how many times a 429 or 503 is retried after its ``Retry-After``.
         max_retry_wait_s: longest wait honoured for one retry, in seconds.
         inactivity_timeout_s: a turn that receives nothing from the model server for this many
-            seconds is stopped as a system stop (surface ``inactivity``); None never.
+            seconds is stopped as a system stop (surface ``inactivity``); None never. Time spent
+            running tools does not count.
+        tools: the tools offered to the model; None offers none.
+        cwd: the directory tool calls run in (default: the process's working directory).
+        approve: asked before a call whose tool needs approval; None runs every call.
+        max_iterations: most model calls in one turn; the turn ends as ``max_iterations(n)``.
     """
 
     def __init__(
@@ -63,6 +77,10 @@ class Agent:
         max_retries: int = 2,
         max_retry_wait_s: float = 30.0,
         inactivity_timeout_s: float | None = 300.0,
+        tools: ToolRegistry | None = None,
+        cwd: Path | None = None,
+        approve: Approver | None = None,
+        max_iterations: int = 25,
     ) -> None:
         self.client = client
         self.listener: AgentListener = listener or _ignore
@@ -71,6 +89,11 @@ class Agent:
         self.max_retry_wait_s = max_retry_wait_s
         self.inactivity_timeout_s = inactivity_timeout_s
         self._last_activity = 0.0
+        self._watch_paused = False
+        self.tools = tools
+        self.cwd = cwd if cwd is not None else Path.cwd()
+        self.approve = approve
+        self.max_iterations = max_iterations
         self._lock = threading.Lock()
         self._state = _IDLE
         self._stop: StopRequest | None = None
@@ -149,20 +172,24 @@ class Agent:
             self._state = _RUNNING
             self._loop = asyncio.get_running_loop()
             self._task = asyncio.current_task()
-            pending = self._stop
+        # Outside the lock: a scope that is already cancelled interrupts us right here.
+        scope = current_scope()
+        registration = scope.register(self) if scope is not None else None
+        pending = self.stop_request
         messages = list(history)
         if user_message is not None:
             messages.append(ChatMessage(role="user", content=user_message))
-        reply = Completion()
         result: TurnResult
         try:
             if pending is not None:
                 timings.stop_requested_at = pending.requested_at
                 timings.connection_closed_at = time.monotonic()
-                result = self._interrupted(pending, reply)
+                result = self._interrupted(pending, Completion(), [])
             else:
-                result = await self._run(messages, reply, timings)
+                result = await self._run(messages, timings)
         finally:
+            if registration is not None:
+                registration.unregister()
             with self._lock:
                 self._state = _DONE
                 self._loop = None
@@ -173,10 +200,14 @@ class Agent:
         result.timings = timings
         return result
 
-    async def _run(
-        self, messages: list[ChatMessage], reply: Completion, timings: TurnTimings
-    ) -> TurnResult:
+    async def _run(self, messages: list[ChatMessage], timings: TurnTimings) -> TurnResult:
         error: ProviderError | None = None
+        added: list[ChatMessage] = []  # what this turn adds after the user message
+        reply = Completion()
+        batch: ToolBatch | None = None
+        ledger = ProcessLedger()
+        iterations = 0
+        out_of_iterations = False
         self._cancellable = True
         self._last_activity = time.monotonic()
         watchdog = None
@@ -184,7 +215,27 @@ class Agent:
             watchdog = asyncio.create_task(self._watch_inactivity(self.inactivity_timeout_s))
         try:
             async with self.client.session() as http:
-                reply = await self._call_model(http, messages, reply, timings)
+                while True:
+                    if iterations >= self.max_iterations:
+                        out_of_iterations = True
+                        break
+                    iterations += 1
+                    reply = Completion()
+                    reply = await self._call_model(
+                        http, messages + added, reply, timings, iterations
+                    )
+                    if not reply.tool_calls or self.tools is None:
+                        break
+                    added.append(
+                        ChatMessage("assistant", reply.content, tool_calls=tuple(reply.tool_calls))
+                    )
+                    batch = self._tool_batch(reply, ledger)
+                    self._watch_paused = True  # a tool may run long without the provider
+                    outcomes = await batch.run()
+                    self._watch_paused = False
+                    self._last_activity = time.monotonic()
+                    added.extend(outcome.message() for outcome in outcomes)
+                    batch = None
                 # The reply is whole: from here on a stop is late. Closing the client below
                 # must not turn a finished turn into an interrupted one.
                 self._cancellable = False
@@ -198,11 +249,21 @@ class Agent:
                 task.uncancel()
             timings.connection_closed_at = time.monotonic()
             timings.stop_requested_at = stop.requested_at
-            return self._interrupted(stop, reply)
+            if batch is not None:  # every tool call still gets exactly one result
+                stopped = batch.stopped(stop)
+                for outcome in stopped[len(batch.outcomes) :]:
+                    self._emit_tool_result(outcome.call.id, outcome.call.name, outcome.result)
+                added.extend(outcome.message() for outcome in stopped)
+                reply = Completion()
+            result = self._interrupted(stop, reply, added)
+            result.children_ended = ledger.children_ended
+            result.iterations = iterations
+            return result
         except ProviderError as exc:
             error = exc
         finally:
             self._cancellable = False
+            self._watch_paused = False
             if watchdog is not None:
                 watchdog.cancel()
         timings.connection_closed_at = time.monotonic()
@@ -212,23 +273,61 @@ class Agent:
                 self._late.insert(0, self._stop)
                 self._stop = None
         if error is not None:
-            return TurnResult(
-                status="failed",
-                exit_reason=f"failed({type(error).__name__})",
-                text=reply.content,
-                reasoning=reply.reasoning,
-                messages=_reply_messages(reply, partial=True),
-                partial=bool(reply.content),
-                error=error.message,
-                usage=reply.usage,
-            )
+            status, exit_reason = "failed", f"failed({type(error).__name__})"
+        elif out_of_iterations:
+            status, exit_reason = "max_iterations", f"max_iterations({self.max_iterations})"
+        else:
+            status, exit_reason = "completed", "completed"
+        partial = error is not None
+        final = [] if out_of_iterations else _reply_messages(reply)
         return TurnResult(
-            status="completed",
-            exit_reason="completed",
+            status=status,
+            exit_reason=exit_reason,
             text=reply.content,
             reasoning=reply.reasoning,
-            messages=_reply_messages(reply, partial=False),
+            messages=added + final,
+            partial=partial and bool(reply.content),
+            error=error.message if error is not None else None,
             usage=reply.usage,
+            children_ended=ledger.children_ended,
+            iterations=iterations,
+        )
+
+    def _tool_batch(self, reply: Completion, ledger: ProcessLedger) -> ToolBatch:
+        assert self.tools is not None
+
+        def on_start(call: ToolCall) -> None:
+            self.listener(ToolStarted(call_id=call.id, name=call.name, arguments=call.arguments))
+
+        def on_output(call: ToolCall, text: str) -> None:
+            self.listener(ToolOutput(call_id=call.id, text=text))
+
+        def on_complete(call: ToolCall, result: ToolResult) -> None:
+            self._emit_tool_result(call.id, call.name, result)
+
+        return ToolBatch(
+            self.tools,
+            reply.tool_calls,
+            cwd=self.cwd,
+            ledger=ledger,
+            on_start=on_start,
+            on_output=on_output,
+            on_complete=on_complete,
+            approve=self.approve,
+        )
+
+    def _emit_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
+        stopped_by = result.stopped_by.describe() if result.stopped_by is not None else None
+        self.listener(
+            ToolCompleted(
+                call_id=call_id,
+                name=name,
+                content=result.content,
+                is_error=result.is_error,
+                exit_code=result.exit_code,
+                stopped_by=stopped_by,
+                children_ended=result.children_ended,
+            )
         )
 
     async def _call_model(
@@ -237,6 +336,7 @@ class Agent:
         messages: list[ChatMessage],
         reply: Completion,
         timings: TurnTimings,
+        iteration: int,
     ) -> Completion:
         def on_delta(delta: StreamDelta) -> None:
             self._last_activity = time.monotonic()
@@ -246,12 +346,15 @@ class Agent:
 
         attempt = 0
         while True:
-            self.listener(ModelCallStarted(iteration=1))
+            self.listener(ModelCallStarted(iteration=iteration))
             self._last_activity = time.monotonic()
             try:
+                tools = self.tools.schemas() if self.tools is not None else ()
                 if self.stream:
-                    return await self.client.stream(http, messages, on_delta, partial=reply)
-                got = await self.client.complete(http, messages)
+                    return await self.client.stream(
+                        http, messages, on_delta, tools=tools, partial=reply
+                    )
+                got = await self.client.complete(http, messages, tools=tools)
                 if got.content or got.reasoning:
                     on_delta(StreamDelta(content=got.content, reasoning=got.reasoning))
                 return got
@@ -269,27 +372,30 @@ class Agent:
         """Stop the turn as ``inactivity`` once nothing arrived for ``limit_s`` seconds."""
         while True:
             idle = time.monotonic() - self._last_activity
-            if idle >= limit_s:
+            if idle >= limit_s and not self._watch_paused:
                 reason = f"no reply from the model server for {limit_s:g} s"
                 self.interrupt(StopRequest.by_system(Surface.INACTIVITY, reason))
                 return
-            await asyncio.sleep(limit_s - idle)
+            await asyncio.sleep(max(limit_s - idle, 0.05))
 
-    def _interrupted(self, stop: StopRequest, reply: Completion) -> TurnResult:
+    def _interrupted(
+        self, stop: StopRequest, reply: Completion, added: list[ChatMessage]
+    ) -> TurnResult:
         return TurnResult(
             status="interrupted",
             exit_reason=stop.exit_reason(),
             text=reply.content,
             reasoning=reply.reasoning,
-            messages=_reply_messages(reply, partial=True),
+            messages=added + _reply_messages(reply),
             partial=True,
             stop=stop,
             usage=reply.usage,
         )
 
 
-def _reply_messages(reply: Completion, *, partial: bool) -> list[ChatMessage]:
-    if not reply.content and not (reply.tool_calls and not partial):
+def _reply_messages(reply: Completion) -> list[ChatMessage]:
+    """The final assistant message of a turn: its text only, never half-streamed tool calls."""
+    if not reply.content:
         return []
     return [ChatMessage(role="assistant", content=reply.content)]
 

@@ -32,7 +32,47 @@ class Retrying:
     message: str
 
 
-AgentEvent = ModelCallStarted | TextDelta | Retrying
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    """A tool call is about to run (after its approval, if it needed one)."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """Output of a running tool call, as it arrives (decoded text)."""
+
+    call_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCompleted:
+    """A tool call has its one result.
+
+    Attributes:
+        call_id: the call.
+        name: the tool.
+        content: the text the model sees (truncated with a marker when long).
+        is_error: True for a failed, declined or stopped call.
+        exit_code: a command's exit status, when it ran to its end.
+        stopped_by: the issuer's party in words (``stopped by the user``...), when a stop cut it.
+        children_ended: child processes the call's cleanup ended.
+    """
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+    exit_code: int | None = None
+    stopped_by: str | None = None
+    children_ended: int = 0
+
+
+AgentEvent = ModelCallStarted | TextDelta | Retrying | ToolStarted | ToolOutput | ToolCompleted
 AgentListener = Callable[[AgentEvent], None]
 
 
@@ -80,6 +120,8 @@ class TurnResult:
         error: a one-line message for a failed turn.
         usage: the last usage the server reported (tokens).
         timings: measured times.
+        children_ended: child processes of the turn's tools that the turn ended.
+        iterations: model calls made.
     """
 
     status: str
@@ -93,3 +135,5 @@ class TurnResult:
     error: str | None = None
     usage: Usage | None = None
     timings: TurnTimings | None = None
+    children_ended: int = 0
+    iterations: int = 0

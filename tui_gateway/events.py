@@ -7,7 +7,7 @@ once, in order.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
 PROTOCOL_VERSION = 1
@@ -27,6 +27,10 @@ class Payload:
         data = asdict(self)
         data["version"] = PROTOCOL_VERSION
         return data
+
+    def merged(self, later: Payload) -> Payload | None:
+        """This payload and the ``later`` one as one, when they can be coalesced; else None."""
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,92 @@ class MessageDelta(Payload):
     turn_id: str
     text: str = ""
     reasoning: str = ""
+
+    def merged(self, later: Payload) -> Payload | None:
+        """Adjacent deltas of one turn join into one."""
+        if not isinstance(later, MessageDelta) or later.turn_id != self.turn_id:
+            return None
+        return replace(
+            self, text=self.text + later.text, reasoning=self.reasoning + later.reasoning
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart(Payload):
+    """A tool call starts running (after its approval, if it needed one)."""
+
+    TYPE: ClassVar[str] = "tool.start"
+    turn_id: str
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput(Payload):
+    """Output of a running tool call (may be the coalesced sum of several pieces)."""
+
+    TYPE: ClassVar[str] = "tool.output"
+    CONTROL: ClassVar[bool] = False
+    turn_id: str
+    call_id: str
+    text: str
+
+    def merged(self, later: Payload) -> Payload | None:
+        """Adjacent output of one call joins into one."""
+        if not isinstance(later, ToolOutput) or later.call_id != self.call_id:
+            return None
+        return replace(self, text=self.text + later.text)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolComplete(Payload):
+    """A tool call's one result.
+
+    Attributes:
+        turn_id: the turn.
+        call_id: the call.
+        name: the tool.
+        content: what the model sees (truncated with a marker when long).
+        is_error: failed, declined or stopped.
+        exit_code: a command's exit status when it ran to its end.
+        stopped_by: ``stopped by the user`` / ``stopped by the system: <reason>`` when a stop cut
+            the call short.
+        children_ended: child processes the call's cleanup ended.
+    """
+
+    TYPE: ClassVar[str] = "tool.complete"
+    turn_id: str
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+    exit_code: int | None = None
+    stopped_by: str | None = None
+    children_ended: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest(Payload):
+    """A tool call waits for the person: answer with ``approval.respond`` (once/always/deny)."""
+
+    TYPE: ClassVar[str] = "approval.request"
+    turn_id: str
+    request_id: str
+    tool: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalResolved(Payload):
+    """A pending approval ended: ``decision`` is ``once``, ``always`` or ``deny``; ``reason``
+    says why when it was not the person's answer (e.g. ``stopped by the user``)."""
+
+    TYPE: ClassVar[str] = "approval.resolved"
+    turn_id: str
+    request_id: str
+    decision: str
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +283,11 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     MessageStart,
     MessageDelta,
     TurnState,
+    ToolStart,
+    ToolOutput,
+    ToolComplete,
+    ApprovalRequest,
+    ApprovalResolved,
     MessageComplete,
     GatewayStopping,
 )

@@ -14,17 +14,20 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from agent.agent import Agent
-from agent.events import AgentEvent, AgentListener, Retrying, TextDelta, TurnResult
+from agent.events import AgentListener, TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest, Surface
+from agent.tools.registry import ToolRegistry, default_tools
+from agent.tools.runner import Approver
+from tui_gateway.approvals import SessionApprovals
 from tui_gateway.events import (
     GatewayEvent,
     GatewayStopping,
     MessageComplete,
-    MessageDelta,
     MessageStart,
     Payload,
     PromptDropped,
@@ -35,9 +38,28 @@ from tui_gateway.events import (
 )
 from tui_gateway.state import Session, Turn
 from tui_gateway.subscription import EventCallback, Subscription
+from tui_gateway.translate import turn_listener
 from tui_gateway.workers import TurnWorkers
 
-AgentFactory = Callable[[AgentListener], Agent]
+
+@dataclass(frozen=True, slots=True)
+class AgentSetup:
+    """What the gateway hands the agent factory for one turn.
+
+    Attributes:
+        listener: receives the turn's agent events (never blocks).
+        approve: asks the person before a tool call that needs approval.
+        tools: the tools offered, or None.
+        cwd: the directory tool calls run in.
+    """
+
+    listener: AgentListener
+    approve: Approver | None
+    tools: ToolRegistry | None
+    cwd: Path
+
+
+AgentFactory = Callable[[AgentSetup], Agent]
 
 
 class GatewayError(Exception):
@@ -62,6 +84,10 @@ class GatewayConfig:
         max_prompt_chars: longest prompt accepted, in characters.
         inactivity_timeout_s: a turn that receives nothing from the model server for this many
             seconds is stopped as ``inactivity`` (a system stop); None never.
+        tools: offer the model the built-in tools (shell, read_file, write_file, list_dir).
+        approvals: ask the person before ``shell`` and ``write_file`` calls.
+        cwd: the directory tool calls run in (default: the process's working directory).
+        max_iterations: most model calls in one turn.
     """
 
     provider: ProviderConfig
@@ -71,6 +97,10 @@ class GatewayConfig:
     coalesce_s: float = 0.03
     max_prompt_chars: int = 1_000_000
     inactivity_timeout_s: float | None = 300.0
+    tools: bool = True
+    approvals: bool = True
+    cwd: Path | None = None
+    max_iterations: int = 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,19 +133,25 @@ class Gateway:
 
     Args:
         config: provider and limits.
-        agent_factory: builds the agent of each turn from a listener; the default builds an
-            :class:`Agent` over ``config.provider``.
+        agent_factory: builds the agent of each turn from its :class:`AgentSetup`; the default
+            builds an :class:`Agent` over ``config.provider``.
     """
 
     def __init__(self, config: GatewayConfig, *, agent_factory: AgentFactory | None = None) -> None:
         self.config = config
         client = ChatClient(config.provider)
+        self._tools = ToolRegistry(default_tools()) if config.tools else None
+        self._cwd = config.cwd if config.cwd is not None else Path.cwd()
         self._agent_factory: AgentFactory = agent_factory or (
-            lambda listener: Agent(
+            lambda setup: Agent(
                 client,
-                listener=listener,
+                listener=setup.listener,
                 stream=config.stream,
                 inactivity_timeout_s=config.inactivity_timeout_s,
+                tools=setup.tools,
+                cwd=setup.cwd,
+                approve=setup.approve,
+                max_iterations=config.max_iterations,
             )
         )
         self._lock = threading.Lock()
@@ -173,6 +209,7 @@ class Gateway:
         session = Session(
             session_id=uuid.uuid4().hex[:12], title=title, model=self.config.provider.model
         )
+        session.approvals = SessionApprovals(lambda payload: self._publish(session, payload))
         if self.config.system_prompt:
             session.history.append(ChatMessage(role="system", content=self.config.system_prompt))
         with self._lock:
@@ -233,8 +270,11 @@ class Gateway:
             )
         session = self._session(session_id)
         turn_id = uuid.uuid4().hex[:12]
-        listener = self._listener(session, turn_id)
-        agent = self._agent_factory(listener)
+        listener = turn_listener(turn_id, lambda payload: self._publish(session, payload))
+        approve = None
+        if self.config.approvals and session.approvals is not None:
+            approve = session.approvals.approver(turn_id)
+        agent = self._agent_factory(AgentSetup(listener, approve, self._tools, self._cwd))
         turn = Turn(turn_id=turn_id, session_id=session_id, prompt=text, agent=agent)
         with self._lock:
             if self._closing:
@@ -268,25 +308,27 @@ class Gateway:
         self._publish(session, PromptDropped(turn_id=turn_id, text=turn.prompt, reason="removed"))
         return True
 
-    def _listener(self, session: Session, turn_id: str) -> AgentListener:
-        streaming = False
+    def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:
+        """``approval.respond``: answer a pending tool approval.
 
-        def on_event(event: AgentEvent) -> None:
-            nonlocal streaming
-            if isinstance(event, TextDelta):
-                if not streaming:
-                    streaming = True
-                    self._publish(session, TurnState(turn_id=turn_id, state="streaming"))
-                delta = MessageDelta(turn_id=turn_id, text=event.text, reasoning=event.reasoning)
-                self._publish(session, delta)
-            elif isinstance(event, Retrying):
-                streaming = False
-                detail = f"{event.message}; retrying in {event.delay_s:g} s"
-                self._publish(session, TurnState(turn_id=turn_id, state="retrying", detail=detail))
-            else:
-                self._publish(session, TurnState(turn_id=turn_id, state="waiting"))
+        Args:
+            session_id: the session.
+            request_id: from the ``approval.request`` event.
+            decision: ``once``, ``always`` (this tool, for the rest of the session) or ``deny``.
 
-        return on_event
+        Returns:
+            False when the prompt is no longer pending (answered, or its turn was stopped).
+
+        Raises:
+            GatewayError: unknown session or decision.
+        """
+        session = self._session(session_id)
+        if session.approvals is None:
+            return False
+        try:
+            return session.approvals.respond(request_id, decision)
+        except ValueError as exc:
+            raise GatewayError(str(exc), code=-32602) from exc
 
     # -- running turns -------------------------------------------------------------------------
 
@@ -339,6 +381,7 @@ class Gateway:
                 reason=stop.reason,
                 closed_ms=closed_ms,
                 exited_ms=exited_ms,
+                children_ended=result.children_ended,
             )
         usage = result.usage
         elapsed = 0.0

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from agent.agent import Agent
 from agent.events import TurnResult
 from agent.provider.types import ChatMessage
+from tui_gateway.approvals import SessionApprovals
 
 
 @dataclass(slots=True)
@@ -50,6 +51,7 @@ class Session:
         turns: every turn of the session, by id.
         lock: guards this session's fields; never held while calling out.
         seq: the last event sequence number used for this session.
+        approvals: the session's approval prompts and always-allowed tools.
     """
 
     session_id: str
@@ -61,3 +63,4 @@ class Session:
     turns: dict[str, Turn] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     seq: int = 0
+    approvals: SessionApprovals | None = None

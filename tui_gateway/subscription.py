@@ -2,7 +2,8 @@
 
 Workers call :meth:`Subscription.publish`, which only appends to a deque under a lock. A delivery
 thread of the subscription's own hands events to the subscriber's callback, in order. Deltas of
-the same turn that are still waiting are merged into one (so a slow subscriber costs memory
+the same turn (and output pieces of the same tool call) that are still waiting are merged
+into one (so a slow subscriber costs memory
 proportional to the number of control events, not of tokens), and a batch holding only deltas
 is held back until ``coalesce_s`` has passed since the last delta delivery; a control event
 flushes at once.
@@ -17,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from tui_gateway.events import GatewayEvent, MessageDelta
+from tui_gateway.events import GatewayEvent
 
 _log = logging.getLogger(__name__)
 
@@ -55,21 +56,11 @@ class Subscription:
             if self._closed:
                 return
             last = self._pending[-1] if self._pending else None
-            payload = event.payload
-            if (
-                isinstance(payload, MessageDelta)
-                and last is not None
-                and isinstance(last.payload, MessageDelta)
-                and last.session_id == event.session_id
-                and last.payload.turn_id == payload.turn_id
-            ):
-                merged = dataclasses.replace(
-                    last.payload,
-                    text=last.payload.text + payload.text,
-                    reasoning=last.payload.reasoning + payload.reasoning,
-                )
-                self._pending[-1] = dataclasses.replace(event, payload=merged)
-                return
+            if last is not None and last.session_id == event.session_id:
+                merged = last.payload.merged(event.payload)
+                if merged is not None:
+                    self._pending[-1] = dataclasses.replace(event, payload=merged)
+                    return
             self._pending.append(event)
             self._cond.notify()
 

@@ -9,19 +9,18 @@ import pytest
 
 from agent.agent import Agent
 from agent.demo_model.server import DemoModelServer
-from agent.events import AgentListener
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.stops import StopRequest, Surface
 from tests.support import EventLog
 from tui_gateway.events import TurnState
-from tui_gateway.gateway import Gateway, GatewayConfig
+from tui_gateway.gateway import AgentSetup, Gateway, GatewayConfig
 
 
 def no_retry_gateway(provider: ProviderConfig) -> tuple[Gateway, EventLog]:
     client = ChatClient(provider)
 
-    def factory(listener: AgentListener) -> Agent:
-        return Agent(client, listener=listener, max_retries=0)
+    def factory(setup: AgentSetup) -> Agent:
+        return Agent(client, listener=setup.listener, max_retries=0)
 
     gateway = Gateway(GatewayConfig(provider=provider), agent_factory=factory)
     log = EventLog()

@@ -1,0 +1,117 @@
+"""Approval prompts: a tool call that needs the person's yes waits on a future of its turn.
+
+The future lives on the turn's own event loop, so a hard stop (which cancels the turn's task)
+wakes the wait at once and the call is answered "stopped by ...". The person's answer arrives
+from another thread and is handed to the loop with ``call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.provider.types import ToolCall
+from agent.tools.runner import Approver
+from tui_gateway.events import ApprovalRequest, ApprovalResolved, Payload
+
+DECISIONS = ("once", "always", "deny")
+"""What the person can answer: allow once, allow always for this session, deny."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    turn_id: str
+    tool: str
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[str]
+
+
+@dataclass(slots=True)
+class SessionApprovals:
+    """One session's approval state: the tools allowed always, and the prompts pending.
+
+    Args:
+        publish: sends an event payload for this session; must not block.
+    """
+
+    publish: Callable[[Payload], None]
+    always: set[str] = field(default_factory=set)
+    _pending: dict[str, _Pending] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def approver(self, turn_id: str) -> Approver:
+        """The ``approve`` callback for one turn's tool batch."""
+
+        async def approve(call: ToolCall, _args: dict[str, Any]) -> bool:
+            with self._lock:
+                if call.name in self.always:
+                    return True
+                request_id = uuid.uuid4().hex[:12]
+                loop = asyncio.get_running_loop()
+                future: asyncio.Future[str] = loop.create_future()
+                self._pending[request_id] = _Pending(turn_id, call.name, loop, future)
+            self.publish(
+                ApprovalRequest(
+                    turn_id=turn_id, request_id=request_id, tool=call.name, arguments=call.arguments
+                )
+            )
+            try:
+                decision = await future
+            except asyncio.CancelledError:
+                self.publish(
+                    ApprovalResolved(
+                        turn_id=turn_id, request_id=request_id, decision="deny", reason="stopped"
+                    )
+                )
+                raise
+            finally:
+                with self._lock:
+                    self._pending.pop(request_id, None)
+            if decision == "always":
+                with self._lock:
+                    self.always.add(call.name)
+            self.publish(
+                ApprovalResolved(turn_id=turn_id, request_id=request_id, decision=decision)
+            )
+            return decision in ("once", "always")
+
+        return approve
+
+    def respond(self, request_id: str, decision: str) -> bool:
+        """Answer a pending prompt from any thread.
+
+        Args:
+            request_id: from the ``approval.request`` event.
+            decision: ``once``, ``always`` or ``deny``.
+
+        Returns:
+            False when nothing waits under that id any more (answered, or its turn stopped).
+
+        Raises:
+            ValueError: for an unknown decision.
+        """
+        if decision not in DECISIONS:
+            raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
+        with self._lock:
+            pending = self._pending.get(request_id)
+        if pending is None:
+            return False
+
+        def resolve() -> None:
+            if not pending.future.done():
+                pending.future.set_result(decision)
+
+        try:
+            pending.loop.call_soon_threadsafe(resolve)
+        except RuntimeError:  # the turn's loop has closed: the turn is over
+            return False
+        return True
+
+    def pending_ids(self) -> list[str]:
+        """Ids of the prompts waiting for an answer now."""
+        with self._lock:
+            return list(self._pending)

@@ -1,0 +1,72 @@
+"""Agent events of one turn -> gateway event payloads (and the turn's visible state)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agent.events import (
+    AgentEvent,
+    AgentListener,
+    ModelCallStarted,
+    Retrying,
+    TextDelta,
+    ToolCompleted,
+    ToolOutput,
+    ToolStarted,
+)
+from tui_gateway import events as ev
+
+
+def turn_listener(turn_id: str, publish: Callable[[ev.Payload], None]) -> AgentListener:
+    """A listener that publishes one turn's agent events as gateway payloads.
+
+    Args:
+        turn_id: the turn the events belong to.
+        publish: sends a payload to the session's subscribers; must not block.
+
+    Returns:
+        the listener to give the turn's :class:`agent.agent.Agent`.
+    """
+    state = ""
+
+    def set_state(new: str, detail: str = "") -> None:
+        nonlocal state
+        if new != state or detail:
+            state = new
+            publish(ev.TurnState(turn_id=turn_id, state=new, detail=detail))
+
+    def on_event(event: AgentEvent) -> None:
+        if isinstance(event, TextDelta):
+            set_state("streaming")
+            publish(ev.MessageDelta(turn_id=turn_id, text=event.text, reasoning=event.reasoning))
+        elif isinstance(event, ModelCallStarted):
+            set_state("waiting")
+        elif isinstance(event, Retrying):
+            set_state("retrying", f"{event.message}; retrying in {event.delay_s:g} s")
+        elif isinstance(event, ToolStarted):
+            set_state("tool", event.name)
+            publish(
+                ev.ToolStart(
+                    turn_id=turn_id,
+                    call_id=event.call_id,
+                    name=event.name,
+                    arguments=event.arguments,
+                )
+            )
+        elif isinstance(event, ToolOutput):
+            publish(ev.ToolOutput(turn_id=turn_id, call_id=event.call_id, text=event.text))
+        elif isinstance(event, ToolCompleted):
+            publish(
+                ev.ToolComplete(
+                    turn_id=turn_id,
+                    call_id=event.call_id,
+                    name=event.name,
+                    content=event.content,
+                    is_error=event.is_error,
+                    exit_code=event.exit_code,
+                    stopped_by=event.stopped_by,
+                    children_ended=event.children_ended,
+                )
+            )
+
+    return on_event
