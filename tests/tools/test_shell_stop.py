@@ -131,7 +131,19 @@ def test_a_cancel_while_the_child_is_being_created_still_ends_it(tmp_path: Path)
 
 
 def test_partial_output_is_kept_after_a_stop(tmp_path: Path) -> None:
-    _, _, run_, output = run(cancel_when_pids("echo $$; echo partial; sleep 30", 1, tmp_path))
+    async def stop_after_partial() -> tuple[ShellRun, Output]:
+        output = Output()
+        run_ = ShellTool(grace_s=GRACE_S).start(
+            {"command": "echo $$; echo partial; sleep 30"}, context(tmp_path, output)
+        )
+        task = asyncio.create_task(run_.run())
+        await output.wait_for(r"partial\n")  # it has arrived before the stop is sent
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return run_, output
+
+    run_, output = run(stop_after_partial())
     assert "partial" in run_.output.text()
     assert output.text == run_.output.text()
 
