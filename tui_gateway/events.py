@@ -233,6 +233,44 @@ class MessageComplete(Payload):
 
 
 @dataclass(frozen=True, slots=True)
+class ConsoleOutput(Payload):
+    """Output of a running console command (may be several pieces coalesced)."""
+
+    TYPE: ClassVar[str] = "console.output"
+    CONTROL: ClassVar[bool] = False
+    command_id: str
+    text: str
+
+    def merged(self, later: Payload) -> Payload | None:
+        """Adjacent output of one command joins into one."""
+        if not isinstance(later, ConsoleOutput) or later.command_id != self.command_id:
+            return None
+        return replace(self, text=self.text + later.text)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleComplete(Payload):
+    """A console command's one outcome, sent once its worker has exited.
+
+    Attributes:
+        command_id: the command.
+        line: the command line.
+        status: ``ok``, ``error``, ``cancelled`` or ``timeout``.
+        message: one line saying why, for anything but ``ok``.
+        focus_session: a session the frontend should switch to (``/new``), else None.
+        elapsed_s: seconds the command ran.
+    """
+
+    TYPE: ClassVar[str] = "console.complete"
+    command_id: str
+    line: str
+    status: str
+    message: str = ""
+    focus_session: str | None = None
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class GatewayStopping(Payload):
     """The gateway is shutting down and waits for ``turns`` running turns (bounded)."""
 
@@ -289,6 +327,8 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     ApprovalRequest,
     ApprovalResolved,
     MessageComplete,
+    ConsoleOutput,
+    ConsoleComplete,
     GatewayStopping,
 )
 """Every payload type the gateway emits."""

@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent.agent import Agent
@@ -24,6 +24,7 @@ from agent.stops import StopRequest, Surface
 from agent.tools.registry import ToolRegistry, default_tools
 from agent.tools.runner import Approver
 from tui_gateway.approvals import SessionApprovals
+from tui_gateway.console import CommandError, Console
 from tui_gateway.events import (
     GatewayEvent,
     GatewayStopping,
@@ -51,12 +52,14 @@ class AgentSetup:
         approve: asks the person before a tool call that needs approval.
         tools: the tools offered, or None.
         cwd: the directory tool calls run in.
+        provider: the session's provider settings (its model may differ from the gateway's).
     """
 
     listener: AgentListener
     approve: Approver | None
     tools: ToolRegistry | None
     cwd: Path
+    provider: ProviderConfig
 
 
 AgentFactory = Callable[[AgentSetup], Agent]
@@ -88,6 +91,8 @@ class GatewayConfig:
         approvals: ask the person before ``shell`` and ``write_file`` calls.
         cwd: the directory tool calls run in (default: the process's working directory).
         max_iterations: most model calls in one turn.
+        console_workers: console commands running at once.
+        console_timeout_s: a console command running longer is stopped as ``console.timeout``.
     """
 
     provider: ProviderConfig
@@ -101,6 +106,8 @@ class GatewayConfig:
     approvals: bool = True
     cwd: Path | None = None
     max_iterations: int = 25
+    console_workers: int = 2
+    console_timeout_s: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,12 +146,11 @@ class Gateway:
 
     def __init__(self, config: GatewayConfig, *, agent_factory: AgentFactory | None = None) -> None:
         self.config = config
-        client = ChatClient(config.provider)
         self._tools = ToolRegistry(default_tools()) if config.tools else None
         self._cwd = config.cwd if config.cwd is not None else Path.cwd()
         self._agent_factory: AgentFactory = agent_factory or (
             lambda setup: Agent(
-                client,
+                ChatClient(setup.provider),
                 listener=setup.listener,
                 stream=config.stream,
                 inactivity_timeout_s=config.inactivity_timeout_s,
@@ -161,6 +167,12 @@ class Gateway:
         self._closing = False
         self._gateway_seq = 0
         self._shutdown_report: ShutdownReport | None = None
+        self.console = Console(
+            self,
+            self._publish_to,
+            max_workers=config.console_workers,
+            timeout_s=config.console_timeout_s,
+        )
 
     # -- subscribers ---------------------------------------------------------------------------
 
@@ -194,6 +206,11 @@ class Gateway:
             subs = list(self._subscriptions)
         for sub in subs:
             sub.publish(event)
+
+    def _publish_to(self, session_id: str, payload: Payload) -> None:
+        with self._lock:
+            session = self._sessions.get(session_id)
+        self._publish(session, payload)
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -238,6 +255,41 @@ class Gateway:
         with session.lock:
             return session.turns[turn_id]
 
+    def session_summaries(self) -> list[str]:
+        """One line per live session: id, title, model, turns, and whether a turn runs."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+        lines = []
+        for s in sessions:
+            with s.lock:
+                state = "running" if s.running is not None else "idle"
+                turns = len(s.turns)
+            lines.append(
+                f"{s.session_id}  {s.title or '(untitled)'}  [{s.model}]  {turns} turns, {state}"
+            )
+        return lines
+
+    def session_set_model(self, session_id: str, model: str) -> None:
+        """Use ``model`` for the session's next turns (the running one keeps its model).
+
+        Raises:
+            GatewayError: unknown session.
+        """
+        session = self._session(session_id)
+        with session.lock:
+            session.model = model
+
+    def provider_for(self, session_id: str) -> ProviderConfig:
+        """The provider settings the session's turns use."""
+        session = self._session(session_id)
+        with session.lock:
+            return replace(self.config.provider, model=session.model)
+
+    def session_cwd(self, session_id: str) -> Path:
+        """The directory the session's tools and commands work in."""
+        self._session(session_id)
+        return self._cwd
+
     @property
     def running_turns(self) -> int:
         """How many turns are running now, over all sessions."""
@@ -274,7 +326,9 @@ class Gateway:
         approve = None
         if self.config.approvals and session.approvals is not None:
             approve = session.approvals.approver(turn_id)
-        agent = self._agent_factory(AgentSetup(listener, approve, self._tools, self._cwd))
+        provider = replace(self.config.provider, model=session.model)
+        setup = AgentSetup(listener, approve, self._tools, self._cwd, provider)
+        agent = self._agent_factory(setup)
         turn = Turn(turn_id=turn_id, session_id=session_id, prompt=text, agent=agent)
         with self._lock:
             if self._closing:
@@ -431,6 +485,43 @@ class Gateway:
             self._publish(session, state)
         return turn.turn_id
 
+    # -- console -------------------------------------------------------------------------------
+
+    def console_run(self, session_id: str, line: str) -> str:
+        """``console.run``: run a command line on a console worker under a fresh scope.
+
+        Output arrives as ``console.output`` events and the outcome as one
+        ``console.complete{status: ok | error | cancelled | timeout}``.
+
+        Returns:
+            the command id.
+
+        Raises:
+            GatewayError: unknown session, empty line, or shutting down.
+        """
+        self._session(session_id)
+        try:
+            return self.console.run(session_id, line).command_id
+        except CommandError as exc:
+            raise GatewayError(exc.message, code=-32602) from exc
+
+    def console_cancel(self, command_id: str, stop: StopRequest) -> bool:
+        """``console.cancel``: drop a queued command, or hard-stop a running one with ``stop``.
+
+        Returns:
+            False when the command had already finished.
+        """
+        return self.console.cancel(command_id, stop)
+
+    def frontend_gone(self) -> int:
+        """The frontend went away: cancel its console commands as a system stop.
+
+        Returns:
+            how many commands were cancelled.
+        """
+        stop = StopRequest.by_system(Surface.API_DISCONNECT, "the frontend went away")
+        return self.console.cancel_all(stop)
+
     def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:
         """``gateway.shutdown``: a system stop of everything, then wait for every worker.
 
@@ -473,7 +564,9 @@ class Gateway:
         self._publish(None, GatewayStopping(turns=len(running), timeout_s=bound))
         for session, turn in running:
             self.session_interrupt(session.session_id, stop, turn_id=turn.turn_id)
-        left = self._workers.join_all(bound)
+        deadline = time.monotonic() + bound
+        left = self.console.shutdown(stop, bound)
+        left += self._workers.join_all(max(0.0, deadline - time.monotonic()))
         with self._lock:
             subs = list(self._subscriptions)
         for sub in subs:

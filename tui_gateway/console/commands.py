@@ -1,0 +1,190 @@
+"""The console's commands: ordinary synchronous code, stoppable through its scope.
+
+``digest PATH...`` is the case the scope exists for: plain synchronous code that, deep inside,
+creates its own :class:`agent.agent.Agent` per file. The agent registers with the console's
+scope when its turn begins, so a cancel or a timeout stops the model request at once, and
+:meth:`CommandContext.check` ends the loop at the next file.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from agent.agent import Agent
+from agent.events import AgentEvent, TextDelta
+from agent.provider.client import ChatClient, ProviderConfig
+from agent.provider.types import ChatMessage
+from agent.scope import InterruptScope
+from agent.stops import StopRequest, Surface
+
+DIGEST_MAX_BYTES = 64_000
+"""Largest part of a file ``digest`` sends to the model, in bytes."""
+
+
+class CommandError(Exception):
+    """A command failed in a way the person should read: ``message`` is one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CommandStopped(Exception):
+    """Raised inside a command when its scope was cancelled."""
+
+
+class ConsoleHost(Protocol):
+    """What console commands may ask of the gateway."""
+
+    def session_create(self, title: str = "") -> str:
+        """Create a session; returns its id."""
+        ...
+
+    def session_summaries(self) -> list[str]:
+        """One line per live session."""
+        ...
+
+    def session_interrupt(
+        self, session_id: str, stop: StopRequest, turn_id: str | None = None
+    ) -> str | None:
+        """Hard-stop the session's running turn."""
+        ...
+
+    def session_set_model(self, session_id: str, model: str) -> None:
+        """Use ``model`` for the session's next turns."""
+        ...
+
+    def provider_for(self, session_id: str) -> ProviderConfig:
+        """The provider settings the session's turns use."""
+        ...
+
+    def session_cwd(self, session_id: str) -> Path:
+        """The directory the session works in."""
+        ...
+
+
+@dataclass(slots=True)
+class CommandContext:
+    """What a running command gets.
+
+    Attributes:
+        session_id: the session the command was typed in.
+        scope: the command's scope (agents created inside register with it).
+        write: sends output text to the console (does not block).
+        host: the gateway.
+    """
+
+    session_id: str
+    scope: InterruptScope
+    write: Callable[[str], None]
+    host: ConsoleHost
+
+    def check(self) -> None:
+        """Raise :class:`CommandStopped` when the command has been cancelled."""
+        if self.scope.cancelled:
+            raise CommandStopped()
+
+
+Command = Callable[[CommandContext, list[str]], str | None]
+
+
+def _help(ctx: CommandContext, _args: list[str]) -> None:
+    for _name, (_fn, usage, what) in sorted(COMMANDS.items()):
+        ctx.write(f"{usage:<22} {what}\n")
+
+
+def _sessions(ctx: CommandContext, _args: list[str]) -> None:
+    for line in ctx.host.session_summaries():
+        ctx.write(line + "\n")
+
+
+def _new(ctx: CommandContext, args: list[str]) -> str:
+    session_id = ctx.host.session_create(" ".join(args))
+    ctx.write(f"new session {session_id}\n")
+    return session_id
+
+
+def _stop(ctx: CommandContext, _args: list[str]) -> None:
+    stop = StopRequest.by_user(Surface.DESK_KEY, "stopped with /stop")
+    turn = ctx.host.session_interrupt(ctx.session_id, stop)
+    ctx.write("stopped the running turn\n" if turn else "nothing is running\n")
+
+
+def _model(ctx: CommandContext, args: list[str]) -> None:
+    if len(args) != 1:
+        raise CommandError("usage: /model NAME")
+    ctx.host.session_set_model(ctx.session_id, args[0])
+    ctx.write(f"this session now uses model {args[0]}\n")
+
+
+def _digest(ctx: CommandContext, args: list[str]) -> None:
+    if not args:
+        raise CommandError("usage: digest PATH...")
+    client = ChatClient(ctx.host.provider_for(ctx.session_id))
+    cwd = ctx.host.session_cwd(ctx.session_id)
+    for name in args:
+        ctx.check()
+        path = (cwd / Path(name).expanduser()).absolute()
+        try:
+            data = path.read_bytes()[:DIGEST_MAX_BYTES]
+        except OSError as exc:
+            ctx.write(f"{name}: cannot read it: {exc.strerror or exc}\n")
+            continue
+        ctx.write(f"## {name}\n")
+        summary = _summarise(client, name, data.decode("utf-8", errors="replace"), ctx.write)
+        ctx.write("\n" if summary.endswith("\n") else "\n\n")
+        ctx.check()
+
+
+def _summarise(client: ChatClient, name: str, text: str, write: Callable[[str], None]) -> str:
+    def on_event(event: AgentEvent) -> None:
+        if isinstance(event, TextDelta) and event.text:
+            write(event.text)
+
+    agent = Agent(client, listener=on_event)  # registers with the console's scope on entry
+    system = ChatMessage("system", "Summarise the file in at most five short bullet points.")
+    result = agent.run_conversation([system], f"File `{name}`:\n\n{text}")
+    if result.status == "interrupted":
+        raise CommandStopped()
+    if result.status == "failed":
+        raise CommandError(f"{name}: {result.error}")
+    return result.text
+
+
+COMMANDS: dict[str, tuple[Command, str, str]] = {
+    "help": (_help, "/help", "list the commands"),
+    "sessions": (_sessions, "/sessions", "list the live sessions"),
+    "new": (_new, "/new [TITLE]", "start a new session"),
+    "stop": (_stop, "/stop", "stop this session's running turn"),
+    "model": (_model, "/model NAME", "use another model in this session"),
+    "digest": (_digest, "digest PATH...", "summarise files with the model"),
+}
+"""Command name -> (function, usage, one-line description)."""
+
+
+def execute(line: str, ctx: CommandContext) -> str | None:
+    """Parse and run one command line.
+
+    Returns:
+        a session id the frontend should switch to (``/new``), else None.
+
+    Raises:
+        CommandError: unknown command, bad arguments, or a failure to report in one line.
+        CommandStopped: the command was cancelled.
+    """
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise CommandError(f"cannot parse the command line: {exc}") from exc
+    if not words:
+        raise CommandError("the command line is empty")
+    name = words[0].removeprefix("/")
+    entry = COMMANDS.get(name)
+    if entry is None:
+        raise CommandError(f"unknown command {words[0]!r}; /help lists the commands")
+    ctx.check()
+    return entry[0](ctx, words[1:])
