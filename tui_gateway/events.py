@@ -43,6 +43,14 @@ class SessionCreated(Payload):
 
 
 @dataclass(frozen=True, slots=True)
+class SessionEvicted(Payload):
+    """The session left the gateway's live set (its running turn, if any, was stopped first)."""
+
+    TYPE: ClassVar[str] = "session.evicted"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class PromptQueued(Payload):
     """A prompt arrived while a turn ran; it waits at ``position`` (1 = next)."""
 
@@ -316,6 +324,7 @@ class GatewayEvent:
 
 EVENT_TYPES: tuple[type[Payload], ...] = (
     SessionCreated,
+    SessionEvicted,
     PromptQueued,
     PromptDropped,
     MessageStart,

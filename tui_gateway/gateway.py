@@ -12,127 +12,41 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from agent.agent import Agent
-from agent.events import AgentListener, TurnResult
+from agent.events import TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest, Surface
 from agent.tools.registry import ToolRegistry, default_tools
-from agent.tools.runner import Approver
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.console import CommandError, Console
 from tui_gateway.events import (
     GatewayEvent,
     GatewayStopping,
-    MessageComplete,
     MessageStart,
     Payload,
     PromptDropped,
     PromptQueued,
     SessionCreated,
-    StopReceipt,
+    SessionEvicted,
     TurnState,
 )
+from tui_gateway.receipts import complete_event
 from tui_gateway.state import Session, Turn
 from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.translate import turn_listener
+from tui_gateway.types import (
+    AgentFactory,
+    AgentSetup,
+    GatewayConfig,
+    GatewayError,
+    ShutdownReport,
+    SubmitResult,
+)
 from tui_gateway.workers import TurnWorkers
-
-
-@dataclass(frozen=True, slots=True)
-class AgentSetup:
-    """What the gateway hands the agent factory for one turn.
-
-    Attributes:
-        listener: receives the turn's agent events (never blocks).
-        approve: asks the person before a tool call that needs approval.
-        tools: the tools offered, or None.
-        cwd: the directory tool calls run in.
-        provider: the session's provider settings (its model may differ from the gateway's).
-    """
-
-    listener: AgentListener
-    approve: Approver | None
-    tools: ToolRegistry | None
-    cwd: Path
-    provider: ProviderConfig
-
-
-AgentFactory = Callable[[AgentSetup], Agent]
-
-
-class GatewayError(Exception):
-    """A request the gateway refuses, with a one-line ``message`` and a JSON-RPC ``code``."""
-
-    def __init__(self, message: str, code: int = -32000) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-
-
-@dataclass(frozen=True, slots=True)
-class GatewayConfig:
-    """How the gateway runs turns.
-
-    Attributes:
-        provider: where the model server is.
-        system_prompt: first message of every new session, or None.
-        stream: stream replies (the default) or request whole bodies.
-        shutdown_timeout_s: how long shutdown waits for workers, in seconds.
-        coalesce_s: seconds between delta deliveries to a subscriber.
-        max_prompt_chars: longest prompt accepted, in characters.
-        inactivity_timeout_s: a turn that receives nothing from the model server for this many
-            seconds is stopped as ``inactivity`` (a system stop); None never.
-        tools: offer the model the built-in tools (shell, read_file, write_file, list_dir).
-        approvals: ask the person before ``shell`` and ``write_file`` calls.
-        cwd: the directory tool calls run in (default: the process's working directory).
-        max_iterations: most model calls in one turn.
-        console_workers: console commands running at once.
-        console_timeout_s: a console command running longer is stopped as ``console.timeout``.
-    """
-
-    provider: ProviderConfig
-    system_prompt: str | None = None
-    stream: bool = True
-    shutdown_timeout_s: float = 10.0
-    coalesce_s: float = 0.03
-    max_prompt_chars: int = 1_000_000
-    inactivity_timeout_s: float | None = 300.0
-    tools: bool = True
-    approvals: bool = True
-    cwd: Path | None = None
-    max_iterations: int = 25
-    console_workers: int = 2
-    console_timeout_s: float = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class SubmitResult:
-    """What ``prompt.submit`` did: the new ``turn_id``, and whether it waits in the queue."""
-
-    turn_id: str
-    queued: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ShutdownReport:
-    """What ``gateway.shutdown`` did.
-
-    Attributes:
-        turns_stopped: running turns hard-stopped as ``gateway.shutdown``.
-        prompts_dropped: queued prompts that will never run.
-        threads_left: names of worker threads still alive at the deadline (empty on success).
-        elapsed_s: seconds the shutdown took.
-    """
-
-    turns_stopped: int
-    prompts_dropped: int
-    threads_left: list[str] = field(default_factory=list)
-    elapsed_s: float = 0.0
 
 
 class Gateway:
@@ -167,6 +81,7 @@ class Gateway:
         self._closing = False
         self._gateway_seq = 0
         self._shutdown_report: ShutdownReport | None = None
+        self._shutdown_done = threading.Event()
         self.console = Console(
             self,
             self._publish_to,
@@ -233,8 +148,46 @@ class Gateway:
             if self._closing:
                 raise GatewayError("the gateway is shutting down")
             self._sessions[session.session_id] = session
+            victim = self._eviction_victim(keep=session)
         self._publish(session, SessionCreated(title=title, model=session.model))
+        if victim is not None:
+            self._evict(victim)
         return session.session_id
+
+    def _eviction_victim(self, keep: Session) -> Session | None:
+        # Called with the gateway lock held: the least recently used session, idle ones first.
+        if len(self._sessions) <= self.config.max_sessions:
+            return None
+        others = [s for s in self._sessions.values() if s is not keep]
+        return min(others, key=lambda s: (s.running is not None, s.last_used))
+
+    def _stop_session(self, session: Session, stop: StopRequest) -> tuple[Turn | None, int]:
+        """Drop the session's queued prompts and hard-stop its running turn with ``stop``.
+
+        Returns:
+            the turn that was running (or None) and how many queued prompts were dropped.
+        """
+        with session.lock:
+            queued = list(session.queue)
+            session.queue.clear()
+            running = session.running
+        for turn in queued:
+            turn.state = "done"
+            dropped = PromptDropped(turn_id=turn.turn_id, text=turn.prompt, reason=stop.reason)
+            self._publish(session, dropped)
+        if running is not None:
+            self.session_interrupt(session.session_id, stop, turn_id=running.turn_id)
+        return running, len(queued)
+
+    def _evict(self, session: Session) -> None:
+        """Hard-stop the session's work as ``session.evicted``, wait for it, then drop it."""
+        stop = StopRequest.by_system(Surface.SESSION_EVICTED, "too many live sessions")
+        running, _dropped = self._stop_session(session, stop)
+        if running is not None:
+            running.done.wait(self.config.shutdown_timeout_s)
+        self._publish(session, SessionEvicted(reason=stop.reason))
+        with self._lock:
+            self._sessions.pop(session.session_id, None)
 
     def _session(self, session_id: str) -> Session:
         with self._lock:
@@ -344,6 +297,7 @@ class Gateway:
                 else:
                     session.running = turn
                     turn.state = "running"
+                session.last_used = time.monotonic()
             if not queued:
                 self._workers.start(turn_id, lambda: self._run_turn(session, turn))
         if queued:
@@ -413,45 +367,11 @@ class Gateway:
                 session.running = following
                 if following is not None:
                     following.state = "running"
-            self._publish(session, self._complete_event(turn))
+            self._publish(session, complete_event(turn))
+            turn.done.set()
             if following is None:
                 return
             turn = following  # the next queued prompt runs on this same worker
-
-    def _complete_event(self, turn: Turn) -> MessageComplete:
-        result = turn.result
-        assert result is not None
-        receipt = None
-        if result.stop is not None:
-            stop = result.stop
-            timings = result.timings
-            closed_ms = timings.stop_to_closed_ms if timings is not None else None
-            exited_ms = None
-            if turn.worker_exited_at is not None:
-                exited_ms = max(0.0, (turn.worker_exited_at - stop.requested_at) * 1000.0)
-            receipt = StopReceipt(
-                issuer=stop.issuer.value,
-                surface=stop.surface.value,
-                reason=stop.reason,
-                closed_ms=closed_ms,
-                exited_ms=exited_ms,
-                children_ended=result.children_ended,
-            )
-        usage = result.usage
-        elapsed = 0.0
-        if turn.started_at is not None and turn.worker_exited_at is not None:
-            elapsed = turn.worker_exited_at - turn.started_at
-        return MessageComplete(
-            turn_id=turn.turn_id,
-            status=result.status,
-            exit_reason=result.exit_reason,
-            text=result.text,
-            stop=receipt,
-            error=result.error,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            elapsed_s=elapsed,
-        )
 
     # -- stops ---------------------------------------------------------------------------------
 
@@ -514,13 +434,19 @@ class Gateway:
         return self.console.cancel(command_id, stop)
 
     def frontend_gone(self) -> int:
-        """The frontend went away: cancel its console commands as a system stop.
+        """The frontend went away: stop its running turns and console commands (system stop).
+
+        Nobody is left to watch them, so nothing goes on running for nobody. Queued prompts
+        stay queued only until the turn ahead of them ends; they are dropped too.
 
         Returns:
-            how many commands were cancelled.
+            how many turns and commands were stopped.
         """
         stop = StopRequest.by_system(Surface.API_DISCONNECT, "the frontend went away")
-        return self.console.cancel_all(stop)
+        with self._lock:
+            sessions = list(self._sessions.values())
+        stopped = sum(self._stop_session(s, stop)[0] is not None for s in sessions)
+        return stopped + self.console.cancel_all(stop)
 
     def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:
         """``gateway.shutdown``: a system stop of everything, then wait for every worker.
@@ -539,31 +465,19 @@ class Gateway:
         bound = self.config.shutdown_timeout_s if timeout_s is None else timeout_s
         started = time.monotonic()
         with self._lock:
-            if self._closing:
-                report = self._shutdown_report
-                if report is not None:
-                    return report
+            first = not self._closing
             self._closing = True
             sessions = list(self._sessions.values())
+        if not first:  # another thread shuts down: wait for its report
+            self._shutdown_done.wait(bound + 1.0)
+            return self._shutdown_report or ShutdownReport(0, 0, ["shutdown still running"])
         stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "the desk is quitting")
-        running: list[tuple[Session, Turn]] = []
-        dropped = 0
+        self._publish(None, GatewayStopping(turns=self.running_turns, timeout_s=bound))
+        stopped, dropped = 0, 0
         for session in sessions:
-            with session.lock:
-                queued = list(session.queue)
-                session.queue.clear()
-                if session.running is not None:
-                    running.append((session, session.running))
-            for turn in queued:
-                turn.state = "done"
-                dropped += 1
-                self._publish(
-                    session,
-                    PromptDropped(turn_id=turn.turn_id, text=turn.prompt, reason=stop.reason),
-                )
-        self._publish(None, GatewayStopping(turns=len(running), timeout_s=bound))
-        for session, turn in running:
-            self.session_interrupt(session.session_id, stop, turn_id=turn.turn_id)
+            running, count = self._stop_session(session, stop)
+            stopped += running is not None
+            dropped += count
         deadline = time.monotonic() + bound
         left = self.console.shutdown(stop, bound)
         left += self._workers.join_all(max(0.0, deadline - time.monotonic()))
@@ -572,16 +486,27 @@ class Gateway:
         for sub in subs:
             sub.close()
         report = ShutdownReport(
-            turns_stopped=len(running),
+            turns_stopped=stopped,
             prompts_dropped=dropped,
             threads_left=left,
             elapsed_s=time.monotonic() - started,
         )
         with self._lock:
             self._shutdown_report = report
+        self._shutdown_done.set()
         return report
 
 
 def _title_from(text: str, limit: int = 48) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+__all__ = [
+    "AgentSetup",
+    "Gateway",
+    "GatewayConfig",
+    "GatewayError",
+    "ShutdownReport",
+    "SubmitResult",
+]

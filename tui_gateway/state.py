@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ class Turn:
         result: the terminal outcome, set exactly once.
         started_at: ``time.monotonic()`` when the worker began, or None.
         worker_exited_at: ``time.monotonic()`` when the agent and its event loop had returned.
+        done: set once the outcome is booked and published.
     """
 
     turn_id: str
@@ -35,6 +37,7 @@ class Turn:
     result: TurnResult | None = None
     started_at: float | None = None
     worker_exited_at: float | None = None
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass(slots=True)
@@ -52,6 +55,7 @@ class Session:
         lock: guards this session's fields; never held while calling out.
         seq: the last event sequence number used for this session.
         approvals: the session's approval prompts and always-allowed tools.
+        last_used: ``time.monotonic()`` of the last prompt (eviction picks the oldest).
     """
 
     session_id: str
@@ -64,3 +68,4 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
     seq: int = 0
     approvals: SessionApprovals | None = None
+    last_used: float = field(default_factory=time.monotonic)

@@ -1,0 +1,108 @@
+"""The gateway's request and result types: configuration, setup of a turn's agent, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.agent import Agent
+from agent.events import AgentListener
+from agent.provider.client import ProviderConfig
+from agent.tools.registry import ToolRegistry
+from agent.tools.runner import Approver
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSetup:
+    """What the gateway hands the agent factory for one turn.
+
+    Attributes:
+        listener: receives the turn's agent events (never blocks).
+        approve: asks the person before a tool call that needs approval.
+        tools: the tools offered, or None.
+        cwd: the directory tool calls run in.
+        provider: the session's provider settings (its model may differ from the gateway's).
+    """
+
+    listener: AgentListener
+    approve: Approver | None
+    tools: ToolRegistry | None
+    cwd: Path
+    provider: ProviderConfig
+
+
+AgentFactory = Callable[[AgentSetup], Agent]
+
+
+class GatewayError(Exception):
+    """A request the gateway refuses, with a one-line ``message`` and a JSON-RPC ``code``."""
+
+    def __init__(self, message: str, code: int = -32000) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayConfig:
+    """How the gateway runs turns.
+
+    Attributes:
+        provider: where the model server is.
+        system_prompt: first message of every new session, or None.
+        stream: stream replies (the default) or request whole bodies.
+        shutdown_timeout_s: how long shutdown waits for workers, in seconds.
+        coalesce_s: seconds between delta deliveries to a subscriber.
+        max_prompt_chars: longest prompt accepted, in characters.
+        inactivity_timeout_s: a turn that receives nothing from the model server for this many
+            seconds is stopped as ``inactivity`` (a system stop); None never.
+        tools: offer the model the built-in tools (shell, read_file, write_file, list_dir).
+        approvals: ask the person before ``shell`` and ``write_file`` calls.
+        cwd: the directory tool calls run in (default: the process's working directory).
+        max_iterations: most model calls in one turn.
+        console_workers: console commands running at once.
+        console_timeout_s: a console command running longer is stopped as ``console.timeout``.
+        max_sessions: live sessions kept; creating one more evicts the least recently used
+            (an idle one first; a running turn is hard-stopped as ``session.evicted`` first).
+    """
+
+    provider: ProviderConfig
+    system_prompt: str | None = None
+    stream: bool = True
+    shutdown_timeout_s: float = 10.0
+    coalesce_s: float = 0.03
+    max_prompt_chars: int = 1_000_000
+    inactivity_timeout_s: float | None = 300.0
+    tools: bool = True
+    approvals: bool = True
+    cwd: Path | None = None
+    max_iterations: int = 25
+    console_workers: int = 2
+    console_timeout_s: float = 60.0
+    max_sessions: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitResult:
+    """What ``prompt.submit`` did: the new ``turn_id``, and whether it waits in the queue."""
+
+    turn_id: str
+    queued: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ShutdownReport:
+    """What ``gateway.shutdown`` did.
+
+    Attributes:
+        turns_stopped: running turns hard-stopped as ``gateway.shutdown``.
+        prompts_dropped: queued prompts that will never run.
+        threads_left: names of worker threads still alive at the deadline (empty on success).
+        elapsed_s: seconds the shutdown took.
+    """
+
+    turns_stopped: int
+    prompts_dropped: int
+    threads_left: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
