@@ -208,6 +208,11 @@ class Gateway:
         with session.lock:
             return session.turns[turn_id]
 
+    def live_sessions(self) -> list[str]:
+        """Ids of the sessions the gateway holds now (evicted ones are gone)."""
+        with self._lock:
+            return list(self._sessions)
+
     def session_summaries(self) -> list[str]:
         """One line per live session: id, title, model, turns, and whether a turn runs."""
         with self._lock:

@@ -47,6 +47,9 @@ class ConsoleRun:
         stop: the first stop sent to it, if any.
         reported: True once its ``console.complete`` was published (exactly once).
         thread: its worker thread, once started.
+        started_at: ``time.monotonic()`` when its worker started.
+        watchdog: after a cancel, the timer that reports the command as stuck if its worker
+            has not exited within the bound.
     """
 
     command_id: str
@@ -58,6 +61,7 @@ class ConsoleRun:
     reported: bool = False
     thread: threading.Thread | None = None
     started_at: float | None = None
+    watchdog: threading.Timer | None = None
 
 
 class Console:
@@ -143,7 +147,11 @@ class Console:
         watchdog = threading.Timer(self.exit_bound_s, self._report_stuck, args=(run,))
         watchdog.name = f"desk-console-watch-{command_id}"
         watchdog.daemon = True
-        watchdog.start()
+        with self._lock:
+            if run.watchdog is not None or run.future.done():
+                return True  # already watched, or it exited meanwhile
+            run.watchdog = watchdog
+            watchdog.start()  # under the lock: whoever reads run.watchdog can join it
         run.future.add_done_callback(lambda _f: watchdog.cancel())
         return True
 
@@ -164,7 +172,9 @@ class Console:
         self.cancel_all(stop)
         deadline = time.monotonic() + timeout_s
         with self._lock:
-            threads = [r.thread for r in self._runs.values() if r.thread is not None]
+            threads: list[threading.Thread] = [
+                t for r in self._runs.values() for t in (r.thread, r.watchdog) if t is not None
+            ]
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
         return [t.name for t in threads if t.is_alive()]
@@ -225,8 +235,12 @@ class Console:
             self._running -= 1
             self._start_ready()
         self._report(run, status, message, focus)
-        run.future.set_result(None)
+        run.future.set_result(None)  # cancels the stuck watchdog, if a cancel armed one
         timer.join(1.0)
+        with self._lock:
+            watchdog = run.watchdog
+        if watchdog is not None:
+            watchdog.join(1.0)
 
     def _report_stuck(self, run: ConsoleRun) -> None:
         stop = run.stop
