@@ -1,0 +1,256 @@
+"""SQLite connections of one store: a single writer, a pool of readers, one writer at a time.
+
+Writes in this process go through one lock per database file (shared by every store object
+that opens the same file), then ``BEGIN IMMEDIATE``, which takes SQLite's write lock up front
+and waits for other processes for at most the busy timeout. So two writers never meet inside
+SQLite in this process, and across processes a writer waits instead of failing half-way with
+"database is locked". Readers use their own connections: in WAL mode a reader sees the last
+committed snapshot and never waits for a writer.
+
+An in-memory database (``":memory:"``) exists only on its one connection, so there reads and
+writes share the writer connection under the same lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+from agent.store.errors import StoreClosed, StoreError, StoreLocked, translate
+
+MEMORY = ":memory:"
+
+Synchronous = Literal["NORMAL", "FULL"]
+
+_REGISTRY_LOCK = threading.Lock()
+_PATH_LOCKS: dict[str, threading.Lock] = {}
+
+
+def _reset_after_fork() -> None:
+    # A lock held by another thread at fork() time would never be released in the child.
+    global _REGISTRY_LOCK
+    _REGISTRY_LOCK = threading.Lock()
+    _PATH_LOCKS.clear()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def path_lock(key: str) -> threading.Lock:
+    """The process-wide write lock of the database file ``key`` (a resolved path)."""
+    with _REGISTRY_LOCK:
+        lock = _PATH_LOCKS.get(key)
+        if lock is None:
+            lock = _PATH_LOCKS[key] = threading.Lock()
+        return lock
+
+
+class Connections:
+    """The connections of one store.
+
+    Args:
+        path: the database file, or ``":memory:"``.
+        busy_timeout_s: how long a write waits for another writer, and a read for a lock, in
+            seconds, before :class:`StoreLocked`.
+        synchronous: ``FULL`` (fsync at every commit) or ``NORMAL`` (see
+            :class:`~agent.store.sqlite.SqliteStore`).
+        max_idle_readers: reader connections kept open between reads.
+
+    Raises:
+        StoreError: the file cannot be opened (see :func:`translate`).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        busy_timeout_s: float,
+        synchronous: Synchronous,
+        max_idle_readers: int = 4,
+    ) -> None:
+        self.path = path
+        self.memory = path == MEMORY
+        self.busy_timeout_s = busy_timeout_s
+        self._synchronous = synchronous
+        self._max_idle = max_idle_readers
+        self._lock = threading.Lock() if self.memory else path_lock(os.path.realpath(path))
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._closed = False
+        self._writer = self._connect(writer=True)
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def _connect(self, *, writer: bool) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout_s,
+                isolation_level=None,  # autocommit; transactions are explicit BEGIN/COMMIT
+                check_same_thread=False,  # used by one thread at a time, under our locks
+            )
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if writer and not self.memory:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                if mode is None or str(mode[0]).lower() != "wal":
+                    raise StoreError(
+                        f"the session database {self.path} cannot use write-ahead logging "
+                        f"(journal mode {mode[0] if mode else '?'})",
+                        self.path,
+                    )
+            # FULL: fsync the WAL at every commit. In WAL mode NORMAL already survives a killed
+            # process (a commit is in the OS page cache once COMMIT returns), but a power cut
+            # or kernel panic can roll back the last commits. Desk commits a handful of small
+            # transactions per turn, so the fsync (~1-10 ms) is invisible next to the model and
+            # buys "nothing a person saw is lost" across power loss as well.
+            conn.execute(f"PRAGMA synchronous = {self._synchronous}")
+            if not writer:
+                conn.execute("PRAGMA query_only = ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # reads the header
+        except sqlite3.Error as exc:
+            conn.close()
+            raise translate(exc, self.path, waited_s=self.busy_timeout_s) from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    # -- use -----------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosed(f"the session database {self.path} is closed", self.path)
+
+    def _acquire(self, wait: bool = True) -> None:
+        if not self._lock.acquire(timeout=self.busy_timeout_s if wait else 0):
+            raise StoreLocked(
+                f"the session database {self.path} is busy: another write in this desk held it "
+                f"for over {self.busy_timeout_s:g} s",
+                self.path,
+            )
+
+    @contextmanager
+    def write(self, *, wait: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction: ``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error.
+
+        Args:
+            wait: False to fail at once with :class:`StoreLocked` instead of waiting (up to the
+                busy timeout) when another writer holds the database.
+
+        Yields:
+            the writer connection, inside the transaction.
+
+        Raises:
+            StoreLocked: another writer held the database past the busy timeout (or at all,
+                with ``wait=False``).
+            StoreError: any other SQLite failure (translated); the transaction is rolled back.
+        """
+        self._check_open()
+        self._acquire(wait)
+        try:
+            self._check_open()
+            conn = self._writer
+            try:
+                if not wait:
+                    conn.execute("PRAGMA busy_timeout = 0")
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                finally:
+                    if not wait:
+                        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+            except sqlite3.Error as exc:
+                _rollback(conn)
+                raise translate(exc, self.path, waited_s=self.busy_timeout_s) from exc
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                _rollback(conn)
+                raise translate(exc, self.path, waited_s=self.busy_timeout_s) from exc
+            except BaseException:
+                _rollback(conn)
+                raise
+        finally:
+            self._lock.release()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A connection for reading (autocommit; wrap several statements in ``BEGIN`` for one
+        snapshot).
+
+        Raises:
+            StoreError: a translated SQLite failure.
+        """
+        self._check_open()
+        if self.memory:
+            self._acquire()
+            try:
+                try:
+                    yield self._writer
+                except sqlite3.Error as exc:
+                    _rollback(self._writer)
+                    raise translate(exc, self.path, waited_s=self.busy_timeout_s) from exc
+            finally:
+                self._lock.release()
+            return
+        with self._pool_lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._connect(writer=False)
+        try:
+            yield conn
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, waited_s=self.busy_timeout_s) from exc
+        finally:
+            _rollback(conn)
+            with self._pool_lock:
+                keep = not self._closed and len(self._idle) < self._max_idle
+                if keep:
+                    self._idle.append(conn)
+            if not keep:
+                conn.close()
+
+    def close(self) -> None:
+        """Close every connection; waits (bounded by the busy timeout) for a running write."""
+        if self._closed:
+            return
+        got = self._lock.acquire(timeout=self.busy_timeout_s)
+        try:
+            self._closed = True
+            with self._pool_lock:
+                idle, self._idle = self._idle, []
+            for conn in idle:
+                conn.close()
+            self._writer.close()
+        finally:
+            if got:
+                self._lock.release()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran."""
+        return self._closed
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        # The transaction may be gone already (SQLite rolls back itself after some errors).
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+def resolve(path: Path | str) -> str:
+    """The path string SQLite opens: ``":memory:"`` unchanged, else absolute, ``~`` expanded."""
+    if str(path) == MEMORY:
+        return MEMORY
+    return str(Path(path).expanduser().absolute())

@@ -1,0 +1,226 @@
+"""The interface every session store implements (SQLite today, PostgreSQL later).
+
+Every method is thread-safe, every mutation is one transaction, and every failure is a
+:class:`~agent.store.errors.StoreError` with a one-line message. Times are unix seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from agent.provider.types import ChatMessage
+from agent.store.rows import (
+    CompressionAttemptRow,
+    Cooldown,
+    LeaseRow,
+    MessageRow,
+    NewMessage,
+    SessionRow,
+    TurnOutcome,
+    TurnRow,
+)
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Durable sessions, transcripts, turns and compression state (see SqliteStore for details)."""
+
+    def close(self) -> None:
+        """Release the connections; later calls raise ``StoreClosed``."""
+        ...
+
+    # sessions
+    def create_session(
+        self,
+        session_id: str | None = None,
+        *,
+        title: str = "",
+        model: str = "",
+        cwd: str = "",
+        created_at: float | None = None,
+        messages: Sequence[ChatMessage | NewMessage] = (),
+    ) -> SessionRow:
+        """Create a session with its first messages, in one transaction."""
+        ...
+
+    def get_session(self, session_id: str) -> SessionRow | None:
+        """The session or None."""
+        ...
+
+    def list_sessions(self, limit: int = 50, offset: int = 0) -> list[SessionRow]:
+        """Sessions, most recently updated first."""
+        ...
+
+    def most_recent_session(self) -> SessionRow | None:
+        """The most recently updated session, or None."""
+        ...
+
+    def rename_session(self, session_id: str, title: str) -> None:
+        """Set the title; ``StoreNotFound`` when there is no such session."""
+        ...
+
+    def set_last_error(self, session_id: str, error: str | None) -> None:
+        """Remember the last error shown for a session."""
+        ...
+
+    def delete_session(self, session_id: str) -> bool:
+        """Delete a session and everything in it; False when absent."""
+        ...
+
+    # messages
+    def append_message(
+        self,
+        session_id: str,
+        message: ChatMessage | NewMessage,
+        *,
+        turn_id: str | None = None,
+        partial: bool = False,
+        reasoning: str | None = None,
+        token_estimate: int | None = None,
+    ) -> MessageRow:
+        """Append one message at the next position."""
+        ...
+
+    def append_messages(
+        self,
+        session_id: str,
+        messages: Sequence[ChatMessage | NewMessage],
+        *,
+        turn_id: str | None = None,
+    ) -> list[MessageRow]:
+        """Append several messages, all or none."""
+        ...
+
+    def active_messages(self, session_id: str) -> list[MessageRow]:
+        """The active transcript, in order."""
+        ...
+
+    def all_messages(self, session_id: str) -> list[MessageRow]:
+        """Every message, archived included, in append order."""
+        ...
+
+    def load_history(self, session_id: str) -> list[ChatMessage]:
+        """The transcript sent to the model."""
+        ...
+
+    # turns
+    def start_turn(
+        self,
+        turn_id: str,
+        session_id: str,
+        prompt: str,
+        started_at: float | None = None,
+        *,
+        record_prompt: bool = True,
+    ) -> TurnRow:
+        """Write a running turn and its prompt message, in one transaction."""
+        ...
+
+    def save_draft(self, turn_id: str, text: str, *, wait: bool = True) -> bool:
+        """Checkpoint the streamed reply of an open turn."""
+        ...
+
+    def record_turn_end(
+        self,
+        turn_id: str,
+        messages: Sequence[ChatMessage | NewMessage],
+        outcome: TurnOutcome,
+    ) -> bool:
+        """Append the turn's messages and close it, once; False when closed already."""
+        ...
+
+    def close_turn(self, turn_id: str, outcome: TurnOutcome) -> bool:
+        """Close a turn, once; False when closed already."""
+        ...
+
+    def get_turn(self, turn_id: str) -> TurnRow | None:
+        """The turn or None."""
+        ...
+
+    def list_turns(self, session_id: str) -> list[TurnRow]:
+        """The session's turns, oldest first."""
+        ...
+
+    def open_turns(self) -> list[TurnRow]:
+        """Turns without an outcome."""
+        ...
+
+    def recover_open_turns(self, *, include_live: bool = False) -> list[str]:
+        """Close turns of dead processes as ``failed(Crash)``."""
+        ...
+
+    # compression
+    def acquire_lease(self, session_id: str, holder: str, ttl_s: float) -> bool:
+        """Take the lease if absent, expired or already ours."""
+        ...
+
+    def renew_lease(self, session_id: str, holder: str, ttl_s: float) -> bool:
+        """Extend our unexpired lease."""
+        ...
+
+    def release_lease(self, session_id: str, holder: str) -> bool:
+        """Delete the lease row only if it is ours."""
+        ...
+
+    def get_lease(self, session_id: str) -> LeaseRow | None:
+        """The lease row or None."""
+        ...
+
+    def set_cooldown(self, session_id: str, until: float | None, step: int) -> None:
+        """Set the automatic-compression cooldown."""
+        ...
+
+    def get_cooldown(self, session_id: str) -> Cooldown | None:
+        """The cooldown, or None for an unknown session."""
+        ...
+
+    def begin_compression(
+        self, session_id: str, holder: str, *, phase: str = "acquire lease"
+    ) -> CompressionAttemptRow:
+        """Start an attempt with the next generation."""
+        ...
+
+    def set_compression_phase(self, attempt_id: int, phase: str) -> bool:
+        """Record the phase of an open attempt."""
+        ...
+
+    def get_compression(self, attempt_id: int) -> CompressionAttemptRow | None:
+        """The attempt or None."""
+        ...
+
+    def latest_compression(self, session_id: str) -> CompressionAttemptRow | None:
+        """The newest attempt or None."""
+        ...
+
+    def commit_compression(
+        self,
+        attempt_id: int,
+        *,
+        holder: str,
+        archive_ids: Sequence[int],
+        summary: ChatMessage | NewMessage,
+        tokens_in: int | None = None,
+        tokens_out: int | None = None,
+        release: bool = False,
+    ) -> MessageRow | None:
+        """Archive a run and insert its summary in one transaction, or change nothing."""
+        ...
+
+    def finish_compression(
+        self,
+        attempt_id: int,
+        outcome: str,
+        *,
+        error: str | None = None,
+        cooldown: Cooldown | None = None,
+        tokens_in: int | None = None,
+        tokens_out: int | None = None,
+        release: bool = False,
+    ) -> bool:
+        """End an attempt that did not commit, once."""
+        ...
+
+    def recover_abandoned_compressions(self) -> list[int]:
+        """End attempts whose lease is gone, as ``abandoned``."""
+        ...

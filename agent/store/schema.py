@@ -1,0 +1,117 @@
+"""The SQLite schema as forward migrations.
+
+``MIGRATIONS[i]`` takes a database from ``PRAGMA user_version = i`` to ``i + 1``. Each step is a
+tuple of single SQL statements, run in order inside one ``BEGIN IMMEDIATE`` transaction together
+with the new ``user_version`` (SQLite DDL is transactional, so a step applies whole or not at
+all). Steps are append-only: never edit a released step, add a new one.
+
+Times are unix seconds (REAL); booleans are 0/1 integers.
+"""
+
+from __future__ import annotations
+
+V1: tuple[str, ...] = (
+    """
+    CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        title       TEXT NOT NULL DEFAULT '',
+        model       TEXT NOT NULL DEFAULT '',
+        cwd         TEXT NOT NULL DEFAULT '',
+        created_at  REAL NOT NULL,
+        updated_at  REAL NOT NULL,
+        last_error  TEXT
+    )
+    """,
+    "CREATE INDEX sessions_updated ON sessions(updated_at DESC)",
+    """
+    CREATE TABLE turns (
+        id                TEXT PRIMARY KEY,
+        session_id        TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        prompt            TEXT NOT NULL,
+        owner             TEXT NOT NULL DEFAULT '',
+        started_at        REAL NOT NULL,
+        ended_at          REAL,
+        status            TEXT NOT NULL DEFAULT 'running',
+        exit_reason       TEXT,
+        stop_issuer       TEXT CHECK (stop_issuer IS NULL OR stop_issuer IN ('user', 'system')),
+        stop_surface      TEXT,
+        stop_reason       TEXT,
+        prompt_tokens     INTEGER,
+        completion_tokens INTEGER,
+        stop_closed_ms    REAL,
+        stop_exited_ms    REAL,
+        children_ended    INTEGER CHECK (children_ended IS NULL OR children_ended >= 0),
+        error             TEXT,
+        draft             TEXT,
+        CHECK ((ended_at IS NULL) = (status = 'running')),
+        CHECK (ended_at IS NULL OR exit_reason IS NOT NULL)
+    )
+    """,
+    "CREATE INDEX turns_session ON turns(session_id, started_at)",
+    "CREATE INDEX turns_open ON turns(id) WHERE ended_at IS NULL",
+    """
+    CREATE TABLE messages (
+        id             INTEGER PRIMARY KEY,
+        session_id     TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        position       INTEGER NOT NULL CHECK (position >= 0),
+        role           TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+        content        TEXT NOT NULL,
+        reasoning      TEXT,
+        tool_calls     TEXT CHECK (tool_calls IS NULL OR json_valid(tool_calls)),
+        tool_call_id   TEXT,
+        token_estimate INTEGER NOT NULL DEFAULT 0,
+        active         INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1)),
+        partial        INTEGER NOT NULL DEFAULT 0 CHECK (partial IN (0, 1)),
+        turn_id        TEXT REFERENCES turns(id) ON DELETE SET NULL,
+        created_at     REAL NOT NULL,
+        UNIQUE (session_id, position)
+    )
+    """,
+    "CREATE INDEX messages_turn ON messages(turn_id) WHERE turn_id IS NOT NULL",
+)
+"""Version 1: sessions, turns and an append-only transcript."""
+
+V2: tuple[str, ...] = (
+    "ALTER TABLE sessions ADD COLUMN compression_cooldown_until REAL",
+    "ALTER TABLE sessions ADD COLUMN compression_cooldown_step INTEGER NOT NULL DEFAULT 0",
+    """
+    CREATE TABLE compression_leases (
+        session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        holder      TEXT NOT NULL,
+        acquired_at REAL NOT NULL,
+        expires_at  REAL NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE compression_attempts (
+        id                 INTEGER PRIMARY KEY,
+        session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        generation         INTEGER NOT NULL CHECK (generation >= 1),
+        holder             TEXT NOT NULL,
+        started_at         REAL NOT NULL,
+        ended_at           REAL,
+        phase              TEXT NOT NULL,
+        outcome            TEXT,
+        tokens_in          INTEGER,
+        tokens_out         INTEGER,
+        error              TEXT,
+        summary_message_id INTEGER,
+        UNIQUE (session_id, generation),
+        CHECK ((ended_at IS NULL) = (outcome IS NULL))
+    )
+    """,
+    "ALTER TABLE messages ADD COLUMN archived_by INTEGER"
+    " REFERENCES compression_attempts(id) ON DELETE SET NULL",
+    "ALTER TABLE messages ADD COLUMN order_key INTEGER NOT NULL DEFAULT 0",
+    "UPDATE messages SET order_key = position",
+    "CREATE INDEX messages_archived_by ON messages(archived_by) WHERE archived_by IS NOT NULL",
+    # The active transcript is ordered by order_key, and no two active messages share a place.
+    "CREATE UNIQUE INDEX messages_active_order ON messages(session_id, order_key) WHERE active = 1",
+)
+"""Version 2: compression (cooldown, leases, attempts, archiving, summaries in place)."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2)
+"""Every step, oldest first."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The ``PRAGMA user_version`` of a current database."""

@@ -1,0 +1,261 @@
+"""Messages and turns: positions, the transcript, exactly-once close, drafts, crash recovery."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from agent.events import TurnResult, TurnTimings
+from agent.provider.types import ChatMessage, ToolCall, Usage
+from agent.stops import StopRequest, Surface
+from agent.store import (
+    CRASH_EXIT_REASON,
+    NewMessage,
+    SqliteStore,
+    StoreError,
+    StoreNotFound,
+    TurnOutcome,
+    turn_messages,
+)
+from tests.store.conftest import FakeClock
+
+COMPLETED = TurnOutcome(status="completed", exit_reason="completed")
+
+
+def test_positions_are_contiguous_and_rows_round_trip(store: SqliteStore) -> None:
+    store.create_session("s1")
+    call = ToolCall(id="c1", name="shell", arguments='{"cmd": "ls"}')
+    rows = [
+        store.append_message("s1", ChatMessage("user", "list files")),
+        store.append_message("s1", ChatMessage("assistant", "", tool_calls=(call,))),
+        store.append_message("s1", ChatMessage("tool", "a\nb", tool_call_id="c1")),
+        store.append_message(
+            "s1", ChatMessage("assistant", "two fi"), partial=True, reasoning="think"
+        ),
+    ]
+    assert [r.position for r in rows] == [0, 1, 2, 3]
+    assert store.all_messages("s1") == rows
+    assert store.active_messages("s1") == rows
+    assert rows[1].tool_calls == (call,)
+    assert rows[3].partial and rows[3].reasoning == "think"
+    assert store.load_history("s1") == [
+        ChatMessage("user", "list files"),
+        ChatMessage("assistant", "", tool_calls=(call,)),
+        ChatMessage("tool", "a\nb", tool_call_id="c1"),
+        ChatMessage("assistant", "two fi"),
+    ]
+    assert all(r.token_estimate > 0 for r in rows)
+
+
+def test_unicode_and_empty_content_round_trip(store: SqliteStore) -> None:
+    store.create_session("s1")
+    texts = ["", "é ü 漢字 🙂", "\x00nul inside", "line\r\nbreaks"]
+    for text in texts:
+        store.append_message("s1", ChatMessage("user", text))
+    assert [m.content for m in store.load_history("s1")] == texts
+
+
+def test_append_to_a_missing_session_or_turn(store: SqliteStore) -> None:
+    with pytest.raises(StoreNotFound, match="no session 'nope'"):
+        store.append_message("nope", ChatMessage("user", "x"))
+    store.create_session("s1")
+    with pytest.raises(StoreNotFound, match="no turn"):
+        store.append_message("s1", ChatMessage("user", "x"), turn_id="t-missing")
+    assert store.all_messages("s1") == []
+
+
+def test_append_messages_is_all_or_nothing(store: SqliteStore) -> None:
+    store.create_session("s1")
+    bad = ChatMessage("robot", "x")  # type: ignore[arg-type]  # violates the role CHECK
+    with pytest.raises(StoreError):
+        store.append_messages("s1", [ChatMessage("user", "ok"), bad])
+    assert store.all_messages("s1") == []
+    store.append_messages("s1", [ChatMessage("user", "ok")])
+    assert [m.position for m in store.all_messages("s1")] == [0]
+
+
+def test_start_turn_writes_the_turn_and_its_prompt(store: SqliteStore, clock: FakeClock) -> None:
+    store.create_session("s1")
+    turn = store.start_turn("t1", "s1", "hello", started_at=123.0)
+    assert turn.is_open and turn.status == "running" and turn.started_at == 123.0
+    assert turn.owner == store.owner
+    (msg,) = store.all_messages("s1")
+    assert (msg.role, msg.content, msg.turn_id) == ("user", "hello", "t1")
+    with pytest.raises(StoreError, match="exists already"):
+        store.start_turn("t1", "s1", "again")
+    with pytest.raises(StoreNotFound):
+        store.start_turn("t2", "missing", "x")
+    store.start_turn("t3", "s1", "no prompt row", record_prompt=False)
+    assert len(store.all_messages("s1")) == 1
+
+
+def test_turn_closes_exactly_once(store: SqliteStore, clock: FakeClock) -> None:
+    store.create_session("s1")
+    store.start_turn("t1", "s1", "hello")
+    stopped = TurnOutcome(
+        status="interrupted",
+        exit_reason="interrupted_by_user",
+        stop_issuer="user",
+        stop_surface="desk.key",
+        stop_reason="stopped by you",
+        stop_closed_ms=3.5,
+        stop_exited_ms=9.0,
+        children_ended=2,
+    )
+    clock.advance(2)
+    reply = NewMessage(ChatMessage("assistant", "Hel"), partial=True)
+    assert store.record_turn_end("t1", [reply], stopped) is True
+    late = [ChatMessage("assistant", "Hello there, the full late reply")]
+    assert store.record_turn_end("t1", late, COMPLETED) is False
+    assert store.close_turn("t1", COMPLETED) is False
+    turn = store.get_turn("t1")
+    assert turn is not None
+    assert (turn.status, turn.exit_reason) == ("interrupted", "interrupted_by_user")
+    assert (turn.stop_issuer, turn.stop_surface, turn.stop_reason) == (
+        "user",
+        "desk.key",
+        "stopped by you",
+    )
+    assert (turn.stop_closed_ms, turn.stop_exited_ms, turn.children_ended) == (3.5, 9.0, 2)
+    assert turn.ended_at == clock.now
+    assert [(m.content, m.partial) for m in store.all_messages("s1")] == [
+        ("hello", False),
+        ("Hel", True),
+    ]
+    with pytest.raises(StoreNotFound):
+        store.close_turn("missing", COMPLETED)
+
+
+def test_concurrent_closes_book_one_outcome(store: SqliteStore) -> None:
+    store.create_session("s1")
+    store.start_turn("t1", "s1", "hello")
+    barrier = threading.Barrier(8)
+    wins: list[str] = []
+    lock = threading.Lock()
+
+    def close(n: int) -> None:
+        barrier.wait(timeout=10)
+        outcome = TurnOutcome(status="failed", exit_reason=f"failed(E{n})")
+        if store.record_turn_end("t1", [ChatMessage("assistant", f"reply {n}")], outcome):
+            with lock:
+                wins.append(f"failed(E{n})")
+
+    threads = [threading.Thread(target=close, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert len(wins) == 1
+    turn = store.get_turn("t1")
+    assert turn is not None and turn.exit_reason == wins[0]
+    assert len(store.all_messages("s1")) == 2  # the prompt and the one winning reply
+
+
+def test_outcome_from_a_turn_result(store: SqliteStore) -> None:
+    stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "the desk is quitting")
+    timings = TurnTimings(started_at=10.0, stop_requested_at=11.0, connection_closed_at=11.004)
+    result = TurnResult(
+        status="interrupted",
+        exit_reason=stop.exit_reason(),
+        text="partial te",
+        reasoning="hmm",
+        messages=[
+            ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "shell", "{}"),)),
+            ChatMessage("tool", "done", tool_call_id="c1"),
+            ChatMessage("assistant", "partial te"),
+        ],
+        partial=True,
+        stop=stop,
+        usage=Usage(prompt_tokens=100, completion_tokens=7, total_tokens=107),
+        timings=timings,
+        children_ended=1,
+    )
+    outcome = TurnOutcome.from_result(result, stop_exited_ms=12.0)
+    assert outcome.children_ended == 1
+    assert outcome.stop_issuer == "system"
+    assert outcome.stop_surface == "gateway.shutdown"
+    assert outcome.stop_closed_ms == pytest.approx(4.0)
+    store.create_session("s1")
+    store.start_turn("t1", "s1", "go")
+    assert store.record_turn_end("t1", turn_messages(result), outcome)
+    rows = store.all_messages("s1")
+    assert [(m.role, m.partial, m.reasoning) for m in rows] == [
+        ("user", False, None),
+        ("assistant", False, None),
+        ("tool", False, None),
+        ("assistant", True, "hmm"),
+    ]
+    turn = store.get_turn("t1")
+    assert turn is not None
+    assert turn.exit_reason == "interrupted_by_system(gateway.shutdown)"
+    assert (turn.prompt_tokens, turn.completion_tokens) == (100, 7)
+
+
+def test_an_outcome_must_be_terminal() -> None:
+    with pytest.raises(ValueError):
+        TurnOutcome(status="running", exit_reason="completed")
+    with pytest.raises(ValueError):
+        TurnOutcome(status="completed", exit_reason="")
+
+
+def test_drafts_only_on_open_turns(store: SqliteStore) -> None:
+    store.create_session("s1")
+    store.start_turn("t1", "s1", "hello")
+    assert store.save_draft("t1", "Hel")
+    assert store.get_turn("t1").draft == "Hel"  # type: ignore[union-attr]
+    assert store.close_turn("t1", COMPLETED)
+    assert store.get_turn("t1").draft is None  # type: ignore[union-attr]
+    assert store.save_draft("t1", "Hello") is False
+    assert store.save_draft("missing", "x") is False
+
+
+def test_list_and_open_turns(store: SqliteStore, clock: FakeClock) -> None:
+    store.create_session("s1")
+    store.start_turn("t1", "s1", "a")
+    clock.advance(1)
+    store.start_turn("t2", "s1", "b")
+    store.close_turn("t1", COMPLETED)
+    assert [t.id for t in store.list_turns("s1")] == ["t1", "t2"]
+    assert [t.id for t in store.open_turns()] == ["t2"]
+
+
+def test_recovery_closes_dead_owners_turns_and_keeps_their_drafts(
+    db_path: Path, clock: FakeClock
+) -> None:
+    dead = "otherhost:4242:1"
+    with SqliteStore(db_path, clock=clock, owner=dead) as s:
+        s.create_session("s1")
+        s.start_turn("t1", "s1", "explain")
+        s.save_draft("t1", "It works by")
+        s.create_session("s2")
+        s.start_turn("t2", "s2", "no reply yet")
+    live = "livehost:1:1"
+    with SqliteStore(db_path, clock=clock, owner=live, recover=False) as s:
+        s.create_session("s3")
+        s.start_turn("t3", "s3", "still running elsewhere")
+    alive = {live}
+    clock.advance(60)
+    with SqliteStore(db_path, clock=clock, is_owner_alive=alive.__contains__) as s:
+        assert [t.id for t in s.open_turns()] == ["t3"]
+        t1 = s.get_turn("t1")
+        assert t1 is not None
+        assert (t1.status, t1.exit_reason, t1.ended_at) == ("failed", CRASH_EXIT_REASON, clock.now)
+        assert t1.error is not None and "4242" in t1.error
+        assert [(m.role, m.content, m.partial) for m in s.all_messages("s1")] == [
+            ("user", "explain", False),
+            ("assistant", "It works by", True),
+        ]
+        assert len(s.all_messages("s2")) == 1
+        assert s.close_turn("t1", COMPLETED) is False  # a late worker cannot overwrite it
+        assert s.recover_open_turns() == []
+        assert s.recover_open_turns(include_live=True) == ["t3"]
+
+
+def test_recovery_leaves_this_process_alone(db_path: Path) -> None:
+    with SqliteStore(db_path) as s:
+        s.create_session("s1")
+        s.start_turn("t1", "s1", "x")
+    with SqliteStore(db_path) as s:  # same process: the turn is still ours, not crashed
+        assert [t.id for t in s.open_turns()] == ["t1"]
