@@ -51,6 +51,15 @@ class SessionEvicted(Payload):
 
 
 @dataclass(frozen=True, slots=True)
+class StoreFailed(Payload):
+    """Saving the session failed (``action`` says what); it goes on in memory only."""
+
+    TYPE: ClassVar[str] = "session.store_error"
+    action: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class PromptQueued(Payload):
     """A prompt arrived while a turn ran; it waits at ``position`` (1 = next)."""
 
@@ -325,6 +334,7 @@ class GatewayEvent:
 EVENT_TYPES: tuple[type[Payload], ...] = (
     SessionCreated,
     SessionEvicted,
+    StoreFailed,
     PromptQueued,
     PromptDropped,
     MessageStart,

@@ -20,6 +20,7 @@ from agent.events import TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest, Surface
+from agent.store import SessionStore
 from agent.tools.registry import ToolRegistry, default_tools
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.console import CommandError, Console
@@ -34,7 +35,9 @@ from tui_gateway.events import (
     SessionEvicted,
     TurnState,
 )
+from tui_gateway.persistence import Persistence
 from tui_gateway.receipts import complete_event
+from tui_gateway.saved_sessions import SavedSessions
 from tui_gateway.state import Session, Turn
 from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.translate import turn_listener
@@ -49,16 +52,24 @@ from tui_gateway.types import (
 from tui_gateway.workers import TurnWorkers
 
 
-class Gateway:
+class Gateway(SavedSessions):
     """Sessions, turns and stops behind the gateway contract. Thread-safe.
 
     Args:
         config: provider and limits.
         agent_factory: builds the agent of each turn from its :class:`AgentSetup`; the default
             builds an :class:`Agent` over ``config.provider``.
+        store: where sessions and turns are saved; None keeps them in memory only. The gateway
+            closes it at shutdown.
     """
 
-    def __init__(self, config: GatewayConfig, *, agent_factory: AgentFactory | None = None) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        *,
+        agent_factory: AgentFactory | None = None,
+        store: SessionStore | None = None,
+    ) -> None:
         self.config = config
         self._tools = ToolRegistry(default_tools()) if config.tools else None
         self._cwd = config.cwd if config.cwd is not None else Path.cwd()
@@ -82,6 +93,7 @@ class Gateway:
         self._gateway_seq = 0
         self._shutdown_report: ShutdownReport | None = None
         self._shutdown_done = threading.Event()
+        self._persistence = Persistence(store, self._publish)
         self.console = Console(
             self,
             self._publish_to,
@@ -149,6 +161,7 @@ class Gateway:
                 raise GatewayError("the gateway is shutting down")
             self._sessions[session.session_id] = session
             victim = self._eviction_victim(keep=session)
+        self._persistence.session_created(session, str(self._cwd))
         self._publish(session, SessionCreated(title=title, model=session.model))
         if victim is not None:
             self._evict(victim)
@@ -280,7 +293,11 @@ class Gateway:
             )
         session = self._session(session_id)
         turn_id = uuid.uuid4().hex[:12]
-        listener = turn_listener(turn_id, lambda payload: self._publish(session, payload))
+        listener = turn_listener(
+            turn_id,
+            lambda payload: self._publish(session, payload),
+            on_text=lambda text: self._persistence.note_text(turn_id, text),
+        )
         approve = None
         if self.config.approvals and session.approvals is not None:
             approve = session.approvals.approver(turn_id)
@@ -295,6 +312,7 @@ class Gateway:
                 session.turns[turn_id] = turn
                 if not session.title:
                     session.title = _title_from(text)
+                    session.title_unsaved = True  # the worker saves it with the turn
                 queued = session.running is not None
                 if queued:
                     session.queue.append(turn)
@@ -350,6 +368,7 @@ class Gateway:
             turn.started_at = time.monotonic()
             with session.lock:
                 history = list(session.history)
+            self._persistence.turn_started(session, turn)
             self._publish(session, MessageStart(turn_id=turn.turn_id, prompt=turn.prompt))
             try:
                 result = turn.agent.run_conversation(history, turn.prompt)
@@ -372,6 +391,7 @@ class Gateway:
                 session.running = following
                 if following is not None:
                     following.state = "running"
+            self._persistence.turn_ended(session, turn, turn.result)  # saved before it is shown
             self._publish(session, complete_event(turn))
             turn.done.set()
             if following is None:
@@ -486,6 +506,12 @@ class Gateway:
         deadline = time.monotonic() + bound
         left = self.console.shutdown(stop, bound)
         left += self._workers.join_all(max(0.0, deadline - time.monotonic()))
+        for session in sessions:  # a worker that outlived the bound: its turn is closed anyway
+            with session.lock:
+                stuck = session.running
+            if stuck is not None and not stuck.done.is_set():
+                self._persistence.turn_abandoned(session, stuck, stop)
+        self._persistence.close()
         with self._lock:
             subs = list(self._subscriptions)
         for sub in subs:

@@ -56,6 +56,8 @@ class Session:
         seq: the last event sequence number used for this session.
         approvals: the session's approval prompts and always-allowed tools.
         last_used: ``time.monotonic()`` of the last prompt (eviction picks the oldest).
+        store_detached: True once a store write failed: the session is kept in memory only.
+        title_unsaved: the title changed in memory and the store has not been told yet.
     """
 
     session_id: str
@@ -69,3 +71,5 @@ class Session:
     seq: int = 0
     approvals: SessionApprovals | None = None
     last_used: float = field(default_factory=time.monotonic)
+    store_detached: bool = False
+    title_unsaved: bool = False

@@ -17,12 +17,18 @@ from agent.events import (
 from tui_gateway import events as ev
 
 
-def turn_listener(turn_id: str, publish: Callable[[ev.Payload], None]) -> AgentListener:
+def turn_listener(
+    turn_id: str,
+    publish: Callable[[ev.Payload], None],
+    *,
+    on_text: Callable[[str], None] | None = None,
+) -> AgentListener:
     """A listener that publishes one turn's agent events as gateway payloads.
 
     Args:
         turn_id: the turn the events belong to.
         publish: sends a payload to the session's subscribers; must not block.
+        on_text: also gets each piece of visible reply text (for draft checkpoints).
 
     Returns:
         the listener to give the turn's :class:`agent.agent.Agent`.
@@ -39,6 +45,8 @@ def turn_listener(turn_id: str, publish: Callable[[ev.Payload], None]) -> AgentL
         if isinstance(event, TextDelta):
             set_state("streaming")
             publish(ev.MessageDelta(turn_id=turn_id, text=event.text, reasoning=event.reasoning))
+            if on_text is not None:
+                on_text(event.text)
         elif isinstance(event, ModelCallStarted):
             set_state("waiting")
         elif isinstance(event, Retrying):

@@ -106,3 +106,51 @@ class ShutdownReport:
     prompts_dropped: int
     threads_left: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One line of ``session.list``.
+
+    Attributes:
+        session_id: the id.
+        title: the title ("" until the first prompt names it).
+        model: the model it talks to.
+        updated_at: unix seconds of the last saved change, or None when never saved.
+        live: held by the gateway now.
+        running: a turn runs now.
+    """
+
+    session_id: str
+    title: str
+    model: str
+    updated_at: float | None
+    live: bool
+    running: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptEntry:
+    """One message of a resumed session, as a frontend shows it.
+
+    Attributes:
+        role: ``system``, ``user``, ``assistant`` or ``tool``.
+        content: the text.
+        partial: True for a reply that was cut short (stopped, failed, or a crash).
+        tool_names: for an assistant message, the tools it called.
+    """
+
+    role: str
+    content: str
+    partial: bool = False
+    tool_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ResumedSession:
+    """What ``session.resume`` returns: the session and its transcript, oldest first."""
+
+    session_id: str
+    title: str
+    model: str
+    transcript: list[TranscriptEntry] = field(default_factory=list)

@@ -1,0 +1,111 @@
+"""The gateway saves what the person saw: prompts, replies (partial ones flagged), turn
+outcomes with their stops; a store failure says so once and loses nothing in memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.demo_model.server import DemoModelServer
+from agent.provider.client import ProviderConfig
+from agent.stops import StopRequest, Surface
+from agent.store import SqliteStore
+from tests.support import EventLog
+from tui_gateway.events import MessageDelta, StoreFailed
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+
+def open_gateway(provider: ProviderConfig, db: Path) -> tuple[Gateway, EventLog, SqliteStore]:
+    store = SqliteStore(db)
+    gateway = Gateway(GatewayConfig(provider=provider, cwd=db.parent), store=store)
+    log = EventLog()
+    gateway.subscribe(log)
+    return gateway, log, store
+
+
+def test_turns_are_saved_and_a_session_resumes_in_a_new_gateway(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "desk.db"
+    gateway, log, store = open_gateway(provider, db)
+    session = gateway.session_create()
+    done = log.complete(gateway.prompt_submit(session, "reply with exactly: first answer").turn_id)
+    demo_server.configure(tokens_per_second=40.0)
+    second = gateway.prompt_submit(session, "now a long one").turn_id
+    assert log.wait_for(
+        lambda _e: any(
+            isinstance(e.payload, MessageDelta) and e.payload.turn_id == second for e in _e
+        )
+    )
+    gateway.session_interrupt(session, StopRequest.by_user(Surface.DESK_KEY))
+    stopped = log.complete(second)
+    in_memory = gateway.history(session)
+    assert store.load_history(session) == in_memory  # saved before it was shown
+    turns = {t.id: t for t in store.list_turns(session)}
+    assert turns[done.turn_id].exit_reason == "completed"
+    row = turns[second]
+    assert row.exit_reason == "interrupted_by_user"
+    assert row.stop_issuer == "user" and row.stop_surface == "desk.key"
+    assert row.stop_closed_ms is not None
+    assert gateway.shutdown(timeout_s=5).threads_left == []
+
+    demo_server.configure(tokens_per_second=2000.0)
+    again, log2, _store = open_gateway(provider, db)
+    try:
+        listed = again.session_list()
+        assert [i.session_id for i in listed] == [session]
+        assert listed[0].title == "reply with exactly: first answer"
+        resumed = again.session_resume()  # the most recent
+        assert resumed.session_id == session
+        assert [e.role for e in resumed.transcript] == ["user", "assistant", "user", "assistant"]
+        assert resumed.transcript[1].content == "first answer"
+        assert resumed.transcript[3].partial and resumed.transcript[3].content == stopped.text
+        third = again.prompt_submit(session, "reply with exactly: resumed fine").turn_id
+        assert log2.complete(third).text == "resumed fine"
+        sent = demo_server.records.last().messages
+        assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
+        again.session_rename(session, "  renamed   session ")
+        assert again.session_list()[0].title == "renamed session"
+        assert again.session_delete(session)
+        assert again.session_list() == []
+    finally:
+        assert again.shutdown(timeout_s=5).threads_left == []
+
+
+def test_quitting_mid_stream_is_saved_as_a_system_stop(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    demo_server.configure(tokens_per_second=40.0)
+    gateway, log, _store = open_gateway(provider, tmp_path / "desk.db")
+    session = gateway.session_create()
+    turn = gateway.prompt_submit(session, "stream a while").turn_id
+    assert log.wait_for(lambda ev: any(isinstance(e.payload, MessageDelta) for e in ev))
+    assert gateway.shutdown(timeout_s=5).threads_left == []
+    check = SqliteStore(tmp_path / "desk.db")
+    try:
+        row = check.get_turn(turn)
+        assert row is not None
+        assert row.exit_reason == "interrupted_by_system(gateway.shutdown)"
+        assert row.stop_issuer == "system"
+        history = check.active_messages(session)
+        assert history[-1].role == "assistant" and history[-1].partial
+        assert check.integrity_check() == "ok"
+    finally:
+        check.close()
+
+
+def test_a_failing_store_says_so_once_and_the_session_goes_on_in_memory(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    gateway, log, store = open_gateway(provider, tmp_path / "desk.db")
+    session = gateway.session_create()
+    store.close()  # every write from now on fails
+    try:
+        for n in range(2):
+            turn = gateway.prompt_submit(session, f"reply with exactly: still here {n}").turn_id
+            assert log.complete(turn).text == f"still here {n}"
+        (failed,) = log.of_type(StoreFailed)
+        assert "kept in memory only" in failed.message
+        assert "\n" not in failed.message
+        assert [m.content for m in gateway.history(session)][-1] == "still here 1"
+    finally:
+        assert gateway.shutdown(timeout_s=5).threads_left == []

@@ -1,0 +1,166 @@
+"""The gateway's writes to the session store, and what happens when the store fails.
+
+Every write goes through :meth:`Persistence.write`. A :class:`agent.store.StoreError` never
+reaches the caller: the session is marked detached (so no later write leaves a gap in the saved
+transcript), one ``session.store_error`` event tells the person in one line, and the session
+goes on in memory. Order matters for "nothing seen is lost": the turn's outcome is written
+before ``message.complete`` is published.
+
+Streamed text is checkpointed as a draft about once a second by a thread of its own, never on
+the turn's event loop (an fsync there would delay a stop).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from agent.events import TurnResult
+from agent.provider.types import ChatMessage
+from agent.stops import StopRequest
+from agent.store import SessionStore, StoreError, TurnOutcome, turn_messages
+from tui_gateway.events import Payload, StoreFailed
+from tui_gateway.state import Session, Turn
+
+T = TypeVar("T")
+
+DRAFT_INTERVAL_S = 1.0
+"""Seconds between two draft checkpoints of a streaming reply."""
+
+
+class Persistence:
+    """Writes sessions and turns to an optional store.
+
+    Args:
+        store: the store, or None to keep everything in memory.
+        publish: sends a payload for a session; never blocks.
+    """
+
+    def __init__(
+        self, store: SessionStore | None, publish: Callable[[Session, Payload], None]
+    ) -> None:
+        self.store = store
+        self._publish = publish
+        self._lock = threading.Lock()
+        self._drafts: dict[str, list[str]] = {}
+        self._dirty: set[str] = set()
+        self._closed = threading.Event()
+        self._thread: threading.Thread | None = None
+        if store is not None:
+            self._thread = threading.Thread(
+                target=self._draft_loop, name="desk-drafts", daemon=True
+            )
+            self._thread.start()
+
+    def write(self, session: Session, action: str, fn: Callable[[SessionStore], T]) -> T | None:
+        """Run ``fn(store)`` for ``session``; on a store failure detach the session, once.
+
+        Returns:
+            what ``fn`` returned, or None without a store, for a detached session, or on failure.
+        """
+        store = self.store
+        if store is None or session.store_detached:
+            return None
+        try:
+            return fn(store)
+        except StoreError as exc:
+            if not session.store_detached:
+                session.store_detached = True
+                message = f"{exc.message}; this session is kept in memory only from now on"
+                self._publish(session, StoreFailed(action=action, message=message))
+            return None
+
+    def session_created(self, session: Session, cwd: str) -> None:
+        """Save a new session with its first messages (the system prompt)."""
+        self.write(
+            session,
+            "create the session",
+            lambda s: s.create_session(
+                session.session_id,
+                title=session.title,
+                model=session.model,
+                cwd=cwd,
+                messages=list(session.history),
+            ),
+        )
+
+    def turn_started(self, session: Session, turn: Turn) -> None:
+        """Save the running turn and its prompt, in one transaction (and a new title first)."""
+        with session.lock:
+            title = session.title if session.title_unsaved else None
+            session.title_unsaved = False
+        if title is not None:
+            self.write(
+                session, "name the session", lambda s: s.rename_session(session.session_id, title)
+            )
+        self.write(
+            session,
+            "save the prompt",
+            lambda s: s.start_turn(turn.turn_id, session.session_id, turn.prompt),
+        )
+
+    def note_text(self, turn_id: str, text: str) -> None:
+        """Remember streamed text for the next draft checkpoint (cheap; any thread)."""
+        if self.store is None or not text:
+            return
+        with self._lock:
+            self._drafts.setdefault(turn_id, []).append(text)
+            self._dirty.add(turn_id)
+
+    def turn_ended(self, session: Session, turn: Turn, result: TurnResult) -> None:
+        """Save the turn's messages and close its row, exactly once (a late call writes nothing)."""
+        with self._lock:
+            self._drafts.pop(turn.turn_id, None)
+            self._dirty.discard(turn.turn_id)
+        exited_ms = None
+        if result.stop is not None and turn.worker_exited_at is not None:
+            exited_ms = max(0.0, (turn.worker_exited_at - result.stop.requested_at) * 1000.0)
+        outcome = TurnOutcome.from_result(result, stop_exited_ms=exited_ms)
+        self.write(
+            session,
+            "save the reply",
+            lambda s: s.record_turn_end(turn.turn_id, turn_messages(result), outcome),
+        )
+
+    def turn_abandoned(self, session: Session, turn: Turn, stop: StopRequest) -> None:
+        """Close a turn whose worker outlived the shutdown bound, so it is never left open."""
+        outcome = TurnOutcome(
+            status="interrupted",
+            exit_reason=stop.exit_reason(),
+            stop_issuer=stop.issuer.value,
+            stop_surface=stop.surface.value,
+            stop_reason=stop.reason,
+            error="the worker did not exit within the shutdown bound",
+        )
+        self.write(session, "close the turn", lambda s: s.close_turn(turn.turn_id, outcome))
+
+    def load_history(self, session: Session) -> list[ChatMessage] | None:
+        """The saved transcript of ``session``, or None when it cannot be read."""
+        return self.write(session, "load the session", lambda s: s.load_history(session.session_id))
+
+    def close(self, timeout_s: float = 2.0) -> None:
+        """Write the last drafts, end the draft thread and close the store."""
+        self._closed.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        self._flush_drafts()
+        if self.store is not None:
+            with contextlib.suppress(StoreError):  # closing is best effort at the exit
+                self.store.close()
+
+    def _draft_loop(self) -> None:
+        while not self._closed.wait(DRAFT_INTERVAL_S):
+            self._flush_drafts()
+
+    def _flush_drafts(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        with self._lock:
+            dirty = {t: "".join(self._drafts.get(t, [])) for t in self._dirty}
+            self._dirty.clear()
+        for turn_id, text in dirty.items():
+            with contextlib.suppress(StoreError):  # best effort; the final write reports failures
+                store.save_draft(turn_id, text, wait=False)

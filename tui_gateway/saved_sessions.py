@@ -1,0 +1,177 @@
+"""``session.list``, ``session.resume``, rename and delete: the gateway's saved sessions.
+
+A part of :class:`tui_gateway.gateway.Gateway`, kept apart so that each file has one job; it
+uses the gateway's live-session table, its persistence and its stop path.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from agent.stops import StopRequest, Surface
+from agent.store import StoreError
+from tui_gateway.approvals import SessionApprovals
+from tui_gateway.events import Payload
+from tui_gateway.persistence import Persistence
+from tui_gateway.state import Session, Turn
+from tui_gateway.types import (
+    GatewayConfig,
+    GatewayError,
+    ResumedSession,
+    SessionInfo,
+    TranscriptEntry,
+)
+
+
+class SavedSessions:
+    """Saved-session methods of the gateway (a mixin: the gateway provides the state)."""
+
+    config: GatewayConfig
+    _lock: threading.Lock
+    _sessions: dict[str, Session]
+    _persistence: Persistence
+
+    def _publish(self, session: Session | None, payload: Payload) -> None:
+        raise NotImplementedError
+
+    def _eviction_victim(self, keep: Session) -> Session | None:
+        raise NotImplementedError
+
+    def _evict(self, session: Session) -> None:
+        raise NotImplementedError
+
+    def _stop_session(self, session: Session, stop: StopRequest) -> tuple[Turn | None, int]:
+        raise NotImplementedError
+
+    def session_list(self, limit: int = 50) -> list[SessionInfo]:
+        """``session.list``: live and saved sessions, most recently used first.
+
+        Raises:
+            GatewayError: when the store cannot be read.
+        """
+        with self._lock:
+            live = dict(self._sessions)
+        infos: dict[str, SessionInfo] = {}
+        store = self._persistence.store
+        if store is not None:
+            try:
+                rows = store.list_sessions(limit=limit)
+            except StoreError as exc:
+                raise GatewayError(exc.message) from exc
+            for row in rows:
+                session = live.get(row.id)
+                infos[row.id] = SessionInfo(
+                    session_id=row.id,
+                    title=session.title if session is not None else row.title,
+                    model=row.model,
+                    updated_at=row.updated_at,
+                    live=session is not None,
+                    running=session is not None and session.running is not None,
+                )
+        for session in sorted(live.values(), key=lambda s: -s.last_used):
+            if session.session_id not in infos:
+                infos[session.session_id] = SessionInfo(
+                    session_id=session.session_id,
+                    title=session.title,
+                    model=session.model,
+                    updated_at=None,
+                    live=True,
+                    running=session.running is not None,
+                )
+        return list(infos.values())[:limit]
+
+    def session_resume(self, session_id: str | None = None) -> ResumedSession:
+        """``session.resume``: make a saved session live again (the most recent when no id).
+
+        Returns:
+            the session and its transcript (archived messages left out).
+
+        Raises:
+            GatewayError: no such session, no store, or the store cannot be read.
+        """
+        store = self._persistence.store
+        with self._lock:
+            live = self._sessions.get(session_id) if session_id else None
+        if store is None and live is None:
+            raise GatewayError("there are no saved sessions (running without a database)")
+        try:
+            row = None
+            if store is not None:
+                row = store.get_session(session_id) if session_id else store.most_recent_session()
+            if row is None and live is None:
+                raise GatewayError(
+                    f"no saved session {session_id!r}" if session_id else "no saved session yet"
+                )
+            messages = store.active_messages(row.id) if store is not None and row else []
+        except StoreError as exc:
+            raise GatewayError(exc.message) from exc
+        transcript = [
+            TranscriptEntry(
+                role=m.role,
+                content=m.content,
+                partial=m.partial,
+                tool_names=tuple(c.name for c in m.tool_calls),
+            )
+            for m in messages
+        ]
+        if live is not None:
+            return ResumedSession(live.session_id, live.title, live.model, transcript)
+        assert row is not None
+        session = Session(
+            session_id=row.id, title=row.title, model=row.model or self.config.provider.model
+        )
+        session.history = [m.to_chat() for m in messages]
+        session.approvals = SessionApprovals(lambda payload: self._publish(session, payload))
+        with self._lock:
+            self._sessions.setdefault(session.session_id, session)
+            session = self._sessions[session.session_id]
+            victim = self._eviction_victim(keep=session)
+        if victim is not None:
+            self._evict(victim)
+        return ResumedSession(session.session_id, session.title, session.model, transcript)
+
+    def session_rename(self, session_id: str, title: str) -> None:
+        """Rename a live or saved session.
+
+        Raises:
+            GatewayError: empty title, or no such session.
+        """
+        title = " ".join(title.split())
+        if not title:
+            raise GatewayError("the title is empty", code=-32602)
+        with self._lock:
+            session = self._sessions.get(session_id)
+        if session is not None:
+            with session.lock:
+                session.title = title
+        store = self._persistence.store
+        if store is not None:
+            try:
+                store.rename_session(session_id, title)
+            except StoreError as exc:
+                if session is None:
+                    raise GatewayError(exc.message) from exc
+
+    def session_delete(self, session_id: str) -> bool:
+        """Delete a session for good: its running turn is stopped first (a user stop).
+
+        Returns:
+            False when there was no such session.
+        """
+        with self._lock:
+            session = self._sessions.get(session_id)
+        if session is not None:
+            stop = StopRequest.by_user(Surface.DESK_KEY, "the session was deleted")
+            running, _dropped = self._stop_session(session, stop)
+            if running is not None:
+                running.done.wait(self.config.shutdown_timeout_s)
+            with self._lock:
+                self._sessions.pop(session_id, None)
+        deleted = False
+        store = self._persistence.store
+        if store is not None:
+            try:
+                deleted = store.delete_session(session_id)
+            except StoreError as exc:
+                raise GatewayError(exc.message) from exc
+        return deleted or session is not None
