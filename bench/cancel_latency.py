@@ -1,11 +1,14 @@
 """Stop latency of desk's gateway against the demo model, at random moments of each phase.
 
-For each phase (waiting for the first byte, streaming, non-streaming) it runs N turns, stops
-each one at a random moment with a user stop, and measures:
+For each phase (waiting for the first byte, streaming, non-streaming, a running shell tool, a
+console ``digest`` whose nested agent streams) it runs N stops at a random moment of the phase,
+and measures:
 
 - ``server_close_ms``: from the stop to the moment the model server noticed the closed
   connection (the server's own record, both on the system-wide monotonic clock);
-- ``worker_exit_ms``: from the stop to the turn's worker having returned (the gateway's receipt).
+- ``worker_exit_ms``: from the stop to the turn's worker having returned (the gateway's receipt;
+  for the console, the command's worker thread joined);
+- ``child_gone_ms`` (tool phase): from the stop to the shell's process being gone.
 
 Prints one JSON object with p50/p95/p99/max per phase. Usage::
 
@@ -19,9 +22,13 @@ import json
 import random
 import statistics
 import sys
+import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -30,14 +37,17 @@ from agent.demo_model.server import DemoModelServer  # noqa: E402
 from agent.provider.client import ProviderConfig  # noqa: E402
 from agent.stops import StopRequest, Surface  # noqa: E402
 from tests.support import EventLog  # noqa: E402
-from tui_gateway.events import MessageDelta  # noqa: E402
+from tui_gateway.events import MessageDelta, ToolOutput  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 
-PHASES = ("first_byte", "streaming", "non_streaming")
+PHASES = ("first_byte", "streaming", "non_streaming", "tool", "console")
+TOOL_PROMPT = 'call tool shell with {"command": "echo pid=$$; sleep 30"}'
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
     """p50/p95/p99/max of ``values`` (milliseconds), nearest-rank."""
+    if not values:
+        return {"n": 0}
     ordered = sorted(values)
 
     def rank(p: float) -> float:
@@ -53,8 +63,83 @@ def percentiles(values: list[float]) -> dict[str, float]:
     }
 
 
+def pid_gone_ms(pid: int, since: float, deadline_s: float = 5.0) -> float | None:
+    """Milliseconds from ``since`` until ``pid`` is gone or a zombie (polled every 0.2 ms)."""
+    pause = threading.Event()
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        pause.wait(0.0002)
+    else:
+        return None
+    return (time.monotonic() - since) * 1000.0
+
+
+def run_tool_or_console(phase: str, stops: int, rng: random.Random, tmp: Path) -> dict[str, Any]:
+    """Stops during a running shell tool, or during a console ``digest`` (nested agent)."""
+    server = DemoModelServer(DemoConfig(tokens_per_second=200.0))
+    server.start()
+    provider = ProviderConfig(base_url=server.base_url, model="demo")
+    (tmp / "file.md").write_text("word " * 2000)
+    gateway = Gateway(GatewayConfig(provider=provider, approvals=False, cwd=tmp))
+    log = EventLog()
+    gateway.subscribe(log)
+    pause = threading.Event()
+    close_ms: list[float] = []
+    exit_ms: list[float] = []
+    child_ms: list[float] = []
+    session = gateway.session_create()
+    try:
+        for _ in range(stops):
+            server.records.clear()
+            if phase == "tool":
+                seen = len(log.of_type(ToolOutput))
+                turn_id = gateway.prompt_submit(session, TOOL_PROMPT).turn_id
+                log.wait_for(lambda ev, n=seen: len(log.of_type(ToolOutput)) > n)
+                pid = int(log.of_type(ToolOutput)[-1].text.split("pid=")[1].split()[0])
+                pause.wait(rng.uniform(0.0, 0.2))
+                stop = StopRequest.by_user(Surface.DESK_KEY)
+                gateway.session_interrupt(session, stop, turn_id=turn_id)
+                gone = pid_gone_ms(pid, stop.requested_at)
+                complete = log.complete(turn_id, timeout=10)
+                if gone is not None:
+                    child_ms.append(gone)
+                if complete.stop is not None and complete.stop.exited_ms is not None:
+                    exit_ms.append(complete.stop.exited_ms)
+            else:
+                command = gateway.console_run(session, "digest file.md")
+                server.records.wait_for(lambda r: bool(r) and r[-1].first_token_at is not None, 5)
+                pause.wait(rng.uniform(0.0, 0.3))
+                stop = StopRequest.by_user(Surface.CONSOLE_CANCEL)
+                gateway.console_cancel(command, stop)
+                run = gateway.console.get(command)
+                if run is not None and run.thread is not None:
+                    run.thread.join(10)
+                    exit_ms.append((time.monotonic() - stop.requested_at) * 1000.0)
+                server.records.wait_for(lambda r: r[-1].slot_released_at is not None, 5)
+                record = server.records.last()
+                if record.peer_closed_at is not None:
+                    close_ms.append((record.peer_closed_at - stop.requested_at) * 1000.0)
+    finally:
+        gateway.shutdown(timeout_s=10)
+        server.stop()
+    figures: dict[str, Any] = {"stop_to_worker_exit_ms": percentiles(exit_ms)}
+    if phase == "tool":
+        figures["stop_to_child_gone_ms"] = percentiles(child_ms)
+    else:
+        figures["stop_to_server_close_ms"] = percentiles(close_ms)
+    return figures
+
+
 def run_phase(phase: str, stops: int, rng: random.Random) -> dict[str, Any]:
     """Run ``stops`` stopped turns in one phase; returns the figures."""
+    if phase in ("tool", "console"):
+        with tempfile.TemporaryDirectory() as tmp:
+            return run_tool_or_console(phase, stops, rng, Path(tmp))
     config = DemoConfig(tokens_per_second=200.0)
     if phase == "first_byte":
         config.prompt_delay_s = 0.5
