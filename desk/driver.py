@@ -1,0 +1,215 @@
+"""A Linux terminal driver whose Esc key arrives after the escape delay, not 100 ms later.
+
+Textual's :class:`~textual.drivers.linux_driver.LinuxDriver` reads the terminal on an input
+thread that waits in ``select()`` for up to 0.1 s. A lone ESC byte may be the start of an escape
+sequence, so the parser holds it until ``constants.ESCAPE_DELAY`` has passed, but it only checks
+that timeout (``parser.tick()``) when ``select()`` wakes up: with nothing else typed, Esc reaches
+the app up to 100 ms after the delay expired. :class:`FastEscapeDriver` is the same input loop
+with one change: while the parser holds a pending ESC, ``select()`` waits no longer than until
+the parser's own deadline (``Parser._timeout_time``), so Esc is delivered about
+``ESCAPE_DELAY`` after the key press (10 ms by default in desk, see :mod:`desk.config`).
+
+Second, a stop key does not queue behind the UI. While a reply streams, the app's message loop
+is busy re-rendering Markdown, and a key posted to it waited there 10-35 ms more (measured at
+200 tokens/s). So the input thread offers Esc and Ctrl+C first to the app's
+:meth:`~TerminalHooks.stop_from_input_thread`, which sends the stop to the gateway right
+there (thread-safe, it only schedules a cancel) and consumes the key when a turn was stopped;
+otherwise the key goes to the app as usual (bindings, modals).
+
+Third, a terminal that goes away (window closed, ssh dropped) ends desk through its normal
+quit path instead of hanging it. Reading a hung-up terminal gives end-of-file (or EIO), which
+made Textual's input thread spin (or panic the app); here the input thread tells the app
+(:meth:`TerminalHooks.terminal_closed`) and stops reading. Writing to it fails too, which killed
+Textual's output thread and left the next write blocked for ever on its full queue (seen:
+``desk`` processes still alive 30 minutes after their tmux session was killed); here the output
+file drops writes once the terminal is gone (:class:`HangupSafeOutput`).
+
+The loop below follows ``LinuxDriver.run_input_thread`` of Textual 8.2.8 (pinned); only the
+``select()`` timeout and the handling of a hung-up terminal differ.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+from codecs import getincrementaldecoder
+from typing import IO, TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+
+from textual import events
+from textual._loop import loop_last
+from textual._parser import ParseError
+from textual._time import get_time
+from textual._xterm_parser import XTermParser
+from textual.drivers.linux_driver import LinuxDriver
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+IDLE_WAIT_S = 0.1
+"""Longest ``select()`` wait, in seconds, when no escape sequence is pending (as Textual)."""
+
+
+def input_wait_s(timeout_time: float | None, now: float, idle_wait_s: float = IDLE_WAIT_S) -> float:
+    """How long the input thread may block in ``select()``.
+
+    Args:
+        timeout_time: the parser's pending escape deadline (``get_time()`` seconds), or None
+            when no escape sequence is pending.
+        now: the current ``get_time()`` seconds.
+        idle_wait_s: the wait when nothing is pending, in seconds.
+
+    Returns:
+        Seconds to wait: ``idle_wait_s`` when nothing is pending, else the time left until the
+        deadline (0 when it has passed), never more than ``idle_wait_s``.
+    """
+    if timeout_time is None:
+        return idle_wait_s
+    return min(idle_wait_s, max(0.0, timeout_time - now))
+
+
+@runtime_checkable
+class TerminalHooks(Protocol):
+    """What an app offers the driver's input thread (both called off the UI thread)."""
+
+    def stop_from_input_thread(self, key: str) -> bool:
+        """Stop the running turn for ``key`` (``escape`` or ``ctrl+c``).
+
+        Returns:
+            True when a turn was stopped (the key is then consumed), else False.
+        """
+        ...
+
+    def terminal_closed(self) -> None:
+        """The terminal hung up: no more input will come, and output goes nowhere."""
+        ...
+
+
+class HangupSafeOutput:
+    """The terminal's output file, made safe to write after the terminal hung up.
+
+    The first write or flush that fails (EIO, EPIPE) marks it ``broken``; from then on writes are
+    dropped, so Textual's output thread keeps draining its queue instead of dying.
+
+    Args:
+        file: the real output file (``sys.__stderr__``, as Textual uses).
+    """
+
+    def __init__(self, file: IO[str]) -> None:
+        self._file = file
+        self.broken = False
+        """True once a write or flush failed."""
+
+    def write(self, text: str) -> int:
+        """Write ``text``, or drop it once broken; returns ``len(text)`` either way."""
+        if not self.broken:
+            try:
+                self._file.write(text)
+            except OSError:
+                self.broken = True
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush, unless broken."""
+        if not self.broken:
+            try:
+                self._file.flush()
+            except OSError:
+                self.broken = True
+
+    def fileno(self) -> int:
+        """The real file's descriptor."""
+        return self._file.fileno()
+
+    def isatty(self) -> bool:
+        """Whether the real file is a terminal."""
+        return self._file.isatty()
+
+
+class FastEscapeDriver(LinuxDriver):
+    """:class:`LinuxDriver` with a prompt Esc, stop keys off the UI queue, and hang-up safety.
+
+    Args:
+        app: the app.
+        debug: Textual's debug flag.
+        mouse: enable mouse support.
+        size: initial terminal size, or None to detect it.
+    """
+
+    STOP_KEYS: ClassVar[frozenset[str]] = frozenset({"escape", "ctrl+c"})
+    """Keys offered to :meth:`TerminalHooks.stop_from_input_thread` first."""
+
+    def __init__(
+        self,
+        app: App[object],
+        *,
+        debug: bool = False,
+        mouse: bool = True,
+        size: tuple[int, int] | None = None,
+    ) -> None:
+        super().__init__(app, debug=debug, mouse=mouse, size=size)
+        if self._file is not None:
+            self._file = HangupSafeOutput(self._file)  # type: ignore[assignment]
+
+    def process_message(self, message: Message) -> None:
+        """Offer stop keys to the app on this (input) thread, then post the rest as usual."""
+        if isinstance(message, events.Key) and message.key in self.STOP_KEYS:
+            app = self._app
+            if isinstance(app, TerminalHooks) and app.stop_from_input_thread(message.key):
+                return
+        super().process_message(message)
+
+    def _terminal_closed(self) -> None:
+        app = self._app
+        if isinstance(app, TerminalHooks):
+            app.terminal_closed()
+
+    def run_input_thread(self) -> None:
+        """Wait for input and dispatch events (see the module docstring for the change)."""
+        selector = selectors.SelectSelector()
+        selector.register(self.fileno, selectors.EVENT_READ)
+
+        fileno = self.fileno
+        event_read = selectors.EVENT_READ
+
+        parser = XTermParser(self._debug)
+        feed = parser.feed
+        tick = parser.tick
+
+        decode = getincrementaldecoder("utf-8")().decode
+        read = os.read
+
+        def process_selector_events(
+            selector_events: list[tuple[selectors.SelectorKey, int]],
+            final: bool = False,
+        ) -> None:
+            for last, (_selector_key, mask) in loop_last(selector_events):
+                if mask & event_read:
+                    data = read(fileno, 1024 * 4)
+                    if not data:
+                        if self.input_tty and not final:
+                            raise EOFError  # a terminal at end of file has hung up
+                        break  # stdin is a pipe that closed
+                    unicode_data = decode(data, final=final and last)
+                    for event in feed(unicode_data):
+                        self.process_message(event)
+            for event in tick():
+                self.process_message(event)
+
+        try:
+            try:
+                while not self.exit_event.is_set():
+                    wait = input_wait_s(parser._timeout_time, get_time())
+                    process_selector_events(selector.select(wait))
+                selector.unregister(self.fileno)
+                process_selector_events(selector.select(IDLE_WAIT_S), final=True)
+            except (OSError, EOFError):  # the terminal hung up: quit through the app
+                self._terminal_closed()
+                self.exit_event.wait()
+        finally:
+            selector.close()
+            try:
+                for _event in feed(""):
+                    pass
+            except (EOFError, ParseError):
+                pass

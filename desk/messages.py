@@ -1,0 +1,98 @@
+"""Textual messages that carry gateway events into the app (posted by :mod:`desk.bridge`).
+
+One message class per gateway event type the app shows. Each carries the event's
+``session_id`` and its typed payload unchanged.
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from tui_gateway.events import (
+    GatewayStopping,
+    MessageComplete,
+    MessageDelta,
+    MessageStart,
+    PromptDropped,
+    PromptQueued,
+    TurnState,
+)
+
+
+class GatewayMessage(Message):
+    """Base of the messages made from gateway events.
+
+    Args:
+        session_id: the event's session ("" for gateway-wide events).
+        seq: the event's sequence number.
+    """
+
+    def __init__(self, session_id: str, seq: int) -> None:
+        super().__init__()
+        self.session_id = session_id
+        """The session the event belongs to ("" for gateway-wide events)."""
+        self.seq = seq
+        """The event's per-session sequence number."""
+
+
+class TurnStarted(GatewayMessage):
+    """``message.start``: a turn began and its reply starts."""
+
+    def __init__(self, session_id: str, seq: int, payload: MessageStart) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class ReplyDelta(GatewayMessage):
+    """``message.delta``: a (coalesced) piece of the streaming reply."""
+
+    def __init__(self, session_id: str, seq: int, payload: MessageDelta) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class TurnStateChanged(GatewayMessage):
+    """``turn.state``: waiting, streaming, retrying or stopping."""
+
+    def __init__(self, session_id: str, seq: int, payload: TurnState) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class TurnCompleted(GatewayMessage):
+    """``message.complete``: the turn's one terminal outcome."""
+
+    def __init__(self, session_id: str, seq: int, payload: MessageComplete) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class PromptWasQueued(GatewayMessage):
+    """``prompt.queued``: a prompt waits behind the running turn."""
+
+    def __init__(self, session_id: str, seq: int, payload: PromptQueued) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class PromptWasDropped(GatewayMessage):
+    """``prompt.dropped``: a queued prompt will never run."""
+
+    def __init__(self, session_id: str, seq: int, payload: PromptDropped) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class GatewayIsStopping(GatewayMessage):
+    """``gateway.stopping``: the gateway shuts down and waits for running turns."""
+
+    def __init__(self, session_id: str, seq: int, payload: GatewayStopping) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""

@@ -1,0 +1,61 @@
+"""Human text for stop receipts, failures and durations, as shown in the transcript.
+
+Pure functions, so the app can take another formatter (tests pin the figures this way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tui_gateway.events import StopReceipt
+
+ReceiptFormatter = Callable[[StopReceipt], str]
+"""Turns a stop receipt into the one-line marker shown under a stopped turn."""
+
+
+def format_ms(ms: float) -> str:
+    """Milliseconds as short text: ``"<1 ms"``, ``"12 ms"``, ``"1.3 s"``."""
+    if ms < 1.0:
+        return "<1 ms"
+    if ms < 1000.0:
+        return f"{ms:.0f} ms"
+    return f"{ms / 1000.0:.1f} s"
+
+
+def format_elapsed(seconds: float) -> str:
+    """Seconds of a running turn: ``"0.4 s"``, ``"12.0 s"``, ``"2 m 05 s"``."""
+    seconds = max(0.0, seconds)
+    if seconds < 60.0:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} m {rest:02d} s"
+
+
+def format_stop_receipt(receipt: StopReceipt) -> str:
+    """The marker under a stopped turn.
+
+    Args:
+        receipt: the gateway's measurements of the stop.
+
+    Returns:
+        e.g. ``"■ stopped by you · connection closed in 3 ms · worker exited in 5 ms"``, or
+        ``"■ stopped by the system: the desk is quitting · ..."``.
+    """
+    if receipt.issuer == "user":
+        parts = ["■ stopped by you"]
+    else:
+        parts = [f"■ stopped by the system: {receipt.reason}"]
+    if receipt.closed_ms is not None:
+        parts.append(f"connection closed in {format_ms(receipt.closed_ms)}")
+    if receipt.exited_ms is not None:
+        parts.append(f"worker exited in {format_ms(receipt.exited_ms)}")
+    if receipt.children_ended:
+        noun = "process" if receipt.children_ended == 1 else "processes"
+        parts.append(f"{receipt.children_ended} child {noun} ended")
+    return " · ".join(parts)
+
+
+def format_failure(error: str | None, exit_reason: str) -> str:
+    """The one error line of a failed turn: ``"✖ <error>"`` (the exit reason if no message)."""
+    text = " ".join((error or exit_reason).split())
+    return f"✖ {text}"

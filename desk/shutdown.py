@@ -1,0 +1,101 @@
+"""Quitting as a system stop: the gateway's shutdown on a plain thread, and quit signals.
+
+``gateway.shutdown()`` blocks until every turn's worker has exited (bounded, 10 s by default),
+so it never runs on the UI thread when a person quits; and it never runs on a Textual worker,
+because Textual would wait for that worker while it exits. :class:`ShutdownRunner` owns the
+thread; SIGTERM and SIGHUP join the same path through :func:`install_quit_signals`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+from collections.abc import Callable
+
+from desk.ports import DeskGateway
+from tui_gateway.gateway import ShutdownReport
+
+QUIT_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
+"""Signals handled as a system quit (the same path as Ctrl+Q)."""
+
+
+class ShutdownRunner:
+    """Runs ``gateway.shutdown()`` once, on a thread of its own, and reports when it is done.
+
+    Args:
+        gateway: the gateway to shut down.
+    """
+
+    def __init__(self, gateway: DeskGateway) -> None:
+        self._gateway = gateway
+        self._thread: threading.Thread | None = None
+        self._done = threading.Event()
+        self.report: ShutdownReport | None = None
+        """The gateway's report, once the shutdown returned."""
+
+    @property
+    def started(self) -> bool:
+        """True once :meth:`start` or :meth:`run_here` ran."""
+        return self._thread is not None or self._done.is_set()
+
+    def start(self, then: Callable[[], None]) -> bool:
+        """Shut the gateway down on a thread named ``desk-quit``, then call ``then`` there.
+
+        Args:
+            then: called on that thread after the shutdown returned (or raised).
+
+        Returns:
+            False when a shutdown had already begun (nothing new is started).
+        """
+        if self.started:
+            return False
+
+        def run() -> None:
+            try:
+                self.report = self._gateway.shutdown()
+            finally:
+                self._done.set()
+                then()
+
+        self._thread = threading.Thread(target=run, name="desk-quit", daemon=True)
+        self._thread.start()
+        return True
+
+    def run_here(self) -> ShutdownReport:
+        """Shut down on the calling thread (the backstop when no quit had begun)."""
+        self.report = self._gateway.shutdown()
+        self._done.set()
+        return self.report
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait until the shutdown returned; True if it did within ``timeout_s`` seconds."""
+        return self._done.wait(timeout_s)
+
+
+def install_quit_signals(callback: Callable[[signal.Signals], None]) -> list[signal.Signals]:
+    """Handle :data:`QUIT_SIGNALS` on the running asyncio loop by calling ``callback(sig)``.
+
+    Call from a coroutine or callback of the loop (e.g. ``on_mount``).
+
+    Returns:
+        the signals now handled (none when not on the main thread).
+    """
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in QUIT_SIGNALS:
+        try:
+            loop.add_signal_handler(sig, callback, sig)
+        except (ValueError, RuntimeError, NotImplementedError):
+            continue  # not the main thread, or no signal support here
+        installed.append(sig)
+    return installed
+
+
+def remove_quit_signals(signals: list[signal.Signals]) -> None:
+    """Undo :func:`install_quit_signals` (the default action comes back)."""
+    with contextlib.suppress(Exception):  # the loop may already be closing
+        loop = asyncio.get_running_loop()
+        for sig in signals:
+            loop.remove_signal_handler(sig)

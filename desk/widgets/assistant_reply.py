@@ -1,0 +1,100 @@
+"""One assistant reply: streamed through ``MarkdownStream`` while the turn runs, static after.
+
+The reply ends with at most one line under it: the stop marker of an interrupted turn, or the
+error line of a failed one.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from desk.widgets._css import css_beside
+
+REASONING_TAIL_CHARS = 400
+"""How much of the latest reasoning is shown while it streams, in characters."""
+
+
+def reasoning_tail(reasoning: str, limit: int = REASONING_TAIL_CHARS) -> str:
+    """The end of the reasoning text, ``…``-prefixed when cut, whitespace folded."""
+    text = " ".join(reasoning.split())
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
+
+
+class AssistantReply(Widget):
+    """A reply block.
+
+    Args:
+        turn_id: the turn this reply belongs to.
+    """
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    def __init__(self, turn_id: str) -> None:
+        super().__init__(id=f"reply-{turn_id}", classes="-running")
+        self.turn_id = turn_id
+        """The turn this reply belongs to."""
+        self.text = ""
+        """The reply text shown: streamed so far, then the canonical text."""
+        self.reasoning = ""
+        """The reasoning text streamed, if any."""
+        self.outcome: str | None = None
+        """The turn's status once it ended (``completed``, ``interrupted``, ``failed``...)."""
+        self.note = ""
+        """The marker or error line under the reply ("" when none)."""
+        self._stream: MarkdownStream | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", classes="reasoning", markup=False)
+        yield Markdown("", classes="body")
+        yield Static("", classes="note", markup=False)
+
+    async def append(self, text: str, reasoning: str = "") -> None:
+        """Add a streamed piece of reply and/or reasoning.
+
+        Args:
+            text: visible reply text.
+            reasoning: reasoning text (shown dimmed above the reply).
+        """
+        if self.outcome is not None or not self.is_attached:
+            return  # trails the outcome (the canonical text is shown), or the app is exiting
+        if reasoning:
+            self.reasoning += reasoning
+            self.add_class("-reasoning")
+            self.query_one(".reasoning", Static).update(reasoning_tail(self.reasoning))
+        if text:
+            if self._stream is None:
+                self._stream = Markdown.get_stream(self.query_one(".body", Markdown))
+            self.text += text
+            await self._stream.write(text)
+
+    async def finish(self, text: str, outcome: str, note: str = "") -> None:
+        """End streaming and show the canonical reply.
+
+        Args:
+            text: the canonical reply text from ``message.complete``.
+            outcome: the turn's status.
+            note: the stop marker or error line to show under the reply ("" for none).
+        """
+        if not self.is_attached:  # the app is exiting: nothing can be mounted any more
+            self.outcome, self.note = outcome, note
+            return
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+        if text != self.text:  # deltas were merged away or dropped: show the canonical text
+            self.text = text
+            await self.query_one(".body", Markdown).update(text)
+        if self.reasoning:  # fold the reasoning away once the reply is done
+            words = len(self.reasoning.split())
+            self.query_one(".reasoning", Static).update(f"reasoned for {words} words")
+        self.outcome = outcome
+        self.note = note
+        self.remove_class("-running")
+        self.add_class(f"-{outcome}")
+        self.set_class(not text, "-empty")
+        if note:
+            self.query_one(".note", Static).update(note)
+            self.add_class("-noted")

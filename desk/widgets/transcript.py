@@ -1,0 +1,70 @@
+"""The transcript: an anchored scroll holding a banner, then prompt and reply blocks in order."""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.geometry import Size
+
+from desk.widgets._css import css_beside
+from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.user_prompt import UserPrompt
+
+
+class Transcript(VerticalScroll):
+    """Prompt and reply blocks, newest at the bottom; stays scrolled to the end while anchored.
+
+    It anchors itself as soon as its content overflows; scrolling up releases the anchor and
+    scrolling back to the end restores it (Textual's anchor rules).
+
+    Blocks are found by turn id through dictionaries, not DOM queries, so a long transcript
+    costs nothing per streamed delta.
+    """
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._prompts: dict[str, UserPrompt] = {}
+        self._replies: dict[str, AssistantReply] = {}
+        self.can_focus = False
+
+    def watch_virtual_size(self, size: Size) -> None:
+        # Anchor once the content overflows: anchoring earlier would bottom-align a short
+        # transcript (Textual scrolls an anchored view to its end even when it fits).
+        if not self.is_anchored and size.height > self.scrollable_content_region.height:
+            self.anchor()
+
+    def prompt(self, turn_id: str) -> UserPrompt | None:
+        """The prompt block of a turn, if shown."""
+        return self._prompts.get(turn_id)
+
+    def reply(self, turn_id: str) -> AssistantReply | None:
+        """The reply block of a turn, if shown."""
+        return self._replies.get(turn_id)
+
+    @property
+    def reply_turn_ids(self) -> list[str]:
+        """Turn ids of the replies shown, in the order they were added."""
+        return list(self._replies)
+
+    async def add_prompt(self, turn_id: str, text: str, *, queued: bool = False) -> UserPrompt:
+        """Show a prompt at the bottom (or return the one already shown for this turn)."""
+        block = self._prompts.get(turn_id)
+        if block is None:
+            block = UserPrompt(turn_id, text, queued=queued)
+            self._prompts[turn_id] = block
+            await self.mount(block)
+        return block
+
+    async def add_reply(self, turn_id: str) -> AssistantReply:
+        """Show an empty reply right after its prompt (or return the one already shown)."""
+        block = self._replies.get(turn_id)
+        if block is None:
+            block = AssistantReply(turn_id)
+            self._replies[turn_id] = block
+            prompt = self._prompts.get(turn_id)
+            if prompt is not None and prompt.is_attached:
+                await self.mount(block, after=prompt)
+            else:
+                await self.mount(block)
+        return block

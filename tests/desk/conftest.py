@@ -1,0 +1,52 @@
+"""Fixtures for the desk tests: a demo model server, a gateway on it, and a desk app."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agent.demo_model.config import DemoConfig
+from agent.demo_model.server import DemoModelServer
+from agent.provider.client import ProviderConfig
+from desk.app import DeskApp
+from desk.config import ConnectionInfo
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def tokens_per_second() -> float:
+    """Pace of the demo model; override in a module to change it."""
+    return 40.0
+
+
+@pytest.fixture
+def demo_server(tokens_per_second: float) -> Iterator[DemoModelServer]:
+    server = DemoModelServer(DemoConfig(tokens_per_second=tokens_per_second))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def gateway(demo_server: DemoModelServer) -> Iterator[Gateway]:
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gw = Gateway(GatewayConfig(provider=provider))
+    try:
+        yield gw
+    finally:
+        report = gw.shutdown(timeout_s=5.0)
+        assert report.threads_left == []
+
+
+@pytest.fixture
+def desk_app(gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
+    info = ConnectionInfo("demo", demo_server.base_url, is_demo=True, source="--demo")
+    return DeskApp(gateway, info, handle_signals=False)

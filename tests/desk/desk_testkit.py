@@ -1,0 +1,72 @@
+"""Helpers shared by the desk tests: deadline waits and building a desk over a gateway."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+
+from desk.app import DeskApp
+from desk.config import ConnectionInfo
+from desk.widgets import AssistantReply, PromptInput
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+async def wait_until(
+    pilot: Pilot[object] | None,
+    predicate: Callable[[], object],
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    what: str = "condition",
+) -> None:
+    """Let the app run until ``predicate()`` is true; fail after ``timeout_s`` seconds."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        if pilot is not None and pilot.app.is_running:
+            await pilot.pause(0.01)
+        else:
+            await asyncio.sleep(0.01)
+
+
+async def submit(pilot: Pilot[object], text: str) -> None:
+    """Type ``text`` into the prompt box (set at once) and press Enter."""
+    box = pilot.app.query_one(PromptInput)
+    box.focus()
+    box.text = text
+    await pilot.press("enter")
+
+
+async def submit_and_get_reply(app: DeskApp, pilot: Pilot[object], text: str) -> AssistantReply:
+    """Submit ``text`` as the next turn and return its reply block once it exists."""
+    before = set(app.transcript.reply_turn_ids)
+    await submit(pilot, text)
+
+    def new_reply() -> AssistantReply | None:
+        fresh = [t for t in app.transcript.reply_turn_ids if t not in before]
+        return app.transcript.reply(fresh[0]) if fresh else None
+
+    await wait_until(pilot, new_reply, what=f"the reply block of {text!r}")
+    reply = new_reply()
+    assert reply is not None
+    return reply
+
+
+def connection(base_url: str = "http://127.0.0.1:8080/v1", *, demo: bool = True) -> ConnectionInfo:
+    """A connection to show (display only; tests pin the URL for snapshots)."""
+    return ConnectionInfo("demo", base_url, is_demo=demo, source="--demo")
+
+
+def turn_threads() -> list[threading.Thread]:
+    """The gateway turn workers alive now, in any gateway of this process."""
+    return [t for t in threading.enumerate() if t.name.startswith("desk-turn-")]
+
+
+def user_message(text: str) -> list[dict[str, str]]:
+    """The request messages of a first turn whose prompt is ``text`` (for ``reply_for``)."""
+    return [{"role": "user", "content": text}]

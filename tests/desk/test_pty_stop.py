@@ -1,0 +1,238 @@
+"""Esc through a real pseudo-terminal: key press -> the model server sees the connection close.
+
+Runs the real ``desk`` (the console script, or ``python -m desk``) in a pty with
+TERM=xterm-256color at 120x40, against a demo model server in this process (so its request
+records, stamped with ``time.monotonic()``, are read directly). Pilot bypasses the terminal
+driver; this test does not, so it covers the escape-delay fix in :mod:`desk.driver`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from agent.demo_model.config import DemoConfig
+from agent.demo_model.records import RequestRecord
+from agent.demo_model.server import DemoModelServer
+
+pytestmark = [
+    pytest.mark.pty,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux pty driver test"),
+]
+
+ESC_BUDGET_S = 0.1
+"""Esc -> server close must be under this (the target is about 25 ms)."""
+
+
+class PtyScreen:
+    """Owns a pty master: drains it on a thread (so the app never blocks on output), keeps all.
+
+    Args:
+        master_fd: the pty master; closed by :meth:`close` (or :meth:`hang_up`).
+    """
+
+    def __init__(self, master_fd: int) -> None:
+        self._fd = master_fd
+        self._data = bytearray()
+        self._cond = threading.Condition()
+        self._closing = threading.Event()
+        self._closed = False
+        self._thread = threading.Thread(target=self._read, name="pty-reader", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while not self._closing.is_set():
+            ready, _, _ = select.select([self._fd], [], [], 0.05)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError:
+                chunk = b""
+            with self._cond:
+                if not chunk:
+                    break
+                self._data += chunk
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def write(self, data: bytes) -> None:
+        """Type ``data`` (as the terminal would send it)."""
+        os.write(self._fd, data)
+
+    def hang_up(self) -> None:
+        """Close the terminal like a closed window: stop reading, then close the master."""
+        self.close()
+
+    def close(self) -> None:
+        """Stop the reader and close the master (idempotent)."""
+        if self._closed:
+            return
+        self._closing.set()
+        self._thread.join(5.0)
+        os.close(self._fd)
+        self._closed = True
+
+    def wait_for(self, needle: bytes, timeout_s: float, start: int = 0) -> int:
+        """Wait until ``needle`` appears after byte ``start``; returns where it ends."""
+        with self._cond:
+            found = self._cond.wait_for(
+                lambda: needle in self._data[start:] or not self._thread.is_alive(), timeout_s
+            )
+            at = self._data.find(needle, start)
+            if not found or at < 0:
+                tail = bytes(self._data[-600:])
+                raise AssertionError(f"{needle!r} not on screen in {timeout_s} s; tail: {tail!r}")
+            return at + len(needle)
+
+    def tail(self, size: int = 2000) -> bytes:
+        """The last ``size`` bytes read (for failure messages)."""
+        with self._cond:
+            return bytes(self._data[-size:])
+
+    @property
+    def size(self) -> int:
+        """Bytes read so far."""
+        with self._cond:
+            return len(self._data)
+
+
+def desk_command() -> list[str]:
+    """The installed ``desk`` script next to this interpreter, else ``python -m desk``."""
+    script = Path(sys.executable).with_name("desk")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("desk")
+    return [found] if found else [sys.executable, "-m", "desk"]
+
+
+@pytest.fixture
+def pty_server() -> Iterator[DemoModelServer]:
+    server = DemoModelServer(DemoConfig(tokens_per_second=30))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def desk_in_pty(
+    server: DemoModelServer, extra_env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], PtyScreen]]:
+    """Run desk in a 120x40 pty against ``server`` until it shows it is ready.
+
+    Yields:
+        the process and its screen (type with ``screen.write``). On exit a process still
+        alive is killed (its own session) and the pty closed.
+    """
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "ESCDELAY"))}
+    env.update({"TERM": "xterm-256color", "COLORTERM": "truecolor"}, **(extra_env or {}))
+    env.pop("COLUMNS", None)
+    env.pop("LINES", None)
+    command = [*desk_command(), "--base-url", server.base_url, "--model", "demo"]
+    proc = subprocess.Popen(
+        command,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+        close_fds=True,
+    )
+    os.close(slave)
+    screen = PtyScreen(master)
+    try:
+        screen.wait_for(b"idle", timeout_s=20.0)
+        yield proc, screen
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5.0)
+        screen.close()
+
+
+def start_streaming(server: DemoModelServer, screen: PtyScreen) -> RequestRecord:
+    """Type a prompt and Enter; return the server's record once tokens flow."""
+    before = len(server.records.list())
+    screen.write(b"Tell me about stopping streams\r")
+    record = server.records.wait_for_record(
+        lambda r: r.id > before and r.tokens_generated >= 3, timeout=10.0
+    )
+    assert record is not None, "the prompt never reached the server"
+    return record
+
+
+def closed_at(server: DemoModelServer, record: RequestRecord) -> float:
+    """When the server saw the client close the request's connection."""
+    closed = server.records.wait_for_record(
+        lambda r: r.id == record.id and r.peer_closed_at is not None, timeout=5.0
+    )
+    assert closed is not None and closed.peer_closed_at is not None, "no close seen"
+    return closed.peer_closed_at
+
+
+def run_desk_and_stop(server: DemoModelServer, extra_env: dict[str, str] | None = None) -> float:
+    """Start desk in a pty, stream a reply, press Esc, quit with Ctrl+Q (exit code 0).
+
+    Returns:
+        seconds from writing the ESC byte to the server noticing the closed connection.
+    """
+    with desk_in_pty(server, extra_env) as (proc, screen):
+        record = start_streaming(server, screen)
+        t_esc = time.monotonic()
+        screen.write(b"\x1b")
+        latency = closed_at(server, record) - t_esc
+        screen.wait_for(b"stopped by you", timeout_s=5.0)
+        screen.write(b"\x11")  # Ctrl+Q
+        assert proc.wait(timeout=10.0) == 0
+        return latency
+
+
+def test_esc_closes_the_model_connection_fast_through_a_real_pty(
+    pty_server: DemoModelServer, record_property: pytest.RecordProperty
+) -> None:
+    latency = run_desk_and_stop(pty_server)
+    record_property("esc_to_server_close_ms", round(latency * 1000.0, 1))
+    print(f"\nEsc -> server saw the close: {latency * 1000.0:.1f} ms")
+    assert 0.0 <= latency < ESC_BUDGET_S
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_quit_signal_while_streaming_is_a_system_quit(
+    pty_server: DemoModelServer, sig: signal.Signals
+) -> None:
+    with desk_in_pty(pty_server) as (proc, screen):
+        record = start_streaming(pty_server, screen)
+        mark = screen.size
+        proc.send_signal(sig)
+        code = proc.wait(timeout=10.0)
+        assert code == 0, f"exit code {code}; screen tail: {screen.tail()!r}"
+        assert closed_at(pty_server, record) >= record.started_at
+        screen.wait_for(b"\x1b[?1049l", timeout_s=5.0, start=mark)  # left the alternate screen
+
+
+def test_terminal_hang_up_while_streaming_quits_cleanly(pty_server: DemoModelServer) -> None:
+    with desk_in_pty(pty_server) as (proc, screen):
+        record = start_streaming(pty_server, screen)
+        screen.hang_up()  # the window closed: reads give end-of-file, writes fail
+        assert proc.wait(timeout=10.0) == 0
+        assert closed_at(pty_server, record) >= record.started_at

@@ -1,0 +1,43 @@
+"""The stop marker, error line and duration texts."""
+
+from __future__ import annotations
+
+from desk.receipts import format_elapsed, format_failure, format_ms, format_stop_receipt
+from tui_gateway.events import StopReceipt
+
+
+def test_user_stop_marker() -> None:
+    receipt = StopReceipt("user", "desk.key", "stopped by you", closed_ms=2.6, exited_ms=4.1)
+    assert format_stop_receipt(receipt) == (
+        "■ stopped by you · connection closed in 3 ms · worker exited in 4 ms"
+    )
+
+
+def test_system_stop_marker_names_the_reason_and_children() -> None:
+    receipt = StopReceipt(
+        "system", "gateway.shutdown", "the desk is quitting", 0.4, 1500.0, children_ended=2
+    )
+    assert format_stop_receipt(receipt) == (
+        "■ stopped by the system: the desk is quitting · connection closed in <1 ms"
+        " · worker exited in 1.5 s · 2 child processes ended"
+    )
+
+
+def test_marker_without_figures() -> None:
+    receipt = StopReceipt("user", "desk.button", "stopped by you", None, None)
+    assert format_stop_receipt(receipt) == "■ stopped by you"
+
+
+def test_failure_is_one_line() -> None:
+    assert format_failure("model server failed (500):\n  boom", "failed(ServerError)") == (
+        "✖ model server failed (500): boom"
+    )
+    assert format_failure(None, "failed(EarlyClose)") == "✖ failed(EarlyClose)"
+
+
+def test_durations() -> None:
+    assert format_ms(0.2) == "<1 ms"
+    assert format_ms(12.4) == "12 ms"
+    assert format_elapsed(0.04) == "0.0 s"
+    assert format_elapsed(12.34) == "12.3 s"
+    assert format_elapsed(125.0) == "2 m 05 s"
