@@ -66,6 +66,7 @@ class Agent:
         cwd: the directory tool calls run in (default: the process's working directory).
         approve: asked before a call whose tool needs approval; None runs every call.
         max_iterations: most model calls in one turn; the turn ends as ``max_iterations(n)``.
+        max_tokens: most tokens of each reply (None: the server decides).
     """
 
     def __init__(
@@ -81,6 +82,7 @@ class Agent:
         cwd: Path | None = None,
         approve: Approver | None = None,
         max_iterations: int = 25,
+        max_tokens: int | None = None,
     ) -> None:
         self.client = client
         self.listener: AgentListener = listener or _ignore
@@ -94,6 +96,7 @@ class Agent:
         self.cwd = cwd if cwd is not None else Path.cwd()
         self.approve = approve
         self.max_iterations = max_iterations
+        self.max_tokens = max_tokens
         self._lock = threading.Lock()
         self._state = _IDLE
         self._stop: StopRequest | None = None
@@ -352,9 +355,16 @@ class Agent:
                 tools = self.tools.schemas() if self.tools is not None else ()
                 if self.stream:
                     return await self.client.stream(
-                        http, messages, on_delta, tools=tools, partial=reply
+                        http,
+                        messages,
+                        on_delta,
+                        tools=tools,
+                        partial=reply,
+                        max_tokens=self.max_tokens,
                     )
-                got = await self.client.complete(http, messages, tools=tools)
+                got = await self.client.complete(
+                    http, messages, tools=tools, max_tokens=self.max_tokens
+                )
                 if got.content or got.reasoning:
                     on_delta(StreamDelta(content=got.content, reasoning=got.reasoning))
                 return got

@@ -250,6 +250,58 @@ class MessageComplete(Payload):
 
 
 @dataclass(frozen=True, slots=True)
+class CompressionProgressed(Payload):
+    """A compression's progress.
+
+    Attributes:
+        turn_id: the turn running it (a ``/compress`` turn, or a prompt turn that compresses
+            first).
+        phase: ``lease``, ``prepare``, ``summarize``, ``commit`` or ``done``.
+        tokens_in: estimated tokens being summarised.
+        tokens_out: summary tokens received so far.
+        budget: most tokens the summary may have.
+        elapsed_s: seconds since the attempt began.
+    """
+
+    TYPE: ClassVar[str] = "compression.progress"
+    CONTROL: ClassVar[bool] = False
+    turn_id: str
+    phase: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    budget: int = 0
+    elapsed_s: float = 0.0
+
+    def merged(self, later: Payload) -> Payload | None:
+        """Only the newest progress of one compression matters."""
+        if isinstance(later, CompressionProgressed) and later.turn_id == self.turn_id:
+            return later
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionComplete(Payload):
+    """A compression attempt's one outcome.
+
+    Attributes:
+        turn_id: the turn that ran it.
+        status: ``committed``, ``cancelled``, ``failed``, ``refused``, ``busy`` or ``nothing``.
+        message: one line for the person (e.g. ``compression cancelled``).
+        before_tokens: estimated transcript tokens before.
+        after_tokens: estimated transcript tokens after (equal unless committed).
+        stop: the receipt of the stop that cancelled it, if one did.
+    """
+
+    TYPE: ClassVar[str] = "compression.complete"
+    turn_id: str
+    status: str
+    message: str
+    before_tokens: int
+    after_tokens: int
+    stop: StopReceipt | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ConsoleOutput(Payload):
     """Output of a running console command (may be several pieces coalesced)."""
 
@@ -346,6 +398,8 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     ApprovalRequest,
     ApprovalResolved,
     MessageComplete,
+    CompressionProgressed,
+    CompressionComplete,
     ConsoleOutput,
     ConsoleComplete,
     GatewayStopping,

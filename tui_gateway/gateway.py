@@ -23,6 +23,7 @@ from agent.stops import StopRequest, Surface
 from agent.store import SessionStore
 from agent.tools.registry import ToolRegistry, default_tools
 from tui_gateway.approvals import SessionApprovals
+from tui_gateway.compression import SessionCompression
 from tui_gateway.console import CommandError, Console
 from tui_gateway.events import (
     GatewayEvent,
@@ -94,6 +95,13 @@ class Gateway(SavedSessions):
         self._shutdown_report: ShutdownReport | None = None
         self._shutdown_done = threading.Event()
         self._persistence = Persistence(store, self._publish)
+        self._compression = SessionCompression(
+            config.provider,
+            store,
+            self._publish,
+            window_tokens=config.context_window,
+            threshold=config.compress_threshold,
+        )
         self.console = Console(
             self,
             self._publish_to,
@@ -291,6 +299,11 @@ class Gateway(SavedSessions):
                 f"{self.config.max_prompt_chars:,}",
                 code=-32602,
             )
+        return self._submit(session_id, text, kind="prompt")
+
+    def _submit(
+        self, session_id: str, text: str, *, kind: str, focus: str | None = None
+    ) -> SubmitResult:
         session = self._session(session_id)
         turn_id = uuid.uuid4().hex[:12]
         listener = turn_listener(
@@ -304,13 +317,15 @@ class Gateway(SavedSessions):
         provider = replace(self.config.provider, model=session.model)
         setup = AgentSetup(listener, approve, self._tools, self._cwd, provider)
         agent = self._agent_factory(setup)
-        turn = Turn(turn_id=turn_id, session_id=session_id, prompt=text, agent=agent)
+        turn = Turn(
+            turn_id=turn_id, session_id=session_id, prompt=text, agent=agent, kind=kind, focus=focus
+        )
         with self._lock:
             if self._closing:
                 raise GatewayError("the gateway is shutting down")
             with session.lock:
                 session.turns[turn_id] = turn
-                if not session.title:
+                if not session.title and kind == "prompt":
                     session.title = _title_from(text)
                     session.title_unsaved = True  # the worker saves it with the turn
                 queued = session.running is not None
@@ -324,8 +339,36 @@ class Gateway(SavedSessions):
             if not queued:
                 self._workers.start(turn_id, lambda: self._run_turn(session, turn))
         if queued:
-            self._publish(session, PromptQueued(turn_id=turn_id, text=text, position=position))
+            shown = text if kind == "prompt" else f"/compress {focus or ''}".strip()
+            self._publish(session, PromptQueued(turn_id=turn_id, text=shown, position=position))
         return SubmitResult(turn_id=turn_id, queued=queued)
+
+    def session_compress(self, session_id: str, focus: str | None = None) -> SubmitResult:
+        """``session.compress``: compress the transcript now (``/compress [focus]``).
+
+        It runs on the session's worker like a turn (queued behind a running one), ignores
+        the cooldown, and reports ``compression.progress`` and one ``compression.complete``.
+
+        Raises:
+            GatewayError: unknown session, or shutting down.
+        """
+        return self._submit(session_id, "", kind="compress", focus=focus)
+
+    def compression_cancel(self, session_id: str, stop: StopRequest) -> bool:
+        """``compression.cancel``: hard-stop the session's running compression with ``stop``.
+
+        Before commit admission everything is rolled back; after it, the commit completes
+        and the stop ends the rest of the turn.
+
+        Returns:
+            False when no compression runs in the session.
+        """
+        session = self._session(session_id)
+        with session.lock:
+            turn = session.running
+        if turn is None or turn.compressor is None or turn.compressor.fence.state != "open":
+            return False
+        return self.session_interrupt(session_id, stop, turn_id=turn.turn_id) is not None
 
     def prompt_remove(self, session_id: str, turn_id: str) -> bool:
         """Remove a queued prompt before it runs; returns False if it is not queued any more."""
@@ -366,37 +409,78 @@ class Gateway(SavedSessions):
     def _run_turn(self, session: Session, turn: Turn) -> None:
         while True:
             turn.started_at = time.monotonic()
+            if turn.kind == "compress":
+                self._compress_turn(session, turn)
+            else:
+                self._prompt_turn(session, turn)
             with session.lock:
-                history = list(session.history)
-            self._persistence.turn_started(session, turn)
-            self._publish(session, MessageStart(turn_id=turn.turn_id, prompt=turn.prompt))
-            try:
-                result = turn.agent.run_conversation(history, turn.prompt)
-            except Exception as exc:  # a bug below must still end the turn with one outcome
-                result = TurnResult(
-                    status="failed",
-                    exit_reason=f"failed({type(exc).__name__})",
-                    text="",
-                    partial=True,
-                    error=f"internal error: {exc}",
-                )
-            turn.worker_exited_at = time.monotonic()
-            with session.lock:
-                if turn.result is None:  # booked exactly once
-                    turn.result = result
-                session.history.append(ChatMessage(role="user", content=turn.prompt))
-                session.history.extend(turn.result.messages)
                 turn.state = "done"
                 following = session.queue.popleft() if session.queue else None
                 session.running = following
                 if following is not None:
                     following.state = "running"
-            self._persistence.turn_ended(session, turn, turn.result)  # saved before it is shown
-            self._publish(session, complete_event(turn))
+            if turn.kind != "compress":
+                assert turn.result is not None
+                self._persistence.turn_ended(session, turn, turn.result)  # saved, then shown
+                self._publish(session, complete_event(turn))
             turn.done.set()
             if following is None:
                 return
             turn = following  # the next queued prompt runs on this same worker
+
+    def _start_compression(self, session: Session, turn: Turn, *, manual: bool) -> bool:
+        """Prepare the turn's compression, if one is due; True when it should run."""
+        provider = replace(self.config.provider, model=session.model)
+        try:
+            compressor = self._compression.prepare(
+                session, turn, provider, manual=manual, focus=turn.focus
+            )
+        except Exception as exc:  # never let a compression bug take the turn down
+            detail = f"compression skipped: {type(exc).__name__}: {exc}"
+            self._publish(session, TurnState(turn_id=turn.turn_id, state="waiting", detail=detail))
+            return False
+        if compressor is None:
+            return False
+        turn.compressor = compressor
+        pending = turn.agent.stop_request  # a stop that came before the compressor existed
+        if pending is not None:
+            compressor.interrupt(pending)
+        return True
+
+    def _compress_turn(self, session: Session, turn: Turn) -> None:
+        if self._start_compression(session, turn, manual=True):
+            assert turn.compressor is not None
+            self._compression.run(session, turn, turn.compressor)
+        turn.worker_exited_at = time.monotonic()
+
+    def _prompt_turn(self, session: Session, turn: Turn) -> None:
+        self._publish(session, MessageStart(turn_id=turn.turn_id, prompt=turn.prompt))
+        if self._start_compression(session, turn, manual=False):
+            assert turn.compressor is not None
+            self._publish(session, TurnState(turn_id=turn.turn_id, state="compressing"))
+            self._compression.run(session, turn, turn.compressor)
+        with session.lock:
+            history = list(session.history)
+        self._persistence.turn_started(session, turn)
+        try:
+            result = turn.agent.run_conversation(history, turn.prompt)
+        except Exception as exc:  # a bug below must still end the turn with one outcome
+            result = TurnResult(
+                status="failed",
+                exit_reason=f"failed({type(exc).__name__})",
+                text="",
+                partial=True,
+                error=f"internal error: {exc}",
+            )
+        turn.worker_exited_at = time.monotonic()
+        with session.lock:
+            if turn.result is None:  # booked exactly once
+                turn.result = result
+            session.history.append(ChatMessage(role="user", content=turn.prompt))
+            session.history.extend(turn.result.messages)
+            usage = turn.result.usage
+            if usage is not None:
+                session.last_request_tokens = usage.prompt_tokens + usage.completion_tokens
 
     # -- stops ---------------------------------------------------------------------------------
 
@@ -424,6 +508,8 @@ class Gateway(SavedSessions):
             turn = session.running
         if turn is None or (turn_id is not None and turn.turn_id != turn_id):
             return None
+        if turn.compressor is not None:
+            turn.compressor.interrupt(stop)  # before commit admission this rolls it back
         turn.agent.interrupt(stop)
         if stop.hard:
             state = TurnState(turn_id=turn.turn_id, state="stopping", detail=stop.reason)

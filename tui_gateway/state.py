@@ -8,6 +8,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from agent.agent import Agent
+from agent.compression import Compressor
 from agent.events import TurnResult
 from agent.provider.types import ChatMessage
 from tui_gateway.approvals import SessionApprovals
@@ -27,6 +28,9 @@ class Turn:
         started_at: ``time.monotonic()`` when the worker began, or None.
         worker_exited_at: ``time.monotonic()`` when the agent and its event loop had returned.
         done: set once the outcome is booked and published.
+        kind: ``prompt`` (a model turn) or ``compress`` (a ``/compress`` turn).
+        focus: for a ``compress`` turn, what the summary should keep in view.
+        compressor: the compression running in this turn, if any (stops reach it first).
     """
 
     turn_id: str
@@ -38,6 +42,9 @@ class Turn:
     started_at: float | None = None
     worker_exited_at: float | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    kind: str = "prompt"
+    focus: str | None = None
+    compressor: Compressor | None = None
 
 
 @dataclass(slots=True)
@@ -58,6 +65,7 @@ class Session:
         last_used: ``time.monotonic()`` of the last prompt (eviction picks the oldest).
         store_detached: True once a store write failed: the session is kept in memory only.
         title_unsaved: the title changed in memory and the store has not been told yet.
+        last_request_tokens: prompt plus reply tokens the server reported for the last turn.
     """
 
     session_id: str
@@ -73,3 +81,4 @@ class Session:
     last_used: float = field(default_factory=time.monotonic)
     store_detached: bool = False
     title_unsaved: bool = False
+    last_request_tokens: int = 0

@@ -65,6 +65,9 @@ class GatewayConfig:
         console_timeout_s: a console command running longer is stopped as ``console.timeout``.
         max_sessions: live sessions kept; creating one more evicts the least recently used
             (an idle one first; a running turn is hard-stopped as ``session.evicted`` first).
+        context_window: the model's context window in tokens; None asks the server (llama.cpp
+            ``/props``, Ollama ``/api/show``) and falls back to 8192.
+        compress_threshold: a prompt larger than this share of the window is compressed first.
     """
 
     provider: ProviderConfig
@@ -81,6 +84,8 @@ class GatewayConfig:
     console_workers: int = 2
     console_timeout_s: float = 60.0
     max_sessions: int = 8
+    context_window: int | None = None
+    compress_threshold: float = 0.75
 
 
 @dataclass(frozen=True, slots=True)

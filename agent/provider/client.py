@@ -95,13 +95,19 @@ class ChatClient:
             await client.aclose()
 
     def _body(
-        self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]], stream: bool
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[dict[str, Any]],
+        stream: bool,
+        max_tokens: int | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.config.model,
             "messages": [m.to_wire() for m in messages],
             "stream": stream,
         }
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
         if stream:
             body["stream_options"] = {"include_usage": True}
         if tools:
@@ -116,6 +122,7 @@ class ChatClient:
         *,
         tools: Sequence[dict[str, Any]] = (),
         partial: Completion | None = None,
+        max_tokens: int | None = None,
     ) -> Completion:
         """Stream one completion, calling ``on_delta`` for every content or reasoning piece.
 
@@ -126,6 +133,7 @@ class ChatClient:
             tools: OpenAI tool schemas offered to the model.
             partial: filled in as the stream arrives, so a caller that is cancelled still
                 holds what came before the stop.
+            max_tokens: most tokens the reply may have; None leaves it to the server.
 
         Returns:
             the completed reply (content, reasoning, tool calls in index order, usage).
@@ -137,7 +145,7 @@ class ChatClient:
         """
         out = partial if partial is not None else Completion()
         calls: dict[int, dict[str, str]] = {}
-        body = self._body(messages, tools, stream=True)
+        body = self._body(messages, tools, stream=True, max_tokens=max_tokens)
         try:
             async with http.stream("POST", self.config.completions_url, json=body) as response:
                 if response.status_code >= 400:
@@ -170,8 +178,9 @@ class ChatClient:
         messages: Sequence[ChatMessage],
         *,
         tools: Sequence[dict[str, Any]] = (),
+        max_tokens: int | None = None,
     ) -> Completion:
-        """One non-streaming completion.
+        """One non-streaming completion (``max_tokens`` as for :meth:`stream`).
 
         Returns:
             the reply.
@@ -181,7 +190,7 @@ class ChatClient:
                 a chat completion.
             asyncio.CancelledError: when the awaiting task is cancelled; the socket is closed.
         """
-        body = self._body(messages, tools, stream=False)
+        body = self._body(messages, tools, stream=False, max_tokens=max_tokens)
         try:
             response = await http.post(self.config.completions_url, json=body)
         except httpx.TimeoutException as exc:
