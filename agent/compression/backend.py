@@ -174,10 +174,10 @@ class StoreBackend:
         return self.store.begin_compression(session_id, holder).id
 
     def commit(self, session_id: str, attempt: int, holder: str, commit: Commit) -> bool:
-        rows = self.store.active_messages(session_id)
-        if len(rows) != commit.history_len:
+        ids = self.store.active_message_ids(session_id)
+        if len(ids) != commit.history_len:
             return False  # the saved transcript is not the one the plan was made on
-        archive = [row.id for row in rows[commit.start : commit.end]]
+        archive = ids[commit.start : commit.end]
         row = self.store.commit_compression(
             attempt,
             holder=holder,

@@ -71,6 +71,7 @@ def plan_compression(
     window_tokens: int,
     tail_fraction: float = 0.25,
     min_tail_messages: int = 6,
+    input_fraction: float = 0.6,
 ) -> CompressionPlan:
     """Choose head, middle and tail.
 
@@ -80,6 +81,9 @@ def plan_compression(
         tail_fraction: share of the window the tail may fill, by estimated tokens.
         min_tail_messages: the tail has at least this many messages (fewer if the transcript
             is short).
+        input_fraction: share of the window the middle may fill, so that the summary request
+            itself fits; a longer middle is cut at its end (the rest stays, between the
+            summary and the tail, for a later compression).
 
     Returns:
         the plan; ``plan.empty`` when there is nothing worth summarising.
@@ -107,6 +111,11 @@ def plan_compression(
     tail_start = min(tail_start, last_user)
     tail_start = _keeps_tool_pairs(messages, max(tail_start, head_end))
     head_end = min(head_end, tail_start)
+    limit, used, end = int(window_tokens * input_fraction), 0, head_end
+    while end < tail_start and used + estimate_tokens(messages[end]) <= limit:
+        used += estimate_tokens(messages[end])
+        end += 1
+    tail_start = max(head_end, _keeps_tool_pairs(messages, end))
     middle = messages[head_end:tail_start]
     previous = next((head_end + i for i, m in enumerate(middle) if is_summary(m)), None)
     return CompressionPlan(

@@ -96,6 +96,10 @@ class SessionStore(Protocol):
         """The active transcript, in order."""
         ...
 
+    def active_message_ids(self, session_id: str) -> list[int]:
+        """Ids of the active transcript's messages, in order."""
+        ...
+
     def all_messages(self, session_id: str) -> list[MessageRow]:
         """Every message, archived included, in append order."""
         ...

@@ -505,6 +505,15 @@ class SqliteStore:
             ).fetchall()
         return [_message_row(r) for r in rows]
 
+    def active_message_ids(self, session_id: str) -> list[int]:
+        """Ids of the active transcript's messages, in order (cheap: no row objects)."""
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY order_key",
+                (session_id,),
+            ).fetchall()
+        return [r[0] for r in rows]
+
     def all_messages(self, session_id: str) -> list[MessageRow]:
         """Every message ever appended, archived ones included, in append order (position)."""
         with self._db.read() as conn:
