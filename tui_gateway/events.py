@@ -273,8 +273,12 @@ class CompressionProgressed(Payload):
     elapsed_s: float = 0.0
 
     def merged(self, later: Payload) -> Payload | None:
-        """Only the newest progress of one compression matters."""
-        if isinstance(later, CompressionProgressed) and later.turn_id == self.turn_id:
+        """Within one phase only the newest counts matter; a phase change is always kept."""
+        if (
+            isinstance(later, CompressionProgressed)
+            and later.turn_id == self.turn_id
+            and later.phase == self.phase
+        ):
             return later
         return None
 
