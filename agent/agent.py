@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -104,6 +105,7 @@ class Agent:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
         self._cancellable = False
+        self._socket: Any = None
 
     # -- stopping ------------------------------------------------------------------------------
 
@@ -126,6 +128,12 @@ class Agent:
                 return
             self._stop = stop
             loop = self._loop
+            sock = self._socket
+        if sock is not None:
+            # Close the provider connection from this thread, now: the turn's loop may be
+            # waiting for the GIL behind a busy UI. The cancel below then unwinds the turn.
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop closed: the turn already ended
                 loop.call_soon_threadsafe(self._cancel_on_loop)
@@ -135,6 +143,10 @@ class Agent:
         """The first hard stop booked against the current (or last) turn, if any."""
         with self._lock:
             return self._stop
+
+    def _set_socket(self, sock: Any) -> None:
+        with self._lock:
+            self._socket = sock
 
     def _cancel_on_loop(self) -> None:
         # Runs on the turn's loop thread: no race with the turn's own state changes.
@@ -263,6 +275,15 @@ class Agent:
             result.iterations = iterations
             return result
         except ProviderError as exc:
+            stop = self.stop_request
+            if stop is not None:  # the stop shut the socket down before the cancel landed
+                self._cancellable = False
+                timings.connection_closed_at = time.monotonic()
+                timings.stop_requested_at = stop.requested_at
+                result = self._interrupted(stop, reply, added)
+                result.children_ended = ledger.children_ended
+                result.iterations = iterations
+                return result
             error = exc
         finally:
             self._cancellable = False
@@ -361,6 +382,7 @@ class Agent:
                         tools=tools,
                         partial=reply,
                         max_tokens=self.max_tokens,
+                        on_socket=self._set_socket,
                     )
                 got = await self.client.complete(
                     http, messages, tools=tools, max_tokens=self.max_tokens

@@ -32,6 +32,8 @@ from agent.provider.errors import (
 from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
 
 DeltaCallback = Callable[[StreamDelta], None]
+SocketCallback = Callable[[Any], None]
+"""Told the live socket of a streaming response once its headers arrived, and None after."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,7 @@ class ChatClient:
         tools: Sequence[dict[str, Any]] = (),
         partial: Completion | None = None,
         max_tokens: int | None = None,
+        on_socket: SocketCallback | None = None,
     ) -> Completion:
         """Stream one completion, calling ``on_delta`` for every content or reasoning piece.
 
@@ -134,6 +137,8 @@ class ChatClient:
             partial: filled in as the stream arrives, so a caller that is cancelled still
                 holds what came before the stop.
             max_tokens: most tokens the reply may have; None leaves it to the server.
+            on_socket: given the response's socket while the body streams (then None), so a
+                stopping thread can shut it down at once without waiting for this loop.
 
         Returns:
             the completed reply (content, reasoning, tool calls in index order, usage).
@@ -148,6 +153,9 @@ class ChatClient:
         body = self._body(messages, tools, stream=True, max_tokens=max_tokens)
         try:
             async with http.stream("POST", self.config.completions_url, json=body) as response:
+                if on_socket is not None:
+                    network = response.extensions.get("network_stream")
+                    on_socket(network.get_extra_info("socket") if network is not None else None)
                 if response.status_code >= 400:
                     await response.aread()
                     raise _status_error(response, self.config.model)
@@ -166,6 +174,9 @@ class ChatClient:
             raise EarlyClose(f"model server closed the stream early: {_describe(exc)}") from exc
         except httpx.TransportError as exc:
             raise _transport_error(exc, self.config.base_url) from exc
+        finally:
+            if on_socket is not None:
+                on_socket(None)
         out.tool_calls = _assemble_calls(calls)
         if out.finish_reason is None:
             ended = "after [DONE]" if saw_done else "without [DONE]"

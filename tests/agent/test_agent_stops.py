@@ -176,3 +176,24 @@ def test_a_stop_at_any_token_gives_one_outcome_and_frees_the_slot(
 def test_reply_for_matches_what_the_agent_sends() -> None:
     # Guards the prediction the other tests rely on.
     assert reply_for([ChatMessage(role="user", content=PROMPT).to_wire()]) == WORDS
+
+
+def test_a_stop_closes_the_connection_even_while_the_turn_loop_is_busy(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    # The listener holds the turn's own event loop (as a busy UI holding the GIL would delay
+    # it): the server must still see the close, because the stopping thread shuts the socket.
+    demo_server.configure(tokens_per_second=100.0)
+    hold = HoldAt(3)
+    agent = Agent(ChatClient(provider), listener=hold)
+    thread, results = run_in_thread(agent, "a long answer please")
+    assert hold.reached.wait(5)
+    stop = StopRequest.by_user(Surface.DESK_KEY)
+    agent.interrupt(stop)
+    assert demo_server.records.wait_for(lambda r: r[-1].peer_closed_at is not None, 5)
+    assert not hold.release.is_set() and thread.is_alive()  # the loop never ran meanwhile
+    hold.release.set()
+    thread.join(5)
+    (result,) = results
+    assert result.exit_reason == "interrupted_by_user"
+    assert result.text.startswith(hold.text)
