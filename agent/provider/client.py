@@ -10,7 +10,9 @@ closes the per-turn ``httpx.AsyncClient`` so no socket outlives the turn.
 
 from __future__ import annotations
 
+import functools
 import json
+import ssl
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -90,7 +92,9 @@ class ChatClient:
             write=cfg.write_timeout,
             pool=cfg.connect_timeout,
         )
-        client = httpx.AsyncClient(headers=headers, timeout=timeout, trust_env=False)
+        client = httpx.AsyncClient(
+            headers=headers, timeout=timeout, trust_env=False, verify=_ssl_context()
+        )
         try:
             yield client
         finally:
@@ -234,6 +238,12 @@ class ChatClient:
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             text = _clip(response.text)
             raise MalformedChunk(f"model server sent a malformed reply: {text}") from exc
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for the process: building one costs milliseconds at every turn."""
+    return httpx.create_ssl_context()
 
 
 def _parse_chunk(data: str) -> dict[str, Any]:
