@@ -87,6 +87,7 @@ class Gateway(SavedSessions):
             )
         )
         self._lock = threading.Lock()
+        self._publish_lock = threading.Lock()  # numbering + queueing an event, as one step
         self._sessions: dict[str, Session] = {}
         self._subscriptions: list[Subscription] = []
         self._workers = TurnWorkers()
@@ -126,21 +127,26 @@ class Gateway(SavedSessions):
         sub.close()
 
     def _publish(self, session: Session | None, payload: Payload) -> None:
-        if session is None:
+        # Two threads may publish for one session at once (a worker's deltas, a caller's
+        # prompt.queued or turn.state): numbering and queueing under one lock makes every
+        # subscriber receive a session's events in seq order. Subscription.publish only
+        # appends to a deque, so this never waits on a subscriber.
+        with self._publish_lock:
+            if session is None:
+                with self._lock:
+                    self._gateway_seq += 1
+                    seq = self._gateway_seq
+                session_id = ""
+            else:
+                with session.lock:
+                    session.seq += 1
+                    seq = session.seq
+                session_id = session.session_id
+            event = GatewayEvent(type=payload.TYPE, session_id=session_id, seq=seq, payload=payload)
             with self._lock:
-                self._gateway_seq += 1
-                seq = self._gateway_seq
-            session_id = ""
-        else:
-            with session.lock:
-                session.seq += 1
-                seq = session.seq
-            session_id = session.session_id
-        event = GatewayEvent(type=payload.TYPE, session_id=session_id, seq=seq, payload=payload)
-        with self._lock:
-            subs = list(self._subscriptions)
-        for sub in subs:
-            sub.publish(event)
+                subs = list(self._subscriptions)
+            for sub in subs:
+                sub.publish(event)
 
     def _publish_to(self, session_id: str, payload: Payload) -> None:
         with self._lock:

@@ -52,3 +52,33 @@ def test_stalled_subscriber_does_not_block_the_turn(
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert isinstance(stalled[1].payload, MessageStart) or stalled[1].type == "turn.state"
     assert isinstance(stalled[-1].payload, MessageComplete)
+
+
+def test_events_of_one_session_arrive_in_seq_order_whoever_publishes_them(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    # The worker publishes deltas while another thread queues prompts (prompt.queued) and
+    # stops (turn.state): a subscriber still sees the session's seq strictly increasing.
+    demo_server.configure(tokens_per_second=2000.0)
+    gateway = Gateway(GatewayConfig(provider=provider))
+    log = EventLog()
+    gateway.subscribe(log)
+    session = gateway.session_create()
+    try:
+        first = gateway.prompt_submit(session, PROMPT).turn_id
+        start = threading.Barrier(2)
+
+        def queue_prompts() -> None:
+            start.wait(5)
+            for i in range(40):
+                gateway.prompt_submit(session, f"reply with exactly: q{i}")
+
+        other = threading.Thread(target=queue_prompts)
+        other.start()
+        start.wait(5)
+        log.complete(first)
+        other.join(10)
+    finally:
+        assert gateway.shutdown(timeout_s=10).threads_left == []
+    seqs = [e.seq for e in log.events if e.session_id == session]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)

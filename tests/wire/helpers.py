@@ -1,0 +1,189 @@
+"""Helpers for the wire tests: child processes whose output is waited on with deadlines."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from agent.demo_model.server import DemoModelServer
+from agent.provider.client import ProviderConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+CLOSE_BOUND_S = 0.1
+"""The model server must see the connection close within this many seconds of a stop."""
+
+
+def child_env() -> dict[str, str]:
+    """This environment, with the repository importable and no provider settings leaking in."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+    env.pop("DESK_MODEL", None)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def wire_cmd(command: str, provider: ProviderConfig, *extra: str) -> list[str]:
+    """``python -m tui_gateway.wire COMMAND`` against ``provider``."""
+    return [
+        sys.executable,
+        "-m",
+        "tui_gateway.wire",
+        command,
+        "--base-url",
+        provider.base_url,
+        "--model",
+        provider.model,
+        *extra,
+    ]
+
+
+def gateway_cmd(provider: ProviderConfig, *extra: str) -> list[str]:
+    """``python -m tui_gateway.wire gateway --stdio`` against ``provider``."""
+    return wire_cmd("gateway", provider, "--stdio", *extra)
+
+
+class Collected:
+    """Everything a child wrote on one pipe, collected by a thread; wait on it with deadlines."""
+
+    def __init__(self, pipe: Any) -> None:
+        self.data = b""
+        self.closed = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe: Any) -> None:
+        while True:
+            chunk = pipe.read1(65536) if hasattr(pipe, "read1") else pipe.read(65536)
+            with self._cond:
+                if not chunk:
+                    pipe.close()
+                    self.closed = True
+                    self._cond.notify_all()
+                    return
+                self.data += chunk
+                self._cond.notify_all()
+
+    def wait_for(self, predicate: Callable[[bytes], bool], timeout: float = 10.0) -> bool:
+        """Block until ``predicate(data)`` holds or ``timeout`` seconds pass."""
+        with self._cond:
+            return self._cond.wait_for(lambda: predicate(self.data), timeout)
+
+    def wait_closed(self, timeout: float = 10.0) -> bytes:
+        """Wait for the end of the pipe; returns all the data."""
+        with self._cond:
+            assert self._cond.wait_for(lambda: self.closed, timeout), "the pipe stayed open"
+            return self.data
+
+    @property
+    def text(self) -> str:
+        with self._cond:
+            return self.data.decode("utf-8", errors="replace")
+
+
+class Child:
+    """A child process with its stdout and stderr collected."""
+
+    def __init__(self, argv: Sequence[str], *, stdin: bool = False) -> None:
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=child_env(),
+            cwd=ROOT,
+        )
+        self.out = Collected(self.proc.stdout)
+        self.err = Collected(self.proc.stderr)
+
+    def wait(self, timeout: float = 15.0) -> int:
+        return self.proc.wait(timeout)
+
+    def kill(self) -> None:
+        """End the child (if it still runs) and close every pipe."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        self.out.wait_closed()
+        self.err.wait_closed()
+
+
+class RawStdio:
+    """A stdio gateway driven with raw lines, for the protocol's edge cases."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self.child = Child(argv, stdin=True)
+        self._next = 1000
+        assert self.wait_message(lambda m: m.get("method") == "gateway.ready", 20.0)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """Every JSON line the gateway wrote so far."""
+        lines = self.child.out.data.splitlines()
+        return [m for m in (json.loads(x) for x in lines if x.strip()) if isinstance(m, dict)]
+
+    def wait_message(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10.0
+    ) -> dict[str, Any] | None:
+        found: list[dict[str, Any]] = []
+
+        def check(data: bytes) -> bool:
+            for line in data.splitlines():
+                if line.strip():
+                    message = json.loads(line)
+                    if predicate(message):
+                        found.append(message)
+                        return True
+            return False
+
+        return found[0] if self.child.out.wait_for(check, timeout) else None
+
+    def send_raw(self, data: bytes) -> None:
+        stdin = self.child.proc.stdin
+        assert stdin is not None
+        stdin.write(data)
+        stdin.flush()
+
+    def send(self, message: Any) -> None:
+        self.send_raw(json.dumps(message).encode() + b"\n")
+
+    def call(self, method: str, params: Any = None) -> dict[str, Any]:
+        """Send a request with a fresh id; returns its response (result or error)."""
+        self._next += 1
+        request_id = self._next
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        response = self.wait_message(
+            lambda m: isinstance(m, dict) and m.get("id") == request_id and "method" not in m
+        )
+        assert response is not None, f"no response to {method}"
+        return response
+
+    def close(self) -> int:
+        stdin = self.child.proc.stdin
+        assert stdin is not None
+        stdin.close()
+        code = self.child.wait()
+        self.child.kill()
+        return code
+
+
+def slow_reply(server: DemoModelServer, tokens_per_second: float = 40.0) -> None:
+    """Make the demo model slow enough that a turn is still streaming when the test stops it."""
+    server.configure(tokens_per_second=tokens_per_second)
+
+
+def close_delay_s(server: DemoModelServer, since: float, timeout: float = 5.0) -> float:
+    """Seconds from ``since`` until the demo server saw a client close its connection."""
+    record = server.records.wait_for_record(lambda r: r.peer_closed_at is not None, timeout)
+    assert record is not None, "the model server never saw the connection close"
+    assert record.peer_closed_at is not None
+    return record.peer_closed_at - since

@@ -1,0 +1,161 @@
+"""``desk run`` and ``desk serve`` as child processes (``python -m tui_gateway.wire ...``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import stat
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agent.demo_model.server import DemoModelServer
+from agent.provider.client import ProviderConfig
+from tests.wire.helpers import CLOSE_BOUND_S, Child, close_delay_s, slow_reply, wire_cmd
+
+STORY = "tell me a story about a lighthouse"
+
+
+def run_cmd(provider: ProviderConfig, *args: str) -> list[str]:
+    return wire_cmd("run", provider, *args)
+
+
+def test_run_prints_the_reply_and_exits_0(provider: ProviderConfig) -> None:
+    child = Child(run_cmd(provider, "reply with exactly: the desk runs headless"))
+    assert child.wait() == 0
+    assert child.out.wait_closed() == b"the desk runs headless\n"
+    assert child.err.wait_closed() == b""
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "exit_reason"),
+    [
+        (signal.SIGINT, 130, "interrupted_by_user"),
+        (signal.SIGTERM, 143, "interrupted_by_system(gateway.shutdown)"),
+    ],
+    ids=["sigint-user-stop", "sigterm-system-stop"],
+)
+def test_run_stops_on_a_signal(
+    provider: ProviderConfig,
+    demo_server: DemoModelServer,
+    sig: signal.Signals,
+    code: int,
+    exit_reason: str,
+) -> None:
+    slow_reply(demo_server)
+    child = Child(run_cmd(provider, STORY))
+    try:
+        assert child.out.wait_for(lambda data: b"lighthouse" in data, 20.0)
+        sent_at = time.monotonic()
+        child.proc.send_signal(sig)
+        assert child.wait() == code
+        assert close_delay_s(demo_server, sent_at) < CLOSE_BOUND_S
+        [line] = child.err.wait_closed().decode().splitlines()
+        assert line.startswith(f"desk: {exit_reason}")
+        printed = child.out.wait_closed().decode()
+        assert printed.startswith("## About: tell me a story") and printed.endswith("\n")
+    finally:
+        child.kill()
+
+
+def test_run_failure_is_one_line_and_exit_1() -> None:
+    dead = ProviderConfig(base_url="http://127.0.0.1:9/v1", model="demo")
+    child = Child(run_cmd(dead, "hello"))
+    assert child.wait() == 1
+    [line] = child.err.wait_closed().decode().splitlines()
+    assert line.startswith("desk: ") and "127.0.0.1:9" in line
+    assert child.out.wait_closed() == b""
+
+
+def test_run_without_a_server_is_a_usage_error() -> None:
+    child = Child([sys.executable, "-m", "tui_gateway.wire", "run", "hello"])
+    assert child.wait() == 2
+    [line] = child.err.wait_closed().decode().splitlines()
+    assert "--base-url" in line
+
+
+def test_run_continues_a_saved_session(provider: ProviderConfig, tmp_path: Path) -> None:
+    db = str(tmp_path / "desk.db")
+    first = Child(run_cmd(provider, "--db", db, "reply with exactly: first"))
+    assert first.wait() == 0
+    from agent.store import SqliteStore
+
+    store = SqliteStore(db)
+    [row] = store.list_sessions()
+    store.close()
+    second = Child(run_cmd(provider, "--db", db, "--session", row.id, "reply with exactly: again"))
+    assert second.wait() == 0
+    assert second.out.wait_closed() == b"again\n"
+    missing = Child(run_cmd(provider, "--db", db, "--session", "nope", "hi"))
+    assert missing.wait() == 1
+
+
+def test_serve_makes_a_private_token_once_and_stops_on_sigterm(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    slow_reply(demo_server)
+    token_file = tmp_path / "config" / "desk" / "token"
+    args = ("--port", "0", "--token-file", str(token_file))
+    child = Child(wire_cmd("serve", provider, *args))
+    try:
+        assert child.out.wait_for(lambda data: b"listening on" in data, 20.0), child.err.text
+        out = child.out.text
+        url = re.search(r"listening on (http://\S+)", out)
+        token = re.search(r"made an API token \(kept in .*\): (\S+)", out)
+        assert url is not None and token is not None
+        assert token_file.read_text().strip() == token.group(1)
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        base = url.group(1)
+        assert httpx.get(base + "/v1/models").status_code == 401
+        headers = {"Authorization": f"Bearer {token.group(1)}"}
+        assert httpx.get(base + "/v1/models", headers=headers).json()["data"][0]["id"] == "demo"
+        session = httpx.post(base + "/v1/sessions", headers=headers).json()["session_id"]
+        events: list[str] = []
+        streaming = threading.Event()
+
+        def run() -> None:
+            url = f"{base}/v1/sessions/{session}/runs"
+            with httpx.stream("POST", url, headers=headers, json={"prompt": STORY}) as response:
+                for line in response.iter_lines():
+                    events.append(line)
+                    if line == "event: message.delta":
+                        streaming.set()
+
+        reader = threading.Thread(target=run)
+        reader.start()
+        assert streaming.wait(20.0)
+        child.proc.send_signal(signal.SIGTERM)  # the gateway stops first, as the system
+        assert child.wait() == 0
+        reader.join(10.0)
+        data = [line.removeprefix("data: ") for line in events if line.startswith("data: ")]
+        last = json.loads(data[-1])
+        assert last["type"] == "message.complete"
+        assert last["payload"]["exit_reason"] == "interrupted_by_system(gateway.shutdown)"
+    finally:
+        child.kill()
+    again = Child(wire_cmd("serve", provider, *args))
+    try:
+        assert again.out.wait_for(lambda data: b"listening on" in data, 20.0)
+        assert token.group(1) not in again.out.text  # printed once, the first time only
+        assert str(token_file) in again.out.text
+        again.proc.send_signal(signal.SIGINT)
+        assert again.wait() == 0
+    finally:
+        again.kill()
+
+
+def test_run_denies_tool_calls_unless_told_yes(provider: ProviderConfig, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    prompt = f'call tool shell with {{"command": "touch {marker}"}}'
+    denied = Child(run_cmd(provider, prompt))
+    assert denied.wait() == 0
+    assert "denied the shell call" in denied.err.wait_closed().decode()
+    assert not marker.exists()
+    allowed = Child(run_cmd(provider, "--yes", prompt))
+    assert allowed.wait() == 0
+    assert marker.exists()

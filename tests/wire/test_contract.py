@@ -1,0 +1,173 @@
+"""The contract: its method list, its typed codec, and docs/protocol.md generated from it."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent.stops import Issuer, Surface
+from tests.wire.helpers import ROOT, child_env
+from tui_gateway.events import EVENT_TYPES, GatewayEvent, MessageComplete, Payload, StopReceipt
+from tui_gateway.wire import contract as c
+from tui_gateway.wire.codec import DecodeError, decode, decode_event, encode
+
+DOC = ROOT / "docs" / "protocol.md"
+
+EXPECTED_METHODS = {  # DESIGN.md section 4, the brief, and what desk's port calls
+    "session.rename",
+    "session.delete",
+    "session.compress",
+    "compression.cancel",
+    "session.create",
+    "session.list",
+    "session.resume",
+    "prompt.submit",
+    "prompt.remove",
+    "session.interrupt",
+    "approval.respond",
+    "console.run",
+    "console.cancel",
+    "session.events.since",
+    "gateway.shutdown",
+}
+
+
+def test_docs_protocol_md_is_generated_from_the_contract() -> None:
+    assert DOC.exists(), "docs/protocol.md is missing: run the generator"
+    assert DOC.read_text(encoding="utf-8") == c.markdown(), (
+        "docs/protocol.md and the contract drifted apart; regenerate it with "
+        "`python -m tui_gateway.wire.contract --markdown > docs/protocol.md`"
+    )
+
+
+def test_the_generator_command_prints_the_same_text() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "tui_gateway.wire.contract", "--markdown"],
+        capture_output=True,
+        check=True,
+        cwd=ROOT,
+        env=child_env(),
+        timeout=60,
+    )
+    assert out.stdout.decode("utf-8") == c.markdown()
+    assert out.stderr == b""  # no runpy warning
+
+
+def test_every_method_event_and_surface_is_documented() -> None:
+    text = c.markdown()
+    assert {m.name for m in c.METHODS} == EXPECTED_METHODS
+    for method in c.METHODS:
+        assert f"### `{method.name}`" in text
+    for payload in EVENT_TYPES:
+        assert f"### `{payload.TYPE}`" in text
+        for f in dataclasses.fields(payload):
+            assert f"`{f.name}`" in text
+    for surface in Surface:
+        assert f"`{surface.value}`" in text
+    assert f"Protocol version: **{c.PROTOCOL_VERSION}**" in text
+
+
+def test_a_stop_must_state_a_matching_issuer_and_surface() -> None:
+    ok = {"session_id": "s", "issuer": "user", "surface": "api.stop", "reason": "stop"}
+    params = decode(c.SessionInterruptParams, ok)
+    assert params.stop().exit_reason() == "interrupted_by_user"
+    for bad in (
+        {**ok, "issuer": "system"},  # a user surface booked as the system
+        {**ok, "surface": "api.disconnect"},  # a system surface booked as the user
+        {**ok, "surface": "somewhere"},
+        {**ok, "reason": " "},
+        {k: v for k, v in ok.items() if k != "issuer"},  # no default issuer
+    ):
+        with pytest.raises(DecodeError):
+            decode(c.SessionInterruptParams, bad)
+    cancel = {"command_id": "x", "issuer": "system", "surface": "console.cancel", "reason": "r"}
+    with pytest.raises(DecodeError):
+        decode(c.ConsoleCancelParams, cancel)
+
+
+def test_params_are_decoded_strictly() -> None:
+    with pytest.raises(DecodeError, match="params.txt"):
+        decode(c.PromptSubmitParams, {"session_id": "s", "txt": "x"}, path="params")
+    with pytest.raises(DecodeError, match="params.text"):
+        decode(c.PromptSubmitParams, {"session_id": "s", "text": 3}, path="params")
+    with pytest.raises(DecodeError):
+        decode(c.SessionListParams, {"limit": True})
+    with pytest.raises(DecodeError):
+        decode(c.ApprovalRespondParams, {"session_id": "s", "request_id": "r", "decision": "ok"})
+    assert decode(c.GatewayShutdownParams, {"timeout_s": 2}).timeout_s == 2.0
+
+
+@pytest.mark.parametrize("method", c.METHODS, ids=lambda m: m.name)
+def test_every_method_has_typed_params_and_result(method: c.Method) -> None:
+    assert dataclasses.is_dataclass(method.params)
+    assert dataclasses.is_dataclass(method.result)
+    assert method.params.__doc__ and method.result.__doc__
+
+
+def payloads() -> st.SearchStrategy[Payload]:
+    text = st.text(max_size=20)
+    receipts = st.builds(
+        StopReceipt,
+        issuer=st.sampled_from([i.value for i in Issuer]),
+        surface=st.sampled_from([s.value for s in Surface]),
+        reason=text,
+        closed_ms=st.none() | st.floats(0, 1e6),
+        exited_ms=st.none() | st.floats(0, 1e6),
+    )
+    others = [st.builds(cls) for cls in EVENT_TYPES if cls is not MessageComplete]
+    complete = st.builds(MessageComplete, stop=st.none() | receipts)
+    return st.one_of(*others, complete)
+
+
+@given(payload=payloads(), seq=st.integers(0, 2**40), session_id=st.text(max_size=12))
+def test_every_event_payload_survives_the_wire(payload: Payload, seq: int, session_id: str) -> None:
+    event = GatewayEvent(type=payload.TYPE, session_id=session_id, seq=seq, payload=payload)
+    wire = event.to_wire()
+    assert wire["params"]["payload"]["version"] == c.PROTOCOL_VERSION
+    back = decode_event(wire["params"])
+    assert back == event
+    assert back is not None and back.payload == payload
+
+
+def test_an_event_of_a_newer_gateway_is_read_or_skipped() -> None:
+    params = {
+        "type": "message.delta",
+        "session_id": "s",
+        "seq": 3,
+        "payload": {"turn_id": "t", "text": "hi", "reasoning": "", "colour": "red", "version": 9},
+    }
+    event = decode_event(params)
+    assert event is not None and event.payload.merged(event.payload) is not None
+    assert decode_event({**params, "type": "something.new"}) is None
+
+
+@pytest.mark.parametrize("cls", [m.result for m in c.METHODS] + [c.Ready, c.RunAccepted])
+def test_results_round_trip(cls: type) -> None:
+    hints = {f.name: f for f in dataclasses.fields(cls)}
+    sample = {
+        name: _sample(f.type if isinstance(f.type, str) else str(f.type))
+        for name, f in hints.items()
+    }
+    value = decode(cls, sample)
+    assert decode(cls, encode(value)) == value
+
+
+def _sample(annotation: str) -> object:
+    if annotation.startswith(("list", "tuple")):
+        return []
+    if annotation.startswith("dict"):
+        return {}
+    if annotation.startswith("str"):
+        return "x"
+    if annotation.startswith("int"):
+        return 1
+    if annotation.startswith("float"):
+        return 1.5
+    if annotation.startswith("bool"):
+        return True
+    return None

@@ -1,0 +1,13 @@
+"""The gateway on the wire: its contract, JSON-RPC over stdio, HTTP with SSE, and a headless run.
+
+- :mod:`tui_gateway.wire.contract`: every method, notification, event and error code (the one
+  source of ``docs/protocol.md``);
+- :mod:`tui_gateway.wire.stdio`: ``desk gateway --stdio``;
+- :mod:`tui_gateway.wire.client`: :class:`~tui_gateway.wire.client.RemoteGateway`, the gateway's
+  methods served by a child process;
+- :mod:`tui_gateway.wire.http_api` and :mod:`tui_gateway.wire.http_server`: ``desk serve``;
+- :mod:`tui_gateway.wire.headless`: ``desk run``;
+- :mod:`tui_gateway.wire.cli`: the entry points desk wires as subcommands.
+
+Nothing is imported here, so ``python -m tui_gateway.wire.contract`` runs without a warning.
+"""

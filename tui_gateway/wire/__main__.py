@@ -1,0 +1,30 @@
+"""``python -m tui_gateway.wire {gateway,serve,run} ...``: the wire commands without desk."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from tui_gateway.wire.cli import main_gateway_stdio, main_run, main_serve
+
+USAGE = """usage: python -m tui_gateway.wire COMMAND [ARGS...]
+
+commands:
+  gateway --stdio   serve the gateway as JSON-RPC 2.0 on stdin/stdout
+  serve             serve the gateway over HTTP with server-sent events
+  run PROMPT        run one turn headless and print the reply
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Dispatch to the subcommand; returns its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    commands = {"gateway": main_gateway_stdio, "serve": main_serve, "run": main_run}
+    if not args or args[0] not in commands:
+        sys.stderr.write(USAGE)
+        return 0 if args and args[0] in ("-h", "--help") else 2
+    return commands[args[0]](args[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

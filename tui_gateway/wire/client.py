@@ -1,0 +1,454 @@
+"""``RemoteGateway``: the gateway's Python methods, served by a child process over stdio.
+
+``desk --gateway-cmd "desk gateway --stdio"`` runs the desk against a gateway in a child
+process: this class starts the command, waits for its ``gateway.ready`` notification, and turns
+each method call into a JSON-RPC request (see :mod:`tui_gateway.wire.contract`) and each
+``event`` notification back into a :class:`~tui_gateway.events.GatewayEvent` with its typed
+payload, delivered to subscribers exactly as :meth:`tui_gateway.gateway.Gateway.subscribe` does
+(a :class:`~tui_gateway.subscription.Subscription` per subscriber, on its own thread).
+
+The child runs in a session of its own (``start_new_session``), so a Ctrl+C typed in the
+terminal reaches the frontend only; the frontend decides what to stop. :meth:`shutdown` asks the
+child for ``gateway.shutdown`` (a system stop), closes its stdin and waits (bounded) for it to
+exit; :meth:`disconnect` only closes stdin, which the child books as the frontend going away
+(``api.disconnect``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import shlex
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from types import TracebackType
+from typing import IO, Any, TypeVar
+
+from agent.stops import StopRequest
+from tui_gateway.events import GatewayEvent, MessageComplete, MessageStart
+from tui_gateway.subscription import EventCallback, Subscription
+from tui_gateway.types import (
+    GatewayError,
+    ResumedSession,
+    SessionInfo,
+    ShutdownReport,
+    SubmitResult,
+)
+from tui_gateway.wire import contract as c
+from tui_gateway.wire.codec import DecodeError, decode, decode_event, dumps, encode
+from tui_gateway.wire.dispatch import parse_line
+
+_log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+EXIT_BOUND_S = 5.0
+"""How long :meth:`RemoteGateway.shutdown` waits for the child to exit after its answer."""
+
+
+class RemoteGateway:
+    """A gateway in a child process, behind the same methods as the in-process one.
+
+    Args:
+        command: the child's command line (a string is split like a shell would).
+        env: the child's environment (default: this process's).
+        cwd: the child's working directory.
+        stderr: where the child's stderr goes (default: this process's stderr).
+        call_timeout_s: how long a method call waits for its answer, in seconds.
+        ready_timeout_s: how long to wait for ``gateway.ready``, in seconds.
+
+    Raises:
+        GatewayError: the child could not start, exited, or speaks another protocol version.
+    """
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: int | IO[Any] | None = None,
+        call_timeout_s: float = 30.0,
+        ready_timeout_s: float = 30.0,
+    ) -> None:
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        self.call_timeout_s = call_timeout_s
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._pending: dict[int, Future[Any]] = {}
+        self._subs: list[Subscription] = []
+        self._running: set[tuple[str, str]] = set()
+        self._last_seq: dict[str, int] = {}
+        self._ready: Future[c.Ready] = Future()
+        self._exited = threading.Event()
+        self._report: ShutdownReport | None = None
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise GatewayError(f"cannot start the gateway {argv[0]!r}: {exc}") from exc
+        self._reader = threading.Thread(
+            target=self._read_loop, name="desk-remote-reader", daemon=True
+        )
+        self._reader.start()
+        try:
+            self.ready = self._ready.result(ready_timeout_s)
+        except FutureTimeout:
+            self._kill()
+            raise GatewayError(
+                f"the gateway did not say it was ready within {ready_timeout_s:g} s"
+            ) from None
+        except GatewayError:
+            self._kill()
+            raise
+        if self.ready.protocol_version != c.PROTOCOL_VERSION:
+            self._kill()
+            raise GatewayError(
+                f"the gateway speaks protocol {self.ready.protocol_version}, "
+                f"this desk speaks {c.PROTOCOL_VERSION}"
+            )
+
+    # -- the child ---------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int:
+        """The child's process id."""
+        return self._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The child's exit status, once it has exited."""
+        return self._proc.poll()
+
+    def wait_exit(self, timeout_s: float) -> int | None:
+        """Wait (bounded) for the child to exit; returns its status, or None if it still runs."""
+        try:
+            return self._proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def disconnect(self) -> None:
+        """Close the child's stdin: it stops its work as ``api.disconnect``, shuts down, exits.
+
+        Events it sends meanwhile still reach the subscribers.
+        """
+        with self._write_lock:
+            stdin = self._proc.stdin
+            if stdin is not None and not stdin.closed:
+                with contextlib.suppress(OSError):
+                    stdin.close()
+
+    def _kill(self) -> None:
+        self.disconnect()
+        if self.wait_exit(1.0) is None:
+            self._proc.kill()
+            self.wait_exit(2.0)
+
+    # -- the wire ----------------------------------------------------------------------------------
+
+    def _send(self, message: dict[str, Any]) -> None:
+        data = (dumps(message) + "\n").encode("utf-8")
+        with self._write_lock:
+            stdin = self._proc.stdin
+            if stdin is None or stdin.closed:
+                raise GatewayError("the gateway connection is closed")
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (BrokenPipeError, ValueError, OSError) as exc:
+                raise GatewayError("the gateway process has exited") from exc
+
+    def request(self, method: str, params: Any, timeout_s: float | None = None) -> Any:
+        """Send a request and wait for its result (raw JSON data).
+
+        Args:
+            method: the method's wire name.
+            params: a params dataclass (or a dict sent as is).
+            timeout_s: the bound (default ``call_timeout_s``).
+
+        Raises:
+            GatewayError: the error the gateway answered (with its code), no answer in time, or
+                the child exited.
+        """
+        request_id = next(self._ids)
+        future: Future[Any] = Future()
+        with self._lock:
+            if self._exited.is_set():
+                raise GatewayError("the gateway process has exited")
+            self._pending[request_id] = future
+        body = params if isinstance(params, dict) else encode(params)
+        try:
+            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": body})
+            return future.result(self.call_timeout_s if timeout_s is None else timeout_s)
+        except FutureTimeout:
+            raise GatewayError(f"{method}: no answer from the gateway in time") from None
+        finally:
+            with self._lock:
+                self._pending.pop(request_id, None)
+
+    def _call(self, method: str, params: Any, result: type[R], timeout_s: float | None = None) -> R:
+        data = self.request(method, params, timeout_s)
+        try:
+            value: R = decode(result, data, path="result", strict=False)
+        except DecodeError as exc:
+            raise GatewayError(f"{method}: the gateway answered {exc}") from None
+        return value
+
+    def _read_loop(self) -> None:
+        stdout = self._proc.stdout
+        assert stdout is not None
+        try:
+            for line in stdout:
+                self._on_line(line)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._on_exit()
+
+    def _on_line(self, line: bytes) -> None:
+        message, error = parse_line(line)
+        if error is not None or not isinstance(message, dict):
+            _log.warning("the gateway wrote a line that is not a JSON-RPC message: %.200r", line)
+            return
+        if "id" in message and ("result" in message or "error" in message):
+            with self._lock:
+                future = (
+                    self._pending.get(message["id"]) if isinstance(message["id"], int) else None
+                )
+            if future is None:
+                return
+            failure = message.get("error")
+            if isinstance(failure, dict):
+                code = failure.get("code")
+                future.set_exception(
+                    GatewayError(
+                        str(failure.get("message", "error")),
+                        code=code if isinstance(code, int) else c.GATEWAY_ERROR,
+                    )
+                )
+            else:
+                future.set_result(message.get("result"))
+            return
+        method, params = message.get("method"), message.get("params")
+        try:
+            if method == "event":
+                event = decode_event(params)
+                if event is not None:
+                    self._deliver(event)
+            elif method == "gateway.ready" and not self._ready.done():
+                self._ready.set_result(decode(c.Ready, params, path="params", strict=False))
+        except DecodeError as exc:
+            _log.warning("the gateway sent a %s notification that does not fit: %s", method, exc)
+
+    def _deliver(self, event: GatewayEvent) -> None:
+        payload = event.payload
+        with self._lock:
+            if isinstance(payload, MessageStart):
+                self._running.add((event.session_id, payload.turn_id))
+            elif isinstance(payload, MessageComplete):
+                self._running.discard((event.session_id, payload.turn_id))
+            self._last_seq[event.session_id] = max(
+                event.seq, self._last_seq.get(event.session_id, 0)
+            )
+            subs = list(self._subs)
+        for sub in subs:
+            sub.publish(event)
+
+    def _on_exit(self) -> None:
+        with self._lock:
+            self._exited.set()
+            pending = list(self._pending.values())
+            self._pending.clear()
+            orphans = sorted(self._running)
+        # A turn still running when the child died would never end for the subscribers: end
+        # it here, once, as failed (the child booked nothing).
+        for session_id, turn_id in orphans:
+            complete = MessageComplete(
+                turn_id=turn_id,
+                status="failed",
+                exit_reason="failed(GatewayExited)",
+                text="",
+                error="the gateway process exited while the turn ran",
+            )
+            seq = self._last_seq.get(session_id, 0) + 1
+            self._deliver(GatewayEvent(complete.TYPE, session_id, seq, complete))
+        failure = GatewayError("the gateway process has exited")
+        for future in pending:
+            if not future.done():
+                future.set_exception(failure)
+        if not self._ready.done():
+            self._ready.set_exception(failure)
+
+    # -- subscribers -------------------------------------------------------------------------------
+
+    def subscribe(self, callback: EventCallback) -> Subscription:
+        """Deliver every event from now on to ``callback``, on a delivery thread of its own."""
+        sub = Subscription(callback, coalesce_s=0.0, name="desk-remote-events")
+        with self._lock:
+            self._subs.append(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        """Stop delivering to ``sub`` and end its delivery thread."""
+        with self._lock:
+            if sub in self._subs:
+                self._subs.remove(sub)
+        sub.close()
+
+    @property
+    def running_turns(self) -> int:
+        """How many turns run now, as the events said."""
+        with self._lock:
+            return len(self._running)
+
+    # -- the methods -------------------------------------------------------------------------------
+
+    def session_create(self, title: str = "") -> str:
+        """``session.create``; returns the session id."""
+        params = c.SessionCreateParams(title=title)
+        return self._call("session.create", params, c.SessionCreateResult).session_id
+
+    def session_list(self, limit: int = 50) -> list[SessionInfo]:
+        """``session.list``: live and saved sessions, most recently used first."""
+        params = c.SessionListParams(limit=limit)
+        return self._call("session.list", params, c.SessionListResult).sessions
+
+    def session_resume(self, session_id: str | None = None) -> ResumedSession:
+        """``session.resume``: make a saved session live again; returns its transcript."""
+        params = c.SessionResumeParams(session_id=session_id)
+        return self._call("session.resume", params, ResumedSession)
+
+    def session_rename(self, session_id: str, title: str) -> None:
+        """``session.rename``: rename a live or saved session."""
+        params = c.SessionRenameParams(session_id=session_id, title=title)
+        self._call("session.rename", params, c.SessionRenameResult)
+
+    def session_delete(self, session_id: str) -> bool:
+        """``session.delete``: delete a session (its running turn is stopped first)."""
+        params = c.SessionDeleteParams(session_id=session_id)
+        return self._call("session.delete", params, c.SessionDeleteResult).deleted
+
+    def prompt_submit(self, session_id: str, text: str) -> SubmitResult:
+        """``prompt.submit``: run or queue a prompt."""
+        params = c.PromptSubmitParams(session_id=session_id, text=text)
+        return self._call("prompt.submit", params, SubmitResult)
+
+    def prompt_remove(self, session_id: str, turn_id: str) -> bool:
+        """``prompt.remove``: drop a queued prompt; False when it is not queued any more."""
+        params = c.PromptRemoveParams(session_id=session_id, turn_id=turn_id)
+        return self._call("prompt.remove", params, c.PromptRemoveResult).removed
+
+    def session_interrupt(
+        self, session_id: str, stop: StopRequest, turn_id: str | None = None
+    ) -> str | None:
+        """``session.interrupt``: stop the running turn as ``stop`` says; returns its id."""
+        params = c.SessionInterruptParams(
+            session_id=session_id,
+            issuer=stop.issuer,
+            surface=stop.surface,
+            reason=stop.reason,
+            turn_id=turn_id,
+            hard=stop.hard,
+        )
+        return self._call("session.interrupt", params, c.SessionInterruptResult).turn_id
+
+    def session_compress(self, session_id: str, focus: str | None = None) -> SubmitResult:
+        """``session.compress``: compress the transcript now (queued behind a running turn)."""
+        params = c.SessionCompressParams(session_id=session_id, focus=focus)
+        return self._call("session.compress", params, SubmitResult)
+
+    def compression_cancel(self, session_id: str, stop: StopRequest) -> bool:
+        """``compression.cancel``: stop the running compression as ``stop`` says."""
+        params = c.CompressionCancelParams(
+            session_id=session_id, issuer=stop.issuer, surface=stop.surface, reason=stop.reason
+        )
+        return self._call("compression.cancel", params, c.CompressionCancelResult).cancelled
+
+    def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:
+        """``approval.respond``: answer a pending approval (``once``, ``always``, ``deny``)."""
+        data = {"session_id": session_id, "request_id": request_id, "decision": decision}
+        return self._call("approval.respond", data, c.ApprovalRespondResult).accepted
+
+    def console_run(self, session_id: str, line: str) -> str:
+        """``console.run``: run a command line; returns the command id."""
+        params = c.ConsoleRunParams(session_id=session_id, line=line)
+        return self._call("console.run", params, c.ConsoleRunResult).command_id
+
+    def console_cancel(self, command_id: str, stop: StopRequest) -> bool:
+        """``console.cancel``: cancel a command as ``stop`` says."""
+        params = c.ConsoleCancelParams(
+            command_id=command_id, issuer=stop.issuer, surface=stop.surface, reason=stop.reason
+        )
+        return self._call("console.cancel", params, c.ConsoleCancelResult).cancelled
+
+    def events_since(self, session_id: str, seq: int = 0) -> tuple[list[GatewayEvent], bool]:
+        """``session.events.since``: the kept events after ``seq`` and whether some were dropped."""
+        params = c.EventsSinceParams(session_id=session_id, seq=seq)
+        result = self._call("session.events.since", params, c.EventsSinceResult)
+        events = []
+        for wire in result.events:
+            event = decode_event(encode(wire), path="result.events[]")
+            if event is not None:
+                events.append(event)
+        return events, result.truncated
+
+    def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:
+        """``gateway.shutdown`` (a system stop of everything), then close stdin and wait (bounded).
+
+        Calling it again returns the first report. When the child has gone already, the report
+        says so in ``threads_left``.
+        """
+        with self._lock:
+            if self._report is not None:
+                return self._report
+        bound = 10.0 if timeout_s is None else timeout_s
+        try:
+            params = c.GatewayShutdownParams(timeout_s=timeout_s)
+            report = self._call("gateway.shutdown", params, ShutdownReport, bound + 5.0)
+        except GatewayError as exc:
+            report = ShutdownReport(0, 0, [f"no report: {exc.message}"])
+        self.disconnect()
+        if self.wait_exit(EXIT_BOUND_S) is None:
+            self._proc.terminate()
+            if self.wait_exit(2.0) is None:
+                self._proc.kill()
+                self.wait_exit(2.0)
+        self._reader.join(2.0)
+        with self._lock:
+            subs, self._subs = list(self._subs), []
+            if self._report is None:
+                self._report = report
+            report = self._report
+        for sub in subs:
+            sub.close()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        return report
+
+    def close(self) -> None:
+        """Same as :meth:`shutdown`."""
+        self.shutdown()
+
+    def __enter__(self) -> RemoteGateway:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.shutdown()

@@ -1,0 +1,254 @@
+"""JSON-RPC 2.0 requests -> gateway method calls -> responses, for any transport.
+
+:class:`Dispatcher` takes one parsed JSON value (a request, a notification or a batch), checks
+it against :mod:`tui_gateway.wire.contract` and calls the in-process gateway. Every refusal
+happens before the gateway is called, so a refused request changes nothing. Errors use the
+standard codes (see ``contract.ERROR_CODES``); a :class:`tui_gateway.types.GatewayError` keeps
+its own code.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from tui_gateway.gateway import Gateway
+from tui_gateway.types import GatewayError
+from tui_gateway.wire import contract as c
+from tui_gateway.wire.codec import DecodeError, decode, encode, event_params
+from tui_gateway.wire.replay import ReplayRing
+
+_log = logging.getLogger(__name__)
+
+Handler = Callable[[Any], Any]
+
+
+class RpcError(Exception):
+    """A JSON-RPC error to answer with: ``code`` and a one-line ``message``."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC error response object."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def parse_line(line: bytes | str) -> tuple[Any, dict[str, Any] | None]:
+    """Parse one line of JSON.
+
+    Returns:
+        (the value, None), or (None, a parse-error response) when it is not JSON.
+    """
+    try:
+        text = line.decode("utf-8") if isinstance(line, bytes) else line
+        return json.loads(text, parse_constant=_no_constant), None
+    except (UnicodeDecodeError, ValueError) as exc:
+        return None, error_response(None, c.PARSE_ERROR, f"parse error: {exc}")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+class Dispatcher:
+    """Serves the contract's methods for one in-process gateway.
+
+    Args:
+        gateway: the gateway.
+        ring: the replay ring behind ``session.events.since`` (None: the method answers -32000).
+        on_shutdown: called after a ``gateway.shutdown`` request has shut the gateway down
+            (before its response is sent).
+    """
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        ring: ReplayRing | None = None,
+        *,
+        on_shutdown: Callable[[], None] | None = None,
+    ) -> None:
+        self.gateway = gateway
+        self.ring = ring
+        self._on_shutdown = on_shutdown
+        self._handlers: dict[str, Handler] = {
+            "session.create": self._session_create,
+            "session.list": self._session_list,
+            "session.resume": self._session_resume,
+            "session.rename": self._session_rename,
+            "session.delete": self._session_delete,
+            "prompt.submit": self._prompt_submit,
+            "prompt.remove": self._prompt_remove,
+            "session.interrupt": self._session_interrupt,
+            "session.compress": self._session_compress,
+            "compression.cancel": self._compression_cancel,
+            "approval.respond": self._approval_respond,
+            "console.run": self._console_run,
+            "console.cancel": self._console_cancel,
+            "session.events.since": self._events_since,
+            "gateway.shutdown": self._gateway_shutdown,
+        }
+        missing = set(c.METHODS_BY_NAME) ^ set(self._handlers)
+        if missing:  # pragma: no cover - caught by the contract tests
+            raise RuntimeError(f"contract and dispatcher disagree on {sorted(missing)}")
+
+    # -- entry points -----------------------------------------------------------------------------
+
+    def is_blocking(self, message: Any) -> bool:
+        """True when ``message`` (a request or batch) calls a method that may wait."""
+        items = message if isinstance(message, list) else [message]
+        for item in items:
+            if isinstance(item, dict):
+                method = c.METHODS_BY_NAME.get(str(item.get("method")))
+                if method is not None and method.blocking:
+                    return True
+        return False
+
+    def handle(self, message: Any) -> dict[str, Any] | list[dict[str, Any]] | None:
+        """Answer one parsed JSON-RPC message.
+
+        Returns:
+            the response (a list for a batch), or None when nothing is to be answered
+            (notifications only).
+        """
+        if isinstance(message, list):
+            if not message:
+                return error_response(None, c.INVALID_REQUEST, "invalid request: empty batch")
+            answers = [self.handle_one(item) for item in message]
+            kept = [a for a in answers if a is not None]
+            return kept or None
+        return self.handle_one(message)
+
+    def handle_one(self, message: Any) -> dict[str, Any] | None:
+        """Answer one request object (None for a notification)."""
+        if not isinstance(message, dict):
+            return error_response(None, c.INVALID_REQUEST, "invalid request: not an object")
+        has_id = "id" in message
+        request_id = message.get("id")
+        if has_id and (
+            isinstance(request_id, bool) or not isinstance(request_id, str | int | type(None))
+        ):
+            return error_response(
+                None, c.INVALID_REQUEST, "invalid request: id must be a string, integer or null"
+            )
+        try:
+            result = self._call(message)
+        except RpcError as exc:
+            return error_response(request_id, exc.code, exc.message) if has_id else None
+        if not has_id:
+            return None
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        """Call a method with by-name params; returns the encoded result.
+
+        Raises:
+            RpcError: any refusal, with its code.
+        """
+        return self._call({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def _call(self, message: dict[str, Any]) -> Any:
+        if message.get("jsonrpc") != "2.0":
+            raise RpcError(c.INVALID_REQUEST, 'invalid request: jsonrpc must be "2.0"')
+        name = message.get("method")
+        if not isinstance(name, str):
+            raise RpcError(c.INVALID_REQUEST, "invalid request: method must be a string")
+        extra = set(message) - {"jsonrpc", "method", "params", "id"}
+        if extra:
+            raise RpcError(
+                c.INVALID_REQUEST, f"invalid request: unknown member {sorted(extra)[0]!r}"
+            )
+        raw = message.get("params", {})
+        if not isinstance(raw, dict | list):
+            raise RpcError(c.INVALID_REQUEST, "invalid request: params must be an object or array")
+        method = c.METHODS_BY_NAME.get(name)
+        if method is None:
+            raise RpcError(c.METHOD_NOT_FOUND, f"method not found: {name!r}")
+        if isinstance(raw, list):
+            raise RpcError(c.INVALID_PARAMS, "invalid params: pass params by name (an object)")
+        try:
+            params = decode(method.params, raw, path="params")
+        except DecodeError as exc:
+            raise RpcError(c.INVALID_PARAMS, f"invalid params: {exc}") from None
+        try:
+            result = self._handlers[name](params)
+        except GatewayError as exc:
+            raise RpcError(exc.code, exc.message) from None
+        except RpcError:
+            raise
+        except Exception as exc:  # a gateway bug: answer, log, and keep serving
+            _log.exception("%s failed", name)
+            raise RpcError(
+                c.INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}"
+            ) from None
+        return encode(result)
+
+    # -- methods -----------------------------------------------------------------------------------
+
+    def _session_create(self, p: c.SessionCreateParams) -> c.SessionCreateResult:
+        return c.SessionCreateResult(session_id=self.gateway.session_create(p.title))
+
+    def _session_list(self, p: c.SessionListParams) -> c.SessionListResult:
+        return c.SessionListResult(sessions=self.gateway.session_list(p.limit))
+
+    def _session_resume(self, p: c.SessionResumeParams) -> Any:
+        return self.gateway.session_resume(p.session_id)
+
+    def _session_rename(self, p: c.SessionRenameParams) -> c.SessionRenameResult:
+        self.gateway.session_rename(p.session_id, p.title)
+        return c.SessionRenameResult(renamed=True)
+
+    def _session_delete(self, p: c.SessionDeleteParams) -> c.SessionDeleteResult:
+        return c.SessionDeleteResult(deleted=self.gateway.session_delete(p.session_id))
+
+    def _prompt_submit(self, p: c.PromptSubmitParams) -> Any:
+        return self.gateway.prompt_submit(p.session_id, p.text)
+
+    def _prompt_remove(self, p: c.PromptRemoveParams) -> c.PromptRemoveResult:
+        return c.PromptRemoveResult(removed=self.gateway.prompt_remove(p.session_id, p.turn_id))
+
+    def _session_interrupt(self, p: c.SessionInterruptParams) -> c.SessionInterruptResult:
+        turn = self.gateway.session_interrupt(p.session_id, p.stop(), turn_id=p.turn_id)
+        return c.SessionInterruptResult(turn_id=turn)
+
+    def _session_compress(self, p: c.SessionCompressParams) -> Any:
+        return self.gateway.session_compress(p.session_id, p.focus)
+
+    def _compression_cancel(self, p: c.CompressionCancelParams) -> c.CompressionCancelResult:
+        cancelled = self.gateway.compression_cancel(p.session_id, p.stop())
+        return c.CompressionCancelResult(cancelled=cancelled)
+
+    def _approval_respond(self, p: c.ApprovalRespondParams) -> c.ApprovalRespondResult:
+        accepted = self.gateway.approval_respond(p.session_id, p.request_id, p.decision)
+        return c.ApprovalRespondResult(accepted=accepted)
+
+    def _console_run(self, p: c.ConsoleRunParams) -> c.ConsoleRunResult:
+        return c.ConsoleRunResult(command_id=self.gateway.console_run(p.session_id, p.line))
+
+    def _console_cancel(self, p: c.ConsoleCancelParams) -> c.ConsoleCancelResult:
+        return c.ConsoleCancelResult(cancelled=self.gateway.console_cancel(p.command_id, p.stop()))
+
+    def _events_since(self, p: c.EventsSinceParams) -> c.EventsSinceResult:
+        if self.ring is None:
+            raise RpcError(c.GATEWAY_ERROR, "this gateway keeps no replay ring")
+        replay = self.ring.since(p.session_id, p.seq)
+        if not replay.known and p.session_id and p.session_id not in self.gateway.live_sessions():
+            raise RpcError(c.INVALID_PARAMS, f"no session {p.session_id!r}")
+        events = [c.WireEvent(**event_params(e)) for e in replay.events]
+        return c.EventsSinceResult(
+            session_id=p.session_id,
+            events=events,
+            truncated=replay.truncated,
+            last_seq=replay.last_seq,
+        )
+
+    def _gateway_shutdown(self, p: c.GatewayShutdownParams) -> Any:
+        report = self.gateway.shutdown(p.timeout_s)
+        if self._on_shutdown is not None:
+            self._on_shutdown()
+        return report

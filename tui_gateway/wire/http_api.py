@@ -1,0 +1,274 @@
+"""``desk serve``'s routes: sessions, streamed runs, stops, transcripts, replay, JSON-RPC.
+
+See ``contract.ROUTES`` (and ``docs/protocol.md``) for the table. Every route needs the bearer
+token (:class:`~tui_gateway.wire.http_common.BearerAuth`, before routing); bodies are limited
+to ``contract.MAX_HTTP_BODY_BYTES`` (413), malformed JSON is a 400, unknown sessions and runs are
+404s, and a refused request changes nothing. A run is a turn: its id is the turn id.
+
+Attribution: ``POST /v1/runs/{id}/stop`` is a user stop (``api.stop``); a client that leaves a
+run's stream (or the facade's request) before its end is a system stop (``api.disconnect``),
+sent from the event loop the moment uvicorn reports ``http.disconnect``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agent.stops import StopRequest, Surface
+from tui_gateway.events import GatewayEvent, MessageComplete
+from tui_gateway.gateway import Gateway
+from tui_gateway.types import GatewayError
+from tui_gateway.wire import contract as c
+from tui_gateway.wire.codec import encode, event_params
+from tui_gateway.wire.dispatch import Dispatcher, RpcError
+from tui_gateway.wire.http_common import (
+    BearerAuth,
+    HttpError,
+    SendChunk,
+    WatchedStream,
+    http_error_handler,
+    json_object,
+    read_json,
+    sse,
+    starlette_error_handler,
+)
+from tui_gateway.wire.replay import ReplayRing
+from tui_gateway.wire.router import EventRouter, Listener
+
+MAX_RUNS = 10_000
+"""Run ids remembered for ``POST /v1/runs/{id}/stop`` (the oldest are forgotten first)."""
+
+
+def belongs_to_run(event: GatewayEvent, turn_id: str) -> bool:
+    """True for the run's own events and its session's turn-less ones (eviction, store errors)."""
+    owner = getattr(event.payload, "turn_id", None)
+    if owner is not None:
+        return bool(owner == turn_id)
+    return not hasattr(event.payload, "command_id")
+
+
+class DeskApi:
+    """The HTTP face of one gateway.
+
+    Args:
+        gateway: the in-process gateway.
+        token: the bearer token every request must carry.
+        max_body_bytes: largest request body, in bytes.
+        replay_capacity: events kept per session for the events route.
+    """
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        token: str,
+        *,
+        max_body_bytes: int = c.MAX_HTTP_BODY_BYTES,
+        replay_capacity: int = c.REPLAY_CAPACITY,
+    ) -> None:
+        self.gateway = gateway
+        self.max_body_bytes = max_body_bytes
+        self.ring = ReplayRing(replay_capacity)
+        self.router = EventRouter(gateway, self.ring)
+        self.dispatcher = Dispatcher(gateway, self.ring)
+        self._runs: OrderedDict[str, str] = OrderedDict()
+        self._runs_lock = threading.Lock()
+        from tui_gateway.wire.openai_facade import ChatFacade
+
+        facade = ChatFacade(self)
+        routes = [
+            Route("/v1/sessions", self.create_session, methods=["POST"]),
+            Route("/v1/sessions", self.list_sessions, methods=["GET"]),
+            Route("/v1/sessions/{session_id}/runs", self.create_run, methods=["POST"]),
+            Route("/v1/sessions/{session_id}/messages", self.messages, methods=["GET"]),
+            Route("/v1/sessions/{session_id}/events", self.events, methods=["GET"]),
+            Route("/v1/runs/{run_id}/stop", self.stop_run, methods=["POST"]),
+            Route("/v1/chat/completions", facade.chat_completions, methods=["POST"]),
+            Route("/v1/models", self.models, methods=["GET"]),
+            Route("/v1/rpc", self.rpc, methods=["POST"]),
+        ]
+        self.app = Starlette(
+            routes=routes,
+            middleware=[Middleware(BearerAuth, token=token)],
+            exception_handlers={
+                HttpError: http_error_handler,
+                StarletteHTTPException: starlette_error_handler,
+            },
+        )
+
+    def close(self) -> None:
+        """End every open stream's source (call after the gateway's shutdown)."""
+        self.router.close()
+
+    # -- runs ------------------------------------------------------------------------------------
+
+    def remember_run(self, run_id: str, session_id: str) -> None:
+        """Note that ``run_id`` is a turn of ``session_id`` (for the stop route)."""
+        with self._runs_lock:
+            self._runs[run_id] = session_id
+            while len(self._runs) > MAX_RUNS:
+                self._runs.popitem(last=False)
+
+    def run_session(self, run_id: str) -> str | None:
+        """The session of a known run, or None."""
+        with self._runs_lock:
+            return self._runs.get(run_id)
+
+    def stop_run_as(self, session_id: str, run_id: str, stop: StopRequest) -> bool:
+        """Stop the run with ``stop`` if it runs, or remove it if it is queued.
+
+        Returns:
+            False when the run had already ended (or its session is gone).
+        """
+        try:
+            if self.gateway.session_interrupt(session_id, stop, turn_id=run_id) is not None:
+                return True
+            return self.gateway.prompt_remove(session_id, run_id)
+        except GatewayError:
+            return False
+
+    def client_gone(self, session_id: str, run_id: str) -> None:
+        """The client of a run left before its end: a system stop (``api.disconnect``)."""
+        stop = StopRequest.by_system(Surface.API_DISCONNECT, "the HTTP client went away")
+        self.stop_run_as(session_id, run_id, stop)
+
+    async def start_run(self, session_id: str, prompt: str) -> tuple[Listener, str, bool]:
+        """Submit ``prompt`` with a listener registered first, so no event of the run is missed.
+
+        Returns:
+            the listener (close it when done), the run id and whether it was queued.
+
+        Raises:
+            HttpError: 404 unknown session, 400 refused prompt, 503 shutting down.
+        """
+        if session_id not in self.gateway.live_sessions():
+            raise HttpError(404, f"no session {session_id!r}", "not_found_error")
+        listener = self.router.listen(session_id)
+        try:  # off the loop: starting the turn's thread may wait for the GIL
+            submitted = await asyncio.to_thread(self.gateway.prompt_submit, session_id, prompt)
+        except GatewayError as exc:
+            listener.close()
+            raise _http_error(exc) from None
+        self.remember_run(submitted.turn_id, session_id)
+        return listener, submitted.turn_id, submitted.queued
+
+    # -- routes ----------------------------------------------------------------------------------
+
+    async def create_session(self, request: Request) -> Response:
+        body = await read_json(request, self.max_body_bytes, required=False)
+        title = ""
+        if body is not None:
+            title = _string(json_object(body), "title", default="")
+        try:
+            session_id = await asyncio.to_thread(self.gateway.session_create, title)
+        except GatewayError as exc:
+            raise _http_error(exc) from None
+        model = self.gateway.config.provider.model
+        return JSONResponse(
+            {"session_id": session_id, "title": title, "model": model}, status_code=201
+        )
+
+    async def list_sessions(self, request: Request) -> Response:
+        try:
+            sessions = await asyncio.to_thread(self.gateway.session_list)
+        except GatewayError as exc:
+            raise _http_error(exc) from None
+        return JSONResponse({"sessions": encode(sessions)})
+
+    async def create_run(self, request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        body = json_object(await read_json(request, self.max_body_bytes))
+        prompt = _string(body, "prompt")
+        listener, run_id, queued = await self.start_run(session_id, prompt)
+        accepted = c.RunAccepted(run_id=run_id, session_id=session_id, queued=queued)
+
+        async def stream(send_chunk: SendChunk) -> bool:
+            await send_chunk(sse("run.accepted", encode(accepted)))
+            while (batch := await listener.next_batch()) is not None:
+                for event in batch:
+                    if not belongs_to_run(event, run_id):
+                        continue
+                    await send_chunk(sse(event.type, event_params(event), event.seq))
+                    if isinstance(event.payload, MessageComplete):
+                        return True
+            return False
+
+        return WatchedStream(
+            stream,
+            on_disconnect=lambda: self.client_gone(session_id, run_id),
+            on_close=listener.close,
+            headers={"x-desk-run-id": run_id},
+        )
+
+    async def stop_run(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        body = await read_json(request, self.max_body_bytes, required=False)
+        reason = "stopped through the API"
+        if body is not None:
+            reason = _string(json_object(body), "reason", default=reason) or reason
+        session_id = self.run_session(run_id)
+        if session_id is None:
+            raise HttpError(404, f"no run {run_id!r}", "not_found_error")
+        stopped = self.stop_run_as(
+            session_id, run_id, StopRequest.by_user(Surface.API_STOP, reason)
+        )
+        return JSONResponse({"run_id": run_id, "stopped": stopped})
+
+    async def messages(self, request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        try:
+            history = self.gateway.history(session_id)
+        except GatewayError:
+            raise HttpError(404, f"no session {session_id!r}", "not_found_error") from None
+        return JSONResponse({"session_id": session_id, "messages": [m.to_wire() for m in history]})
+
+    async def events(self, request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        since = request.query_params.get("since", "0")
+        if not since.isdigit():
+            raise HttpError(400, "since must be a sequence number (an integer >= 0)")
+        try:
+            result = self.dispatcher.call(
+                "session.events.since", {"session_id": session_id, "seq": int(since)}
+            )
+        except RpcError as exc:
+            status = 404 if exc.code == c.INVALID_PARAMS else 503
+            raise HttpError(status, exc.message) from None
+        return JSONResponse(result)
+
+    async def models(self, request: Request) -> Response:
+        model = self.gateway.config.provider.model
+        entry = {"id": model, "object": "model", "created": 0, "owned_by": "desk"}
+        return JSONResponse({"object": "list", "data": [entry]})
+
+    async def rpc(self, request: Request) -> Response:
+        message = await read_json(request, self.max_body_bytes)
+        answer = await asyncio.to_thread(self.dispatcher.handle, message)
+        if answer is None:
+            return Response(status_code=204)
+        return JSONResponse(answer)
+
+
+def _string(body: dict[str, Any], key: str, *, default: str | None = None) -> str:
+    value = body.get(key, default)
+    if not isinstance(value, str):
+        needed = "a string" if default is not None else "a string (required)"
+        raise HttpError(400, f"{key} must be {needed}")
+    return value
+
+
+def _http_error(exc: GatewayError) -> HttpError:
+    if exc.code == c.INVALID_PARAMS:
+        if exc.message.startswith("no session"):
+            return HttpError(404, exc.message, "not_found_error")
+        return HttpError(400, exc.message)
+    return HttpError(503, exc.message, "server_error")
