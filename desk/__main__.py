@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from agent.provider.client import ProviderConfig
 from desk.app import DeskApp
 from desk.config import ConfigError, ConnectionInfo, choose_server, parse_options
+from desk.startup import Startup, open_store
+from desk.user_config import file_settings
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 SWITCH_INTERVAL_S = 0.001
@@ -52,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = None
     try:
         try:
-            options = parse_options(args, os.environ)
+            options = parse_options(args, os.environ, file_settings(os.environ))
             choice = choose_server(options)
         except ConfigError as exc:
             _error(exc.message)
@@ -75,12 +77,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         provider = ProviderConfig(
             base_url=connection.base_url, model=connection.model, api_key=api_key
         )
-        gateway = Gateway(GatewayConfig(provider=provider))
-        app = DeskApp(gateway, connection, escape_delay_ms=options.escape_delay_ms)
+        store, notice = open_store(options.db_path)  # None (in memory) with a notice on failure
+        gateway = Gateway(GatewayConfig(provider=provider), store=store)
+        startup = Startup(resume=options.resume, resume_id=options.resume_id, notice=notice)
+        app = DeskApp(gateway, connection, escape_delay_ms=options.escape_delay_ms, startup=startup)
         try:
             app.run()
         finally:
             gateway.shutdown()  # idempotent; a backstop if the app ended some other way
+        if app.exit_note:  # the quit gave up waiting for a worker: say so on the terminal too
+            _error(app.exit_note)
         return app.return_code or 0
     except KeyboardInterrupt:
         return 130

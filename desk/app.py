@@ -30,9 +30,11 @@ from textual.message import Message
 from textual.widgets import Button, Footer, Static
 
 from agent.stops import StopRequest, Surface
+from desk.app_extras import DeskExtras
 from desk.banner import banner_text
 from desk.bridge import GatewayBridge
 from desk.config import ConnectionInfo
+from desk.features import ConsoleFeature, QueueFeature, SessionsFeature, ToolCallsFeature
 from desk.messages import (
     GatewayIsStopping,
     PromptWasDropped,
@@ -45,7 +47,10 @@ from desk.messages import (
 from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter, format_failure, format_stop_receipt
 from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals
+from desk.startup import Startup
 from desk.widgets import PromptInput, StatusBar, Transcript
+from desk.widgets.console_panel import ConsolePanel
+from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import Clock
 from tui_gateway.events import MessageComplete
 from tui_gateway.gateway import GatewayError, ShutdownReport
@@ -54,8 +59,10 @@ APP_CSS = Path(__file__).with_name("app.tcss")
 """The app's own layout CSS (widgets carry theirs in ``desk/widgets/*.tcss``)."""
 
 
-class DeskApp(App[int]):
-    """The desk.
+class DeskApp(
+    DeskExtras, ToolCallsFeature, ConsoleFeature, SessionsFeature, QueueFeature, App[int]
+):
+    """The desk (themes, help, palette, export and the context gauge: :mod:`desk.app_extras`).
 
     Args:
         gateway: the gateway turns run on (the app never creates one).
@@ -74,6 +81,7 @@ class DeskApp(App[int]):
         Binding("escape", "stop", "Stop", priority=True),
         Binding("ctrl+c", "stop_or_quit", "Stop / quit", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("f1", "help", "Help"),
         Binding("pageup", "page_transcript(-1)", "Scroll up", show=False, priority=True),
         Binding("pagedown", "page_transcript(1)", "Scroll down", show=False, priority=True),
     ]
@@ -87,6 +95,7 @@ class DeskApp(App[int]):
         receipt_formatter: ReceiptFormatter = format_stop_receipt,
         escape_delay_ms: int | None = None,
         handle_signals: bool = True,
+        startup: Startup | None = None,
     ) -> None:
         if escape_delay_ms is not None:
             # Final in Textual, but its parser reads it for every ESC, so setting it works.
@@ -105,6 +114,8 @@ class DeskApp(App[int]):
         self._session_id: str | None = None
         self._running_turn: str | None = None
         self._queued: set[str] = set()
+        self.startup = startup or Startup()
+        """Resume or new session, start-up notice (tools, console, sessions: desk.features)."""
 
     # -- set-up --------------------------------------------------------------------------------
 
@@ -122,6 +133,7 @@ class DeskApp(App[int]):
     def compose(self) -> ComposeResult:
         with Transcript(id="transcript"):
             yield Static(banner_text(self.connection), classes="banner", markup=False)
+        yield ConsolePanel(id="console")
         with Horizontal(id="input-row"):
             yield PromptInput(
                 id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line"
@@ -129,10 +141,11 @@ class DeskApp(App[int]):
             yield Button("■ Stop", id="stop", variant="error", disabled=True, compact=True)
         yield StatusBar(self.connection, clock=self._clock, id="status")
         yield Footer()
+        yield SessionsSidebar(id="sessions")
 
     def on_mount(self) -> None:
         self._bridge.start()
-        self._session_id = self.gateway.session_create()
+        self._session_id = self.open_first_session()  # new, or resumed (--resume)
         self.query_one(PromptInput).focus()
         if self._handle_signals:
             self._signals = install_quit_signals(self._on_quit_signal)
@@ -209,7 +222,9 @@ class DeskApp(App[int]):
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         """Send the prompt; while a turn runs the gateway queues it."""
         text = message.text
-        if not text.strip() or self.quitting:
+        if not text.strip() or self.quitting or await self.handle_slash(text):
+            return
+        if self.run_slash_command(text):  # console commands and /stop
             return
         try:
             result = self.gateway.prompt_submit(self.session_id, text)
@@ -250,6 +265,8 @@ class DeskApp(App[int]):
             True when a running turn was stopped (the key is consumed); False to let the key
             reach the app's bindings as usual.
         """
+        if self.console_stop_from_input_thread():  # the console has the focus: cancel its command
+            return True
         session_id, turn_id = self._session_id, self._running_turn
         if session_id is None or turn_id is None or self._quit_runner.started:
             return False
@@ -269,6 +286,8 @@ class DeskApp(App[int]):
 
     def action_stop(self) -> None:
         """Esc: stop the running turn; with nothing running, let the key through."""
+        if self.console_takes_stop_key():  # the console has the focus: cancel its command
+            return
         if self._stop(Surface.DESK_KEY) is None:
             raise SkipAction()
 
@@ -280,8 +299,10 @@ class DeskApp(App[int]):
             self.query_one(PromptInput).focus()
 
     def action_stop_or_quit(self) -> None:
-        """Ctrl+C: stop the running turn like Esc; when nothing runs, quit."""
-        if self._stop(Surface.DESK_KEY) is None:
+        """Ctrl+C: stop the running turn like Esc; when nothing runs, a second press quits."""
+        if self.console_takes_stop_key():
+            return
+        if self._stop(Surface.DESK_KEY) is None and self.confirm_quit():
             self.action_quit()
 
     # -- quitting ------------------------------------------------------------------------------
@@ -315,8 +336,8 @@ class DeskApp(App[int]):
             self.post_message(self.ShutdownFinished())
 
     def on_desk_app_shutdown_finished(self, message: ShutdownFinished) -> None:
-        """Every turn has ended: leave (exit code 0)."""
-        self.exit(0)
+        """Every turn has ended (or the bound expired: it says so first): leave (exit code 0)."""
+        self.exit_after_shutdown()
 
     def on_unmount(self) -> None:
         """Backstop: whatever ended the app, every turn ends and nothing leaks."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from textual.message_pump import MessagePump
 
+from desk.activity_messages import activity_message
 from desk.messages import (
     GatewayIsStopping,
     GatewayMessage,
@@ -59,7 +60,7 @@ def to_message(event: GatewayEvent) -> GatewayMessage | None:
         return PromptWasDropped(sid, seq, payload)
     if isinstance(payload, GatewayStopping):
         return GatewayIsStopping(sid, seq, payload)
-    return None
+    return activity_message(event)  # tool, approval, console and session events
 
 
 class GatewayBridge:

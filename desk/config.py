@@ -1,9 +1,11 @@
 """Start-up configuration: flags and environment resolved into typed values.
 
 Order of precedence: flags, then environment (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``,
-``DESK_MODEL``, ``ESCDELAY``), then probing. A configured server is checked once
-(``GET /models``); with nothing configured, llama.cpp's and Ollama's default local addresses
-are probed at once within about 300 ms, and when none answers desk starts its demo model.
+``DESK_MODEL``, ``ESCDELAY``), then the config file (``base_url``, ``model``, ``api_key`` in
+``$XDG_CONFIG_HOME/desk/config.toml``, see :mod:`desk.user_config`), then probing. A
+configured server is checked once (``GET /models``); with nothing configured, llama.cpp's and
+Ollama's default local addresses are probed at once within about 300 ms, and when none answers
+desk starts its demo model.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ class DeskOptions:
         api_key: the bearer token, or None.
         escape_delay_ms: milliseconds before a lone ESC byte is the Esc key.
         demo: force the built-in demo model.
+        resume: reopen a saved session at start (``--resume``).
+        resume_id: the session to reopen, or None for the most recent one.
+        db_path: the session database (``--db``), or None for the default place.
     """
 
     base_url: str | None = None
@@ -58,6 +63,9 @@ class DeskOptions:
     api_key: str | None = None
     escape_delay_ms: int = DEFAULT_ESCAPE_DELAY_MS
     demo: bool = False
+    resume: bool = False
+    resume_id: str | None = None
+    db_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
         f"{DEFAULT_ESCAPE_DELAY_MS}; raise it on slow remote links)",
     )
     parser.add_argument("--demo", action="store_true", help="use the built-in demo model")
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="reopen a saved session: the given one, or the most recent",
+    )
+    parser.add_argument("--db", metavar="PATH", help="session database (default: XDG data dir)")
     return parser
 
 
@@ -134,12 +150,15 @@ def _check_url(url: str, source: str) -> str:
     return url.rstrip("/")
 
 
-def parse_options(argv: Sequence[str], env: Mapping[str, str]) -> DeskOptions:
-    """Flags, with the environment as fallback.
+def parse_options(
+    argv: Sequence[str], env: Mapping[str, str], file: Mapping[str, str] | None = None
+) -> DeskOptions:
+    """Flags, with the environment, then the config file's settings as fallback.
 
     Args:
         argv: the arguments after the program name.
         env: the environment (``os.environ``).
+        file: ``base_url``, ``model``, ``api_key`` from the config file (strings), if any.
 
     Returns:
         the options.
@@ -152,6 +171,9 @@ def parse_options(argv: Sequence[str], env: Mapping[str, str]) -> DeskOptions:
     base_url, source = args.base_url, "--base-url"
     if not base_url and env.get("OPENAI_BASE_URL"):
         base_url, source = env["OPENAI_BASE_URL"], "OPENAI_BASE_URL"
+    file = file or {}
+    if not base_url and file.get("base_url"):
+        base_url, source = file["base_url"], "config.toml"
     if base_url:
         base_url = _check_url(base_url, source)
     escape_delay = args.escdelay
@@ -163,10 +185,13 @@ def parse_options(argv: Sequence[str], env: Mapping[str, str]) -> DeskOptions:
     return DeskOptions(
         base_url=base_url or None,
         base_url_source=source if base_url else "",
-        model=args.model or env.get("DESK_MODEL") or None,
-        api_key=args.api_key or env.get("OPENAI_API_KEY") or None,
+        model=args.model or env.get("DESK_MODEL") or file.get("model") or None,
+        api_key=args.api_key or env.get("OPENAI_API_KEY") or file.get("api_key") or None,
         escape_delay_ms=escape_delay,
         demo=bool(args.demo),
+        resume=args.resume is not None,
+        resume_id=args.resume or None,
+        db_path=args.db or None,
     )
 
 

@@ -52,6 +52,21 @@ class ReplyDelta(GatewayMessage):
         self.payload = payload
         """The event payload."""
 
+    def can_replace(self, message: Message) -> bool:
+        """Batch a backlog: the next queued delta of the same turn takes this one's text too.
+
+        Textual asks this while the app is behind (a delta is about to be handled and another
+        already waits): the waiting one absorbs this text and this one is dropped, so a burst
+        is rendered once instead of once per delta.
+        """
+        if not isinstance(message, ReplyDelta) or message.session_id != self.session_id:
+            return False
+        merged = self.payload.merged(message.payload)
+        if not isinstance(merged, MessageDelta):
+            return False
+        message.payload = merged
+        return True
+
 
 class TurnStateChanged(GatewayMessage):
     """``turn.state``: waiting, streaming, retrying or stopping."""

@@ -10,6 +10,7 @@ from typing import Protocol
 from agent.stops import StopRequest
 from tui_gateway.gateway import ShutdownReport, SubmitResult
 from tui_gateway.subscription import EventCallback, Subscription
+from tui_gateway.types import ResumedSession, SessionInfo
 
 
 class DeskGateway(Protocol):
@@ -44,4 +45,38 @@ class DeskGateway(Protocol):
     @property
     def running_turns(self) -> int:
         """How many turns run now."""
+        ...
+
+    # -- tools, console, queue and saved sessions (see desk.features) --------------------------
+
+    def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:
+        """Answer a pending tool approval (``once``, ``always`` or ``deny``)."""
+        ...
+
+    def prompt_remove(self, session_id: str, turn_id: str) -> bool:
+        """Remove a queued prompt; False when it is not queued any more."""
+        ...
+
+    def console_run(self, session_id: str, line: str) -> str:
+        """Run a console command line; returns its command id."""
+        ...
+
+    def console_cancel(self, command_id: str, stop: StopRequest) -> bool:
+        """Cancel a queued or running console command; False when it had finished."""
+        ...
+
+    def session_list(self, limit: int = 50) -> list[SessionInfo]:
+        """Live and saved sessions, most recently used first."""
+        ...
+
+    def session_resume(self, session_id: str | None = None) -> ResumedSession:
+        """Make a saved session live again (the most recent with no id)."""
+        ...
+
+    def session_rename(self, session_id: str, title: str) -> None:
+        """Rename a session."""
+        ...
+
+    def session_delete(self, session_id: str) -> bool:
+        """Delete a session for good (its running turn is stopped first)."""
         ...

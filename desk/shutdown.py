@@ -99,3 +99,25 @@ def remove_quit_signals(signals: list[signal.Signals]) -> None:
         loop = asyncio.get_running_loop()
         for sig in signals:
             loop.remove_signal_handler(sig)
+
+
+def shutdown_note(report: ShutdownReport | None, bound_s: float) -> str:
+    """What to tell the person when the shutdown's bound expired, or "" when all ended in time.
+
+    Args:
+        report: the gateway's shutdown report (None: no report, nothing to say).
+        bound_s: the bound the gateway waited, in seconds.
+
+    Returns:
+        e.g. ``"gave up waiting after 10 s: 1 worker still running (desk-turn-ab12); exiting
+        anyway"``.
+    """
+    if report is None or not report.threads_left:
+        return ""
+    left = report.threads_left
+    noun = "worker" if len(left) == 1 else "workers"
+    names = ", ".join(left[:3]) + (", …" if len(left) > 3 else "")
+    return (
+        f"gave up waiting after {bound_s:g} s: {len(left)} {noun} still running ({names}); "
+        "exiting anyway"
+    )

@@ -1,4 +1,4 @@
-"""One assistant reply: streamed through ``MarkdownStream`` while the turn runs, static after.
+"""One assistant reply: streamed into a :class:`ReplyBody` (static chunks plus a live tail).
 
 The reply ends with at most one line under it: the stop marker of an interrupted turn, or the
 error line of a failed one.
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
 from desk.widgets._css import css_beside
+from desk.widgets.reply_body import ReplyBody
 
 REASONING_TAIL_CHARS = 400
 """How much of the latest reasoning is shown while it streams, in characters."""
@@ -28,12 +28,17 @@ class AssistantReply(Widget):
 
     Args:
         turn_id: the turn this reply belongs to.
+        segment: 0 for the turn's first reply block; 1, 2... for the blocks that continue the
+            reply after a tool call.
     """
 
     DEFAULT_CSS = css_beside(__file__)
 
-    def __init__(self, turn_id: str) -> None:
-        super().__init__(id=f"reply-{turn_id}", classes="-running")
+    def __init__(self, turn_id: str, *, segment: int = 0) -> None:
+        block_id = f"reply-{turn_id}" if not segment else f"reply-{turn_id}-{segment}"
+        super().__init__(id=block_id, classes="-running")
+        self.segment = segment
+        """0 for the turn's first reply block, then 1, 2... after tool calls."""
         self.turn_id = turn_id
         """The turn this reply belongs to."""
         self.text = ""
@@ -44,11 +49,10 @@ class AssistantReply(Widget):
         """The turn's status once it ended (``completed``, ``interrupted``, ``failed``...)."""
         self.note = ""
         """The marker or error line under the reply ("" when none)."""
-        self._stream: MarkdownStream | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="reasoning", markup=False)
-        yield Markdown("", classes="body")
+        yield ReplyBody(classes="body")
         yield Static("", classes="note", markup=False)
 
     async def append(self, text: str, reasoning: str = "") -> None:
@@ -65,10 +69,8 @@ class AssistantReply(Widget):
             self.add_class("-reasoning")
             self.query_one(".reasoning", Static).update(reasoning_tail(self.reasoning))
         if text:
-            if self._stream is None:
-                self._stream = Markdown.get_stream(self.query_one(".body", Markdown))
             self.text += text
-            await self._stream.write(text)
+            await self.query_one(".body", ReplyBody).append(text)
 
     async def finish(self, text: str, outcome: str, note: str = "") -> None:
         """End streaming and show the canonical reply.
@@ -81,12 +83,9 @@ class AssistantReply(Widget):
         if not self.is_attached:  # the app is exiting: nothing can be mounted any more
             self.outcome, self.note = outcome, note
             return
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
         if text != self.text:  # deltas were merged away or dropped: show the canonical text
             self.text = text
-            await self.query_one(".body", Markdown).update(text)
+            await self.query_one(".body", ReplyBody).set_text(text)
         if self.reasoning:  # fold the reasoning away once the reply is done
             words = len(self.reasoning.split())
             self.query_one(".reasoning", Static).update(f"reasoned for {words} words")

@@ -1,9 +1,11 @@
-"""The status bar: the running turn's state and elapsed time, queued prompts, the server."""
+"""The status bar: the running turn's state and elapsed time, queued prompts, the model, the
+server and how full the context window is."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -23,6 +25,7 @@ STATE_ICONS: dict[str, str] = {
     "waiting": "◌",
     "streaming": "●",
     "retrying": "↻",
+    "tool": "⚙",
     "stopping": "■",
 }
 """Glyph shown before each turn state."""
@@ -31,13 +34,34 @@ TICK_S = 0.1
 """How often the elapsed time is redrawn while a turn runs, in seconds."""
 
 
-def server_text(connection: ConnectionInfo) -> str:
-    """The right-hand side: ``"<model> · demo model · <url>"`` or ``"<model> · <url>"``."""
-    parts = [connection.model]
+MODEL_WIDTH = 28
+"""Longest model name shown, in characters (longer ones are cut with ``…``)."""
+
+
+def server_label(connection: ConnectionInfo) -> str:
+    """``demo model`` for the built-in demo, else the server's ``host:port``."""
     if connection.is_demo:
-        parts.append("demo model")
-    parts.append(connection.base_url)
-    return " · ".join(parts)
+        return "demo model"
+    parts = urlsplit(connection.base_url)
+    return parts.netloc or connection.base_url
+
+
+def context_percent(used: int | None, window: int | None) -> int | None:
+    """Per cent of the context window the last prompt used, or None when not known yet."""
+    if not window:
+        return None
+    if used is None:  # nothing sent yet
+        return 0
+    return max(0, round(100 * used / window))
+
+
+def server_text(connection: ConnectionInfo, model: str = "", percent: int | None = None) -> str:
+    """The right-hand side: ``"<model> · <host:port or demo model> · ctx <n>%"``."""
+    name = model or connection.model
+    if len(name) > MODEL_WIDTH:
+        name = name[: MODEL_WIDTH - 1] + "…"
+    gauge = "ctx –" if percent is None else f"ctx {percent}%"
+    return " · ".join([name, server_label(connection), gauge])
 
 
 class StatusBar(Horizontal):
@@ -63,6 +87,12 @@ class StatusBar(Horizontal):
     """Prompts waiting behind the running turn."""
     notice: reactive[str] = reactive("")
     """Overrides the left side when set (e.g. ``stopping 1 turn…``)."""
+    model: reactive[str] = reactive("")
+    """The model shown ("" for the connection's)."""
+    context_window: reactive[int | None] = reactive(None)
+    """The server's context window in tokens, once known."""
+    context_used: reactive[int | None] = reactive(None)
+    """Prompt tokens of the last finished turn, once known."""
 
     def __init__(
         self, connection: ConnectionInfo, *, clock: Clock = time.monotonic, id: str | None = None
@@ -75,7 +105,7 @@ class StatusBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="turn", markup=False)
-        yield Static(server_text(self.connection), classes="server", markup=False)
+        yield Static(self.server_side_text(), classes="server", markup=False)
 
     def on_mount(self) -> None:
         self._timer = self.set_interval(TICK_S, self._redraw, pause=True)
@@ -93,6 +123,27 @@ class StatusBar(Horizontal):
         if self.queued:
             parts.append(f"{self.queued} queued")
         return " · ".join(parts)
+
+    def server_side_text(self) -> str:
+        """The right-hand side as it should read now."""
+        percent = context_percent(self.context_used, self.context_window)
+        return server_text(self.connection, self.model, percent)
+
+    def _redraw_server(self) -> None:
+        label = next(self.query(".server").results(Static), None)
+        if label is not None:
+            label.update(self.server_side_text())
+            percent = context_percent(self.context_used, self.context_window) or 0
+            self.set_class(percent >= 80, "-context-full")
+
+    def watch_model(self) -> None:
+        self._redraw_server()
+
+    def watch_context_window(self) -> None:
+        self._redraw_server()
+
+    def watch_context_used(self) -> None:
+        self._redraw_server()
 
     def _redraw(self) -> None:
         labels = self.query(".turn").results(Static)

@@ -68,3 +68,16 @@ class Transcript(VerticalScroll):
             else:
                 await self.mount(block)
         return block
+
+    def set_reply(self, turn_id: str, block: AssistantReply) -> None:
+        """Make ``block`` (already mounted) the one the turn's reply streams into from now on.
+
+        Used after a tool call: text the model writes after it goes below the tool card.
+        """
+        self._replies[turn_id] = block
+
+    async def clear(self) -> None:
+        """Remove every block but the banner (the desk switches to another session)."""
+        self._prompts.clear()
+        self._replies.clear()
+        await self.query_children().exclude(".banner").remove()

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from desk.widgets._css import css_beside
 
@@ -27,6 +31,21 @@ class UserPrompt(Widget):
     detail: reactive[str] = reactive("")
     """Why a prompt was dropped."""
 
+    position: reactive[int] = reactive(0)
+    """Place in the queue while queued (1 = next), 0 when unknown."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("delete", "remove", "Remove", show=False),
+    ]
+
+    class RemoveRequested(Message):
+        """The person asked to remove this queued prompt (its ✕, or Delete)."""
+
+        def __init__(self, turn_id: str) -> None:
+            super().__init__()
+            self.turn_id = turn_id
+            """The queued prompt's turn."""
+
     def __init__(self, turn_id: str, text: str, *, queued: bool = False) -> None:
         super().__init__(id=f"prompt-{turn_id}")
         self.turn_id = turn_id
@@ -36,6 +55,8 @@ class UserPrompt(Widget):
         self.set_reactive(UserPrompt.status, "queued" if queued else "sent")
 
     def compose(self) -> ComposeResult:
+        if self.status == "queued":  # only a prompt queued when sent can be removed
+            yield Button("✕", classes="remove", compact=True, tooltip="remove from the queue")
         yield Static(self.text, classes="prompt-text", markup=False)
         yield Static("", classes="prompt-status", markup=False)
 
@@ -48,6 +69,19 @@ class UserPrompt(Widget):
     def watch_detail(self) -> None:
         self._show_status()
 
+    def watch_position(self) -> None:
+        self._show_status()
+
+    def action_remove(self) -> None:
+        """Delete (or the ✕): ask to remove the prompt while it is queued."""
+        if self.status == "queued":
+            self.post_message(self.RemoveRequested(self.turn_id))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """The ✕ button."""
+        event.stop()
+        self.action_remove()
+
     def _show_status(self) -> None:
         label = next(self.query(".prompt-status").results(Static), None)
         if label is None:
@@ -55,7 +89,10 @@ class UserPrompt(Widget):
         self.set_class(self.status == "queued", "-queued")
         self.set_class(self.status == "dropped", "-dropped")
         if self.status == "queued":
-            label.update("queued · runs when the current turn ends")
+            place = f" #{self.position}" if self.position else ""
+            label.update(
+                f"queued{place} · runs when the current turn ends · ✕ or Delete removes it"
+            )
         elif self.status == "dropped":
             label.update(f"not sent: {self.detail}" if self.detail else "not sent")
         else:

@@ -179,9 +179,10 @@ async def test_ctrl_q_while_streaming_is_a_system_stop_and_leaves_no_thread(
     assert _record_closed(demo_server) is not None
 
 
-async def test_ctrl_c_with_nothing_running_quits(desk_app: DeskApp) -> None:
+async def test_ctrl_c_twice_with_nothing_running_quits(desk_app: DeskApp) -> None:
     async with desk_app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+c")
+        await pilot.press("ctrl+c")  # within 2 s (see test_keys.py for the clock-pinned cases)
         await wait_until(None, lambda: desk_app.return_code is not None, what="the app to exit")
     assert desk_app.return_code == 0
 

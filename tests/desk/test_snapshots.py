@@ -73,6 +73,7 @@ def test_screen_after_a_stop(
     async def run_before(pilot: Pilot[object]) -> None:
         box = app.query_one(PromptInput)
         box.cursor_blink = False
+        await wait_until(pilot, lambda: app.status_bar.context_window is not None, what="n_ctx")
         box.text = FIRST_PROMPT
         await pilot.press("enter")
         await wait_until(

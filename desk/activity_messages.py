@@ -1,0 +1,128 @@
+"""Textual messages for the gateway's tool, approval, console and session-lifecycle events.
+
+The companion of :mod:`desk.messages` (turn and prompt events): :func:`activity_message` is
+called by :func:`desk.bridge.to_message` for the event types listed here. Each message carries
+the event's ``session_id`` and its typed payload unchanged.
+"""
+
+from __future__ import annotations
+
+from desk.messages import GatewayMessage
+from tui_gateway.events import (
+    ApprovalRequest,
+    ApprovalResolved,
+    ConsoleComplete,
+    ConsoleOutput,
+    GatewayEvent,
+    SessionEvicted,
+    StoreFailed,
+    ToolComplete,
+    ToolOutput,
+    ToolStart,
+)
+
+
+class ToolCallStarted(GatewayMessage):
+    """``tool.start``: a tool call of a turn starts (before its approval, if it needs one)."""
+
+    def __init__(self, session_id: str, seq: int, payload: ToolStart) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class ToolCallOutput(GatewayMessage):
+    """``tool.output``: output of a running tool call (possibly several pieces merged)."""
+
+    def __init__(self, session_id: str, seq: int, payload: ToolOutput) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class ToolCallCompleted(GatewayMessage):
+    """``tool.complete``: a tool call's one result."""
+
+    def __init__(self, session_id: str, seq: int, payload: ToolComplete) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class ApprovalRequested(GatewayMessage):
+    """``approval.request``: a tool call waits for the person's answer."""
+
+    def __init__(self, session_id: str, seq: int, payload: ApprovalRequest) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class ApprovalWasResolved(GatewayMessage):
+    """``approval.resolved``: a pending approval ended (answered, or denied by a stop)."""
+
+    def __init__(self, session_id: str, seq: int, payload: ApprovalResolved) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class ConsoleOutputArrived(GatewayMessage):
+    """``console.output``: output of a running console command."""
+
+    def __init__(self, session_id: str, seq: int, payload: ConsoleOutput) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class ConsoleCommandEnded(GatewayMessage):
+    """``console.complete``: a console command's one outcome (its worker has exited)."""
+
+    def __init__(self, session_id: str, seq: int, payload: ConsoleComplete) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class SessionWasEvicted(GatewayMessage):
+    """``session.evicted``: the session left the gateway's live set."""
+
+    def __init__(self, session_id: str, seq: int, payload: SessionEvicted) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class SessionStoreFailed(GatewayMessage):
+    """``session.store_error``: saving failed; the session goes on in memory only."""
+
+    def __init__(self, session_id: str, seq: int, payload: StoreFailed) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+def activity_message(event: GatewayEvent) -> GatewayMessage | None:
+    """The message for a tool, approval, console or session-lifecycle event, else None."""
+    payload = event.payload
+    sid, seq = event.session_id, event.seq
+    if isinstance(payload, ToolOutput):
+        return ToolCallOutput(sid, seq, payload)
+    if isinstance(payload, ToolStart):
+        return ToolCallStarted(sid, seq, payload)
+    if isinstance(payload, ToolComplete):
+        return ToolCallCompleted(sid, seq, payload)
+    if isinstance(payload, ApprovalRequest):
+        return ApprovalRequested(sid, seq, payload)
+    if isinstance(payload, ApprovalResolved):
+        return ApprovalWasResolved(sid, seq, payload)
+    if isinstance(payload, ConsoleOutput):
+        return ConsoleOutputArrived(sid, seq, payload)
+    if isinstance(payload, ConsoleComplete):
+        return ConsoleCommandEnded(sid, seq, payload)
+    if isinstance(payload, SessionEvicted):
+        return SessionWasEvicted(sid, seq, payload)
+    if isinstance(payload, StoreFailed):
+        return SessionStoreFailed(sid, seq, payload)
+    return None

@@ -1,0 +1,153 @@
+"""``/export``: the session shown in the transcript, written as Markdown.
+
+The export is made from what the desk shows (desk never reads the store): each prompt as a
+"You" block, each reply as an "Assistant" block with its stop receipt or error line under it as
+a quote, and error notes. A transcript block of another kind joins in by offering
+``export_markdown() -> str`` (e.g. tool cards); anything else is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from textual.widget import Widget
+from textual.widgets import Static
+
+from desk.atomic import write_text_atomic
+from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.user_prompt import UserPrompt
+
+BlockKind = Literal["user", "assistant", "error", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportBlock:
+    """One block of the export.
+
+    Attributes:
+        kind: ``user``, ``assistant``, ``error`` (a transcript error note) or ``other``
+            (Markdown a block made itself).
+        text: the block's text (Markdown).
+        note: the line under a reply (stop receipt or error), or "".
+        status: ``sent``/``queued``/``dropped`` for a prompt, the outcome for a reply, or "".
+    """
+
+    kind: BlockKind
+    text: str
+    note: str = ""
+    status: str = ""
+
+
+@runtime_checkable
+class ExportsMarkdown(Protocol):
+    """A transcript block that writes its own part of the export."""
+
+    def export_markdown(self) -> str:
+        """The block as Markdown (no trailing blank line needed)."""
+        ...
+
+
+def blocks_from(children: Iterable[Widget]) -> list[ExportBlock]:
+    """The export blocks of the transcript's children, in order.
+
+    Args:
+        children: the transcript's child widgets.
+
+    Returns:
+        one block per prompt, reply, error note or self-exporting block.
+    """
+    blocks: list[ExportBlock] = []
+    for child in children:
+        if isinstance(child, UserPrompt):
+            blocks.append(ExportBlock("user", child.text, child.detail, child.status))
+        elif isinstance(child, AssistantReply):
+            blocks.append(ExportBlock("assistant", child.text, child.note, child.outcome or ""))
+        elif isinstance(child, ExportsMarkdown):
+            text = child.export_markdown()
+            if text.strip():
+                blocks.append(ExportBlock("other", text))
+        elif isinstance(child, Static) and child.has_class("note") and child.has_class("-error"):
+            blocks.append(ExportBlock("error", str(child.content)))
+    return blocks
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
+
+
+def session_markdown(
+    blocks: Iterable[ExportBlock], *, session_id: str, model: str, exported_at: datetime
+) -> str:
+    """The Markdown document.
+
+    Args:
+        blocks: the blocks, in transcript order.
+        session_id: the session's id.
+        model: the model shown for the session.
+        exported_at: when the export was made (local time, shown to minutes).
+
+    Returns:
+        the document, ending with one newline.
+    """
+    parts = [
+        f"# desk session {session_id}",
+        f"Model: {model} · exported {exported_at:%Y-%m-%d %H:%M}",
+    ]
+    for block in blocks:
+        if block.kind == "user":
+            heading = "## You"
+            if block.status == "queued":
+                heading += " (queued, not run yet)"
+            elif block.status == "dropped":
+                heading += " (not sent" + (f": {block.note}" if block.note else "") + ")"
+            parts += [heading, block.text.strip() or "_(empty)_"]
+        elif block.kind == "assistant":
+            parts.append("## Assistant")
+            if block.text.strip():
+                parts.append(block.text.strip())
+            if block.status == "":
+                parts.append("_(still running when exported)_")
+            if block.note:
+                parts.append(_quote(block.note))
+        elif block.kind == "error":
+            parts.append(_quote(block.text))
+        else:
+            parts.append(block.text.strip())
+    return "\n\n".join(parts) + "\n"
+
+
+def default_export_path(session_id: str, when: datetime, folder: Path) -> Path:
+    """``<folder>/desk-<session>-<YYYY-MM-DD>.md``."""
+    return folder / f"desk-{session_id}-{when:%Y-%m-%d}.md"
+
+
+def resolve_export_path(arg: str, session_id: str, when: datetime, cwd: Path) -> Path:
+    """Where ``/export [PATH]`` writes.
+
+    Args:
+        arg: the PATH typed ("" for the default name in ``cwd``); ``~`` is expanded, a
+            relative path is taken from ``cwd``, and an existing folder gets the default name.
+        session_id: the session's id.
+        when: the export time (for the default name).
+        cwd: the working folder.
+
+    Returns:
+        the absolute path of the file to write.
+    """
+    if not arg.strip():
+        return default_export_path(session_id, when, cwd).absolute()
+    path = Path(arg.strip()).expanduser()
+    if not path.is_absolute():
+        path = cwd / path
+    if path.is_dir():
+        path = default_export_path(session_id, when, path)
+    return path.absolute()
+
+
+def write_export(path: Path, markdown: str) -> None:
+    """Write the document atomically (raises ``OSError`` when it cannot be written)."""
+    write_text_atomic(path, markdown)

@@ -1,0 +1,74 @@
+"""Slash commands typed in the prompt box: the list shown on the help screen, and parsing.
+
+A line that starts with ``/`` and names a command in :data:`SLASH_COMMANDS` is handled by the
+desk and never sent to the model. Other parts of the desk add their own commands with
+:func:`register`, so the help screen (F1) and completion list every one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """One command.
+
+    Attributes:
+        name: the word after ``/`` (e.g. ``theme``).
+        args: how its argument is written on the help screen (e.g. ``[NAME]``), or "".
+        help: what it does, short.
+    """
+
+    name: str
+    args: str
+    help: str
+
+    @property
+    def usage(self) -> str:
+        """``/name ARGS`` as shown on the help screen."""
+        return f"/{self.name} {self.args}".rstrip()
+
+
+SLASH_COMMANDS: list[SlashCommand] = [
+    SlashCommand("theme", "[NAME]", "switch the colour theme (no name: list the themes)"),
+    SlashCommand("export", "[PATH]", "write this session as Markdown (default ./desk-…md)"),
+]
+"""The commands the desk handles, in the order the help screen lists them."""
+
+
+def register(command: SlashCommand) -> None:
+    """Add a command (one already registered under that name is replaced)."""
+    for index, known in enumerate(SLASH_COMMANDS):
+        if known.name == command.name:
+            SLASH_COMMANDS[index] = command
+            return
+    SLASH_COMMANDS.append(command)
+
+
+def parse_slash(text: str) -> tuple[str, str] | None:
+    """Split ``/name args`` into ``(name, args)``.
+
+    Args:
+        text: the prompt box's text.
+
+    Returns:
+        the lower-case command name and the rest of the line (stripped), or None when the text
+        is not a slash command (it does not start with ``/``, or ``//`` escapes a literal ``/``).
+    """
+    line = text.strip()
+    if not line.startswith("/") or line.startswith("//") or len(line) < 2:
+        return None
+    name, _, rest = line[1:].partition(" ")
+    if not name or "\n" in name:
+        return None
+    return name.lower(), rest.strip()
+
+
+def completions(text: str) -> list[SlashCommand]:
+    """Commands whose name starts with what is typed after ``/`` (for completion)."""
+    line = text.lstrip()
+    if not line.startswith("/") or " " in line or "\n" in line:
+        return []
+    prefix = line[1:].lower()
+    return [command for command in SLASH_COMMANDS if command.name.startswith(prefix)]

@@ -1,0 +1,109 @@
+"""Human text for tool calls: their arguments, their outcome, and the tail of their output.
+
+Pure functions (no widgets), used by :class:`desk.widgets.tool_card.ToolCard` and the
+approval prompt.
+"""
+
+from __future__ import annotations
+
+import json
+
+from desk.receipts import format_elapsed
+from tui_gateway.events import ToolComplete
+
+ARGUMENT_CHARS = 200
+"""Longest argument summary shown on a card's summary line, in characters."""
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def describe_arguments(name: str, arguments: str, limit: int = ARGUMENT_CHARS) -> str:
+    """The arguments of a call as a person reads them.
+
+    Args:
+        name: the tool (``shell``, ``read_file``, ``write_file``, ``list_dir``, or another).
+        arguments: the call's JSON arguments, as the model sent them (may be invalid).
+        limit: longest result, in characters.
+
+    Returns:
+        ``$ <command>`` for ``shell``; the path for the file tools (with the size of the
+        content for ``write_file``); otherwise the compact JSON (or the raw text when it does
+        not parse).
+    """
+    try:
+        args = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return _one_line(arguments, limit)
+    if not isinstance(args, dict):
+        return _one_line(arguments, limit)
+    if not args:
+        return ""
+    if name == "shell" and isinstance(args.get("command"), str):
+        return _one_line("$ " + args["command"], limit)
+    path = args.get("path")
+    if name in ("read_file", "list_dir") and isinstance(path, str):
+        return _one_line(path, limit)
+    if name == "write_file" and isinstance(path, str):
+        content = args.get("content")
+        size = f" ({len(content):,} characters)" if isinstance(content, str) else ""
+        return _one_line(path, limit - len(size)) + size
+    return _one_line(json.dumps(args, ensure_ascii=False, separators=(", ", ": ")), limit)
+
+
+def full_command(name: str, arguments: str) -> str | None:
+    """The whole shell command of a ``shell`` call (for the approval prompt), else None."""
+    if name != "shell":
+        return None
+    try:
+        args = json.loads(arguments)
+    except ValueError:
+        return None
+    command = args.get("command") if isinstance(args, dict) else None
+    return command if isinstance(command, str) else None
+
+
+def stopped_text(stopped_by: str) -> str:
+    """``stopped by the user`` reads ``stopped by you`` on the person's own screen."""
+    return "stopped by you" if stopped_by == "stopped by the user" else stopped_by
+
+
+def children_text(count: int) -> str:
+    """``"1 child process ended"`` / ``"3 child processes ended"`` ("" for none)."""
+    if not count:
+        return ""
+    return f"{count:,} child process ended" if count == 1 else f"{count:,} child processes ended"
+
+
+def outcome_text(result: ToolComplete, elapsed_s: float | None) -> str:
+    """The right-hand side of a finished card's summary line.
+
+    Returns:
+        e.g. ``"✓ exit 0 · 0.3 s"``, ``"✖ exit 2 · 1.0 s"``,
+        ``"■ stopped by you · 1 child process ended · 4.2 s"``, or ``"✖ <first line>"``
+        for a call that failed without running (declined, bad arguments).
+    """
+    took = format_elapsed(elapsed_s) if elapsed_s is not None else ""
+    if result.stopped_by is not None:
+        parts = ["■ " + stopped_text(result.stopped_by), children_text(result.children_ended)]
+    elif result.exit_code is not None:
+        mark = "✓" if result.exit_code == 0 and not result.is_error else "✖"
+        parts = [f"{mark} exit {result.exit_code}"]
+    elif result.is_error:
+        first = result.content.strip().splitlines()[0] if result.content.strip() else "failed"
+        parts = ["✖ " + _one_line(first, 80)]
+    else:
+        parts = ["✓ done"]
+    parts.append(took)
+    return " · ".join(p for p in parts if p)
+
+
+def tail_lines(text: str, lines: int) -> str:
+    """The last ``lines`` lines of ``text`` (a trailing newline does not count as a line)."""
+    body = text[:-1] if text.endswith("\n") else text
+    parts = body.split("\n")
+    if len(parts) <= lines:
+        return body
+    return "\n".join(parts[-lines:])

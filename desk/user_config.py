@@ -1,0 +1,168 @@
+"""The person's config file, ``$XDG_CONFIG_HOME/desk/config.toml``.
+
+It may hold the provider settings (``base_url``, ``model``, ``api_key``: flags and environment
+override them, see :mod:`desk.config`) and the chosen ``theme``, plus any keys, tables and
+comments of the person's own, which desk keeps. Writes change one top-level line of the text
+(never a re-serialisation that would drop comments), are checked by parsing the result, and
+replace the file atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from desk.atomic import write_text_atomic
+from desk.config import ConfigError
+
+CONFIG_NAME = "config.toml"
+"""The config file's name inside :func:`config_dir`."""
+
+PROVIDER_KEYS: tuple[str, ...] = ("base_url", "model", "api_key")
+"""Provider settings the file may hold (strings)."""
+
+_TABLE_RE = re.compile(r"^\s*\[")
+
+
+class ConfigFileError(ConfigError):
+    """The config file cannot be read, parsed or updated; ``message`` is one line."""
+
+
+def config_dir(env: Mapping[str, str]) -> Path:
+    """``$XDG_CONFIG_HOME/desk``, or ``~/.config/desk`` when that variable is unset or relative."""
+    base = env.get("XDG_CONFIG_HOME", "")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
+    return root / "desk"
+
+
+def config_path(env: Mapping[str, str]) -> Path:
+    """The config file (it may not exist)."""
+    return config_dir(env) / CONFIG_NAME
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The file's content, or ``{}`` when there is no file.
+
+    Raises:
+        ConfigFileError: the file exists but cannot be read or is not valid TOML.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigFileError(f"cannot read {path}: {_one_line(exc)}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigFileError(f"{path} is not valid TOML: {_one_line(exc)}") from None
+
+
+def provider_settings(data: Mapping[str, Any], path: Path) -> dict[str, str]:
+    """The provider keys set in the file (empty strings are left out).
+
+    Raises:
+        ConfigFileError: one of :data:`PROVIDER_KEYS` is not a string.
+    """
+    found: dict[str, str] = {}
+    for key in PROVIDER_KEYS:
+        value = data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ConfigFileError(f"{path}: {key} must be a string")
+        if value.strip():
+            found[key] = value.strip()
+    return found
+
+
+def toml_string(value: str) -> str:
+    """``value`` as a TOML basic string (JSON's escapes are all valid TOML escapes)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def with_top_level_key(text: str, key: str, value: str) -> str:
+    """``text`` with the top-level ``key = "value"`` line replaced, or added before any table.
+
+    Args:
+        text: the file's current text ("" for a new file).
+        key: a bare TOML key (letters, digits, ``_`` and ``-``).
+        value: the string value.
+
+    Returns:
+        the new text; every other line is kept as it was.
+
+    Raises:
+        ConfigFileError: the result would not parse to the same data plus the new value (e.g.
+            the key is written in an unusual form): the file is then left alone.
+    """
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", key):
+        raise ConfigFileError(f"not a bare TOML key: {key!r}")
+    before = tomllib.loads(text) if text.strip() else {}
+    line = f"{key} = {toml_string(value)}\n"
+    lines = text.splitlines(keepends=True)
+    end = next((i for i, item in enumerate(lines) if _TABLE_RE.match(item)), len(lines))
+    key_re = re.compile(rf"^\s*(?:{re.escape(key)}|\"{re.escape(key)}\")\s*=")
+    for index in range(end):
+        if key_re.match(lines[index]):
+            lines[index] = line
+            break
+    else:
+        head = lines[:end]
+        if head and not head[-1].endswith("\n"):
+            head[-1] += "\n"
+        tail = lines[end:]
+        lines = [*head, line, *(["\n"] if tail and head and head[-1].strip() else []), *tail]
+    result = "".join(lines)
+    try:
+        after = tomllib.loads(result)
+    except tomllib.TOMLDecodeError:
+        after = None
+    if after != {**before, key: value}:
+        raise ConfigFileError(f"cannot safely change {key} in the config file; edit it by hand")
+    return result
+
+
+def set_config_value(path: Path, key: str, value: str) -> None:
+    """Set the top-level ``key`` to the string ``value``, keeping everything else.
+
+    A new file is created private to the person (mode 0600: it may later hold an API key).
+
+    Raises:
+        ConfigFileError: the file is not valid TOML, or cannot be read or written.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigFileError(f"cannot read {path}: {_one_line(exc)}") from None
+    try:
+        new_text = with_top_level_key(text, key, value)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigFileError(f"{path} is not valid TOML: {_one_line(exc)}") from None
+    try:
+        write_text_atomic(path, new_text, new_file_mode=0o600)
+    except OSError as exc:
+        raise ConfigFileError(f"cannot write {path}: {_one_line(exc)}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def file_settings(env: Mapping[str, str]) -> dict[str, str]:
+    """The provider settings of the config file named by ``env`` (``{}`` without a file).
+
+    Raises:
+        ConfigFileError: the file is unreadable, not TOML, or a setting is not a string.
+    """
+    path = config_path(env)
+    return provider_settings(read_config(path), path)

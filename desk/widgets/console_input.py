@@ -1,0 +1,61 @@
+"""The console's command line: an input whose Up and Down walk through the lines sent before."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.widgets import Input
+
+HISTORY_LIMIT = 200
+"""Command lines remembered."""
+
+
+class ConsoleInput(Input):
+    """A one-line input with history; Enter posts ``Input.Submitted`` as usual.
+
+    Args:
+        id: the widget id.
+        placeholder: the hint shown while empty.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "history(-1)", "Previous", show=False),
+        Binding("down", "history(1)", "Next", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None, placeholder: str = "") -> None:
+        super().__init__(id=id, placeholder=placeholder, compact=True)
+        self.history: list[str] = []
+        """Lines sent, oldest first."""
+        self._index: int | None = None
+        self._draft = ""
+
+    def remember(self, line: str) -> None:
+        """Add a sent line to the history (not twice in a row) and reset the walk."""
+        if line and (not self.history or self.history[-1] != line):
+            self.history.append(line)
+            del self.history[:-HISTORY_LIMIT]
+        self._index = None
+        self._draft = ""
+
+    def action_history(self, step: int) -> None:
+        """Up (-1) shows the previous line; Down (+1) the next, then what was being typed."""
+        if not self.history:
+            return
+        if self._index is None:
+            if step > 0:
+                return
+            self._draft = self.value
+            index = len(self.history) - 1
+        else:
+            index = self._index + step
+        if index < 0:
+            index = 0
+        if index >= len(self.history):
+            self._index = None
+            self.value = self._draft
+        else:
+            self._index = index
+            self.value = self.history[index]
+        self.cursor_position = len(self.value)

@@ -1,0 +1,81 @@
+"""A sealed piece of a reply: Markdown rendered once per width, then served as cached lines.
+
+A ``Static`` holding a Rich renderable renders it again for every height query and repaint;
+a long reply then spends its time re-highlighting code it already showed. This widget renders
+through the Line API: the lines for a width are made once and kept until the width changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from rich.console import RenderableType
+from rich.segment import Segment
+from rich.theme import Theme
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
+
+LIGHT_STYLES = Theme(
+    {
+        "markdown.code": "bold #8a3b00 on #e8e8e4",
+        "markdown.block_quote": "#5a3e8a",
+        "markdown.link": "#005a9e",
+    }
+)
+"""Rich's Markdown styles that do not read on a light background, replaced in light themes."""
+
+
+class MarkdownChunk(Widget):
+    """Rendered text (any Rich renderable), cached per width until :meth:`update`.
+
+    Args:
+        renderable: what to show.
+        classes: CSS classes.
+    """
+
+    DEFAULT_CSS = """
+    MarkdownChunk { height: auto; }
+    """
+
+    def __init__(self, renderable: RenderableType, *, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self.renderable = renderable
+        """What is shown."""
+        self._width = -1
+        self._strips: list[Strip] = []
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        self._width = -1  # the light-theme styles may apply now, or no longer
+        self.refresh(layout=True)
+
+    def update(self, renderable: RenderableType) -> None:
+        """Show ``renderable`` instead (rendered on the next paint)."""
+        self.renderable = renderable
+        self._width = -1
+        self.refresh(layout=True)
+
+    def _lines(self, width: int) -> list[Strip]:
+        if width != self._width:
+            console = self.app.console
+            options = console.options.update_width(max(1, width))
+            light = not self.app.current_theme.dark
+            with console.use_theme(LIGHT_STYLES) if light else contextlib.nullcontext():
+                lines = console.render_lines(self.renderable, options, pad=False)
+            self._strips = [Strip(Segment.simplify(line)) for line in lines]
+            self._width = width
+        return self._strips
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """The rendered height at ``width``."""
+        return len(self._lines(width))
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the rendering, on the widget's own colours."""
+        strips = self._lines(self.content_size.width)
+        if y >= len(strips):
+            return Strip.blank(self.content_size.width, self.rich_style)
+        return strips[y].apply_style(self.rich_style)

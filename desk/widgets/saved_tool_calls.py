@@ -1,0 +1,40 @@
+"""The tool calls of a resumed session, shown briefly: one line per call and its result."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.widgets import Static
+
+from desk.widgets._css import css_beside
+
+RESULT_CHARS = 100
+"""Longest result excerpt on a line, in characters."""
+
+
+def call_lines(names: Sequence[str], results: Sequence[str]) -> str:
+    """``⚙ name → first line of its result``, one line per call (results paired in order)."""
+    lines = []
+    for index, name in enumerate(names):
+        result = results[index] if index < len(results) else ""
+        first = next((line.strip() for line in result.splitlines() if line.strip()), "")
+        if len(first) > RESULT_CHARS:
+            first = first[: RESULT_CHARS - 1] + "…"
+        lines.append(f"⚙ {name} → {first}" if first else f"⚙ {name}")
+    return "\n".join(lines)
+
+
+class SavedToolCalls(Static):
+    """One assistant message's tool calls from the store, briefly.
+
+    Args:
+        names: the tools called, in order.
+        results: the text of the ``tool`` messages that answered them, in order.
+    """
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    def __init__(self, names: Sequence[str], results: Sequence[str]) -> None:
+        super().__init__(call_lines(names, results), markup=False)
+        self.names = tuple(names)
+        """The tools called."""

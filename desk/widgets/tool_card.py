@@ -1,0 +1,199 @@
+"""One tool call in the transcript: what runs, its live output, its duration and its outcome.
+
+While the call runs the card shows the tail of its output and a ticking duration; an approval
+prompt sits inside it while the person decides. Once the call has its result the card folds to
+one summary line (``▸ ⚙ shell  $ make test   ✓ exit 0 · 2.1 s``); a click or Enter unfolds it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Static
+
+from desk.receipts import format_elapsed
+from desk.tool_text import (
+    children_text,
+    describe_arguments,
+    outcome_text,
+    stopped_text,
+    tail_lines,
+)
+from desk.widgets._css import css_beside
+from desk.widgets.approval_prompt import ApprovalPrompt
+from desk.widgets.status_bar import Clock
+from tui_gateway.events import ToolComplete
+
+LIVE_TAIL_LINES = 8
+"""Output lines shown while the call runs."""
+
+EXPANDED_TAIL_LINES = 40
+"""Output lines shown when a finished card is unfolded."""
+
+MAX_KEPT_CHARS = 64_000
+"""Output kept per card, in characters (the tail; the model's copy is the gateway's)."""
+
+TICK_S = 0.1
+"""How often the running duration is redrawn, in seconds."""
+
+
+class ToolCard(Widget, can_focus=True):
+    """A tool call block.
+
+    Args:
+        turn_id: the turn that made the call.
+        call_id: the call's id.
+        name: the tool.
+        arguments: the call's JSON arguments.
+        clock: the clock the duration is measured with (seconds).
+    """
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "fold", "Unfold", show=False),
+    ]
+
+    expanded: reactive[bool] = reactive(False)
+    """Show the output of a finished call (a running call always shows its tail)."""
+
+    def __init__(
+        self, turn_id: str, call_id: str, name: str, arguments: str, *, clock: Clock
+    ) -> None:
+        super().__init__(classes="-running")
+        self.turn_id = turn_id
+        """The turn that made the call."""
+        self.call_id = call_id
+        """The call's id."""
+        self.tool = name
+        """The tool's name."""
+        self.arguments = arguments
+        """The call's JSON arguments."""
+        self.output = ""
+        """Output received so far (its last ``MAX_KEPT_CHARS`` characters)."""
+        self.result: ToolComplete | None = None
+        """The call's result, once it has one."""
+        self.approval: ApprovalPrompt | None = None
+        """The approval prompt, while or after one was asked."""
+        self._clock = clock
+        self._started_at = clock()
+        self._elapsed: float | None = None
+        self._timer: Timer | None = None
+
+    @property
+    def done(self) -> bool:
+        """True once the call has its result."""
+        return self.result is not None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="summary"):
+            yield Static(self._title(), classes="title", markup=False)
+            yield Static("", classes="state", markup=False)
+        yield Static("", classes="output", markup=False)
+        yield Static("", classes="stop", markup=False)
+
+    def on_mount(self) -> None:
+        self._timer = self.set_interval(TICK_S, self._show_state)
+        self._show_state()
+
+    def _title(self) -> str:
+        marker = "" if not self.done else ("▾ " if self.expanded else "▸ ")
+        return f"{marker}⚙ {self.tool}  {describe_arguments(self.tool, self.arguments)}"
+
+    def state_text(self) -> str:
+        """The right-hand side of the summary line as it reads now."""
+        if self.result is not None:
+            return outcome_text(self.result, self._elapsed)
+        if self.approval is not None and self.approval.decision is None:
+            return "waiting for approval"
+        return f"running {format_elapsed(self._clock() - self._started_at)}"
+
+    def _show_state(self) -> None:
+        state = next(self.query(".state").results(Static), None)
+        if state is not None:
+            state.update(self.state_text())
+
+    def _show_output(self) -> None:
+        out = next(self.query(".output").results(Static), None)
+        if out is None:
+            return
+        if self.result is None:
+            text = tail_lines(self.output, LIVE_TAIL_LINES)
+        else:
+            shown = self.output if self.output.strip() else self.result.content
+            text = tail_lines(shown, EXPANDED_TAIL_LINES)
+        self.set_class(bool(text.strip()), "-has-output")
+        out.update(Text.from_ansi(text) if text else Text(""))
+
+    def add_output(self, text: str) -> None:
+        """Append a piece of the call's output (``tool.output``)."""
+        if self.result is not None or not text:
+            return
+        self.output = (self.output + text)[-MAX_KEPT_CHARS:]
+        self._show_output()
+
+    async def ask_approval(self, request_id: str, tool: str, arguments: str) -> ApprovalPrompt:
+        """Show the approval prompt inside the card (``approval.request``) and focus it."""
+        prompt = ApprovalPrompt(request_id, tool, arguments)
+        self.approval = prompt
+        await self.mount(prompt, after=self.query_one(".summary"))
+        prompt.focus()
+        self._show_state()
+        return prompt
+
+    def approval_resolved(self, *, allowed: bool) -> None:
+        """The approval ended; an allowed call's duration counts from now (not the wait)."""
+        if allowed and self.result is None:
+            self._started_at = self._clock()
+        self._show_state()
+
+    def finish(self, result: ToolComplete) -> None:
+        """Show the call's result (``tool.complete``) and fold the card to its summary line."""
+        if self.result is not None:
+            return
+        self.result = result
+        self._elapsed = self._clock() - self._started_at
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.remove_class("-running")
+        if result.stopped_by is not None:
+            outcome = "-stopped"
+        elif result.is_error or (result.exit_code not in (None, 0)):
+            outcome = "-failed"
+        else:
+            outcome = "-ok"
+        self.add_class(outcome)
+        if result.stopped_by is not None:
+            line = "■ " + stopped_text(result.stopped_by)
+            ended = children_text(result.children_ended)
+            self.query_one(".stop", Static).update(f"{line} · {ended}" if ended else line)
+        self.query_one(".title", Static).update(self._title())
+        self._show_state()
+        self._show_output()
+
+    def watch_expanded(self) -> None:
+        self.set_class(self.expanded, "-expanded")
+        title = next(self.query(".title").results(Static), None)
+        if title is not None:
+            title.update(self._title())
+
+    def action_fold(self) -> None:
+        """Enter: fold or unfold a finished card."""
+        if self.done:
+            self.expanded = not self.expanded
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on the card folds or unfolds it (not a click inside the approval prompt)."""
+        if self.approval is not None and self.approval.decision is None:
+            return
+        event.stop()
+        self.action_fold()

@@ -1,0 +1,107 @@
+"""``/export``: the session as Markdown, written atomically, with a line saying where."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from agent.demo_model.replies import reply_for, tokenize
+from agent.demo_model.server import DemoModelServer
+from desk.app import DeskApp
+from desk.config import ConnectionInfo
+from desk.receipts import format_stop_receipt
+from desk.widgets import PromptInput
+from tests.desk.desk_testkit import submit, submit_and_get_reply, user_message, wait_until
+from tui_gateway.events import StopReceipt
+from tui_gateway.gateway import Gateway
+
+pytestmark = pytest.mark.anyio
+
+WHEN = datetime(2025, 3, 14, 9, 26)
+STALL_AFTER = 6
+
+
+def _pinned(receipt: StopReceipt) -> str:
+    return format_stop_receipt(dataclasses.replace(receipt, closed_ms=3.0, exited_ms=4.0))
+
+
+@pytest.fixture
+def app(gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
+    info = ConnectionInfo("demo", demo_server.base_url, is_demo=True, source="--demo")
+    desk = DeskApp(gateway, info, handle_signals=False, receipt_formatter=_pinned)
+    desk.wall_clock = lambda: WHEN
+    return desk
+
+
+async def test_export_writes_prompts_replies_receipts_and_errors(
+    app: DeskApp, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    target = tmp_path / "out" / "talk.md"
+    async with app.run_test(size=(100, 30)) as pilot:
+        done = await submit_and_get_reply(app, pilot, "reply with exactly: All **done**.")
+        await wait_until(pilot, lambda: done.outcome is not None, what="the first reply")
+
+        demo_server.configure(fault="stall", fault_after_tokens=STALL_AFTER)
+        stopped = await submit_and_get_reply(app, pilot, "Tell me about stops")
+        partial = "".join(tokenize(reply_for(user_message("Tell me about stops")))[:STALL_AFTER])
+        await wait_until(pilot, lambda: stopped.text == partial, what="the stalled partial")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: stopped.outcome is not None, what="the stop")
+
+        demo_server.configure(fault="http:500", fault_times=1)
+        failed = await submit_and_get_reply(app, pilot, "and now?")
+        await wait_until(pilot, lambda: failed.outcome is not None, what="the failure")
+
+        await submit(pilot, f"/export {target}")
+        notes = [str(n.content) for n in app.transcript.query(".note")]
+        assert app.query_one(PromptInput).text == ""
+
+    assert notes[-1] == f"⇩ exported 6 blocks to {target}"
+    expected = "\n\n".join(
+        [
+            f"# desk session {app.session_id}",
+            "Model: demo · exported 2025-03-14 09:26",
+            "## You",
+            "reply with exactly: All **done**.",
+            "## Assistant",
+            "All **done**.",
+            "## You",
+            "Tell me about stops",
+            "## Assistant",
+            partial.strip(),
+            "> ■ stopped by you · connection closed in 3 ms · worker exited in 4 ms",
+            "## You",
+            "and now?",
+            "## Assistant",
+            f"> {failed.note}",
+        ]
+    )
+    assert target.read_text() == expected + "\n"
+    assert failed.note.startswith("✖ ")
+    assert sorted(p.name for p in target.parent.iterdir()) == ["talk.md"]
+
+
+async def test_export_without_a_path_uses_the_default_name(
+    app: DeskApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        reply = await submit_and_get_reply(app, pilot, "reply with exactly: hi")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply")
+        await submit(pilot, "/export")
+        session = app.session_id
+    path = tmp_path / f"desk-{session}-2025-03-14.md"
+    assert path.read_text().endswith("## You\n\nreply with exactly: hi\n\n## Assistant\n\nhi\n")
+
+
+async def test_export_to_an_unwritable_place_says_why(app: DeskApp, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await submit(pilot, f"/export {blocker}/inside/x.md")
+        errors = [str(n.content) for n in app.transcript.query(".note.-error")]
+    assert len(errors) == 1
+    assert errors[0].startswith(f"✖ export failed: cannot write {blocker}/inside/x.md: ")

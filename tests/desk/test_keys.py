@@ -1,0 +1,171 @@
+"""Pilot tests of the desk's keys: F1, Ctrl+C twice, Esc when idle, Ctrl+P, new lines, history."""
+
+from __future__ import annotations
+
+import pytest
+from textual.command import CommandList, CommandPalette
+from textual.pilot import Pilot
+
+from agent.demo_model.server import DemoModelServer
+from desk.app import DeskApp
+from desk.config import ConnectionInfo
+from desk.screens.help_screen import HelpScreen
+from desk.widgets import AssistantReply, PromptInput
+from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tui_gateway.gateway import Gateway
+
+pytestmark = pytest.mark.anyio
+
+
+class FakeClock:
+    """A clock the test moves by hand (seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _app(gateway: Gateway, server: DemoModelServer, clock: FakeClock | None = None) -> DeskApp:
+    info = ConnectionInfo("demo", server.base_url, is_demo=True, source="--demo")
+    if clock is None:
+        return DeskApp(gateway, info, handle_signals=False)
+    return DeskApp(gateway, info, clock=clock, handle_signals=False)
+
+
+def _messages(app: DeskApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_f1_opens_the_help_with_every_key_and_command(desk_app: DeskApp) -> None:
+    async with desk_app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("f1")
+        assert isinstance(desk_app.screen, HelpScreen)
+        sections = dict(desk_app.screen.sections)
+        keys = dict(sections["Keys"])
+        for key in ("Esc", "Ctrl+C", "Ctrl+Q", "F1", "Ctrl+P", "PgUp", "PgDn"):
+            assert key in keys, key
+        assert "twice within 2 s" in keys["Ctrl+C"]
+        prompt = dict(sections["In the prompt box"])
+        assert {"Enter", "Ctrl+J", "Shift+Enter", "Up", "Down"} <= set(prompt)
+        slash = dict(sections["Slash commands (typed in the prompt box)"])
+        assert {"/theme [NAME]", "/export [PATH]"} <= set(slash)
+        await pilot.press("f1")
+        assert not isinstance(desk_app.screen, HelpScreen)
+        await pilot.press("f1", "escape")  # Esc closes it too, and stops nothing
+        assert not isinstance(desk_app.screen, HelpScreen)
+        assert desk_app.is_running
+
+
+async def test_ctrl_c_twice_within_2_s_quits(
+    gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    clock = FakeClock()
+    app = _app(gateway, demo_server, clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+c")
+        assert app.is_running
+        assert "press Ctrl+C again to quit" in _messages(app)
+        clock.now += 1.9
+        await pilot.press("ctrl+c")
+        await wait_until(None, lambda: app.return_code is not None, what="the app to exit")
+    assert app.return_code == 0
+
+
+async def test_ctrl_c_again_after_2_s_only_asks_again(
+    gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    clock = FakeClock()
+    app = _app(gateway, demo_server, clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+c")
+        clock.now += 2.5
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert _messages(app).count("press Ctrl+C again to quit") == 2
+        clock.now += 0.5  # within 2 s of the second press: that one counts as the first
+        await pilot.press("ctrl+c")
+        await wait_until(None, lambda: app.return_code is not None, what="the app to exit")
+
+
+async def test_esc_with_nothing_running_is_harmless(desk_app: DeskApp) -> None:
+    async with desk_app.run_test(size=(100, 30)) as pilot:
+        box = desk_app.query_one(PromptInput)
+        box.text = "half a thought"
+        await pilot.press("escape", "escape")
+        assert desk_app.is_running
+        assert box.text == "half a thought"  # nothing typed is lost
+        assert desk_app.focused is box
+        assert not desk_app.transcript.query(AssistantReply)
+        assert desk_app.status_bar.state == "idle"
+
+
+def _palette_titles(app: DeskApp) -> list[str]:
+    results = app.screen.query_one(CommandList)
+    return [
+        str(results.get_option_at_index(i).prompt).split("\n")[0]
+        for i in range(results.option_count)
+    ]
+
+
+async def test_ctrl_p_lists_the_desk_commands_and_switches_theme(
+    desk_app: DeskApp, config_home: object
+) -> None:
+    async with desk_app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        assert isinstance(desk_app.screen, CommandPalette)
+        await wait_until(pilot, lambda: "Export as Markdown" in _palette_titles(desk_app))
+        titles = _palette_titles(desk_app)
+        for title in ("Stop", "Export as Markdown", "Help", "Theme: dark", "Theme: light"):
+            assert any(t.startswith(title) for t in titles), title
+        assert "Theme: high-contrast" in " ".join(titles)
+        assert "Toggle console" in titles  # the console panel (F2) exists in this desk
+
+        await pilot.press(*"theme light")
+        await wait_until(
+            pilot, lambda: _palette_titles(desk_app)[:1] == ["Theme: light"], what="the match"
+        )
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: desk_app.theme == "light", what="the light theme")
+    assert (desk_app.config_path.read_text()) == 'theme = "light"\n'
+
+
+async def test_shift_enter_and_ctrl_j_insert_new_lines(desk_app: DeskApp) -> None:
+    async with desk_app.run_test(size=(100, 30)) as pilot:
+        box = desk_app.query_one(PromptInput)
+        await pilot.press("a", "shift+enter", "b", "ctrl+j", "c")
+        assert box.text == "a\nb\nc"
+        assert not desk_app.transcript.query(AssistantReply)  # nothing was sent
+
+
+async def _send_and_finish(app: DeskApp, pilot: Pilot[object], text: str) -> None:
+    reply = await submit_and_get_reply(app, pilot, text)
+    await wait_until(pilot, lambda: reply.outcome is not None, what=f"the reply to {text!r}")
+
+
+async def test_up_on_the_first_line_recalls_history_and_down_comes_back(
+    desk_app: DeskApp,
+) -> None:
+    async with desk_app.run_test(size=(100, 30)) as pilot:
+        await _send_and_finish(desk_app, pilot, "reply with exactly: one")
+        await _send_and_finish(desk_app, pilot, "reply with exactly: two\nlines")
+        box = desk_app.query_one(PromptInput)
+        assert box.text == ""
+        await pilot.press("d", "r", "a", "f", "t")
+        await pilot.press("up")
+        assert box.text == "reply with exactly: two\nlines"
+        await pilot.press("up")  # the cursor is on the last line: Up moves it first
+        assert box.text == "reply with exactly: two\nlines"
+        await pilot.press("up")
+        assert box.text == "reply with exactly: one"
+        await pilot.press("down")
+        assert box.text == "reply with exactly: two\nlines"
+        await pilot.press("down")
+        assert box.text == "draft"
+
+        await pilot.press("up", "enter")  # a recalled prompt is sent as is
+        await wait_until(
+            pilot, lambda: len(desk_app.transcript.query(AssistantReply)) == 3, what="resend"
+        )

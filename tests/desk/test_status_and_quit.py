@@ -1,0 +1,89 @@
+"""The status bar's model, server and context gauge; quitting while turns run."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from agent.demo_model.server import DemoModelServer
+from agent.provider.client import ProviderConfig
+from desk.app import DeskApp
+from desk.config import ConnectionInfo
+from desk.widgets.status_bar import context_percent, server_text
+from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tui_gateway.gateway import Gateway, GatewayConfig, ShutdownReport
+
+pytestmark = pytest.mark.anyio
+
+
+def test_server_text_names_the_demo_or_host_and_port() -> None:
+    demo = ConnectionInfo("demo", "http://127.0.0.1:4444/v1", is_demo=True)
+    assert server_text(demo) == "demo · demo model · ctx –"
+    real = ConnectionInfo("qwen2.5-coder-32b-instruct-q4_k_m", "http://gpu-box:8080/v1")
+    assert server_text(real, percent=37) == "qwen2.5-coder-32b-instruct-… · gpu-box:8080 · ctx 37%"
+
+
+async def test_the_gauge_shows_the_last_prompt_against_the_servers_window(
+    desk_app: DeskApp, demo_server: DemoModelServer
+) -> None:
+    async with desk_app.run_test(size=(80, 24)) as pilot:
+        status = desk_app.status_bar
+        await wait_until(pilot, lambda: status.context_window is not None, what="n_ctx")
+        assert status.context_window == demo_server.config.n_ctx
+        assert status.server_side_text() == "demo · demo model · ctx 0%"
+        reply = await submit_and_get_reply(desk_app, pilot, "reply with exactly: ok")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply")
+        (record,) = [r for r in demo_server.records.list() if "chat" in r.path]
+        assert status.context_used == record.prompt_tokens
+        percent = context_percent(record.prompt_tokens, demo_server.config.n_ctx)
+        assert status.server_side_text().endswith(f"ctx {percent}%")
+
+
+class _StuckWorkerGateway(Gateway):
+    """A gateway whose shutdown waits for the test, then reports a worker that outlived it."""
+
+    def __init__(self, config: GatewayConfig) -> None:
+        super().__init__(config)
+        self.release = threading.Event()
+
+    def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:
+        self.release.wait(10.0)
+        report = super().shutdown(timeout_s)
+        return dataclasses.replace(report, threads_left=["desk-turn-stuck"])
+
+
+@pytest.fixture
+def stuck_gateway(demo_server: DemoModelServer) -> Iterator[_StuckWorkerGateway]:
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gateway = _StuckWorkerGateway(GatewayConfig(provider=provider, shutdown_timeout_s=3.0))
+    try:
+        yield gateway
+    finally:
+        gateway.release.set()
+        gateway.shutdown(timeout_s=5.0)
+
+
+async def test_quit_says_stopping_then_that_the_bound_expired_and_exits_anyway(
+    stuck_gateway: _StuckWorkerGateway, demo_server: DemoModelServer
+) -> None:
+    info = ConnectionInfo("demo", demo_server.base_url, is_demo=True)
+    app = DeskApp(stuck_gateway, info, handle_signals=False)
+    app.exit_note_s = 0.05
+    async with app.run_test(size=(80, 24)) as pilot:
+        reply = await submit_and_get_reply(app, pilot, "Tell me a long story")
+        await wait_until(pilot, lambda: reply.text, what="streaming")
+        await pilot.press("ctrl+q")
+        assert app.status_bar.notice == "■ stopping 1 turn…"
+        assert app.status_bar.turn_text() == "■ stopping 1 turn…"
+        stuck_gateway.release.set()
+        await wait_until(
+            pilot, lambda: app.status_bar.notice.startswith("gave up"), what="the bound note"
+        )
+        assert app.exit_note == (
+            "gave up waiting after 3 s: 1 worker still running (desk-turn-stuck); exiting anyway"
+        )
+        await wait_until(None, lambda: app.return_code is not None, what="the exit")
+    assert app.return_code == 0

@@ -1,0 +1,199 @@
+"""Pilot tests of tool cards and approval prompts, over a real gateway and demo model server.
+
+The demo model asks for a tool when the prompt says ``call tool NAME with {json}``; the shell
+runs for real in ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.demo_model.server import DemoModelServer
+from agent.provider.client import ProviderConfig
+from desk.activity_messages import ToolCallCompleted, ToolCallStarted
+from desk.app import DeskApp
+from desk.messages import ReplyDelta, TurnCompleted, TurnStarted
+from desk.widgets import AssistantReply
+from desk.widgets.approval_prompt import ApprovalPrompt
+from desk.widgets.tool_card import ToolCard
+from tests.desk.desk_testkit import connection, submit, wait_until
+from tui_gateway.events import MessageComplete, MessageDelta, MessageStart, ToolComplete, ToolStart
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+pytestmark = pytest.mark.anyio
+
+
+def tool_prompt(command: str) -> str:
+    return "call tool shell with " + json.dumps({"command": command})
+
+
+@pytest.fixture
+def approvals() -> bool:
+    return True
+
+
+@pytest.fixture
+def tool_gateway(
+    demo_server: DemoModelServer, tmp_path: Path, approvals: bool
+) -> Iterator[Gateway]:
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider, cwd=tmp_path, approvals=approvals))
+    try:
+        yield gateway
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+@pytest.fixture
+def app(tool_gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
+    return DeskApp(tool_gateway, connection(demo_server.base_url), handle_signals=False)
+
+
+async def approval_prompt(app: DeskApp, pilot: object) -> ApprovalPrompt:
+    """Wait until the approval prompt is shown and has the focus (its keys work then)."""
+
+    def focused_prompt() -> ApprovalPrompt | None:
+        found = app.screen.query(ApprovalPrompt)
+        return found.first() if found and found.first().has_focus else None
+
+    await wait_until(pilot, focused_prompt, what="the focused approval prompt")  # type: ignore[arg-type]
+    prompt = focused_prompt()
+    assert prompt is not None
+    return prompt
+
+
+def only_card(app: DeskApp) -> ToolCard:
+    cards = app.tool_cards
+    assert len(cards) == 1, cards
+    return cards[0]
+
+
+async def test_an_approved_shell_call_shows_its_card_output_and_exit_code(app: DeskApp) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, tool_prompt("echo hi"))
+        prompt = await approval_prompt(app, pilot)
+        card = only_card(app)
+        assert prompt.tool == "shell"
+        assert card.state_text() == "waiting for approval"
+        assert card.query_one(".title").render().plain.endswith("⚙ shell  $ echo hi")  # type: ignore[attr-defined]
+
+        await pilot.press("y")
+        await wait_until(pilot, lambda: card.done, what="the tool result")
+        assert card.result is not None and card.result.exit_code == 0
+        assert card.output == "hi\n"
+        assert card.state_text().startswith("✓ exit 0 · ")
+        assert prompt.decision == "once" and "allowed once" in str(
+            prompt.query_one(".resolution").render()
+        )
+        assert not card.expanded  # folded to its summary line once done
+
+        await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
+        reply = app.transcript.query(AssistantReply).last()
+        assert reply.outcome == "completed" and "hi" in reply.text
+        children = list(app.transcript.children)
+        assert children.index(card) < children.index(reply)  # the reply reads below the card
+        assert app.focused is app.query_one("#prompt")  # the focus went back to the prompt box
+
+        card.focus()
+        await pilot.press("enter")
+        assert card.expanded and card.has_class("-expanded")
+
+
+async def test_esc_while_an_approval_waits_stops_the_turn_and_denies(
+    app: DeskApp, tool_gateway: Gateway
+) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, tool_prompt("echo never"))
+        prompt = await approval_prompt(app, pilot)
+        turn_id = app.running_turn
+        assert turn_id is not None
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: prompt.decision is not None, what="the resolution")
+        card = only_card(app)
+        await wait_until(pilot, lambda: card.done, what="the tool result")
+        await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
+
+        assert prompt.decision == "deny"
+        assert "denied: the turn was stopped" in str(prompt.query_one(".resolution").render())
+        assert card.result is not None and card.result.stopped_by == "stopped by the user"
+        assert card.state_text().startswith("■ stopped by you")
+        assert card.output == ""  # it never ran
+        turn = tool_gateway.turn(app.session_id, turn_id)
+        assert turn.result is not None and turn.result.exit_reason == "interrupted_by_user"
+        reply = app.transcript.query(AssistantReply).last()
+        assert reply.outcome == "interrupted" and reply.note.startswith("■ stopped by you")
+
+
+async def test_deny_with_n(app: DeskApp) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, tool_prompt("echo no"))
+        prompt = await approval_prompt(app, pilot)
+        await pilot.press("n")
+        card = only_card(app)
+        await wait_until(pilot, lambda: card.done, what="the tool result")
+        assert card.result is not None and card.result.is_error
+        assert card.state_text().startswith("✖ the person declined")
+        assert prompt.decision == "deny"
+
+
+@pytest.mark.parametrize("approvals", [False])
+async def test_a_running_tool_streams_its_tail_and_a_stop_names_you(
+    app: DeskApp, tool_gateway: Gateway
+) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, tool_prompt("echo started; sleep 30"))
+        await wait_until(pilot, lambda: app.tool_cards, what="the card")
+        card = only_card(app)
+        await wait_until(pilot, lambda: card.output == "started\n", what="live output")
+        assert card.state_text().startswith("running ")
+        assert card.has_class("-running") and card.has_class("-has-output")
+        assert app.status_bar.state == "tool"
+
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: card.done, what="the tool result")
+        result = card.result
+        assert isinstance(result, ToolComplete)
+        assert result.stopped_by == "stopped by the user" and result.children_ended >= 1
+        assert card.state_text().startswith("■ stopped by you · ")
+        assert "child process" in card.state_text()
+        await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
+
+
+async def test_text_before_a_tool_call_stays_above_its_card_and_the_rest_goes_below(
+    app: DeskApp,
+) -> None:
+    # Scripted events (the demo model never writes text before a tool call).
+    async with app.run_test(size=(120, 40)) as pilot:
+        sid, turn = app.session_id, "t1"
+        events = [
+            TurnStarted(sid, 1, MessageStart(turn_id=turn, prompt="look")),
+            ReplyDelta(sid, 2, MessageDelta(turn_id=turn, text="Let me look.")),
+            ToolCallStarted(sid, 3, ToolStart(turn, "c1", "list_dir", '{"path": "."}')),
+            ToolCallCompleted(sid, 4, ToolComplete(turn, "c1", "list_dir", "a.txt", False)),
+            ReplyDelta(sid, 5, MessageDelta(turn_id=turn, text="There is a.txt.")),
+            TurnCompleted(
+                sid, 6, MessageComplete(turn, "completed", "completed", "There is a.txt.")
+            ),
+        ]
+        for event in events:
+            app.post_message(event)
+        await wait_until(
+            pilot, lambda: (r := app.transcript.reply(turn)) and r.outcome, what="the outcome"
+        )
+        kinds = [
+            (type(w).__name__, getattr(w, "text", None))
+            for w in app.transcript.children
+            if isinstance(w, AssistantReply | ToolCard)
+        ]
+        assert kinds == [
+            ("AssistantReply", "Let me look."),
+            ("ToolCard", None),
+            ("AssistantReply", "There is a.txt."),
+        ]
+        card = only_card(app)
+        assert card.state_text().startswith("✓ done")
+        assert card.query_one(".title").render().plain.endswith("⚙ list_dir  .")  # type: ignore[attr-defined]

@@ -1,0 +1,118 @@
+"""The config file: provider settings below flags and environment, and safe, atomic updates."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from desk.config import ConfigError, parse_options
+from desk.user_config import (
+    ConfigFileError,
+    config_path,
+    file_settings,
+    set_config_value,
+    with_top_level_key,
+)
+
+
+def test_config_path_follows_xdg_config_home(tmp_path: Path) -> None:
+    assert config_path({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "desk" / "config.toml"
+    assert config_path({}) == Path.home() / ".config" / "desk" / "config.toml"
+    assert config_path({"XDG_CONFIG_HOME": "relative"}) == config_path({})
+
+
+def test_flags_over_environment_over_config_file() -> None:
+    file = {"base_url": "http://file:3/v1", "model": "file-model", "api_key": "file-key"}
+    only_file = parse_options([], {}, file)
+    assert (only_file.base_url, only_file.base_url_source) == ("http://file:3/v1", "config.toml")
+    assert (only_file.model, only_file.api_key) == ("file-model", "file-key")
+
+    env = {"OPENAI_BASE_URL": "http://env:1/v1", "DESK_MODEL": "env-model"}
+    with_env = parse_options([], env, file)
+    assert (with_env.base_url, with_env.model, with_env.api_key) == (
+        "http://env:1/v1",
+        "env-model",
+        "file-key",
+    )
+    flags = ["--base-url", "http://flag:2/v1", "--model", "m", "--api-key", "k"]
+    with_flags = parse_options(flags, env, file)
+    assert (with_flags.base_url, with_flags.model, with_flags.api_key) == (
+        "http://flag:2/v1",
+        "m",
+        "k",
+    )
+
+
+def test_a_bad_url_in_the_file_names_the_file() -> None:
+    with pytest.raises(ConfigError, match="config.toml must be an http"):
+        parse_options([], {}, {"base_url": "ftp://x"})
+
+
+def test_file_settings_reads_strings_and_rejects_other_types(tmp_path: Path) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    assert file_settings(env) == {}
+    path = config_path(env)
+    path.parent.mkdir(parents=True)
+    path.write_text('base_url = "http://h:1/v1"\nmodel = ""\ntheme = "light"\n')
+    assert file_settings(env) == {"base_url": "http://h:1/v1"}
+    path.write_text("model = 3\n")
+    with pytest.raises(ConfigFileError, match="model must be a string"):
+        file_settings(env)
+    path.write_text("model = \n")
+    with pytest.raises(ConfigFileError, match="not valid TOML") as info:
+        file_settings(env)
+    assert "\n" not in info.value.message
+
+
+def test_updating_a_key_keeps_comments_unknown_keys_and_tables() -> None:
+    text = (
+        "# my desk\n"
+        'base_url = "http://127.0.0.1:8080/v1"  # the box under the desk\n'
+        'theme = "dark"\n'
+        'editor = { name = "vim" }\n'
+        "\n"
+        "[plugins]\n"
+        'theme = "not this one"\n'
+    )
+    result = with_top_level_key(text, "theme", "light")
+    assert result == text.replace('theme = "dark"', 'theme = "light"')
+    data = tomllib.loads(result)
+    assert data["plugins"] == {"theme": "not this one"}
+    assert data["editor"] == {"name": "vim"}
+
+
+def test_a_new_key_goes_before_the_first_table() -> None:
+    text = 'model = "m"\n\n[extra]\nx = 1\n'
+    result = with_top_level_key(text, "theme", 'my "quoted" theme')
+    data = tomllib.loads(result)
+    assert data == {"model": "m", "theme": 'my "quoted" theme', "extra": {"x": 1}}
+    assert with_top_level_key("", "theme", "light") == 'theme = "light"\n'
+
+
+def test_set_config_value_writes_atomically_and_privately(tmp_path: Path) -> None:
+    path = tmp_path / "desk" / "config.toml"
+    set_config_value(path, "theme", "light")
+    assert tomllib.loads(path.read_text()) == {"theme": "light"}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    os.chmod(path, 0o640)
+    path.write_text('api_key = "sk-1"\ntheme = "light"\n[x]\ny = 2\n')
+    set_config_value(path, "theme", "high-contrast")
+    assert tomllib.loads(path.read_text()) == {
+        "api_key": "sk-1",
+        "theme": "high-contrast",
+        "x": {"y": 2},
+    }
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert [p.name for p in path.parent.iterdir()] == ["config.toml"]  # no temporary left
+
+
+def test_a_broken_file_is_never_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("theme = \n# precious notes\n")
+    with pytest.raises(ConfigFileError, match="not valid TOML"):
+        set_config_value(path, "theme", "light")
+    assert path.read_text() == "theme = \n# precious notes\n"
