@@ -43,8 +43,14 @@ class SessionApprovals:
     _pending: dict[str, _Pending] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def approver(self, turn_id: str) -> Approver:
-        """The ``approve`` callback for one turn's tool batch."""
+    def approver(self, turn_id: str, who_stopped: Callable[[], str] | None = None) -> Approver:
+        """The ``approve`` callback for one turn's tool batch.
+
+        Args:
+            turn_id: the turn.
+            who_stopped: names who stopped the turn (``stopped by the user``...), for the
+                ``approval.resolved`` of a prompt that a stop ended.
+        """
 
         async def approve(call: ToolCall, _args: dict[str, Any]) -> bool:
             with self._lock:
@@ -64,7 +70,10 @@ class SessionApprovals:
             except asyncio.CancelledError:
                 self.publish(
                     ApprovalResolved(
-                        turn_id=turn_id, request_id=request_id, decision="deny", reason="stopped"
+                        turn_id=turn_id,
+                        request_id=request_id,
+                        decision="deny",
+                        reason=who_stopped() if who_stopped is not None else "stopped",
                     )
                 )
                 raise

@@ -318,11 +318,18 @@ class Gateway(SavedSessions):
             on_text=lambda text: self._persistence.note_text(turn_id, text),
         )
         approve = None
+        agents: list[Agent] = []  # filled below: the approver names who stopped the turn
+
+        def who_stopped() -> str:
+            stop = agents[0].stop_request if agents else None
+            return stop.describe() if stop is not None else "stopped"
+
         if self.config.approvals and session.approvals is not None:
-            approve = session.approvals.approver(turn_id)
+            approve = session.approvals.approver(turn_id, who_stopped)
         provider = replace(self.config.provider, model=session.model)
         setup = AgentSetup(listener, approve, self._tools, self._cwd, provider)
         agent = self._agent_factory(setup)
+        agents.append(agent)
         turn = Turn(
             turn_id=turn_id, session_id=session_id, prompt=text, agent=agent, kind=kind, focus=focus
         )

@@ -115,6 +115,16 @@ class SavedSessions:
             for m in messages
         ]
         if live is not None:
+            if store is None or live.store_detached:  # nothing saved: what memory holds
+                with live.lock:
+                    transcript = [
+                        TranscriptEntry(
+                            role=m.role,
+                            content=m.content,
+                            tool_names=tuple(c.name for c in m.tool_calls),
+                        )
+                        for m in live.history
+                    ]
             return ResumedSession(live.session_id, live.title, live.model, transcript)
         assert row is not None
         session = Session(

@@ -109,3 +109,22 @@ def test_a_failing_store_says_so_once_and_the_session_goes_on_in_memory(
         assert [m.content for m in gateway.history(session)][-1] == "still here 1"
     finally:
         assert gateway.shutdown(timeout_s=5).threads_left == []
+
+
+def test_without_a_store_a_live_session_resumes_with_what_memory_holds(
+    provider: ProviderConfig,
+) -> None:
+    gateway = Gateway(GatewayConfig(provider=provider))
+    log = EventLog()
+    gateway.subscribe(log)
+    try:
+        session = gateway.session_create()
+        log.complete(gateway.prompt_submit(session, "reply with exactly: kept").turn_id)
+        gateway.session_create()  # switch away, then back
+        resumed = gateway.session_resume(session)
+        assert [(e.role, e.content) for e in resumed.transcript] == [
+            ("user", "reply with exactly: kept"),
+            ("assistant", "kept"),
+        ]
+    finally:
+        assert gateway.shutdown(timeout_s=5).threads_left == []

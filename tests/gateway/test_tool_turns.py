@@ -151,6 +151,7 @@ def test_a_stop_while_an_approval_is_pending_resolves_it_as_denied(
         assert done.exit_reason == "interrupted_by_user"
         (resolved,) = log.of_type(ApprovalResolved)
         assert resolved.request_id == request.request_id and resolved.decision == "deny"
+        assert resolved.reason == "stopped by the user"
         assert not gateway.approval_respond(session, request.request_id, "once")
         assert not (tmp_path / "should-not-exist").exists()
         (result,) = log.of_type(ToolComplete)
