@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import sys
 import tempfile
 import threading
@@ -31,6 +30,9 @@ from typing import Any
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stats import percentiles  # noqa: E402
 
 from agent.demo_model.config import DemoConfig  # noqa: E402
 from agent.demo_model.server import DemoModelServer  # noqa: E402
@@ -42,25 +44,6 @@ from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 
 PHASES = ("first_byte", "streaming", "non_streaming", "tool", "console")
 TOOL_PROMPT = 'call tool shell with {"command": "echo pid=$$; sleep 30"}'
-
-
-def percentiles(values: list[float]) -> dict[str, float]:
-    """p50/p95/p99/max of ``values`` (milliseconds), nearest-rank."""
-    if not values:
-        return {"n": 0}
-    ordered = sorted(values)
-
-    def rank(p: float) -> float:
-        return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
-
-    return {
-        "n": len(ordered),
-        "p50": round(rank(50), 2),
-        "p95": round(rank(95), 2),
-        "p99": round(rank(99), 2),
-        "max": round(ordered[-1], 2),
-        "mean": round(statistics.fmean(ordered), 2),
-    }
 
 
 def pid_gone_ms(pid: int, since: float, deadline_s: float = 5.0) -> float | None:

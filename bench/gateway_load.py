@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -34,6 +33,9 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stats import percentiles  # noqa: E402
 
 from agent.demo_model.config import DemoConfig  # noqa: E402
 from agent.demo_model.replies import tokenize  # noqa: E402
@@ -59,25 +61,6 @@ class Stream:
     @property
     def prompt(self) -> str:
         return f"reply with exactly: {self.reply}"
-
-
-def percentiles(values: list[float]) -> dict[str, float]:
-    """n, p50/p95/p99/max and mean of ``values`` (nearest rank)."""
-    if not values:
-        return {"n": 0}
-    ordered = sorted(values)
-
-    def rank(p: float) -> float:
-        return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
-
-    return {
-        "n": len(ordered),
-        "p50": round(rank(50), 2),
-        "p95": round(rank(95), 2),
-        "p99": round(rank(99), 2),
-        "max": round(ordered[-1], 2),
-        "mean": round(statistics.fmean(ordered), 2),
-    }
 
 
 def make_streams(count: int, tokens: int) -> list[Stream]:
