@@ -140,6 +140,22 @@ class SavedSessions:
             self._evict(victim)
         return ResumedSession(session.session_id, session.title, session.model, transcript)
 
+    def archived_messages(self, session_id: str) -> list[tuple[str, str]]:
+        """``(role, content)`` of the messages compressions archived in the session (kept in
+        the store, never deleted), oldest first; [] without a store.
+
+        Raises:
+            GatewayError: when the store cannot be read.
+        """
+        store = self._persistence.store
+        if store is None:
+            return []
+        try:
+            rows = store.all_messages(session_id)
+        except StoreError as exc:
+            raise GatewayError(exc.message) from exc
+        return [(m.role, m.content) for m in rows if not m.active]
+
     def session_rename(self, session_id: str, title: str) -> None:
         """Rename a live or saved session.
 

@@ -195,3 +195,18 @@ def test_a_lease_held_by_another_process_refuses_and_is_left_alone(
         assert lease is not None and lease.holder == "other-host/42"
     finally:
         other.close()
+
+
+def test_archived_messages_can_be_viewed_after_a_compression(desk: Desk) -> None:
+    from tui_gateway.events import ConsoleComplete, ConsoleOutput
+
+    assert desk.outcome(desk.compress()).status == "committed"
+    command = desk.gateway.console_run(desk.session, "/archived")
+
+    def done(_ev: object) -> bool:
+        return any(c.command_id == command for c in desk.log.of_type(ConsoleComplete))
+
+    assert desk.log.wait_for(done)
+    text = "".join(o.text for o in desk.log.of_type(ConsoleOutput) if o.command_id == command)
+    assert "messages replaced by summaries" in text
+    assert "[user] question 1:" in text and "[assistant] answer 1:" in text

@@ -66,6 +66,10 @@ class ConsoleHost(Protocol):
         """The directory the session works in."""
         ...
 
+    def archived_messages(self, session_id: str) -> list[tuple[str, str]]:
+        """``(role, content)`` of the messages compressions archived, oldest first."""
+        ...
+
 
 @dataclass(slots=True)
 class CommandContext:
@@ -155,6 +159,17 @@ def _summarise(client: ChatClient, name: str, text: str, write: Callable[[str], 
     return result.text
 
 
+def _archived(ctx: CommandContext, _args: list[str]) -> None:
+    archived = ctx.host.archived_messages(ctx.session_id)
+    if not archived:
+        ctx.write("no archived messages: nothing was compressed in this session\n")
+        return
+    ctx.write(f"{len(archived)} messages replaced by summaries, oldest first:\n")
+    for role, content in archived:
+        ctx.check()
+        ctx.write(f"[{role}] {content}\n")
+
+
 COMMANDS: dict[str, tuple[Command, str, str]] = {
     "help": (_help, "/help", "list the commands"),
     "sessions": (_sessions, "/sessions", "list the live sessions"),
@@ -162,6 +177,7 @@ COMMANDS: dict[str, tuple[Command, str, str]] = {
     "stop": (_stop, "/stop", "stop this session's running turn"),
     "model": (_model, "/model NAME", "use another model in this session"),
     "digest": (_digest, "digest PATH...", "summarise files with the model"),
+    "archived": (_archived, "/archived", "show the messages compressions replaced"),
 }
 """Command name -> (function, usage, one-line description)."""
 
