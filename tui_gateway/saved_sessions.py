@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 
 from agent.stops import StopRequest, Surface
-from agent.store import StoreError
+from agent.store import StoreError, TurnRow
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.events import Payload
 from tui_gateway.persistence import Persistence
@@ -103,16 +103,20 @@ class SavedSessions:
                     f"no saved session {session_id!r}" if session_id else "no saved session yet"
                 )
             messages = store.active_messages(row.id) if store is not None and row else []
+            turns = store.list_turns(row.id) if store is not None and row else []
         except StoreError as exc:
             raise GatewayError(exc.message) from exc
+        notes = {t.id: note for t in turns if (note := _turn_note(t))}
+        last_of_turn = {m.turn_id: i for i, m in enumerate(messages) if m.turn_id is not None}
         transcript = [
             TranscriptEntry(
                 role=m.role,
                 content=m.content,
                 partial=m.partial,
                 tool_names=tuple(c.name for c in m.tool_calls),
+                note=notes.get(m.turn_id or "", "") if last_of_turn.get(m.turn_id) == i else "",
             )
-            for m in messages
+            for i, m in enumerate(messages)
         ]
         if live is not None:
             if store is None or live.store_detached:  # nothing saved: what memory holds
@@ -201,3 +205,14 @@ class SavedSessions:
             except StoreError as exc:
                 raise GatewayError(exc.message) from exc
         return deleted or session is not None
+
+
+def _turn_note(turn: TurnRow) -> str:
+    """The line a frontend shows under a saved turn: who stopped it, or why it failed."""
+    if turn.stop_issuer == "user":
+        return "stopped by you"
+    if turn.stop_issuer == "system":
+        return f"stopped by the system: {turn.stop_reason or turn.stop_surface}"
+    if turn.status == "failed":
+        return f"failed: {turn.error or turn.exit_reason}"
+    return ""

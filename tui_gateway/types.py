@@ -143,12 +143,15 @@ class TranscriptEntry:
         content: the text.
         partial: True for a reply that was cut short (stopped, failed, or a crash).
         tool_names: for an assistant message, the tools it called.
+        note: on the last message of a turn that did not complete: who stopped it ("stopped
+            by you", "stopped by the system: ...") or why it failed.
     """
 
     role: str
     content: str
     partial: bool = False
     tool_names: tuple[str, ...] = ()
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,8 @@ def test_turns_are_saved_and_a_session_resumes_in_a_new_gateway(
         assert [e.role for e in resumed.transcript] == ["user", "assistant", "user", "assistant"]
         assert resumed.transcript[1].content == "first answer"
         assert resumed.transcript[3].partial and resumed.transcript[3].content == stopped.text
+        assert resumed.transcript[3].note == "stopped by you"
+        assert resumed.transcript[1].note == ""
         third = again.prompt_submit(session, "reply with exactly: resumed fine").turn_id
         assert log2.complete(third).text == "resumed fine"
         sent = demo_server.records.last().messages
