@@ -107,14 +107,14 @@ class SavedSessions:
         except StoreError as exc:
             raise GatewayError(exc.message) from exc
         notes = {t.id: note for t in turns if (note := _turn_note(t))}
-        last_of_turn = {m.turn_id: i for i, m in enumerate(messages) if m.turn_id is not None}
+        last_of_turn = {m.turn_id or "": i for i, m in enumerate(messages)}
         transcript = [
             TranscriptEntry(
                 role=m.role,
                 content=m.content,
                 partial=m.partial,
                 tool_names=tuple(c.name for c in m.tool_calls),
-                note=notes.get(m.turn_id or "", "") if last_of_turn.get(m.turn_id) == i else "",
+                note=notes.get(m.turn_id or "", "") if last_of_turn[m.turn_id or ""] == i else "",
             )
             for i, m in enumerate(messages)
         ]
