@@ -1,5 +1,10 @@
 """``desk`` / ``python -m desk``: resolve the model server, run the app, clean up.
 
+``desk gateway ...``, ``desk serve ...`` and ``desk run ...`` run the wire commands of
+:mod:`tui_gateway.wire.cli` instead (before anything of Textual is imported or any server is
+probed) and return their exit code. ``desk --gateway-cmd CMD`` runs the app against a gateway
+in a child process (:class:`tui_gateway.wire.client.RemoteGateway`) instead of an embedded one.
+
 Exit codes: 0 after a normal quit (Ctrl+Q, or SIGTERM/SIGHUP handled as a system quit),
 2 for a bad flag or an unusable configured server (one line on stderr, no traceback),
 1 when the app crashed (Textual restores the terminal and prints the error), 130 for Ctrl+C
@@ -10,17 +15,22 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from agent.provider.client import ProviderConfig
-from desk.app import DeskApp
-from desk.config import ConfigError, ConnectionInfo, choose_server, parse_options
+from desk.config import ConfigError, ConnectionInfo, DeskOptions, choose_server, parse_options
 from desk.startup import Startup, open_store
 from desk.user_config import file_settings
-from tui_gateway.gateway import Gateway, GatewayConfig
+
+if TYPE_CHECKING:
+    from desk.app import DeskApp
+    from desk.ports import DeskGateway
 
 SWITCH_INTERVAL_S = 0.001
 """GIL switch interval desk runs with, in seconds (Python's default is 0.005)."""
+
+SUBCOMMANDS = ("gateway", "serve", "run")
+"""The first arguments that run a wire command instead of the app."""
 
 
 def _tune_switch_interval(env: Mapping[str, str]) -> None:
@@ -40,8 +50,20 @@ def _error(message: str) -> None:
     print(f"desk: {message}", file=sys.stderr)
 
 
+def run_subcommand(name: str, argv: Sequence[str]) -> int:
+    """Run ``desk gateway|serve|run`` with the arguments after the subcommand name."""
+    from tui_gateway.wire import cli
+
+    commands: dict[str, Callable[[Sequence[str]], int]] = {
+        "gateway": cli.main_gateway_stdio,
+        "serve": cli.main_serve,
+        "run": cli.main_run,
+    }
+    return commands[name](list(argv))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the desk.
+    """Run the desk, or one of its subcommands.
 
     Args:
         argv: arguments after the program name (default ``sys.argv[1:]``).
@@ -50,11 +72,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         the process exit code (see the module docstring).
     """
     args = sys.argv[1:] if argv is None else list(argv)
+    if args and args[0] in SUBCOMMANDS:
+        try:
+            return run_subcommand(args[0], args[1:])
+        except KeyboardInterrupt:
+            return 130
     _tune_switch_interval(os.environ)
-    demo = None
     try:
         try:
             options = parse_options(args, os.environ, file_settings(os.environ))
+        except ConfigError as exc:
+            _error(exc.message)
+            return 2
+        if options.gateway_cmd:
+            return _run_remote(options)
+        return _run_embedded(options)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run_embedded(options: DeskOptions) -> int:
+    from agent.provider.client import ProviderConfig
+    from tui_gateway.gateway import Gateway, GatewayConfig
+
+    demo = None
+    try:
+        try:
             choice = choose_server(options)
         except ConfigError as exc:
             _error(exc.message)
@@ -80,19 +123,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         store, notice = open_store(options.db_path)  # None (in memory) with a notice on failure
         gateway = Gateway(GatewayConfig(provider=provider), store=store)
         startup = Startup(resume=options.resume, resume_id=options.resume_id, notice=notice)
-        app = DeskApp(gateway, connection, escape_delay_ms=options.escape_delay_ms, startup=startup)
-        try:
-            app.run()
-        finally:
-            gateway.shutdown()  # idempotent; a backstop if the app ended some other way
-        if app.exit_note:  # the quit gave up waiting for a worker: say so on the terminal too
-            _error(app.exit_note)
-        return app.return_code or 0
-    except KeyboardInterrupt:
-        return 130
+        return _run_app(gateway, connection, options, startup)
     finally:
         if demo is not None:
             demo.stop()
+
+
+def _run_remote(options: DeskOptions) -> int:
+    """``--gateway-cmd CMD``: the app against a gateway in a child process."""
+    from tui_gateway.types import GatewayError
+    from tui_gateway.wire.client import RemoteGateway
+
+    assert options.gateway_cmd is not None
+    try:
+        remote = RemoteGateway(options.gateway_cmd)
+    except (GatewayError, ValueError) as exc:  # ValueError: shlex could not split CMD
+        _error(f"--gateway-cmd: {getattr(exc, 'message', exc)}")
+        return 2
+    ready = remote.ready
+    connection = ConnectionInfo(
+        ready.model, ready.base_url, is_demo=ready.demo, source="--gateway-cmd"
+    )
+    startup = Startup(resume=options.resume, resume_id=options.resume_id)
+    return _run_app(remote, connection, options, startup)
+
+
+def _run_app(
+    gateway: DeskGateway, connection: ConnectionInfo, options: DeskOptions, startup: Startup
+) -> int:
+    from desk.app import DeskApp
+
+    app: DeskApp = DeskApp(
+        gateway, connection, escape_delay_ms=options.escape_delay_ms, startup=startup
+    )
+    try:
+        app.run()
+    finally:
+        gateway.shutdown()  # idempotent; a backstop if the app ended some other way
+    if app.exit_note:  # the quit gave up waiting for a worker: say so on the terminal too
+        _error(app.exit_note)
+    return app.return_code or 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Textual messages for the gateway's tool, approval, console and session-lifecycle events.
+"""Textual messages for the gateway's tool, approval, console, compression and session events.
 
 The companion of :mod:`desk.messages` (turn and prompt events): :func:`activity_message` is
 called by :func:`desk.bridge.to_message` for the event types listed here. Each message carries
@@ -7,10 +7,14 @@ the event's ``session_id`` and its typed payload unchanged.
 
 from __future__ import annotations
 
+from textual.message import Message
+
 from desk.messages import GatewayMessage
 from tui_gateway.events import (
     ApprovalRequest,
     ApprovalResolved,
+    CompressionComplete,
+    CompressionProgressed,
     ConsoleComplete,
     ConsoleOutput,
     GatewayEvent,
@@ -103,6 +107,36 @@ class SessionStoreFailed(GatewayMessage):
         """The event payload."""
 
 
+class CompressionProgress(GatewayMessage):
+    """``compression.progress``: a running compression's phase and counts.
+
+    A backlog of progress of the same turn and phase collapses into the newest (the gateway
+    coalesces too; this covers a busy UI).
+    """
+
+    def __init__(self, session_id: str, seq: int, payload: CompressionProgressed) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+    def can_replace(self, message: Message) -> bool:
+        """True when ``message`` is newer progress of the same turn and phase."""
+        return (
+            isinstance(message, CompressionProgress)
+            and message.session_id == self.session_id
+            and self.payload.merged(message.payload) is not None
+        )
+
+
+class CompressionEnded(GatewayMessage):
+    """``compression.complete``: a compression attempt's one outcome."""
+
+    def __init__(self, session_id: str, seq: int, payload: CompressionComplete) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
 def activity_message(event: GatewayEvent) -> GatewayMessage | None:
     """The message for a tool, approval, console or session-lifecycle event, else None."""
     payload = event.payload
@@ -121,6 +155,10 @@ def activity_message(event: GatewayEvent) -> GatewayMessage | None:
         return ConsoleOutputArrived(sid, seq, payload)
     if isinstance(payload, ConsoleComplete):
         return ConsoleCommandEnded(sid, seq, payload)
+    if isinstance(payload, CompressionProgressed):
+        return CompressionProgress(sid, seq, payload)
+    if isinstance(payload, CompressionComplete):
+        return CompressionEnded(sid, seq, payload)
     if isinstance(payload, SessionEvicted):
         return SessionWasEvicted(sid, seq, payload)
     if isinstance(payload, StoreFailed):

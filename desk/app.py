@@ -34,7 +34,13 @@ from desk.app_extras import DeskExtras
 from desk.banner import banner_text
 from desk.bridge import GatewayBridge
 from desk.config import ConnectionInfo
-from desk.features import ConsoleFeature, QueueFeature, SessionsFeature, ToolCallsFeature
+from desk.features import (
+    CompressionFeature,
+    ConsoleFeature,
+    QueueFeature,
+    SessionsFeature,
+    ToolCallsFeature,
+)
 from desk.messages import (
     GatewayIsStopping,
     PromptWasDropped,
@@ -49,6 +55,7 @@ from desk.receipts import ReceiptFormatter, format_failure, format_stop_receipt
 from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals
 from desk.startup import Startup
 from desk.widgets import PromptInput, StatusBar, Transcript
+from desk.widgets.compression_panel import CompressionPanel
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import Clock
@@ -60,7 +67,13 @@ APP_CSS = Path(__file__).with_name("app.tcss")
 
 
 class DeskApp(
-    DeskExtras, ToolCallsFeature, ConsoleFeature, SessionsFeature, QueueFeature, App[int]
+    DeskExtras,
+    ToolCallsFeature,
+    ConsoleFeature,
+    SessionsFeature,
+    QueueFeature,
+    CompressionFeature,
+    App[int],
 ):
     """The desk (themes, help, palette, export and the context gauge: :mod:`desk.app_extras`).
 
@@ -134,6 +147,7 @@ class DeskApp(
         with Transcript(id="transcript"):
             yield Static(banner_text(self.connection), classes="banner", markup=False)
         yield ConsolePanel(id="console")
+        yield CompressionPanel(clock=self._clock, id="compression")
         with Horizontal(id="input-row"):
             yield PromptInput(
                 id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line"
@@ -224,6 +238,8 @@ class DeskApp(
         text = message.text
         if not text.strip() or self.quitting or await self.handle_slash(text):
             return
+        if await self.handle_compress_slash(text):
+            return
         if self.run_slash_command(text):  # console commands and /stop
             return
         try:
@@ -287,6 +303,8 @@ class DeskApp(
     def action_stop(self) -> None:
         """Esc: stop the running turn; with nothing running, let the key through."""
         if self.console_takes_stop_key():  # the console has the focus: cancel its command
+            return
+        if self.compression_takes_stop_key():  # the compression panel has the focus
             return
         if self._stop(Surface.DESK_KEY) is None:
             raise SkipAction()

@@ -33,6 +33,7 @@ from desk.slash import SLASH_COMMANDS, parse_slash
 from desk.theme_files import DEFAULT_THEME, load_themes, ordered_names, theme_dirs
 from desk.user_config import ConfigFileError, config_path, read_config, set_config_value
 from desk.widgets.prompt_input import PromptInput
+from desk.widgets.status_bar import StatusBar as _StatusBar
 from tui_gateway.console.commands import COMMANDS as CONSOLE_COMMANDS
 
 if TYPE_CHECKING:
@@ -194,7 +195,12 @@ class DeskExtras(_AppBase):
     def on_server_facts_fetched(self, message: ServerFactsFetched) -> None:
         """The context window for the gauge, and the models for ``/model`` and the palette."""
         self.server_facts = message.facts
-        self.status_bar.context_window = message.facts.n_ctx
+        # The facts come from a thread and may land while the app exits, after the status bar
+        # was removed (NoMatches('#status') was seen once): then there is nothing to update.
+        status = next(self.query("#status").results(_StatusBar), None)
+        if status is None or not status.is_attached or not self.is_running:
+            return
+        status.context_window = message.facts.n_ctx
 
     async def on_turn_completed(self, message: TurnCompleted) -> None:
         """After the app's own handler: the context gauge from the turn's prompt size."""
@@ -277,7 +283,11 @@ class DeskExtras(_AppBase):
             ("new_session", "New session", "start an empty session"),
             ("resume_session", "Resume a session", "reopen a saved session"),
             ("toggle_sessions", "Sessions", "show or hide the sessions sidebar (Ctrl+B)"),
-            ("compress", "Compress", "summarise the middle of this session"),
+            (
+                "compress",
+                "Compress the conversation",
+                "summarise the middle of this session now (/compress [focus])",
+            ),
             ("toggle_console", "Toggle console", "show or hide the console panel (F2)"),
         ]
         for name, title, help_text in optional:

@@ -55,6 +55,8 @@ class DeskOptions:
         resume: reopen a saved session at start (``--resume``).
         resume_id: the session to reopen, or None for the most recent one.
         db_path: the session database (``--db``), or None for the default place.
+        gateway_cmd: run the desk against a gateway in a child process started with this
+            command line (``--gateway-cmd``), or None for the embedded gateway.
     """
 
     base_url: str | None = None
@@ -66,6 +68,7 @@ class DeskOptions:
     resume: bool = False
     resume_id: str | None = None
     db_path: str | None = None
+    gateway_cmd: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +103,15 @@ class ConnectionInfo:
     source: str = ""
 
 
+SUBCOMMANDS_HELP = """\
+subcommands (each has its own --help):
+  desk gateway --stdio [...]  serve the gateway as JSON-RPC 2.0 on stdin/stdout
+  desk serve [...]            serve the gateway over HTTP with server-sent events
+  desk run [...] "PROMPT"     run one turn headless and print the reply
+"""
+"""The subcommands, listed at the end of ``desk --help``."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise ConfigError(f"{message} (see desk --help)")
@@ -110,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="desk",
         description="Run an AI agent against any OpenAI-compatible model server.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=SUBCOMMANDS_HELP,
     )
     parser.add_argument("--base-url", help="server root ending in /v1 (env OPENAI_BASE_URL)")
     parser.add_argument("--model", help="model name (env DESK_MODEL; default: the server's first)")
@@ -130,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="reopen a saved session: the given one, or the most recent",
     )
     parser.add_argument("--db", metavar="PATH", help="session database (default: XDG data dir)")
+    parser.add_argument(
+        "--gateway-cmd",
+        metavar="CMD",
+        help="run against a gateway in a child process started with CMD, speaking JSON-RPC on "
+        'its stdio (e.g. "desk gateway --stdio --demo"); the server flags then belong to CMD',
+    )
     return parser
 
 
@@ -192,6 +212,7 @@ def parse_options(
         resume=args.resume is not None,
         resume_id=args.resume or None,
         db_path=args.db or None,
+        gateway_cmd=args.gateway_cmd or None,
     )
 
 

@@ -47,6 +47,14 @@ class DeskGateway(Protocol):
         """How many turns run now."""
         ...
 
+    def session_compress(self, session_id: str, focus: str | None = None) -> SubmitResult:
+        """Compress the transcript now (a turn that emits only ``compression.*`` events)."""
+        ...
+
+    def compression_cancel(self, session_id: str, stop: StopRequest) -> bool:
+        """Hard-stop the running compression; False when none runs."""
+        ...
+
     # -- tools, console, queue and saved sessions (see desk.features) --------------------------
 
     def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:

@@ -1,4 +1,5 @@
-"""The desk's feature parts: tool cards and approvals, the console, saved sessions, the queue.
+"""The desk's feature parts: tool cards and approvals, the console, saved sessions, the queue,
+compression.
 
 Each part is an :class:`~textual.app.App` subclass holding the handlers and actions of one
 feature; :class:`desk.app.DeskApp` inherits them all and provides the shared state they
@@ -9,9 +10,16 @@ after the app's own handler).
 
 from __future__ import annotations
 
+from desk.features.compression import CompressionFeature
 from desk.features.console import ConsoleFeature
 from desk.features.queue import QueueFeature
 from desk.features.sessions import SessionsFeature
 from desk.features.tool_calls import ToolCallsFeature
 
-__all__ = ["ConsoleFeature", "QueueFeature", "SessionsFeature", "ToolCallsFeature"]
+__all__ = [
+    "CompressionFeature",
+    "ConsoleFeature",
+    "QueueFeature",
+    "SessionsFeature",
+    "ToolCallsFeature",
+]

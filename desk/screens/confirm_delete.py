@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -48,6 +49,19 @@ class ConfirmDelete(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#confirm-cancel", Button).focus()
+
+    SAFE_KEYS: ClassVar[frozenset[str]] = frozenset(
+        {"y", "n", "escape", "enter", "tab", "shift+tab", "left", "right"}
+    )
+    """Keys that answer or move between the buttons; any other key cancels."""
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing anything else (a prompt meant for the input, say) cancels: a deletion takes
+        an explicit ``y``, never a stray letter."""
+        if event.key not in self.SAFE_KEYS:
+            event.stop()
+            event.prevent_default()
+            self.dismiss(False)
 
     def action_answer(self, delete: bool) -> None:
         """Close with the answer."""

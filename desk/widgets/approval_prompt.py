@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
-from desk.tool_text import describe_arguments, full_command
+from desk.tool_text import describe_arguments, full_command, stopped_text
 from desk.widgets._css import css_beside
 
 DECISION_TEXT: dict[str, str] = {
@@ -116,12 +116,15 @@ class ApprovalPrompt(Widget, can_focus=True):
 
         Args:
             decision: ``once``, ``always`` or ``deny``.
-            reason: why, when it was not the person's answer (``stopped``).
+            reason: why, when it was not the person's answer: ``stopped``, or who stopped
+                the turn (``stopped by the user``, ``stopped by the system: ...``).
         """
         self.decision = decision
         text = DECISION_TEXT.get(decision, decision)
         if reason == "stopped":
             text += ": the turn was stopped"
+        elif reason.startswith("stopped by"):
+            text += f": {stopped_text(reason)}"
         elif reason:
             text += f": {reason}"
         self.remove_class("-pending")

@@ -27,6 +27,7 @@ STATE_ICONS: dict[str, str] = {
     "retrying": "↻",
     "tool": "⚙",
     "stopping": "■",
+    "compressing": "⇊",
 }
 """Glyph shown before each turn state."""
 
@@ -78,7 +79,7 @@ class StatusBar(Horizontal):
     DEFAULT_CSS = css_beside(__file__)
 
     state: reactive[str] = reactive("idle")
-    """``idle``, ``waiting``, ``streaming``, ``retrying`` or ``stopping``."""
+    """``idle``, ``waiting``, ``streaming``, ``retrying``, ``compressing`` or ``stopping``."""
     detail: reactive[str] = reactive("")
     """Short text after the state (e.g. the retry reason)."""
     started_at: reactive[float | None] = reactive(None)

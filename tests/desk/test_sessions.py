@@ -173,6 +173,17 @@ async def test_the_sidebar_lists_opens_renames_and_deletes_with_a_confirmation(
         await pilot.press("n")
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmDelete), what="close")
         assert len(sidebar.items) == 2
+        # Typing on (a prompt meant for the input, with a "y" in it) never confirms.
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
+        await pilot.press("ctrl+b", "x", "y", "z")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmDelete), what="close")
+        assert len(sidebar.items) == 2
+        if not sidebar.is_open:
+            await pilot.press("ctrl+b")
+            await wait_until(pilot, lambda: sidebar.is_open, what="the sidebar")
+        sidebar.list_view.focus()
+        sidebar.list_view.index = [i.info.session_id for i in sidebar.items].index(NEWER_ID)
         await pilot.press("d")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
         await pilot.press("y")

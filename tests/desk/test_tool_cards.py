@@ -118,7 +118,7 @@ async def test_esc_while_an_approval_waits_stops_the_turn_and_denies(
         await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
 
         assert prompt.decision == "deny"
-        assert "denied: the turn was stopped" in str(prompt.query_one(".resolution").render())
+        assert "denied: stopped by you" in str(prompt.query_one(".resolution").render())
         assert card.result is not None and card.result.stopped_by == "stopped by the user"
         assert card.state_text().startswith("■ stopped by you")
         assert card.output == ""  # it never ran

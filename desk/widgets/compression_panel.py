@@ -1,0 +1,175 @@
+"""The compression panel: a running compression's phase, progress, token counts and Cancel.
+
+Shown (by :class:`desk.features.compression.CompressionFeature`) while a compression runs, for
+a ``/compress`` turn or a prompt turn that compresses first. It only shows what the gateway's
+``compression.progress`` and ``compression.complete`` events say; the Cancel button and Esc
+(while the panel has the focus) post :class:`CompressionPanel.CancelRequested`, and the app
+calls ``compression_cancel``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.clock import Clock as TextualClock
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Button, ProgressBar, Static
+
+from desk.receipts import format_elapsed
+from desk.widgets._css import css_beside
+from desk.widgets.status_bar import Clock
+from tui_gateway.events import CompressionComplete, CompressionProgressed
+
+PHASE_TEXT: dict[str, str] = {
+    "lease": "taking the lease",
+    "prepare": "preparing",
+    "summarize": "summarising",
+    "commit": "committing",
+    "done": "done",
+}
+"""How each phase of ``compression.progress`` reads on the panel."""
+
+
+def outcome_text(outcome: CompressionComplete) -> str:
+    """The one line a finished compression leaves, e.g. ``compressed 12 messages: 5,200 →
+    1,100 tokens``, ``compression cancelled`` or the failure message."""
+    if outcome.status == "committed":
+        what = outcome.message.removesuffix(" into a summary") or "compressed"
+        return f"{what}: {outcome.before_tokens:,} → {outcome.after_tokens:,} tokens"
+    return outcome.message or f"compression {outcome.status}"
+
+
+class CompressionPanel(Horizontal, can_focus=True):
+    """Phase, a progress bar of summary tokens out of the budget, counts, elapsed, Cancel.
+
+    Args:
+        clock: the clock the elapsed time is measured with (tests pin it).
+        id: the widget id.
+    """
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel compression", show=False),
+    ]
+
+    turn_id: reactive[str | None] = reactive(None)
+    """The turn whose compression is shown, or None when the panel is idle."""
+
+    class CancelRequested(Message):
+        """The person asked to cancel the compression (Cancel button, or Esc on the panel)."""
+
+        def __init__(self, turn_id: str, by_key: bool) -> None:
+            super().__init__()
+            self.turn_id = turn_id
+            """The turn running the compression."""
+            self.by_key = by_key
+            """True for Esc, False for the Cancel button."""
+
+    def __init__(self, *, clock: Clock = time.monotonic, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._clock = clock
+        self._started_at = 0.0
+        self.phase = ""
+        """The last phase shown."""
+        self.outcome: CompressionComplete | None = None
+        """The outcome, once ``compression.complete`` arrived."""
+        self.before_tokens: int | None = None
+        """Tokens of the transcript before, once known."""
+        self.after_tokens: int | None = None
+        """Tokens of the transcript after, once known."""
+        self.tokens_out = 0
+        """Summary tokens received so far."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", classes="phase", markup=False)
+        yield ProgressBar(
+            total=None,
+            show_eta=False,
+            clock=TextualClock(get_time=self._clock),
+            classes="bar",
+        )
+        yield Static("", classes="counts", markup=False)
+        yield Button("Cancel", id="compression-cancel", variant="warning", compact=True)
+
+    @property
+    def running(self) -> bool:
+        """True while a compression is shown and has not finished."""
+        return self.turn_id is not None and self.outcome is None
+
+    def begin(self, turn_id: str) -> None:
+        """Show a new compression of ``turn_id`` (its first event arrived)."""
+        self.turn_id = turn_id
+        self.outcome = None
+        self.phase = ""
+        self.before_tokens = self.after_tokens = None
+        self.tokens_out = 0
+        self._started_at = self._clock()
+        self.query_one(Button).disabled = False
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        self.add_class("-open")
+        self.remove_class("-finished")
+        self._draw(0, 0, 0)
+
+    def show_progress(self, progress: CompressionProgressed) -> None:
+        """A ``compression.progress`` event of the shown compression."""
+        if progress.turn_id != self.turn_id or self.outcome is not None:
+            return
+        self.phase = progress.phase
+        self.tokens_out = progress.tokens_out
+        if progress.tokens_in:
+            self.before_tokens = progress.tokens_in
+        bar = self.query_one(ProgressBar)
+        if progress.phase == "summarize" and progress.budget > 0:
+            bar.update(total=progress.budget, progress=min(progress.tokens_out, progress.budget))
+        self._draw(progress.tokens_in, progress.tokens_out, progress.budget)
+
+    def show_outcome(self, outcome: CompressionComplete) -> None:
+        """``compression.complete``: the outcome line; the Cancel button is done."""
+        self.outcome = outcome
+        if outcome.before_tokens:
+            self.before_tokens = outcome.before_tokens
+            self.after_tokens = outcome.after_tokens
+        self.query_one(Button).disabled = True
+        self.add_class("-finished")
+        self.set_class(outcome.status != "committed", "-failed")
+        self.query_one(".phase", Static).update(outcome_text(outcome))
+        self.query_one(".counts", Static).update(self._elapsed())
+
+    def close(self) -> None:
+        """Hide the panel (its outcome is then one line in the transcript)."""
+        self.turn_id = None
+        self.remove_class("-open", "-finished", "-failed")
+
+    def _elapsed(self) -> str:
+        return format_elapsed(self._clock() - self._started_at)
+
+    def _draw(self, tokens_in: int, tokens_out: int, budget: int) -> None:
+        phase = PHASE_TEXT.get(self.phase, self.phase or "starting")
+        self.query_one(".phase", Static).update(f"⇊ compressing · {phase}")
+        parts = []
+        if self.phase == "summarize" and budget:
+            parts.append(f"{tokens_out:,}/{budget:,} tokens")
+        if self.before_tokens and self.after_tokens is not None:
+            parts.append(f"{self.before_tokens:,} → {self.after_tokens:,} tokens")
+        elif self.before_tokens:
+            parts.append(f"{self.before_tokens:,} tokens to summarise")
+        parts.append(self._elapsed())
+        self.query_one(".counts", Static).update(" · ".join(parts))
+
+    def action_cancel(self) -> None:
+        """Esc on the panel."""
+        if self.running and self.turn_id is not None:
+            self.post_message(self.CancelRequested(self.turn_id, by_key=True))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """The Cancel button."""
+        if event.button.id == "compression-cancel":
+            event.stop()
+            if self.running and self.turn_id is not None:
+                self.post_message(self.CancelRequested(self.turn_id, by_key=False))

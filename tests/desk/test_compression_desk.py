@@ -1,0 +1,238 @@
+"""Compression in the desk: ``/compress``, the panel, its Cancel and Esc, prompts queued meanwhile,
+and a snapshot of the panel mid-summary."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from agent.demo_model.config import DemoConfig
+from agent.demo_model.server import DemoModelServer
+from agent.provider.client import ProviderConfig
+from agent.stops import Surface
+from agent.store import SqliteStore
+from desk.app import DeskApp
+from desk.slash import completions
+from desk.startup import Startup
+from desk.widgets import PromptInput, UserPrompt
+from desk.widgets.compression_panel import CompressionPanel
+from tests.compression.kit import WINDOW, long_transcript, snapshot
+from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
+from tests.support import EventLog
+from tui_gateway.events import CompressionComplete, CompressionProgressed
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def tokens_per_second() -> float:
+    return 400.0
+
+
+class Setup:
+    """A store holding a long transcript, and a gateway over it (automatic trigger off)."""
+
+    def __init__(self, server: DemoModelServer, db: Path) -> None:
+        self.store = SqliteStore(db)
+        provider = ProviderConfig(base_url=server.base_url, model="demo")
+        config = GatewayConfig(
+            provider=provider, cwd=db.parent, context_window=WINDOW, compress_threshold=100.0
+        )
+        self.gateway = Gateway(config, store=self.store)
+        self.log = EventLog()
+        self.gateway.subscribe(self.log)
+        self.session = self.store.create_session(
+            title="long", model="demo", messages=long_transcript()
+        ).id
+
+    def app(self, **kwargs: object) -> DeskApp:
+        startup = Startup(resume=True, resume_id=self.session)
+        app = DeskApp(
+            self.gateway,
+            connection(),
+            handle_signals=False,
+            startup=startup,
+            **kwargs,  # type: ignore[arg-type]
+        )
+        app.compression_linger_s = 0.0
+        return app
+
+    def phases(self) -> list[str]:
+        return [p.phase for p in self.log.of_type(CompressionProgressed)]
+
+
+@pytest.fixture
+def setup(demo_server: DemoModelServer, tmp_path: Path) -> Iterator[Setup]:
+    s = Setup(demo_server, tmp_path / "desk.db")
+    yield s
+    assert s.gateway.shutdown(timeout_s=10).threads_left == []
+    s.store.close()
+
+
+def notes(app: DeskApp) -> list[str]:
+    return [str(n.render()) for n in app.transcript.query(".compression-note")]
+
+
+async def start_compress_mid_summary(
+    app: DeskApp, pilot: Pilot[object], server: DemoModelServer
+) -> CompressionPanel:
+    server.configure(tokens_per_second=60.0)
+    await submit(pilot, "/compress")
+    panel = app.compression_panel
+    await wait_until(
+        pilot,
+        lambda: panel.phase == "summarize" and panel.tokens_out >= 3,
+        what="the summary streaming",
+    )
+    assert app.status_bar.state == "compressing"
+    assert app.running_turn is not None
+    return panel
+
+
+def test_compress_is_a_known_slash_command() -> None:
+    assert [c.name for c in completions("/comp")] == ["compress"]
+
+
+async def test_compress_shows_the_panel_and_ends_compressed(setup: Setup) -> None:
+    app = setup.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.status_bar.context_used = 3900
+        panel = app.compression_panel
+        shown: list[tuple[str, bool]] = []
+        show_progress = panel.show_progress
+
+        def spy(progress: CompressionProgressed) -> None:
+            show_progress(progress)
+            shown.append((panel.phase, bool(panel.display)))
+
+        panel.show_progress = spy  # type: ignore[method-assign]
+        await submit(pilot, "/compress keep the findings")
+        assert app.query_one(PromptInput).text == ""
+        await wait_until(pilot, lambda: notes(app), what="the outcome line")
+        assert shown and all(display for _phase, display in shown)
+        assert "summarize" in [phase for phase, _display in shown]
+        assert not panel.display  # collapsed into the transcript line
+        phases = setup.phases()
+        assert phases[0] == "lease" and phases[-1] == "done" and "summarize" in phases
+        done = setup.log.of_type(CompressionComplete)[-1]
+        assert done.status == "committed"
+        line = notes(app)[-1]
+        assert line.startswith("⇊ compressed ") and "→" in line and line.endswith(" tokens")
+        assert f"{done.before_tokens:,} → {done.after_tokens:,}" in line
+        assert app.running_turn is None and app.status_bar.state == "idle"
+        assert app.status_bar.context_used == done.after_tokens  # the gauge dropped
+
+
+async def test_panel_shows_the_outcome_before_it_collapses(setup: Setup) -> None:
+    app = setup.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.compression_linger_s = 60.0
+        await submit(pilot, "/compress")
+        panel = app.compression_panel
+        await wait_until(pilot, lambda: panel.outcome is not None, what="the outcome")
+        assert panel.display
+        assert str(panel.query_one(".phase").render()).startswith("compressed ")
+        assert not notes(app)
+        await app._collapse()
+        assert not panel.display and len(notes(app)) == 1
+
+
+@pytest.mark.parametrize("how", ["button", "escape", "escape-on-panel"])
+async def test_cancel_mid_summary_rolls_back_and_the_next_turn_works(
+    how: str, setup: Setup, demo_server: DemoModelServer
+) -> None:
+    before = snapshot(setup.store, setup.session)
+    app = setup.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await start_compress_mid_summary(app, pilot, demo_server)
+        if how == "button":
+            await pilot.click("#compression-cancel")
+        elif how == "escape-on-panel":
+            app.compression_panel.focus()
+            await pilot.press("escape")
+        else:
+            assert app.query_one(PromptInput).has_focus
+            await pilot.press("escape")
+        await wait_until(pilot, lambda: notes(app), what="the outcome line")
+        assert notes(app) == ["⇊ compression cancelled"]
+        done = setup.log.of_type(CompressionComplete)[-1]
+        assert done.status == "cancelled" and done.stop is not None
+        expected = Surface.DESK_BUTTON if how == "button" else Surface.DESK_KEY
+        assert done.stop.surface == expected.value
+        assert app.running_turn is None
+        assert snapshot(setup.store, setup.session) == before
+        demo_server.configure(tokens_per_second=400.0)
+        reply = await submit_and_get_reply(app, pilot, "reply with exactly: carried on")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the next reply")
+        assert reply.outcome == "completed" and reply.text == "carried on"
+
+
+async def test_a_prompt_typed_during_compression_is_queued_then_runs(
+    setup: Setup, demo_server: DemoModelServer
+) -> None:
+    app = setup.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await start_compress_mid_summary(app, pilot, demo_server)
+        await submit(pilot, "reply with exactly: after")
+        blocks = list(app.transcript.query(UserPrompt))
+        queued = blocks[-1]
+        assert queued.status == "queued" and app.status_bar.queued == 1
+        assert app.compression_panel.running  # a soft prompt never aborts a compression
+        demo_server.configure(tokens_per_second=400.0)
+        await wait_until(pilot, lambda: queued.status == "sent", what="the queued prompt runs")
+        reply = app.transcript.reply(queued.turn_id)
+        await wait_until(pilot, lambda: reply is not None and reply.outcome is not None)
+        assert reply is not None and reply.text == "after"
+        assert setup.log.of_type(CompressionComplete)[-1].status == "committed"
+        assert notes(app) and notes(app)[-1].startswith("⇊ compressed ")
+        children = list(app.transcript.children)
+        note = app.transcript.query(".compression-note").last()
+        assert children.index(note) < children.index(queued)  # where the compression ran
+
+
+# -- snapshot -------------------------------------------------------------------------------------
+
+STALL_AFTER_TOKENS = 12
+
+
+@pytest.fixture
+def stalled_server() -> Iterator[DemoModelServer]:
+    server = DemoModelServer(
+        DemoConfig(tokens_per_second=0, fault="stall", fault_after_tokens=STALL_AFTER_TOKENS)
+    )
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_snapshot_panel_mid_summary(
+    snap_compare: object, stalled_server: DemoModelServer, tmp_path: Path
+) -> None:
+    setup = Setup(stalled_server, tmp_path / "desk.db")
+    app = setup.app(clock=lambda: 0.0)
+    app.animation_level = "none"
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        box = app.query_one(PromptInput)
+        box.cursor_blink = False
+        await wait_until(pilot, lambda: app.status_bar.context_window is not None, what="n_ctx")
+        await submit(pilot, "/compress")
+        panel = app.compression_panel
+        await wait_until(
+            pilot,
+            lambda: panel.phase == "summarize" and panel.tokens_out == STALL_AFTER_TOKENS,
+            what="the summary held at a fixed count",
+        )
+        await pilot.pause()
+
+    try:
+        assert snap_compare(app, terminal_size=(120, 30), run_before=run_before)  # type: ignore[operator]
+    finally:
+        assert setup.gateway.shutdown(timeout_s=10).threads_left == []
+        setup.store.close()
