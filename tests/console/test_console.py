@@ -89,7 +89,7 @@ def test_digest_summarises_each_file_with_a_nested_agent(
     console: Console, demo_server: DemoModelServer
 ) -> None:
     done = console.complete(console.run("digest notes.md plan.md missing.md"))
-    assert done.status == "ok", done.message
+    assert done.status == "error" and done.message == "could not read missing.md"
     text = console.output(done.command_id)
     assert "## notes.md" in text and "## plan.md" in text
     assert "missing.md: cannot read it" in text

@@ -130,6 +130,7 @@ def _digest(ctx: CommandContext, args: list[str]) -> None:
         raise CommandError("usage: digest PATH...")
     client = ChatClient(ctx.host.provider_for(ctx.session_id))
     cwd = ctx.host.session_cwd(ctx.session_id)
+    unreadable: list[str] = []
     for name in args:
         ctx.check()
         path = (cwd / Path(name).expanduser()).absolute()
@@ -137,11 +138,14 @@ def _digest(ctx: CommandContext, args: list[str]) -> None:
             data = path.read_bytes()[:DIGEST_MAX_BYTES]
         except OSError as exc:
             ctx.write(f"{name}: cannot read it: {exc.strerror or exc}\n")
+            unreadable.append(name)
             continue
         ctx.write(f"## {name}\n")
         summary = _summarise(client, name, data.decode("utf-8", errors="replace"), ctx.write)
         ctx.write("\n" if summary.endswith("\n") else "\n\n")
         ctx.check()
+    if unreadable:
+        raise CommandError(f"could not read {', '.join(unreadable)}")
 
 
 def _summarise(client: ChatClient, name: str, text: str, write: Callable[[str], None]) -> str:
