@@ -53,6 +53,7 @@ from desk.messages import (
 from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter, format_failure, format_stop_receipt
 from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals
+from desk.slash import unknown_command
 from desk.startup import Startup
 from desk.widgets import PromptInput, StatusBar, Transcript
 from desk.widgets.compression_panel import CompressionPanel
@@ -241,6 +242,10 @@ class DeskApp(
         if await self.handle_compress_slash(text):
             return
         if self.run_slash_command(text):  # console commands and /stop
+            return
+        unknown = unknown_command(text)
+        if unknown is not None:  # a mistyped command is never sent to the model
+            await self.add_note(f"unknown command {unknown} — F1 lists the commands", error=True)
             return
         try:
             result = self.gateway.prompt_submit(self.session_id, text)

@@ -68,6 +68,9 @@ HELP_TEXT: dict[str, str] = {
 HELP_KEY_ORDER = ("escape", "ctrl+c", "ctrl+q", "f1", "ctrl+p", "f2", "ctrl+b")
 """Keys listed first on the help screen, in this order (the rest follow as bound)."""
 
+QUIT_HINT = "press Ctrl+C again to quit"
+"""The status bar's notice after a first Ctrl+C with nothing running."""
+
 WallClock = Callable[[], datetime]
 """Returns the local time now (``datetime.now`` or a test's pinned time)."""
 
@@ -220,8 +223,16 @@ class DeskExtras(_AppBase):
         """Ctrl+C with nothing running: True on the second press within 2 s, else say so."""
         if self._ctrl_c.press(self._clock()):
             return True
-        self.notify("press Ctrl+C again to quit", timeout=self._ctrl_c.window_s)
+        # In the status bar, not a toast: a toast covered the prompt box and the status bar.
+        status = self.status_bar
+        status.notice = QUIT_HINT
+        self.set_timer(self._ctrl_c.window_s, self._clear_quit_hint)
         return False
+
+    def _clear_quit_hint(self) -> None:
+        status = next(self.query("#status").results(_StatusBar), None)
+        if status is not None and status.notice == QUIT_HINT:
+            status.notice = ""
 
     def action_help(self) -> None:
         """F1: show (or close) the keys and commands."""

@@ -7,7 +7,9 @@ desk and never sent to the model. Other parts of the desk add their own commands
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +74,33 @@ def completions(text: str) -> list[SlashCommand]:
         return []
     prefix = line[1:].lower()
     return [command for command in SLASH_COMMANDS if command.name.startswith(prefix)]
+
+
+_COMMAND_WORD = re.compile(r"^/[a-z][a-z-]*\b")
+
+
+def unknown_command(text: str) -> str | None:
+    """The ``/word`` of a prompt-box text that looks like a command no one handled, or None.
+
+    Call it after every handler had its turn. Only a first word like ``/bogus`` counts (lower
+    case letters and ``-``); a path stays text: a word with a second ``/`` (``/usr/bin``) or an
+    existing absolute path (``/tmp``). ``//`` escapes a literal ``/``.
+
+    Returns:
+        the word (e.g. ``/bogus``), or None when the text is to be sent as a prompt.
+    """
+    line = text.strip()
+    if not line:
+        return None
+    word = line.split(maxsplit=1)[0]
+    match = _COMMAND_WORD.match(word)
+    if match is None or match.group(0) != word:
+        return None
+    if "/" in word[1:]:
+        return None
+    try:
+        if Path(word).exists():
+            return None
+    except OSError:
+        return None
+    return word

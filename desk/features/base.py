@@ -43,7 +43,9 @@ class DeskBase(App[int]):
 
     # -- provided by the parts -------------------------------------------------------------------
 
-    async def show_session(self, session_id: str, transcript: list[TranscriptEntry]) -> None:
+    async def show_session(
+        self, session_id: str, transcript: list[TranscriptEntry], model: str = ""
+    ) -> None:
         """Show another session (see :class:`desk.features.sessions.SessionsFeature`)."""
         raise NotImplementedError
 

@@ -14,6 +14,7 @@ user stop right away, without the console.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from textual import events
@@ -31,6 +32,9 @@ from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import StatusBar
 from tui_gateway.console.commands import COMMANDS
 from tui_gateway.types import GatewayError
+
+NEW_SESSION_LINE = re.compile(r"^new session ([0-9A-Za-z_-]+)\s*$", re.MULTILINE)
+"""The line ``/new`` writes when it created a session."""
 
 BARE_COMMANDS = frozenset({"digest"})
 """Commands recognised in the prompt box without a leading ``/`` (a one-line prompt only)."""
@@ -85,6 +89,7 @@ class ConsoleFeature(DeskBase):
         # Read by the input thread: replaced (never mutated) on the UI thread.
         self._console_running_ids: tuple[str, ...] = ()
         self._console_focused = False
+        self._console_new_session: dict[str, str] = {}  # command id -> session /new created
 
     @property
     def console_panel(self) -> ConsolePanel:
@@ -245,10 +250,14 @@ class ConsoleFeature(DeskBase):
         """``console.output`` of a command started here."""
         if message.payload.command_id in self._console_lines:
             self.console_panel.write(message.payload.text)
+            found = NEW_SESSION_LINE.search(message.payload.text)
+            if found is not None:  # ``/new``'s own report: a fallback if focus_session is lost
+                self._console_new_session[message.payload.command_id] = found.group(1)
 
     async def on_console_command_ended(self, message: ConsoleCommandEnded) -> None:
         """``console.complete``: the outcome line; ``/new`` switches the desk to its session."""
         p = message.payload
+        created = self._console_new_session.pop(p.command_id, None)
         if self._console_lines.pop(p.command_id, None) is None:
             return  # not started from this desk
         self._console_changed()
@@ -256,8 +265,11 @@ class ConsoleFeature(DeskBase):
         words = p.line.split()
         if p.status == "ok" and slash_command(p.line) == "model" and len(words) == 2:
             self.query_one("#status", StatusBar).model = words[1]  # the session's new model
-        if p.focus_session is not None and p.status == "ok" and not self._exiting():
-            await self.show_session(p.focus_session, [])
+        target = p.focus_session or created
+        if target is not None and target != self._session_id and not self._exiting():
+            # Switch whatever the status: a /new that created its session and was then
+            # cancelled or timed out still made the session the person asked for.
+            await self.show_session(target, [])
 
     def _exiting(self) -> bool:
         return not self.transcript.is_attached

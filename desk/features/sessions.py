@@ -28,6 +28,7 @@ from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.saved_reply import SavedReply
 from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.sessions_sidebar import SessionsSidebar
+from desk.widgets.status_bar import StatusBar
 from desk.widgets.user_prompt import UserPrompt
 from tui_gateway.types import GatewayError, TranscriptEntry
 
@@ -59,11 +60,13 @@ def saved_blocks(entries: list[TranscriptEntry], offset: int) -> list[Widget]:
     index = 0
     while index < len(entries):
         entry = entries[index]
+        note = entry.note  # shown under the turn's last block, like a live stop or error line
         if entry.role == "user":
             blocks.append(UserPrompt(f"saved{offset + index}", entry.content))
         elif entry.role == "assistant":
             if entry.content.strip() or (entry.partial and not entry.tool_names):
-                blocks.append(SavedReply(entry.content, partial=entry.partial))
+                blocks.append(SavedReply(entry.content, partial=entry.partial, note=note))
+                note = ""
             if entry.tool_names:
                 results: list[str] = []
                 while (
@@ -73,11 +76,19 @@ def saved_blocks(entries: list[TranscriptEntry], offset: int) -> list[Widget]:
                 ):
                     index += 1
                     results.append(entries[index].content)
+                    note = entries[index].note or note
                 blocks.append(SavedToolCalls(entry.tool_names, results))
         elif entry.role == "tool":  # a result whose call is not shown: show it briefly
             blocks.append(SavedToolCalls(["tool"], [entry.content]))
+        if note:  # a turn that ended without a reply to put it under
+            blocks.append(SavedReply("", note=note))
         index += 1
     return blocks
+
+
+def context_estimate(entries: list[TranscriptEntry]) -> int:
+    """Tokens a saved transcript takes in the context window, estimated (4 characters each)."""
+    return sum(len(entry.content) // 4 for entry in entries)
 
 
 class SessionsFeature(DeskBase):
@@ -118,11 +129,16 @@ class SessionsFeature(DeskBase):
                     self.add_note, f"⚠ cannot resume: {exc.message}; this is a new session"
                 )
             else:
-                self.call_later(self._show_resumed, resumed.session_id, resumed.transcript)
+                self.call_later(
+                    self._show_resumed, resumed.session_id, resumed.transcript, resumed.model
+                )
                 return resumed.session_id
         return self.gateway.session_create()
 
-    async def _show_resumed(self, session_id: str, entries: list[TranscriptEntry]) -> None:
+    async def _show_resumed(
+        self, session_id: str, entries: list[TranscriptEntry], model: str = ""
+    ) -> None:
+        self._reset_status_bar(entries, model)
         await self._render_transcript(entries)
         self.call_after_refresh(self._mark_rendered)
 
@@ -140,13 +156,17 @@ class SessionsFeature(DeskBase):
         if self._turns_running.get(message.session_id) == message.payload.turn_id:
             del self._turns_running[message.session_id]
 
-    async def show_session(self, session_id: str, transcript: list[TranscriptEntry]) -> None:
+    async def show_session(
+        self, session_id: str, transcript: list[TranscriptEntry], model: str = ""
+    ) -> None:
         """Switch the desk to ``session_id`` and render ``transcript`` (may be empty).
 
         A turn of that session that runs now shows as running (Esc and Stop reach it); its
-        reply goes on streaming below the saved transcript.
+        reply goes on streaming below the saved transcript. The status bar shows the
+        session's ``model`` ("" for the connection's) and a context estimate of the transcript.
         """
         self._session_id = session_id
+        self._reset_status_bar(transcript, model)
         self._set_running(None)
         self._set_running(self._turns_running.get(session_id))
         self._queued.clear()
@@ -155,6 +175,12 @@ class SessionsFeature(DeskBase):
         await self._render_transcript(transcript)
         self.focus_prompt()
         await self.refresh_sessions()
+
+    def _reset_status_bar(self, entries: list[TranscriptEntry], model: str) -> None:
+        status = next(self.query("#status").results(StatusBar), None)
+        if status is not None:
+            status.model = model
+            status.context_used = context_estimate(entries)
 
     async def _render_transcript(self, entries: list[TranscriptEntry]) -> None:
         start = split_recent(entries, self.startup.recent_messages)
@@ -243,7 +269,7 @@ class SessionsFeature(DeskBase):
             self.notify(exc.message, title="Cannot open the session", severity="error")
             return
         sidebar.close()
-        await self.show_session(resumed.session_id, resumed.transcript)
+        await self.show_session(resumed.session_id, resumed.transcript, resumed.model)
 
     async def on_sessions_sidebar_rename_requested(
         self, message: SessionsSidebar.RenameRequested

@@ -70,7 +70,10 @@ class AssistantReply(Widget):
             self.query_one(".reasoning", Static).update(reasoning_tail(self.reasoning))
         if text:
             self.text += text
-            await self.query_one(".body", ReplyBody).append(text)
+            # Not query_one: while the app exits the body may be gone before the reply is.
+            body = next(self.query_children(".body").results(ReplyBody), None)
+            if body is not None:
+                await body.append(text)
 
     async def finish(self, text: str, outcome: str, note: str = "") -> None:
         """End streaming and show the canonical reply.

@@ -66,7 +66,10 @@ async def test_ctrl_c_twice_within_2_s_quits(
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("ctrl+c")
         assert app.is_running
-        assert "press Ctrl+C again to quit" in _messages(app)
+        # In the status bar, not a toast over the prompt box and the status bar.
+        assert app.status_bar.turn_text() == "press Ctrl+C again to quit"
+        assert "press Ctrl+C again to quit" not in _messages(app)
+        assert app.query_one(PromptInput).region.height > 0
         clock.now += 1.9
         await pilot.press("ctrl+c")
         await wait_until(None, lambda: app.return_code is not None, what="the app to exit")
@@ -84,7 +87,7 @@ async def test_ctrl_c_again_after_2_s_only_asks_again(
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert app.is_running and app.return_code is None
-        assert _messages(app).count("press Ctrl+C again to quit") == 2
+        assert app.status_bar.turn_text() == "press Ctrl+C again to quit"
         clock.now += 0.5  # within 2 s of the second press: that one counts as the first
         await pilot.press("ctrl+c")
         await wait_until(None, lambda: app.return_code is not None, what="the app to exit")

@@ -30,15 +30,24 @@ async def test_a_queued_prompt_is_numbered_and_removed_with_its_x(
         assert desk_app.status_bar.queued == 2
 
         one, two = queued
-        await pilot.click(one.query_one(".remove"))
-        await wait_until(pilot, lambda: not one.is_attached, what="the removed card to go")
+        remove = one.query_one(".remove")
+        # Under load the card may not be laid out yet: a click then lands on nothing.
+        await wait_until(
+            pilot, lambda: remove.region.height > 0, timeout_s=30.0, what="the x laid out"
+        )
+        await pilot.click(remove)
+        await wait_until(
+            pilot, lambda: not one.is_attached, timeout_s=30.0, what="the removed card to go"
+        )
         assert [p.text for p in desk_app.queued_prompts()] == ["reply with exactly: two"]
         assert two.position == 1
         assert desk_app.status_bar.queued == 1
 
         two.query_one(".remove").focus()
         await pilot.press("delete")
-        await wait_until(pilot, lambda: not two.is_attached, what="the second card to go")
+        await wait_until(
+            pilot, lambda: not two.is_attached, timeout_s=30.0, what="the second card to go"
+        )
         assert desk_app.queued_prompts() == [] and desk_app.status_bar.queued == 0
 
         await pilot.press("escape")

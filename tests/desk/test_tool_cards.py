@@ -57,10 +57,11 @@ async def approval_prompt(app: DeskApp, pilot: object) -> ApprovalPrompt:
     """Wait until the approval prompt is shown and has the focus (its keys work then)."""
 
     def focused_prompt() -> ApprovalPrompt | None:
-        found = app.screen.query(ApprovalPrompt)
-        return found.first() if found and found.first().has_focus else None
+        # One query, no ``first()``: under load the prompt may go between two queries.
+        found = next(app.screen.query(ApprovalPrompt).results(ApprovalPrompt), None)
+        return found if found is not None and found.has_focus else None
 
-    await wait_until(pilot, focused_prompt, what="the focused approval prompt")  # type: ignore[arg-type]
+    await wait_until(pilot, focused_prompt, timeout_s=30.0, what="the focused approval prompt")  # type: ignore[arg-type]
     prompt = focused_prompt()
     assert prompt is not None
     return prompt
@@ -133,8 +134,9 @@ async def test_deny_with_n(app: DeskApp) -> None:
         await submit(pilot, tool_prompt("echo no"))
         prompt = await approval_prompt(app, pilot)
         await pilot.press("n")
+        await wait_until(pilot, lambda: app.tool_cards, timeout_s=30.0, what="the card")
         card = only_card(app)
-        await wait_until(pilot, lambda: card.done, what="the tool result")
+        await wait_until(pilot, lambda: card.done, timeout_s=30.0, what="the tool result")
         assert card.result is not None and card.result.is_error
         assert card.state_text().startswith("✖ the person declined")
         assert prompt.decision == "deny"

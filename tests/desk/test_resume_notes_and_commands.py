@@ -1,0 +1,177 @@
+"""Resumed stop notes and errors, their export, the context estimate, /new TITLE, and unknown
+slash commands."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from agent.demo_model.server import DemoModelServer
+from agent.provider.client import ProviderConfig
+from desk.app import DeskApp
+from desk.slash import unknown_command
+from desk.startup import Startup
+from desk.widgets import AssistantReply, UserPrompt
+from desk.widgets.console_panel import ConsolePanel
+from desk.widgets.saved_reply import SavedReply
+from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
+from tui_gateway.gateway import Gateway, GatewayConfig
+from tui_gateway.types import ResumedSession, TranscriptEntry
+
+pytestmark = pytest.mark.anyio
+
+SAVED = [
+    TranscriptEntry("user", "first question"),
+    TranscriptEntry("assistant", "Half an ans", partial=True, note="stopped by you"),
+    TranscriptEntry("user", "second question"),
+    TranscriptEntry(
+        "assistant",
+        "Another half",
+        partial=True,
+        note="stopped by the system: the desk is quitting",
+    ),
+    TranscriptEntry("user", "third question"),
+    TranscriptEntry("assistant", "Cut", partial=True, note="failed: the server went away"),
+    TranscriptEntry("user", "fourth question", note="failed: connection refused"),
+    TranscriptEntry("user", "x" * 4000),
+    TranscriptEntry("assistant", "A whole reply."),
+]
+
+
+@pytest.fixture
+def resuming_gateway(
+    demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Gateway]:
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider, context_window=4096))
+    saved_id = gateway.session_create("saved")
+
+    def resume(session_id: str | None = None) -> ResumedSession:
+        return ResumedSession(saved_id, "saved", "demo", list(SAVED))
+
+    monkeypatch.setattr(gateway, "session_resume", resume)
+    try:
+        yield gateway
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+def resumed_app(gateway: Gateway, base_url: str) -> DeskApp:
+    app = DeskApp(gateway, connection(base_url), handle_signals=False, startup=Startup(resume=True))
+    app.wall_clock = lambda: datetime(2025, 6, 1, 12, 0)
+    return app
+
+
+def saved_notes(app: DeskApp) -> list[str]:
+    return [reply.note for reply in app.transcript.query_children(SavedReply) if reply.note]
+
+
+async def test_resumed_turns_show_who_stopped_them_and_why_they_failed(
+    resuming_gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    app = resumed_app(resuming_gateway, demo_server.base_url)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(saved_notes(app)) == 4, what="the saved notes")
+        assert saved_notes(app) == [
+            "■ stopped by you",
+            "■ stopped by the system: the desk is quitting",
+            "✖ the server went away",
+            "✖ connection refused",
+        ]
+        children = list(app.transcript.children)
+        failed_early = [w for w in children if isinstance(w, UserPrompt)][3]
+        after = children[children.index(failed_early) + 1]
+        assert isinstance(after, SavedReply) and after.note == "✖ connection refused"
+        assert after.has_class("-failed") and not after.text
+        rendered = [str(s.render()) for s in app.transcript.query(".note")]
+        assert "■ stopped by you" in rendered
+
+
+async def test_export_of_a_resumed_session_has_its_replies_and_notes(
+    resuming_gateway: Gateway, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    app = resumed_app(resuming_gateway, demo_server.base_url)
+    target = tmp_path / "out.md"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(saved_notes(app)) == 4, what="the saved notes")
+        await submit(pilot, f"/export {target}")
+        await wait_until(pilot, target.exists, what="the export")
+    text = target.read_text(encoding="utf-8")
+    assert text.count("## Assistant") == 5  # 4 replies and the early failure's error line
+    assert "Half an ans\n\n> ■ stopped by you" in text
+    assert "> ■ stopped by the system: the desk is quitting" in text
+    assert "> ✖ connection refused" in text
+    assert "A whole reply." in text
+
+
+async def test_the_context_gauge_is_estimated_on_resume_and_reset_on_new(
+    resuming_gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    app = resumed_app(resuming_gateway, demo_server.base_url)
+    expected = sum(len(e.content) // 4 for e in SAVED)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: saved_notes(app), what="the resumed transcript")
+        assert app.status_bar.context_used == expected
+        app.status_bar.context_window = 4096
+        assert f"ctx {round(100 * expected / 4096)}%" in app.status_bar.server_side_text()
+        old = app.session_id
+        await submit(pilot, "/new A fresh plan")
+        await wait_until(pilot, lambda: app.session_id != old, what="the switch to /new")
+        assert app.status_bar.context_used == 0
+        assert "ctx 0%" in app.status_bar.server_side_text()
+        assert not list(app.transcript.query_children(SavedReply))
+
+
+async def test_new_with_a_title_switches_and_the_next_prompt_goes_there(
+    gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = app.session_id
+        await submit_and_get_reply(app, pilot, "hello there")
+        await wait_until(pilot, lambda: app.running_turn is None, what="the first turn")
+        app.status_bar.context_used = 3000
+        await submit(pilot, "/new My release plan")
+        await wait_until(pilot, lambda: app.session_id != first, what="the switch")
+        panel = app.query_one(ConsolePanel)
+        assert f"new session {app.session_id}" in "\n".join(panel.output.lines)
+        assert not list(app.transcript.query(AssistantReply))
+        assert app.status_bar.context_used == 0 and app.status_bar.state == "idle"
+        reply = await submit_and_get_reply(app, pilot, "in the new one")
+        assert gateway.turn(app.session_id, reply.turn_id) is not None
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the second turn")
+        titles = {info.session_id: info.title for info in gateway.session_list()}
+        assert titles.get(app.session_id) == "My release plan"
+
+
+def test_which_slash_words_are_unknown_commands() -> None:
+    assert unknown_command("/bogus thing") == "/bogus"
+    assert unknown_command("/no-such") == "/no-such"
+    assert unknown_command("/usr/bin/env is where?") is None  # a path
+    assert unknown_command("/tmp is full") is None  # an existing absolute path
+    assert unknown_command("/") is None
+    assert unknown_command("//bogus") is None  # escaped
+    assert unknown_command("/Bogus") is None
+    assert unknown_command("hello /bogus") is None
+
+
+async def test_an_unknown_command_says_so_and_sends_nothing(
+    gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, "/bogus thing")
+        await wait_until(
+            pilot,
+            lambda: any("unknown command /bogus" in str(n.render()) for n in app.query(".note")),
+            what="the unknown-command line",
+        )
+        notes = [str(n.render()) for n in app.transcript.query_children(".note")]
+        assert notes[-1] == "unknown command /bogus — F1 lists the commands"
+        assert not list(app.transcript.query(UserPrompt))
+        assert app.running_turn is None
+        reply = await submit_and_get_reply(app, pilot, "/usr/bin is a folder")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the path prompt's turn")
