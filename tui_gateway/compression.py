@@ -14,11 +14,11 @@ from collections.abc import Callable
 
 from agent.compression import CompressionProgress, Compressor, should_compress
 from agent.compression.backend import CompressionBackend, MemoryBackend, StoreBackend
-from agent.compression.plan import estimate_tokens
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.provider.window import probe_context_window
 from agent.store import SessionStore, StoreError
+from agent.tokens import estimate_tokens
 from tui_gateway.events import CompressionComplete, CompressionProgressed, Payload, StopReceipt
 from tui_gateway.state import Session, Turn
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from agent.agent import Agent
 from agent.compression.backend import Commit, CompressionBackend
 from agent.compression.fence import CommitFence
-from agent.compression.plan import estimate_tokens, plan_compression
+from agent.compression.plan import plan_compression
 from agent.compression.policy import CooldownLadder
 from agent.compression.template import summary_message, summary_request
 from agent.events import AgentEvent, TextDelta
@@ -30,6 +30,7 @@ from agent.provider.client import ChatClient
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest
 from agent.store import Cooldown, StoreError
+from agent.tokens import estimate_tokens
 
 PHASES = ("lease", "prepare", "summarize", "commit", "done")
 

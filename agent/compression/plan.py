@@ -12,21 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.provider.types import ChatMessage
+from agent.tokens import estimate_tokens
 
 SUMMARY_MARKER = "[desk: summary of the earlier conversation]"
 """First line of a summary message; marks it as a reference, not something the person typed."""
-
-
-def estimate_tokens(message: ChatMessage) -> int:
-    """Rough token count of a message: 4 characters per token plus 4 for the framing.
-
-    The 4-characters rule is OpenAI's rule of thumb for English text; it only needs to be good
-    enough to decide what to compress.
-    """
-    chars = len(message.content)
-    for call in message.tool_calls:
-        chars += len(call.name) + len(call.arguments)
-    return chars // 4 + 4
 
 
 def is_summary(message: ChatMessage) -> bool:

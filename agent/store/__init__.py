@@ -31,11 +31,11 @@ from agent.store.rows import (
     SessionRow,
     TurnOutcome,
     TurnRow,
-    estimate_tokens,
     turn_messages,
 )
 from agent.store.schema import SCHEMA_VERSION
 from agent.store.sqlite import SqliteStore
+from agent.tokens import estimate_tokens
 
 __all__ = [
     "CRASH_EXIT_REASON",

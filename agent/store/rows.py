@@ -317,18 +317,6 @@ class CompressionAttemptRow:
     summary_message_id: int | None
 
 
-def estimate_tokens(message: ChatMessage) -> int:
-    """Rough token count of a message: 4 characters per token plus 4 for the framing.
-
-    The 4-characters rule is OpenAI's rule of thumb for English text; it only needs to be good
-    enough to decide when to compress.
-    """
-    chars = len(message.content)
-    for call in message.tool_calls:
-        chars += len(call.name) + len(call.arguments)
-    return chars // 4 + 4
-
-
 def tool_calls_to_json(calls: tuple[ToolCall, ...]) -> str | None:
     """The OpenAI ``tool_calls`` array as JSON text, or None when there are none."""
     if not calls:

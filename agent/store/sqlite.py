@@ -38,11 +38,11 @@ from agent.store.rows import (
     SessionRow,
     TurnOutcome,
     TurnRow,
-    estimate_tokens,
     tool_calls_from_json,
     tool_calls_to_json,
 )
 from agent.store.schema import MIGRATIONS, SCHEMA_VERSION
+from agent.tokens import estimate_tokens
 
 Clock = Callable[[], float]
 
@@ -455,7 +455,7 @@ class SqliteStore:
             turn_id: the turn that adds it, or None.
             partial: True for a reply cut short.
             reasoning: reasoning text shown with it.
-            token_estimate: tokens; None for :func:`~agent.store.rows.estimate_tokens`.
+            token_estimate: tokens; None for :func:`~agent.tokens.estimate_tokens`.
 
         Returns:
             the stored row.

@@ -45,6 +45,29 @@ def demo_server(tokens_per_second: float) -> Iterator[DemoModelServer]:
 
 
 @pytest.fixture
+def fast_server() -> Iterator[DemoModelServer]:
+    """A demo model that streams as fast as it can (snapshots hold it with faults)."""
+    server = DemoModelServer(DemoConfig(tokens_per_second=0))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fast_gateway(fast_server: DemoModelServer) -> Iterator[Gateway]:
+    """A gateway on ``fast_server``."""
+    gateway = Gateway(
+        GatewayConfig(provider=ProviderConfig(base_url=fast_server.base_url, model="demo"))
+    )
+    try:
+        yield gateway
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+@pytest.fixture
 def gateway(demo_server: DemoModelServer) -> Iterator[Gateway]:
     provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
     gw = Gateway(GatewayConfig(provider=provider))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -11,7 +12,9 @@ from textual.pilot import Pilot
 
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
+from desk.receipts import format_stop_receipt
 from desk.widgets import AssistantReply, PromptInput
+from tui_gateway.events import StopReceipt
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -70,3 +73,8 @@ def turn_threads() -> list[threading.Thread]:
 def user_message(text: str) -> list[dict[str, str]]:
     """The request messages of a first turn whose prompt is ``text`` (for ``reply_for``)."""
     return [{"role": "user", "content": text}]
+
+
+def pinned_receipt(receipt: StopReceipt) -> str:
+    """The real stop-receipt formatter, with the measured figures replaced by fixed ones."""
+    return format_stop_receipt(dataclasses.replace(receipt, closed_ms=3.0, exited_ms=4.0))

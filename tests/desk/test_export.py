@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
 from pathlib import Path
 
@@ -12,10 +11,14 @@ from agent.demo_model.replies import reply_for, tokenize
 from agent.demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
-from desk.receipts import format_stop_receipt
 from desk.widgets import PromptInput
-from tests.desk.desk_testkit import submit, submit_and_get_reply, user_message, wait_until
-from tui_gateway.events import StopReceipt
+from tests.desk.desk_testkit import (
+    pinned_receipt,
+    submit,
+    submit_and_get_reply,
+    user_message,
+    wait_until,
+)
 from tui_gateway.gateway import Gateway
 
 pytestmark = pytest.mark.anyio
@@ -24,14 +27,10 @@ WHEN = datetime(2025, 3, 14, 9, 26)
 STALL_AFTER = 6
 
 
-def _pinned(receipt: StopReceipt) -> str:
-    return format_stop_receipt(dataclasses.replace(receipt, closed_ms=3.0, exited_ms=4.0))
-
-
 @pytest.fixture
 def app(gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
     info = ConnectionInfo("demo", demo_server.base_url, is_demo=True, source="--demo")
-    desk = DeskApp(gateway, info, handle_signals=False, receipt_formatter=_pinned)
+    desk = DeskApp(gateway, info, handle_signals=False, receipt_formatter=pinned_receipt)
     desk.wall_clock = lambda: WHEN
     return desk
 

@@ -8,60 +8,27 @@ animations and the cursor blink are fixed.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterator
-
-import pytest
 from textual.pilot import Pilot
 
-from agent.demo_model.config import DemoConfig
 from agent.demo_model.replies import reply_for, tokenize
 from agent.demo_model.server import DemoModelServer
-from agent.provider.client import ProviderConfig
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
-from desk.receipts import format_stop_receipt
 from desk.widgets import AssistantReply, PromptInput
-from tests.desk.desk_testkit import user_message, wait_until
-from tui_gateway.events import StopReceipt
-from tui_gateway.gateway import Gateway, GatewayConfig
+from tests.desk.desk_testkit import pinned_receipt, user_message, wait_until
+from tui_gateway.gateway import Gateway
 
 STALL_AFTER_TOKENS = 14
 FIRST_PROMPT = "reply with exactly: Streaming **works**: every token arrives as it is made."
 SECOND_PROMPT = "Explain how a stop reaches the model server"
 
 
-def pinned_receipt(receipt: StopReceipt) -> str:
-    """The real formatter, with the measured figures replaced by fixed ones."""
-    return format_stop_receipt(dataclasses.replace(receipt, closed_ms=3.0, exited_ms=4.0))
-
-
-@pytest.fixture
-def snapshot_server() -> Iterator[DemoModelServer]:
-    server = DemoModelServer(DemoConfig(tokens_per_second=0))
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def snapshot_gateway(snapshot_server: DemoModelServer) -> Iterator[Gateway]:
-    provider = ProviderConfig(base_url=snapshot_server.base_url, model="demo")
-    gateway = Gateway(GatewayConfig(provider=provider))
-    try:
-        yield gateway
-    finally:
-        gateway.shutdown(timeout_s=5.0)
-
-
 def test_screen_after_a_stop(
-    snap_compare: object, snapshot_server: DemoModelServer, snapshot_gateway: Gateway
+    snap_compare: object, fast_server: DemoModelServer, fast_gateway: Gateway
 ) -> None:
     shown = ConnectionInfo("demo", "http://127.0.0.1:8080/v1", is_demo=True, source="--demo")
     app = DeskApp(
-        snapshot_gateway,
+        fast_gateway,
         shown,
         clock=lambda: 0.0,
         receipt_formatter=pinned_receipt,
@@ -79,7 +46,7 @@ def test_screen_after_a_stop(
         await wait_until(
             pilot, lambda: any(r.outcome for r in app.transcript.query(AssistantReply))
         )
-        snapshot_server.configure(fault="stall", fault_after_tokens=STALL_AFTER_TOKENS)
+        fast_server.configure(fault="stall", fault_after_tokens=STALL_AFTER_TOKENS)
         box.text = SECOND_PROMPT
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.transcript.query(AssistantReply)) == 2)

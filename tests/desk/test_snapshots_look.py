@@ -9,25 +9,19 @@ context window (fetched off the UI thread at start) so the status bar is settled
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import pytest
 from textual.pilot import Pilot
 
-from agent.demo_model.config import DemoConfig
 from agent.demo_model.replies import reply_for, tokenize
 from agent.demo_model.server import DemoModelServer
-from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
-from desk.receipts import format_stop_receipt
 from desk.widgets import AssistantReply, PromptInput
-from tests.desk.desk_testkit import user_message, wait_until
-from tui_gateway.events import StopReceipt
-from tui_gateway.gateway import Gateway, GatewayConfig
+from tests.desk.desk_testkit import pinned_receipt, user_message, wait_until
+from tui_gateway.gateway import Gateway
 
 SHOWN_URL = "http://127.0.0.1:8080/v1"
 MARKDOWN_REPLY = (
@@ -41,35 +35,10 @@ MARKDOWN_REPLY = (
 RunBefore = Callable[[Pilot[object]], Awaitable[None]]
 
 
-def _pinned(receipt: StopReceipt) -> str:
-    return format_stop_receipt(dataclasses.replace(receipt, closed_ms=3.0, exited_ms=4.0))
-
-
-@pytest.fixture
-def fast_server() -> Iterator[DemoModelServer]:
-    server = DemoModelServer(DemoConfig(tokens_per_second=0))
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def fast_gateway(fast_server: DemoModelServer) -> Iterator[Gateway]:
-    gateway = Gateway(
-        GatewayConfig(provider=ProviderConfig(base_url=fast_server.base_url, model="demo"))
-    )
-    try:
-        yield gateway
-    finally:
-        gateway.shutdown(timeout_s=5.0)
-
-
 def _desk(gateway: Gateway, source: str = "no model server configured or found") -> DeskApp:
     shown = ConnectionInfo("demo", SHOWN_URL, is_demo=True, source=source)
     app = DeskApp(
-        gateway, shown, clock=lambda: 0.0, receipt_formatter=_pinned, handle_signals=False
+        gateway, shown, clock=lambda: 0.0, receipt_formatter=pinned_receipt, handle_signals=False
     )
     app.animation_level = "none"
     return app

@@ -9,13 +9,10 @@ database's clock and the sidebar's "now" are fixed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from textual.pilot import Pilot
 
-from agent.demo_model.config import DemoConfig
 from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
@@ -26,16 +23,6 @@ from desk.widgets.approval_prompt import ApprovalPrompt
 from tests.desk.desk_testkit import connection, wait_until
 from tests.desk.saved_sessions_kit import SAVED_AT, build_store
 from tui_gateway.gateway import Gateway, GatewayConfig
-
-
-@pytest.fixture
-def fast_server() -> Iterator[DemoModelServer]:
-    server = DemoModelServer(DemoConfig(tokens_per_second=0))
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def make_gateway(server: DemoModelServer, cwd: Path, **options: object) -> Gateway:
