@@ -38,6 +38,7 @@ from agent.provider.errors import ProviderError, RateLimited, ServerError
 from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
 from agent.scope import current_scope
 from agent.stops import StopRequest, Surface
+from agent.stream_batch import DEFAULT_INTERVAL_S, DeltaBatcher
 from agent.tools.base import ToolResult
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
@@ -68,6 +69,9 @@ class Agent:
         approve: asked before a call whose tool needs approval; None runs every call.
         max_iterations: most model calls in one turn; the turn ends as ``max_iterations(n)``.
         max_tokens: most tokens of each reply (None: the server decides).
+        delta_interval_s: least time between two ``TextDelta`` events while the stream is
+            faster, in seconds (pieces arriving sooner are joined; see
+            :class:`agent.stream_batch.DeltaBatcher`); 0 passes on every piece as it arrives.
     """
 
     def __init__(
@@ -84,8 +88,10 @@ class Agent:
         approve: Approver | None = None,
         max_iterations: int = 25,
         max_tokens: int | None = None,
+        delta_interval_s: float = DEFAULT_INTERVAL_S,
     ) -> None:
         self.client = client
+        self.delta_interval_s = delta_interval_s
         self.listener: AgentListener = listener or _ignore
         self.stream = stream
         self.max_retries = max_retries
@@ -362,11 +368,17 @@ class Agent:
         timings: TurnTimings,
         iteration: int,
     ) -> Completion:
+        def emit(delta: StreamDelta) -> None:
+            self.listener(TextDelta(delta.content, delta.reasoning, delta.pieces))
+
+        batch = DeltaBatcher(emit, asyncio.get_running_loop(), interval_s=self.delta_interval_s)
+
         def on_delta(delta: StreamDelta) -> None:
-            self._last_activity = time.monotonic()
+            now = time.monotonic()
+            self._last_activity = now
             if timings.first_token_at is None:
-                timings.first_token_at = time.monotonic()
-            self.listener(TextDelta(text=delta.content, reasoning=delta.reasoning))
+                timings.first_token_at = now
+            batch.add(delta)
 
         attempt = 0
         while True:
@@ -375,20 +387,24 @@ class Agent:
             try:
                 tools = self.tools.schemas() if self.tools is not None else ()
                 if self.stream:
-                    return await self.client.stream(
-                        http,
-                        messages,
-                        on_delta,
-                        tools=tools,
-                        partial=reply,
-                        max_tokens=self.max_tokens,
-                        on_socket=self._set_socket,
-                    )
+                    try:
+                        return await self.client.stream(
+                            http,
+                            messages,
+                            on_delta,
+                            tools=tools,
+                            partial=reply,
+                            max_tokens=self.max_tokens,
+                            on_socket=self._set_socket,
+                        )
+                    finally:
+                        batch.flush()  # what is held goes out before any later event
                 got = await self.client.complete(
                     http, messages, tools=tools, max_tokens=self.max_tokens
                 )
                 if got.content or got.reasoning:
                     on_delta(StreamDelta(content=got.content, reasoning=got.reasoning))
+                    batch.flush()
                 return got
             except (RateLimited, ServerError) as exc:
                 retryable = isinstance(exc, RateLimited) or exc.status == 503

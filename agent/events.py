@@ -18,10 +18,18 @@ class ModelCallStarted:
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
-    """A piece of the reply as it streams: visible ``text`` and/or ``reasoning``."""
+    """A piece of the reply as it streams: visible ``text`` and/or ``reasoning``.
+
+    Attributes:
+        text: visible reply text.
+        reasoning: reasoning text.
+        pieces: how many stream events were joined into this one (a model server sends about
+            one token per event, so this counts tokens received).
+    """
 
     text: str = ""
     reasoning: str = ""
+    pieces: int = 1
 
 
 @dataclass(frozen=True, slots=True)

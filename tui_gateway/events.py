@@ -102,9 +102,7 @@ class MessageDelta(Payload):
         """Adjacent deltas of one turn join into one."""
         if not isinstance(later, MessageDelta) or later.turn_id != self.turn_id:
             return None
-        return replace(
-            self, text=self.text + later.text, reasoning=self.reasoning + later.reasoning
-        )
+        return MessageDelta(self.turn_id, self.text + later.text, self.reasoning + later.reasoning)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,6 @@ flushes at once.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 import time
@@ -59,7 +58,8 @@ class Subscription:
             if last is not None and last.session_id == event.session_id:
                 merged = last.payload.merged(event.payload)
                 if merged is not None:
-                    self._pending[-1] = dataclasses.replace(event, payload=merged)
+                    sid, seq = event.session_id, event.seq
+                    self._pending[-1] = GatewayEvent(event.type, sid, seq, merged)
                     return
             self._pending.append(event)
             self._cond.notify()

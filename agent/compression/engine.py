@@ -155,7 +155,7 @@ class Compressor:
 
     def _on_event(self, event: AgentEvent) -> None:
         if isinstance(event, TextDelta) and event.text:
-            self._tokens_out += 1
+            self._tokens_out += event.pieces
             now = time.monotonic()
             if now - self._last_renew > self.lease_ttl_s / 4:
                 self._last_renew = now

@@ -154,6 +154,9 @@ class ChatClient:
         """
         out = partial if partial is not None else Completion()
         calls: dict[int, dict[str, str]] = {}
+        # Pieces are joined once when the stream ends (normally, by error or by cancellation):
+        # `out.content += piece` per token would copy the whole reply each time.
+        text = _Pieces(out.content, out.reasoning)
         body = self._body(messages, tools, stream=True, max_tokens=max_tokens)
         try:
             async with http.stream("POST", self.config.completions_url, json=body) as response:
@@ -171,7 +174,7 @@ class ChatClient:
                     if data == "[DONE]":
                         saw_done = True
                         break
-                    _apply_chunk(_parse_chunk(data), out, calls, on_delta)
+                    _apply_chunk(_parse_chunk(data), out, text, calls, on_delta)
         except httpx.TimeoutException as exc:
             raise ConnectFailed(f"model server timed out: {_describe(exc)}") from exc
         except httpx.RemoteProtocolError as exc:
@@ -179,6 +182,7 @@ class ChatClient:
         except httpx.TransportError as exc:
             raise _transport_error(exc, self.config.base_url) from exc
         finally:
+            out.content, out.reasoning = text.joined()
             if on_socket is not None:
                 on_socket(None)
         out.tool_calls = _assemble_calls(calls)
@@ -258,9 +262,23 @@ def _parse_chunk(data: str) -> dict[str, Any]:
     return chunk
 
 
+class _Pieces:
+    """The content and reasoning pieces of one stream, joined only on demand."""
+
+    __slots__ = ("content", "reasoning")
+
+    def __init__(self, content: str, reasoning: str) -> None:
+        self.content = [content] if content else []
+        self.reasoning = [reasoning] if reasoning else []
+
+    def joined(self) -> tuple[str, str]:
+        return "".join(self.content), "".join(self.reasoning)
+
+
 def _apply_chunk(
     chunk: dict[str, Any],
     out: Completion,
+    text: _Pieces,
     calls: dict[int, dict[str, str]],
     on_delta: DeltaCallback,
 ) -> None:
@@ -275,8 +293,10 @@ def _apply_chunk(
         content = delta.get("content") or ""
         reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
         if content or reasoning:
-            out.content += content
-            out.reasoning += reasoning
+            if content:
+                text.content.append(content)
+            if reasoning:
+                text.reasoning.append(reasoning)
             on_delta(StreamDelta(content=content, reasoning=reasoning))
         for piece in delta.get("tool_calls") or []:
             slot = calls.setdefault(int(piece.get("index", 0)), {"id": "", "name": "", "args": ""})

@@ -78,10 +78,14 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class StreamDelta:
-    """A piece of a streamed reply: visible ``content`` or ``reasoning`` text (either may be "")."""
+    """A piece of a streamed reply: visible ``content`` or ``reasoning`` text (either may be "").
+
+    ``pieces`` counts the stream events it holds: 1 as received, more once joined.
+    """
 
     content: str = ""
     reasoning: str = ""
+    pieces: int = 1
 
 
 @dataclass(slots=True)

@@ -73,7 +73,7 @@ class AssistantReply(Widget):
             # Not query_one: while the app exits the body may be gone before the reply is.
             body = next(self.query_children(".body").results(ReplyBody), None)
             if body is not None:
-                await body.append(text)
+                body.append(text)
 
     async def finish(self, text: str, outcome: str, note: str = "") -> None:
         """End streaming and show the canonical reply.
@@ -86,9 +86,11 @@ class AssistantReply(Widget):
         if not self.is_attached:  # the app is exiting: nothing can be mounted any more
             self.outcome, self.note = outcome, note
             return
+        body = self.query_one(".body", ReplyBody)
         if text != self.text:  # deltas were merged away or dropped: show the canonical text
             self.text = text
-            await self.query_one(".body", ReplyBody).set_text(text)
+            body.set_text(text)
+        body.end_stream()
         if self.reasoning:  # fold the reasoning away once the reply is done
             words = len(self.reasoning.split())
             self.query_one(".reasoning", Static).update(f"reasoned for {words} words")

@@ -1,8 +1,8 @@
-"""A sealed piece of a reply: Markdown rendered once per width, then served as cached lines.
+"""Rich renderables drawn through Textual's Line API: rendered once per width, then cached.
 
 A ``Static`` holding a Rich renderable renders it again for every height query and repaint;
-a long reply then spends its time re-highlighting code it already showed. This widget renders
-through the Line API: the lines for a width are made once and kept until the width changes.
+a long reply then spends its time re-highlighting code it already showed. Here the lines for a
+width are made once (:func:`render_strips`) and kept until the width or the theme changes.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import contextlib
 from rich.console import RenderableType
 from rich.segment import Segment
 from rich.theme import Theme
+from textual.app import App
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
@@ -24,6 +25,25 @@ LIGHT_STYLES = Theme(
     }
 )
 """Rich's Markdown styles that do not read on a light background, replaced in light themes."""
+
+
+def render_strips(app: App[object], renderable: RenderableType, width: int) -> list[Strip]:
+    """Render ``renderable`` at ``width`` cells into one strip per line, in the app's theme.
+
+    Args:
+        app: the running app (its console, and whether its theme is light).
+        renderable: any Rich renderable.
+        width: the width in cells (at least 1 is used).
+
+    Returns:
+        the lines, unpadded.
+    """
+    console = app.console
+    options = console.options.update_width(max(1, width))
+    light = not app.current_theme.dark
+    with console.use_theme(LIGHT_STYLES) if light else contextlib.nullcontext():
+        lines = console.render_lines(renderable, options, pad=False)
+    return [Strip(Segment.simplify(line)) for line in lines]
 
 
 class MarkdownChunk(Widget):
@@ -60,12 +80,7 @@ class MarkdownChunk(Widget):
 
     def _lines(self, width: int) -> list[Strip]:
         if width != self._width:
-            console = self.app.console
-            options = console.options.update_width(max(1, width))
-            light = not self.app.current_theme.dark
-            with console.use_theme(LIGHT_STYLES) if light else contextlib.nullcontext():
-                lines = console.render_lines(self.renderable, options, pad=False)
-            self._strips = [Strip(Segment.simplify(line)) for line in lines]
+            self._strips = render_strips(self.app, self.renderable, width)
             self._width = width
         return self._strips
 

@@ -3,27 +3,35 @@
 Textual's ``Markdown`` widget makes a widget per block (a long reply: a thousand widgets), and
 every streamed write restyles and re-lays them out: about 400 tokens/s on a 2-core machine. Here
 the text is rendered with Rich's Markdown in chunks instead: once the streaming tail passes
-:data:`SEAL_CHARS`, everything up to its last safe block boundary (a blank line outside a code
-fence, followed by unindented text) is *sealed* into a static chunk that is rendered once and
-never touched again; only the short live tail is re-rendered per (coalesced) delta. A finished
-reply is a handful of static chunks.
+:data:`SEAL_CHARS`, it is cut at safe block boundaries (a blank line outside a code fence,
+followed by unindented text) and the pieces are *sealed*: rendered at most once per width and
+never touched again; only the short live tail is re-rendered per
+(coalesced) delta. All sealed pieces live in one virtualised :class:`SealedMarkdown`, and while
+the reply streams they defer their rendering until painted, so a fast stream that scrolls by
+costs little. A finished reply is static.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import Heading
+from rich.markdown import CodeBlock, Heading
 from rich.markdown import Markdown as RichMarkdown
+from rich.syntax import Syntax, SyntaxTheme
 from textual.app import ComposeResult
 from textual.widget import Widget
 
 from desk.widgets._css import css_beside
 from desk.widgets.markdown_chunk import MarkdownChunk
+from desk.widgets.sealed_markdown import SealedMarkdown
 
-SEAL_CHARS = 1200
-"""A live tail longer than this (characters) is sealed up to its last block boundary."""
+SEAL_CHARS = 800
+"""The least length of a sealed piece, in characters: a longer live tail is cut into pieces."""
 
 _FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
 
@@ -37,52 +45,102 @@ class _LeftHeading(Heading):
         yield text
 
 
+@functools.lru_cache(maxsize=64)
+def _lexer(name: str) -> Lexer:
+    """The Pygments lexer for a fence's language (plain text when unknown); looking one up by
+    name costs about 2 ms, and a streamed reply may hold hundreds of code blocks."""
+    try:
+        return get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
+    except ClassNotFound:
+        return get_lexer_by_name("text", stripnl=False, ensurenl=True, tabsize=4)
+
+
+@functools.lru_cache(maxsize=8)
+def _syntax_theme(name: str) -> SyntaxTheme:
+    return Syntax.get_theme(name)
+
+
+class _CachedCodeBlock(CodeBlock):
+    """Rich's code block, with the lexer and the colour theme looked up once per name."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text).rstrip()
+        theme = _syntax_theme(self.theme)
+        yield Syntax(code, _lexer(self.lexer_name), theme=theme, word_wrap=True, padding=1)
+
+
 class ReplyMarkdown(RichMarkdown):
-    """Rich's Markdown with left-aligned headings."""
+    """Rich's Markdown with left-aligned headings and cached code-block lexers."""
 
-    elements = {**RichMarkdown.elements, "heading_open": _LeftHeading}
+    elements = {
+        **RichMarkdown.elements,
+        "heading_open": _LeftHeading,
+        "fence": _CachedCodeBlock,
+        "code_block": _CachedCodeBlock,
+    }
 
 
-def seal_point(text: str, min_chars: int = SEAL_CHARS) -> int:
-    """Where ``text`` may be cut into a sealed part and a live tail (0: not yet).
+def seal_points(text: str, min_chars: int = SEAL_CHARS) -> list[int]:
+    """Where ``text`` may be cut into sealed pieces of at least ``min_chars`` and a live tail.
 
     A cut goes right after a blank line that is outside any code fence and is followed by a
     line starting with a non-blank character, so no block (paragraph, list item continuation,
-    fence, indented code) is split.
+    fence, indented code) is split. Cuts are taken greedily: each is the first block boundary
+    at least ``min_chars`` after the previous one, so the pieces stay small (a piece is
+    rendered whole when any line of it is painted).
 
     Args:
         text: the live tail.
-        min_chars: below this length nothing is cut.
+        min_chars: the least length of a sealed piece, in characters.
 
     Returns:
-        the index of the cut (the sealed part is ``text[:cut]``), or 0.
+        the increasing cut indexes (piece ``i`` is ``text[cuts[i-1]:cuts[i]]``); empty when
+        nothing can be sealed yet.
     """
     if len(text) < min_chars:
-        return 0
-    cut = 0
+        return []
+    cuts: list[int] = []
+    last = 0
     in_fence = False
     position = 0
     previous_blank = False
     for line in text.splitlines(keepends=True):
         complete = line.endswith("\n")
-        if previous_blank and not in_fence and line[:1].strip() and complete:
-            cut = position
+        boundary = previous_blank and not in_fence and line[:1].strip() and complete
+        if boundary and position - last >= min_chars:
+            cuts.append(position)
+            last = position
         if _FENCE_RE.match(line):
             in_fence = not in_fence
         previous_blank = not line.strip() and complete
         position += len(line)
-    return cut
+    return cuts
 
 
 class ReplyBody(Widget):
-    """The Markdown of one reply: sealed static chunks, then the live tail."""
+    """The Markdown of one reply: sealed pieces (one :class:`SealedMarkdown`), then the live tail.
+
+    While the reply streams, sealed pieces are *deferred* (their height is estimated and they
+    render only when painted), so text that scrolls by unseen during a fast stream costs no
+    rendering until the stream ends. :meth:`end_stream` seals the tail too and lets every piece
+    settle; a body made with ``streaming=False`` (a saved reply) starts that way.
+
+    Args:
+        text: the text shown at first.
+        streaming: True for a reply that is about to stream; False for a finished text.
+        classes: CSS classes.
+    """
 
     DEFAULT_CSS = css_beside(__file__)
 
-    def __init__(self, *, classes: str | None = None) -> None:
+    def __init__(
+        self, text: str = "", *, streaming: bool = True, classes: str | None = None
+    ) -> None:
         super().__init__(classes=classes)
         self._sealed: list[str] = []
-        self._tail = ""
+        self._tail = text
+        self.streaming = streaming
+        """True until :meth:`end_stream`: sealed pieces wait for a paint to render."""
 
     @property
     def text(self) -> str:
@@ -90,42 +148,65 @@ class ReplyBody(Widget):
         return "".join(self._sealed) + self._tail
 
     def compose(self) -> ComposeResult:
-        yield MarkdownChunk("", classes="chunk -live -blank")
+        yield SealedMarkdown(self._markdown, deferred=self.streaming, classes="sealed -empty")
+        yield MarkdownChunk("", classes="live -blank")
+
+    def on_mount(self) -> None:
+        if self._tail:
+            self._seal(everything=not self.streaming)
+            self._draw_live()
 
     def _markdown(self, text: str) -> ReplyMarkdown:
         dark = self.app.current_theme.dark if self.is_attached else True
         return ReplyMarkdown(text.strip("\n"), code_theme="monokai" if dark else "default")
 
     @property
+    def sealed(self) -> SealedMarkdown:
+        """The widget holding the sealed pieces."""
+        return self.query_one(".sealed", SealedMarkdown)
+
+    @property
     def _live(self) -> MarkdownChunk:
-        return self.query_one(".-live", MarkdownChunk)
+        return self.query_one(".live", MarkdownChunk)
 
-    async def _seal(self) -> None:
-        cut = seal_point(self._tail)
-        if not cut:
+    def _seal(self, *, everything: bool = False) -> None:
+        cuts = seal_points(self._tail)
+        if everything and self._tail.strip():
+            cuts.append(len(self._tail))
+        if not cuts:
             return
-        part, self._tail = self._tail[:cut], self._tail[cut:]
-        self._sealed.append(part)
-        await self.mount(MarkdownChunk(self._markdown(part), classes="chunk"), before=self._live)
+        pieces = [self._tail[start:end] for start, end in zip([0, *cuts[:-1]], cuts, strict=True)]
+        self._tail = self._tail[cuts[-1] :]
+        self._sealed.extend(pieces)
+        sealed = self.sealed
+        sealed.add(pieces)
+        sealed.set_class(not sealed.texts, "-empty")
 
-    async def append(self, text: str) -> None:
+    def append(self, text: str) -> None:
         """Add streamed text: seal what is done, redraw the live tail."""
         self._tail += text
-        await self._seal()
+        self._seal()
         self._draw_live()
 
     def _draw_live(self) -> None:
         live = self._live
-        live.update(self._markdown(self._tail) if self._tail.strip() else "")
-        live.set_class(not self._tail.strip(), "-blank")
+        blank = not self._tail.strip()
+        live.update(self._markdown(self._tail) if not blank else "")
+        live.set_class(blank, "-blank")
+        self.set_class(not blank and bool(self._sealed), "-gap")
 
-    async def set_text(self, text: str) -> None:
-        """Show ``text`` instead of what was streamed (e.g. the canonical text)."""
-        await self.query(".chunk").exclude(".-live").remove()
+    def end_stream(self) -> None:
+        """The reply is done: the tail is sealed too, and every piece now settles soon."""
+        self.streaming = False
+        self._seal(everything=True)
+        self._draw_live()
+        self.sealed.undefer()
+
+    def set_text(self, text: str) -> None:
+        """Show ``text`` instead of what was shown (e.g. the canonical text)."""
+        sealed = self.sealed
+        sealed.clear()
+        sealed.add_class("-empty")
         self._sealed, self._tail = [], text
-        while True:
-            before = len(self._tail)
-            await self._seal()
-            if len(self._tail) == before:
-                break
+        self._seal(everything=not self.streaming)
         self._draw_live()

@@ -1,25 +1,20 @@
-"""An assistant reply of a resumed session, drawn as one widget, marked when it was cut short.
+"""An assistant reply of a resumed session, marked when it was cut short.
 
-A live reply is a Textual ``Markdown`` widget (a widget per paragraph, list item, code
-block...), which is what streaming needs. A saved reply never changes, so it is drawn with
-Rich's Markdown renderable inside one ``Static``: the same structure (emphasis, lists, code,
-tables) at a fraction of the cost, so a long session opens fast (see ``bench/session_open.py``:
-200 saved messages took 2.4 s as Markdown widgets and 0.8 s like this).
+Its text is drawn by the same :class:`ReplyBody` as a live reply once it finished (so a resumed
+session looks exactly as it did live), created finished: its pieces show estimated heights at
+first and are rendered when painted or, one at a time, when the transcript has time, so a long
+session opens without rendering every reply first (see ``bench/session_open.py``).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from rich.console import JustifyMethod
-from rich.markdown import Heading
-from rich.markdown import Markdown as RichMarkdown
 from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
 from desk.receipts import format_failure
 from desk.widgets._css import css_beside
+from desk.widgets.reply_body import ReplyBody
 
 PARTIAL_NOTE = "■ stopped · the reply was cut short here"
 """The line under a reply saved as partial when the store does not say who stopped it."""
@@ -42,24 +37,6 @@ def note_line(note: str) -> str:
     if text.startswith("failed:"):
         return format_failure(text.removeprefix("failed:").strip() or "failed", "failed")
     return f"■ {text}"
-
-
-class _LeftHeading(Heading):
-    """Headings flush left, as the live transcript shows them (Rich centres ``#``)."""
-
-    LEVEL_ALIGN: ClassVar[dict[str, JustifyMethod]] = {
-        **Heading.LEVEL_ALIGN,
-        "h1": "left",
-    }
-
-
-class HistoryMarkdown(RichMarkdown):
-    """Rich Markdown with left-aligned headings."""
-
-    elements: ClassVar[dict[str, type]] = {
-        **RichMarkdown.elements,
-        "heading_open": _LeftHeading,
-    }
 
 
 class SavedReply(Widget):
@@ -87,7 +64,7 @@ class SavedReply(Widget):
 
     def compose(self) -> ComposeResult:
         if self.text.strip():
-            yield Static(HistoryMarkdown(self.text), classes="body")
+            yield ReplyBody(self.text, streaming=False, classes="body")
         if self.note:
             yield Static(self.note, classes="note", markup=False)
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
+
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 
 from desk.widgets._css import css_beside
 from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.sealed_markdown import SealedMarkdown
 from desk.widgets.user_prompt import UserPrompt
 
 
@@ -17,7 +21,9 @@ class Transcript(VerticalScroll):
     scrolling back to the end restores it (Textual's anchor rules).
 
     Blocks are found by turn id through dictionaries, not DOM queries, so a long transcript
-    costs nothing per streamed delta.
+    costs nothing per streamed delta. Reply chunks whose height is still an estimate are
+    settled here one at a time, yielding between two, so a long reply that finished streaming
+    (or a resize) never holds the screen still.
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -26,7 +32,31 @@ class Transcript(VerticalScroll):
         super().__init__(id=id)
         self._prompts: dict[str, UserPrompt] = {}
         self._replies: dict[str, AssistantReply] = {}
+        self._unsettled: deque[SealedMarkdown] = deque()
+        self._settling = False
         self.can_focus = False
+
+    def on_sealed_markdown_unsettled(self, message: SealedMarkdown.Unsettled) -> None:
+        message.stop()
+        self._unsettled.append(message.widget)
+        if not self._settling:
+            self._settling = True
+            self.run_worker(self._settle_chunks(), group="settle")
+
+    async def _settle_chunks(self) -> None:
+        try:
+            while self._unsettled:
+                widget = self._unsettled.popleft()
+                if widget.settle_one():
+                    self._unsettled.append(widget)  # round robin: one piece per widget per pass
+                await asyncio.sleep(0)  # let input and the next frame in between two renders
+        finally:
+            self._settling = False
+
+    @property
+    def settling(self) -> bool:
+        """True while reply chunks wait to replace their estimated height by the real one."""
+        return self._settling
 
     def watch_virtual_size(self, size: Size) -> None:
         # Anchor once the content overflows: anchoring earlier would bottom-align a short

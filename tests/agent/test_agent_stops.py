@@ -78,7 +78,7 @@ def test_only_the_first_hard_stop_is_booked(
     provider: ProviderConfig, demo_server: DemoModelServer
 ) -> None:
     hold = HoldAt(2)
-    agent = Agent(ChatClient(provider), listener=hold)
+    agent = Agent(ChatClient(provider), listener=hold, delta_interval_s=0)
     thread, results = run_in_thread(agent, PROMPT)
     assert hold.reached.wait(5)
     first = StopRequest.by_user(Surface.DESK_KEY)
@@ -96,7 +96,7 @@ def test_only_the_first_hard_stop_is_booked(
 
 def test_a_soft_interrupt_never_aborts(provider: ProviderConfig) -> None:
     hold = HoldAt(2)
-    agent = Agent(ChatClient(provider), listener=hold)
+    agent = Agent(ChatClient(provider), listener=hold, delta_interval_s=0)
     thread, results = run_in_thread(agent, PROMPT)
     assert hold.reached.wait(5)
     agent.interrupt(StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while running", hard=False))
@@ -110,7 +110,7 @@ def test_stop_racing_completion_has_exactly_one_consistent_outcome(
     provider: ProviderConfig,
 ) -> None:
     hold = HoldAt(len(WORDS.split()))  # the last content delta
-    agent = Agent(ChatClient(provider), listener=hold)
+    agent = Agent(ChatClient(provider), listener=hold, delta_interval_s=0)
     thread, results = run_in_thread(agent, PROMPT)
     assert hold.reached.wait(5)
     stop = StopRequest.by_user(Surface.DESK_KEY)
@@ -143,7 +143,7 @@ def test_a_stop_at_any_token_gives_one_outcome_and_frees_the_slot(
     demo_server.records.clear()
     n = len(WORDS.split())
     hold = HoldAt(k if 1 <= k <= n else 0)
-    agent = Agent(ChatClient(provider), listener=hold)
+    agent = Agent(ChatClient(provider), listener=hold, delta_interval_s=0)
     stop = StopRequest.by_user(Surface.DESK_KEY)
     if k == 0:
         agent.interrupt(stop)
@@ -185,7 +185,7 @@ def test_a_stop_closes_the_connection_even_while_the_turn_loop_is_busy(
     # it): the server must still see the close, because the stopping thread shuts the socket.
     demo_server.configure(tokens_per_second=100.0)
     hold = HoldAt(3)
-    agent = Agent(ChatClient(provider), listener=hold)
+    agent = Agent(ChatClient(provider), listener=hold, delta_interval_s=0)
     thread, results = run_in_thread(agent, "a long answer please")
     assert hold.reached.wait(5)
     stop = StopRequest.by_user(Surface.DESK_KEY)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import threading
 import time
 from collections.abc import Callable
 
 from textual.pilot import Pilot
+from textual.widget import Widget
 
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
@@ -35,6 +37,26 @@ async def wait_until(
             await pilot.pause(0.01)
         else:
             await asyncio.sleep(0.01)
+
+
+async def click_until(
+    pilot: Pilot[object],
+    widget: Widget,
+    done: Callable[[], object],
+    *,
+    attempts: int = 10,
+    what: str = "the click to take effect",
+) -> None:
+    """Click ``widget`` until ``done()`` (a streaming transcript can move it under the pointer
+    between the moment its region is read and the moment the click lands)."""
+    for _ in range(attempts):
+        if done():
+            return
+        if widget.region.height > 0:
+            await pilot.click(widget)
+        with contextlib.suppress(AssertionError):
+            await wait_until(pilot, done, timeout_s=1.0, what=what)
+    await wait_until(pilot, done, what=what)
 
 
 async def submit(pilot: Pilot[object], text: str) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from desk.app import DeskApp
 from desk.widgets import UserPrompt
-from tests.desk.desk_testkit import submit, submit_and_get_reply, wait_until
+from tests.desk.desk_testkit import click_until, submit, submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway
 
 pytestmark = pytest.mark.anyio
@@ -30,14 +30,9 @@ async def test_a_queued_prompt_is_numbered_and_removed_with_its_x(
         assert desk_app.status_bar.queued == 2
 
         one, two = queued
-        remove = one.query_one(".remove")
-        # Under load the card may not be laid out yet: a click then lands on nothing.
-        await wait_until(
-            pilot, lambda: remove.region.height > 0, timeout_s=30.0, what="the x laid out"
-        )
-        await pilot.click(remove)
-        await wait_until(
-            pilot, lambda: not one.is_attached, timeout_s=30.0, what="the removed card to go"
+        # The card moves while the first reply streams above it: click until it is gone.
+        await click_until(
+            pilot, one.query_one(".remove"), lambda: not one.is_attached, what="the card to go"
         )
         assert [p.text for p in desk_app.queued_prompts()] == ["reply with exactly: two"]
         assert two.position == 1

@@ -1,0 +1,208 @@
+"""The finished pieces of a reply in one virtualised widget: rendered only when seen.
+
+A streamed reply is cut into pieces at block boundaries (see :mod:`desk.widgets.reply_body`).
+Mounting a widget per piece made every delta's layout walk hundreds of widgets; here all the
+pieces live in one Line-API widget (as Textual's ``Log`` keeps its lines), so the transcript's
+layout costs the same however long a reply grows.
+
+Each piece is rendered at most once per width, and only when needed:
+
+- while the reply streams (*deferred*), a piece's height is an estimate from its text and it is
+  rendered only if a line of it is painted, so text that scrolls by unseen during a fast stream
+  costs no rendering at all;
+- once it is no longer deferred, the widget posts :class:`SealedMarkdown.Unsettled` and whoever
+  handles it (the transcript) calls :meth:`SealedMarkdown.settle_one` between frames until every
+  estimate is replaced by the real height: the scrollbar becomes exact soon after a stream ends
+  or the terminal is resized, and no frame ever waits for a whole reply to render.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from rich.console import RenderableType
+from textual.geometry import Size
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+
+from desk.widgets.markdown_chunk import render_strips
+
+MakeRenderable = Callable[[str], RenderableType]
+"""Turns a piece's text into what is drawn (called at render time, so it sees the theme)."""
+
+
+def estimate_rows(text: str, width: int) -> int:
+    """Rows a Markdown piece takes at ``width`` cells, guessed without rendering it.
+
+    Each source line wraps to ``ceil(len / width)`` rows (at least one); a code fence's two
+    fence lines stand in for the block's two padding rows. Exact for prose, lists and code;
+    a table or a long heading may be off by a row or two until the piece is rendered.
+
+    Args:
+        text: the piece's Markdown.
+        width: the width in cells.
+
+    Returns:
+        the estimated rows (at least 1).
+    """
+    width = max(1, width)
+    return sum(max(1, math.ceil(len(line) / width)) for line in text.strip("\n").split("\n"))
+
+
+@dataclass(slots=True)
+class _Piece:
+    """One sealed piece: its text, and its lines for the width they were rendered at."""
+
+    text: str
+    width: int = -1
+    strips: list[Strip] = field(default_factory=list)
+    estimated_width: int = -1
+    estimated_rows: int = 0
+
+    def rows(self, width: int) -> int:
+        """Its height at ``width`` (real if rendered at that width, else estimated)."""
+        if self.width == width:
+            return len(self.strips)
+        if self.estimated_width != width:
+            self.estimated_rows = estimate_rows(self.text, width)
+            self.estimated_width = width
+        return self.estimated_rows
+
+
+class SealedMarkdown(Widget):
+    """Finished Markdown pieces, one blank row between two, rendered lazily.
+
+    Args:
+        make: turns a piece's text into a renderable (e.g. Rich Markdown).
+        deferred: True while the owner streams (pieces render only when painted).
+        classes: CSS classes.
+    """
+
+    DEFAULT_CSS = """
+    SealedMarkdown { height: auto; }
+    """
+
+    class Unsettled(Message):
+        """Some pieces show an estimated height: call ``settle_one()`` when there is time."""
+
+        def __init__(self, widget: SealedMarkdown) -> None:
+            super().__init__()
+            self.widget = widget
+            """The widget to settle."""
+
+    def __init__(
+        self, make: MakeRenderable, *, deferred: bool = False, classes: str | None = None
+    ) -> None:
+        super().__init__(classes=classes)
+        self._make = make
+        self.deferred = deferred
+        """True while pieces wait for a paint to render (set False with :meth:`undefer`)."""
+        self._pieces: list[_Piece] = []
+        self._starts: list[int] = []
+        self._layout_width = -1
+        self._settle_posted = False
+        self.renders = 0
+        """How many times a piece was rendered (read by tests and benchmarks)."""
+
+    @property
+    def texts(self) -> list[str]:
+        """The pieces' texts, in order."""
+        return [piece.text for piece in self._pieces]
+
+    @property
+    def settled(self) -> bool:
+        """True when every piece's height is its rendered one at the last laid-out width."""
+        width = self._layout_width
+        return width < 0 or all(piece.width == width for piece in self._pieces)
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        for piece in self._pieces:
+            piece.width = -1  # colours (and the light-theme styles) change: render again
+        self.refresh(layout=True)
+
+    def add(self, texts: Sequence[str]) -> None:
+        """Append pieces (shown after the ones already here)."""
+        self._pieces.extend(_Piece(text) for text in texts if text.strip())
+        self.refresh(layout=True)
+
+    def clear(self) -> None:
+        """Remove every piece."""
+        self._pieces.clear()
+        self.refresh(layout=True)
+
+    def undefer(self) -> None:
+        """Stop deferring: the estimated heights are settled soon, off the caller's turn."""
+        self.deferred = False
+        self._request_settle()
+
+    def _request_settle(self) -> None:
+        if not self.deferred and not self._settle_posted and not self.settled:
+            self._settle_posted = True
+            self.post_message(self.Unsettled(self))
+
+    def _render_piece(self, piece: _Piece, width: int) -> bool:
+        """Render ``piece`` at ``width``; True if its height differs from the one in use."""
+        before = piece.rows(width)
+        piece.strips = render_strips(self.app, self._make(piece.text), width)
+        piece.width = width
+        self.renders += 1
+        return len(piece.strips) != before
+
+    def settle_one(self) -> bool:
+        """Render the first piece still estimated at the laid-out width.
+
+        Returns:
+            True if more pieces wait (call again later), False when all are settled.
+        """
+        self._settle_posted = False
+        width = self._layout_width
+        if width < 0 or not self.is_attached:
+            return False
+        piece = next((p for p in self._pieces if p.width != width), None)
+        if piece is None:
+            return False
+        if self._render_piece(piece, width):
+            self.refresh(layout=True)
+        more = not self.settled
+        self._settle_posted = more
+        return more
+
+    def _row_starts(self, width: int) -> list[int]:
+        starts: list[int] = []
+        row = 0
+        for piece in self._pieces:
+            starts.append(row)
+            row += piece.rows(width) + 1  # a blank row between two pieces
+        starts.append(max(0, row - 1))
+        self._starts = starts
+        return starts
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """Rows of all pieces at ``width`` (estimates for those not rendered yet)."""
+        self._layout_width = width
+        height = self._row_starts(width)[-1]
+        self._request_settle()
+        return height
+
+    def render_line(self, y: int) -> Strip:
+        """Row ``y``: renders the piece it falls in first, if that piece was only estimated."""
+        width = self.content_size.width
+        starts = self._starts
+        index = bisect.bisect_right(starts, y) - 1
+        if not self._pieces or index < 0 or index >= len(self._pieces):
+            return Strip.blank(width, self.rich_style)
+        piece = self._pieces[index]
+        if piece.width != width and self._render_piece(piece, width):
+            starts = self._row_starts(width)  # the rows below moved: keep this frame consistent
+            self.refresh(layout=True)
+        row = y - starts[index]
+        if row >= len(piece.strips):
+            return Strip.blank(width, self.rich_style)
+        return piece.strips[row].apply_style(self.rich_style)
