@@ -28,6 +28,7 @@ class DeltaBatcher:
         emit: receives each joined delta, in order.
         loop: the turn's running event loop (holds the flush timer).
         interval_s: least time between two emitted deltas while pieces arrive faster, seconds.
+        clock: monotonic seconds (injectable for tests).
     """
 
     def __init__(
@@ -36,8 +37,10 @@ class DeltaBatcher:
         loop: asyncio.AbstractEventLoop,
         *,
         interval_s: float = DEFAULT_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._emit = emit
+        self._clock = clock
         self._loop = loop
         self._interval_s = interval_s
         self._content: list[str] = []
@@ -53,7 +56,7 @@ class DeltaBatcher:
         if delta.reasoning:
             self._reasoning.append(delta.reasoning)
         self._pieces += delta.pieces
-        wait = self._last_flush + self._interval_s - time.monotonic()
+        wait = self._last_flush + self._interval_s - self._clock()
         if wait <= 0:
             self.flush()
         elif self._timer is None:
@@ -70,5 +73,5 @@ class DeltaBatcher:
         self._content.clear()
         self._reasoning.clear()
         self._pieces = 0
-        self._last_flush = time.monotonic()
+        self._last_flush = self._clock()
         self._emit(delta)

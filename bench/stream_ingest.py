@@ -9,7 +9,11 @@ terminal would need (headless Textual skips that step). Figures per rate:
 - ``ingest_tokens_per_s``: tokens / (final text rendered - first token sent by the server);
 - ``tail_ms``: last token sent by the server (loopback: received at once) -> final text rendered;
 - ``tail_after_complete_ms``: the turn's ``message.complete`` reaching the UI -> rendered;
-- ``paints``, ``deltas``: screen updates and (coalesced) delta messages handled.
+- ``paints``, ``deltas``: screen updates and (coalesced) delta messages handled;
+- ``ui_cpu_s``: CPU time of the UI thread from submit to the final paint (the agent, the
+  gateway and the UI share one GIL: what the UI takes, the stream reader waits for).
+
+With ``--repeats N`` each rate runs N times; the summary gives the median and the worst tail.
 
 First paint: ``desk --base-url <demo> --model demo`` in a pseudo-terminal (120x40,
 TERM=xterm-256color); the time from starting the process to the first output that contains the
@@ -22,7 +26,8 @@ competed with the UI for the GIL and slowed itself down); its reply is replaced 
 document for the benchmark's prompt only (``plan_reply`` is wrapped before the fork); everything
 else is the shipped code.
 
-Run: ``python bench/stream_ingest.py [--rates 1000 5000 20000] [--paint-runs 5]``; prints JSON.
+Run: ``python bench/stream_ingest.py [--rates 1000 5000 20000] [--repeats 3] [--paint-runs 5]``;
+prints JSON.
 """
 
 from __future__ import annotations
@@ -111,6 +116,8 @@ class BenchDesk(DeskApp):
         self.complete_at: float | None = None
         self.paints = 0
         self.deltas = 0
+        self.submit_cpu: float | None = None
+        self.final_cpu: float | None = None
 
     def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
         super()._display(screen, renderable)
@@ -126,6 +133,7 @@ class BenchDesk(DeskApp):
             if reply is not None and reply.outcome:
                 self.watched = reply
                 self.final_paint_at = time.monotonic()
+                self.final_cpu = time.thread_time()
 
     # Textual calls the handler of every class in the MRO: these only count, the app's own
     # handlers (called after these) do the work; calling super() here would do it twice.
@@ -191,6 +199,7 @@ async def measure_rate(rate: float, tokens: int, size: tuple[int, int]) -> dict[
         async with app.run_test(size=size):
             box = app.query_one(PromptInput)
             box.text = BENCH_PROMPT
+            app.submit_cpu = time.thread_time()
             # Not pilot.press: it waits for the app to be idle, which a stream never is.
             box.action_submit()
             await _wait(app, lambda: app.final_paint_at is not None, 120.0)
@@ -202,6 +211,7 @@ async def measure_rate(rate: float, tokens: int, size: tuple[int, int]) -> dict[
         server.stop()
     first_token_at, completed_at = record["first_token_at"], record["completed_at"]
     assert app.final_paint_at is not None and app.complete_at is not None
+    assert app.final_cpu is not None and app.submit_cpu is not None
     sent = record["tokens_generated"]
     elapsed = app.final_paint_at - first_token_at
     return {
@@ -212,10 +222,22 @@ async def measure_rate(rate: float, tokens: int, size: tuple[int, int]) -> dict[
         "ingest_tokens_per_s": round(sent / elapsed),
         "tail_ms": round((app.final_paint_at - completed_at) * 1000, 1),
         "tail_after_complete_ms": round((app.final_paint_at - app.complete_at) * 1000, 1),
+        "ui_cpu_s": round(app.final_cpu - app.submit_cpu, 2),
         "paints": app.paints,
         "deltas": app.deltas,
         "outcome": reply.outcome,
     }
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One rate's runs: the median run's figures, plus every run's tail and the worst."""
+    ordered = sorted(runs, key=lambda run: float(run["tail_ms"]))
+    median = dict(ordered[(len(ordered) - 1) // 2])
+    median["runs"] = len(runs)
+    median["tail_ms_each"] = [run["tail_ms"] for run in runs]
+    median["tail_ms_worst"] = ordered[-1]["tail_ms"]
+    median["ingest_tokens_per_s_min"] = min(run["ingest_tokens_per_s"] for run in runs)
+    return median
 
 
 def _set_size(fd: int, rows: int, cols: int) -> None:
@@ -295,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rates", type=float, nargs="+", default=[1000.0, 5000.0, 20000.0])
     parser.add_argument("--seconds", type=float, default=2.0, help="stream length at each rate")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per rate")
     parser.add_argument("--paint-runs", type=int, default=5)
     parser.add_argument("--width", type=int, default=120)
     parser.add_argument("--height", type=int, default=40)
@@ -302,10 +325,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     biggest = int(max(args.rates) * args.seconds)
     _install_long_reply(long_document(biggest))
     results: dict[str, Any] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
-    results["stream_ingest"] = [
-        asyncio.run(measure_rate(rate, int(rate * args.seconds), (args.width, args.height)))
-        for rate in args.rates
-    ]
+    size = (args.width, args.height)
+    results["stream_ingest"] = []
+    for rate in args.rates:
+        runs = [
+            asyncio.run(measure_rate(rate, int(rate * args.seconds), size))
+            for _ in range(max(1, args.repeats))
+        ]
+        results["stream_ingest"].append(summarize(runs))
     if args.paint_runs > 0:
         results["first_paint"] = measure_first_paint(args.paint_runs)
     print(json.dumps(results, indent=2))

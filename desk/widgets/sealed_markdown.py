@@ -115,9 +115,10 @@ class SealedMarkdown(Widget):
 
     @property
     def settled(self) -> bool:
-        """True when every piece's height is its rendered one at the last laid-out width."""
+        """True when every piece's height is its rendered one at the last laid-out width (a
+        widget never laid out is settled only while it holds nothing)."""
         width = self._layout_width
-        return width < 0 or all(piece.width == width for piece in self._pieces)
+        return all(piece.width == width >= 0 for piece in self._pieces)
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)

@@ -58,3 +58,38 @@ def test_screen_after_a_stop(
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)  # type: ignore[operator]
+
+
+STREAMING_REPLY = (
+    "## Stopping a stream\n\nA stop closes the **socket** at once:\n\n"
+    "- the server frees its slot\n- the partial reply stays\n\n"
+    "```python\nagent.interrupt(StopRequest.by_user(Surface.DESK_KEY))\n```\n\n"
+    "Then the workers exit and the receipt shows the milliseconds."
+)
+STREAMING_STALL_AFTER = 30
+
+
+def test_screen_while_a_reply_streams(
+    snap_compare: object, fast_server: DemoModelServer, fast_gateway: Gateway
+) -> None:
+    shown = ConnectionInfo("demo", "http://127.0.0.1:8080/v1", is_demo=True, source="--demo")
+    app = DeskApp(fast_gateway, shown, clock=lambda: 0.0, handle_signals=False)
+    app.animation_level = "none"
+    prompt = "reply with exactly: " + STREAMING_REPLY
+    partial = "".join(tokenize(reply_for(user_message(prompt)))[:STREAMING_STALL_AFTER])
+    assert 0 < len(partial) < len(STREAMING_REPLY)
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        box = app.query_one(PromptInput)
+        box.cursor_blink = False
+        await wait_until(pilot, lambda: app.status_bar.context_window is not None, what="n_ctx")
+        fast_server.configure(fault="stall", fault_after_tokens=STREAMING_STALL_AFTER)
+        box.text = prompt
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.transcript.query(AssistantReply)) == 1)
+        reply = app.transcript.query(AssistantReply).last()
+        await wait_until(pilot, lambda: reply.text == partial, what="the stalled partial")
+        await wait_until(pilot, lambda: app.status_bar.state == "streaming", what="streaming")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)  # type: ignore[operator]

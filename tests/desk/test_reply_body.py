@@ -1,0 +1,159 @@
+"""A long reply: cut into pieces at block boundaries, rendered only when seen, settled after."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from textual.app import App, ComposeResult
+
+from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.reply_body import ReplyBody, seal_points
+from desk.widgets.saved_reply import SavedReply
+from desk.widgets.sealed_markdown import SealedMarkdown, estimate_rows
+from desk.widgets.transcript import Transcript
+from tests.desk.desk_testkit import wait_until
+
+pytestmark = pytest.mark.anyio
+
+FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+def document(parts: int) -> str:
+    """A reply of ``parts`` sections: heading, paragraph, list, code with a blank line inside."""
+    return "\n\n".join(
+        f"## Part {i}\n\nParagraph {i} says a few words about streams and stops.\n\n"
+        f"- item {i}.1\n- item {i}.2\n\n```python\ndef part_{i}():\n\n    return {i}\n```"
+        for i in range(1, parts + 1)
+    )
+
+
+BLOCKS = st.one_of(
+    st.text(alphabet="abc *`", min_size=1, max_size=60).map(lambda t: "x" + t.strip()),
+    st.builds(lambda a, b: f"- {a}\n- {b}", st.text("ab", min_size=1), st.text("ab", min_size=1)),
+    st.builds(lambda body: f"```\n{body}\n\nafter blank\n```", st.text("ab \n", max_size=40)),
+    st.builds(lambda body: f"    indented {body}\n\n    more", st.text("ab", max_size=20)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(blocks=st.lists(BLOCKS, min_size=1, max_size=30), min_chars=st.integers(1, 120))
+def test_cuts_never_split_a_block_and_pieces_are_at_least_min_chars(
+    blocks: list[str], min_chars: int
+) -> None:
+    text = "\n\n".join(blocks) + "\n\ntail"
+    cuts = seal_points(text, min_chars)
+    assert cuts == sorted(set(cuts))
+    previous = 0
+    for cut in cuts:
+        assert cut - previous >= min_chars
+        assert text[cut - 2 : cut] == "\n\n" and text[cut] not in " \n"  # after a blank line
+        before = text[:cut].splitlines()
+        assert sum(1 for line in before if FENCE.match(line)) % 2 == 0  # not inside a fence
+        previous = cut
+
+
+def test_a_blank_line_inside_a_code_fence_is_never_a_cut() -> None:
+    text = "intro\n\n```\ncode\n\nnot markdown\n```\n\nafter\n"
+    assert seal_points(text, 1) == [7, text.index("after")]
+
+
+def test_the_row_estimate_wraps_long_lines_and_counts_blank_ones() -> None:
+    assert estimate_rows("one\n\n" + "x" * 25, 10) == 1 + 1 + 3
+
+
+class ReplyApp(App[None]):
+    """Just a transcript, as the desk lays it out."""
+
+    def compose(self) -> ComposeResult:
+        yield Transcript(id="transcript")
+
+
+async def stream(reply: AssistantReply, text: str, step: int) -> None:
+    for start in range(0, len(text), step):
+        await reply.append(text[start : start + step])
+
+
+def body_of(widget: AssistantReply | SavedReply) -> ReplyBody:
+    return widget.query_one(ReplyBody)
+
+
+async def test_text_that_scrolls_by_unseen_is_rendered_once_the_stream_ends() -> None:
+    text = document(300)
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await stream(reply, text, 2000)
+        await pilot.pause()
+        sealed = body_of(reply).sealed
+        pieces = len(sealed.texts)
+        assert pieces > 20
+        assert sealed.renders < pieces / 2  # only what was painted
+        await reply.finish(text, "completed")
+        await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
+        assert reply.query_one(ReplyBody).text == text
+        # Each piece rendered once (one or two may have been painted before the scrollbar
+        # appeared and narrowed the view).
+        assert len(sealed.texts) <= sealed.renders <= len(sealed.texts) + 2
+        assert sealed.render_line(0).text.startswith("Part 1")
+
+
+async def test_scrolling_up_mid_stream_shows_the_text_there() -> None:
+    text = document(40)
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await stream(reply, text, 3000)
+        transcript.scroll_home(animate=False)
+        await pilot.pause()
+        sealed = body_of(reply).sealed
+        assert sealed.deferred  # still streaming
+        assert sealed.render_line(0).text.startswith("Part 1")
+        await wait_until(pilot, lambda: app.screen.get_widget_at(5, 1)[0] is sealed)
+
+
+async def test_a_resize_settles_every_piece_again_at_the_new_width() -> None:
+    text = document(30)
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await stream(reply, text, 5000)
+        await reply.finish(text, "completed")
+        sealed = body_of(reply).sealed
+        await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
+        wide_rows = sealed.size.height
+        await pilot.resize_terminal(50, 30)
+        await wait_until(pilot, lambda: sealed.size.width < 50)
+        await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
+        assert sealed.size.height > wide_rows  # narrower: the long lines wrap
+        assert sealed.renders >= 2 * len(sealed.texts) - 2  # the visible ones may render early
+
+
+async def test_a_saved_reply_is_drawn_like_the_finished_live_one() -> None:
+    text = document(8)
+    app = ReplyApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        transcript = app.query_one(Transcript)
+        live = await transcript.add_reply("t1")
+        await stream(live, text, len(text))  # one delta: cut as the saved text is
+        await live.finish(text, "completed")
+        saved = SavedReply(text)
+        await transcript.mount(saved)
+        await wait_until(pilot, lambda: not transcript.settling and body_of(saved).sealed.settled)
+        live_sealed, saved_sealed = body_of(live).sealed, body_of(saved).sealed
+        assert live_sealed.texts == saved_sealed.texts
+        assert live_sealed.size == saved_sealed.size
+        rows = live_sealed.size.height
+        assert [live_sealed.render_line(y).text for y in range(rows)] == [
+            saved_sealed.render_line(y).text for y in range(rows)
+        ]
+
+
+def test_a_body_that_never_streamed_has_no_pending_settle() -> None:
+    sealed = SealedMarkdown(str)
+    assert sealed.settled and not sealed.deferred
