@@ -64,6 +64,7 @@ class MarkdownChunk(Widget):
         """What is shown."""
         self._width = -1
         self._strips: list[Strip] = []
+        self._trim_top = False
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -72,15 +73,23 @@ class MarkdownChunk(Widget):
         self._width = -1  # the light-theme styles may apply now, or no longer
         self.refresh(layout=True)
 
-    def update(self, renderable: RenderableType) -> None:
-        """Show ``renderable`` instead (rendered on the next paint)."""
+    def update(self, renderable: RenderableType, *, trim_top: bool = False) -> None:
+        """Show ``renderable`` instead (rendered on the next paint).
+
+        Args:
+            renderable: what to show.
+            trim_top: leave out its first row (the top padding of a code block that continues
+                one shown above).
+        """
         self.renderable = renderable
+        self._trim_top = trim_top
         self._width = -1
         self.refresh(layout=True)
 
     def _lines(self, width: int) -> list[Strip]:
         if width != self._width:
-            self._strips = render_strips(self.app, self.renderable, width)
+            strips = render_strips(self.app, self.renderable, width)
+            self._strips = strips[1:] if self._trim_top and len(strips) > 1 else strips
             self._width = width
         return self._strips
 

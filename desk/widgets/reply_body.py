@@ -2,19 +2,17 @@
 
 Textual's ``Markdown`` widget makes a widget per block (a long reply: a thousand widgets), and
 every streamed write restyles and re-lays them out: about 400 tokens/s on a 2-core machine. Here
-the text is rendered with Rich's Markdown in chunks instead: once the streaming tail passes
-:data:`SEAL_CHARS`, it is cut at safe block boundaries (a blank line outside a code fence,
-followed by unindented text) and the pieces are *sealed*: rendered at most once per width and
-never touched again; only the short live tail is re-rendered per
-(coalesced) delta. All sealed pieces live in one virtualised :class:`SealedMarkdown`, and while
-the reply streams they defer their rendering until painted, so a fast stream that scrolls by
-costs little. A finished reply is static.
+the text is rendered with Rich's Markdown in pieces instead: the streaming tail is cut where
+it can be without changing how it reads (see :mod:`desk.markdown_cuts`) and the pieces are
+*sealed*: rendered at most once per width and never touched again; only the short live tail is
+re-rendered per (coalesced) delta. All sealed pieces live in one virtualised
+:class:`SealedMarkdown`, and while the reply streams they defer their rendering until painted, so
+a fast stream that scrolls by costs little. A finished reply is static.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
@@ -26,14 +24,10 @@ from rich.syntax import Syntax, SyntaxTheme
 from textual.app import ComposeResult
 from textual.widget import Widget
 
+from desk.markdown_cuts import cut_pieces, find_cuts, live_markdown
 from desk.widgets._css import css_beside
 from desk.widgets.markdown_chunk import MarkdownChunk
 from desk.widgets.sealed_markdown import SealedMarkdown
-
-SEAL_CHARS = 800
-"""The least length of a sealed piece, in characters: a longer live tail is cut into pieces."""
-
-_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
 
 
 class _LeftHeading(Heading):
@@ -80,43 +74,6 @@ class ReplyMarkdown(RichMarkdown):
     }
 
 
-def seal_points(text: str, min_chars: int = SEAL_CHARS) -> list[int]:
-    """Where ``text`` may be cut into sealed pieces of at least ``min_chars`` and a live tail.
-
-    A cut goes right after a blank line that is outside any code fence and is followed by a
-    line starting with a non-blank character, so no block (paragraph, list item continuation,
-    fence, indented code) is split. Cuts are taken greedily: each is the first block boundary
-    at least ``min_chars`` after the previous one, so the pieces stay small (a piece is
-    rendered whole when any line of it is painted).
-
-    Args:
-        text: the live tail.
-        min_chars: the least length of a sealed piece, in characters.
-
-    Returns:
-        the increasing cut indexes (piece ``i`` is ``text[cuts[i-1]:cuts[i]]``); empty when
-        nothing can be sealed yet.
-    """
-    if len(text) < min_chars:
-        return []
-    cuts: list[int] = []
-    last = 0
-    in_fence = False
-    position = 0
-    previous_blank = False
-    for line in text.splitlines(keepends=True):
-        complete = line.endswith("\n")
-        boundary = previous_blank and not in_fence and line[:1].strip() and complete
-        if boundary and position - last >= min_chars:
-            cuts.append(position)
-            last = position
-        if _FENCE_RE.match(line):
-            in_fence = not in_fence
-        previous_blank = not line.strip() and complete
-        position += len(line)
-    return cuts
-
-
 class ReplyBody(Widget):
     """The Markdown of one reply: sealed pieces (one :class:`SealedMarkdown`), then the live tail.
 
@@ -139,6 +96,7 @@ class ReplyBody(Widget):
         super().__init__(classes=classes)
         self._sealed: list[str] = []
         self._tail = text
+        self._fence: str | None = None  # the code fence the live tail starts inside
         self.streaming = streaming
         """True until :meth:`end_stream`: sealed pieces wait for a paint to render."""
 
@@ -170,14 +128,13 @@ class ReplyBody(Widget):
         return self.query_one(".live", MarkdownChunk)
 
     def _seal(self, *, everything: bool = False) -> None:
-        cuts = seal_points(self._tail)
-        if everything and self._tail.strip():
-            cuts.append(len(self._tail))
-        if not cuts:
+        cuts = find_cuts(self._tail, open_fence=self._fence)
+        if not cuts and not (everything and self._tail.strip()):
             return
-        pieces = [self._tail[start:end] for start, end in zip([0, *cuts[:-1]], cuts, strict=True)]
-        self._tail = self._tail[cuts[-1] :]
-        self._sealed.extend(pieces)
+        pieces, self._tail, self._fence = cut_pieces(
+            self._tail, cuts, open_fence=self._fence, everything=everything
+        )
+        self._sealed.extend(piece.text for piece in pieces)
         sealed = self.sealed
         sealed.add(pieces)
         sealed.set_class(not sealed.texts, "-empty")
@@ -191,9 +148,11 @@ class ReplyBody(Widget):
     def _draw_live(self) -> None:
         live = self._live
         blank = not self._tail.strip()
-        live.update(self._markdown(self._tail) if not blank else "")
+        joined = self._fence is not None  # the tail goes on with a code block cut above
+        markdown = live_markdown(self._tail, self._fence)
+        live.update(self._markdown(markdown) if not blank else "", trim_top=joined)
         live.set_class(blank, "-blank")
-        self.set_class(not blank and bool(self._sealed), "-gap")
+        self.set_class(not blank and bool(self._sealed) and not joined, "-gap")
 
     def end_stream(self) -> None:
         """The reply is done: the tail is sealed too, and every piece now settles soon."""
@@ -207,6 +166,6 @@ class ReplyBody(Widget):
         sealed = self.sealed
         sealed.clear()
         sealed.add_class("-empty")
-        self._sealed, self._tail = [], text
+        self._sealed, self._tail, self._fence = [], text, None
         self._seal(everything=not self.streaming)
         self._draw_live()

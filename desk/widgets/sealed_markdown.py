@@ -29,6 +29,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from desk.markdown_cuts import Piece
 from desk.widgets.markdown_chunk import render_strips
 
 MakeRenderable = Callable[[str], RenderableType]
@@ -55,29 +56,46 @@ def estimate_rows(text: str, width: int) -> int:
 
 @dataclass(slots=True)
 class _Piece:
-    """One sealed piece: its text, and its lines for the width they were rendered at."""
+    """One sealed piece, and its lines for the width they were rendered at.
 
-    text: str
+    A piece joined to a neighbour (a code block cut in two) loses the block's padding row on
+    that side, so the two halves read as one block.
+    """
+
+    piece: Piece
     width: int = -1
     strips: list[Strip] = field(default_factory=list)
     estimated_width: int = -1
     estimated_rows: int = 0
+
+    @property
+    def trimmed(self) -> int:
+        """Rows dropped from the rendering: one per joined side."""
+        return int(self.piece.joined_above) + int(self.piece.joined_below)
 
     def rows(self, width: int) -> int:
         """Its height at ``width`` (real if rendered at that width, else estimated)."""
         if self.width == width:
             return len(self.strips)
         if self.estimated_width != width:
-            self.estimated_rows = estimate_rows(self.text, width)
+            rows = estimate_rows(self.piece.markdown, width) - self.trimmed
+            self.estimated_rows = max(1, rows)
             self.estimated_width = width
         return self.estimated_rows
 
+    def keep(self, strips: list[Strip]) -> list[Strip]:
+        """``strips`` without the padding rows on the joined sides."""
+        top = 1 if self.piece.joined_above else 0
+        bottom = len(strips) - (1 if self.piece.joined_below else 0)
+        return strips[top:bottom] if bottom > top else strips[:1]
+
 
 class SealedMarkdown(Widget):
-    """Finished Markdown pieces, one blank row between two, rendered lazily.
+    """Finished Markdown pieces, one blank row between two (none between the halves of a cut
+    code block), rendered lazily.
 
     Args:
-        make: turns a piece's text into a renderable (e.g. Rich Markdown).
+        make: turns a piece's Markdown into a renderable (e.g. Rich Markdown).
         deferred: True while the owner streams (pieces render only when painted).
         classes: CSS classes.
     """
@@ -110,8 +128,8 @@ class SealedMarkdown(Widget):
 
     @property
     def texts(self) -> list[str]:
-        """The pieces' texts, in order."""
-        return [piece.text for piece in self._pieces]
+        """The pieces' own texts, in order (joined: the reply so far)."""
+        return [piece.piece.text for piece in self._pieces]
 
     @property
     def settled(self) -> bool:
@@ -128,9 +146,9 @@ class SealedMarkdown(Widget):
             piece.width = -1  # colours (and the light-theme styles) change: render again
         self.refresh(layout=True)
 
-    def add(self, texts: Sequence[str]) -> None:
+    def add(self, pieces: Sequence[Piece]) -> None:
         """Append pieces (shown after the ones already here)."""
-        self._pieces.extend(_Piece(text) for text in texts if text.strip())
+        self._pieces.extend(_Piece(piece) for piece in pieces if piece.text.strip())
         self.refresh(layout=True)
 
     def clear(self) -> None:
@@ -151,7 +169,7 @@ class SealedMarkdown(Widget):
     def _render_piece(self, piece: _Piece, width: int) -> bool:
         """Render ``piece`` at ``width``; True if its height differs from the one in use."""
         before = piece.rows(width)
-        piece.strips = render_strips(self.app, self._make(piece.text), width)
+        piece.strips = piece.keep(render_strips(self.app, self._make(piece.piece.markdown), width))
         piece.width = width
         self.renders += 1
         return len(piece.strips) != before
@@ -178,10 +196,12 @@ class SealedMarkdown(Widget):
     def _row_starts(self, width: int) -> list[int]:
         starts: list[int] = []
         row = 0
+        gap = 0
         for piece in self._pieces:
             starts.append(row)
-            row += piece.rows(width) + 1  # a blank row between two pieces
-        starts.append(max(0, row - 1))
+            gap = 0 if piece.piece.joined_below else 1  # a blank row between two pieces
+            row += piece.rows(width) + gap
+        starts.append(row - gap)
         self._starts = starts
         return starts
 

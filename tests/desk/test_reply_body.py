@@ -9,8 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 
+from desk.markdown_cuts import cut_pieces, find_cuts
 from desk.widgets.assistant_reply import AssistantReply
-from desk.widgets.reply_body import ReplyBody, seal_points
+from desk.widgets.markdown_chunk import render_strips
+from desk.widgets.reply_body import ReplyBody
 from desk.widgets.saved_reply import SavedReply
 from desk.widgets.sealed_markdown import SealedMarkdown, estimate_rows
 from desk.widgets.transcript import Transcript
@@ -44,7 +46,7 @@ def test_cuts_never_split_a_block_and_pieces_are_at_least_min_chars(
     blocks: list[str], min_chars: int
 ) -> None:
     text = "\n\n".join(blocks) + "\n\ntail"
-    cuts = seal_points(text, min_chars)
+    cuts = [c.position for c in find_cuts(text, min_chars=min_chars, fence_chars=10**9)]
     assert cuts == sorted(set(cuts))
     previous = 0
     for cut in cuts:
@@ -57,7 +59,8 @@ def test_cuts_never_split_a_block_and_pieces_are_at_least_min_chars(
 
 def test_a_blank_line_inside_a_code_fence_is_never_a_cut() -> None:
     text = "intro\n\n```\ncode\n\nnot markdown\n```\n\nafter\n"
-    assert seal_points(text, 1) == [7, text.index("after")]
+    cuts = find_cuts(text, min_chars=1, fence_chars=10**9)
+    assert [c.position for c in cuts] == [7, text.index("after")]
 
 
 def test_the_row_estimate_wraps_long_lines_and_counts_blank_ones() -> None:
@@ -157,3 +160,56 @@ async def test_a_saved_reply_is_drawn_like_the_finished_live_one() -> None:
 def test_a_body_that_never_streamed_has_no_pending_settle() -> None:
     sealed = SealedMarkdown(str)
     assert sealed.settled and not sealed.deferred
+
+
+CODE = st.lists(st.text(alphabet="abc =()", max_size=30), min_size=1, max_size=80)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    before=st.text(alphabet="ab \n", max_size=200),
+    lines=CODE,
+    fence_chars=st.integers(20, 400),
+    split=st.integers(0, 5000),
+)
+def test_a_long_code_block_is_cut_into_pieces_that_each_render_as_code(
+    before: str, lines: list[str], fence_chars: int, split: int
+) -> None:
+    text = "x" + before + "\n\n```python\n" + "\n".join(lines) + "\n```\n\nafter\n"
+    # Seal as a stream would: a first delta, then the rest, then the end of the reply.
+    first, rest = text[: split % len(text)], text[split % len(text) :]
+    pieces, tail, fence = cut_pieces(first, find_cuts(first, fence_chars=fence_chars, min_chars=50))
+    more, tail, fence = cut_pieces(
+        tail + rest,
+        find_cuts(tail + rest, open_fence=fence, fence_chars=fence_chars, min_chars=50),
+        open_fence=fence,
+        everything=True,
+    )
+    pieces += more
+    assert tail == "" and fence is None
+    assert "".join(p.text for p in pieces) == text
+    for upper, lower in zip(pieces, pieces[1:], strict=False):
+        assert upper.joined_below == lower.joined_above
+    for piece in pieces:
+        fences = [line for line in piece.markdown.splitlines() if FENCE.match(line)]
+        assert len(fences) % 2 == 0  # every piece closes what it opens
+        if piece.joined_above:
+            assert piece.markdown.startswith("```python\n")
+
+
+async def test_a_code_block_cut_while_streaming_reads_as_one_block() -> None:
+    code = "\n".join(f"value_{i} = compute({i})  # step {i}" for i in range(120))
+    text = f"Intro.\n\n```python\n{code}\n```\n\nAfter."
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await stream(reply, text, 97)
+        body = body_of(reply)
+        assert any(p.piece.joined_below for p in body.sealed._pieces)  # it was cut inside
+        await reply.finish(text, "completed")
+        sealed = body.sealed
+        await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
+        whole = render_strips(app, body._markdown(text), sealed.size.width)
+        shown = [sealed.render_line(y) for y in range(sealed.size.height)]
+        assert [s.text for s in shown] == [s.text for s in whole]

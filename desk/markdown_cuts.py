@@ -1,0 +1,151 @@
+"""Where a streaming Markdown reply may be cut into pieces that render the same on their own.
+
+A piece is *sealed* once it is cut off the live tail: it is rendered at most once per width and
+never touched again, so the cost of each streamed delta is the short live tail only. A cut goes
+
+- after a blank line that is outside any code fence and is followed by a line starting with a
+  non-blank character, so no paragraph, list item continuation, fence or indented code is split;
+- or, inside a code fence that has grown past :data:`FENCE_SPLIT_CHARS` (a model writing a long
+  file), before a line of code: the piece gets a closing fence and the text after it an
+  opening one (the same marker and language), and the two are drawn joined, without the code
+  block's padding rows in between (see :class:`desk.widgets.sealed_markdown.SealedMarkdown`).
+  Without this the live tail would hold the whole block and be highlighted again on every delta.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SEAL_CHARS = 800
+"""The least length of a sealed piece, in characters."""
+
+FENCE_SPLIT_CHARS = 1000
+"""A code fence is cut inside once this many characters of it are in the live tail."""
+
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A place to cut the live tail.
+
+    Attributes:
+        position: index into the tail (the piece is ``tail[previous:position]``).
+        fence: the opening line of the code fence the cut falls inside (e.g. "```python"),
+            or None for a cut between blocks.
+    """
+
+    position: int
+    fence: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A sealed piece of reply.
+
+    Attributes:
+        text: the reply's own characters (joined, the pieces give back the reply).
+        markdown: what is rendered: ``text`` with a reopened fence before it and/or a closing
+            fence after it when a cut fell inside a code block.
+        joined_above: it continues a code block cut above (drawn without a gap or top padding).
+        joined_below: its code block goes on in the next piece (no gap, no bottom padding).
+    """
+
+    text: str
+    markdown: str
+    joined_above: bool = False
+    joined_below: bool = False
+
+
+def _closing(fence: str) -> str:
+    marker = _FENCE_RE.match(fence)
+    return marker.group(1) if marker else "```"
+
+
+def _closes(marker: str, fence: str) -> bool:
+    """True if a fence line made of ``marker`` closes the block ``fence`` opened (CommonMark:
+    the same character, at least as many of it)."""
+    opening = _closing(fence)
+    return marker[0] == opening[0] and len(marker) >= len(opening)
+
+
+def find_cuts(
+    text: str,
+    *,
+    open_fence: str | None = None,
+    min_chars: int = SEAL_CHARS,
+    fence_chars: int = FENCE_SPLIT_CHARS,
+) -> list[Cut]:
+    """The cuts of ``text``, taken greedily so that pieces stay small.
+
+    Args:
+        text: the live tail.
+        open_fence: the opening line of a code fence ``text`` starts inside (after an earlier
+            cut inside it), or None.
+        min_chars: the least length of a piece cut between blocks, in characters.
+        fence_chars: the least length of a piece cut inside a code fence, in characters.
+
+    Returns:
+        the cuts in increasing order (empty when nothing can be sealed yet).
+    """
+    if len(text) < min(min_chars, fence_chars):
+        return []
+    cuts: list[Cut] = []
+    last = 0
+    fence = open_fence
+    position = 0
+    previous_blank = False
+    for line in text.splitlines(keepends=True):
+        complete = line.endswith("\n")
+        marker = _FENCE_RE.match(line)
+        if fence is None:
+            if previous_blank and line[:1].strip() and complete and position - last >= min_chars:
+                cuts.append(Cut(position))
+                last = position
+            if marker:
+                fence = line.rstrip("\n")
+        elif marker and _closes(marker.group(1), fence) and not line.strip(" `~\n"):
+            fence = None
+        elif complete and position - last >= fence_chars:
+            cuts.append(Cut(position, fence))
+            last = position
+        previous_blank = not line.strip() and complete
+        position += len(line)
+    return cuts
+
+
+def cut_pieces(
+    text: str, cuts: list[Cut], *, open_fence: str | None = None, everything: bool = False
+) -> tuple[list[Piece], str, str | None]:
+    """Cut ``text`` at ``cuts`` into pieces, plus what stays live.
+
+    Args:
+        text: the live tail.
+        cuts: from :func:`find_cuts` on the same text and ``open_fence``.
+        open_fence: the fence ``text`` starts inside, or None.
+        everything: seal the rest too (the reply is finished): nothing stays live.
+
+    Returns:
+        the pieces, the new live tail, and the fence the new tail starts inside (or None).
+    """
+    pieces: list[Piece] = []
+    start = 0
+    fence = open_fence
+    for cut in cuts:
+        body = text[start : cut.position]
+        before = f"{fence}\n" if fence else ""
+        after = f"{_closing(cut.fence)}\n" if cut.fence else ""
+        pieces.append(Piece(body, before + body + after, fence is not None, cut.fence is not None))
+        start, fence = cut.position, cut.fence
+    rest = text[start:]
+    if everything and rest.strip():
+        before = f"{fence}\n" if fence else ""
+        pieces.append(Piece(rest, before + rest, joined_above=fence is not None))
+        return pieces, "", None
+    return pieces, rest, fence
+
+
+def live_markdown(tail: str, fence: str | None) -> str:
+    """The Markdown to render for the live tail (reopening the fence it starts inside)."""
+    return f"{fence}\n{tail}" if fence else tail
