@@ -258,6 +258,7 @@ class DeskExtras(_AppBase):
                 keys.setdefault(key_label(key), what)
         prompt["Up"] = "Recall the previous prompt (on the first line)"
         prompt["Down"] = "Newer prompts, then back to what you were typing (on the last line)"
+        prompt["Tab"] = "Complete a /command (Tab again: the next match)"
         slash = [(command.usage, command.help) for command in SLASH_COMMANDS]
         slash += [(usage, what) for _fn, usage, what in CONSOLE_COMMANDS.values()]
         palette = [(c.title, c.help) for c in self.palette_commands() if c.discover]

@@ -2,14 +2,19 @@
 
 A line that starts with ``/`` and names a command in :data:`SLASH_COMMANDS` is handled by the
 desk and never sent to the model. Other parts of the desk add their own commands with
-:func:`register`, so the help screen (F1) and completion list every one.
+:func:`register`, so the help screen (F1) and completion list every one. The console's commands
+(``/help``, ``/new``, ``/stop``...; :data:`tui_gateway.console.commands.COMMANDS`) are typed in
+the same box, so completion (:func:`completions`) offers them too.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from tui_gateway.console.commands import COMMANDS as CONSOLE_COMMANDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +72,52 @@ def parse_slash(text: str) -> tuple[str, str] | None:
     return name.lower(), rest.strip()
 
 
+def known_commands() -> list[SlashCommand]:
+    """Every command the prompt box takes: :data:`SLASH_COMMANDS`, then the console's.
+
+    A console command named like a registered one is left out (the registered one wins).
+    """
+    commands = list(SLASH_COMMANDS)
+    names = {command.name for command in commands}
+    for name, (_fn, usage, what) in CONSOLE_COMMANDS.items():
+        if name not in names:
+            _word, _, args = usage.partition(" ")
+            commands.append(SlashCommand(name, args.strip(), what))
+    return commands
+
+
 def completions(text: str) -> list[SlashCommand]:
-    """Commands whose name starts with what is typed after ``/`` (for completion)."""
+    """Commands whose name starts with what is typed after ``/`` (for completion).
+
+    Args:
+        text: the prompt box's text; only one line ``/word`` with no space yet completes.
+
+    Returns:
+        the matching commands of :func:`known_commands`, in its order (empty for ``//``).
+    """
     line = text.lstrip()
-    if not line.startswith("/") or " " in line or "\n" in line:
+    if not line.startswith("/") or line.startswith("//") or " " in line or "\n" in line:
         return []
     prefix = line[1:].lower()
-    return [command for command in SLASH_COMMANDS if command.name.startswith(prefix)]
+    return [command for command in known_commands() if command.name.startswith(prefix)]
+
+
+def command_named(name: str) -> SlashCommand | None:
+    """The known command called ``name`` (any case), or None."""
+    wanted = name.lower()
+    return next((command for command in known_commands() if command.name == wanted), None)
+
+
+def common_prefix(names: Iterable[str]) -> str:
+    """The longest text every one of ``names`` starts with ("" for none)."""
+    listed = list(names)
+    if not listed:
+        return ""
+    first, last = min(listed), max(listed)
+    length = 0
+    while length < min(len(first), len(last)) and first[length] == last[length]:
+        length += 1
+    return first[:length]
 
 
 _COMMAND_WORD = re.compile(r"^/[a-z][a-z-]*\b")

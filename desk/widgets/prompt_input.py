@@ -2,6 +2,10 @@
 
 Up on the first line recalls earlier prompts and Down on the last line comes back
 (:class:`desk.prompt_history.PromptHistory`).
+
+Tab completes a slash command (one line ``/word``, no space yet): one match becomes ``/name ``;
+several complete to their common prefix and are listed in a :class:`SlashHints` just above the
+box, and Tab again goes through them. Anywhere else Tab moves the focus, as before.
 """
 
 from __future__ import annotations
@@ -11,10 +15,20 @@ from typing import ClassVar
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import TextArea
 
 from desk.prompt_history import PromptHistory
+from desk.slash import SlashCommand, command_named, common_prefix, completions
 from desk.widgets._css import css_beside
+from desk.widgets.slash_hints import SlashHints
+
+
+def completing_slash(text: str) -> bool:
+    """True when Tab completes ``text``: one line ``/word`` (not ``//``) with no space yet."""
+    return (
+        text.startswith("/") and not text.startswith("//") and " " not in text and "\n" not in text
+    )
 
 
 class PromptInput(TextArea):
@@ -30,12 +44,16 @@ class PromptInput(TextArea):
         # Shown in the footer; the keys themselves are handled in _on_key (see there).
         Binding("enter", "submit", "Send"),
         Binding("ctrl+j,shift+enter", "newline", "New line", key_display="^j"),
+        # Shown only while the text is a /command to complete (elsewhere Tab moves the focus).
+        Binding("tab", "complete_slash", "Complete", tooltip="Complete the slash command"),
     ]
 
     SUBMIT_KEYS: ClassVar[frozenset[str]] = frozenset({"enter"})
     """Keys that send the prompt."""
     NEWLINE_KEYS: ClassVar[frozenset[str]] = frozenset({"ctrl+j", "shift+enter"})
     """Keys that insert a line break."""
+    COMPLETE_KEYS: ClassVar[frozenset[str]] = frozenset({"tab"})
+    """Keys that complete a slash command (only while :func:`completing_slash`)."""
 
     class Submitted(Message):
         """The person pressed Enter.
@@ -60,11 +78,28 @@ class PromptInput(TextArea):
         )
         self.prompt_history = PromptHistory()
         """Prompts sent from this box (Up on the first line recalls them)."""
+        self._hints: SlashHints | None = None
+        self._completing = False  # the text is a /word Tab completes (footer shows Tab)
+        self._cycle: list[SlashCommand] = []  # candidates Tab goes through
+        self._cycle_index = -1  # the one shown now (-1: none yet, the common prefix is shown)
+        self._cycle_text: str | None = None  # the text the last Tab left (Tab again cycles)
+        self._tab_message: str | None = None  # "no command starts with ..." until the next edit
+
+    @property
+    def slash_hints(self) -> SlashHints:
+        """The list of matching commands above the box (mounted beside the box when first used)."""
+        if self._hints is None:
+            self._hints = SlashHints()
+            container = self.parent if isinstance(self.parent, Widget) else self.screen
+            container.mount(self._hints)
+        return self._hints
 
     async def _on_key(self, event: events.Key) -> None:
-        # Enter and Ctrl+J are handled here, in this widget's own queue, after the keys typed
-        # before them: a binding (priority ones run as the key arrives at the app) could read
-        # the text before the last typed characters were inserted.
+        # Enter, Ctrl+J and Tab (on a /command) are handled here, in this widget's own queue,
+        # after the keys typed before them: a binding (priority ones run as the key arrives at
+        # the app) could read the text before the last typed characters were inserted. Tab on
+        # other text goes on to the bindings: check_action hides ours, so the screen's
+        # focus_next runs as before.
         if event.key in self.SUBMIT_KEYS:
             event.stop()
             event.prevent_default()
@@ -73,13 +108,120 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.action_newline()
+        elif event.key in self.COMPLETE_KEYS and completing_slash(self.text):
+            event.stop()
+            event.prevent_default()
+            self.action_complete_slash()
         else:
             await super()._on_key(event)
 
     def action_submit(self) -> None:
         """Send the text to whoever listens (the app), and remember it."""
+        self._reset_completion()
+        if self._hints is not None:
+            self._hints.hide()  # the command is sent; an edit shows it again
         self.prompt_history.add(self.text)
         self.post_message(self.Submitted(self.text))
+
+    # -- slash completion ---------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer Tab (footer, help, the key itself) only while a /command is being typed."""
+        if action == "complete_slash":
+            return completing_slash(self.text)
+        return super().check_action(action, parameters)
+
+    def action_complete_slash(self) -> None:
+        """Tab on ``/word``: complete the command name, list the candidates, or cycle them."""
+        text = self.text
+        if not completing_slash(text):
+            return
+        if self._cycle and text == self._cycle_text:
+            self._cycle_index = (self._cycle_index + 1) % len(self._cycle)
+            self._set_completed("/" + self._cycle[self._cycle_index].name)
+            self._show_hints()
+            return
+        self._reset_completion()
+        matches = completions(text)
+        if not matches:
+            self._tab_message = f"no command starts with {text}"
+            self._cycle_text = text
+            self._show_hints()
+            return
+        if len(matches) == 1:
+            self._set_completed(f"/{matches[0].name} ")
+            self._show_hints()
+            return
+        self._cycle = matches
+        self._set_completed("/" + common_prefix(command.name for command in matches))
+        self._show_hints()
+
+    def _set_completed(self, text: str) -> None:
+        if text != self.text:
+            self.text = text
+        self.move_cursor(self.document.end)
+        self._cycle_text = text
+
+    def _reset_completion(self) -> None:
+        self._cycle = []
+        self._cycle_index = -1
+        self._cycle_text = None
+        self._tab_message = None
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        """Keep the hint list (and Tab in the footer) in step with the text."""
+        if event.text_area is not self:
+            return
+        if self.text != self._cycle_text:
+            self._reset_completion()
+        completing = completing_slash(self.text)
+        if completing != self._completing:
+            self._completing = completing
+            self.refresh_bindings()
+        self._show_hints()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The box grew or shrank: the hint list moves with it."""
+        if self._hints is not None and self._hints.display:
+            self._hints.place_above(self._hint_anchor)
+
+    def _show_hints(self) -> None:
+        """Show what fits the text now: the Tab message, the candidates, or the usage."""
+        text = self.text
+        if self._tab_message is not None:
+            self.slash_hints.show_message(self._tab_message)
+        elif self._cycle:
+            selected = self._cycle_index if self._cycle_index >= 0 else None
+            self.slash_hints.show_commands(self._cycle, selected)
+        elif completing_slash(text) and (matches := completions(text)):
+            self.slash_hints.show_commands(matches)
+        elif (command := self._typed_command(text)) is not None:
+            self.slash_hints.show_commands([command])
+        else:
+            if self._hints is not None:
+                self._hints.hide()
+            return
+        self.slash_hints.place_above(self._hint_anchor)
+
+    @staticmethod
+    def _typed_command(text: str) -> SlashCommand | None:
+        """The command of a one-line ``/name args`` (its usage stays shown while typing args)."""
+        if not text.startswith("/") or text.startswith("//") or "\n" in text:
+            return None
+        return command_named(text[1:].partition(" ")[0])
+
+    @property
+    def _hint_anchor(self) -> Widget:
+        """The list sits above the box's row (the box's own parent), or above the box."""
+        parent = self.parent
+        if isinstance(parent, Widget) and parent is not self.screen:
+            return parent
+        return self
+
+    def on_unmount(self) -> None:
+        """Take the hint list away with the box."""
+        if self._hints is not None:
+            self._hints.remove()
 
     def action_cursor_up(self, select: bool = False) -> None:
         """Up: on the first (visual) line recall the previous prompt, else move the cursor."""
