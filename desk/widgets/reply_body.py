@@ -13,6 +13,7 @@ a fast stream that scrolls by costs little. A finished reply is static.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
@@ -24,7 +25,7 @@ from rich.syntax import Syntax, SyntaxTheme
 from textual.app import ComposeResult
 from textual.widget import Widget
 
-from desk.markdown_cuts import cut_pieces, find_cuts, live_markdown
+from desk.markdown_cuts import Piece, cut_pieces, find_cuts, live_markdown
 from desk.widgets._css import css_beside
 from desk.widgets.markdown_chunk import MarkdownChunk
 from desk.widgets.sealed_markdown import SealedMarkdown
@@ -74,30 +75,42 @@ class ReplyMarkdown(RichMarkdown):
     }
 
 
+def markdown_for(widget: Widget) -> Callable[[str], ReplyMarkdown]:
+    """How ``widget`` turns a piece of reply into Rich Markdown (code colours follow the theme
+    at the time the piece is rendered)."""
+
+    def make(text: str) -> ReplyMarkdown:
+        dark = widget.app.current_theme.dark if widget.is_attached else True
+        return ReplyMarkdown(text.strip("\n"), code_theme="monokai" if dark else "default")
+
+    return make
+
+
+def sealed_pieces(text: str) -> list[Piece]:
+    """A finished text cut into the pieces a stream of it would have sealed (no live tail)."""
+    return cut_pieces(text, find_cuts(text), everything=True)[0]
+
+
 class ReplyBody(Widget):
     """The Markdown of one reply: sealed pieces (one :class:`SealedMarkdown`), then the live tail.
 
     While the reply streams, sealed pieces are *deferred* (their height is estimated and they
     render only when painted), so text that scrolls by unseen during a fast stream costs no
     rendering until the stream ends. :meth:`end_stream` seals the tail too and lets every piece
-    settle; a body made with ``streaming=False`` (a saved reply) starts that way.
+    settle.
 
     Args:
-        text: the text shown at first.
-        streaming: True for a reply that is about to stream; False for a finished text.
         classes: CSS classes.
     """
 
     DEFAULT_CSS = css_beside(__file__)
 
-    def __init__(
-        self, text: str = "", *, streaming: bool = True, classes: str | None = None
-    ) -> None:
+    def __init__(self, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self._sealed: list[str] = []
-        self._tail = text
+        self._tail = ""
         self._fence: str | None = None  # the code fence the live tail starts inside
-        self.streaming = streaming
+        self.streaming = True
         """True until :meth:`end_stream`: sealed pieces wait for a paint to render."""
 
     @property
@@ -106,17 +119,11 @@ class ReplyBody(Widget):
         return "".join(self._sealed) + self._tail
 
     def compose(self) -> ComposeResult:
-        yield SealedMarkdown(self._markdown, deferred=self.streaming, classes="sealed -empty")
+        yield SealedMarkdown(self._markdown, deferred=True, classes="sealed -empty")
         yield MarkdownChunk("", classes="live -blank")
 
-    def on_mount(self) -> None:
-        if self._tail:
-            self._seal(everything=not self.streaming)
-            self._draw_live()
-
     def _markdown(self, text: str) -> ReplyMarkdown:
-        dark = self.app.current_theme.dark if self.is_attached else True
-        return ReplyMarkdown(text.strip("\n"), code_theme="monokai" if dark else "default")
+        return markdown_for(self)(text)
 
     @property
     def sealed(self) -> SealedMarkdown:
@@ -142,7 +149,7 @@ class ReplyBody(Widget):
     def append(self, text: str) -> None:
         """Add streamed text: seal what is done, redraw the live tail."""
         self._tail += text
-        self._seal()
+        self._seal(everything=not self.streaming)
         self._draw_live()
 
     def _draw_live(self) -> None:

@@ -1,9 +1,10 @@
 """An assistant reply of a resumed session, marked when it was cut short.
 
-Its text is drawn by the same :class:`ReplyBody` as a live reply once it finished (so a resumed
-session looks exactly as it did live), created finished: its pieces show estimated heights at
-first and are rendered when painted or, one at a time, when the transcript has time, so a long
-session opens without rendering every reply first (see ``bench/session_open.py``).
+Its text is cut and drawn as a live reply's is once it finished (the same pieces in the same
+:class:`SealedMarkdown`, so a resumed session looks as it did live), created finished: its
+pieces show estimated heights at first and are rendered when painted or, one at a time, when the
+transcript has time, so a long session opens without rendering every reply first (see
+``bench/session_open.py``: 10,000 messages open in 0.53 s).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from textual.widgets import Static
 
 from desk.receipts import format_failure
 from desk.widgets._css import css_beside
-from desk.widgets.reply_body import ReplyBody
+from desk.widgets.reply_body import markdown_for, sealed_pieces
+from desk.widgets.sealed_markdown import SealedMarkdown
 
 PARTIAL_NOTE = "■ stopped · the reply was cut short here"
 """The line under a reply saved as partial when the store does not say who stopped it."""
@@ -64,7 +66,9 @@ class SavedReply(Widget):
 
     def compose(self) -> ComposeResult:
         if self.text.strip():
-            yield ReplyBody(self.text, streaming=False, classes="body")
+            body = SealedMarkdown(markdown_for(self), classes="body")
+            body.add(sealed_pieces(self.text))
+            yield body
         if self.note:
             yield Static(self.note, classes="note", markup=False)
 

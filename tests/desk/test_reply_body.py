@@ -79,8 +79,12 @@ async def stream(reply: AssistantReply, text: str, step: int) -> None:
         await reply.append(text[start : start + step])
 
 
-def body_of(widget: AssistantReply | SavedReply) -> ReplyBody:
+def body_of(widget: AssistantReply) -> ReplyBody:
     return widget.query_one(ReplyBody)
+
+
+def sealed_of(widget: AssistantReply | SavedReply) -> SealedMarkdown:
+    return widget.query_one(SealedMarkdown)
 
 
 async def test_text_that_scrolls_by_unseen_is_rendered_once_the_stream_ends() -> None:
@@ -147,8 +151,8 @@ async def test_a_saved_reply_is_drawn_like_the_finished_live_one() -> None:
         await live.finish(text, "completed")
         saved = SavedReply(text)
         await transcript.mount(saved)
-        await wait_until(pilot, lambda: not transcript.settling and body_of(saved).sealed.settled)
-        live_sealed, saved_sealed = body_of(live).sealed, body_of(saved).sealed
+        await wait_until(pilot, lambda: not transcript.settling and sealed_of(saved).settled)
+        live_sealed, saved_sealed = sealed_of(live), sealed_of(saved)
         assert live_sealed.texts == saved_sealed.texts
         assert live_sealed.size == saved_sealed.size
         rows = live_sealed.size.height
