@@ -41,6 +41,7 @@ from desk.features import (
     SessionsFeature,
     ToolCallsFeature,
 )
+from desk.gc_tuning import tune_gc
 from desk.messages import (
     GatewayIsStopping,
     PromptWasDropped,
@@ -164,6 +165,7 @@ class DeskApp(
         self.query_one(PromptInput).focus()
         if self._handle_signals:
             self._signals = install_quit_signals(self._on_quit_signal)
+        self.call_after_refresh(tune_gc)  # once the first screen is built
 
     @property
     def session_id(self) -> str:
@@ -407,7 +409,10 @@ class DeskApp(
         reply = self.transcript.reply(payload.turn_id)
         if reply is None:
             reply = await self.transcript.add_reply(payload.turn_id)
-        await reply.append(payload.text, payload.reasoning)
+        if self._bridge.turn_ended(payload.turn_id):
+            reply.absorb(payload.text, payload.reasoning)  # the completion draws it, next
+        else:
+            await reply.append(payload.text, payload.reasoning)
 
     def on_turn_state_changed(self, message: TurnStateChanged) -> None:
         """``turn.state``: waiting, streaming, retrying, stopping."""

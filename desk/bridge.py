@@ -8,6 +8,8 @@ coalesced about every 30 ms). The bridge only builds a message and hands it to
 
 from __future__ import annotations
 
+from collections import deque
+
 from textual.message_pump import MessagePump
 
 from desk.activity_messages import activity_message
@@ -75,6 +77,7 @@ class GatewayBridge:
         self._gateway = gateway
         self._target = target
         self._subscription: Subscription | None = None
+        self._ended: deque[str] = deque(maxlen=64)
         self.posted = 0
         """Count of messages posted (read by tests)."""
 
@@ -89,10 +92,20 @@ class GatewayBridge:
         if subscription is not None:
             self._gateway.unsubscribe(subscription)
 
+    def turn_ended(self, turn_id: str) -> bool:
+        """True once the turn's ``message.complete`` was posted (any thread).
+
+        The app reads it while handling a delta: a delta queued ahead of its turn's completion
+        need not be drawn, since the completion shows the canonical text right after.
+        """
+        return turn_id in self._ended
+
     def _deliver(self, event: GatewayEvent) -> None:
         message = to_message(event)
         if message is None:
             return
+        if isinstance(event.payload, MessageComplete):
+            self._ended.append(event.payload.turn_id)
         try:
             posted = self._target.post_message(message)
         except RuntimeError:  # the app's event loop has closed: nobody is left to show it

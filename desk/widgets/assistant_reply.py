@@ -75,6 +75,17 @@ class AssistantReply(Widget):
             if body is not None:
                 body.append(text)
 
+    def absorb(self, text: str, reasoning: str = "") -> None:
+        """Take a streamed piece without drawing it (its turn's completion is about to)."""
+        if self.outcome is not None or not self.is_attached:
+            return
+        self.reasoning += reasoning
+        if text:
+            self.text += text
+            body = next(self.query_children(".body").results(ReplyBody), None)
+            if body is not None:
+                body.absorb(text)
+
     async def finish(self, text: str, outcome: str, note: str = "") -> None:
         """End streaming and show the canonical reply.
 

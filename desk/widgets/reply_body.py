@@ -152,6 +152,10 @@ class ReplyBody(Widget):
         self._seal(everything=not self.streaming)
         self._draw_live()
 
+    def absorb(self, text: str) -> None:
+        """Add streamed text without sealing or drawing it (:meth:`end_stream` follows)."""
+        self._tail += text
+
     def _draw_live(self) -> None:
         live = self._live
         blank = not self._tail.strip()

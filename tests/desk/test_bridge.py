@@ -101,3 +101,26 @@ def test_bridge_posts_in_order_from_the_delivery_thread() -> None:
     assert [type(m) for m in target.posted] == [TurnStarted, TurnCompleted]
     assert target.threads == {"desk-events"} and bridge.posted == 2
     bridge.close()  # idempotent
+
+
+def test_a_turn_counts_as_ended_from_the_moment_its_completion_is_posted() -> None:
+    gateway = _Gateway()
+    target = _Target()
+    ended_when_posted: list[bool] = []
+    bridge = GatewayBridge(gateway, target)  # type: ignore[arg-type]
+    post = target.post_message
+
+    def spy(message: Message) -> bool:
+        if isinstance(message, TurnCompleted):
+            ended_when_posted.append(bridge.turn_ended("t"))
+        return post(message)
+
+    target.post_message = spy  # type: ignore[method-assign]
+    bridge.start()
+    (sub,) = gateway.subs
+    sub.publish(_event(MessageDelta("t", "x"), 1))
+    sub.publish(_event(MessageComplete("t", "completed", "completed", "x"), 2))
+    assert target.done.wait(5.0)
+    bridge.close()
+    assert ended_when_posted == [True]  # a delta handled after this need not be drawn
+    assert not bridge.turn_ended("other")

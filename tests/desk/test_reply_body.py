@@ -217,3 +217,19 @@ async def test_a_code_block_cut_while_streaming_reads_as_one_block() -> None:
         whole = render_strips(app, body._markdown(text), sealed.size.width)
         shown = [sealed.render_line(y) for y in range(sealed.size.height)]
         assert [s.text for s in shown] == [s.text for s in whole]
+
+
+async def test_pieces_absorbed_before_the_completion_are_shown_by_it() -> None:
+    text = document(20)
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        half = len(text) // 2
+        await reply.append(text[:half])
+        drawn = sealed_of(reply).renders
+        reply.absorb(text[half:])  # its completion is already queued
+        assert sealed_of(reply).renders == drawn and reply.text == text
+        await reply.finish(text, "completed")
+        await wait_until(pilot, lambda: sealed_of(reply).settled and not transcript.settling)
+        assert "".join(sealed_of(reply).texts) == text
