@@ -57,6 +57,10 @@ class DeskBase(App[int]):
         """Open the sessions sidebar (see ``SessionsFeature``)."""
         raise NotImplementedError
 
+    async def take_queued(self, turn_id: str) -> bool:
+        """Take a queued turn's card away as the turn starts (see ``QueueFeature``)."""
+        raise NotImplementedError
+
     # -- shared helpers --------------------------------------------------------------------------
 
     @property

@@ -79,9 +79,7 @@ class CompressionFeature(DeskBase):
             self.notify(exc.message, title="Not compressed", severity="error")
             return None
         self._compress_turns.add(result.turn_id)
-        if result.queued:
-            await self.add_note("⇊ compression queued: it runs after the current turn")
-        elif self._running_turn is None:
+        if not result.queued and self._running_turn is None:  # queued: shown as a queued card
             self._show_compressing(result.turn_id)
         return result.turn_id
 
@@ -97,6 +95,8 @@ class CompressionFeature(DeskBase):
             return
         payload = message.payload
         turn_id = payload.turn_id
+        if turn_id in self._compress_turns:
+            await self.take_queued(turn_id)  # a queued /compress starts: its card goes
         if self._running_turn is None:
             self._show_compressing(turn_id)
         elif turn_id == self._running_turn and payload.phase != "done":

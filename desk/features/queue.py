@@ -58,6 +58,29 @@ class QueueFeature(DeskBase):
                     self.focus_prompt()
         self._renumber()
 
+    async def take_queued(self, turn_id: str) -> bool:
+        """Take a queued turn's card away as the turn starts.
+
+        A queued ``/compress`` is shown as a queued card (its ✕ can still cancel it) but, once
+        it runs, it never gets a ``message.start``: its compression panel and outcome line
+        stand for it instead.
+
+        Returns:
+            True if a queued card was removed.
+        """
+        block = self.transcript.prompt(turn_id)
+        self._queued.discard(turn_id)
+        self._set_queued()
+        if block is None or block.status != "queued":
+            return False
+        refocus = block.has_focus_within
+        self.transcript.forget_prompt(turn_id)
+        await block.remove()
+        if refocus:
+            self.focus_prompt()
+        self._renumber()
+        return True
+
     def on_user_prompt_remove_requested(self, message: UserPrompt.RemoveRequested) -> None:
         """✕ or Delete on a queued prompt."""
         if self._session_id is None:

@@ -68,6 +68,10 @@ class Transcript(VerticalScroll):
         """The prompt block of a turn, if shown."""
         return self._prompts.get(turn_id)
 
+    def forget_prompt(self, turn_id: str) -> None:
+        """Stop finding the prompt block of ``turn_id`` (it is being removed)."""
+        self._prompts.pop(turn_id, None)
+
     def reply(self, turn_id: str) -> AssistantReply | None:
         """The reply block of a turn, if shown."""
         return self._replies.get(turn_id)

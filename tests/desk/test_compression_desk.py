@@ -194,6 +194,29 @@ async def test_a_prompt_typed_during_compression_is_queued_then_runs(
         assert children.index(note) < children.index(queued)  # where the compression ran
 
 
+async def test_a_compress_queued_behind_a_turn_runs_and_leaves_the_queue(
+    setup: Setup, demo_server: DemoModelServer
+) -> None:
+    app = setup.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        demo_server.configure(tokens_per_second=40.0)
+        first = await submit_and_get_reply(app, pilot, "Tell me about stopping streams")
+        await submit(pilot, "/compress")
+        card = next(b for b in app.transcript.query(UserPrompt) if b.status == "queued")
+        assert card.text == "/compress" and app.status_bar.queued == 1
+        demo_server.configure(tokens_per_second=4000.0)
+        await wait_until(pilot, lambda: first.outcome is not None, what="the first turn")
+        await wait_until(pilot, lambda: notes(app), what="the compression's outcome line")
+        await wait_until(pilot, lambda: app.status_bar.state == "idle", what="idle")
+        assert not card.is_attached  # the compression stands for it now
+        assert app.status_bar.queued == 0 and app.queued_prompts() == []
+        await submit(pilot, "reply with exactly: next")
+        reply = app.transcript.reply(app.transcript.reply_turn_ids[-1])
+        assert reply is not None
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the next turn")
+        assert reply.text == "next" and app.status_bar.queued == 0
+
+
 # -- snapshot -------------------------------------------------------------------------------------
 
 STALL_AFTER_TOKENS = 12
