@@ -55,7 +55,11 @@ def format_stop_receipt(receipt: StopReceipt) -> str:
     return " · ".join(parts)
 
 
+FAILURE_MARK = "✖ "
+"""How the error line of a failed turn begins."""
+
+
 def format_failure(error: str | None, exit_reason: str) -> str:
     """The one error line of a failed turn: ``"✖ <error>"`` (the exit reason if no message)."""
     text = " ".join((error or exit_reason).split())
-    return f"✖ {text}"
+    return f"{FAILURE_MARK}{text}"

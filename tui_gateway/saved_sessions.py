@@ -11,7 +11,7 @@ import threading
 from agent.stops import StopRequest, Surface
 from agent.store import StoreError, TurnRow
 from tui_gateway.approvals import SessionApprovals
-from tui_gateway.events import Payload
+from tui_gateway.events import Payload, StopReceipt
 from tui_gateway.persistence import Persistence
 from tui_gateway.state import Session, Turn
 from tui_gateway.types import (
@@ -107,17 +107,22 @@ class SavedSessions:
         except StoreError as exc:
             raise GatewayError(exc.message) from exc
         notes = {t.id: note for t in turns if (note := _turn_note(t))}
+        receipts = {t.id: receipt for t in turns if (receipt := _turn_receipt(t))}
         last_of_turn = {m.turn_id or "": i for i, m in enumerate(messages)}
-        transcript = [
-            TranscriptEntry(
-                role=m.role,
-                content=m.content,
-                partial=m.partial,
-                tool_names=tuple(c.name for c in m.tool_calls),
-                note=notes.get(m.turn_id or "", "") if last_of_turn[m.turn_id or ""] == i else "",
+        transcript: list[TranscriptEntry] = []
+        for i, m in enumerate(messages):
+            turn = m.turn_id or ""
+            last = last_of_turn[turn] == i  # a turn's note goes on its last message
+            transcript.append(
+                TranscriptEntry(
+                    role=m.role,
+                    content=m.content,
+                    partial=m.partial,
+                    tool_names=tuple(c.name for c in m.tool_calls),
+                    note=notes.get(turn, "") if last else "",
+                    stop=receipts.get(turn) if last else None,
+                )
             )
-            for i, m in enumerate(messages)
-        ]
         if live is not None:
             if store is None or live.store_detached:  # nothing saved: what memory holds
                 with live.lock:
@@ -205,6 +210,20 @@ class SavedSessions:
             except StoreError as exc:
                 raise GatewayError(exc.message) from exc
         return deleted or session is not None
+
+
+def _turn_receipt(turn: TurnRow) -> StopReceipt | None:
+    """The figures of a saved turn's stop, as its live receipt showed them (None if none)."""
+    if turn.stop_issuer not in ("user", "system"):
+        return None
+    return StopReceipt(
+        issuer=turn.stop_issuer,
+        surface=turn.stop_surface or "",
+        reason=turn.stop_reason or turn.stop_surface or "",
+        closed_ms=turn.stop_closed_ms,
+        exited_ms=turn.stop_exited_ms,
+        children_ended=turn.children_ended or 0,
+    )
 
 
 def _turn_note(turn: TurnRow) -> str:

@@ -11,6 +11,7 @@ from agent.events import AgentListener
 from agent.provider.client import ProviderConfig
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
+from tui_gateway.events import StopReceipt
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +146,8 @@ class TranscriptEntry:
         tool_names: for an assistant message, the tools it called.
         note: on the last message of a turn that did not complete: who stopped it ("stopped
             by you", "stopped by the system: ...") or why it failed.
+        stop: beside ``note`` on a stopped turn: the stop's figures as they were measured, so
+            a frontend can show the same receipt it showed live.
     """
 
     role: str
@@ -152,6 +155,7 @@ class TranscriptEntry:
     partial: bool = False
     tool_names: tuple[str, ...] = ()
     note: str = ""
+    stop: StopReceipt | None = None
 
 
 @dataclass(frozen=True, slots=True)

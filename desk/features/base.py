@@ -11,6 +11,7 @@ from textual.app import App
 from textual.widgets import Static
 
 from desk.ports import DeskGateway
+from desk.receipts import ReceiptFormatter
 from desk.startup import Startup
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import Clock
@@ -29,6 +30,7 @@ class DeskBase(App[int]):
     _running_turn: str | None
     _queued: set[str]
     _clock: Clock
+    _format_receipt: ReceiptFormatter
 
     # -- provided by DeskApp ---------------------------------------------------------------------
 

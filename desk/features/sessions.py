@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from textual import on
@@ -23,13 +24,15 @@ from textual.widget import Widget
 from desk.activity_messages import SessionStoreFailed, SessionWasEvicted
 from desk.features.base import DeskBase
 from desk.messages import TurnCompleted, TurnStarted
+from desk.receipts import format_stop_receipt
 from desk.screens.confirm_delete import ConfirmDelete
 from desk.widgets.earlier_messages import EarlierMessages
-from desk.widgets.saved_reply import SavedReply
+from desk.widgets.saved_reply import SavedReply, note_line
 from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import StatusBar
 from desk.widgets.user_prompt import UserPrompt
+from tui_gateway.events import StopReceipt
 from tui_gateway.types import GatewayError, TranscriptEntry
 
 
@@ -45,13 +48,18 @@ def split_recent(entries: list[TranscriptEntry], count: int) -> int:
     return start
 
 
-def saved_blocks(entries: list[TranscriptEntry], offset: int) -> list[Widget]:
+def saved_blocks(
+    entries: list[TranscriptEntry],
+    offset: int,
+    format_receipt: Callable[[StopReceipt], str] = format_stop_receipt,
+) -> list[Widget]:
     """The transcript blocks for saved messages.
 
     Args:
         entries: consecutive messages of a session, oldest first (system messages are skipped;
             ``tool`` results are shown with the assistant message that called them).
         offset: the index of ``entries[0]`` in the whole transcript (keeps block ids unique).
+        format_receipt: how the desk writes a stop receipt (so a resumed stop reads as it did).
 
     Returns:
         the widgets, in order.
@@ -60,7 +68,8 @@ def saved_blocks(entries: list[TranscriptEntry], offset: int) -> list[Widget]:
     index = 0
     while index < len(entries):
         entry = entries[index]
-        note = entry.note  # shown under the turn's last block, like a live stop or error line
+        # Shown under the turn's last block, as the live stop receipt or error line was.
+        note = note_line(entry.note, entry.stop, format_receipt)
         if entry.role == "user":
             blocks.append(UserPrompt(f"saved{offset + index}", entry.content))
         elif entry.role == "assistant":
@@ -76,7 +85,8 @@ def saved_blocks(entries: list[TranscriptEntry], offset: int) -> list[Widget]:
                 ):
                     index += 1
                     results.append(entries[index].content)
-                    note = entries[index].note or note
+                    result = entries[index]
+                    note = note_line(result.note, result.stop, format_receipt) or note
                 blocks.append(SavedToolCalls(entry.tool_names, results))
         elif entry.role == "tool":  # a result whose call is not shown: show it briefly
             blocks.append(SavedToolCalls(["tool"], [entry.content]))
@@ -188,7 +198,7 @@ class SessionsFeature(DeskBase):
         blocks: list[Widget] = []
         if start:
             blocks.append(EarlierMessages(start))
-        blocks.extend(saved_blocks(entries[start:], start))
+        blocks.extend(saved_blocks(entries[start:], start, self._format_receipt))
         if blocks:
             await self.transcript.mount_all(blocks)
         self.transcript.scroll_end(animate=False)
@@ -201,7 +211,7 @@ class SessionsFeature(DeskBase):
         entries = self._earlier
         start = split_recent(entries, self.startup.recent_messages)
         self._earlier = entries[:start]
-        blocks = saved_blocks(entries[start:], start)
+        blocks = saved_blocks(entries[start:], start, self._format_receipt)
         if blocks:
             await self.transcript.mount_all(blocks, after=line)
         if start:

@@ -9,30 +9,42 @@ transcript has time, so a long session opens without rendering every reply first
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
-from desk.receipts import format_failure
+from desk.receipts import FAILURE_MARK, format_failure, format_stop_receipt
 from desk.widgets._css import css_beside
 from desk.widgets.reply_body import markdown_for, sealed_pieces
 from desk.widgets.sealed_markdown import SealedMarkdown
+from tui_gateway.events import StopReceipt
 
 PARTIAL_NOTE = "■ stopped · the reply was cut short here"
 """The line under a reply saved as partial when the store does not say who stopped it."""
 
 
-def note_line(note: str) -> str:
-    """The line a live turn shows for a saved turn note, without the live figures.
+def note_line(
+    note: str,
+    stop: StopReceipt | None = None,
+    format_receipt: Callable[[StopReceipt], str] = format_stop_receipt,
+) -> str:
+    """The line a live turn showed under it, for a saved turn.
 
     Args:
         note: ``TranscriptEntry.note``: "stopped by you", "stopped by the system: <reason>"
             or "failed: <error>".
+        stop: ``TranscriptEntry.stop``: the stop's saved figures, if any.
+        format_receipt: how the desk writes a stop receipt (the live one's formatter).
 
     Returns:
-        ``"■ stopped by you"``, ``"■ stopped by the system: <reason>"``, ``"✖ <error>"`` (the
-        error line of a live failure), or "" for no note.
+        the stop receipt (``"■ stopped by you · connection closed in 3 ms · ..."``), or
+        ``"■ <note>"`` when no figures were saved, ``"✖ <error>"`` (the error line of a live
+        failure), or "" for no note.
     """
+    if stop is not None:
+        return format_receipt(stop)
     text = " ".join(note.split())
     if not text:
         return ""
@@ -47,22 +59,22 @@ class SavedReply(Widget):
     Args:
         text: the reply's Markdown.
         partial: True for a reply that was cut short.
-        note: the saved turn note ("stopped by you", "failed: ..."), shown as the live stop
-            or error line; "" for none.
+        note: the line under the reply, as the live turn showed it (see :func:`note_line`):
+            its stop receipt or its error line; "" for none.
     """
 
     DEFAULT_CSS = css_beside(__file__)
 
     def __init__(self, text: str, *, partial: bool = False, note: str = "") -> None:
-        failed = " ".join(note.split()).startswith("failed:")
+        failed = note.startswith(FAILURE_MARK)
         classes = ("-partial " if partial else "") + ("-failed" if failed else "")
         super().__init__(classes=classes.strip())
         self.text = text
         """The reply text."""
         self.partial = partial
         """True for a reply that was cut short."""
-        self.note = note_line(note) or (PARTIAL_NOTE if partial else "")
-        """The line under the reply (stop marker or error line), or ""."""
+        self.note = note or (PARTIAL_NOTE if partial else "")
+        """The line under the reply (stop receipt or error line), or ""."""
 
     def compose(self) -> ComposeResult:
         if self.text.strip():

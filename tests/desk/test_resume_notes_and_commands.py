@@ -11,6 +11,7 @@ import pytest
 
 from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from agent.store import SqliteStore
 from desk.app import DeskApp
 from desk.slash import unknown_command
 from desk.startup import Startup
@@ -175,3 +176,27 @@ async def test_an_unknown_command_says_so_and_sends_nothing(
         assert app.running_turn is None
         reply = await submit_and_get_reply(app, pilot, "/usr/bin is a folder")
         await wait_until(pilot, lambda: reply.outcome is not None, what="the path prompt's turn")
+
+
+async def test_a_stop_receipt_reads_the_same_after_resume(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    demo_server.configure(tokens_per_second=20.0)
+    gateway = Gateway(GatewayConfig(provider=provider), store=SqliteStore(tmp_path / "desk.db"))
+    app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        reply = await submit_and_get_reply(app, pilot, "Tell me about stopping streams")
+        await wait_until(pilot, lambda: reply.text, what="streaming")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.outcome == "interrupted", what="the stop")
+        live = reply.note
+    assert gateway.shutdown(timeout_s=5.0).threads_left == []  # quitting closed the store
+    assert live.startswith("■ stopped by you · connection closed in ")
+
+    gateway = Gateway(GatewayConfig(provider=provider), store=SqliteStore(tmp_path / "desk.db"))
+    again = resumed_app(gateway, demo_server.base_url)
+    async with again.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: saved_notes(again), what="the saved receipt")
+        assert saved_notes(again) == [live]
+    assert gateway.shutdown(timeout_s=5.0).threads_left == []
