@@ -206,10 +206,11 @@ class DeskExtras(_AppBase):
         status.context_window = message.facts.n_ctx
 
     async def on_turn_completed(self, message: TurnCompleted) -> None:
-        """After the app's own handler: the context gauge from the turn's prompt size."""
-        tokens = message.payload.prompt_tokens
-        if tokens is not None and message.session_id == self._session_or_none():
-            self.status_bar.context_used = tokens
+        """After the app's own handler: the context gauge from the turn's size as the server
+        counted it: its prompt plus the reply, which the next request carries too."""
+        payload = message.payload
+        if payload.prompt_tokens is not None and message.session_id == self._session_or_none():
+            self.status_bar.context_used = payload.prompt_tokens + (payload.completion_tokens or 0)
 
     def _session_or_none(self) -> str | None:
         try:

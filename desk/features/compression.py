@@ -126,7 +126,12 @@ class CompressionFeature(DeskBase):
             await self._begin_panel(panel, payload.turn_id)
         panel.show_outcome(payload)
         if payload.status == "committed":
-            self.query_one("#status", StatusBar).context_used = payload.after_tokens
+            status = self.query_one("#status", StatusBar)
+            saved = max(0, payload.before_tokens - payload.after_tokens)
+            # The gauge holds the server's count when it has one: take off what was saved
+            # (estimated) rather than replace it by an estimate of another kind.
+            used = status.context_used
+            status.context_used = payload.after_tokens if used is None else max(0, used - saved)
         is_compress_turn = (
             payload.turn_id in self._compress_turns
             or self.transcript.prompt(payload.turn_id) is None

@@ -26,7 +26,7 @@ def test_server_text_names_the_demo_or_host_and_port() -> None:
     assert server_text(real, percent=37) == "qwen2.5-coder-32b-instruct-… · gpu-box:8080 · ctx 37%"
 
 
-async def test_the_gauge_shows_the_last_prompt_against_the_servers_window(
+async def test_the_gauge_shows_the_last_prompt_and_reply_against_the_servers_window(
     desk_app: DeskApp, demo_server: DemoModelServer
 ) -> None:
     async with desk_app.run_test(size=(80, 24)) as pilot:
@@ -37,8 +37,9 @@ async def test_the_gauge_shows_the_last_prompt_against_the_servers_window(
         reply = await submit_and_get_reply(desk_app, pilot, "reply with exactly: ok")
         await wait_until(pilot, lambda: reply.outcome is not None, what="the reply")
         (record,) = [r for r in demo_server.records.list() if "chat" in r.path]
-        assert status.context_used == record.prompt_tokens
-        percent = context_percent(record.prompt_tokens, demo_server.config.n_ctx)
+        used = record.prompt_tokens + record.tokens_generated  # the next request carries both
+        assert status.context_used == used
+        percent = context_percent(used, demo_server.config.n_ctx)
         assert status.server_side_text().endswith(f"ctx {percent}%")
 
 
