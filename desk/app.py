@@ -13,6 +13,7 @@ on to end a turn.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -56,6 +57,7 @@ from desk.receipts import ReceiptFormatter, format_failure, format_stop_receipt
 from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals
 from desk.slash import unknown_command
 from desk.startup import Startup
+from desk.user_config import config_path_shown
 from desk.widgets import PromptInput, StatusBar, Transcript
 from desk.widgets.compression_panel import CompressionPanel
 from desk.widgets.console_panel import ConsolePanel
@@ -147,7 +149,8 @@ class DeskApp(
 
     def compose(self) -> ComposeResult:
         with Transcript(id="transcript"):
-            yield Static(banner_text(self.connection), classes="banner", markup=False)
+            shown = config_path_shown(os.environ)
+            yield Static(banner_text(self.connection, shown), classes="banner", markup=False)
         yield ConsolePanel(id="console")
         yield CompressionPanel(clock=self._clock, id="compression")
         with Horizontal(id="input-row"):
@@ -238,8 +241,8 @@ class DeskApp(
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         """Send the prompt; while a turn runs the gateway queues it."""
-        text = message.text
-        if not text.strip() or self.quitting or await self.handle_slash(text):
+        text = message.text.lstrip("\n").rstrip()  # stray blank lines around it mean nothing
+        if not text or self.quitting or await self.handle_slash(text):
             return
         if await self.handle_compress_slash(text):
             return

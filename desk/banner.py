@@ -18,16 +18,17 @@ REAL_SERVER_HINTS = (
     "  OpenAI     OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-… "
     "desk --model gpt-4o-mini\n"
     "  any other  desk --base-url URL --model NAME [--api-key KEY], or base_url, model and "
-    "api_key in ~/.config/desk/config.toml"
+    "api_key in {config}"
 )
 """How to point desk at llama.cpp, Ollama or OpenAI (shown with the demo model)."""
 
 
-def banner_text(connection: ConnectionInfo) -> str:
+def banner_text(connection: ConnectionInfo, config_file: str = "~/.config/desk/config.toml") -> str:
     """The welcome for a connection; with the demo model it says so, why, and what else works.
 
     Args:
         connection: the server shown.
+        config_file: the config file, as it should be named to the person.
 
     Returns:
         a few lines of plain text.
@@ -42,7 +43,7 @@ def banner_text(connection: ConnectionInfo) -> str:
         head = (
             f"Welcome to desk · built-in demo model at {connection.base_url}\n"
             f"{why}{'r' if why else 'R'}eplies are canned text streamed at a realistic pace.\n"
-            f"{REAL_SERVER_HINTS}"
+            f"{REAL_SERVER_HINTS.format(config=config_file)}"
         )
     else:
         via = f" ({connection.source})" if connection.source else ""

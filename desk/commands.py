@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 from textual.screen import Screen
 
 
@@ -51,7 +52,7 @@ class DeskCommands(Provider):
         """The commands shown before anything is typed."""
         for command in self._commands():
             if command.discover:
-                yield DiscoveryHit(command.title, command.run, help=command.help)
+                yield DiscoveryHit(command.title, command.run, help=escape(command.help))
 
     async def search(self, query: str) -> Hits:
         """Every command whose title matches ``query`` (fuzzy)."""
@@ -64,5 +65,5 @@ class DeskCommands(Provider):
                     matcher.highlight(command.title),
                     command.run,
                     text=command.title,
-                    help=command.help,
+                    help=escape(command.help),  # "[focus]" is text, not a style
                 )

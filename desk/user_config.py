@@ -45,6 +45,14 @@ def config_path(env: Mapping[str, str]) -> Path:
     return config_dir(env) / CONFIG_NAME
 
 
+def config_path_shown(env: Mapping[str, str]) -> str:
+    """The config file as the welcome names it: ``$XDG_CONFIG_HOME/desk/config.toml`` when
+    that variable is in use, else ``~/.config/desk/config.toml``."""
+    base = env.get("XDG_CONFIG_HOME", "")
+    root = "$XDG_CONFIG_HOME" if base and os.path.isabs(base) else "~/.config"
+    return f"{root}/desk/{CONFIG_NAME}"
+
+
 def read_config(path: Path) -> dict[str, Any]:
     """The file's content, or ``{}`` when there is no file.
 

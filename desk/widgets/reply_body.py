@@ -19,8 +19,9 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Heading
+from rich.markdown import CodeBlock, Heading, ListItem
 from rich.markdown import Markdown as RichMarkdown
+from rich.segment import Segment
 from rich.syntax import Syntax, SyntaxTheme
 from textual.app import ComposeResult
 from textual.widget import Widget
@@ -64,12 +65,32 @@ class _CachedCodeBlock(CodeBlock):
         yield Syntax(code, _lexer(self.lexer_name), theme=theme, word_wrap=True, padding=1)
 
 
+class _DottedListItem(ListItem):
+    """Rich numbers ordered lists "1 first"; Markdown readers expect "1. first"."""
+
+    def render_number(
+        self, console: Console, options: ConsoleOptions, number: int, last_number: int
+    ) -> RenderResult:
+        width = len(str(last_number)) + 3
+        lines = console.render_lines(
+            self.elements, options.update(width=options.max_width - width), style=self.style
+        )
+        style = console.get_style("markdown.item.number", default="none")
+        numeral = Segment(f"{number}.".rjust(width - 1) + " ", style)
+        padding = Segment(" " * width, style)
+        for index, line in enumerate(lines):
+            yield padding if index else numeral
+            yield from line
+            yield Segment("\n")
+
+
 class ReplyMarkdown(RichMarkdown):
     """Rich's Markdown with left-aligned headings and cached code-block lexers."""
 
     elements = {
         **RichMarkdown.elements,
         "heading_open": _LeftHeading,
+        "list_item_open": _DottedListItem,
         "fence": _CachedCodeBlock,
         "code_block": _CachedCodeBlock,
     }

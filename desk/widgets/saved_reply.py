@@ -67,7 +67,8 @@ class SavedReply(Widget):
 
     def __init__(self, text: str, *, partial: bool = False, note: str = "") -> None:
         failed = note.startswith(FAILURE_MARK)
-        classes = ("-partial " if partial else "") + ("-failed" if failed else "")
+        classes = ("-partial " if partial else "") + ("-failed " if failed else "")
+        classes += "" if text.strip() else "-empty"
         super().__init__(classes=classes.strip())
         self.text = text
         """The reply text."""
