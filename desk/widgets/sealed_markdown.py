@@ -23,6 +23,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from rich.cells import cell_len
 from rich.console import RenderableType
 from textual.geometry import Size
 from textual.message import Message
@@ -39,7 +40,7 @@ MakeRenderable = Callable[[str], RenderableType]
 def estimate_rows(text: str, width: int) -> int:
     """Rows a Markdown piece takes at ``width`` cells, guessed without rendering it.
 
-    Each source line wraps to ``ceil(len / width)`` rows (at least one); a code fence's two
+    Each source line wraps to ``ceil(cells / width)`` rows (at least one); a code fence's two
     fence lines stand in for the block's two padding rows. Exact for prose, lists and code;
     a table or a long heading may be off by a row or two until the piece is rendered.
 
@@ -51,7 +52,8 @@ def estimate_rows(text: str, width: int) -> int:
         the estimated rows (at least 1).
     """
     width = max(1, width)
-    return sum(max(1, math.ceil(len(line) / width)) for line in text.strip("\n").split("\n"))
+    lines = text.strip("\n").split("\n")
+    return sum(max(1, math.ceil(cell_len(line) / width)) for line in lines)
 
 
 @dataclass(slots=True)

@@ -233,3 +233,7 @@ async def test_pieces_absorbed_before_the_completion_are_shown_by_it() -> None:
         await reply.finish(text, "completed")
         await wait_until(pilot, lambda: sealed_of(reply).settled and not transcript.settling)
         assert "".join(sealed_of(reply).texts) == text
+
+
+def test_wide_characters_count_as_two_cells_in_the_estimate() -> None:
+    assert estimate_rows("字" * 10, 10) == 2
