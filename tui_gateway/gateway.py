@@ -19,7 +19,7 @@ from agent.agent import Agent
 from agent.events import TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
-from agent.stops import StopRequest, Surface
+from agent.stops import Issuer, StopRequest, Surface
 from agent.store import SessionStore
 from agent.tools.registry import ToolRegistry, default_tools
 from tui_gateway.approvals import SessionApprovals
@@ -95,6 +95,11 @@ class Gateway(SavedSessions):
         self._gateway_seq = 0
         self._shutdown_report: ShutdownReport | None = None
         self._shutdown_done = threading.Event()
+        # Prompts a system stop dropped from a queue, saved as not sent once the turn that was
+        # running ahead of them (the key) is saved: turn id -> (its session, dropped prompts).
+        # Added under the session's lock while that turn is its running one, so before the
+        # worker moves on and pops the entry (dict.pop is atomic: one caller gets it).
+        self._unsent: dict[str, tuple[Session, list[tuple[Turn, StopRequest]]]] = {}
         self._persistence = Persistence(store, self._publish)
         self._compression = SessionCompression(
             config.provider,
@@ -191,20 +196,52 @@ class Gateway(SavedSessions):
     def _stop_session(self, session: Session, stop: StopRequest) -> tuple[Turn | None, int]:
         """Drop the session's queued prompts and hard-stop its running turn with ``stop``.
 
+        Prompts dropped by a user stop (the person deleting the session) are forgotten; those
+        dropped by a system stop are saved as turns that never ran, once the running turn is
+        saved, so they follow its reply (:meth:`_save_unsent`).
+
         Returns:
             the turn that was running (or None) and how many queued prompts were dropped.
         """
+        by_user = stop.issuer is Issuer.USER
         with session.lock:
             queued = list(session.queue)
             session.queue.clear()
             running = session.running
+            for turn in queued:
+                turn.state = "done"
+            prompts = [t for t in queued if t.kind == "prompt"]
+            if prompts and not by_user and running is not None:  # saved once it is saved
+                _session, later = self._unsent.setdefault(running.turn_id, (session, []))
+                later.extend((turn, stop) for turn in prompts)
+        if prompts and by_user:
+            self._persistence.prompts_removed(session, prompts)
+        elif prompts and running is None:  # never the case: a queue waits for a running turn
+            self._save_unsent(session, [(turn, stop) for turn in prompts])
         for turn in queued:
-            turn.state = "done"
             dropped = PromptDropped(turn_id=turn.turn_id, text=turn.prompt, reason=stop.reason)
             self._publish(session, dropped)
         if running is not None:
             self.session_interrupt(session.session_id, stop, turn_id=running.turn_id)
         return running, len(queued)
+
+    def _save_unsent(self, session: Session, dropped: list[tuple[Turn, StopRequest]]) -> None:
+        """Keep prompts a system stop dropped in the transcript and the store, as not sent.
+
+        They join the in-memory history as the store has them: user messages of turns that
+        never ran, in queue order.
+        """
+        if not dropped:
+            return
+        with session.lock:
+            session.history.extend(ChatMessage(role="user", content=t.prompt) for t, _ in dropped)
+        self._persistence.prompts_unsent(session, dropped)
+
+    def _save_unsent_after(self, turn_id: str) -> None:
+        """Save the prompts dropped behind the turn ``turn_id``, once that turn is saved."""
+        entry = self._unsent.pop(turn_id, None)
+        if entry is not None:
+            self._save_unsent(*entry)
 
     def _evict(self, session: Session) -> None:
         """Hard-stop the session's work as ``session.evicted``, wait for it, then drop it."""
@@ -333,6 +370,26 @@ class Gateway(SavedSessions):
         turn = Turn(
             turn_id=turn_id, session_id=session_id, prompt=text, agent=agent, kind=kind, focus=focus
         )
+        with self._persistence.queue_lock:  # the saved queue keeps the in-memory order
+            queued, position = self._enqueue(session, turn)
+            if kind == "prompt":  # waiting in the queue, or for its worker: saved, then shown
+                self._persistence.prompt_submitted(session, turn)
+        if queued:
+            shown = text if kind == "prompt" else f"/compress {focus or ''}".strip()
+            self._publish(session, PromptQueued(turn_id=turn_id, text=shown, position=position))
+        return SubmitResult(turn_id=turn_id, queued=queued)
+
+    def _enqueue(self, session: Session, turn: Turn) -> tuple[bool, int]:
+        """Run ``turn`` now on a worker, or queue it behind the running one.
+
+        Returns:
+            whether it was queued, and its place in the queue (1 = next; 0 when it runs).
+
+        Raises:
+            GatewayError: when the gateway is shutting down.
+        """
+        turn_id, text, kind = turn.turn_id, turn.prompt, turn.kind
+        position = 0
         with self._lock:
             if self._closing:
                 raise GatewayError("the gateway is shutting down")
@@ -351,10 +408,7 @@ class Gateway(SavedSessions):
                 session.last_used = time.monotonic()
             if not queued:
                 self._workers.start(turn_id, lambda: self._run_turn(session, turn))
-        if queued:
-            shown = text if kind == "prompt" else f"/compress {focus or ''}".strip()
-            self._publish(session, PromptQueued(turn_id=turn_id, text=shown, position=position))
-        return SubmitResult(turn_id=turn_id, queued=queued)
+        return queued, position
 
     def session_compress(self, session_id: str, focus: str | None = None) -> SubmitResult:
         """``session.compress``: compress the transcript now (``/compress [focus]``).
@@ -392,6 +446,8 @@ class Gateway(SavedSessions):
                 return False
             session.queue.remove(turn)
             turn.state = "done"
+        if turn.kind == "prompt":
+            self._persistence.prompts_removed(session, [turn])  # forgotten, not saved
         self._publish(session, PromptDropped(turn_id=turn_id, text=turn.prompt, reason="removed"))
         return True
 
@@ -436,6 +492,7 @@ class Gateway(SavedSessions):
                 assert turn.result is not None
                 self._persistence.turn_ended(session, turn, turn.result)  # saved, then shown
                 self._publish(session, complete_event(turn))
+            self._save_unsent_after(turn.turn_id)  # prompts a system stop dropped behind it
             turn.done.set()
             if following is None:
                 return
@@ -575,7 +632,7 @@ class Gateway(SavedSessions):
     def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:
         """``gateway.shutdown``: a system stop of everything, then wait for every worker.
 
-        Queued prompts are dropped; every running turn is hard-stopped as
+        Queued prompts are dropped (and saved as not sent); every running turn is hard-stopped as
         ``interrupted_by_system(gateway.shutdown)``; then the call waits (bounded) until every
         worker thread has exited, and closes the subscriptions after their last event.
         Calling it again returns the first report.
@@ -610,6 +667,8 @@ class Gateway(SavedSessions):
                 stuck = session.running
             if stuck is not None and not stuck.done.is_set():
                 self._persistence.turn_abandoned(session, stuck, stop)
+        for turn_id in list(self._unsent):  # behind a stuck worker: saved after its close
+            self._save_unsent_after(turn_id)
         self._persistence.close()
         with self._lock:
             subs = list(self._subscriptions)

@@ -8,19 +8,25 @@ before ``message.complete`` is published.
 
 Streamed text is checkpointed as a draft about once a second by a thread of its own, never on
 the turn's event loop (an fsync there would delay a stop).
+
+A prompt is saved as waiting when it is submitted (:meth:`Persistence.prompt_submitted`), so a
+crash cannot lose it while it is queued behind a running turn, or while its own turn compresses
+first; when its turn starts, the waiting row goes in the same transaction as the turn row. One
+the person removes is forgotten; those a system stop drops are saved as turns that never ran.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import groupby
 from typing import TypeVar
 
 from agent.events import TurnResult
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest
-from agent.store import SessionStore, StoreError, TurnOutcome, turn_messages
+from agent.store import NOT_SENT_PREFIX, SessionStore, StoreError, TurnOutcome, turn_messages
 from tui_gateway.events import Payload, StoreFailed
 from tui_gateway.state import Session, Turn
 
@@ -48,6 +54,10 @@ class Persistence:
         self._dirty: set[str] = set()
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
+        self.queue_lock = threading.Lock()
+        """Held around handing a prompt to the session (queue or worker) and saving it, and
+        around forgetting a removed one, so the saved queue has the in-memory order and a
+        removed prompt is never saved after it was forgotten. Take it before any other lock."""
         if store is not None:
             self._thread = threading.Thread(
                 target=self._draft_loop, name="desk-drafts", daemon=True
@@ -99,6 +109,59 @@ class Persistence:
             session,
             "save the prompt",
             lambda s: s.start_turn(turn.turn_id, session.session_id, turn.prompt),
+        )
+
+    def prompt_submitted(self, session: Session, turn: Turn) -> None:
+        """Save a submitted prompt as waiting for its turn to start (call with :attr:`queue_lock`
+        held, right after it was queued or given to a worker).
+
+        Nothing is written when it is done already (removed, dropped or finished), or when its
+        turn has started (the store refuses then: the worker got there first).
+        """
+        with session.lock:
+            if turn.state == "done":
+                return
+        self.write(
+            session,
+            "save the prompt",
+            lambda s: s.queue_prompt(turn.turn_id, session.session_id, turn.prompt),
+        )
+
+    def prompts_removed(self, session: Session, turns: Sequence[Turn]) -> None:
+        """Forget queued prompts the person removed: none of them is saved."""
+        ids = [turn.turn_id for turn in turns]
+        with self.queue_lock:
+            self.write(
+                session,
+                "forget the removed prompt",
+                lambda s: [s.remove_queued_prompt(turn_id) for turn_id in ids],
+            )
+
+    def prompts_unsent(self, session: Session, dropped: Sequence[tuple[Turn, StopRequest]]) -> None:
+        """Save queued prompts a system stop dropped as turns that never ran, in queue order.
+
+        Each is closed as the stop booked it (``interrupted_by_system(<surface>)``, its issuer,
+        surface and reason) with the error ``"not sent: <reason>"``. Call it once the turn
+        that ran ahead of them is saved, so the prompts follow its reply.
+        """
+        for stop, group in groupby(dropped, key=lambda pair: pair[1]):
+            self._close_unsent(session, [(t.turn_id, t.prompt) for t, _stop in group], stop)
+
+    def _close_unsent(
+        self, session: Session, prompts: list[tuple[str, str]], stop: StopRequest
+    ) -> None:
+        outcome = TurnOutcome(
+            status="interrupted",
+            exit_reason=stop.exit_reason(),
+            stop_issuer=stop.issuer.value,
+            stop_surface=stop.surface.value,
+            stop_reason=stop.reason,
+            error=NOT_SENT_PREFIX + stop.reason,
+        )
+        self.write(
+            session,
+            "save the prompts that were not sent",
+            lambda s: s.close_unsent_prompts(session.session_id, prompts, outcome),
         )
 
     def note_text(self, turn_id: str, text: str) -> None:

@@ -213,8 +213,11 @@ class SavedSessions:
 
 
 def _turn_receipt(turn: TurnRow) -> StopReceipt | None:
-    """The figures of a saved turn's stop, as its live receipt showed them (None if none)."""
-    if turn.stop_issuer not in ("user", "system"):
+    """The figures of a saved turn's stop, as its live receipt showed them (None if none).
+
+    A prompt that was never sent has none: nothing was running to stop.
+    """
+    if turn.stop_issuer not in ("user", "system") or turn.not_sent:
         return None
     return StopReceipt(
         issuer=turn.stop_issuer,
@@ -227,7 +230,12 @@ def _turn_receipt(turn: TurnRow) -> StopReceipt | None:
 
 
 def _turn_note(turn: TurnRow) -> str:
-    """The line a frontend shows under a saved turn: who stopped it, or why it failed."""
+    """The line a frontend shows under a saved turn: who stopped it, or why it failed.
+
+    A queued prompt that never ran shows why, as the live desk did: ``"not sent: <reason>"``.
+    """
+    if turn.not_sent:
+        return turn.error or ""
     if turn.stop_issuer == "user":
         return "stopped by you"
     if turn.stop_issuer == "system":

@@ -23,11 +23,14 @@ from agent.store.paths import default_db_path
 from agent.store.protocol import SessionStore
 from agent.store.rows import (
     CRASH_EXIT_REASON,
+    NOT_SENT_CRASH_ERROR,
+    NOT_SENT_PREFIX,
     CompressionAttemptRow,
     Cooldown,
     LeaseRow,
     MessageRow,
     NewMessage,
+    QueuedPromptRow,
     SessionRow,
     TurnOutcome,
     TurnRow,
@@ -39,12 +42,15 @@ from agent.tokens import estimate_tokens
 
 __all__ = [
     "CRASH_EXIT_REASON",
+    "NOT_SENT_CRASH_ERROR",
+    "NOT_SENT_PREFIX",
     "SCHEMA_VERSION",
     "CompressionAttemptRow",
     "Cooldown",
     "LeaseRow",
     "MessageRow",
     "NewMessage",
+    "QueuedPromptRow",
     "SessionRow",
     "SessionStore",
     "SqliteStore",

@@ -16,6 +16,7 @@ from agent.store.rows import (
     LeaseRow,
     MessageRow,
     NewMessage,
+    QueuedPromptRow,
     SessionRow,
     TurnOutcome,
     TurnRow,
@@ -24,7 +25,8 @@ from agent.store.rows import (
 
 @runtime_checkable
 class SessionStore(Protocol):
-    """Durable sessions, transcripts, turns and compression state (see SqliteStore for details)."""
+    """Durable sessions, transcripts, turns, queued prompts and compression state (see
+    SqliteStore for details)."""
 
     def close(self) -> None:
         """Release the connections; later calls raise ``StoreClosed``."""
@@ -152,6 +154,31 @@ class SessionStore(Protocol):
 
     def recover_open_turns(self, *, include_live: bool = False) -> list[str]:
         """Close turns of dead processes as ``failed(Crash)``."""
+        ...
+
+    # queued prompts
+    def queue_prompt(
+        self, turn_id: str, session_id: str, prompt: str, queued_at: float | None = None
+    ) -> bool:
+        """Save a prompt waiting for its turn to start; False when its turn exists already."""
+        ...
+
+    def remove_queued_prompt(self, turn_id: str) -> bool:
+        """Forget a queued prompt the person removed; False when it was not queued."""
+        ...
+
+    def queued_prompts(self, session_id: str | None = None) -> list[QueuedPromptRow]:
+        """Queued prompts of a session (or all), in queue order."""
+        ...
+
+    def close_unsent_prompts(
+        self, session_id: str, prompts: Sequence[tuple[str, str]], outcome: TurnOutcome
+    ) -> list[str]:
+        """Close dropped queued prompts as turns that never ran, in order, in one transaction."""
+        ...
+
+    def recover_queued_prompts(self, *, include_live: bool = False) -> list[str]:
+        """Close prompts dead processes left queued as ``failed(Crash)`` turns that never ran."""
         ...
 
     # compression

@@ -20,6 +20,12 @@ CRASH_EXIT_REASON = "failed(Crash)"
 RUNNING = "running"
 """``TurnRow.status`` of a turn that has not ended yet."""
 
+NOT_SENT_PREFIX = "not sent: "
+"""How ``TurnRow.error`` begins for a queued prompt closed as a turn that never ran."""
+
+NOT_SENT_CRASH_ERROR = NOT_SENT_PREFIX + "the desk stopped before it ran"
+"""``TurnRow.error`` of a queued prompt found on start-up whose owning process is gone."""
+
 
 @dataclass(frozen=True, slots=True)
 class SessionRow:
@@ -147,6 +153,31 @@ class TurnRow:
     def is_open(self) -> bool:
         """True while the turn has no terminal outcome."""
         return self.ended_at is None
+
+    @property
+    def not_sent(self) -> bool:
+        """True for a queued prompt that was closed without ever being sent to the model."""
+        return self.error is not None and self.error.startswith(NOT_SENT_PREFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedPromptRow:
+    """A prompt waiting in a session's queue behind the running turn (not a turn yet).
+
+    Attributes:
+        turn_id: the turn id the gateway gave it; its turn row gets the same id.
+        session_id: the session.
+        prompt: the person's text.
+        owner: the process whose queue holds it (``host:pid:start``), used by crash recovery.
+        queued_at: unix seconds; never earlier than the session's previous queued prompt, so
+            ``(queued_at, rowid)`` is queue order.
+    """
+
+    turn_id: str
+    session_id: str
+    prompt: str
+    owner: str
+    queued_at: float
 
 
 @dataclass(frozen=True, slots=True)

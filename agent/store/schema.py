@@ -110,7 +110,21 @@ V2: tuple[str, ...] = (
 )
 """Version 2: compression (cooldown, leases, attempts, archiving, summaries in place)."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2)
+V3: tuple[str, ...] = (
+    """
+    CREATE TABLE queued_prompts (
+        turn_id     TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        prompt      TEXT NOT NULL,
+        owner       TEXT NOT NULL DEFAULT '',
+        queued_at   REAL NOT NULL
+    )
+    """,
+    "CREATE INDEX queued_prompts_session ON queued_prompts(session_id, queued_at)",
+)
+"""Version 3: prompts waiting for their turn to start, so a crash or a quit cannot lose them."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -27,6 +27,7 @@ from agent.store.errors import (
     StoreTooNew,
 )
 from agent.store.owner import OwnerAlive, current_owner, owner_alive
+from agent.store.queued import QueuedPrompts
 from agent.store.rows import (
     CRASH_EXIT_REASON,
     RUNNING,
@@ -144,13 +145,15 @@ def _as_new(item: ChatMessage | NewMessage) -> NewMessage:
     return item if isinstance(item, NewMessage) else NewMessage(item)
 
 
-class SqliteStore:
-    """Sessions, transcripts, turns and compression state in one SQLite file. Thread-safe.
+class SqliteStore(QueuedPrompts):
+    """Sessions, transcripts, turns, queued prompts and compression state in one SQLite file.
 
-    Opening creates the parent directory and the file when missing, switches the file to WAL
-    mode, applies pending schema migrations (each in one transaction) and, unless
-    ``recover=False``, closes turns and compressions left open by a process that is gone
-    (:meth:`recover_open_turns`, :meth:`recover_abandoned_compressions`).
+    Thread-safe. Opening creates the parent directory and the file when missing, switches the
+    file to WAL mode, applies pending schema migrations (each in one transaction) and, unless
+    ``recover=False``, closes turns, queued prompts and compressions left behind by a process
+    that is gone (:meth:`recover_open_turns`, :meth:`recover_queued_prompts`,
+    :meth:`recover_abandoned_compressions`). The queued-prompt methods live in
+    :class:`~agent.store.queued.QueuedPrompts`.
 
     Args:
         path: the database file, or ``":memory:"`` (one private in-memory database, for tests).
@@ -195,6 +198,7 @@ class SqliteStore:
             self._migrate()
             if recover:
                 self.recover_open_turns()
+                self.recover_queued_prompts()  # after: a queue waits for its open turn
                 self.recover_abandoned_compressions()
         except BaseException:
             self._db.close()
@@ -558,7 +562,8 @@ class SqliteStore:
         """Write a running turn and (by default) its prompt as a user message, in one transaction.
 
         Call it when the turn starts running (not when it is queued), so the prompt's position
-        follows the previous turn's reply.
+        follows the previous turn's reply. The prompt's queued row (:meth:`queue_prompt`), if
+        any, is deleted in the same transaction, so a crash neither loses nor doubles it.
 
         Args:
             turn_id: the gateway's turn id.
@@ -585,6 +590,7 @@ class SqliteStore:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (turn_id, session_id, prompt, self._owner, started, RUNNING),
             )
+            conn.execute("DELETE FROM queued_prompts WHERE turn_id = ?", (turn_id,))
             if record_prompt:
                 user = NewMessage(ChatMessage(role="user", content=prompt))
                 self._insert_messages(conn, session_id, [user], turn_id, now)
