@@ -3,7 +3,9 @@
 The head is the system prompt and the first exchange (the first user message and everything up
 to the next user message); the tail is chosen from the end by a token budget, with at least
 ``min_tail_messages`` messages and the last user message; the middle is the rest. Boundaries move
-so that an assistant message with tool calls always stays with the tool results answering it.
+so that an assistant message with tool calls always stays with the tool results answering it,
+and so that the tail never starts with a user message (the summary, a user message, takes the
+middle's place: user and assistant turns keep alternating).
 """
 
 from __future__ import annotations
@@ -105,6 +107,11 @@ def plan_compression(
         used += estimate_tokens(messages[end])
         end += 1
     tail_start = max(head_end, _keeps_tool_pairs(messages, end))
+    # The summary is a user message: what follows it must not be one too, or chat templates
+    # that require user and assistant turns to alternate (Mistral's, Gemma's) reject the
+    # request. Keep the assistant turn before such a user message in the tail as well.
+    while head_end < tail_start < n and messages[tail_start].role == "user":
+        tail_start = max(head_end, _keeps_tool_pairs(messages, tail_start - 1))
     middle = messages[head_end:tail_start]
     previous = next((head_end + i for i, m in enumerate(middle) if is_summary(m)), None)
     return CompressionPlan(

@@ -54,3 +54,5 @@ def test_tool_calls_and_results_are_never_split(shape: list[int], window: int) -
     if not plan.empty:
         last_user = max(i for i, m in enumerate(messages) if m.role == "user")
         assert plan.tail_start <= last_user, "the last user message must stay in the tail"
+        # The summary (a user message) replaces the middle: the turn after it is not a user's.
+        assert messages[plan.tail_start].role != "user", "two user turns in a row"
