@@ -28,6 +28,7 @@ from desk.receipts import format_stop_receipt
 from desk.screens.confirm_delete import ConfirmDelete
 from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.saved_reply import SavedReply, note_line
+from desk.widgets.saved_summary import SavedSummary, is_summary_text
 from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import StatusBar
@@ -70,7 +71,9 @@ def saved_blocks(
         entry = entries[index]
         # Shown under the turn's last block, as the live stop receipt or error line was.
         note = note_line(entry.note, entry.stop, format_receipt)
-        if entry.role == "user":
+        if entry.role == "user" and is_summary_text(entry.content):
+            blocks.append(SavedSummary(entry.content))
+        elif entry.role == "user":
             blocks.append(UserPrompt(f"saved{offset + index}", entry.content))
         elif entry.role == "assistant":
             if entry.content.strip() or (entry.partial and not entry.tool_names):

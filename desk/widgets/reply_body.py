@@ -85,7 +85,8 @@ class _DottedListItem(ListItem):
 
 
 class ReplyMarkdown(RichMarkdown):
-    """Rich's Markdown with left-aligned headings and cached code-block lexers."""
+    """Rich's Markdown with left-aligned headings, "1." numbering, cached code-block lexers,
+    and no blank first row (Rich starts a document that opens with a list with one)."""
 
     elements = {
         **RichMarkdown.elements,
@@ -94,6 +95,13 @@ class ReplyMarkdown(RichMarkdown):
         "fence": _CachedCodeBlock,
         "code_block": _CachedCodeBlock,
     }
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        rendered = iter(super().__rich_console__(console, options))
+        first = next(rendered, None)
+        if first is not None and not (isinstance(first, Segment) and first.text == "\n"):
+            yield first
+        yield from rendered
 
 
 def markdown_for(widget: Widget) -> Callable[[str], ReplyMarkdown]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agent.compression.plan import SUMMARY_MARKER
 from desk.features.sessions import saved_blocks, split_recent
 from desk.tool_text import (
     children_text,
@@ -13,6 +14,7 @@ from desk.tool_text import (
 )
 from desk.widgets import UserPrompt
 from desk.widgets.saved_reply import SavedReply
+from desk.widgets.saved_summary import SavedSummary
 from desk.widgets.saved_tool_calls import SavedToolCalls, call_lines
 from tui_gateway.events import ToolComplete
 from tui_gateway.types import TranscriptEntry
@@ -92,3 +94,26 @@ def test_the_recent_window_never_starts_on_a_tool_result() -> None:
     assert split_recent(entries, 2) == 1  # moved back to the call
     assert split_recent(entries, 1) == 3
     assert split_recent(entries, 10) == 0
+
+
+def test_a_compression_summary_is_shown_as_a_summary_not_as_a_prompt() -> None:
+    entries = [
+        TranscriptEntry("user", "first"),
+        TranscriptEntry("assistant", "ok"),
+        TranscriptEntry("user", f"{SUMMARY_MARKER}\n\n- the person asked about stops"),
+        TranscriptEntry("assistant", "Stops close the socket."),
+        TranscriptEntry("user", "next"),
+    ]
+    blocks = saved_blocks(entries, 0)
+    assert [type(b) for b in blocks] == [
+        UserPrompt,
+        SavedReply,
+        SavedSummary,
+        SavedReply,
+        UserPrompt,
+    ]
+    summary = blocks[2]
+    assert isinstance(summary, SavedSummary)
+    assert summary.summary == "- the person asked about stops"
+    exported = summary.export_markdown()
+    assert exported.startswith("> ⇊ the earlier conversation") and SUMMARY_MARKER not in exported

@@ -1,0 +1,53 @@
+"""The summary a compression wrote, in a resumed session: shown as what it is, not as a prompt.
+
+After a compression the active transcript holds one user message starting with
+:data:`agent.compression.plan.SUMMARY_MARKER` in place of the messages it replaced (those stay
+in the database; ``/archived`` lists them). Live, the desk showed those messages and a
+"⇊ compressed" line; resumed, this block stands for them: a line saying so, then the summary,
+dimmed, drawn like a reply.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.widget import Widget
+from textual.widgets import Static
+
+from agent.compression.plan import SUMMARY_MARKER
+from desk.widgets._css import css_beside
+from desk.widgets.reply_body import markdown_for, sealed_pieces
+from desk.widgets.sealed_markdown import SealedMarkdown
+
+HEADING = "⇊ the earlier conversation, as compressed into a summary · /archived lists it in full"
+"""The line above a saved summary."""
+
+
+def is_summary_text(text: str) -> bool:
+    """True for the content of a compression's summary message."""
+    return text.startswith(SUMMARY_MARKER)
+
+
+class SavedSummary(Widget):
+    """A compression's summary in a resumed transcript.
+
+    Args:
+        content: the summary message's content (starting with the marker line).
+    """
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    def __init__(self, content: str) -> None:
+        super().__init__()
+        self.summary = content.removeprefix(SUMMARY_MARKER).strip()
+        """The summary's Markdown, without the marker line."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(HEADING, classes="heading", markup=False)
+        body = SealedMarkdown(markdown_for(self), classes="body")
+        body.add(sealed_pieces(self.summary))
+        yield body
+
+    def export_markdown(self) -> str:
+        """For ``/export``: the heading line and the summary, quoted."""
+        quoted = "\n".join(f"> {line}" if line else ">" for line in self.summary.splitlines())
+        return f"> {HEADING}\n>\n{quoted}"
