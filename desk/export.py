@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from desk.atomic import write_text_atomic
+from desk.markdown_cuts import closed_fences
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.user_prompt import UserPrompt
 
@@ -108,7 +109,7 @@ def session_markdown(
         elif block.kind == "assistant":
             parts.append("## Assistant")
             if block.text.strip():
-                parts.append(block.text.strip())
+                parts.append(closed_fences(block.text.strip()))
             if block.status == "":
                 parts.append("_(still running when exported)_")
             if block.note:

@@ -146,6 +146,23 @@ def cut_pieces(
     return pieces, rest, fence
 
 
+def closed_fences(text: str) -> str:
+    """``text`` with a closing fence added if a code block is left open at its end (a reply
+    stopped inside one), so what follows it (a stop receipt) is not read as code."""
+    fence: str | None = None
+    for line in text.splitlines():
+        marker = _FENCE_RE.match(line)
+        if not marker:
+            continue
+        if fence is None:
+            fence = line
+        elif _closes(marker.group(1), fence) and not line.strip(" `~"):
+            fence = None
+    if fence is None:
+        return text
+    return f"{text.rstrip(chr(10))}\n{_closing(fence)}"
+
+
 def live_markdown(tail: str, fence: str | None) -> str:
     """The Markdown to render for the live tail (reopening the fence it starts inside)."""
     return f"{fence}\n{tail}" if fence else tail

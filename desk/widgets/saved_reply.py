@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
+from desk.markdown_cuts import closed_fences
 from desk.receipts import FAILURE_MARK, format_failure, format_stop_receipt
 from desk.widgets._css import css_beside
 from desk.widgets.reply_body import markdown_for, sealed_pieces
@@ -89,7 +90,7 @@ class SavedReply(Widget):
         """The reply for ``/export``: an "Assistant" block with its note as a quote."""
         parts = ["## Assistant"]
         if self.text.strip():
-            parts.append(self.text.strip())
+            parts.append(closed_fences(self.text.strip()))
         if self.note:
             parts.append("> " + self.note)
         return "\n\n".join(parts)

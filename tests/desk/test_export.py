@@ -6,11 +6,14 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from agent.demo_model.replies import reply_for, tokenize
 from agent.demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
+from desk.export import ExportBlock, session_markdown
+from desk.markdown_cuts import closed_fences
 from desk.widgets import PromptInput
 from tests.desk.desk_testkit import (
     pinned_receipt,
@@ -104,3 +107,24 @@ async def test_export_to_an_unwritable_place_says_why(app: DeskApp, tmp_path: Pa
         errors = [str(n.content) for n in app.transcript.query(".note.-error")]
     assert len(errors) == 1
     assert errors[0].startswith(f"✖ export failed: cannot write {blocker}/inside/x.md: ")
+
+
+def test_a_reply_stopped_inside_a_code_block_is_exported_with_the_block_closed() -> None:
+    blocks = [
+        ExportBlock("user", "write it"),
+        ExportBlock(
+            "assistant", "Here:\n\n```python\ndef f():\n    return 1", "■ stopped by you", "x"
+        ),
+    ]
+    doc = session_markdown(blocks, session_id="s", model="m", exported_at=datetime(2026, 1, 1))
+    tokens = MarkdownIt().parse(doc)
+    fence = next(t for t in tokens if t.type == "fence")
+    assert fence.content == "def f():\n    return 1\n"  # the receipt is not part of the code
+    assert doc.rstrip().endswith("> ■ stopped by you")
+    assert [t.type for t in tokens].count("blockquote_open") == 1
+
+
+def test_closing_fences_leaves_closed_and_unfenced_text_alone() -> None:
+    assert closed_fences("a\n\n```\nx\n```") == "a\n\n```\nx\n```"
+    assert closed_fences("plain") == "plain"
+    assert closed_fences("~~~~\ncode\n```\nmore") == "~~~~\ncode\n```\nmore\n~~~~"
