@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent.agent import Agent
+from agent.compression.plan import is_summary
 from agent.events import TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
@@ -278,14 +279,18 @@ class Gateway(SavedSessions):
             return list(self._sessions)
 
     def session_summaries(self) -> list[str]:
-        """One line per live session: id, title, model, turns, and whether a turn runs."""
+        """One line per live session: id, title, model, turns, and whether a turn runs.
+
+        Turns are counted from the session's history (its prompts), so a resumed session counts
+        the turns it had before this process too.
+        """
         with self._lock:
             sessions = list(self._sessions.values())
         lines = []
         for s in sessions:
             with s.lock:
                 state = "running" if s.running is not None else "idle"
-                turns = len(s.turns)
+                turns = sum(1 for m in s.history if m.role == "user" and not is_summary(m))
             lines.append(
                 f"{s.session_id}  {s.title or '(untitled)'}  [{s.model}]  {turns} turns, {state}"
             )
