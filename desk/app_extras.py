@@ -209,8 +209,17 @@ class DeskExtras(_AppBase):
         """After the app's own handler: the context gauge from the turn's size as the server
         counted it: its prompt plus the reply, which the next request carries too."""
         payload = message.payload
-        if payload.prompt_tokens is not None and message.session_id == self._session_or_none():
-            self.status_bar.context_used = payload.prompt_tokens + (payload.completion_tokens or 0)
+        if message.session_id != self._session_or_none():
+            return
+        status = self.status_bar
+        if payload.prompt_tokens is not None:
+            status.context_used = payload.prompt_tokens + (payload.completion_tokens or 0)
+        elif status.context_used is not None or payload.text:
+            # A stopped or failed turn: the server sent no count, but the prompt and the partial
+            # reply are in the context now all the same (estimated, 4 characters a token).
+            prompt = self.transcript.prompt(payload.turn_id)
+            added = (len(prompt.text) if prompt is not None else 0) + len(payload.text)
+            status.context_used = (status.context_used or 0) + added // 4
 
     def _session_or_none(self) -> str | None:
         try:

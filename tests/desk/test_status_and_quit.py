@@ -43,6 +43,21 @@ async def test_the_gauge_shows_the_last_prompt_and_reply_against_the_servers_win
         assert status.server_side_text().endswith(f"ctx {percent}%")
 
 
+
+async def test_a_stopped_turn_still_moves_the_gauge_by_its_prompt_and_partial_reply(
+    desk_app: DeskApp, demo_server: DemoModelServer
+) -> None:
+    demo_server.configure(tokens_per_second=20.0)
+    async with desk_app.run_test(size=(80, 24)) as pilot:
+        status = desk_app.status_bar
+        prompt = "Tell me about stopping streams " + "x" * 400
+        reply = await submit_and_get_reply(desk_app, pilot, prompt)
+        await wait_until(pilot, lambda: len(reply.text) > 8, what="some reply")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.outcome == "interrupted", what="the stop")
+        assert status.context_used == (len(prompt) + len(reply.text)) // 4  # no server count
+
+
 class _StuckWorkerGateway(Gateway):
     """A gateway whose shutdown waits for the test, then reports a worker that outlived it."""
 
