@@ -43,7 +43,6 @@ async def test_the_gauge_shows_the_last_prompt_and_reply_against_the_servers_win
         assert status.server_side_text().endswith(f"ctx {percent}%")
 
 
-
 async def test_a_stopped_turn_still_moves_the_gauge_by_its_prompt_and_partial_reply(
     desk_app: DeskApp, demo_server: DemoModelServer
 ) -> None:
