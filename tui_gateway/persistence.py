@@ -150,14 +150,7 @@ class Persistence:
     def _close_unsent(
         self, session: Session, prompts: list[tuple[str, str]], stop: StopRequest
     ) -> None:
-        outcome = TurnOutcome(
-            status="interrupted",
-            exit_reason=stop.exit_reason(),
-            stop_issuer=stop.issuer.value,
-            stop_surface=stop.surface.value,
-            stop_reason=stop.reason,
-            error=NOT_SENT_PREFIX + stop.reason,
-        )
+        outcome = _stopped(stop, error=NOT_SENT_PREFIX + stop.reason)
         self.write(
             session,
             "save the prompts that were not sent",
@@ -189,14 +182,7 @@ class Persistence:
 
     def turn_abandoned(self, session: Session, turn: Turn, stop: StopRequest) -> None:
         """Close a turn whose worker outlived the shutdown bound, so it is never left open."""
-        outcome = TurnOutcome(
-            status="interrupted",
-            exit_reason=stop.exit_reason(),
-            stop_issuer=stop.issuer.value,
-            stop_surface=stop.surface.value,
-            stop_reason=stop.reason,
-            error="the worker did not exit within the shutdown bound",
-        )
+        outcome = _stopped(stop, error="the worker did not exit within the shutdown bound")
         self.write(session, "close the turn", lambda s: s.close_turn(turn.turn_id, outcome))
 
     def load_history(self, session: Session) -> list[ChatMessage] | None:
@@ -227,3 +213,15 @@ class Persistence:
         for turn_id, text in dirty.items():
             with contextlib.suppress(StoreError):  # best effort; the final write reports failures
                 store.save_draft(turn_id, text, wait=False)
+
+
+def _stopped(stop: StopRequest, *, error: str) -> TurnOutcome:
+    """The outcome of a turn ``stop`` ended without a result from its worker."""
+    return TurnOutcome(
+        status="interrupted",
+        exit_reason=stop.exit_reason(),
+        stop_issuer=stop.issuer.value,
+        stop_surface=stop.surface.value,
+        stop_reason=stop.reason,
+        error=error,
+    )
