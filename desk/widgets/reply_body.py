@@ -148,8 +148,15 @@ class ReplyBody(Widget):
         return "".join(self._sealed) + self._tail
 
     def compose(self) -> ComposeResult:
-        yield SealedMarkdown(self._markdown, deferred=True, classes="sealed -empty")
+        yield SealedMarkdown(self._markdown, deferred=self.streaming, classes="sealed -empty")
         yield MarkdownChunk("", classes="live -blank")
+
+    def on_mount(self) -> None:
+        # Text may arrive while the children are still being mounted (a delta right behind
+        # the reply's creation): it waited in the tail; draw it now.
+        if self._tail:
+            self._seal(everything=not self.streaming)
+            self._draw_live()
 
     def _markdown(self, text: str) -> ReplyMarkdown:
         return markdown_for(self)(text)
@@ -160,10 +167,16 @@ class ReplyBody(Widget):
         return self.query_one(".sealed", SealedMarkdown)
 
     @property
+    def _composed(self) -> bool:
+        return bool(self.children)
+
+    @property
     def _live(self) -> MarkdownChunk:
         return self.query_one(".live", MarkdownChunk)
 
     def _seal(self, *, everything: bool = False) -> None:
+        if not self._composed:
+            return  # on_mount seals what waited
         cuts = find_cuts(self._tail, open_fence=self._fence)
         if not cuts and not (everything and self._tail.strip()):
             return
@@ -186,6 +199,8 @@ class ReplyBody(Widget):
         self._tail += text
 
     def _draw_live(self) -> None:
+        if not self._composed:
+            return
         live = self._live
         blank = not self._tail.strip()
         joined = self._fence is not None  # the tail goes on with a code block cut above
@@ -199,13 +214,15 @@ class ReplyBody(Widget):
         self.streaming = False
         self._seal(everything=True)
         self._draw_live()
-        self.sealed.undefer()
+        if self._composed:
+            self.sealed.undefer()
 
     def set_text(self, text: str) -> None:
         """Show ``text`` instead of what was shown (e.g. the canonical text)."""
-        sealed = self.sealed
-        sealed.clear()
-        sealed.add_class("-empty")
+        if self._composed:
+            sealed = self.sealed
+            sealed.clear()
+            sealed.add_class("-empty")
         self._sealed, self._tail, self._fence = [], text, None
         self._seal(everything=not self.streaming)
         self._draw_live()

@@ -20,7 +20,13 @@ from desk.startup import Startup
 from desk.widgets import PromptInput, UserPrompt
 from desk.widgets.compression_panel import CompressionPanel
 from tests.compression.kit import WINDOW, long_transcript, snapshot
-from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
+from tests.desk.desk_testkit import (
+    click_until,
+    connection,
+    submit,
+    submit_and_get_reply,
+    wait_until,
+)
 from tests.support import EventLog
 from tui_gateway.events import CompressionComplete, CompressionProgressed
 from tui_gateway.gateway import Gateway, GatewayConfig
@@ -151,7 +157,9 @@ async def test_cancel_mid_summary_rolls_back_and_the_next_turn_works(
     async with app.run_test(size=(120, 40)) as pilot:
         await start_compress_mid_summary(app, pilot, demo_server)
         if how == "button":
-            await pilot.click("#compression-cancel")
+            demo_server.configure(tokens_per_second=5.0)  # under load a click may need a retry
+            cancel = app.query_one("#compression-cancel")
+            await click_until(pilot, cancel, lambda: notes(app), what="the outcome line")
         elif how == "escape-on-panel":
             app.compression_panel.focus()
             await pilot.press("escape")

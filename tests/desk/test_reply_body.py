@@ -237,3 +237,18 @@ async def test_pieces_absorbed_before_the_completion_are_shown_by_it() -> None:
 
 def test_wide_characters_count_as_two_cells_in_the_estimate() -> None:
     assert estimate_rows("字" * 10, 10) == 2
+
+
+async def test_text_that_arrives_before_the_body_is_composed_is_drawn_once_it_is() -> None:
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        body = ReplyBody()
+        mounting = app.query_one(Transcript).mount(body)  # not awaited yet: no children
+        body.append("First words, ")
+        body.append("then more.")
+        await mounting
+        await wait_until(pilot, lambda: body.query_one(".live").display)
+        assert body.text == "First words, then more."
+        body.end_stream()
+        await wait_until(pilot, lambda: body.sealed.texts == ["First words, then more."])
+        await wait_until(pilot, lambda: body.sealed.settled)
