@@ -145,7 +145,8 @@ class TranscriptEntry:
         partial: True for a reply that was cut short (stopped, failed, or a crash).
         tool_names: for an assistant message, the tools it called.
         note: on the last message of a turn that did not complete: who stopped it ("stopped
-            by you", "stopped by the system: ...") or why it failed.
+            by you", "stopped by the system: ..."), why it failed ("failed: ..."), or, for a
+            queued prompt that never ran, why ("not sent: ...").
         stop: beside ``note`` on a stopped turn: the stop's figures as they were measured, so
             a frontend can show the same receipt it showed live.
     """
