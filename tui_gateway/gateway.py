@@ -26,8 +26,8 @@ from agent.tools.registry import ToolRegistry, default_tools
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.compression import SessionCompression
 from tui_gateway.console import CommandError, Console
+from tui_gateway.event_hub import EventHub
 from tui_gateway.events import (
-    GatewayEvent,
     GatewayStopping,
     MessageStart,
     Payload,
@@ -88,12 +88,10 @@ class Gateway(SavedSessions):
             )
         )
         self._lock = threading.Lock()
-        self._publish_lock = threading.Lock()  # numbering + queueing an event, as one step
+        self._events = EventHub(config.coalesce_s)
         self._sessions: dict[str, Session] = {}
-        self._subscriptions: list[Subscription] = []
         self._workers = TurnWorkers()
         self._closing = False
-        self._gateway_seq = 0
         self._shutdown_report: ShutdownReport | None = None
         self._shutdown_done = threading.Event()
         # Prompts a system stop dropped from a queue, saved as not sent once the turn that was
@@ -120,39 +118,14 @@ class Gateway(SavedSessions):
 
     def subscribe(self, callback: EventCallback) -> Subscription:
         """Deliver every event from now on to ``callback``, on a delivery thread of its own."""
-        sub = Subscription(callback, coalesce_s=self.config.coalesce_s)
-        with self._lock:
-            self._subscriptions.append(sub)
-        return sub
+        return self._events.subscribe(callback)
 
     def unsubscribe(self, sub: Subscription) -> None:
         """Stop delivering to ``sub`` and end its delivery thread."""
-        with self._lock:
-            if sub in self._subscriptions:
-                self._subscriptions.remove(sub)
-        sub.close()
+        self._events.unsubscribe(sub)
 
     def _publish(self, session: Session | None, payload: Payload) -> None:
-        # Two threads may publish for one session at once (a worker's deltas, a caller's
-        # prompt.queued or turn.state): numbering and queueing under one lock makes every
-        # subscriber receive a session's events in seq order. Subscription.publish only
-        # appends to a deque, so this never waits on a subscriber.
-        with self._publish_lock:
-            if session is None:
-                with self._lock:
-                    self._gateway_seq += 1
-                    seq = self._gateway_seq
-                session_id = ""
-            else:
-                with session.lock:
-                    session.seq += 1
-                    seq = session.seq
-                session_id = session.session_id
-            event = GatewayEvent(type=payload.TYPE, session_id=session_id, seq=seq, payload=payload)
-            with self._lock:
-                subs = list(self._subscriptions)
-            for sub in subs:
-                sub.publish(event)
+        self._events.publish(session, payload)
 
     def _publish_to(self, session_id: str, payload: Payload) -> None:
         with self._lock:
@@ -675,10 +648,7 @@ class Gateway(SavedSessions):
         for turn_id in list(self._unsent):  # behind a stuck worker: saved after its close
             self._save_unsent_after(turn_id)
         self._persistence.close()
-        with self._lock:
-            subs = list(self._subscriptions)
-        for sub in subs:
-            sub.close()
+        self._events.close()
         report = ShutdownReport(
             turns_stopped=stopped,
             prompts_dropped=dropped,
