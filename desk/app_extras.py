@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
+from agent.tokens import tokens_in_chars
 from desk.commands import DeskCommands, PaletteCommand
 from desk.double_press import DoublePress
 from desk.export import blocks_from, resolve_export_path, session_markdown, write_export
@@ -219,7 +220,7 @@ class DeskExtras(_AppBase):
             # reply are in the context now all the same (estimated, 4 characters a token).
             prompt = self.transcript.prompt(payload.turn_id)
             added = (len(prompt.text) if prompt is not None else 0) + len(payload.text)
-            status.context_used = (status.context_used or 0) + added // 4
+            status.context_used = (status.context_used or 0) + tokens_in_chars(added)
 
     def _session_or_none(self) -> str | None:
         try:

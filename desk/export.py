@@ -76,7 +76,8 @@ def blocks_from(children: Iterable[Widget]) -> list[ExportBlock]:
     return blocks
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
+    """``text`` as a Markdown block quote (blank lines kept inside it)."""
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 
@@ -113,9 +114,9 @@ def session_markdown(
             if block.status == "":
                 parts.append("_(still running when exported)_")
             if block.note:
-                parts.append(_quote(block.note))
+                parts.append(quote(block.note))
         elif block.kind == "error":
-            parts.append(_quote(block.text))
+            parts.append(quote(block.text))
         else:
             parts.append(block.text.strip())
     return "\n\n".join(parts) + "\n"

@@ -70,6 +70,18 @@ def _closes(marker: str, fence: str) -> bool:
     return marker[0] == opening[0] and len(marker) >= len(opening)
 
 
+def _fence_after(line: str, fence: str | None) -> str | None:
+    """The code fence open after ``line``, given the one open before it (None: outside code)."""
+    marker = _FENCE_RE.match(line)
+    if not marker:
+        return fence
+    if fence is None:
+        return line.rstrip("\n")
+    if _closes(marker.group(1), fence) and not line.strip(" `~\n"):
+        return None
+    return fence
+
+
 def find_cuts(
     text: str,
     *,
@@ -98,16 +110,16 @@ def find_cuts(
     previous_blank = False
     for line in text.splitlines(keepends=True):
         complete = line.endswith("\n")
-        marker = _FENCE_RE.match(line)
         if fence is None:
             if previous_blank and line[:1].strip() and complete and position - last >= min_chars:
                 cuts.append(Cut(position))
                 last = position
-            if marker:
-                fence = line.rstrip("\n")
-        elif marker and _closes(marker.group(1), fence) and not line.strip(" `~\n"):
-            fence = None
-        elif complete and position - last >= fence_chars:
+            fence = _fence_after(line, None)
+        elif (
+            (fence := _fence_after(line, fence)) is not None  # still inside the block
+            and complete
+            and position - last >= fence_chars
+        ):
             cuts.append(Cut(position, fence))
             last = position
         previous_blank = not line.strip() and complete
@@ -151,13 +163,7 @@ def closed_fences(text: str) -> str:
     stopped inside one), so what follows it (a stop receipt) is not read as code."""
     fence: str | None = None
     for line in text.splitlines():
-        marker = _FENCE_RE.match(line)
-        if not marker:
-            continue
-        if fence is None:
-            fence = line
-        elif _closes(marker.group(1), fence) and not line.strip(" `~"):
-            fence = None
+        fence = _fence_after(line, fence)
     if fence is None:
         return text
     return f"{text.rstrip(chr(10))}\n{_closing(fence)}"

@@ -21,6 +21,7 @@ from textual import on
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 
+from agent.tokens import tokens_in_chars
 from desk.activity_messages import SessionStoreFailed, SessionWasEvicted
 from desk.features.base import DeskBase
 from desk.messages import TurnCompleted, TurnStarted
@@ -101,7 +102,7 @@ def saved_blocks(
 
 def context_estimate(entries: list[TranscriptEntry]) -> int:
     """Tokens a saved transcript takes in the context window, estimated (4 characters each)."""
-    return sum(len(entry.content) // 4 for entry in entries)
+    return sum(tokens_in_chars(len(entry.content)) for entry in entries)
 
 
 class SessionsFeature(DeskBase):

@@ -120,6 +120,14 @@ def sealed_pieces(text: str) -> list[Piece]:
     return cut_pieces(text, find_cuts(text), everything=True)[0]
 
 
+def finished_markdown(owner: Widget, text: str, *, classes: str) -> SealedMarkdown:
+    """A finished reply's text (saved, never streamed) in a :class:`SealedMarkdown` drawn
+    for ``owner``."""
+    sealed = SealedMarkdown(markdown_for(owner), classes=classes)
+    sealed.add(sealed_pieces(text))
+    return sealed
+
+
 class ReplyBody(Widget):
     """The Markdown of one reply: sealed pieces (one :class:`SealedMarkdown`), then the live tail.
 
@@ -139,6 +147,7 @@ class ReplyBody(Widget):
         self._sealed: list[str] = []
         self._tail = ""
         self._fence: str | None = None  # the code fence the live tail starts inside
+        self._make = markdown_for(self)
         self.streaming = True
         """True until :meth:`end_stream`: sealed pieces wait for a paint to render."""
 
@@ -148,7 +157,7 @@ class ReplyBody(Widget):
         return "".join(self._sealed) + self._tail
 
     def compose(self) -> ComposeResult:
-        yield SealedMarkdown(self._markdown, deferred=self.streaming, classes="sealed -empty")
+        yield SealedMarkdown(self._make, deferred=self.streaming, classes="sealed -empty")
         yield MarkdownChunk("", classes="live -blank")
 
     def on_mount(self) -> None:
@@ -157,9 +166,6 @@ class ReplyBody(Widget):
         if self._tail:
             self._seal(everything=not self.streaming)
             self._draw_live()
-
-    def _markdown(self, text: str) -> ReplyMarkdown:
-        return markdown_for(self)(text)
 
     @property
     def sealed(self) -> SealedMarkdown:
@@ -205,7 +211,7 @@ class ReplyBody(Widget):
         blank = not self._tail.strip()
         joined = self._fence is not None  # the tail goes on with a code block cut above
         markdown = live_markdown(self._tail, self._fence)
-        live.update(self._markdown(markdown) if not blank else "", trim_top=joined)
+        live.update(self._make(markdown) if not blank else "", trim_top=joined)
         live.set_class(blank, "-blank")
         self.set_class(not blank and bool(self._sealed) and not joined, "-gap")
 

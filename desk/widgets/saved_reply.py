@@ -15,11 +15,11 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
+from desk.export import quote
 from desk.markdown_cuts import closed_fences
 from desk.receipts import FAILURE_MARK, format_failure, format_stop_receipt
 from desk.widgets._css import css_beside
-from desk.widgets.reply_body import markdown_for, sealed_pieces
-from desk.widgets.sealed_markdown import SealedMarkdown
+from desk.widgets.reply_body import finished_markdown
 from tui_gateway.events import StopReceipt
 
 PARTIAL_NOTE = "■ stopped · the reply was cut short here"
@@ -80,9 +80,7 @@ class SavedReply(Widget):
 
     def compose(self) -> ComposeResult:
         if self.text.strip():
-            body = SealedMarkdown(markdown_for(self), classes="body")
-            body.add(sealed_pieces(self.text))
-            yield body
+            yield finished_markdown(self, self.text, classes="body")
         if self.note:
             yield Static(self.note, classes="note", markup=False)
 
@@ -92,5 +90,5 @@ class SavedReply(Widget):
         if self.text.strip():
             parts.append(closed_fences(self.text.strip()))
         if self.note:
-            parts.append("> " + self.note)
+            parts.append(quote(self.note))
         return "\n\n".join(parts)

@@ -14,9 +14,9 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.compression.plan import SUMMARY_MARKER
+from desk.export import quote
 from desk.widgets._css import css_beside
-from desk.widgets.reply_body import markdown_for, sealed_pieces
-from desk.widgets.sealed_markdown import SealedMarkdown
+from desk.widgets.reply_body import finished_markdown
 
 HEADING = "⇊ the earlier conversation, as compressed into a summary · /archived lists it in full"
 """The line above a saved summary."""
@@ -43,11 +43,8 @@ class SavedSummary(Widget):
 
     def compose(self) -> ComposeResult:
         yield Static(HEADING, classes="heading", markup=False)
-        body = SealedMarkdown(markdown_for(self), classes="body")
-        body.add(sealed_pieces(self.summary))
-        yield body
+        yield finished_markdown(self, self.summary, classes="body")
 
     def export_markdown(self) -> str:
         """For ``/export``: the heading line and the summary, quoted."""
-        quoted = "\n".join(f"> {line}" if line else ">" for line in self.summary.splitlines())
-        return f"> {HEADING}\n>\n{quoted}"
+        return quote(f"{HEADING}\n\n{self.summary}")

@@ -12,7 +12,7 @@ from textual.app import App, ComposeResult
 from desk.markdown_cuts import cut_pieces, find_cuts
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.markdown_chunk import render_strips
-from desk.widgets.reply_body import ReplyBody
+from desk.widgets.reply_body import ReplyBody, markdown_for
 from desk.widgets.saved_reply import SavedReply
 from desk.widgets.sealed_markdown import SealedMarkdown, estimate_rows
 from desk.widgets.transcript import Transcript
@@ -214,7 +214,7 @@ async def test_a_code_block_cut_while_streaming_reads_as_one_block() -> None:
         await reply.finish(text, "completed")
         sealed = body.sealed
         await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
-        whole = render_strips(app, body._markdown(text), sealed.size.width)
+        whole = render_strips(app, markdown_for(body)(text), sealed.size.width)
         shown = [sealed.render_line(y) for y in range(sealed.size.height)]
         assert [s.text for s in shown] == [s.text for s in whole]
 
