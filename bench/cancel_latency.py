@@ -34,10 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from stats import percentiles  # noqa: E402
 
-from agent.demo_model.config import DemoConfig  # noqa: E402
-from agent.demo_model.server import DemoModelServer  # noqa: E402
 from agent.provider.client import ProviderConfig  # noqa: E402
 from agent.stops import StopRequest, Surface  # noqa: E402
+from demo_model.config import DemoConfig  # noqa: E402
+from demo_model.server import DemoModelServer  # noqa: E402
 from tests.support import EventLog  # noqa: E402
 from tui_gateway.events import MessageDelta, ToolOutput  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402

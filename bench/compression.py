@@ -28,12 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.compression import CompressionProgress, Compressor  # noqa: E402
 from agent.compression.backend import StoreBackend  # noqa: E402
-from agent.demo_model.config import DemoConfig  # noqa: E402
-from agent.demo_model.server import DemoModelServer  # noqa: E402
 from agent.provider.client import ChatClient, ProviderConfig  # noqa: E402
 from agent.provider.types import ChatMessage  # noqa: E402
 from agent.stops import StopRequest, Surface  # noqa: E402
 from agent.store import SqliteStore  # noqa: E402
+from demo_model.config import DemoConfig  # noqa: E402
+from demo_model.server import DemoModelServer  # noqa: E402
 
 
 def transcript(n: int) -> list[ChatMessage]:

@@ -37,10 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from stats import percentiles  # noqa: E402
 
-from agent.demo_model.config import DemoConfig  # noqa: E402
-from agent.demo_model.replies import tokenize  # noqa: E402
-from agent.demo_model.server import DemoModelServer  # noqa: E402
 from agent.provider.client import ProviderConfig  # noqa: E402
+from demo_model.config import DemoConfig  # noqa: E402
+from demo_model.replies import tokenize  # noqa: E402
+from demo_model.server import DemoModelServer  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 from tui_gateway.wire.http_server import HttpServer  # noqa: E402
 

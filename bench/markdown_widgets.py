@@ -36,7 +36,7 @@ from textual.widgets import Markdown
 sys.path.insert(0, str(Path(__file__).parent))
 from stream_ingest import long_document  # noqa: E402
 
-from agent.demo_model.replies import tokenize  # noqa: E402
+from demo_model.replies import tokenize  # noqa: E402
 from desk.widgets.sealed_markdown import SealedMarkdown  # noqa: E402
 from desk.widgets.transcript import Transcript  # noqa: E402
 

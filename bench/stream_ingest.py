@@ -57,11 +57,11 @@ import httpx
 from rich.console import RenderableType
 from textual.screen import Screen
 
-import agent.demo_model.chat as demo_chat
-from agent.demo_model.config import DemoConfig
-from agent.demo_model.replies import ReplyPlan, plan_reply, tokenize
-from agent.demo_model.server import DemoModelServer
+import demo_model.chat as demo_chat
 from agent.provider.client import ProviderConfig
+from demo_model.config import DemoConfig
+from demo_model.replies import ReplyPlan, plan_reply, tokenize
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.messages import ReplyDelta, TurnCompleted

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent.demo_model.config import DemoConfig
-from agent.demo_model.server import DemoModelServer
+from demo_model.config import DemoConfig
+from demo_model.server import DemoModelServer
 
 
 def start_demo_server(tokens_per_second: float = 30.0) -> DemoModelServer:

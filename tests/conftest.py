@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.demo_model.config import DemoConfig
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from demo_model.config import DemoConfig
+from demo_model.server import DemoModelServer
 
 
 @pytest.fixture

@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.agent import Agent
-from agent.demo_model.replies import reply_for
-from agent.demo_model.server import DemoModelServer
 from agent.events import AgentEvent, TextDelta, TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import Issuer, StopRequest, Surface
+from demo_model.replies import reply_for
+from demo_model.server import DemoModelServer
 
 PROMPT = "reply with exactly: one two three four five six seven eight nine ten"
 WORDS = "one two three four five six seven eight nine ten"

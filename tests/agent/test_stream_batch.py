@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.agent import Agent
-from agent.demo_model.server import DemoModelServer
 from agent.events import AgentEvent, TextDelta
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import StreamDelta
 from agent.stream_batch import DeltaBatcher
+from demo_model.server import DemoModelServer
 
 
 class FakeClock:

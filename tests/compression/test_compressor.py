@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from agent.compression import CompressionProgress, Compressor
 from agent.compression.backend import Commit, StoreBackend
 from agent.compression.plan import SUMMARY_MARKER
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.stops import Issuer, StopRequest, Surface
 from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
 from tests.compression.kit import WINDOW, long_transcript, saved_session, snapshot
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from agent.compression.plan import SUMMARY_MARKER
-from agent.demo_model.server import DemoModelServer
 from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
 from tests.compression.kit import long_transcript
 
 CHILD = textwrap.dedent(

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from agent.compression.plan import SUMMARY_MARKER
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
 from tests.compression.kit import WINDOW, long_transcript, snapshot
 from tests.support import EventLog
 from tui_gateway.events import CompressionComplete, CompressionProgressed, PromptQueued

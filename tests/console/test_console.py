@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.events import ConsoleComplete, ConsoleOutput, SessionCreated
 from tui_gateway.gateway import Gateway, GatewayConfig

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from agent.demo_model import DemoConfig, DemoModelServer
+from demo_model import DemoConfig, DemoModelServer
 
 
 @pytest.fixture

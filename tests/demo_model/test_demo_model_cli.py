@@ -1,4 +1,4 @@
-"""``python -m agent.demo_model`` runs alone, prints its URL, and exits cleanly on a signal."""
+"""``python -m demo_model`` runs alone, prints its URL, and exits cleanly on a signal."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_cli_serves_and_exits_on_signal(sig: signal.Signals) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "agent.demo_model", "--port", "0", "--tps", "2000", "--slots", "2"],
+        [sys.executable, "-m", "demo_model", "--port", "0", "--tps", "2000", "--slots", "2"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from agent.demo_model import DemoModelServer, RequestRecord
+from demo_model import DemoModelServer, RequestRecord
 from tests.demo_model.demo_model_kit import RawRequest, chat
 
 NOTICE_S = 0.1  # the product's promise: the server sees a stop within 100 ms
@@ -249,7 +249,7 @@ def test_more_slots_wake_a_waiting_request(demo: DemoModelServer) -> None:
 
 
 def test_stop_ends_running_requests_at_once() -> None:
-    from agent.demo_model import DemoConfig
+    from demo_model import DemoConfig
 
     server = DemoModelServer(DemoConfig(tokens_per_second=20.0)).start()
     streaming = RawRequest(server.port, chat("stream", stream=True))

@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from agent.demo_model import DemoConfig, DemoModelServer, reply_for, tokenize
+from demo_model import DemoConfig, DemoModelServer, reply_for, tokenize
 from tests.demo_model.demo_model_kit import RawRequest, chat, post_stream
 
 PROMPT = "tell me about faults"

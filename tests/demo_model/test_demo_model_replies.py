@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.demo_model import (
+from demo_model import (
     DemoConfig,
     count_prompt_tokens,
     parse_fault,
@@ -20,7 +20,7 @@ from agent.demo_model import (
     tokenize,
     tool_calls_for,
 )
-from agent.demo_model.slots import SlotPool
+from demo_model.slots import SlotPool
 
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {}}}]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.demo_model.config import DemoConfig
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from demo_model.config import DemoConfig
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from tui_gateway.gateway import Gateway, GatewayConfig

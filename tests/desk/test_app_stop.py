@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
-from agent.demo_model.replies import reply_for
-from agent.demo_model.server import DemoModelServer
 from agent.stops import Surface
+from demo_model.replies import reply_for
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.messages import ReplyDelta

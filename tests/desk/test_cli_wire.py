@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.demo_model.server import DemoModelServer
+from demo_model.server import DemoModelServer
 from desk.__main__ import main
 from desk.app import DeskApp
 from desk.config import ConnectionInfo, parse_options

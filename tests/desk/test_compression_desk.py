@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from agent.demo_model.config import DemoConfig
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.stops import Surface
 from agent.store import SqliteStore
+from demo_model.config import DemoConfig
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.slash import completions
 from desk.startup import Startup

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from agent.demo_model.server import DemoModelServer
+from demo_model.server import DemoModelServer
 from desk.config import (
     DEFAULT_ESCAPE_DELAY_MS,
     ConfigError,

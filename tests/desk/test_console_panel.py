@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.stops import Surface
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.features.console import outcome_line, slash_command
 from desk.widgets import AssistantReply

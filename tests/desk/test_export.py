@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from agent.demo_model.replies import reply_for, tokenize
-from agent.demo_model.server import DemoModelServer
+from demo_model.replies import reply_for, tokenize
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.export import ExportBlock, session_markdown

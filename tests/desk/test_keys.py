@@ -6,7 +6,7 @@ import pytest
 from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 
-from agent.demo_model.server import DemoModelServer
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.screens.help_screen import HelpScreen

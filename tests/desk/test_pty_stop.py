@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.demo_model.config import DemoConfig
-from agent.demo_model.records import RequestRecord
-from agent.demo_model.server import DemoModelServer
+from demo_model.config import DemoConfig
+from demo_model.records import RequestRecord
+from demo_model.server import DemoModelServer
 
 pytestmark = [
     pytest.mark.pty,

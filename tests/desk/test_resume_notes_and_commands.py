@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.slash import unknown_command
 from desk.startup import Startup

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.screens.confirm_delete import ConfirmDelete
 from desk.startup import Startup, open_store

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 
-from agent.demo_model.server import DemoModelServer
+from demo_model.server import DemoModelServer
 from desk.double_press import DoublePress
 from desk.prompt_history import PromptHistory
 from desk.server_facts import DEFAULT_N_CTX, fetch_in_background, fetch_server_facts, server_root

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from agent.demo_model.replies import reply_for, tokenize
-from agent.demo_model.server import DemoModelServer
+from demo_model.replies import reply_for, tokenize
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.widgets import AssistantReply, PromptInput

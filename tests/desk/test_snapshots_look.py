@@ -14,9 +14,9 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from agent.demo_model.replies import reply_for, tokenize
-from agent.demo_model.server import DemoModelServer
 from agent.stops import StopRequest, Surface
+from demo_model.replies import reply_for, tokenize
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.widgets import AssistantReply, PromptInput

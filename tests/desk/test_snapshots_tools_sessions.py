@@ -13,9 +13,9 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.startup import Startup
 from desk.widgets import PromptInput

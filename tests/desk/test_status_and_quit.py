@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.widgets.status_bar import context_percent, server_text

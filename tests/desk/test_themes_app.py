@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.demo_model.server import DemoModelServer
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.widgets import AssistantReply, PromptInput

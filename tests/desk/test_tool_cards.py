@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
 from desk.activity_messages import ToolCallCompleted, ToolCallStarted
 from desk.app import DeskApp
 from desk.messages import ReplyDelta, TurnCompleted, TurnStarted

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 from agent.agent import Agent
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.stops import StopRequest, Surface
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.events import TurnState
 from tui_gateway.gateway import AgentSetup, Gateway, GatewayConfig

@@ -15,9 +15,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.events import MessageComplete, PromptDropped, SessionEvicted
 from tui_gateway.gateway import Gateway, GatewayConfig, GatewayError

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.events import MessageDelta, StoreFailed
 from tui_gateway.gateway import Gateway, GatewayConfig

@@ -8,10 +8,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import CRASH_EXIT_REASON, NOT_SENT_CRASH_ERROR, SqliteStore, TurnRow
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
 

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.demo_model.replies import reply_for
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest, Surface
+from demo_model.replies import reply_for
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.events import MessageDelta
 from tui_gateway.gateway import Gateway, GatewayConfig

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.events import GatewayEvent, MessageComplete, MessageDelta, MessageStart
 from tui_gateway.gateway import Gateway, GatewayConfig

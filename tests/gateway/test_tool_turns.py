@@ -13,9 +13,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.events import (
     ApprovalRequest,

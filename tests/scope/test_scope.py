@@ -10,11 +10,11 @@ import threading
 import pytest
 
 from agent.agent import Agent
-from agent.demo_model.server import DemoModelServer
 from agent.events import AgentEvent, TextDelta, TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.scope import InterruptScope, current_scope
 from agent.stops import StopRequest
+from demo_model.server import DemoModelServer
 from tests.scope.fakes import TIMEOUT_STOP, USER_STOP, FakeAgent
 
 # -- binding -----------------------------------------------------------------------------------

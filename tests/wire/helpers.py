@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOSE_BOUND_S = 0.1

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
 from tests.wire.helpers import CLOSE_BOUND_S, Child, close_delay_s, slow_reply, wire_cmd
 
 STORY = "tell me a story about a lighthouse"

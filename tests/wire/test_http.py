@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tests.wire.helpers import CLOSE_BOUND_S, close_delay_s, slow_reply
 from tui_gateway.events import MessageComplete

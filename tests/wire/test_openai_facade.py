@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import openai
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tests.wire.helpers import CLOSE_BOUND_S, close_delay_s, slow_reply
 from tui_gateway.events import ApprovalResolved, ToolComplete

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tests.wire.helpers import (
     CLOSE_BOUND_S,

@@ -7,8 +7,8 @@ import json
 import os
 import threading
 
-from agent.demo_model.server import DemoModelServer
 from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.events import MessageComplete
 from tui_gateway.gateway import Gateway, GatewayConfig

@@ -73,7 +73,7 @@ def provider_from(args: argparse.Namespace, env: Mapping[str, str]) -> Iterator[
         UsageError: nothing configured, a bad URL, or no model can be found.
     """
     if args.demo:
-        from agent.demo_model.server import DemoModelServer
+        from demo_model.server import DemoModelServer
 
         with DemoModelServer() as server:
             model = args.model or server.config.model

@@ -1,4 +1,4 @@
-"""Command line: ``python -m agent.demo_model --port 8080 --tps 30 --slots 1 ...``.
+"""Command line: ``python -m demo_model --port 8080 --tps 30 --slots 1 ...``.
 
 Prints one line, the OpenAI base URL (e.g. ``http://127.0.0.1:8080/v1``), on stdout, then
 serves until SIGINT or SIGTERM, on which it shuts down gracefully and exits with status 0.
@@ -21,7 +21,7 @@ from .server import DemoModelServer
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser (one option per `DemoConfig` knob, plus host and port)."""
     parser = argparse.ArgumentParser(
-        prog="python -m agent.demo_model",
+        prog="python -m demo_model",
         description="desk's demo model: an OpenAI-compatible server that behaves like "
         "llama.cpp's llama-server and streams deterministic text.",
     )
