@@ -24,6 +24,9 @@ class Surface(StrEnum):
     DESK_KEY = "desk.key"
     DESK_BUTTON = "desk.button"
     CONSOLE_CANCEL = "console.cancel"
+    CONSOLE_STOP = "console.stop"
+    SESSION_DELETE = "session.delete"
+    HEADLESS_SIGINT = "headless.sigint"
     CONSOLE_TIMEOUT = "console.timeout"
     API_STOP = "api.stop"
     API_DISCONNECT = "api.disconnect"
@@ -33,7 +36,15 @@ class Surface(StrEnum):
 
 
 USER_SURFACES: frozenset[Surface] = frozenset(
-    {Surface.DESK_KEY, Surface.DESK_BUTTON, Surface.CONSOLE_CANCEL, Surface.API_STOP}
+    {
+        Surface.DESK_KEY,
+        Surface.DESK_BUTTON,
+        Surface.CONSOLE_CANCEL,
+        Surface.CONSOLE_STOP,
+        Surface.SESSION_DELETE,
+        Surface.HEADLESS_SIGINT,
+        Surface.API_STOP,
+    }
 )
 """Surfaces that only a person can trigger; every other surface is a system surface."""
 

@@ -26,6 +26,7 @@ from agent.tools.registry import ToolRegistry, default_tools
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.compression import SessionCompression
 from tui_gateway.console import CommandError, Console
+from tui_gateway.console.commands import COMMANDS
 from tui_gateway.event_hub import EventHub
 from tui_gateway.events import (
     GatewayStopping,
@@ -46,6 +47,7 @@ from tui_gateway.translate import turn_listener
 from tui_gateway.types import (
     AgentFactory,
     AgentSetup,
+    ConsoleCommandInfo,
     GatewayConfig,
     GatewayError,
     ShutdownReport,
@@ -583,6 +585,13 @@ class Gateway(SavedSessions):
             return self.console.run(session_id, line).command_id
         except CommandError as exc:
             raise GatewayError(exc.message, code=-32602) from exc
+
+    def console_commands(self) -> list[ConsoleCommandInfo]:
+        """``console.commands``: the commands :meth:`console_run` takes, by name."""
+        return [
+            ConsoleCommandInfo(name=name, usage=usage, summary=what)
+            for name, (_fn, usage, what) in sorted(COMMANDS.items())
+        ]
 
     def console_cancel(self, command_id: str, stop: StopRequest) -> bool:
         """``console.cancel``: drop a queued command, or hard-stop a running one with ``stop``.

@@ -196,7 +196,7 @@ class SavedSessions:
         with self._lock:
             session = self._sessions.get(session_id)
         if session is not None:
-            stop = StopRequest.by_user(Surface.DESK_KEY, "the session was deleted")
+            stop = StopRequest.by_user(Surface.SESSION_DELETE, "the session was deleted")
             running, _dropped = self._stop_session(session, stop)
             if running is not None:
                 running.done.wait(self.config.shutdown_timeout_s)

@@ -90,6 +90,21 @@ class GatewayConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ConsoleCommandInfo:
+    """One command the gateway's console runs (``console.commands``).
+
+    Attributes:
+        name: the command word, without a leading ``/`` (``digest``, ``sessions``).
+        usage: how it is typed, e.g. ``/new [TITLE]`` or ``digest PATH...``.
+        summary: one line saying what it does.
+    """
+
+    name: str
+    usage: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
 class SubmitResult:
     """What ``prompt.submit`` did: the new ``turn_id``, and whether it waits in the queue."""
 

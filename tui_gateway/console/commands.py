@@ -113,7 +113,7 @@ def _new(ctx: CommandContext, args: list[str]) -> str:
 
 
 def _stop(ctx: CommandContext, _args: list[str]) -> None:
-    stop = StopRequest.by_user(Surface.DESK_KEY, "stopped with /stop")
+    stop = StopRequest.by_user(Surface.CONSOLE_STOP, "stopped with /stop")
     turn = ctx.host.session_interrupt(ctx.session_id, stop)
     ctx.write("stopped the running turn\n" if turn else "nothing is running\n")
 

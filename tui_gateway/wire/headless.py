@@ -1,7 +1,7 @@
 """``desk run "prompt"``: one turn without a screen, its reply streamed to stdout.
 
 Stops keep their attribution without a desk: Ctrl+C (SIGINT) is the person's stop
-(``StopRequest.by_user(Surface.DESK_KEY, "interrupted with Ctrl+C")``), SIGTERM the system's
+(``StopRequest.by_user(Surface.HEADLESS_SIGINT, "interrupted with Ctrl+C")``), SIGTERM the system's
 (``gateway.shutdown``, through the gateway's own shutdown). The exit status says how the turn
 ended: 0 completed, 130 stopped by the user, 143 stopped by the system, 1 failed (one line on
 stderr). A second Ctrl+C while the first stop is under way exits at once (130).
@@ -157,7 +157,7 @@ def _install_signals(gateway: Gateway, turn: _Turn) -> Callable[[], None]:
 
     def on_int(_sig: int, _frame: FrameType | None) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl+C leaves
-        turn.user_stop = StopRequest.by_user(Surface.DESK_KEY, "interrupted with Ctrl+C")
+        turn.user_stop = StopRequest.by_user(Surface.HEADLESS_SIGINT, "interrupted with Ctrl+C")
         # Not here: the main thread may hold a gateway lock this handler interrupted.
         threading.Thread(target=turn.apply_user_stop, name="desk-run-stop", daemon=True).start()
 
