@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.store import SessionStore, SqliteStore, StoreError, default_db_path
+from agent.store import SessionStore, StoreError
+from agent.store import open_store as open_session_store
 
 RECENT_MESSAGES = 200
 """Messages of a resumed session rendered at first; older ones wait behind "show more"."""
@@ -50,9 +51,8 @@ def open_store(path: str | Path | None) -> tuple[SessionStore | None, str]:
         ``(store, "")`` on success; ``(None, notice)`` when it cannot be opened (locked,
         read-only, corrupt, a directory...), where ``notice`` is one line for the person.
     """
-    where = Path(path).expanduser() if path is not None else default_db_path()
     try:
-        return SqliteStore(where), ""
+        return open_session_store(path), ""
     except StoreError as exc:
         message = " ".join(exc.message.split())
         return None, f"sessions are not saved: {message}; this desk keeps them in memory only"

@@ -18,6 +18,7 @@ from agent.store.errors import (
     StoreReadOnly,
     StoreTooNew,
 )
+from agent.store.opener import open_store, store_path
 from agent.store.owner import current_owner, owner_alive
 from agent.store.paths import default_db_path
 from agent.store.protocol import SessionStore
@@ -67,6 +68,8 @@ __all__ = [
     "current_owner",
     "default_db_path",
     "estimate_tokens",
+    "open_store",
     "owner_alive",
+    "store_path",
     "turn_messages",
 ]

@@ -13,14 +13,13 @@ import contextlib
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import NoReturn
 from urllib.parse import urlsplit
 
 import httpx
 
 from agent.provider.client import ProviderConfig
-from agent.store import SqliteStore, StoreError
+from agent.store import StoreError, open_store
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 MODELS_TIMEOUT_S = 5.0
@@ -124,7 +123,7 @@ def build_gateway(
     store = None
     if args.db:
         try:
-            store = SqliteStore(Path(args.db).expanduser())
+            store = open_store(args.db)
         except StoreError as exc:
             raise UsageError(f"cannot open the database: {exc.message}") from None
     settings = GatewayConfig(
