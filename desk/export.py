@@ -17,10 +17,10 @@ from typing import Literal, Protocol, runtime_checkable
 from textual.widget import Widget
 from textual.widgets import Static
 
-from desk.atomic import write_text_atomic
 from desk.markdown_cuts import closed_fences
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.user_prompt import UserPrompt
+from tui_gateway.atomic import write_text_atomic
 
 BlockKind = Literal["user", "assistant", "error", "other"]
 

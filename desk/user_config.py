@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from desk.atomic import write_text_atomic
 from desk.config import ConfigError
+from tui_gateway.atomic import write_text_atomic
 
 CONFIG_NAME = "config.toml"
 """The config file's name inside :func:`config_dir`."""
