@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from desk.config import ConfigError, ConnectionInfo, DeskOptions, choose_server, parse_options
-from desk.startup import Startup, open_store
-from desk.user_config import file_settings
+from desk.startup import Startup, unsaved_notice
+from tui_gateway.config_file import read_config_file
 
 if TYPE_CHECKING:
     from desk.app import DeskApp
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _tune_switch_interval(os.environ)
     try:
         try:
-            options = parse_options(args, os.environ, file_settings(os.environ))
+            options = parse_options(args, os.environ, read_config_file(os.environ))
         except ConfigError as exc:
             _error(exc.message)
             return 2
@@ -93,16 +93,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run_embedded(options: DeskOptions) -> int:
     from agent.provider.client import ProviderConfig
-    from tui_gateway.gateway import Gateway, GatewayConfig
+    from tui_gateway.assembly import StoreUnavailable, build_gateway
 
+    settings = options.settings
     demo = None
     try:
         try:
-            choice = choose_server(options)
+            choice = choose_server(settings)
         except ConfigError as exc:
             _error(exc.message)
             return 2
-        api_key = options.api_key
+        api_key = settings.api_key
         if choice.base_url is None:
             from desk.demo import start_demo_server
 
@@ -111,7 +112,7 @@ def _run_embedded(options: DeskOptions) -> int:
             except Exception as exc:  # the fallback itself failed: say so, no traceback
                 _error(f"cannot start the demo model: {exc}")
                 return 1
-            model = options.model or demo.config.model
+            model = settings.model or demo.config.model
             connection = ConnectionInfo(model, demo.base_url, is_demo=True, source=choice.source)
             api_key = None
         else:
@@ -120,8 +121,12 @@ def _run_embedded(options: DeskOptions) -> int:
         provider = ProviderConfig(
             base_url=connection.base_url, model=connection.model, api_key=api_key
         )
-        store, notice = open_store(options.db_path)  # None (in memory) with a notice on failure
-        gateway = Gateway(GatewayConfig(provider=provider), store=store)
+        notice = ""
+        try:
+            gateway = build_gateway(settings, provider)
+        except StoreUnavailable as exc:  # not fatal here: sessions stay in memory, and we say so
+            gateway = build_gateway(settings, provider, persist=False)
+            notice = unsaved_notice(exc.reason)
         startup = Startup(resume=options.resume, resume_id=options.resume_id, notice=notice)
         return _run_app(gateway, connection, options, startup)
     finally:

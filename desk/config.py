@@ -1,28 +1,41 @@
-"""Start-up configuration: flags and environment resolved into typed values.
+"""Start-up configuration: the shared settings plus desk's own flags, then the server to use.
 
-Order of precedence: flags, then environment (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``,
-``DESK_MODEL``, ``ESCDELAY``), then the config file (``base_url``, ``model``, ``api_key`` in
-``$XDG_CONFIG_HOME/desk/config.toml``, see :mod:`desk.user_config`), then probing. A
-configured server is checked once (``GET /models``); with nothing configured, llama.cpp's and
-Ollama's default local addresses are probed at once within about 300 ms, and when none answers
-desk starts its demo model.
+The settings every entry point takes (``--base-url --model --api-key --db --context-window
+--workspace --demo``, their environment variables and ``$XDG_CONFIG_HOME/desk/config.toml``)
+resolve in :mod:`tui_gateway.settings`; desk adds its own keys on top: ``--escdelay``
+(``ESCDELAY``, ``escdelay`` in the file, see :mod:`desk.user_config`), ``--resume`` and
+``--gateway-cmd``. Without ``--db`` sessions go to ``$XDG_DATA_HOME/desk/desk.db``. A configured
+server is checked once (``GET /models``); with nothing configured, llama.cpp's and Ollama's
+default local addresses are probed at once within about 300 ms, and when none answers desk
+starts its demo model.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import NoReturn
-from urllib.parse import urlsplit
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, NoReturn
 
 from desk.probe import LOCAL_SERVERS, ProbeResult, probe
+from desk.user_config import DEFAULT_ESCAPE_DELAY_MS, MAX_ESCAPE_DELAY_MS, file_escape_delay
+from tui_gateway.config_file import ConfigFile, config_path
+from tui_gateway.settings import Settings, SettingsError, StoreDefault, resolve_settings
+from tui_gateway.settings_flags import add_settings_flags, flag_values
 
-DEFAULT_ESCAPE_DELAY_MS = 10
-"""Default wait, in milliseconds, before a lone ESC byte counts as the Esc key."""
-
-MAX_ESCAPE_DELAY_MS = 2000
-"""Largest accepted ``--escdelay``, in milliseconds."""
+__all__ = [
+    "DEFAULT_ESCAPE_DELAY_MS",
+    "MAX_ESCAPE_DELAY_MS",
+    "ConfigError",
+    "ConnectionInfo",
+    "DeskOptions",
+    "ServerChoice",
+    "build_parser",
+    "choose_server",
+    "parse_options",
+]
 
 LOCAL_PROBE_BUDGET_S = 0.3
 """Total time for probing the local default servers, in seconds."""
@@ -32,42 +45,29 @@ CHECK_BUDGET_S = 5.0
 
 ProbeFn = Callable[..., list[ProbeResult]]
 
-
-class ConfigError(Exception):
-    """A start-up problem the person can fix; ``message`` is one line, shown without traceback."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+ConfigError = SettingsError
+"""A start-up problem the person can fix (one line, shown without traceback): the settings'
+own error, so a bad flag, variable, file value or server all read alike."""
 
 
 @dataclass(frozen=True, slots=True)
 class DeskOptions:
-    """Flags and environment, before any probing.
+    """The settings and desk's own flags, before any probing.
 
     Attributes:
-        base_url: the configured server root, or None.
-        base_url_source: where ``base_url`` came from (``--base-url`` or ``OPENAI_BASE_URL``).
-        model: the configured model, or None.
-        api_key: the bearer token, or None.
+        settings: what every entry point resolves (server, model, key, database, window,
+            workspace, ``--demo``).
         escape_delay_ms: milliseconds before a lone ESC byte is the Esc key.
-        demo: force the built-in demo model.
         resume: reopen a saved session at start (``--resume``).
         resume_id: the session to reopen, or None for the most recent one.
-        db_path: the session database (``--db``), or None for the default place.
         gateway_cmd: run the desk against a gateway in a child process started with this
             command line (``--gateway-cmd``), or None for the embedded gateway.
     """
 
-    base_url: str | None = None
-    base_url_source: str = ""
-    model: str | None = None
-    api_key: str | None = None
+    settings: Settings = field(default_factory=Settings)
     escape_delay_ms: int = DEFAULT_ESCAPE_DELAY_MS
-    demo: bool = False
     resume: bool = False
     resume_id: str | None = None
-    db_path: str | None = None
     gateway_cmd: str | None = None
 
 
@@ -125,17 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=SUBCOMMANDS_HELP,
     )
-    parser.add_argument("--base-url", help="server root ending in /v1 (env OPENAI_BASE_URL)")
-    parser.add_argument("--model", help="model name (env DESK_MODEL; default: the server's first)")
-    parser.add_argument("--api-key", help="bearer token (env OPENAI_API_KEY)")
+    add_settings_flags(parser, store_default=StoreDefault.USER_DATA)
     parser.add_argument(
         "--escdelay",
         metavar="MS",
         type=_escape_delay,
-        help=f"ms before a lone ESC is the Esc key (env ESCDELAY; default "
+        help=f"ms before a lone ESC is the Esc key (env ESCDELAY, config escdelay; default "
         f"{DEFAULT_ESCAPE_DELAY_MS}; raise it on slow remote links)",
     )
-    parser.add_argument("--demo", action="store_true", help="use the built-in demo model")
     parser.add_argument(
         "--resume",
         nargs="?",
@@ -143,12 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="reopen a saved session: the given one, or the most recent",
     )
-    parser.add_argument("--db", metavar="PATH", help="session database (default: XDG data dir)")
     parser.add_argument(
         "--gateway-cmd",
         metavar="CMD",
         help="run against a gateway in a child process started with CMD, speaking JSON-RPC on "
-        'its stdio (e.g. "desk gateway --stdio --demo"); the server flags then belong to CMD',
+        'its stdio (e.g. "desk gateway --stdio --demo"); the settings flags then belong to CMD',
     )
     return parser
 
@@ -163,22 +159,21 @@ def _escape_delay(text: str) -> int:
     return value
 
 
-def _check_url(url: str, source: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{source} must be an http(s) URL such as http://127.0.0.1:8080/v1")
-    return url.rstrip("/")
-
-
 def parse_options(
-    argv: Sequence[str], env: Mapping[str, str], file: Mapping[str, str] | None = None
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    file: ConfigFile | Mapping[str, Any] | None = None,
+    *,
+    cwd: Path | None = None,
 ) -> DeskOptions:
-    """Flags, with the environment, then the config file's settings as fallback.
+    """Flags, with the environment, then the config file as fallback.
 
     Args:
         argv: the arguments after the program name.
         env: the environment (``os.environ``).
-        file: ``base_url``, ``model``, ``api_key`` from the config file (strings), if any.
+        file: the config file (:func:`tui_gateway.config_file.read_config_file`), or its
+            parsed data (named as ``config_path(env)`` in errors), or None for no file.
+        cwd: the directory relative paths start from (default: the process's).
 
     Returns:
         the options.
@@ -188,36 +183,30 @@ def parse_options(
         SystemExit: for ``--help`` (code 0), from argparse.
     """
     args = build_parser().parse_args(list(argv))
-    base_url, source = args.base_url, "--base-url"
-    if not base_url and env.get("OPENAI_BASE_URL"):
-        base_url, source = env["OPENAI_BASE_URL"], "OPENAI_BASE_URL"
-    file = file or {}
-    if not base_url and file.get("base_url"):
-        base_url, source = file["base_url"], "config.toml"
-    if base_url:
-        base_url = _check_url(base_url, source)
+    if file is not None and not isinstance(file, ConfigFile):
+        file = ConfigFile(config_path(env), MappingProxyType(dict(file)), exists=True)
+    settings = resolve_settings(
+        flag_values(args), env, file, store_default=StoreDefault.USER_DATA, cwd=cwd
+    )
     escape_delay = args.escdelay
     if escape_delay is None:
         try:
             escape_delay = _escape_delay(env.get("ESCDELAY", ""))
-        except argparse.ArgumentTypeError:
-            escape_delay = DEFAULT_ESCAPE_DELAY_MS
+        except argparse.ArgumentTypeError:  # a curses convention other programs share: lenient
+            escape_delay = None
+    if escape_delay is None and file is not None:
+        escape_delay = file_escape_delay(file)
     return DeskOptions(
-        base_url=base_url or None,
-        base_url_source=source if base_url else "",
-        model=args.model or env.get("DESK_MODEL") or file.get("model") or None,
-        api_key=args.api_key or env.get("OPENAI_API_KEY") or file.get("api_key") or None,
-        escape_delay_ms=escape_delay,
-        demo=bool(args.demo),
+        settings=settings,
+        escape_delay_ms=DEFAULT_ESCAPE_DELAY_MS if escape_delay is None else escape_delay,
         resume=args.resume is not None,
         resume_id=args.resume or None,
-        db_path=args.db or None,
         gateway_cmd=args.gateway_cmd or None,
     )
 
 
 def choose_server(
-    options: DeskOptions,
+    settings: Settings,
     *,
     probe_fn: ProbeFn = probe,
     local_servers: Sequence[tuple[str, str]] = LOCAL_SERVERS,
@@ -227,7 +216,7 @@ def choose_server(
     """Decide which server to use (blocking: it probes over the network).
 
     Args:
-        options: flags and environment.
+        settings: the resolved settings (``demo``, ``base_url``, ``model``, ``api_key``).
         probe_fn: :func:`desk.probe.probe` or a stand-in.
         local_servers: (name, base URL) probed when nothing is configured, in preference order.
         local_budget_s: time for probing the local servers, in seconds.
@@ -240,11 +229,11 @@ def choose_server(
         ConfigError: the configured server cannot be reached, refuses the key, or names no
             model when none was given.
     """
-    if options.demo:
+    if settings.demo:
         return ServerChoice(None, None, "--demo")
-    if options.base_url:
-        url = options.base_url
-        (result,) = probe_fn([url], api_key=options.api_key, budget_s=check_budget_s)
+    if settings.base_url:
+        url = settings.base_url
+        (result,) = probe_fn([url], api_key=settings.api_key, budget_s=check_budget_s)
         if not result.answered:
             raise ConfigError(f"cannot reach the model server at {url}: {result.error}")
         if result.status in (401, 403):
@@ -252,16 +241,16 @@ def choose_server(
                 f"the model server at {url} refused the API key ({result.status}); "
                 "set OPENAI_API_KEY or pass --api-key"
             )
-        model = options.model or (result.models[0] if result.models else None)
+        model = settings.model or (result.models[0] if result.models else None)
         if model is None:
             raise ConfigError(
                 f"the model server at {url} lists no models (GET /models: {result.status}); "
                 "pass --model"
             )
-        return ServerChoice(url, model, options.base_url_source)
+        return ServerChoice(url, model, settings.origin("base_url").label)
     urls = [url for _name, url in local_servers]
-    results = probe_fn(urls, api_key=options.api_key, budget_s=local_budget_s)
+    results = probe_fn(urls, api_key=settings.api_key, budget_s=local_budget_s)
     for (name, url), result in zip(local_servers, results, strict=True):
         if result.usable:
-            return ServerChoice(url, options.model or result.models[0], f"found {name}")
+            return ServerChoice(url, settings.model or result.models[0], f"found {name}")
     return ServerChoice(None, None, "no model server configured or found")

@@ -1,10 +1,11 @@
-"""What the desk does at start about saved sessions: which store, and which session to show.
+"""What the desk does at start about saved sessions: what it says about the store, and which
+session to show.
 
-:func:`open_store` opens the session database for ``desk`` (``--db PATH`` or the default
-place). A database that cannot be opened is not fatal: the desk runs with sessions kept in
-memory and shows the one-line reason (:attr:`Startup.notice`). :class:`Startup` is what the
-app receives: resume a session or start a new one, the notice, and the wall clock the
-sessions sidebar measures "5 min ago" with.
+The gateway opens the session database (:func:`tui_gateway.assembly.build_gateway`); one that
+cannot be opened is not fatal for the desk: it runs with sessions kept in memory and shows the
+one-line reason (:func:`unsaved_notice`, :attr:`Startup.notice`). :class:`Startup` is what the
+app receives: resume a session or start a new one, the notice, and the wall clock the sessions
+sidebar measures "5 min ago" with.
 """
 
 from __future__ import annotations
@@ -12,10 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-
-from agent.store import SessionStore, StoreError
-from agent.store import open_store as open_session_store
 
 RECENT_MESSAGES = 200
 """Messages of a resumed session rendered at first; older ones wait behind "show more"."""
@@ -41,18 +38,10 @@ class Startup:
     recent_messages: int = RECENT_MESSAGES
 
 
-def open_store(path: str | Path | None) -> tuple[SessionStore | None, str]:
-    """Open the session database, or say in one line why it cannot be used.
+def unsaved_notice(reason: str) -> str:
+    """The line the desk shows when the session database cannot be opened.
 
     Args:
-        path: the ``--db`` path, or None for :func:`agent.store.default_db_path`.
-
-    Returns:
-        ``(store, "")`` on success; ``(None, notice)`` when it cannot be opened (locked,
-        read-only, corrupt, a directory...), where ``notice`` is one line for the person.
+        reason: why, one line (:attr:`tui_gateway.assembly.StoreUnavailable.reason`).
     """
-    try:
-        return open_session_store(path), ""
-    except StoreError as exc:
-        message = " ".join(exc.message.split())
-        return None, f"sessions are not saved: {message}; this desk keeps them in memory only"
+    return f"sessions are not saved: {reason}; this desk keeps them in memory only"

@@ -1,176 +1,71 @@
-"""The person's config file, ``$XDG_CONFIG_HOME/desk/config.toml``.
+"""desk's own keys in the person's config file, on top of :mod:`tui_gateway.config_file`.
 
-It may hold the provider settings (``base_url``, ``model``, ``api_key``: flags and environment
-override them, see :mod:`desk.config`) and the chosen ``theme``, plus any keys, tables and
-comments of the person's own, which desk keeps. Writes change one top-level line of the text
-(never a re-serialisation that would drop comments), are checked by parsing the result, and
-replace the file atomically.
+The file (``$XDG_CONFIG_HOME/desk/config.toml``) is read and edited in
+:mod:`tui_gateway.config_file`, and the settings every entry point shares (``base_url``,
+``model``, ``api_key``, ``db``, ``context_window``, ``workspace``, ``[mcp_servers.NAME]``)
+resolve in :mod:`tui_gateway.settings`. Only the desk reads the keys here: ``theme`` (the
+chosen colour theme, saved by ``/theme``) and ``escdelay`` (milliseconds before a lone ESC is
+the Esc key; ``--escdelay`` and ``ESCDELAY`` override it). The file's access functions are
+re-exported for the desk's modules.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import tomllib
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from tui_gateway.config_file import (
+    CONFIG_NAME,
+    ConfigFile,
+    ConfigFileError,
+    config_dir,
+    config_path,
+    config_path_shown,
+    read_config,
+    set_config_value,
+    toml_string,
+    with_top_level_key,
+)
 
-from desk.config import ConfigError
-from tui_gateway.atomic import write_text_atomic
+__all__ = [
+    "CONFIG_NAME",
+    "DEFAULT_ESCAPE_DELAY_MS",
+    "DESK_KEYS",
+    "MAX_ESCAPE_DELAY_MS",
+    "ConfigFileError",
+    "config_dir",
+    "config_path",
+    "config_path_shown",
+    "file_escape_delay",
+    "read_config",
+    "set_config_value",
+    "toml_string",
+    "with_top_level_key",
+]
 
-CONFIG_NAME = "config.toml"
-"""The config file's name inside :func:`config_dir`."""
+DESK_KEYS: tuple[str, ...] = ("theme", "escdelay")
+"""The config file's keys only the desk reads."""
 
-PROVIDER_KEYS: tuple[str, ...] = ("base_url", "model", "api_key")
-"""Provider settings the file may hold (strings)."""
+DEFAULT_ESCAPE_DELAY_MS = 10
+"""Default wait, in milliseconds, before a lone ESC byte counts as the Esc key."""
 
-_TABLE_RE = re.compile(r"^\s*\[")
-
-
-class ConfigFileError(ConfigError):
-    """The config file cannot be read, parsed or updated; ``message`` is one line."""
-
-
-def config_dir(env: Mapping[str, str]) -> Path:
-    """``$XDG_CONFIG_HOME/desk``, or ``~/.config/desk`` when that variable is unset or relative."""
-    base = env.get("XDG_CONFIG_HOME", "")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
-    return root / "desk"
-
-
-def config_path(env: Mapping[str, str]) -> Path:
-    """The config file (it may not exist)."""
-    return config_dir(env) / CONFIG_NAME
-
-
-def config_path_shown(env: Mapping[str, str]) -> str:
-    """The config file as the welcome names it: ``$XDG_CONFIG_HOME/desk/config.toml`` when
-    that variable is in use, else ``~/.config/desk/config.toml``."""
-    base = env.get("XDG_CONFIG_HOME", "")
-    root = "$XDG_CONFIG_HOME" if base and os.path.isabs(base) else "~/.config"
-    return f"{root}/desk/{CONFIG_NAME}"
+MAX_ESCAPE_DELAY_MS = 2000
+"""Largest accepted ``escdelay``, in milliseconds."""
 
 
-def read_config(path: Path) -> dict[str, Any]:
-    """The file's content, or ``{}`` when there is no file.
+def file_escape_delay(file: ConfigFile) -> int | None:
+    """The file's ``escdelay`` in milliseconds, or None when it sets none.
 
     Raises:
-        ConfigFileError: the file exists but cannot be read or is not valid TOML.
+        ConfigFileError: it is not a whole number of milliseconds in 1..2000 (one line naming
+            the file and the key).
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigFileError(f"cannot read {path}: {_one_line(exc)}") from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigFileError(f"{path} is not valid TOML: {_one_line(exc)}") from None
-
-
-def provider_settings(data: Mapping[str, Any], path: Path) -> dict[str, str]:
-    """The provider keys set in the file (empty strings are left out).
-
-    Raises:
-        ConfigFileError: one of :data:`PROVIDER_KEYS` is not a string.
-    """
-    found: dict[str, str] = {}
-    for key in PROVIDER_KEYS:
-        value = data.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            raise ConfigFileError(f"{path}: {key} must be a string")
-        if value.strip():
-            found[key] = value.strip()
-    return found
-
-
-def toml_string(value: str) -> str:
-    """``value`` as a TOML basic string (JSON's escapes are all valid TOML escapes)."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-def with_top_level_key(text: str, key: str, value: str) -> str:
-    """``text`` with the top-level ``key = "value"`` line replaced, or added before any table.
-
-    Args:
-        text: the file's current text ("" for a new file).
-        key: a bare TOML key (letters, digits, ``_`` and ``-``).
-        value: the string value.
-
-    Returns:
-        the new text; every other line is kept as it was.
-
-    Raises:
-        ConfigFileError: the result would not parse to the same data plus the new value (e.g.
-            the key is written in an unusual form): the file is then left alone.
-    """
-    if not re.fullmatch(r"[A-Za-z0-9_-]+", key):
-        raise ConfigFileError(f"not a bare TOML key: {key!r}")
-    before = tomllib.loads(text) if text.strip() else {}
-    line = f"{key} = {toml_string(value)}\n"
-    lines = text.splitlines(keepends=True)
-    end = next((i for i, item in enumerate(lines) if _TABLE_RE.match(item)), len(lines))
-    key_re = re.compile(rf"^\s*(?:{re.escape(key)}|\"{re.escape(key)}\")\s*=")
-    for index in range(end):
-        if key_re.match(lines[index]):
-            lines[index] = line
-            break
-    else:
-        head = lines[:end]
-        if head and not head[-1].endswith("\n"):
-            head[-1] += "\n"
-        tail = lines[end:]
-        lines = [*head, line, *(["\n"] if tail and head and head[-1].strip() else []), *tail]
-    result = "".join(lines)
-    try:
-        after = tomllib.loads(result)
-    except tomllib.TOMLDecodeError:
-        after = None
-    if after != {**before, key: value}:
-        raise ConfigFileError(f"cannot safely change {key} in the config file; edit it by hand")
-    return result
-
-
-def set_config_value(path: Path, key: str, value: str) -> None:
-    """Set the top-level ``key`` to the string ``value``, keeping everything else.
-
-    A new file is created private to the person (mode 0600: it may later hold an API key).
-
-    Raises:
-        ConfigFileError: the file is not valid TOML, or cannot be read or written.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigFileError(f"cannot read {path}: {_one_line(exc)}") from None
-    try:
-        new_text = with_top_level_key(text, key, value)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigFileError(f"{path} is not valid TOML: {_one_line(exc)}") from None
-    try:
-        write_text_atomic(path, new_text, new_file_mode=0o600)
-    except OSError as exc:
-        raise ConfigFileError(f"cannot write {path}: {_one_line(exc)}") from None
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def file_settings(env: Mapping[str, str]) -> dict[str, str]:
-    """The provider settings of the config file named by ``env`` (``{}`` without a file).
-
-    Raises:
-        ConfigFileError: the file is unreadable, not TOML, or a setting is not a string.
-    """
-    path = config_path(env)
-    return provider_settings(read_config(path), path)
+    value = file.data.get("escdelay")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigFileError(
+            f"{file.path}: escdelay must be a whole number of milliseconds, not {value!r}"
+        )
+    if not 1 <= value <= MAX_ESCAPE_DELAY_MS:
+        raise ConfigFileError(
+            f"{file.path}: escdelay must be 1..{MAX_ESCAPE_DELAY_MS} ms, not {value}"
+        )
+    return value

@@ -16,6 +16,7 @@ from desk.config import (
     parse_options,
 )
 from desk.probe import ProbeResult, probe
+from tui_gateway.settings import Settings
 
 
 def _free_port() -> int:
@@ -33,22 +34,19 @@ def test_flags_win_over_environment() -> None:
     }
     argv = ["--base-url", "http://flag:2/v1/", "--model", "m", "--api-key", "k", "--escdelay", "5"]
     options = parse_options(argv, env)
-    assert options == DeskOptions(
-        base_url="http://flag:2/v1",
-        base_url_source="--base-url",
-        model="m",
-        api_key="k",
-        escape_delay_ms=5,
-        demo=False,
-    )
+    assert options == DeskOptions(settings=options.settings, escape_delay_ms=5)
+    settings = options.settings
+    assert (settings.base_url, settings.model, settings.api_key) == ("http://flag:2/v1", "m", "k")
+    assert settings.origin("base_url").label == "--base-url"
+    assert not settings.demo
 
 
 def test_environment_is_the_fallback() -> None:
     env = {"OPENAI_BASE_URL": "http://env:1/v1", "DESK_MODEL": "qwen", "ESCDELAY": "40"}
     options = parse_options([], env)
-    assert options.base_url == "http://env:1/v1"
-    assert options.base_url_source == "OPENAI_BASE_URL"
-    assert options.model == "qwen"
+    assert options.settings.base_url == "http://env:1/v1"
+    assert options.settings.origin("base_url").label == "OPENAI_BASE_URL"
+    assert options.settings.model == "qwen"
     assert options.escape_delay_ms == 40
 
 
@@ -71,7 +69,7 @@ def test_demo_flag_forces_the_demo() -> None:
     def never(*_args: object, **_kw: object) -> list[ProbeResult]:
         raise AssertionError("--demo must not probe")
 
-    choice = choose_server(DeskOptions(demo=True, base_url="http://x/v1"), probe_fn=never)
+    choice = choose_server(Settings(demo=True, base_url="http://x/v1"), probe_fn=never)
     assert choice.base_url is None
 
 
@@ -83,16 +81,16 @@ def _fake_probe(results: dict[str, ProbeResult]):  # type: ignore[no-untyped-def
 
 
 def test_nothing_configured_and_nothing_found_means_the_demo() -> None:
-    choice = choose_server(DeskOptions(), probe_fn=_fake_probe({}))
+    choice = choose_server(Settings(), probe_fn=_fake_probe({}))
     assert choice.base_url is None
 
 
 def test_nothing_configured_uses_the_first_local_server_that_lists_a_model() -> None:
     ollama = "http://127.0.0.1:11434/v1"
     found = {ollama: ProbeResult(ollama, status=200, models=("llama3.2", "qwen"))}
-    choice = choose_server(DeskOptions(), probe_fn=_fake_probe(found))
+    choice = choose_server(Settings(), probe_fn=_fake_probe(found))
     assert (choice.base_url, choice.model, choice.source) == (ollama, "llama3.2", "found Ollama")
-    choice = choose_server(DeskOptions(model="qwen"), probe_fn=_fake_probe(found))
+    choice = choose_server(Settings(model="qwen"), probe_fn=_fake_probe(found))
     assert choice.model == "qwen"
 
 
@@ -102,13 +100,13 @@ def test_local_probe_prefers_llama_cpp_when_both_answer() -> None:
         llama: ProbeResult(llama, status=200, models=("gguf",)),
         ollama: ProbeResult(ollama, status=200, models=("llama3.2",)),
     }
-    assert choose_server(DeskOptions(), probe_fn=_fake_probe(found)).base_url == llama
+    assert choose_server(Settings(), probe_fn=_fake_probe(found)).base_url == llama
 
 
 def test_configured_server_that_is_down_is_a_clear_error() -> None:
     url = f"http://127.0.0.1:{_free_port()}/v1"
     with pytest.raises(ConfigError) as info:
-        choose_server(DeskOptions(base_url=url, base_url_source="--base-url"))
+        choose_server(Settings(base_url=url))
     assert info.value.message == f"cannot reach the model server at {url}: connection refused"
 
 
@@ -116,15 +114,15 @@ def test_configured_server_refusing_the_key_is_a_clear_error() -> None:
     url = "http://x/v1"
     probe_fn = _fake_probe({url: ProbeResult(url, status=401)})
     with pytest.raises(ConfigError, match="refused the API key"):
-        choose_server(DeskOptions(base_url=url), probe_fn=probe_fn)
+        choose_server(Settings(base_url=url), probe_fn=probe_fn)
 
 
 def test_configured_server_with_no_model_needs_model() -> None:
     url = "http://x/v1"
     probe_fn = _fake_probe({url: ProbeResult(url, status=404)})
     with pytest.raises(ConfigError, match="pass --model"):
-        choose_server(DeskOptions(base_url=url), probe_fn=probe_fn)
-    choice = choose_server(DeskOptions(base_url=url, model="m"), probe_fn=probe_fn)
+        choose_server(Settings(base_url=url), probe_fn=probe_fn)
+    choice = choose_server(Settings(base_url=url, model="m"), probe_fn=probe_fn)
     assert choice.model == "m"
 
 
@@ -133,7 +131,7 @@ def test_probe_reads_the_models_of_a_real_server(demo_server: DemoModelServer) -
     live, down = probe([demo_server.base_url, dead], budget_s=2.0)
     assert live.usable and live.models[0] == demo_server.config.model
     assert not down.answered and down.error == "connection refused"
-    choice = choose_server(DeskOptions(base_url=demo_server.base_url))
+    choice = choose_server(Settings(base_url=demo_server.base_url))
     assert choice.model == demo_server.config.model
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +34,43 @@ def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     assert info.value.code == 0
     assert "--escdelay" in capsys.readouterr().out
+
+
+def test_help_lists_the_shared_settings_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ("--base-url", "--model", "--api-key", "--db", "--context-window", "--workspace"):
+        assert flag in out
+    assert "--demo" in out and "config.toml" in out and "$XDG_DATA_HOME/desk/desk.db" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--context-window", "many"], "desk: --context-window must be a positive whole number"),
+        (["--workspace", "/no/such/dir"], "desk: --workspace must be an existing directory"),
+        (["run", "--demo", "--context-window", "0", "hi"], "desk run: --context-window must be"),
+    ],
+)
+def test_a_bad_setting_is_one_line_and_exit_2(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(line)
+
+
+def test_a_bad_value_in_the_config_file_names_the_file_and_key(
+    config_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = config_home / "desk" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('theme = "dark"\ncontext_window = 0\n')
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"desk: {path}: context_window must be a positive whole number of tokens (e.g. 8192), "
+        "not 0\n"
+    )

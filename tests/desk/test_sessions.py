@@ -11,8 +11,9 @@ from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
+from desk.config import parse_options
 from desk.screens.confirm_delete import ConfirmDelete
-from desk.startup import Startup, open_store
+from desk.startup import Startup, unsaved_notice
 from desk.widgets import UserPrompt
 from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.saved_reply import SavedReply
@@ -26,6 +27,7 @@ from tests.desk.saved_sessions_kit import (
     build_long_store,
     build_store,
 )
+from tui_gateway.assembly import StoreUnavailable, build_gateway
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
@@ -246,12 +248,14 @@ async def test_a_long_session_renders_its_recent_messages_and_shows_more_on_requ
 async def test_a_database_that_cannot_open_gives_a_notice_and_the_desk_works(
     demo_server: DemoModelServer, tmp_path: Path
 ) -> None:
-    store, notice = open_store(tmp_path)  # a directory, not a database
-    assert store is None
+    settings = parse_options(["--db", str(tmp_path)], {}).settings  # a directory, not a database
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    with pytest.raises(StoreUnavailable) as info:
+        build_gateway(settings, provider)
+    notice = unsaved_notice(info.value.reason)
     assert notice.startswith("sessions are not saved: ") and "directory" in notice
     assert "\n" not in notice
-    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
-    gateway = Gateway(GatewayConfig(provider=provider), store=store)
+    gateway = build_gateway(settings, provider, persist=False)
     app = make_app(gateway, demo_server.base_url, notice=notice)
     try:
         async with app.run_test(size=(120, 40)) as pilot:

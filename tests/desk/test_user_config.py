@@ -1,4 +1,5 @@
-"""The config file: provider settings below flags and environment, and safe, atomic updates."""
+"""The config file: provider settings below flags and environment, desk's own keys, and safe,
+atomic updates."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from desk.config import ConfigError, parse_options
 from desk.user_config import (
     ConfigFileError,
     config_path,
-    file_settings,
     set_config_value,
     with_top_level_key,
 )
+from tui_gateway.config_file import read_config_file
+from tui_gateway.settings import Settings
 
 
 def test_config_path_follows_xdg_config_home(tmp_path: Path) -> None:
@@ -27,19 +29,20 @@ def test_config_path_follows_xdg_config_home(tmp_path: Path) -> None:
 
 def test_flags_over_environment_over_config_file() -> None:
     file = {"base_url": "http://file:3/v1", "model": "file-model", "api_key": "file-key"}
-    only_file = parse_options([], {}, file)
-    assert (only_file.base_url, only_file.base_url_source) == ("http://file:3/v1", "config.toml")
+    only_file = parse_options([], {}, file).settings
+    assert only_file.base_url == "http://file:3/v1"
+    assert only_file.origin("base_url").label == "config.toml"
     assert (only_file.model, only_file.api_key) == ("file-model", "file-key")
 
     env = {"OPENAI_BASE_URL": "http://env:1/v1", "DESK_MODEL": "env-model"}
-    with_env = parse_options([], env, file)
+    with_env = parse_options([], env, file).settings
     assert (with_env.base_url, with_env.model, with_env.api_key) == (
         "http://env:1/v1",
         "env-model",
         "file-key",
     )
     flags = ["--base-url", "http://flag:2/v1", "--model", "m", "--api-key", "k"]
-    with_flags = parse_options(flags, env, file)
+    with_flags = parse_options(flags, env, file).settings
     assert (with_flags.base_url, with_flags.model, with_flags.api_key) == (
         "http://flag:2/v1",
         "m",
@@ -48,24 +51,44 @@ def test_flags_over_environment_over_config_file() -> None:
 
 
 def test_a_bad_url_in_the_file_names_the_file() -> None:
-    with pytest.raises(ConfigError, match="config.toml must be an http"):
+    with pytest.raises(ConfigError, match="config.toml: base_url must be an http"):
         parse_options([], {}, {"base_url": "ftp://x"})
 
 
-def test_file_settings_reads_strings_and_rejects_other_types(tmp_path: Path) -> None:
+def test_the_file_gives_strings_and_rejects_other_types(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": str(tmp_path)}
-    assert file_settings(env) == {}
+
+    def settings() -> Settings:
+        return parse_options([], env, read_config_file(env)).settings
+
+    assert settings().base_url is None and not read_config_file(env).exists
     path = config_path(env)
     path.parent.mkdir(parents=True)
     path.write_text('base_url = "http://h:1/v1"\nmodel = ""\ntheme = "light"\n')
-    assert file_settings(env) == {"base_url": "http://h:1/v1"}
+    found = settings()
+    assert (found.base_url, found.model) == ("http://h:1/v1", None)
+    assert found.other_keys == {"theme": "light"}
     path.write_text("model = 3\n")
-    with pytest.raises(ConfigFileError, match="model must be a string"):
-        file_settings(env)
+    with pytest.raises(ConfigError, match=f"{path}: model must be a string"):
+        settings()
     path.write_text("model = \n")
     with pytest.raises(ConfigFileError, match="not valid TOML") as info:
-        file_settings(env)
+        settings()
     assert "\n" not in info.value.message
+
+
+def test_escdelay_in_the_file_is_below_the_flag_and_the_environment(tmp_path: Path) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    path = config_path(env)
+    path.parent.mkdir(parents=True)
+    path.write_text("escdelay = 80\n")
+    assert parse_options([], env, read_config_file(env)).escape_delay_ms == 80
+    assert parse_options([], {**env, "ESCDELAY": "40"}, read_config_file(env)).escape_delay_ms == 40
+    options = parse_options(["--escdelay", "5"], env, read_config_file(env))
+    assert options.escape_delay_ms == 5
+    path.write_text('escdelay = "soon"\n')
+    with pytest.raises(ConfigError, match=f"{path}: escdelay must be a whole number"):
+        parse_options([], env, read_config_file(env))
 
 
 def test_updating_a_key_keeps_comments_unknown_keys_and_tables() -> None:

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,26 @@ CLOSE_BOUND_S = 0.1
 """The model server must see the connection close within this many seconds of a stop."""
 
 
-def child_env() -> dict[str, str]:
-    """This environment, with the repository importable and no provider settings leaking in."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
-    env.pop("DESK_MODEL", None)
+SETTINGS_VARIABLES = (
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "DESK_MODEL",
+    "DESK_DB",
+    "DESK_CONTEXT_WINDOW",
+    "DESK_WORKSPACE",
+)
+"""The environment variables of the settings; none leaks from the test run into a child."""
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This environment, with the repository importable and no settings leaking in.
+
+    Args:
+        extra: variables to set on top (e.g. ``DESK_MODEL``, ``XDG_CONFIG_HOME``).
+    """
+    env = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra or {})
     return env
 
 
@@ -89,13 +104,15 @@ class Collected:
 class Child:
     """A child process with its stdout and stderr collected."""
 
-    def __init__(self, argv: Sequence[str], *, stdin: bool = False) -> None:
+    def __init__(
+        self, argv: Sequence[str], *, stdin: bool = False, env: Mapping[str, str] | None = None
+    ) -> None:
         self.proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=child_env(),
+            env=child_env(env),
             cwd=ROOT,
         )
         self.out = Collected(self.proc.stdout)

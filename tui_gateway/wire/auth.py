@@ -9,6 +9,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from tui_gateway.config_file import config_dir
+
 TOKEN_BYTES = 32
 """Random bytes in a new token (``secrets.token_urlsafe``: about 43 characters)."""
 
@@ -27,9 +29,7 @@ def default_token_path(env: Mapping[str, str]) -> Path:
     A relative or empty ``XDG_CONFIG_HOME`` is ignored, as the XDG Base Directory specification
     asks.
     """
-    base = env.get("XDG_CONFIG_HOME", "")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
-    return root / "desk" / "token"
+    return config_dir(env) / "token"
 
 
 def load_or_create_token(path: Path) -> tuple[str, bool]:

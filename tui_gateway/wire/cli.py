@@ -1,10 +1,11 @@
 """The wire commands: ``desk gateway --stdio``, ``desk serve`` and ``desk run``.
 
 Each ``main_*`` function takes the arguments after its subcommand and returns the process exit
-code; ``python -m tui_gateway.wire {gateway,serve,run} ...`` runs them without desk. They share
-desk's provider flags (``--base-url``, ``--model``, ``--api-key``, env ``OPENAI_BASE_URL``,
-``OPENAI_API_KEY``, ``DESK_MODEL``) plus ``--demo`` and ``--db``; a bad flag or configuration
-prints one line on stderr and returns 2.
+code; ``python -m tui_gateway.wire {gateway,serve,run} ...`` runs them without desk. They take
+desk's settings (:mod:`tui_gateway.settings`: ``--base-url --model --api-key --db
+--context-window --workspace --demo``, their environment variables and the config file) and
+build their gateway with :func:`tui_gateway.assembly.build_gateway`; a bad flag, setting or
+database prints one line on stderr and returns 2.
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from tui_gateway.assembly import build_gateway
+from tui_gateway.settings import SettingsError
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.options import (
     UsageError,
-    build_gateway,
     fail,
     parse,
     parser,
     provider_from,
+    settings_from,
 )
 
 
@@ -53,13 +56,16 @@ def main_gateway_stdio(argv: Sequence[str]) -> int:
             raise UsageError("only --stdio is served here (desk serve speaks HTTP)")
         if args.replay_events < 1 or args.max_sessions < 1:
             raise UsageError("--replay-events and --max-sessions must be >= 1")
-    except UsageError as exc:
+        settings = settings_from(args, os.environ)
+    except SettingsError as exc:
         return fail(prog, exc.message)
     out_fd = os.dup(1)  # protocol lines only: stray prints land on stderr
     os.dup2(2, 1)
     try:
-        with provider_from(args, os.environ) as provider:
-            gateway = build_gateway(args, provider, max_sessions=args.max_sessions)
+        with provider_from(settings) as provider:
+            gateway = build_gateway(
+                settings, provider.config, max_sessions=args.max_sessions, tools=not args.no_tools
+            )
             ready = c.Ready(
                 protocol_version=c.PROTOCOL_VERSION,
                 model=provider.config.model,
@@ -74,7 +80,7 @@ def main_gateway_stdio(argv: Sequence[str]) -> int:
             if threading.current_thread() is threading.main_thread():
                 server.install_signals()
             return server.serve()
-    except UsageError as exc:
+    except SettingsError as exc:
         return fail(prog, exc.message)
     finally:
         os.close(out_fd)
@@ -102,13 +108,16 @@ def main_serve(argv: Sequence[str]) -> int:
         args = parse(p, argv)
         if not 0 <= args.port <= 65535:
             raise UsageError("--port must be 0..65535")
+        settings = settings_from(args, os.environ)
         path = Path(args.token_file) if args.token_file else default_token_path(os.environ)
         try:
             token, created = load_or_create_token(path)
         except TokenError as exc:
             raise UsageError(exc.message) from None
-        with provider_from(args, os.environ) as provider:
-            gateway = build_gateway(args, provider, max_sessions=args.max_sessions)
+        with provider_from(settings) as provider:
+            gateway = build_gateway(
+                settings, provider.config, max_sessions=args.max_sessions, tools=not args.no_tools
+            )
             server = HttpServer(gateway, token, host=args.host, port=args.port)
             if args.host not in ("127.0.0.1", "::1", "localhost"):
                 print(
@@ -126,7 +135,7 @@ def main_serve(argv: Sequence[str]) -> int:
                     f"desk serve: listening on {url} (model {provider.config.model})", flush=True
                 )
             )
-    except UsageError as exc:
+    except SettingsError as exc:
         return fail(prog, exc.message)
 
 
@@ -142,7 +151,9 @@ def main_run(argv: Sequence[str]) -> int:
     prog = "desk run"
     p = parser(prog, "Run one turn headless and print the reply.")
     p.add_argument("prompt", help="the prompt ('-' reads it from stdin)")
-    p.add_argument("--session", metavar="ID", help="continue a saved session (needs --db)")
+    p.add_argument(
+        "--session", metavar="ID", help="continue a saved session (needs a session database: --db)"
+    )
     p.add_argument(
         "--yes", action="store_true", help="allow tool calls that need approval (default: deny)"
     )
@@ -151,8 +162,9 @@ def main_run(argv: Sequence[str]) -> int:
         prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
         if not prompt.strip():
             raise UsageError("the prompt is empty")
-        with provider_from(args, os.environ) as provider:
-            gateway = build_gateway(args, provider)
+        settings = settings_from(args, os.environ)
+        with provider_from(settings) as provider:
+            gateway = build_gateway(settings, provider.config, tools=not args.no_tools)
             return run_turn(gateway, prompt, session_id=args.session, approve=args.yes)
-    except UsageError as exc:
+    except SettingsError as exc:
         return fail(prog, exc.message)

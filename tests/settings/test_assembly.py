@@ -1,0 +1,80 @@
+"""The gateway built from settings: it opens the store the settings name, runs tools in the
+workspace, uses the configured context window, and says in one line when the store cannot
+be opened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.provider.client import ProviderConfig
+from agent.store import open_store
+from tui_gateway.assembly import StoreUnavailable, build_gateway
+from tui_gateway.settings import SettingKey, StoreDefault, resolve_settings
+
+
+def test_window_workspace_and_store_reach_the_gateway(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    db = tmp_path / "sessions.db"
+    flags: dict[SettingKey, str | bool | None] = {
+        "context_window": "2048",
+        "workspace": str(work),
+        "db": str(db),
+    }
+    settings = resolve_settings(flags, {}, None, store_default=StoreDefault.MEMORY)
+    gateway = build_gateway(settings, provider, max_sessions=3, tools=False)
+    try:
+        assert gateway.config.context_window == 2048
+        assert gateway.config.cwd == work
+        assert (gateway.config.max_sessions, gateway.config.tools) == (3, False)
+        session_id = gateway.session_create()
+        assert gateway.session_cwd(session_id) == work
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+    store = open_store(db)  # the session was saved in the database the settings named
+    try:
+        [row] = store.list_sessions()
+        assert (row.id, row.cwd) == (session_id, str(work))
+    finally:
+        store.close()
+
+
+def test_without_a_database_sessions_stay_in_memory(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    settings = resolve_settings({}, {}, None, store_default=StoreDefault.MEMORY, cwd=tmp_path)
+    gateway = build_gateway(settings, provider)
+    try:
+        assert gateway.config.cwd == tmp_path and gateway.config.context_window is None
+        session_id = gateway.session_create()
+        assert gateway.session_cwd(session_id) == tmp_path
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["directory", "not a database", "unknown URL"])
+def test_a_store_that_cannot_be_opened_is_one_line(
+    provider: ProviderConfig, tmp_path: Path, kind: str
+) -> None:
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not a sqlite file" * 100)
+    location = {
+        "directory": str(tmp_path),
+        "not a database": str(bad),
+        "unknown URL": "mysql://h/db",
+    }[kind]
+    settings = resolve_settings({"db": location}, {}, None, store_default=StoreDefault.MEMORY)
+    with pytest.raises(StoreUnavailable) as info:
+        build_gateway(settings, provider)
+    assert info.value.message == f"cannot open the database: {info.value.reason}"
+    assert info.value.location == location and "\n" not in info.value.message
+    gateway = build_gateway(settings, provider, persist=False)  # the desk's way on
+    try:
+        gateway.session_create()
+    finally:
+        gateway.shutdown(timeout_s=5.0)
