@@ -7,14 +7,14 @@ to ``contract.MAX_HTTP_BODY_BYTES`` (413), malformed JSON is a 400, unknown sess
 
 Attribution: ``POST /v1/runs/{id}/stop`` is a user stop (``api.stop``); a client that leaves a
 run's stream (or the facade's request) before its end is a system stop (``api.disconnect``),
-sent from the event loop the moment uvicorn reports ``http.disconnect``.
+sent from the event loop the moment uvicorn reports ``http.disconnect``. The runs themselves
+(start, stop, the run -> session table) are :class:`~tui_gateway.wire.runs.Runs`, shared with
+the OpenAI facade.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from starlette.applications import Starlette
@@ -37,16 +37,16 @@ from tui_gateway.wire.http_common import (
     SendChunk,
     WatchedStream,
     http_error_handler,
+    http_error_of,
     json_object,
     read_json,
     sse,
     starlette_error_handler,
 )
+from tui_gateway.wire.openai_facade import ChatFacade
 from tui_gateway.wire.replay import ReplayRing
-from tui_gateway.wire.router import EventRouter, Listener
-
-MAX_RUNS = 10_000
-"""Run ids remembered for ``POST /v1/runs/{id}/stop`` (the oldest are forgotten first)."""
+from tui_gateway.wire.router import EventRouter
+from tui_gateway.wire.runs import Runs
 
 
 def belongs_to_run(event: GatewayEvent, turn_id: str) -> bool:
@@ -80,11 +80,8 @@ class DeskApi:
         self.ring = ReplayRing(replay_capacity)
         self.router = EventRouter(gateway, self.ring)
         self.dispatcher = Dispatcher(gateway, self.ring)
-        self._runs: OrderedDict[str, str] = OrderedDict()
-        self._runs_lock = threading.Lock()
-        from tui_gateway.wire.openai_facade import ChatFacade
-
-        facade = ChatFacade(self)
+        self.runs = Runs(gateway, self.router)
+        facade = ChatFacade(gateway, self.runs, max_body_bytes=max_body_bytes)
         routes = [
             Route("/v1/sessions", self.create_session, methods=["POST"]),
             Route("/v1/sessions", self.list_sessions, methods=["GET"]),
@@ -109,58 +106,6 @@ class DeskApi:
         """End every open stream's source (call after the gateway's shutdown)."""
         self.router.close()
 
-    # -- runs ------------------------------------------------------------------------------------
-
-    def remember_run(self, run_id: str, session_id: str) -> None:
-        """Note that ``run_id`` is a turn of ``session_id`` (for the stop route)."""
-        with self._runs_lock:
-            self._runs[run_id] = session_id
-            while len(self._runs) > MAX_RUNS:
-                self._runs.popitem(last=False)
-
-    def run_session(self, run_id: str) -> str | None:
-        """The session of a known run, or None."""
-        with self._runs_lock:
-            return self._runs.get(run_id)
-
-    def stop_run_as(self, session_id: str, run_id: str, stop: StopRequest) -> bool:
-        """Stop the run with ``stop`` if it runs, or remove it if it is queued.
-
-        Returns:
-            False when the run had already ended (or its session is gone).
-        """
-        try:
-            if self.gateway.session_interrupt(session_id, stop, turn_id=run_id) is not None:
-                return True
-            return self.gateway.prompt_remove(session_id, run_id)
-        except GatewayError:
-            return False
-
-    def client_gone(self, session_id: str, run_id: str) -> None:
-        """The client of a run left before its end: a system stop (``api.disconnect``)."""
-        stop = StopRequest.by_system(Surface.API_DISCONNECT, "the HTTP client went away")
-        self.stop_run_as(session_id, run_id, stop)
-
-    async def start_run(self, session_id: str, prompt: str) -> tuple[Listener, str, bool]:
-        """Submit ``prompt`` with a listener registered first, so no event of the run is missed.
-
-        Returns:
-            the listener (close it when done), the run id and whether it was queued.
-
-        Raises:
-            HttpError: 404 unknown session, 400 refused prompt, 503 shutting down.
-        """
-        if session_id not in self.gateway.live_sessions():
-            raise HttpError(404, f"no session {session_id!r}", "not_found_error")
-        listener = self.router.listen(session_id)
-        try:  # off the loop: starting the turn's thread may wait for the GIL
-            submitted = await asyncio.to_thread(self.gateway.prompt_submit, session_id, prompt)
-        except GatewayError as exc:
-            listener.close()
-            raise _http_error(exc) from None
-        self.remember_run(submitted.turn_id, session_id)
-        return listener, submitted.turn_id, submitted.queued
-
     # -- routes ----------------------------------------------------------------------------------
 
     async def create_session(self, request: Request) -> Response:
@@ -171,7 +116,7 @@ class DeskApi:
         try:
             session_id = await asyncio.to_thread(self.gateway.session_create, title)
         except GatewayError as exc:
-            raise _http_error(exc) from None
+            raise http_error_of(exc) from None
         model = self.gateway.config.provider.model
         return JSONResponse(
             {"session_id": session_id, "title": title, "model": model}, status_code=201
@@ -181,14 +126,14 @@ class DeskApi:
         try:
             sessions = await asyncio.to_thread(self.gateway.session_list)
         except GatewayError as exc:
-            raise _http_error(exc) from None
+            raise http_error_of(exc) from None
         return JSONResponse({"sessions": encode(sessions)})
 
     async def create_run(self, request: Request) -> Response:
         session_id = request.path_params["session_id"]
         body = json_object(await read_json(request, self.max_body_bytes))
         prompt = _string(body, "prompt")
-        listener, run_id, queued = await self.start_run(session_id, prompt)
+        listener, run_id, queued = await self.runs.start(session_id, prompt)
         accepted = c.RunAccepted(run_id=run_id, session_id=session_id, queued=queued)
 
         async def stream(send_chunk: SendChunk) -> bool:
@@ -204,7 +149,7 @@ class DeskApi:
 
         return WatchedStream(
             stream,
-            on_disconnect=lambda: self.client_gone(session_id, run_id),
+            on_disconnect=lambda: self.runs.client_gone(session_id, run_id),
             on_close=listener.close,
             headers={"x-desk-run-id": run_id},
         )
@@ -215,12 +160,10 @@ class DeskApi:
         reason = "stopped through the API"
         if body is not None:
             reason = _string(json_object(body), "reason", default=reason) or reason
-        session_id = self.run_session(run_id)
+        session_id = self.runs.session_of(run_id)
         if session_id is None:
             raise HttpError(404, f"no run {run_id!r}", "not_found_error")
-        stopped = self.stop_run_as(
-            session_id, run_id, StopRequest.by_user(Surface.API_STOP, reason)
-        )
+        stopped = self.runs.stop(session_id, run_id, StopRequest.by_user(Surface.API_STOP, reason))
         return JSONResponse({"run_id": run_id, "stopped": stopped})
 
     async def messages(self, request: Request) -> Response:
@@ -264,11 +207,3 @@ def _string(body: dict[str, Any], key: str, *, default: str | None = None) -> st
         needed = "a string" if default is not None else "a string (required)"
         raise HttpError(400, f"{key} must be {needed}")
     return value
-
-
-def _http_error(exc: GatewayError) -> HttpError:
-    if exc.code == c.INVALID_PARAMS:
-        if exc.message.startswith("no session"):
-            return HttpError(404, exc.message, "not_found_error")
-        return HttpError(400, exc.message)
-    return HttpError(503, exc.message, "server_error")

@@ -20,8 +20,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tui_gateway.types import GatewayError
 from tui_gateway.wire.auth import bearer_ok
 from tui_gateway.wire.codec import dumps
+from tui_gateway.wire.contract import INVALID_PARAMS
 
 SSE_MEDIA_TYPE = "text/event-stream"
 
@@ -34,6 +36,15 @@ class HttpError(Exception):
         self.status = status
         self.message = message
         self.kind = kind
+
+
+def http_error_of(exc: GatewayError) -> HttpError:
+    """The HTTP answer to a gateway refusal: 404 unknown session, 400 bad params, else 503."""
+    if exc.code == INVALID_PARAMS:
+        if exc.message.startswith("no session"):
+            return HttpError(404, exc.message, "not_found_error")
+        return HttpError(400, exc.message)
+    return HttpError(503, exc.message, "server_error")
 
 
 def error_json(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
@@ -217,6 +228,7 @@ __all__ = [
     "Message",
     "WatchedStream",
     "error_json",
+    "http_error_of",
     "json_object",
     "read_json",
     "sse",

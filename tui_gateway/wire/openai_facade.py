@@ -21,13 +21,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from tui_gateway.events import ApprovalRequest, MessageComplete, MessageDelta, Payload
+from tui_gateway.gateway import Gateway
 from tui_gateway.types import GatewayError
+from tui_gateway.wire.contract import MAX_HTTP_BODY_BYTES
 from tui_gateway.wire.http_common import (
     HttpError,
     SendChunk,
@@ -38,9 +40,7 @@ from tui_gateway.wire.http_common import (
     wait_disconnect,
 )
 from tui_gateway.wire.router import Listener
-
-if TYPE_CHECKING:
-    from tui_gateway.wire.http_api import DeskApi
+from tui_gateway.wire.runs import Runs
 
 TITLE_CHARS = 48
 
@@ -79,13 +79,24 @@ def finish_reason(complete: MessageComplete) -> str:
 
 
 class ChatFacade:
-    """The facade's route, over a :class:`~tui_gateway.wire.http_api.DeskApi`."""
+    """The facade's route (``POST /v1/chat/completions``).
 
-    def __init__(self, api: DeskApi) -> None:
-        self.api = api
+    Args:
+        gateway: the in-process gateway.
+        runs: the runs of the ``desk serve`` it belongs to (shared with its other routes, so
+            ``POST /v1/runs/{id}/stop`` stops a facade run too).
+        max_body_bytes: largest request body, in bytes.
+    """
+
+    def __init__(
+        self, gateway: Gateway, runs: Runs, *, max_body_bytes: int = MAX_HTTP_BODY_BYTES
+    ) -> None:
+        self.gateway = gateway
+        self.runs = runs
+        self.max_body_bytes = max_body_bytes
 
     async def chat_completions(self, request: Request) -> Response:
-        body = json_object(await read_json(request, self.api.max_body_bytes))
+        body = json_object(await read_json(request, self.max_body_bytes))
         prompt = last_user_text(body.get("messages"))
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
@@ -94,18 +105,18 @@ class ChatFacade:
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         model = body.get("model")
         if not isinstance(model, str) or not model:
-            model = self.api.gateway.config.provider.model
+            model = self.gateway.config.provider.model
         title = " ".join(prompt.split())[:TITLE_CHARS]
         try:
-            session_id = await asyncio.to_thread(self.api.gateway.session_create, title)
+            session_id = await asyncio.to_thread(self.gateway.session_create, title)
         except GatewayError as exc:
             raise HttpError(503, exc.message, "server_error") from None
-        listener, run_id, _queued = await self.api.start_run(session_id, prompt)
+        listener, run_id, _queued = await self.runs.start(session_id, prompt)
         run = _Run(run_id, session_id, model, int(time.time()))
         if stream:
             return WatchedStream(
                 lambda send_chunk: self._stream(listener, run, include_usage, send_chunk),
-                on_disconnect=lambda: self.api.client_gone(session_id, run_id),
+                on_disconnect=lambda: self.runs.client_gone(session_id, run_id),
                 on_close=listener.close,
                 headers={"x-desk-run-id": run_id},
             )
@@ -128,7 +139,7 @@ class ChatFacade:
 
     def _deny_approval(self, run: _Run, payload: Payload) -> None:
         if isinstance(payload, ApprovalRequest) and payload.turn_id == run.run_id:
-            self.api.gateway.approval_respond(run.session_id, payload.request_id, "deny")
+            self.gateway.approval_respond(run.session_id, payload.request_id, "deny")
 
     async def _wait(
         self, listener: Listener, run: _Run, request: Request
@@ -146,7 +157,7 @@ class ChatFacade:
         watch = asyncio.ensure_future(wait_disconnect(request.receive))
         await asyncio.wait({waiter, watch}, return_when=asyncio.FIRST_COMPLETED)
         if not waiter.done():
-            self.api.client_gone(run.session_id, run.run_id)
+            self.runs.client_gone(run.session_id, run.run_id)
         for task in (waiter, watch):
             if task is watch or not task.done():
                 task.cancel()
