@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
-PROTOCOL_VERSION = 1
-"""Version of the event payload shapes; bumped on any incompatible change."""
+PROTOCOL_VERSION = 2
+"""Version of the wire contract (methods, params, results and event payload shapes); bumped on
+any incompatible change. 2: a stop's params are one nested ``stop`` object, without ``hard``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.stops import Issuer, Surface
+from agent.stops import Issuer, StopRequest, Surface
 from tests.wire.helpers import ROOT, child_env
 from tui_gateway.events import EVENT_TYPES, GatewayEvent, MessageComplete, Payload, StopReceipt
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import DecodeError, decode, decode_event, encode
+from tui_gateway.wire.contract_docs import MARKDOWN_COMMAND, markdown
 
 DOC = ROOT / "docs" / "protocol.md"
 
@@ -30,6 +31,7 @@ EXPECTED_METHODS = {  # DESIGN.md section 4, the brief, and what desk's port cal
     "prompt.remove",
     "session.interrupt",
     "approval.respond",
+    "console.commands",
     "console.run",
     "console.cancel",
     "session.events.since",
@@ -39,27 +41,27 @@ EXPECTED_METHODS = {  # DESIGN.md section 4, the brief, and what desk's port cal
 
 def test_docs_protocol_md_is_generated_from_the_contract() -> None:
     assert DOC.exists(), "docs/protocol.md is missing: run the generator"
-    assert DOC.read_text(encoding="utf-8") == c.markdown(), (
-        "docs/protocol.md and the contract drifted apart; regenerate it with "
-        "`python -m tui_gateway.wire.contract --markdown > docs/protocol.md`"
+    assert DOC.read_text(encoding="utf-8") == markdown(), (
+        f"docs/protocol.md and the contract drifted apart; regenerate it with `{MARKDOWN_COMMAND}`"
     )
 
 
 def test_the_generator_command_prints_the_same_text() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "tui_gateway.wire.contract", "--markdown"],
+        [sys.executable, "-m", "tui_gateway.wire.contract_docs", "--markdown"],
         capture_output=True,
         check=True,
         cwd=ROOT,
         env=child_env(),
         timeout=60,
     )
-    assert out.stdout.decode("utf-8") == c.markdown()
+    assert out.stdout.decode("utf-8") == markdown()
     assert out.stderr == b""  # no runpy warning
+    assert MARKDOWN_COMMAND in markdown()
 
 
 def test_every_method_event_and_surface_is_documented() -> None:
-    text = c.markdown()
+    text = markdown()
     assert {m.name for m in c.METHODS} == EXPECTED_METHODS
     for method in c.METHODS:
         assert f"### `{method.name}`" in text
@@ -72,22 +74,48 @@ def test_every_method_event_and_surface_is_documented() -> None:
     assert f"Protocol version: **{c.PROTOCOL_VERSION}**" in text
 
 
-def test_a_stop_must_state_a_matching_issuer_and_surface() -> None:
-    ok = {"session_id": "s", "issuer": "user", "surface": "api.stop", "reason": "stop"}
-    params = decode(c.SessionInterruptParams, ok)
-    assert params.stop().exit_reason() == "interrupted_by_user"
-    for bad in (
-        {**ok, "issuer": "system"},  # a user surface booked as the system
-        {**ok, "surface": "api.disconnect"},  # a system surface booked as the user
-        {**ok, "surface": "somewhere"},
-        {**ok, "reason": " "},
-        {k: v for k, v in ok.items() if k != "issuer"},  # no default issuer
-    ):
-        with pytest.raises(DecodeError):
-            decode(c.SessionInterruptParams, bad)
-    cancel = {"command_id": "x", "issuer": "system", "surface": "console.cancel", "reason": "r"}
-    with pytest.raises(DecodeError):
-        decode(c.ConsoleCancelParams, cancel)
+STOP = {"issuer": "user", "surface": "api.stop", "reason": "stop"}
+STOP_PARAMS = [  # (params class, its other required members)
+    (c.SessionInterruptParams, {"session_id": "s"}),
+    (c.CompressionCancelParams, {"session_id": "s"}),
+    (c.ConsoleCancelParams, {"command_id": "x"}),
+]
+
+
+@pytest.mark.parametrize(("cls", "others"), STOP_PARAMS, ids=lambda x: getattr(x, "__name__", ""))
+def test_a_stop_is_one_object_with_a_matching_issuer_and_surface(
+    cls: type, others: dict[str, str]
+) -> None:
+    params = decode(cls, {**others, "stop": STOP}, path="params")
+    stop = params.stop.request()
+    assert (stop.issuer, stop.surface, stop.reason) == (Issuer.USER, Surface.API_STOP, "stop")
+    assert stop.hard and stop.exit_reason() == "interrupted_by_user"
+    refused = {
+        "user surface booked as the system": {**STOP, "issuer": "system"},
+        "system surface booked as the user": {**STOP, "surface": "api.disconnect"},
+        "unknown surface": {**STOP, "surface": "somewhere"},
+        "empty reason": {**STOP, "reason": " "},
+        "no default issuer": {k: v for k, v in STOP.items() if k != "issuer"},
+        "no soft stop on the wire": {**STOP, "hard": False},
+    }
+    for why, bad in refused.items():
+        with pytest.raises(DecodeError, match=r"params\.stop"):
+            decode(cls, {**others, "stop": bad}, path="params")
+            pytest.fail(why)
+    with pytest.raises(DecodeError, match="params.issuer"):  # the flat form of protocol 1
+        decode(cls, {**others, **STOP}, path="params")
+    with pytest.raises(DecodeError, match="params.stop"):
+        decode(cls, others, path="params")
+
+
+def test_a_stop_request_goes_on_the_wire_and_back_unchanged() -> None:
+    stop = StopRequest.by_system(Surface.CONSOLE_TIMEOUT, "took too long")
+    wire = encode(c.StopParams.of(stop))
+    assert wire == {"issuer": "system", "surface": "console.timeout", "reason": "took too long"}
+    assert decode(c.StopParams, wire).request() == stop
+    soft = StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while it ran", hard=False)
+    with pytest.raises(ValueError, match="soft interrupt"):
+        c.StopParams.of(soft)
 
 
 def test_params_are_decoded_strictly() -> None:

@@ -249,10 +249,9 @@ def test_json_rpc_over_http(served: Served) -> None:
             "method": "session.interrupt",
             "params": {
                 "session_id": session,
-                "issuer": "user",
-                "surface": "inactivity",
-                "reason": "x",
+                "stop": {"issuer": "user", "surface": "inactivity", "reason": "x"},
             },
         },
     ).json()
     assert wrong["error"]["code"] == -32602
+    assert "is a system surface" in wrong["error"]["message"]

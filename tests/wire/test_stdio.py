@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent.provider.client import ProviderConfig
-from agent.stops import StopRequest, Surface
+from agent.stops import Issuer, StopRequest, Surface
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tests.wire.helpers import (
@@ -28,7 +28,8 @@ from tui_gateway.events import (
     MessageDelta,
     SessionCreated,
 )
-from tui_gateway.types import GatewayError
+from tui_gateway.gateway import Gateway
+from tui_gateway.types import ConsoleCommandInfo, GatewayConfig, GatewayError
 from tui_gateway.wire.client import RemoteGateway
 
 STORY = "tell me a story about a lighthouse"
@@ -210,6 +211,7 @@ def test_bad_requests_get_standard_errors_and_change_nothing(
     assert raw.wait_message(lambda m: _code(m) == -32600 and "empty batch" in str(m))
 
     assert raw.call("session.explode", {"session_id": session})["error"]["code"] == -32601
+    stop = {"issuer": "user", "surface": "desk.key", "reason": "x"}
     bad_params = [
         ("prompt.submit", {"session_id": session}),  # missing text
         ("prompt.submit", {"session_id": session, "text": 5}),
@@ -219,13 +221,14 @@ def test_bad_requests_get_standard_errors_and_change_nothing(
         ("prompt.submit", {"session_id": session, "text": "   "}),
         (
             "session.interrupt",
-            {"session_id": session, "issuer": "user", "surface": "api.disconnect", "reason": "x"},
+            {"session_id": session, "stop": {**stop, "surface": "api.disconnect"}},
         ),
-        (
-            "session.interrupt",
-            {"session_id": session, "issuer": "system", "surface": "desk.key", "reason": "x"},
-        ),
-        ("session.interrupt", {"session_id": session, "surface": "desk.key", "reason": "x"}),
+        ("session.interrupt", {"session_id": session, "stop": {**stop, "issuer": "system"}}),
+        ("session.interrupt", {"session_id": session, "stop": {"surface": "desk.key"}}),
+        ("session.interrupt", {"session_id": session, "stop": {**stop, "hard": False}}),
+        ("session.interrupt", {"session_id": session, **stop}),  # flat, as in protocol 1
+        ("compression.cancel", {"session_id": session, "stop": {**stop, "reason": " "}}),
+        ("console.cancel", {"command_id": "c", "stop": {**stop, "surface": "console.timeout"}}),
         ("console.run", {"session_id": session, "line": ""}),
         ("session.events.since", {"session_id": session, "seq": -1}),
     ]
@@ -257,8 +260,9 @@ def test_a_batch_is_answered_and_a_stop_is_acted_on(raw: RawStdio) -> None:
     assert isinstance(answers, list)  # one JSON array, notifications left out
     assert [a["id"] for a in answers] == ["a", "b"]
     assert answers[1]["error"]["code"] == -32601
-    stop = {"session_id": session, "issuer": "user", "surface": "desk.button", "reason": "stop"}
-    assert raw.call("session.interrupt", stop)["result"] == {"turn_id": None}
+    stop = {"issuer": "user", "surface": "desk.button", "reason": "stop"}
+    params = {"session_id": session, "stop": stop}
+    assert raw.call("session.interrupt", params)["result"] == {"turn_id": None}
 
 
 def test_compression_over_the_wire(remote: RemoteGateway) -> None:
@@ -330,3 +334,30 @@ def test_remote_gateway_offers_what_desk_calls() -> None:
     assert wanted
     missing = [name for name in wanted if not hasattr(RemoteGateway, name)]
     assert missing == []
+
+
+def test_a_remote_gateway_lists_the_remote_console_commands(
+    remote: RemoteGateway, provider: ProviderConfig
+) -> None:
+    local = Gateway(GatewayConfig(provider=provider))
+    try:
+        expected = local.console_commands()
+    finally:
+        local.shutdown()
+    commands = remote.console_commands()
+    assert commands == expected and {"help", "sessions", "stop"} <= {x.name for x in commands}
+    assert all(isinstance(x, ConsoleCommandInfo) for x in commands)
+    assert remote.console_commands() == commands  # asked once, kept
+
+
+def test_a_soft_interrupt_is_refused_before_it_reaches_the_wire(remote: RemoteGateway) -> None:
+    session = remote.session_create()
+    soft = StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while it ran", hard=False)
+    for call in (
+        lambda: remote.session_interrupt(session, soft),
+        lambda: remote.compression_cancel(session, soft),
+        lambda: remote.console_cancel("c", soft),
+    ):
+        with pytest.raises(GatewayError) as caught:
+            call()
+        assert caught.value.code == -32602 and "soft interrupt" in caught.value.message

@@ -33,6 +33,7 @@ from agent.stops import StopRequest
 from tui_gateway.events import GatewayEvent, MessageComplete, MessageStart
 from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.types import (
+    ConsoleCommandInfo,
     GatewayError,
     ResumedSession,
     SessionInfo,
@@ -88,6 +89,7 @@ class RemoteGateway:
         self._ready: Future[c.Ready] = Future()
         self._exited = threading.Event()
         self._report: ShutdownReport | None = None
+        self._commands: list[ConsoleCommandInfo] | None = None
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -354,14 +356,14 @@ class RemoteGateway:
     def session_interrupt(
         self, session_id: str, stop: StopRequest, turn_id: str | None = None
     ) -> str | None:
-        """``session.interrupt``: stop the running turn as ``stop`` says; returns its id."""
+        """``session.interrupt``: hard-stop the running turn as ``stop`` says; returns its id.
+
+        Raises:
+            GatewayError: ``stop`` is a soft interrupt (the wire carries hard stops only; code
+                -32602, nothing sent), or the gateway refused the stop.
+        """
         params = c.SessionInterruptParams(
-            session_id=session_id,
-            issuer=stop.issuer,
-            surface=stop.surface,
-            reason=stop.reason,
-            turn_id=turn_id,
-            hard=stop.hard,
+            session_id=session_id, stop=_stop_params(stop), turn_id=turn_id
         )
         return self._call("session.interrupt", params, c.SessionInterruptResult).turn_id
 
@@ -371,10 +373,12 @@ class RemoteGateway:
         return self._call("session.compress", params, SubmitResult)
 
     def compression_cancel(self, session_id: str, stop: StopRequest) -> bool:
-        """``compression.cancel``: stop the running compression as ``stop`` says."""
-        params = c.CompressionCancelParams(
-            session_id=session_id, issuer=stop.issuer, surface=stop.surface, reason=stop.reason
-        )
+        """``compression.cancel``: hard-stop the running compression as ``stop`` says.
+
+        Raises:
+            GatewayError: ``stop`` is a soft interrupt (code -32602, nothing sent).
+        """
+        params = c.CompressionCancelParams(session_id=session_id, stop=_stop_params(stop))
         return self._call("compression.cancel", params, c.CompressionCancelResult).cancelled
 
     def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:
@@ -382,16 +386,35 @@ class RemoteGateway:
         data = {"session_id": session_id, "request_id": request_id, "decision": decision}
         return self._call("approval.respond", data, c.ApprovalRespondResult).accepted
 
+    def console_commands(self) -> list[ConsoleCommandInfo]:
+        """``console.commands``: the commands the remote gateway's console runs, by name.
+
+        Asked once; the answer is kept (a gateway's commands do not change while it runs).
+
+        Raises:
+            GatewayError: no answer in time, or the child exited.
+        """
+        with self._lock:
+            known = self._commands
+        if known is None:
+            params = c.ConsoleCommandsParams()
+            known = self._call("console.commands", params, c.ConsoleCommandsResult).commands
+            with self._lock:
+                self._commands = known
+        return list(known)
+
     def console_run(self, session_id: str, line: str) -> str:
         """``console.run``: run a command line; returns the command id."""
         params = c.ConsoleRunParams(session_id=session_id, line=line)
         return self._call("console.run", params, c.ConsoleRunResult).command_id
 
     def console_cancel(self, command_id: str, stop: StopRequest) -> bool:
-        """``console.cancel``: cancel a command as ``stop`` says."""
-        params = c.ConsoleCancelParams(
-            command_id=command_id, issuer=stop.issuer, surface=stop.surface, reason=stop.reason
-        )
+        """``console.cancel``: cancel a command as ``stop`` says.
+
+        Raises:
+            GatewayError: ``stop`` is a soft interrupt (code -32602, nothing sent).
+        """
+        params = c.ConsoleCancelParams(command_id=command_id, stop=_stop_params(stop))
         return self._call("console.cancel", params, c.ConsoleCancelResult).cancelled
 
     def events_since(self, session_id: str, seq: int = 0) -> tuple[list[GatewayEvent], bool]:
@@ -452,3 +475,11 @@ class RemoteGateway:
         tb: TracebackType | None,
     ) -> None:
         self.shutdown()
+
+
+def _stop_params(stop: StopRequest) -> c.StopParams:
+    """The ``stop`` object of ``stop``; a soft interrupt is refused before anything is sent."""
+    try:
+        return c.StopParams.of(stop)
+    except ValueError as exc:
+        raise GatewayError(str(exc), code=c.INVALID_PARAMS) from None

@@ -88,6 +88,7 @@ class Dispatcher:
             "session.compress": self._session_compress,
             "compression.cancel": self._compression_cancel,
             "approval.respond": self._approval_respond,
+            "console.commands": self._console_commands,
             "console.run": self._console_run,
             "console.cancel": self._console_cancel,
             "session.events.since": self._events_since,
@@ -213,25 +214,29 @@ class Dispatcher:
         return c.PromptRemoveResult(removed=self.gateway.prompt_remove(p.session_id, p.turn_id))
 
     def _session_interrupt(self, p: c.SessionInterruptParams) -> c.SessionInterruptResult:
-        turn = self.gateway.session_interrupt(p.session_id, p.stop(), turn_id=p.turn_id)
+        turn = self.gateway.session_interrupt(p.session_id, p.stop.request(), turn_id=p.turn_id)
         return c.SessionInterruptResult(turn_id=turn)
 
     def _session_compress(self, p: c.SessionCompressParams) -> Any:
         return self.gateway.session_compress(p.session_id, p.focus)
 
     def _compression_cancel(self, p: c.CompressionCancelParams) -> c.CompressionCancelResult:
-        cancelled = self.gateway.compression_cancel(p.session_id, p.stop())
+        cancelled = self.gateway.compression_cancel(p.session_id, p.stop.request())
         return c.CompressionCancelResult(cancelled=cancelled)
 
     def _approval_respond(self, p: c.ApprovalRespondParams) -> c.ApprovalRespondResult:
         accepted = self.gateway.approval_respond(p.session_id, p.request_id, p.decision)
         return c.ApprovalRespondResult(accepted=accepted)
 
+    def _console_commands(self, _p: c.ConsoleCommandsParams) -> c.ConsoleCommandsResult:
+        return c.ConsoleCommandsResult(commands=self.gateway.console_commands())
+
     def _console_run(self, p: c.ConsoleRunParams) -> c.ConsoleRunResult:
         return c.ConsoleRunResult(command_id=self.gateway.console_run(p.session_id, p.line))
 
     def _console_cancel(self, p: c.ConsoleCancelParams) -> c.ConsoleCancelResult:
-        return c.ConsoleCancelResult(cancelled=self.gateway.console_cancel(p.command_id, p.stop()))
+        cancelled = self.gateway.console_cancel(p.command_id, p.stop.request())
+        return c.ConsoleCancelResult(cancelled=cancelled)
 
     def _events_since(self, p: c.EventsSinceParams) -> c.EventsSinceResult:
         if self.ring is None:

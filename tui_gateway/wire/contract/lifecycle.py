@@ -1,0 +1,41 @@
+"""The gateway's start and end on the wire: ``gateway.ready`` and ``gateway.shutdown``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """Params of the ``gateway.ready`` notification, the first line a stdio gateway writes.
+
+    Attributes:
+        protocol_version: this contract's version; a client refuses a version it does not speak.
+        model: the model new sessions talk to.
+        base_url: the model server's OpenAI base URL.
+        demo: true when the gateway runs the built-in demo model.
+        replay_capacity: events kept per session for ``session.events.since``.
+        pid: the gateway's process id.
+    """
+
+    protocol_version: int
+    model: str
+    base_url: str
+    demo: bool
+    replay_capacity: int
+    pid: int
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayShutdownParams:
+    """Params of ``gateway.shutdown``.
+
+    Attributes:
+        timeout_s: how long to wait for the workers, in seconds (null: the gateway's bound).
+    """
+
+    timeout_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout_s is not None and not 0 <= self.timeout_s <= 600:
+            raise ValueError("timeout_s must be 0..600 seconds")

@@ -1,0 +1,228 @@
+"""The contract's tables: every JSON-RPC method (params, result, what it does) and notification.
+
+:mod:`tui_gateway.wire.dispatch` serves :data:`METHODS`, :class:`~tui_gateway.wire.client.
+RemoteGateway` calls them, and ``docs/protocol.md`` is made from these tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tui_gateway.types import ResumedSession, ShutdownReport, SubmitResult
+from tui_gateway.wire.contract.console import (
+    ConsoleCancelParams,
+    ConsoleCancelResult,
+    ConsoleCommandsParams,
+    ConsoleCommandsResult,
+    ConsoleRunParams,
+    ConsoleRunResult,
+)
+from tui_gateway.wire.contract.lifecycle import GatewayShutdownParams, Ready
+from tui_gateway.wire.contract.limits import REPLAY_CAPACITY
+from tui_gateway.wire.contract.sessions import (
+    EventsSinceParams,
+    EventsSinceResult,
+    SessionCreateParams,
+    SessionCreateResult,
+    SessionDeleteParams,
+    SessionDeleteResult,
+    SessionListParams,
+    SessionListResult,
+    SessionRenameParams,
+    SessionRenameResult,
+    SessionResumeParams,
+    WireEvent,
+)
+from tui_gateway.wire.contract.turns import (
+    ApprovalRespondParams,
+    ApprovalRespondResult,
+    CompressionCancelParams,
+    CompressionCancelResult,
+    PromptRemoveParams,
+    PromptRemoveResult,
+    PromptSubmitParams,
+    SessionCompressParams,
+    SessionInterruptParams,
+    SessionInterruptResult,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """One JSON-RPC method of the contract.
+
+    Attributes:
+        name: the wire name.
+        params: the params dataclass.
+        result: the result dataclass.
+        summary: what it does, in a sentence or two.
+        blocking: it may wait (bounded) on workers or the store; a stdio gateway runs it off its
+            reader thread, so a stop sent meanwhile is never delayed behind it.
+    """
+
+    name: str
+    params: type[Any]
+    result: type[Any]
+    summary: str
+    blocking: bool = False
+
+
+METHODS: tuple[Method, ...] = (
+    Method(
+        "session.create",
+        SessionCreateParams,
+        SessionCreateResult,
+        "Create an empty live session. When the gateway holds too many, the least recently "
+        "used one is evicted (its running turn is stopped as `session.evicted` first).",
+        blocking=True,
+    ),
+    Method(
+        "session.list",
+        SessionListParams,
+        SessionListResult,
+        "Live and saved sessions, most recently used first.",
+        blocking=True,
+    ),
+    Method(
+        "session.resume",
+        SessionResumeParams,
+        ResumedSession,
+        "Make a saved session live again and return its transcript (archived messages left out).",
+        blocking=True,
+    ),
+    Method(
+        "session.rename",
+        SessionRenameParams,
+        SessionRenameResult,
+        "Rename a live or saved session.",
+        blocking=True,
+    ),
+    Method(
+        "session.delete",
+        SessionDeleteParams,
+        SessionDeleteResult,
+        "Delete a session for good; its running turn is stopped first (the person asked: "
+        "`interrupted_by_user`) and waited for (bounded).",
+        blocking=True,
+    ),
+    Method(
+        "prompt.submit",
+        PromptSubmitParams,
+        SubmitResult,
+        "Run the prompt as the session's next turn, or queue it behind the running one (a "
+        "`prompt.queued` event says so). Its events follow as notifications.",
+    ),
+    Method(
+        "prompt.remove",
+        PromptRemoveParams,
+        PromptRemoveResult,
+        "Remove a queued prompt before it runs (a `prompt.dropped` event follows).",
+    ),
+    Method(
+        "session.interrupt",
+        SessionInterruptParams,
+        SessionInterruptResult,
+        "Hard-stop the session's running turn, booked to the `stop`'s issuer and surface. "
+        "Queued prompts stay queued. The turn ends with one `message.complete` whose "
+        "`exit_reason` is `interrupted_by_user` for a user surface, "
+        "`interrupted_by_system(<surface>)` otherwise.",
+    ),
+    Method(
+        "session.compress",
+        SessionCompressParams,
+        SubmitResult,
+        "Compress the transcript now (`/compress`): runs on the session's worker like a turn "
+        "(queued behind a running one), ignores the cooldown, reports `compression.progress` "
+        "and ends with one `compression.complete` (no `message.complete`).",
+    ),
+    Method(
+        "compression.cancel",
+        CompressionCancelParams,
+        CompressionCancelResult,
+        "Hard-stop the session's running compression, booked to the `stop`'s issuer. Before "
+        "commit admission everything is rolled back; after it, the commit completes and the "
+        "stop ends the rest of the turn.",
+    ),
+    Method(
+        "approval.respond",
+        ApprovalRespondParams,
+        ApprovalRespondResult,
+        "Answer a pending tool approval (`approval.request`).",
+    ),
+    Method(
+        "console.commands",
+        ConsoleCommandsParams,
+        ConsoleCommandsResult,
+        "The commands this gateway's console runs, by name, with their usage and a summary "
+        "(what a frontend offers for completion and help).",
+    ),
+    Method(
+        "console.run",
+        ConsoleRunParams,
+        ConsoleRunResult,
+        "Run a console command line on a console worker; output arrives as `console.output` "
+        "events and the outcome as one `console.complete`.",
+    ),
+    Method(
+        "console.cancel",
+        ConsoleCancelParams,
+        ConsoleCancelResult,
+        "Drop a queued command, or hard-stop a running one, booked to the `stop`'s issuer.",
+    ),
+    Method(
+        "session.events.since",
+        EventsSinceParams,
+        EventsSinceResult,
+        f"Replay the session's events after `seq` from a bounded ring ({REPLAY_CAPACITY:,} "
+        "events per session by default); `truncated` says when older ones were dropped. A client "
+        "that saw a gap in `seq` can fetch what it missed.",
+    ),
+    Method(
+        "gateway.shutdown",
+        GatewayShutdownParams,
+        ShutdownReport,
+        "A system stop of everything (`gateway.shutdown`): queued prompts dropped, running turns "
+        "and console commands hard-stopped, then a bounded wait for every worker. A stdio gateway "
+        "exits after answering.",
+        blocking=True,
+    ),
+)
+"""Every method of the contract."""
+
+METHODS_BY_NAME: dict[str, Method] = {m.name: m for m in METHODS}
+"""Wire name -> method."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """A notification the gateway sends (never answered).
+
+    Attributes:
+        name: the wire name (the message's ``method``).
+        params: the params dataclass.
+        summary: when it is sent, and what it says.
+    """
+
+    name: str
+    params: type[Any]
+    summary: str
+
+
+NOTIFICATIONS: tuple[Notification, ...] = (
+    Notification(
+        "gateway.ready",
+        Ready,
+        "Sent once, first, by a stdio gateway when it is ready for requests.",
+    ),
+    Notification(
+        "event",
+        WireEvent,
+        "One gateway event (see Events), in order per session. Delta events (`message.delta`, "
+        "`tool.output`, `console.output`, `compression.progress`) may be coalesced (about every "
+        "30 ms); when the client reads too slowly, `message.delta` may also be dropped "
+        "(`message.complete` carries the canonical text; `session.events.since` replays what "
+        "was dropped). Every other event is a control event, never coalesced or dropped.",
+    ),
+)
+"""Every notification the gateway sends."""

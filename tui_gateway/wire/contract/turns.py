@@ -1,0 +1,139 @@
+"""Params and results of the methods that run, stop and answer a session's turns.
+
+``prompt.submit``, ``prompt.remove``, ``session.interrupt``, ``session.compress``,
+``compression.cancel`` and ``approval.respond``. The two stops carry one
+:class:`~tui_gateway.wire.contract.stop.StopParams`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from tui_gateway.wire.contract.stop import StopParams
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSubmitParams:
+    """Params of ``prompt.submit``.
+
+    Attributes:
+        session_id: the session.
+        text: the prompt (not empty; at most the gateway's ``max_prompt_chars``).
+    """
+
+    session_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRemoveParams:
+    """Params of ``prompt.remove``.
+
+    Attributes:
+        session_id: the session.
+        turn_id: the queued prompt's turn id (from ``prompt.submit``).
+    """
+
+    session_id: str
+    turn_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRemoveResult:
+    """Result of ``prompt.remove``.
+
+    Attributes:
+        removed: false when the prompt was not queued any more (it runs, or it ended).
+    """
+
+    removed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInterruptParams:
+    """Params of ``session.interrupt``: which turn to stop, and the stop.
+
+    Attributes:
+        session_id: the session.
+        stop: who stops the turn, from where, and why.
+        turn_id: stop only this turn; when another turn runs, nothing happens.
+    """
+
+    session_id: str
+    stop: StopParams
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInterruptResult:
+    """Result of ``session.interrupt``.
+
+    Attributes:
+        turn_id: the turn the stop was sent to, or null when nothing ran.
+    """
+
+    turn_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCompressParams:
+    """Params of ``session.compress``.
+
+    Attributes:
+        session_id: the session.
+        focus: what the summary should keep in view (``/compress FOCUS``), or null.
+    """
+
+    session_id: str
+    focus: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionCancelParams:
+    """Params of ``compression.cancel``: the session whose compression stops, and the stop.
+
+    Attributes:
+        session_id: the session.
+        stop: who cancels the compression, from where, and why.
+    """
+
+    session_id: str
+    stop: StopParams
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionCancelResult:
+    """Result of ``compression.cancel``.
+
+    Attributes:
+        cancelled: false when no compression was running before its commit.
+    """
+
+    cancelled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRespondParams:
+    """Params of ``approval.respond``.
+
+    Attributes:
+        session_id: the session.
+        request_id: from the ``approval.request`` event.
+        decision: ``once``, ``always`` (this tool, for the rest of the session) or ``deny``.
+    """
+
+    session_id: str
+    request_id: str
+    decision: Literal["once", "always", "deny"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRespondResult:
+    """Result of ``approval.respond``.
+
+    Attributes:
+        accepted: false when the prompt is no longer pending (answered, or its turn stopped).
+    """
+
+    accepted: bool
