@@ -11,8 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hypothesis import strategies as st
+
 from agent.provider.client import ProviderConfig
+from agent.stops import Issuer, Surface
 from demo_model.server import DemoModelServer
+from tui_gateway.events import EVENT_TYPES, MessageComplete, Payload, StopReceipt
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOSE_BOUND_S = 0.1
@@ -204,3 +208,19 @@ def close_delay_s(server: DemoModelServer, since: float, timeout: float = 5.0) -
     assert record is not None, "the model server never saw the connection close"
     assert record.peer_closed_at is not None
     return record.peer_closed_at - since
+
+
+def payloads() -> st.SearchStrategy[Payload]:
+    """Any event payload, with any members (a stopped turn's receipt included)."""
+    text = st.text(max_size=20)
+    receipts = st.builds(
+        StopReceipt,
+        issuer=st.sampled_from([i.value for i in Issuer]),
+        surface=st.sampled_from([s.value for s in Surface]),
+        reason=text,
+        closed_ms=st.none() | st.floats(0, 1e6),
+        exited_ms=st.none() | st.floats(0, 1e6),
+    )
+    others = [st.builds(cls) for cls in EVENT_TYPES if cls is not MessageComplete]
+    complete = st.builds(MessageComplete, stop=st.none() | receipts)
+    return st.one_of(*others, complete)

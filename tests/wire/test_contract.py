@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent.stops import Issuer, StopRequest, Surface
-from tests.wire.helpers import ROOT, child_env
-from tui_gateway.events import EVENT_TYPES, GatewayEvent, MessageComplete, Payload, StopReceipt
+from tests.wire.helpers import ROOT, child_env, payloads
+from tui_gateway.events import EVENT_TYPES, GatewayEvent, Payload
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import DecodeError, decode, decode_event, encode
 from tui_gateway.wire.contract_docs import MARKDOWN_COMMAND, markdown
@@ -135,21 +135,6 @@ def test_every_method_has_typed_params_and_result(method: c.Method) -> None:
     assert dataclasses.is_dataclass(method.params)
     assert dataclasses.is_dataclass(method.result)
     assert method.params.__doc__ and method.result.__doc__
-
-
-def payloads() -> st.SearchStrategy[Payload]:
-    text = st.text(max_size=20)
-    receipts = st.builds(
-        StopReceipt,
-        issuer=st.sampled_from([i.value for i in Issuer]),
-        surface=st.sampled_from([s.value for s in Surface]),
-        reason=text,
-        closed_ms=st.none() | st.floats(0, 1e6),
-        exited_ms=st.none() | st.floats(0, 1e6),
-    )
-    others = [st.builds(cls) for cls in EVENT_TYPES if cls is not MessageComplete]
-    complete = st.builds(MessageComplete, stop=st.none() | receipts)
-    return st.one_of(*others, complete)
 
 
 @given(payload=payloads(), seq=st.integers(0, 2**40), session_id=st.text(max_size=12))

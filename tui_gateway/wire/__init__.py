@@ -2,7 +2,8 @@
 
 - :mod:`tui_gateway.wire.contract`: every method, notification, event and error code, as typed
   dataclasses and tables (the one source of the docs);
-- :mod:`tui_gateway.wire.contract_docs`: ``docs/protocol.md`` generated from the contract;
+- :mod:`tui_gateway.wire.contract_docs`: ``docs/protocol.md`` generated from the contract, and
+  (with :mod:`tui_gateway.wire.contract_schema`) ``docs/protocol.schema.json``;
 - :mod:`tui_gateway.wire.stdio`: ``desk gateway --stdio``;
 - :mod:`tui_gateway.wire.client`: :class:`~tui_gateway.wire.client.RemoteGateway`, the gateway's
   methods served by a child process;

@@ -1,11 +1,13 @@
-"""The contract's reference, generated: ``docs/protocol.md``.
+"""The contract's two documents, generated: ``docs/protocol.md`` and ``docs/protocol.schema.json``.
 
 :func:`markdown` writes the protocol reference from :mod:`tui_gateway.wire.contract` (its tables,
-and the docstrings of its dataclasses). Regenerate it with::
+and the docstrings of its dataclasses); the JSON Schema comes from
+:func:`tui_gateway.wire.contract_schema.schema_text`. Regenerate both with::
 
     python -m tui_gateway.wire.contract_docs --markdown > docs/protocol.md
+    python -m tui_gateway.wire.contract_docs --schema > docs/protocol.schema.json
 
-(a test fails when the file and the contract drift apart).
+(a test fails when a file and the contract drift apart).
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ from tui_gateway.types import (
 )
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import field_types
+from tui_gateway.wire.contract_schema import schema_text
 from tui_gateway.wire.docstrings import doc_parts, plain
 
 MARKDOWN_COMMAND = "python -m tui_gateway.wire.contract_docs --markdown > docs/protocol.md"
+SCHEMA_COMMAND = "python -m tui_gateway.wire.contract_docs --schema > docs/protocol.schema.json"
 
 SHARED_TYPES: tuple[type[Any], ...] = (
     c.StopParams,
@@ -139,6 +143,11 @@ def _intro() -> list[str]:
         " do not edit by hand: a test fails when this file and the contract drift apart. -->",
         "",
         f"Protocol version: **{PROTOCOL_VERSION}** (every event payload carries it as `version`).",
+        "",
+        "Every method's params and result and every event payload is also described by a JSON "
+        "Schema (2020-12), [protocol.schema.json](protocol.schema.json), generated from the same "
+        "types: `methods.<name>.params` / `.result`, `events.<type>`, `notifications.<name>`; "
+        "the schema's root accepts any one JSON-RPC message of a stdio session (or a batch).",
         "",
         "## Transports",
         "",
@@ -255,16 +264,21 @@ def markdown() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tui_gateway.wire.contract_docs --markdown``: print the protocol reference.
+    """``python -m tui_gateway.wire.contract_docs --markdown | --schema``: print a document.
 
     Returns:
-        0, or 2 (with the usage) when the document is not asked for.
+        0, or 2 (with the usage) when neither document is asked for.
     """
     parser = argparse.ArgumentParser(prog="python -m tui_gateway.wire.contract_docs")
-    parser.add_argument("--markdown", action="store_true", help="print docs/protocol.md")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--markdown", action="store_true", help="print docs/protocol.md")
+    which.add_argument("--schema", action="store_true", help="print docs/protocol.schema.json")
     args = parser.parse_args(argv)
     if args.markdown:
         sys.stdout.write(markdown())
+        return 0
+    if args.schema:
+        sys.stdout.write(schema_text())
         return 0
     parser.print_help()
     return 2

@@ -2,8 +2,8 @@
 
 This package is the one source of truth: :mod:`tui_gateway.wire.dispatch` serves the methods
 declared in :data:`METHODS`, :class:`tui_gateway.wire.client.RemoteGateway` calls them, and the
-reference ``docs/protocol.md`` is generated from it by :mod:`tui_gateway.wire.contract_docs`
-(a test fails when they drift apart).
+reference ``docs/protocol.md`` and the JSON Schema ``docs/protocol.schema.json`` are generated
+from it by :mod:`tui_gateway.wire.contract_docs` (a test fails when they drift apart).
 
 Every method's params and result are typed dataclasses, decoded strictly (an unknown or
 mistyped member is an invalid-params error, ``-32602``). A stop always states who asks:

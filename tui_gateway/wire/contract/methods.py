@@ -1,7 +1,8 @@
 """The contract's tables: every JSON-RPC method (params, result, what it does) and notification.
 
 :mod:`tui_gateway.wire.dispatch` serves :data:`METHODS`, :class:`~tui_gateway.wire.client.
-RemoteGateway` calls them, and ``docs/protocol.md`` is made from these tables.
+RemoteGateway` calls them, and ``docs/protocol.md`` and ``docs/protocol.schema.json`` are made
+from these tables.
 """
 
 from __future__ import annotations
