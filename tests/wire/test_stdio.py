@@ -295,7 +295,7 @@ def test_a_gateway_that_dies_mid_turn_still_ends_the_turn(
         session = remote.session_create()
         turn = remote.prompt_submit(session, STORY).turn_id
         assert log.wait_for(first_delta_of(turn))  # type: ignore[arg-type]
-        remote._proc.kill()
+        remote.kill()
         complete = log.complete(turn)
         assert complete.status == "failed" and complete.exit_reason == "failed(GatewayExited)"
         assert remote.running_turns == 0

@@ -7,21 +7,19 @@ each method call into a JSON-RPC request (see :mod:`tui_gateway.wire.contract`) 
 payload, delivered to subscribers exactly as :meth:`tui_gateway.gateway.Gateway.subscribe` does
 (a :class:`~tui_gateway.subscription.Subscription` per subscriber, on its own thread).
 
-The child runs in a session of its own (``start_new_session``), so a Ctrl+C typed in the
-terminal reaches the frontend only; the frontend decides what to stop. :meth:`shutdown` asks the
-child for ``gateway.shutdown`` (a system stop), closes its stdin and waits (bounded) for it to
-exit; :meth:`disconnect` only closes stdin, which the child books as the frontend going away
+The child and its JSON-RPC plumbing are a :class:`~tui_gateway.wire.child.ChildRpc`; it runs
+in a session of its own (``start_new_session``), so a Ctrl+C typed in the terminal reaches the
+frontend only; the frontend decides what to stop. :meth:`shutdown` asks the child for
+``gateway.shutdown`` (a system stop), closes its stdin and waits (bounded) for it to exit;
+:meth:`disconnect` only closes stdin, which the child books as the frontend going away
 (``api.disconnect``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import logging
 import os
 import shlex
-import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
@@ -41,8 +39,8 @@ from tui_gateway.types import (
     SubmitResult,
 )
 from tui_gateway.wire import contract as c
-from tui_gateway.wire.codec import DecodeError, decode, decode_event, dumps, encode
-from tui_gateway.wire.dispatch import parse_line
+from tui_gateway.wire.child import ChildRpc
+from tui_gateway.wire.codec import DecodeError, decode, decode_event, encode
 
 _log = logging.getLogger(__name__)
 
@@ -79,45 +77,33 @@ class RemoteGateway:
     ) -> None:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         self.call_timeout_s = call_timeout_s
-        self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
-        self._pending: dict[int, Future[Any]] = {}
         self._subs: list[Subscription] = []
         self._running: set[tuple[str, str]] = set()
         self._last_seq: dict[str, int] = {}
         self._ready: Future[c.Ready] = Future()
-        self._exited = threading.Event()
         self._report: ShutdownReport | None = None
         self._commands: list[ConsoleCommandInfo] | None = None
-        try:
-            self._proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                env=dict(env) if env is not None else None,
-                cwd=cwd,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise GatewayError(f"cannot start the gateway {argv[0]!r}: {exc}") from exc
-        self._reader = threading.Thread(
-            target=self._read_loop, name="desk-remote-reader", daemon=True
+        self._child = ChildRpc(
+            argv,
+            on_notification=self._on_notification,
+            on_exit=self._on_exit,
+            env=env,
+            cwd=cwd,
+            stderr=stderr,
         )
-        self._reader.start()
         try:
             self.ready = self._ready.result(ready_timeout_s)
         except FutureTimeout:
-            self._kill()
+            self._child.end(1.0)
             raise GatewayError(
                 f"the gateway did not say it was ready within {ready_timeout_s:g} s"
             ) from None
         except GatewayError:
-            self._kill()
+            self._child.end(1.0)
             raise
         if self.ready.protocol_version != c.PROTOCOL_VERSION:
-            self._kill()
+            self._child.end(1.0)
             raise GatewayError(
                 f"the gateway speaks protocol {self.ready.protocol_version}, "
                 f"this desk speaks {c.PROTOCOL_VERSION}"
@@ -128,50 +114,32 @@ class RemoteGateway:
     @property
     def pid(self) -> int:
         """The child's process id."""
-        return self._proc.pid
+        return self._child.proc.pid
 
     @property
     def returncode(self) -> int | None:
         """The child's exit status, once it has exited."""
-        return self._proc.poll()
+        return self._child.proc.poll()
 
     def wait_exit(self, timeout_s: float) -> int | None:
         """Wait (bounded) for the child to exit; returns its status, or None if it still runs."""
-        try:
-            return self._proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            return None
+        return self._child.wait_exit(timeout_s)
 
     def disconnect(self) -> None:
         """Close the child's stdin: it stops its work as ``api.disconnect``, shuts down, exits.
 
         Events it sends meanwhile still reach the subscribers.
         """
-        with self._write_lock:
-            stdin = self._proc.stdin
-            if stdin is not None and not stdin.closed:
-                with contextlib.suppress(OSError):
-                    stdin.close()
+        self._child.close_stdin()
 
-    def _kill(self) -> None:
-        self.disconnect()
-        if self.wait_exit(1.0) is None:
-            self._proc.kill()
-            self.wait_exit(2.0)
+    def kill(self) -> None:
+        """SIGKILL the child now: what a crash of the gateway looks like.
+
+        A turn it was running ends for the subscribers as ``failed(GatewayExited)``.
+        """
+        self._child.kill()
 
     # -- the wire ----------------------------------------------------------------------------------
-
-    def _send(self, message: dict[str, Any]) -> None:
-        data = (dumps(message) + "\n").encode("utf-8")
-        with self._write_lock:
-            stdin = self._proc.stdin
-            if stdin is None or stdin.closed:
-                raise GatewayError("the gateway connection is closed")
-            try:
-                stdin.write(data)
-                stdin.flush()
-            except (BrokenPipeError, ValueError, OSError) as exc:
-                raise GatewayError("the gateway process has exited") from exc
 
     def request(self, method: str, params: Any, timeout_s: float | None = None) -> Any:
         """Send a request and wait for its result (raw JSON data).
@@ -185,21 +153,9 @@ class RemoteGateway:
             GatewayError: the error the gateway answered (with its code), no answer in time, or
                 the child exited.
         """
-        request_id = next(self._ids)
-        future: Future[Any] = Future()
-        with self._lock:
-            if self._exited.is_set():
-                raise GatewayError("the gateway process has exited")
-            self._pending[request_id] = future
         body = params if isinstance(params, dict) else encode(params)
-        try:
-            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": body})
-            return future.result(self.call_timeout_s if timeout_s is None else timeout_s)
-        except FutureTimeout:
-            raise GatewayError(f"{method}: no answer from the gateway in time") from None
-        finally:
-            with self._lock:
-                self._pending.pop(request_id, None)
+        bound = self.call_timeout_s if timeout_s is None else timeout_s
+        return self._child.request(method, body, bound)
 
     def _call(self, method: str, params: Any, result: type[R], timeout_s: float | None = None) -> R:
         data = self.request(method, params, timeout_s)
@@ -209,42 +165,7 @@ class RemoteGateway:
             raise GatewayError(f"{method}: the gateway answered {exc}") from None
         return value
 
-    def _read_loop(self) -> None:
-        stdout = self._proc.stdout
-        assert stdout is not None
-        try:
-            for line in stdout:
-                self._on_line(line)
-        except (OSError, ValueError):
-            pass
-        finally:
-            self._on_exit()
-
-    def _on_line(self, line: bytes) -> None:
-        message, error = parse_line(line)
-        if error is not None or not isinstance(message, dict):
-            _log.warning("the gateway wrote a line that is not a JSON-RPC message: %.200r", line)
-            return
-        if "id" in message and ("result" in message or "error" in message):
-            with self._lock:
-                future = (
-                    self._pending.get(message["id"]) if isinstance(message["id"], int) else None
-                )
-            if future is None:
-                return
-            failure = message.get("error")
-            if isinstance(failure, dict):
-                code = failure.get("code")
-                future.set_exception(
-                    GatewayError(
-                        str(failure.get("message", "error")),
-                        code=code if isinstance(code, int) else c.GATEWAY_ERROR,
-                    )
-                )
-            else:
-                future.set_result(message.get("result"))
-            return
-        method, params = message.get("method"), message.get("params")
+    def _on_notification(self, method: Any, params: Any) -> None:
         try:
             if method == "event":
                 event = decode_event(params)
@@ -271,9 +192,6 @@ class RemoteGateway:
 
     def _on_exit(self) -> None:
         with self._lock:
-            self._exited.set()
-            pending = list(self._pending.values())
-            self._pending.clear()
             orphans = sorted(self._running)
         # A turn still running when the child died would never end for the subscribers: end
         # it here, once, as failed (the child booked nothing).
@@ -287,12 +205,8 @@ class RemoteGateway:
             )
             seq = self._last_seq.get(session_id, 0) + 1
             self._deliver(GatewayEvent(complete.TYPE, session_id, seq, complete))
-        failure = GatewayError("the gateway process has exited")
-        for future in pending:
-            if not future.done():
-                future.set_exception(failure)
         if not self._ready.done():
-            self._ready.set_exception(failure)
+            self._ready.set_exception(GatewayError("the gateway process has exited"))
 
     # -- subscribers -------------------------------------------------------------------------------
 
@@ -443,13 +357,7 @@ class RemoteGateway:
             report = self._call("gateway.shutdown", params, ShutdownReport, bound + 5.0)
         except GatewayError as exc:
             report = ShutdownReport(0, 0, [f"no report: {exc.message}"])
-        self.disconnect()
-        if self.wait_exit(EXIT_BOUND_S) is None:
-            self._proc.terminate()
-            if self.wait_exit(2.0) is None:
-                self._proc.kill()
-                self.wait_exit(2.0)
-        self._reader.join(2.0)
+        self._child.end(EXIT_BOUND_S)
         with self._lock:
             subs, self._subs = list(self._subs), []
             if self._report is None:
@@ -457,8 +365,6 @@ class RemoteGateway:
             report = self._report
         for sub in subs:
             sub.close()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
         return report
 
     def close(self) -> None:
