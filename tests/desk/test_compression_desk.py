@@ -154,10 +154,12 @@ async def test_cancel_mid_summary_rolls_back_and_the_next_turn_works(
 ) -> None:
     before = snapshot(setup.store, setup.session)
     app = setup.app()
+    # The summary stalls after a few tokens, so the cancel always lands before it could end,
+    # however slowly a loaded machine delivers the click.
+    demo_server.configure(fault="stall", fault_after_tokens=5, fault_times=1)
     async with app.run_test(size=(120, 40)) as pilot:
         await start_compress_mid_summary(app, pilot, demo_server)
         if how == "button":
-            demo_server.configure(tokens_per_second=5.0)  # under load a click may need a retry
             cancel = app.query_one("#compression-cancel")
             await click_until(pilot, cancel, lambda: notes(app), what="the outcome line")
         elif how == "escape-on-panel":
