@@ -15,7 +15,7 @@ from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tests.wire.helpers import CLOSE_BOUND_S, close_delay_s, slow_reply
-from tui_gateway.events import MessageComplete
+from tui_gateway.events import GatewayEvent, MessageComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.wire.http_server import HttpServer
 
@@ -198,6 +198,7 @@ def test_a_wrong_or_missing_token_is_401_on_every_route(served: Served) -> None:
 
 def test_refused_requests_change_nothing(served: Served, demo_server: DemoModelServer) -> None:
     session = served.client.post("/v1/sessions").json()["session_id"]
+    assert served.log.wait_for(lambda events: _created(events, session))
     before = served.gateway.live_sessions()
     events_before = len(served.log.events)
     huge = {"prompt": "x" * 1_000_001}
@@ -223,8 +224,15 @@ def test_refused_requests_change_nothing(served: Served, demo_server: DemoModelS
         assert response.status_code == status, (response.request.url, response.text)
         assert response.json()["error"]["code"] == status
     assert served.gateway.live_sessions() == before
-    assert len(served.log.events) == events_before
+    # A marker session: once its event arrived, any event a refused request made has too.
+    marker = served.client.post("/v1/sessions").json()["session_id"]
+    assert served.log.wait_for(lambda events: _created(events, marker))
+    assert len(served.log.events) == events_before + 1
     assert demo_server.records.list() == []
+
+
+def _created(events: list[GatewayEvent], session_id: str) -> bool:
+    return any(e.type == "session.created" and e.session_id == session_id for e in events)
 
 
 def _chunks(size: int) -> Iterator[bytes]:
