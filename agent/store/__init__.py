@@ -18,8 +18,8 @@ from agent.store.errors import (
     StoreReadOnly,
     StoreTooNew,
 )
+from agent.store.liveness import LocalLiveness, OwnerLiveness, current_owner, owner_alive
 from agent.store.opener import open_store, store_path
-from agent.store.owner import current_owner, owner_alive
 from agent.store.paths import default_db_path
 from agent.store.protocol import SessionStore
 from agent.store.rows import (
@@ -49,8 +49,10 @@ __all__ = [
     "CompressionAttemptRow",
     "Cooldown",
     "LeaseRow",
+    "LocalLiveness",
     "MessageRow",
     "NewMessage",
+    "OwnerLiveness",
     "QueuedPromptRow",
     "SessionRow",
     "SessionStore",

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from agent.provider.types import ChatMessage
 from agent.store.connections import Connections
 from agent.store.errors import StoreError
-from agent.store.owner import OwnerAlive
+from agent.store.liveness import OwnerLiveness
 from agent.store.rows import (
     CRASH_EXIT_REASON,
     NOT_SENT_CRASH_ERROR,
@@ -51,7 +51,7 @@ class QueuedPrompts:
     _db: Connections
     _clock: Callable[[], float]
     _owner: str
-    _is_owner_alive: OwnerAlive
+    _liveness: OwnerLiveness
 
     def _require_session(self, conn: sqlite3.Connection, session_id: str) -> None:
         raise NotImplementedError
@@ -193,7 +193,7 @@ class QueuedPrompts:
                 alive: dict[str, bool] = {}
                 for row in rows:
                     if row.owner not in alive:
-                        alive[row.owner] = row.owner == self._owner or self._is_owner_alive(
+                        alive[row.owner] = row.owner == self._owner or self._liveness.is_alive(
                             row.owner
                         )
                     if alive[row.owner]:

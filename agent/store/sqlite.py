@@ -26,7 +26,7 @@ from agent.store.errors import (
     StoreReadOnly,
     StoreTooNew,
 )
-from agent.store.owner import OwnerAlive, current_owner, owner_alive
+from agent.store.liveness import LocalLiveness, OwnerLiveness
 from agent.store.queued import QueuedPrompts
 from agent.store.rows import (
     CRASH_EXIT_REASON,
@@ -162,9 +162,9 @@ class SqliteStore(QueuedPrompts):
             :class:`~agent.store.errors.StoreLocked`.
         synchronous: ``FULL`` (default: fsync at every commit, durable across power loss) or
             ``NORMAL`` (durable across a killed process only; faster).
-        owner: this process's owner string for the turns it starts (default
-            :func:`~agent.store.owner.current_owner`).
-        is_owner_alive: tells whether an owner process still runs (crash recovery).
+        liveness: this process's owner identity (written on the turns and queued prompts it
+            starts) and whether another owner still runs (crash recovery); default
+            :class:`~agent.store.liveness.LocalLiveness`.
         recover: run crash recovery on open.
 
     Raises:
@@ -183,14 +183,13 @@ class SqliteStore(QueuedPrompts):
         clock: Clock = time.time,
         busy_timeout_s: float = 5.0,
         synchronous: Synchronous = "FULL",
-        owner: str | None = None,
-        is_owner_alive: OwnerAlive = owner_alive,
+        liveness: OwnerLiveness | None = None,
         recover: bool = True,
     ) -> None:
         self.path = resolve(path)
         self._clock = clock
-        self._owner = owner if owner is not None else current_owner()
-        self._is_owner_alive = is_owner_alive
+        self._liveness = liveness if liveness is not None else LocalLiveness()
+        self._owner = self._liveness.owner
         if self.path != MEMORY:
             _prepare_file(Path(self.path))
         self._db = Connections(self.path, busy_timeout_s=busy_timeout_s, synchronous=synchronous)
@@ -754,7 +753,7 @@ class SqliteStore(QueuedPrompts):
             now = self._clock()
             for turn in map(_turn_row, rows):
                 if not include_live and (
-                    turn.owner == self._owner or self._is_owner_alive(turn.owner)
+                    turn.owner == self._owner or self._liveness.is_alive(turn.owner)
                 ):
                     continue
                 if turn.draft:

@@ -12,6 +12,7 @@ from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import CRASH_EXIT_REASON, NOT_SENT_CRASH_ERROR, SqliteStore, TurnRow
 from demo_model.server import DemoModelServer
+from tests.store.conftest import ScriptedLiveness
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -54,7 +55,7 @@ def test_queued_prompts_survive_a_crash_and_resume_with_a_note(
     db = tmp_path / "desk.db"
     hang_first_request(demo_server)
     demo_server.configure(slots=2)  # the frozen desk's request keeps one
-    gateway, _log = open_gateway(provider, SqliteStore(db, owner=DEAD))
+    gateway, _log = open_gateway(provider, SqliteStore(db, liveness=ScriptedLiveness(DEAD)))
     try:
         session = gateway.session_create()
         first = submit_hanging(gateway, session, demo_server)
@@ -64,7 +65,7 @@ def test_queued_prompts_survive_a_crash_and_resume_with_a_note(
         kept = [queued[0].turn_id, queued[2].turn_id]
 
         # The desk is frozen mid-turn (as if SIGKILLed); the next desk opens the file.
-        after = SqliteStore(db, is_owner_alive=lambda _owner: False)
+        after = SqliteStore(db, liveness=ScriptedLiveness(alive=lambda _owner: False))
         again, log2 = open_gateway(provider, after)
         try:
             assert after.queued_prompts() == []
@@ -112,7 +113,9 @@ def test_quitting_saves_queued_prompts_as_not_sent_and_forgets_removed_ones(
     report = gateway.shutdown(timeout_s=5)
     assert report.threads_left == [] and report.prompts_dropped == 2
 
-    store = SqliteStore(db, is_owner_alive=lambda _owner: False)  # nothing left to recover
+    store = SqliteStore(
+        db, liveness=ScriptedLiveness(alive=lambda _owner: False)
+    )  # nothing left to recover
     again, _log2 = open_gateway(provider, store)
     try:
         assert store.queued_prompts() == []
@@ -217,7 +220,7 @@ def test_deleting_a_session_forgets_its_queue(
 ) -> None:
     hang_first_request(demo_server)
     db = tmp_path / "desk.db"
-    gateway, _log = open_gateway(provider, SqliteStore(db, owner=DEAD))
+    gateway, _log = open_gateway(provider, SqliteStore(db, liveness=ScriptedLiveness(DEAD)))
     try:
         session = gateway.session_create()
         submit_hanging(gateway, session, demo_server)
@@ -225,7 +228,7 @@ def test_deleting_a_session_forgets_its_queue(
         assert gateway.session_delete(session)
     finally:
         assert gateway.shutdown(timeout_s=5).threads_left == []
-    with SqliteStore(db, is_owner_alive=lambda _owner: False) as check:
+    with SqliteStore(db, liveness=ScriptedLiveness(alive=lambda _owner: False)) as check:
         assert check.queued_prompts() == [] and check.list_sessions() == []
 
 
@@ -248,7 +251,7 @@ def test_a_prompt_whose_turn_has_not_started_survives_a_crash(
     provider: ProviderConfig, tmp_path: Path
 ) -> None:
     db = tmp_path / "desk.db"
-    store = HeldStart(db, owner=DEAD)
+    store = HeldStart(db, liveness=ScriptedLiveness(DEAD))
     gateway, _log = open_gateway(provider, store)
     try:
         session = gateway.session_create()
@@ -258,7 +261,9 @@ def test_a_prompt_whose_turn_has_not_started_survives_a_crash(
         assert store.entered.wait(5)
         waiting = [q.turn_id for q in store.queued_prompts(session)]
         assert waiting == [first.turn_id, second.turn_id]
-        with SqliteStore(db, is_owner_alive=lambda _owner: False) as after:  # the crash
+        with SqliteStore(
+            db, liveness=ScriptedLiveness(alive=lambda _owner: False)
+        ) as after:  # the crash
             assert user_messages(after, session) == [
                 (first.turn_id, "about to run"),
                 (second.turn_id, "queued"),

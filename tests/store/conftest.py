@@ -1,13 +1,15 @@
-"""Fixtures of the store tests: a database file in a temporary folder and a hand-driven clock."""
+"""Fixtures of the store tests: a database file in a temporary folder, a hand-driven clock and
+owner liveness the test decides."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from agent.store import SqliteStore
+from agent.store import SqliteStore, current_owner, owner_alive
 
 
 class FakeClock:
@@ -22,6 +24,22 @@ class FakeClock:
     def advance(self, seconds: float) -> None:
         """Move the clock forward by ``seconds``."""
         self.now += seconds
+
+
+@dataclass(frozen=True)
+class ScriptedLiveness:
+    """Owner liveness chosen by the test: this store's owner string, and which owners run.
+
+    Attributes:
+        owner: the owner string the store writes (default: this process's real one).
+        alive: answers whether another owner still runs (default: the real ``/proc`` check).
+    """
+
+    owner: str = field(default_factory=current_owner)
+    alive: Callable[[str], bool] = owner_alive
+
+    def is_alive(self, owner: str) -> bool:
+        return self.alive(owner)
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from agent.store import (
     TurnOutcome,
 )
 from agent.store.schema import MIGRATIONS
-from tests.store.conftest import FakeClock
+from tests.store.conftest import FakeClock, ScriptedLiveness
 
 DEAD = "gone-host:4242:1"
 """The owner of a desk that crashed (the reopening stores are told it is not alive)."""
@@ -36,13 +36,13 @@ DONE = TurnOutcome(status="completed", exit_reason="completed")
 
 def crashed(path: Path, clock: FakeClock) -> SqliteStore:
     """A store of the desk that will crash: its owner is ``DEAD``."""
-    return SqliteStore(path, clock=clock, owner=DEAD)
+    return SqliteStore(path, clock=clock, liveness=ScriptedLiveness(DEAD))
 
 
 def reopen(path: Path, clock: FakeClock, alive: set[str] | None = None) -> SqliteStore:
     """The next desk on the file: only owners in ``alive`` (besides itself) still run."""
     live = alive or set()
-    return SqliteStore(path, clock=clock, is_owner_alive=live.__contains__)
+    return SqliteStore(path, clock=clock, liveness=ScriptedLiveness(alive=live.__contains__))
 
 
 def transcript(store: SqliteStore, sid: str) -> list[tuple[str, str, str | None]]:
@@ -200,13 +200,13 @@ def test_a_crash_turns_the_queue_into_turns_that_never_ran_in_order(
 
 def test_recovery_leaves_queues_that_live_desks_hold(db_path: Path, clock: FakeClock) -> None:
     live = "other-desk:7:7"
-    with SqliteStore(db_path, clock=clock, owner=live, recover=False) as s:
+    with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(live), recover=False) as s:
         s.create_session("held")
         s.start_turn("t1", "held", "running elsewhere")
         s.queue_prompt("q1", "held", "waits elsewhere")
         s.create_session("mixed")
         s.start_turn("t2", "mixed", "running elsewhere")
-    with SqliteStore(db_path, clock=clock, owner=DEAD, recover=False) as s:
+    with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(DEAD), recover=False) as s:
         s.queue_prompt("q2", "mixed", "left by the dead desk")  # its turn runs elsewhere
         s.create_session("dead")
         s.queue_prompt("q3", "dead", "left by the dead desk")
@@ -295,8 +295,7 @@ def test_random_queue_remove_start_crash_keeps_every_prompt_once_in_order(
             folder / "desk.db",
             clock=clock,
             synchronous="NORMAL",
-            owner=owner,
-            is_owner_alive=lambda o: o == owner,
+            liveness=ScriptedLiveness(owner, lambda o: o == owner),
         )
 
     store = open_store()

@@ -20,7 +20,7 @@ from hypothesis.stateful import (
 
 from agent.provider.types import ChatMessage, Role
 from agent.store import NewMessage, SqliteStore, StoreNotFound, TurnOutcome
-from tests.store.conftest import FakeClock
+from tests.store.conftest import FakeClock, ScriptedLiveness
 
 TEXT = st.text(max_size=40)
 DONE = TurnOutcome(status="completed", exit_reason="completed")
@@ -58,8 +58,7 @@ class StoreMachine(RuleBasedStateMachine):
             self.path,
             clock=self.clock,
             synchronous="NORMAL",
-            owner=owner,
-            is_owner_alive=lambda o: o == owner,
+            liveness=ScriptedLiveness(owner, lambda o: o == owner),
         )
 
     def _next(self, prefix: str) -> str:

@@ -19,7 +19,7 @@ from agent.store import (
     TurnOutcome,
     turn_messages,
 )
-from tests.store.conftest import FakeClock
+from tests.store.conftest import FakeClock, ScriptedLiveness
 
 COMPLETED = TurnOutcome(status="completed", exit_reason="completed")
 
@@ -225,19 +225,21 @@ def test_recovery_closes_dead_owners_turns_and_keeps_their_drafts(
     db_path: Path, clock: FakeClock
 ) -> None:
     dead = "otherhost:4242:1"
-    with SqliteStore(db_path, clock=clock, owner=dead) as s:
+    with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(dead)) as s:
         s.create_session("s1")
         s.start_turn("t1", "s1", "explain")
         s.save_draft("t1", "It works by")
         s.create_session("s2")
         s.start_turn("t2", "s2", "no reply yet")
     live = "livehost:1:1"
-    with SqliteStore(db_path, clock=clock, owner=live, recover=False) as s:
+    with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(live), recover=False) as s:
         s.create_session("s3")
         s.start_turn("t3", "s3", "still running elsewhere")
     alive = {live}
     clock.advance(60)
-    with SqliteStore(db_path, clock=clock, is_owner_alive=alive.__contains__) as s:
+    with SqliteStore(
+        db_path, clock=clock, liveness=ScriptedLiveness(alive=alive.__contains__)
+    ) as s:
         assert [t.id for t in s.open_turns()] == ["t3"]
         t1 = s.get_turn("t1")
         assert t1 is not None

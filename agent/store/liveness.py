@@ -1,20 +1,56 @@
 """Which process owns an open turn, and whether that process still runs.
 
-Crash recovery closes a turn left open only when its owner is gone, so a second desk opening
-the same database never books a running turn of the first one as crashed. An owner is
-``host:pid:start`` where ``start`` is the process start time in clock ticks since boot
-(``/proc/<pid>/stat`` field 22, Linux) or ``-`` where that is unknown; the start time tells a
-reused pid from the original process.
+Crash recovery closes a turn (or a queued prompt) left open only when its owner is gone, so a
+second desk opening the same database never books a running turn of the first one as crashed.
+The store asks an :class:`OwnerLiveness` (injected; :class:`LocalLiveness` by default) and never
+looks at processes itself, so another rule (another way to name a process, owners on several
+hosts) plugs in here without touching the store.
+
+:class:`LocalLiveness` names an owner ``host:pid:start`` where ``start`` is the process start
+time in clock ticks since boot (``/proc/<pid>/stat`` field 22, Linux) or ``-`` where that is
+unknown; the start time tells a reused pid from the original process.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
-OwnerAlive = Callable[[str], bool]
-"""Answers whether the process named by an owner string still runs."""
+
+@runtime_checkable
+class OwnerLiveness(Protocol):
+    """This process's owner identity, and whether the process an owner string names still runs."""
+
+    @property
+    def owner(self) -> str:
+        """The owner string of this process, written on the turns and queued prompts it owns."""
+        ...
+
+    def is_alive(self, owner: str) -> bool:
+        """Whether the process named by ``owner`` (another process's owner string) still runs.
+
+        Args:
+            owner: an owner string read from a row (possibly from an older desk, or garbage).
+
+        Returns:
+            True when it may still run (then its rows are left alone); never raises.
+        """
+        ...
+
+
+class LocalLiveness:
+    """Owners on this machine, checked through ``/proc`` (see :func:`current_owner` and
+    :func:`owner_alive`)."""
+
+    @property
+    def owner(self) -> str:
+        """This process's ``host:pid:start`` (read when asked, so a forked child names itself)."""
+        return current_owner()
+
+    def is_alive(self, owner: str) -> bool:
+        """Whether ``owner`` still runs (see :func:`owner_alive`)."""
+        return owner_alive(owner)
 
 
 def _stat_fields(pid: int) -> list[str] | None:

@@ -1,4 +1,5 @@
-"""Owner strings tell a running process from a dead one (and from a reused pid)."""
+"""Owner strings tell a running process from a dead one (and from a reused pid), and the store
+asks the liveness it is given, not ``/proc``."""
 
 from __future__ import annotations
 
@@ -6,8 +7,16 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
-from agent.store import current_owner, owner_alive
+from agent.store import (
+    LocalLiveness,
+    OwnerLiveness,
+    SqliteStore,
+    current_owner,
+    owner_alive,
+)
+from tests.store.conftest import ScriptedLiveness
 
 
 def test_this_process_is_alive() -> None:
@@ -45,3 +54,27 @@ def test_other_hosts_and_garbage() -> None:
     assert not owner_alive("")
     assert not owner_alive("garbage")
     assert not owner_alive(f"{socket.gethostname()}:0:-")
+
+
+def test_the_local_liveness_is_this_process_and_proc() -> None:
+    local = LocalLiveness()
+    assert isinstance(local, OwnerLiveness)
+    assert local.owner == current_owner()
+    assert local.is_alive(local.owner) and not local.is_alive("garbage")
+
+
+def test_the_store_writes_and_asks_its_liveness(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    def alive(owner: str) -> bool:
+        asked.append(owner)
+        return False
+
+    with SqliteStore(tmp_path / "desk.db", liveness=ScriptedLiveness("desk-a:1:1")) as a:
+        assert a.owner == "desk-a:1:1"
+        a.create_session("s")
+        a.start_turn("t", "s", "running")
+    with SqliteStore(tmp_path / "desk.db", liveness=ScriptedLiveness("desk-b:2:2", alive)) as b:
+        assert asked == ["desk-a:1:1"]
+        turn = b.get_turn("t")
+        assert turn is not None and turn.owner == "desk-a:1:1" and not turn.is_open
