@@ -48,8 +48,8 @@ def transcript(n: int) -> list[ChatMessage]:
 def bookkeeping(n: int, provider: ProviderConfig, folder: Path) -> dict[str, Any]:
     """One compression of an ``n``-message session; returns its timings in milliseconds."""
     store = SqliteStore(folder / f"bench-{n}.db")
-    session = store.create_session(title="bench", model="demo", messages=transcript(n)).id
-    history = store.load_history(session)
+    session = store.sessions.create_session(title="bench", model="demo", messages=transcript(n)).id
+    history = store.transcript.load_history(session)
     marks: dict[str, float] = {}
 
     def on_progress(progress: CompressionProgress) -> None:
@@ -82,7 +82,7 @@ def bookkeeping(n: int, provider: ProviderConfig, folder: Path) -> dict[str, Any
 def cancel_latency(provider: ProviderConfig, folder: Path, runs: int) -> dict[str, Any]:
     """Stops during the summary; milliseconds from each stop to the lease row being gone."""
     store = SqliteStore(folder / "cancel.db")
-    session = store.create_session(title="c", model="demo", messages=transcript(200)).id
+    session = store.sessions.create_session(title="c", model="demo", messages=transcript(200)).id
     samples: list[float] = []
     for _ in range(runs):
         streaming = threading.Event()
@@ -95,7 +95,7 @@ def cancel_latency(provider: ProviderConfig, folder: Path, runs: int) -> dict[st
             ChatClient(provider),
             StoreBackend(store),
             session,
-            store.load_history(session),
+            store.transcript.load_history(session),
             window_tokens=8192,
             listener=on_progress,
         )
@@ -105,7 +105,7 @@ def cancel_latency(provider: ProviderConfig, folder: Path, runs: int) -> dict[st
         stop = StopRequest.by_user(Surface.DESK_BUTTON)
         compressor.interrupt(stop)
         thread.join(10)
-        if store.get_lease(session) is None:
+        if store.leases.get_lease(session) is None:
             samples.append((time.monotonic() - stop.requested_at) * 1000.0)
     store.close()
     ordered = sorted(samples)

@@ -73,7 +73,7 @@ def build(path: Path, messages: int, seed: int) -> None:
         ]
         items.extend(turn[: messages - len(items)])
     with SqliteStore(path, synchronous="NORMAL") as store:
-        store.create_session(SESSION, title="big", model="demo", messages=items)
+        store.sessions.create_session(SESSION, title="big", model="demo", messages=items)
 
 
 async def _open(path: Path, recent: int) -> dict[str, Any]:

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.provider.types import ChatMessage, ToolCall  # noqa: E402
 from agent.store import SqliteStore, TurnOutcome  # noqa: E402
-from agent.store.connections import Synchronous  # noqa: E402
+from agent.store.sqlite.connections import Synchronous  # noqa: E402
 
 DONE = TurnOutcome(status="completed", exit_reason="completed")
 
@@ -52,13 +52,15 @@ def build(path: Path, messages: int, seed: int) -> None:
     """One session of ``messages`` messages, written in turns of four."""
     rng = random.Random(seed)
     with SqliteStore(path, synchronous="NORMAL") as store:
-        store.create_session("big", title="big", messages=[ChatMessage("system", "be brief")])
+        store.sessions.create_session(
+            "big", title="big", messages=[ChatMessage("system", "be brief")]
+        )
         written = 1
         n = 0
         while written < messages:
             n += 1
             turn = f"t{n}"
-            store.start_turn(turn, "big", _text(rng))
+            store.turns.start_turn(turn, "big", _text(rng))
             call = ToolCall(id=f"c{n}", name="read_file", arguments='{"path": "README.md"}')
             batch = [
                 ChatMessage("assistant", "", tool_calls=(call,)),
@@ -66,7 +68,7 @@ def build(path: Path, messages: int, seed: int) -> None:
                 ChatMessage("assistant", _text(rng)),
             ]
             batch = batch[: max(0, messages - written - 1)]
-            store.record_turn_end(turn, batch, DONE)
+            store.turns.record_turn_end(turn, batch, DONE)
             written += 1 + len(batch)
 
 
@@ -91,17 +93,17 @@ def figures(samples: list[float]) -> dict[str, float]:
 def write_costs(folder: Path, sync: Synchronous, repeat: int) -> dict[str, Any]:
     """Commit latency of small writes under one ``synchronous`` setting."""
     with SqliteStore(folder / f"writes-{sync}.db", synchronous=sync) as store:
-        store.create_session("w")
+        store.sessions.create_session("w")
         appends = [
-            timed(lambda: store.append_message("w", ChatMessage("user", "x" * 500)))
+            timed(lambda: store.transcript.append_message("w", ChatMessage("user", "x" * 500)))
             for _ in range(repeat * 5)
         ]
         turns: list[float] = []
         for i in range(repeat * 5):
 
             def turn(i: int = i) -> None:
-                store.start_turn(f"t{i}", "w", "prompt")
-                store.record_turn_end(f"t{i}", [ChatMessage("assistant", "y" * 800)], DONE)
+                store.turns.start_turn(f"t{i}", "w", "prompt")
+                store.turns.record_turn_end(f"t{i}", [ChatMessage("assistant", "y" * 800)], DONE)
 
             turns.append(timed(turn))
     return {"append_ms": figures(appends), "turn_ms": figures(turns)}
@@ -132,12 +134,12 @@ def main() -> None:
         store = SqliteStore(path)
         out["open_ms"] = round((time.perf_counter() - opened_at) * 1000.0, 3)
         try:
-            history = store.load_history("big")
+            history = store.transcript.load_history("big")
             assert len(history) == args.messages, len(history)
             for name, fn in (
-                ("load_history_ms", lambda: store.load_history("big")),
-                ("active_messages_ms", lambda: store.active_messages("big")),
-                ("all_messages_ms", lambda: store.all_messages("big")),
+                ("load_history_ms", lambda: store.transcript.load_history("big")),
+                ("active_messages_ms", lambda: store.transcript.active_messages("big")),
+                ("all_messages_ms", lambda: store.transcript.all_messages("big")),
             ):
                 # "first" is measured on a second store opened cold, so its caches are empty.
                 with SqliteStore(path) as cold:

@@ -87,7 +87,7 @@ class Persistence:
         self.write(
             session,
             "create the session",
-            lambda s: s.create_session(
+            lambda s: s.sessions.create_session(
                 session.session_id,
                 title=session.title,
                 model=session.model,
@@ -103,12 +103,14 @@ class Persistence:
             session.title_unsaved = False
         if title is not None:
             self.write(
-                session, "name the session", lambda s: s.rename_session(session.session_id, title)
+                session,
+                "name the session",
+                lambda s: s.sessions.rename_session(session.session_id, title),
             )
         self.write(
             session,
             "save the prompt",
-            lambda s: s.start_turn(turn.turn_id, session.session_id, turn.prompt),
+            lambda s: s.turns.start_turn(turn.turn_id, session.session_id, turn.prompt),
         )
 
     def prompt_submitted(self, session: Session, turn: Turn) -> None:
@@ -124,7 +126,7 @@ class Persistence:
         self.write(
             session,
             "save the prompt",
-            lambda s: s.queue_prompt(turn.turn_id, session.session_id, turn.prompt),
+            lambda s: s.queue.queue_prompt(turn.turn_id, session.session_id, turn.prompt),
         )
 
     def prompts_removed(self, session: Session, turns: Sequence[Turn]) -> None:
@@ -134,7 +136,7 @@ class Persistence:
             self.write(
                 session,
                 "forget the removed prompt",
-                lambda s: [s.remove_queued_prompt(turn_id) for turn_id in ids],
+                lambda s: [s.queue.remove_queued_prompt(turn_id) for turn_id in ids],
             )
 
     def prompts_unsent(self, session: Session, dropped: Sequence[tuple[Turn, StopRequest]]) -> None:
@@ -154,7 +156,7 @@ class Persistence:
         self.write(
             session,
             "save the prompts that were not sent",
-            lambda s: s.close_unsent_prompts(session.session_id, prompts, outcome),
+            lambda s: s.queue.close_unsent_prompts(session.session_id, prompts, outcome),
         )
 
     def note_text(self, turn_id: str, text: str) -> None:
@@ -177,17 +179,19 @@ class Persistence:
         self.write(
             session,
             "save the reply",
-            lambda s: s.record_turn_end(turn.turn_id, turn_messages(result), outcome),
+            lambda s: s.turns.record_turn_end(turn.turn_id, turn_messages(result), outcome),
         )
 
     def turn_abandoned(self, session: Session, turn: Turn, stop: StopRequest) -> None:
         """Close a turn whose worker outlived the shutdown bound, so it is never left open."""
         outcome = _stopped(stop, error="the worker did not exit within the shutdown bound")
-        self.write(session, "close the turn", lambda s: s.close_turn(turn.turn_id, outcome))
+        self.write(session, "close the turn", lambda s: s.turns.close_turn(turn.turn_id, outcome))
 
     def load_history(self, session: Session) -> list[ChatMessage] | None:
         """The saved transcript of ``session``, or None when it cannot be read."""
-        return self.write(session, "load the session", lambda s: s.load_history(session.session_id))
+        return self.write(
+            session, "load the session", lambda s: s.transcript.load_history(session.session_id)
+        )
 
     def close(self, timeout_s: float = 2.0) -> None:
         """Write the last drafts, end the draft thread and close the store."""
@@ -212,7 +216,7 @@ class Persistence:
             self._dirty.clear()
         for turn_id, text in dirty.items():
             with contextlib.suppress(StoreError):  # best effort; the final write reports failures
-                store.save_draft(turn_id, text, wait=False)
+                store.turns.save_draft(turn_id, text, wait=False)
 
 
 def _stopped(stop: StopRequest, *, error: str) -> TurnOutcome:

@@ -55,7 +55,7 @@ class SavedSessions:
         store = self._persistence.store
         if store is not None:
             try:
-                rows = store.list_sessions(limit=limit)
+                rows = store.sessions.list_sessions(limit=limit)
             except StoreError as exc:
                 raise GatewayError(exc.message) from exc
             for row in rows:
@@ -97,13 +97,17 @@ class SavedSessions:
         try:
             row = None
             if store is not None:
-                row = store.get_session(session_id) if session_id else store.most_recent_session()
+                row = (
+                    store.sessions.get_session(session_id)
+                    if session_id
+                    else store.sessions.most_recent_session()
+                )
             if row is None and live is None:
                 raise GatewayError(
                     f"no saved session {session_id!r}" if session_id else "no saved session yet"
                 )
-            messages = store.active_messages(row.id) if store is not None and row else []
-            turns = store.list_turns(row.id) if store is not None and row else []
+            messages = store.transcript.active_messages(row.id) if store is not None and row else []
+            turns = store.turns.list_turns(row.id) if store is not None and row else []
         except StoreError as exc:
             raise GatewayError(exc.message) from exc
         notes = {t.id: note for t in turns if (note := _turn_note(t))}
@@ -160,7 +164,7 @@ class SavedSessions:
         if store is None:
             return []
         try:
-            rows = store.all_messages(session_id)
+            rows = store.transcript.all_messages(session_id)
         except StoreError as exc:
             raise GatewayError(exc.message) from exc
         return [(m.role, m.content) for m in rows if not m.active]
@@ -182,7 +186,7 @@ class SavedSessions:
         store = self._persistence.store
         if store is not None:
             try:
-                store.rename_session(session_id, title)
+                store.sessions.rename_session(session_id, title)
             except StoreError as exc:
                 if session is None:
                     raise GatewayError(exc.message) from exc
@@ -206,7 +210,7 @@ class SavedSessions:
         store = self._persistence.store
         if store is not None:
             try:
-                deleted = store.delete_session(session_id)
+                deleted = store.sessions.delete_session(session_id)
             except StoreError as exc:
                 raise GatewayError(exc.message) from exc
         return deleted or session is not None

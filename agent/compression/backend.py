@@ -165,20 +165,20 @@ class StoreBackend:
         self.store = store
 
     def acquire(self, session_id: str, holder: str, ttl_s: float) -> bool:
-        return self.store.acquire_lease(session_id, holder, ttl_s)
+        return self.store.leases.acquire_lease(session_id, holder, ttl_s)
 
     def renew(self, session_id: str, holder: str, ttl_s: float) -> bool:
-        return self.store.renew_lease(session_id, holder, ttl_s)
+        return self.store.leases.renew_lease(session_id, holder, ttl_s)
 
     def begin(self, session_id: str, holder: str) -> int:
-        return self.store.begin_compression(session_id, holder).id
+        return self.store.compressions.begin_compression(session_id, holder).id
 
     def commit(self, session_id: str, attempt: int, holder: str, commit: Commit) -> bool:
-        ids = self.store.active_message_ids(session_id)
+        ids = self.store.transcript.active_message_ids(session_id)
         if len(ids) != commit.history_len:
             return False  # the saved transcript is not the one the plan was made on
         archive = ids[commit.start : commit.end]
-        row = self.store.commit_compression(
+        row = self.store.compressions.commit_compression(
             attempt,
             holder=holder,
             archive_ids=archive,
@@ -198,10 +198,10 @@ class StoreBackend:
         error: str | None,
         cooldown: Cooldown | None,
     ) -> None:
-        self.store.finish_compression(
+        self.store.compressions.finish_compression(
             attempt, outcome, error=error, cooldown=cooldown, release=True
         )
 
     def cooldown(self, session_id: str) -> Cooldown:
-        found = self.store.get_cooldown(session_id)
+        found = self.store.compressions.get_cooldown(session_id)
         return found if found is not None else Cooldown(until=None, step=0)

@@ -1,7 +1,12 @@
 """The durable session store: sessions, transcripts, turns, compression leases and attempts.
 
-``SessionStore`` is the interface; ``SqliteStore`` the embedded implementation (standard
-library ``sqlite3``, WAL mode) at :func:`default_db_path` unless ``--db PATH`` says otherwise.
+``SessionStore`` is the interface, made of one small interface per table group
+(:mod:`agent.store.protocol`: ``store.sessions``, ``store.transcript``, ``store.turns``,
+``store.queue``, ``store.leases``, ``store.compressions``); ``SqliteStore`` the embedded
+implementation (:mod:`agent.store.sqlite`: standard library ``sqlite3``, WAL mode) at
+:func:`default_db_path` unless ``--db PATH`` says otherwise, opened by :func:`open_store`.
+Owner liveness (which process owns an open turn, and whether it still runs) is an
+:class:`OwnerLiveness` the store is given.
 Every failure is a :class:`StoreError` with a one-line message; the gateway shows it and keeps
 its in-memory transcript.
 """
@@ -21,7 +26,15 @@ from agent.store.errors import (
 from agent.store.liveness import LocalLiveness, OwnerLiveness, current_owner, owner_alive
 from agent.store.opener import open_store, store_path
 from agent.store.paths import default_db_path
-from agent.store.protocol import SessionStore
+from agent.store.protocol import (
+    Compressions,
+    Leases,
+    PromptQueue,
+    Sessions,
+    SessionStore,
+    Transcript,
+    Turns,
+)
 from agent.store.rows import (
     CRASH_EXIT_REASON,
     NOT_SENT_CRASH_ERROR,
@@ -37,8 +50,8 @@ from agent.store.rows import (
     TurnRow,
     turn_messages,
 )
-from agent.store.schema import SCHEMA_VERSION
 from agent.store.sqlite import SqliteStore
+from agent.store.sqlite.schema import SCHEMA_VERSION
 from agent.tokens import estimate_tokens
 
 __all__ = [
@@ -47,15 +60,19 @@ __all__ = [
     "NOT_SENT_PREFIX",
     "SCHEMA_VERSION",
     "CompressionAttemptRow",
+    "Compressions",
     "Cooldown",
     "LeaseRow",
+    "Leases",
     "LocalLiveness",
     "MessageRow",
     "NewMessage",
     "OwnerLiveness",
+    "PromptQueue",
     "QueuedPromptRow",
     "SessionRow",
     "SessionStore",
+    "Sessions",
     "SqliteStore",
     "StoreClosed",
     "StoreCorrupt",
@@ -65,8 +82,10 @@ __all__ = [
     "StoreNotFound",
     "StoreReadOnly",
     "StoreTooNew",
+    "Transcript",
     "TurnOutcome",
     "TurnRow",
+    "Turns",
     "current_owner",
     "default_db_path",
     "estimate_tokens",

@@ -1,7 +1,19 @@
-"""The interface every session store implements (SQLite today, PostgreSQL later).
+"""The interfaces every session store implements (SQLite today, PostgreSQL later).
+
+A store is a few small interfaces, one per table group, reached as attributes of
+:class:`SessionStore`: ``store.sessions`` (:class:`Sessions`), ``store.transcript``
+(:class:`Transcript`), ``store.turns`` (:class:`Turns`), ``store.queue`` (:class:`PromptQueue`),
+``store.leases`` (:class:`Leases`) and ``store.compressions`` (:class:`Compressions`), so that a
+second backend implements and tests them one at a time. A write that spans groups is still one
+transaction, made by the group whose verb it is: :meth:`Turns.start_turn` deletes the prompt's
+queued row, :meth:`PromptQueue.close_unsent_prompts` writes turns and messages,
+:meth:`Compressions.commit_compression` checks the lease, archives messages and inserts the
+summary.
 
 Every method is thread-safe, every mutation is one transaction, and every failure is a
-:class:`~agent.store.errors.StoreError` with a one-line message. Times are unix seconds.
+:class:`~agent.store.errors.StoreError` with a one-line message. Times are unix seconds. The
+SQLite classes (:mod:`agent.store.sqlite`) document each method in full: arguments, errors, and
+what exactly one transaction covers.
 """
 
 from __future__ import annotations
@@ -24,15 +36,9 @@ from agent.store.rows import (
 
 
 @runtime_checkable
-class SessionStore(Protocol):
-    """Durable sessions, transcripts, turns, queued prompts and compression state (see
-    SqliteStore for details)."""
+class Sessions(Protocol):
+    """Durable sessions: create, find, list, rename, delete."""
 
-    def close(self) -> None:
-        """Release the connections; later calls raise ``StoreClosed``."""
-        ...
-
-    # sessions
     def create_session(
         self,
         session_id: str | None = None,
@@ -70,7 +76,11 @@ class SessionStore(Protocol):
         """Delete a session and everything in it; False when absent."""
         ...
 
-    # messages
+
+@runtime_checkable
+class Transcript(Protocol):
+    """A session's messages: append, and read the active transcript or all of it."""
+
     def append_message(
         self,
         session_id: str,
@@ -110,7 +120,11 @@ class SessionStore(Protocol):
         """The transcript sent to the model."""
         ...
 
-    # turns
+
+@runtime_checkable
+class Turns(Protocol):
+    """Turns and their one terminal outcome; crash recovery of open turns."""
+
     def start_turn(
         self,
         turn_id: str,
@@ -156,7 +170,11 @@ class SessionStore(Protocol):
         """Close turns of dead processes as ``failed(Crash)``."""
         ...
 
-    # queued prompts
+
+@runtime_checkable
+class PromptQueue(Protocol):
+    """Prompts saved while they wait for their turn to start."""
+
     def queue_prompt(
         self, turn_id: str, session_id: str, prompt: str, queued_at: float | None = None
     ) -> bool:
@@ -181,7 +199,11 @@ class SessionStore(Protocol):
         """Close prompts dead processes left queued as ``failed(Crash)`` turns that never ran."""
         ...
 
-    # compression
+
+@runtime_checkable
+class Leases(Protocol):
+    """Each session's compression lease: who may commit a compression now."""
+
     def acquire_lease(self, session_id: str, holder: str, ttl_s: float) -> bool:
         """Take the lease if absent, expired or already ours."""
         ...
@@ -197,6 +219,11 @@ class SessionStore(Protocol):
     def get_lease(self, session_id: str) -> LeaseRow | None:
         """The lease row or None."""
         ...
+
+
+@runtime_checkable
+class Compressions(Protocol):
+    """Compression attempts and the automatic-compression cooldown."""
 
     def set_cooldown(self, session_id: str, until: float | None, step: int) -> None:
         """Set the automatic-compression cooldown."""
@@ -254,4 +281,53 @@ class SessionStore(Protocol):
 
     def recover_abandoned_compressions(self) -> list[int]:
         """End attempts whose lease is gone, as ``abandoned``."""
+        ...
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Durable sessions, transcripts, turns, queued prompts and compression state, one table
+    group per attribute."""
+
+    @property
+    def sessions(self) -> Sessions:
+        """Sessions."""
+        ...
+
+    @property
+    def transcript(self) -> Transcript:
+        """Messages of sessions."""
+        ...
+
+    @property
+    def turns(self) -> Turns:
+        """Turns and their outcomes."""
+        ...
+
+    @property
+    def queue(self) -> PromptQueue:
+        """Queued prompts."""
+        ...
+
+    @property
+    def leases(self) -> Leases:
+        """Compression leases."""
+        ...
+
+    @property
+    def compressions(self) -> Compressions:
+        """Compression attempts and cooldowns."""
+        ...
+
+    @property
+    def owner(self) -> str:
+        """The owner string written on the turns and queued prompts this store starts."""
+        ...
+
+    def schema_version(self) -> int:
+        """The schema version of the database (1, 2, 3...)."""
+        ...
+
+    def close(self) -> None:
+        """Release the connections; later calls raise ``StoreClosed``."""
         ...

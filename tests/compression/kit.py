@@ -23,7 +23,7 @@ def long_transcript(exchanges: int = 8) -> list[ChatMessage]:
 
 def saved_session(store: SqliteStore, messages: list[ChatMessage]) -> str:
     """A session in ``store`` holding ``messages``; returns its id."""
-    return store.create_session(title="long", model="demo", messages=messages).id
+    return store.sessions.create_session(title="long", model="demo", messages=messages).id
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ def snapshot(store: SqliteStore, session_id: str) -> Snapshot:
     """The transcript rows (archived ones included), the cooldown row and the lease row."""
     rows = [
         (m.id, m.position, m.order_key, m.role, m.content, m.active, m.archived_by)
-        for m in store.all_messages(session_id)
+        for m in store.transcript.all_messages(session_id)
     ]
-    return Snapshot(rows, store.get_cooldown(session_id), store.get_lease(session_id))
+    return Snapshot(
+        rows, store.compressions.get_cooldown(session_id), store.leases.get_lease(session_id)
+    )

@@ -51,7 +51,7 @@ def compressor(
         ChatClient(provider),
         StoreBackend(store),
         session,
-        store.load_history(session),
+        store.transcript.load_history(session),
         window_tokens=WINDOW,
         **kw,  # type: ignore[arg-type]
     )
@@ -68,18 +68,18 @@ def test_a_compression_commits_head_summary_tail(
     provider: ProviderConfig, store: SqliteStore
 ) -> None:
     session = saved_session(store, long_transcript())
-    before = store.load_history(session)
+    before = store.transcript.load_history(session)
     outcome = compressor(provider, store, session).run()
     assert outcome.status == "committed", outcome.message
-    after = store.load_history(session)
+    after = store.transcript.load_history(session)
     assert outcome.history == after
     assert after[0] == before[0] and after[1:3] == before[1:3]  # the head
     assert after[3].content.startswith(SUMMARY_MARKER)
     assert after[-6:] == before[-6:]  # the tail
     assert outcome.after_tokens < outcome.before_tokens
-    archived = [m for m in store.all_messages(session) if not m.active]
+    archived = [m for m in store.transcript.all_messages(session) if not m.active]
     assert len(archived) == len(before) - len(after) + 1  # kept, never deleted
-    assert store.get_lease(session) is None
+    assert store.leases.get_lease(session) is None
 
 
 @pytest.mark.parametrize("phase", ["lease", "prepare", "summarize", "commit"])
@@ -94,7 +94,7 @@ def test_a_stop_before_admission_rolls_everything_back(
     demo_server.configure(tokens_per_second=200.0)
     session = saved_session(store, long_transcript())
     before = snapshot(store, session)
-    history = store.load_history(session)
+    history = store.transcript.load_history(session)
     hold = HoldAt(phase, tokens=3 if phase == "summarize" else 0)
     c = compressor(provider, store, session, listener=hold)
     thread, out = run_in_thread(c)
@@ -111,7 +111,7 @@ def test_a_stop_before_admission_rolls_everything_back(
     assert outcome.status == "cancelled"  # type: ignore[attr-defined]
     assert outcome.stop is stop  # type: ignore[attr-defined]
     assert snapshot(store, session) == before
-    assert store.load_history(session) == history
+    assert store.transcript.load_history(session) == history
     if phase in ("summarize", "commit"):
         record = demo_server.records.last()
         if phase == "summarize":
@@ -157,7 +157,11 @@ def test_a_stop_after_admission_waits_for_the_commit(
     session = saved_session(store, long_transcript())
     backend = BlockingCommit(store)
     c = Compressor(
-        ChatClient(provider), backend, session, store.load_history(session), window_tokens=WINDOW
+        ChatClient(provider),
+        backend,
+        session,
+        store.transcript.load_history(session),
+        window_tokens=WINDOW,
     )
     thread, out = run_in_thread(c)
     assert backend.inside.wait(10)
@@ -168,7 +172,7 @@ def test_a_stop_after_admission_waits_for_the_commit(
     thread.join(10)
     assert out[0].status == "committed"  # type: ignore[attr-defined]
     assert out[0].stop is stop  # type: ignore[attr-defined]
-    assert store.load_history(session)[3].content.startswith(SUMMARY_MARKER)
+    assert store.transcript.load_history(session)[3].content.startswith(SUMMARY_MARKER)
 
 
 @settings(
@@ -195,6 +199,6 @@ def test_a_stop_at_any_moment_gives_commit_or_full_rollback(
             assert snapshot(store, session) == before
         else:
             assert status == "committed" and late  # the stop came after commit admission
-            assert store.get_lease(session) is None
+            assert store.leases.get_lease(session) is None
     finally:
         store.close()

@@ -32,7 +32,7 @@ CHILD = textwrap.dedent(
         ChatClient(ProviderConfig(base_url=url, model="demo")),
         StoreBackend(store),
         session,
-        store.load_history(session),
+        store.transcript.load_history(session),
         window_tokens=4000,
         listener=lambda p: print(p.phase, flush=True),
     )
@@ -47,8 +47,8 @@ def test_sigkill_in_any_phase_leaves_the_store_consistent(
 ) -> None:
     db = tmp_path / "desk.db"
     store = SqliteStore(db)
-    session = store.create_session(title="t", model="demo", messages=long_transcript()).id
-    before = store.load_history(session)
+    session = store.sessions.create_session(title="t", model="demo", messages=long_transcript()).id
+    before = store.transcript.load_history(session)
     store.close()
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(db), session, demo_server.base_url],
@@ -67,13 +67,13 @@ def test_sigkill_in_any_phase_leaves_the_store_consistent(
     later = SqliteStore(db, clock=lambda: time.time() + 121.0)  # past any lease's expiry
     try:
         assert later.integrity_check() == "ok"
-        after = later.load_history(session)
+        after = later.transcript.load_history(session)
         if after != before:  # the commit landed whole: head, one summary, tail
             summaries = [m for m in after if m.content.startswith(SUMMARY_MARKER)]
             assert len(summaries) == 1
             assert after[:3] == before[:3] and after[-6:] == before[-6:]
-        lease = later.get_lease(session)
+        lease = later.leases.get_lease(session)
         assert lease is None or lease.expires_at <= time.time() + 120.5
-        assert later.acquire_lease(session, "next-desk/1", 120.0), "the lease never expired"
+        assert later.leases.acquire_lease(session, "next-desk/1", 120.0), "the lease never expired"
     finally:
         later.close()

@@ -33,7 +33,9 @@ class Desk:
         )
         self.log = EventLog()
         self.gateway.subscribe(self.log)
-        row = self.store.create_session(title="long", model="demo", messages=long_transcript())
+        row = self.store.sessions.create_session(
+            title="long", model="demo", messages=long_transcript()
+        )
         self.session = self.gateway.session_resume(row.id).session_id
 
     def compress(self) -> str:
@@ -69,7 +71,7 @@ def test_compress_commits_and_the_next_turn_sends_the_summary(
     assert phases.index("prepare") < phases.index("commit")
     history = desk.gateway.history(desk.session)
     assert len(history) < before
-    assert desk.store.load_history(desk.session) == history
+    assert desk.store.transcript.load_history(desk.session) == history
     turn = desk.gateway.prompt_submit(desk.session, "reply with exactly: carried on").turn_id
     assert desk.log.complete(turn).text == "carried on"
     sent = demo_server.records.last().messages
@@ -159,13 +161,13 @@ def test_failures_arm_the_cooldown_ladder_and_a_success_resets_it(
     for step, wait in enumerate((60.0, 300.0, 900.0, 900.0), start=1):
         done = desk.outcome(desk.compress())  # manual: ignores the cooldown
         assert done.status == "failed" and "500" in done.message
-        cooldown = desk.store.get_cooldown(desk.session)
+        cooldown = desk.store.compressions.get_cooldown(desk.session)
         assert cooldown is not None and cooldown.step == step
         assert cooldown.until is not None and abs(cooldown.until - time.time() - wait) < 5
-    assert desk.store.get_lease(desk.session) is None
+    assert desk.store.leases.get_lease(desk.session) is None
     demo_server.configure(fault=None)
     assert desk.outcome(desk.compress()).status == "committed"
-    cooldown = desk.store.get_cooldown(desk.session)
+    cooldown = desk.store.compressions.get_cooldown(desk.session)
     assert cooldown is not None and cooldown.step == 0 and cooldown.until is None
 
 
@@ -174,7 +176,7 @@ def test_an_automatic_compression_waits_out_the_cooldown(
 ) -> None:
     d = Desk(provider, tmp_path / "desk.db", compress_threshold=0.75)
     try:
-        d.store.set_cooldown(d.session, time.time() + 60, 1)
+        d.store.compressions.set_cooldown(d.session, time.time() + 60, 1)
         turn = d.gateway.prompt_submit(d.session, "reply with exactly: no compression").turn_id
         assert d.log.complete(turn).text == "no compression"
         assert len(demo_server.records.list()) == 1
@@ -188,10 +190,10 @@ def test_a_lease_held_by_another_process_refuses_and_is_left_alone(
 ) -> None:
     other = SqliteStore(tmp_path / "desk.db")  # stands for a second desk process
     try:
-        assert other.acquire_lease(desk.session, "other-host/42", 120.0)
+        assert other.leases.acquire_lease(desk.session, "other-host/42", 120.0)
         done = desk.outcome(desk.compress())
         assert done.status == "busy" and "another compression" in done.message
-        lease = other.get_lease(desk.session)
+        lease = other.leases.get_lease(desk.session)
         assert lease is not None and lease.holder == "other-host/42"
     finally:
         other.close()

@@ -21,7 +21,7 @@ def build_store(path: Path) -> None:
     """
     call = ToolCall(id="call_1", name="shell", arguments='{"command": "pytest -x"}')
     with SqliteStore(path, clock=lambda: SAVED_AT) as store:
-        store.create_session(
+        store.sessions.create_session(
             OLDER_ID,
             title="Plan the release",
             model="demo",
@@ -32,7 +32,7 @@ def build_store(path: Path) -> None:
             ],
         )
     with SqliteStore(path, clock=lambda: SAVED_AT + 3600) as store:
-        store.create_session(
+        store.sessions.create_session(
             NEWER_ID,
             title="Fix the flaky test",
             model="demo",
@@ -55,4 +55,4 @@ def build_long_store(path: Path, messages: int) -> None:
         role = "user" if n % 2 == 0 else "assistant"
         items.append(ChatMessage(role, f"message {n}"))
     with SqliteStore(path, clock=lambda: SAVED_AT) as store:
-        store.create_session("long", title="long", model="demo", messages=items)
+        store.sessions.create_session("long", title="long", model="demo", messages=items)

@@ -51,7 +51,7 @@ class Setup:
         self.gateway = Gateway(config, store=self.store)
         self.log = EventLog()
         self.gateway.subscribe(self.log)
-        self.session = self.store.create_session(
+        self.session = self.store.sessions.create_session(
             title="long", model="demo", messages=long_transcript()
         ).id
 

@@ -193,8 +193,8 @@ async def test_the_sidebar_lists_opens_renames_and_deletes_with_a_confirmation(
         assert app.session_id == OLDER_ID  # the session on screen was not the one deleted
 
     with SqliteStore(db) as store:
-        assert store.get_session(NEWER_ID) is None
-        older = store.get_session(OLDER_ID)
+        assert store.sessions.get_session(NEWER_ID) is None
+        older = store.sessions.get_session(OLDER_ID)
         assert older is not None and older.title == "Ship 1.0"
 
 

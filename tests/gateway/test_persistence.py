@@ -39,8 +39,8 @@ def test_turns_are_saved_and_a_session_resumes_in_a_new_gateway(
     gateway.session_interrupt(session, StopRequest.by_user(Surface.DESK_KEY))
     stopped = log.complete(second)
     in_memory = gateway.history(session)
-    assert store.load_history(session) == in_memory  # saved before it was shown
-    turns = {t.id: t for t in store.list_turns(session)}
+    assert store.transcript.load_history(session) == in_memory  # saved before it was shown
+    turns = {t.id: t for t in store.turns.list_turns(session)}
     assert turns[done.turn_id].exit_reason == "completed"
     row = turns[second]
     assert row.exit_reason == "interrupted_by_user"
@@ -84,11 +84,11 @@ def test_quitting_mid_stream_is_saved_as_a_system_stop(
     assert gateway.shutdown(timeout_s=5).threads_left == []
     check = SqliteStore(tmp_path / "desk.db")
     try:
-        row = check.get_turn(turn)
+        row = check.turns.get_turn(turn)
         assert row is not None
         assert row.exit_reason == "interrupted_by_system(gateway.shutdown)"
         assert row.stop_issuer == "system"
-        history = check.active_messages(session)
+        history = check.transcript.active_messages(session)
         assert history[-1].role == "assistant" and history[-1].partial
         assert check.integrity_check() == "ok"
     finally:

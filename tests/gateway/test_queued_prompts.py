@@ -10,7 +10,7 @@ from typing import Any
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
-from agent.store import CRASH_EXIT_REASON, NOT_SENT_CRASH_ERROR, SqliteStore, TurnRow
+from agent.store import CRASH_EXIT_REASON, NOT_SENT_CRASH_ERROR, SqliteStore, TurnRow, Turns
 from demo_model.server import DemoModelServer
 from tests.store.conftest import ScriptedLiveness
 from tests.support import EventLog
@@ -46,7 +46,9 @@ def submit_hanging(gateway: Gateway, session: str, demo_server: DemoModelServer)
 
 
 def user_messages(store: SqliteStore, session: str) -> list[tuple[str | None, str]]:
-    return [(m.turn_id, m.content) for m in store.all_messages(session) if m.role == "user"]
+    return [
+        (m.turn_id, m.content) for m in store.transcript.all_messages(session) if m.role == "user"
+    ]
 
 
 def test_queued_prompts_survive_a_crash_and_resume_with_a_note(
@@ -68,14 +70,14 @@ def test_queued_prompts_survive_a_crash_and_resume_with_a_note(
         after = SqliteStore(db, liveness=ScriptedLiveness(alive=lambda _owner: False))
         again, log2 = open_gateway(provider, after)
         try:
-            assert after.queued_prompts() == []
+            assert after.queue.queued_prompts() == []
             assert user_messages(after, session) == [
                 (first, "hang"),
                 (kept[0], "queued 0"),
                 (kept[1], "queued 2"),
             ]
             for turn_id in kept:
-                row = after.get_turn(turn_id)
+                row = after.turns.get_turn(turn_id)
                 assert row is not None and row.not_sent
                 assert (row.status, row.exit_reason) == ("failed", CRASH_EXIT_REASON)
             resumed = again.session_resume(session)
@@ -95,8 +97,8 @@ def test_queued_prompts_survive_a_crash_and_resume_with_a_note(
     with SqliteStore(db, recover=False) as check:  # its late writes doubled nothing
         users = user_messages(check, session)
         assert users[:3] == [(first, "hang"), (kept[0], "queued 0"), (kept[1], "queued 2")]
-        assert len(users) == 4 and check.queued_prompts() == []
-        row = check.get_turn(kept[0])
+        assert len(users) == 4 and check.queue.queued_prompts() == []
+        row = check.turns.get_turn(kept[0])
         assert row is not None and row.exit_reason == CRASH_EXIT_REASON
 
 
@@ -118,15 +120,15 @@ def test_quitting_saves_queued_prompts_as_not_sent_and_forgets_removed_ones(
     )  # nothing left to recover
     again, _log2 = open_gateway(provider, store)
     try:
-        assert store.queued_prompts() == []
+        assert store.queue.queued_prompts() == []
         assert user_messages(store, session) == [
             (first, "hang"),
             (queued[0], "queued 0"),
             (queued[2], "queued 2"),
         ]
-        assert store.get_turn(queued[1]) is None
+        assert store.turns.get_turn(queued[1]) is None
         for turn_id in (queued[0], queued[2]):
-            row = store.get_turn(turn_id)
+            row = store.turns.get_turn(turn_id)
             assert row is not None and row.not_sent
             assert (row.status, row.exit_reason, row.stop_issuer, row.error) == (
                 "interrupted",
@@ -134,7 +136,7 @@ def test_quitting_saves_queued_prompts_as_not_sent_and_forgets_removed_ones(
                 "system",
                 "not sent: the desk is quitting",
             )
-        ran = store.get_turn(first)
+        ran = store.turns.get_turn(first)
         assert ran is not None and ran.exit_reason == "interrupted_by_system(gateway.shutdown)"
         resumed = again.session_resume(session)
         by_text = {e.content: e for e in resumed.transcript if e.role == "user"}
@@ -160,18 +162,18 @@ def test_a_system_drop_while_the_desk_lives_saves_the_prompt_after_the_reply(
         session = gateway.session_create()
         first = submit_hanging(gateway, session, demo_server)
         waiting = gateway.prompt_submit(session, "queued").turn_id
-        assert [q.turn_id for q in store.queued_prompts(session)] == [waiting]
+        assert [q.turn_id for q in store.queue.queued_prompts(session)] == [waiting]
         assert gateway.frontend_gone() == 1
         assert gateway.turn(session, first).done.wait(5)
-        row = store.get_turn(waiting)
+        row = store.turns.get_turn(waiting)
         assert row is not None and row.not_sent
         assert row.exit_reason == "interrupted_by_system(api.disconnect)"
         assert row.error == "not sent: the frontend went away"
-        assert store.load_history(session) == gateway.history(session)  # memory agrees
+        assert store.transcript.load_history(session) == gateway.history(session)  # memory agrees
         later = gateway.prompt_submit(session, "reply with exactly: later").turn_id
         assert log.complete(later).text == "later"
         assert [t for t, _ in user_messages(store, session)] == [first, waiting, later]
-        assert store.queued_prompts() == []
+        assert store.queue.queued_prompts() == []
     finally:
         assert gateway.shutdown(timeout_s=5).threads_left == []
 
@@ -187,9 +189,9 @@ def test_an_evicted_session_keeps_its_queued_prompts(
         submit_hanging(gateway, session, demo_server)
         waiting = gateway.prompt_submit(session, "queued").turn_id
         gateway.session_create()  # evicts the first session, once its turn has ended
-        row = store.get_turn(waiting)
+        row = store.turns.get_turn(waiting)
         assert row is not None and row.error == "not sent: too many live sessions"
-        assert store.queued_prompts() == []
+        assert store.queue.queued_prompts() == []
     finally:
         assert gateway.shutdown(timeout_s=5).threads_left == []
 
@@ -204,12 +206,12 @@ def test_a_queued_prompt_that_runs_is_saved_once(
         session = gateway.session_create()
         first = submit_hanging(gateway, session, demo_server)
         second = gateway.prompt_submit(session, "reply with exactly: next").turn_id
-        assert [q.turn_id for q in store.queued_prompts(session)] == [second]
+        assert [q.turn_id for q in store.queue.queued_prompts(session)] == [second]
         gateway.session_interrupt(session, StopRequest.by_user(Surface.DESK_KEY), turn_id=first)
         assert log.complete(second).text == "next"
-        assert store.queued_prompts() == []
+        assert store.queue.queued_prompts() == []
         assert [t for t, _ in user_messages(store, session)] == [first, second]
-        row = store.get_turn(second)
+        row = store.turns.get_turn(second)
         assert row is not None and row.exit_reason == "completed" and not row.not_sent
     finally:
         assert gateway.shutdown(timeout_s=5).threads_left == []
@@ -229,37 +231,51 @@ def test_deleting_a_session_forgets_its_queue(
     finally:
         assert gateway.shutdown(timeout_s=5).threads_left == []
     with SqliteStore(db, liveness=ScriptedLiveness(alive=lambda _owner: False)) as check:
-        assert check.queued_prompts() == [] and check.list_sessions() == []
+        assert check.queue.queued_prompts() == [] and check.sessions.list_sessions() == []
 
 
-class HeldStart(SqliteStore):
-    """A store whose ``start_turn`` waits until the test lets it go (a turn compressing first
-    takes as long)."""
+class HeldTurns:
+    """Turns whose ``start_turn`` waits until the test lets it go (a turn compressing first
+    takes as long); everything else is ``turns``'."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, turns: Turns) -> None:
+        self._turns = turns
         self.entered = threading.Event()
         self.go = threading.Event()
 
     def start_turn(self, *args: Any, **kwargs: Any) -> TurnRow:
         self.entered.set()
         assert self.go.wait(5)
-        return super().start_turn(*args, **kwargs)
+        return self._turns.start_turn(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._turns, name)
+
+
+class HeldStart:
+    """``store`` with :class:`HeldTurns` for its turns."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+        self.turns = HeldTurns(store.turns)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
 
 
 def test_a_prompt_whose_turn_has_not_started_survives_a_crash(
     provider: ProviderConfig, tmp_path: Path
 ) -> None:
     db = tmp_path / "desk.db"
-    store = HeldStart(db, liveness=ScriptedLiveness(DEAD))
+    store = HeldStart(SqliteStore(db, liveness=ScriptedLiveness(DEAD)))
     gateway, _log = open_gateway(provider, store)
     try:
         session = gateway.session_create()
         first = gateway.prompt_submit(session, "about to run")
         second = gateway.prompt_submit(session, "queued")
         assert not first.queued and second.queued
-        assert store.entered.wait(5)
-        waiting = [q.turn_id for q in store.queued_prompts(session)]
+        assert store.turns.entered.wait(5)
+        waiting = [q.turn_id for q in store.queue.queued_prompts(session)]
         assert waiting == [first.turn_id, second.turn_id]
         with SqliteStore(
             db, liveness=ScriptedLiveness(alive=lambda _owner: False)
@@ -268,7 +284,7 @@ def test_a_prompt_whose_turn_has_not_started_survives_a_crash(
                 (first.turn_id, "about to run"),
                 (second.turn_id, "queued"),
             ]
-            assert all(t.not_sent for t in after.list_turns(session))
+            assert all(t.not_sent for t in after.turns.list_turns(session))
     finally:
-        store.go.set()
+        store.turns.go.set()
         assert gateway.shutdown(timeout_s=5).threads_left == []

@@ -49,18 +49,18 @@ def main() -> None:
         busy = {s for s, _ in open_turns.values()}
         if op < 0.45:
             tag = f"m{seed}-{counter}"
-            row = store.append_message(sid, ChatMessage("user", payload(tag)))
+            row = store.transcript.append_message(sid, ChatMessage("user", payload(tag)))
             print(f"M {sid} {row.position} {tag}", flush=True)
         elif op < 0.65 and sid not in busy:
             turn = f"t{seed}-{counter}"
-            store.start_turn(turn, sid, payload(turn))
+            store.turns.start_turn(turn, sid, payload(turn))
             open_turns[turn] = (sid, 0)
             print(f"T {turn} {sid}", flush=True)
         elif op < 0.8 and open_turns:
             turn = rng.choice(sorted(open_turns))
             sid, length = open_turns[turn]
             length = min(len(draft_text(turn)), length + rng.randint(1, 400))
-            assert store.save_draft(turn, draft_text(turn)[:length])
+            assert store.turns.save_draft(turn, draft_text(turn)[:length])
             open_turns[turn] = (sid, length)
             print(f"D {turn} {length}", flush=True)
         elif open_turns:
@@ -71,7 +71,7 @@ def main() -> None:
                 ChatMessage("assistant", payload(f"b-{turn}")),
             ]
             outcome = TurnOutcome(status="completed", exit_reason="completed")
-            assert store.record_turn_end(turn, messages, outcome)
+            assert store.turns.record_turn_end(turn, messages, outcome)
             print(f"C {turn}", flush=True)
 
 

@@ -13,24 +13,24 @@ from tests.store.conftest import FakeClock
 
 @pytest.fixture
 def session(store: SqliteStore) -> str:
-    row = store.create_session("s1", messages=[ChatMessage("system", "sys")])
+    row = store.sessions.create_session("s1", messages=[ChatMessage("system", "sys")])
     for i in range(6):
         role: Role = "user" if i % 2 == 0 else "assistant"
-        store.append_message("s1", ChatMessage(role, f"m{i}"))
+        store.transcript.append_message("s1", ChatMessage(role, f"m{i}"))
     return row.id
 
 
 def test_lease_is_exclusive_until_it_expires(
     store: SqliteStore, session: str, clock: FakeClock
 ) -> None:
-    assert store.acquire_lease(session, "a", ttl_s=30)
-    assert not store.acquire_lease(session, "b", ttl_s=30)
-    assert store.acquire_lease(session, "a", ttl_s=30)  # ours already: renewed
+    assert store.leases.acquire_lease(session, "a", ttl_s=30)
+    assert not store.leases.acquire_lease(session, "b", ttl_s=30)
+    assert store.leases.acquire_lease(session, "a", ttl_s=30)  # ours already: renewed
     clock.advance(29.9)
-    assert not store.acquire_lease(session, "b", ttl_s=30)
+    assert not store.leases.acquire_lease(session, "b", ttl_s=30)
     clock.advance(0.1)  # expires_at <= now: expired
-    assert store.acquire_lease(session, "b", ttl_s=30)
-    lease = store.get_lease(session)
+    assert store.leases.acquire_lease(session, "b", ttl_s=30)
+    lease = store.leases.get_lease(session)
     assert lease is not None
     assert (lease.holder, lease.acquired_at, lease.expires_at) == ("b", clock.now, clock.now + 30)
 
@@ -38,69 +38,69 @@ def test_lease_is_exclusive_until_it_expires(
 def test_renew_needs_the_holder_and_an_unexpired_lease(
     store: SqliteStore, session: str, clock: FakeClock
 ) -> None:
-    assert store.acquire_lease(session, "a", ttl_s=10)
+    assert store.leases.acquire_lease(session, "a", ttl_s=10)
     clock.advance(5)
-    assert store.renew_lease(session, "a", ttl_s=10)
-    assert store.get_lease(session).expires_at == clock.now + 10  # type: ignore[union-attr]
-    assert not store.renew_lease(session, "b", ttl_s=10)
+    assert store.leases.renew_lease(session, "a", ttl_s=10)
+    assert store.leases.get_lease(session).expires_at == clock.now + 10  # type: ignore[union-attr]
+    assert not store.leases.renew_lease(session, "b", ttl_s=10)
     clock.advance(10)
-    assert not store.renew_lease(session, "a", ttl_s=10)  # expired: exclusivity was lost
-    assert not store.renew_lease("missing", "a", ttl_s=10)
+    assert not store.leases.renew_lease(session, "a", ttl_s=10)  # expired: exclusivity was lost
+    assert not store.leases.renew_lease("missing", "a", ttl_s=10)
 
 
 def test_release_deletes_only_its_own_holders_row(
     store: SqliteStore, session: str, clock: FakeClock
 ) -> None:
-    assert store.acquire_lease(session, "a", ttl_s=10)
+    assert store.leases.acquire_lease(session, "a", ttl_s=10)
     clock.advance(11)
-    assert store.acquire_lease(session, "b", ttl_s=10)  # a's lease expired, b took it
-    assert store.release_lease(session, "a") is False  # a's late release must not free b's
-    assert store.get_lease(session).holder == "b"  # type: ignore[union-attr]
-    assert store.release_lease(session, "b") is True
-    assert store.release_lease(session, "b") is False
-    assert store.get_lease(session) is None
-    assert store.acquire_lease(session, "a", ttl_s=10)
+    assert store.leases.acquire_lease(session, "b", ttl_s=10)  # a's lease expired, b took it
+    assert store.leases.release_lease(session, "a") is False  # a's late release must not free b's
+    assert store.leases.get_lease(session).holder == "b"  # type: ignore[union-attr]
+    assert store.leases.release_lease(session, "b") is True
+    assert store.leases.release_lease(session, "b") is False
+    assert store.leases.get_lease(session) is None
+    assert store.leases.acquire_lease(session, "a", ttl_s=10)
 
 
 def test_lease_on_a_missing_session(store: SqliteStore) -> None:
     with pytest.raises(StoreNotFound):
-        store.acquire_lease("missing", "a", ttl_s=10)
+        store.leases.acquire_lease("missing", "a", ttl_s=10)
 
 
 def test_leases_expire_across_a_reopen(db_path: Path, clock: FakeClock) -> None:
     with SqliteStore(db_path, clock=clock) as s:
-        s.create_session("s1")
-        assert s.acquire_lease("s1", "crashed-holder", ttl_s=30)
+        s.sessions.create_session("s1")
+        assert s.leases.acquire_lease("s1", "crashed-holder", ttl_s=30)
     clock.advance(31)
     with SqliteStore(db_path, clock=clock) as s:
-        assert s.acquire_lease("s1", "new-holder", ttl_s=30)
+        assert s.leases.acquire_lease("s1", "new-holder", ttl_s=30)
 
 
 def test_cooldown_round_trips_and_survives_reopen(db_path: Path, clock: FakeClock) -> None:
     with SqliteStore(db_path, clock=clock) as s:
-        s.create_session("s1")
-        assert s.get_cooldown("s1") == Cooldown(until=None, step=0)
-        s.set_cooldown("s1", clock.now + 60, 1)
+        s.sessions.create_session("s1")
+        assert s.compressions.get_cooldown("s1") == Cooldown(until=None, step=0)
+        s.compressions.set_cooldown("s1", clock.now + 60, 1)
     with SqliteStore(db_path, clock=clock) as s:
-        assert s.get_cooldown("s1") == Cooldown(until=clock.now + 60, step=1)
-        s.set_cooldown("s1", None, 0)
-        assert s.get_cooldown("s1") == Cooldown(until=None, step=0)
-        assert s.get_cooldown("missing") is None
+        assert s.compressions.get_cooldown("s1") == Cooldown(until=clock.now + 60, step=1)
+        s.compressions.set_cooldown("s1", None, 0)
+        assert s.compressions.get_cooldown("s1") == Cooldown(until=None, step=0)
+        assert s.compressions.get_cooldown("missing") is None
         with pytest.raises(StoreNotFound):
-            s.set_cooldown("missing", None, 0)
+            s.compressions.set_cooldown("missing", None, 0)
 
 
 def test_commit_archives_a_run_and_puts_the_summary_in_its_place(
     store: SqliteStore, session: str
 ) -> None:
-    before = store.active_messages(session)
+    before = store.transcript.active_messages(session)
     middle = [m.id for m in before[2:5]]
-    assert store.acquire_lease(session, "h", ttl_s=30)
-    store.set_cooldown(session, 999.0, 2)
-    attempt = store.begin_compression(session, "h")
+    assert store.leases.acquire_lease(session, "h", ttl_s=30)
+    store.compressions.set_cooldown(session, 999.0, 2)
+    attempt = store.compressions.begin_compression(session, "h")
     assert attempt.generation == 1 and attempt.phase == "acquire lease"
-    assert store.set_compression_phase(attempt.id, "summarize")
-    summary = store.commit_compression(
+    assert store.compressions.set_compression_phase(attempt.id, "summarize")
+    summary = store.compressions.commit_compression(
         attempt.id,
         holder="h",
         archive_ids=middle,
@@ -111,154 +111,189 @@ def test_commit_archives_a_run_and_puts_the_summary_in_its_place(
     assert summary is not None
     assert summary.position == len(before)  # appended, never reusing a position
     assert summary.order_key == before[2].order_key  # but read in the place of the middle
-    assert [m.content for m in store.load_history(session)] == [
+    assert [m.content for m in store.transcript.load_history(session)] == [
         "sys",
         "m0",
         "[summary of m1..m3]",
         "m4",
         "m5",
     ]
-    everything = store.all_messages(session)
+    everything = store.transcript.all_messages(session)
     assert [m.position for m in everything] == list(range(len(before) + 1))
     archived = [m for m in everything if not m.active]
     assert [m.id for m in archived] == middle
     assert all(m.archived_by == attempt.id for m in archived)
-    done = store.get_compression(attempt.id)
+    done = store.compressions.get_compression(attempt.id)
     assert done is not None
     assert (done.outcome, done.phase, done.summary_message_id) == ("committed", "done", summary.id)
     assert (done.tokens_in, done.tokens_out) == (30, 8)
-    assert store.get_cooldown(session) == Cooldown(until=None, step=0)
+    assert store.compressions.get_cooldown(session) == Cooldown(until=None, step=0)
     # New messages still go after the tail, and a second compression may swallow the summary.
-    store.append_message(session, ChatMessage("user", "m6"))
-    second = store.begin_compression(session, "h")
-    ids = [m.id for m in store.active_messages(session)[1:4]]  # m0, summary, m4
-    assert store.commit_compression(
+    store.transcript.append_message(session, ChatMessage("user", "m6"))
+    second = store.compressions.begin_compression(session, "h")
+    ids = [m.id for m in store.transcript.active_messages(session)[1:4]]  # m0, summary, m4
+    assert store.compressions.commit_compression(
         second.id, holder="h", archive_ids=ids, summary=ChatMessage("user", "[s2]")
     )
-    assert [m.content for m in store.load_history(session)] == ["sys", "[s2]", "m5", "m6"]
+    assert [m.content for m in store.transcript.load_history(session)] == [
+        "sys",
+        "[s2]",
+        "m5",
+        "m6",
+    ]
 
 
 def test_commit_is_refused_without_a_live_lease_or_when_superseded(
     store: SqliteStore, session: str, clock: FakeClock
 ) -> None:
-    before = store.load_history(session)
-    ids = [m.id for m in store.active_messages(session)[1:3]]
-    first = store.begin_compression(session, "a")
+    before = store.transcript.load_history(session)
+    ids = [m.id for m in store.transcript.active_messages(session)[1:3]]
+    first = store.compressions.begin_compression(session, "a")
     summary = ChatMessage("user", "s")
     # No lease at all.
-    assert store.commit_compression(first.id, holder="a", archive_ids=ids, summary=summary) is None
+    assert (
+        store.compressions.commit_compression(
+            first.id, holder="a", archive_ids=ids, summary=summary
+        )
+        is None
+    )
     # Someone else's lease.
-    assert store.acquire_lease(session, "b", ttl_s=10)
-    assert store.commit_compression(first.id, holder="a", archive_ids=ids, summary=summary) is None
+    assert store.leases.acquire_lease(session, "b", ttl_s=10)
+    assert (
+        store.compressions.commit_compression(
+            first.id, holder="a", archive_ids=ids, summary=summary
+        )
+        is None
+    )
     # Our lease, expired.
     clock.advance(11)
-    assert store.acquire_lease(session, "a", ttl_s=10)
+    assert store.leases.acquire_lease(session, "a", ttl_s=10)
     clock.advance(10)
-    assert store.commit_compression(first.id, holder="a", archive_ids=ids, summary=summary) is None
+    assert (
+        store.compressions.commit_compression(
+            first.id, holder="a", archive_ids=ids, summary=summary
+        )
+        is None
+    )
     # A newer attempt exists: the older one (finishing late) changes nothing.
-    assert store.acquire_lease(session, "a", ttl_s=10)
-    store.begin_compression(session, "a")
-    assert store.commit_compression(first.id, holder="a", archive_ids=ids, summary=summary) is None
-    assert store.load_history(session) == before
+    assert store.leases.acquire_lease(session, "a", ttl_s=10)
+    store.compressions.begin_compression(session, "a")
+    assert (
+        store.compressions.commit_compression(
+            first.id, holder="a", archive_ids=ids, summary=summary
+        )
+        is None
+    )
+    assert store.transcript.load_history(session) == before
 
 
 def test_commit_checks_the_run(store: SqliteStore, session: str) -> None:
-    active = store.active_messages(session)
-    assert store.acquire_lease(session, "h", ttl_s=30)
-    attempt = store.begin_compression(session, "h")
+    active = store.transcript.active_messages(session)
+    assert store.leases.acquire_lease(session, "h", ttl_s=30)
+    attempt = store.compressions.begin_compression(session, "h")
     summary = ChatMessage("user", "s")
     with pytest.raises(ValueError, match="consecutive"):
-        store.commit_compression(
+        store.compressions.commit_compression(
             attempt.id, holder="h", archive_ids=[active[1].id, active[3].id], summary=summary
         )
     with pytest.raises(ValueError, match="active messages"):
-        store.commit_compression(attempt.id, holder="h", archive_ids=[10_000], summary=summary)
+        store.compressions.commit_compression(
+            attempt.id, holder="h", archive_ids=[10_000], summary=summary
+        )
     with pytest.raises(ValueError):
-        store.commit_compression(attempt.id, holder="h", archive_ids=[], summary=summary)
+        store.compressions.commit_compression(
+            attempt.id, holder="h", archive_ids=[], summary=summary
+        )
     with pytest.raises(StoreNotFound):
-        store.commit_compression(12345, holder="h", archive_ids=[active[1].id], summary=summary)
-    assert store.active_messages(session) == active
+        store.compressions.commit_compression(
+            12345, holder="h", archive_ids=[active[1].id], summary=summary
+        )
+    assert store.transcript.active_messages(session) == active
 
 
 def test_finish_is_once_and_only_the_newest_attempt_sets_the_cooldown(
     store: SqliteStore, session: str, clock: FakeClock
 ) -> None:
-    old = store.begin_compression(session, "a")
-    new = store.begin_compression(session, "b")
+    old = store.compressions.begin_compression(session, "a")
+    new = store.compressions.begin_compression(session, "b")
     assert new.generation == old.generation + 1
     late = Cooldown(until=clock.now + 900, step=3)
-    assert store.finish_compression(old.id, "timeout", error="too slow", cooldown=late)
-    assert store.get_cooldown(session) == Cooldown(until=None, step=0)  # superseded: unchanged
-    assert not store.finish_compression(old.id, "failed")
-    row = store.get_compression(old.id)
+    assert store.compressions.finish_compression(old.id, "timeout", error="too slow", cooldown=late)
+    assert store.compressions.get_cooldown(session) == Cooldown(
+        until=None, step=0
+    )  # superseded: unchanged
+    assert not store.compressions.finish_compression(old.id, "failed")
+    row = store.compressions.get_compression(old.id)
     assert row is not None and (row.outcome, row.error) == ("timeout", "too slow")
     fresh = Cooldown(until=clock.now + 60, step=1)
-    assert store.finish_compression(new.id, "failed", error="boom", cooldown=fresh)
-    assert store.get_cooldown(session) == fresh
-    assert store.latest_compression(session) == store.get_compression(new.id)
+    assert store.compressions.finish_compression(new.id, "failed", error="boom", cooldown=fresh)
+    assert store.compressions.get_cooldown(session) == fresh
+    assert store.compressions.latest_compression(session) == store.compressions.get_compression(
+        new.id
+    )
     with pytest.raises(StoreNotFound):
-        store.finish_compression(9999, "failed")
+        store.compressions.finish_compression(9999, "failed")
 
 
 def test_a_cancelled_attempt_leaves_everything_as_before(store: SqliteStore, session: str) -> None:
-    store.set_cooldown(session, 5.0, 1)
-    history = store.load_history(session)
-    assert store.acquire_lease(session, "h", ttl_s=30)
-    attempt = store.begin_compression(session, "h")
-    assert store.finish_compression(attempt.id, "cancelled")
-    assert store.release_lease(session, "h")
-    assert store.load_history(session) == history
-    assert store.get_cooldown(session) == Cooldown(until=5.0, step=1)
-    assert store.get_lease(session) is None
-    assert not store.set_compression_phase(attempt.id, "commit")
+    store.compressions.set_cooldown(session, 5.0, 1)
+    history = store.transcript.load_history(session)
+    assert store.leases.acquire_lease(session, "h", ttl_s=30)
+    attempt = store.compressions.begin_compression(session, "h")
+    assert store.compressions.finish_compression(attempt.id, "cancelled")
+    assert store.leases.release_lease(session, "h")
+    assert store.transcript.load_history(session) == history
+    assert store.compressions.get_cooldown(session) == Cooldown(until=5.0, step=1)
+    assert store.leases.get_lease(session) is None
+    assert not store.compressions.set_compression_phase(attempt.id, "commit")
 
 
 def test_recovery_abandons_attempts_without_a_live_lease(db_path: Path, clock: FakeClock) -> None:
     with SqliteStore(db_path, clock=clock) as s:
-        s.create_session("s1")
-        s.create_session("s2")
-        assert s.acquire_lease("s1", "h1", ttl_s=30)
-        dead = s.begin_compression("s1", "h1")
-        assert s.acquire_lease("s2", "h2", ttl_s=300)
-        alive = s.begin_compression("s2", "h2")
+        s.sessions.create_session("s1")
+        s.sessions.create_session("s2")
+        assert s.leases.acquire_lease("s1", "h1", ttl_s=30)
+        dead = s.compressions.begin_compression("s1", "h1")
+        assert s.leases.acquire_lease("s2", "h2", ttl_s=300)
+        alive = s.compressions.begin_compression("s2", "h2")
     clock.advance(60)
     with SqliteStore(db_path, clock=clock) as s:
-        row = s.get_compression(dead.id)
+        row = s.compressions.get_compression(dead.id)
         assert row is not None and row.outcome == "abandoned" and row.ended_at == clock.now
-        still = s.get_compression(alive.id)
+        still = s.compressions.get_compression(alive.id)
         assert still is not None and still.ended_at is None
 
 
 def test_cancel_and_release_in_one_transaction(
     store: SqliteStore, session: str, clock: FakeClock
 ) -> None:
-    assert store.acquire_lease(session, "h", ttl_s=30)
-    attempt = store.begin_compression(session, "h")
-    assert store.finish_compression(attempt.id, "cancelled", release=True)
-    assert store.get_lease(session) is None
+    assert store.leases.acquire_lease(session, "h", ttl_s=30)
+    attempt = store.compressions.begin_compression(session, "h")
+    assert store.compressions.finish_compression(attempt.id, "cancelled", release=True)
+    assert store.leases.get_lease(session) is None
     # A late, second finish releases nothing: another holder's lease stays.
-    assert store.acquire_lease(session, "other", ttl_s=30)
-    assert not store.finish_compression(attempt.id, "cancelled", release=True)
-    assert store.get_lease(session).holder == "other"  # type: ignore[union-attr]
+    assert store.leases.acquire_lease(session, "other", ttl_s=30)
+    assert not store.compressions.finish_compression(attempt.id, "cancelled", release=True)
+    assert store.leases.get_lease(session).holder == "other"  # type: ignore[union-attr]
 
 
 def test_finish_with_release_spares_a_newer_holder(
     store: SqliteStore, session: str, clock: FakeClock
 ) -> None:
-    assert store.acquire_lease(session, "slow", ttl_s=10)
-    attempt = store.begin_compression(session, "slow")
+    assert store.leases.acquire_lease(session, "slow", ttl_s=10)
+    attempt = store.compressions.begin_compression(session, "slow")
     clock.advance(11)
-    assert store.acquire_lease(session, "fast", ttl_s=10)
-    assert store.finish_compression(attempt.id, "timeout", release=True)
-    assert store.get_lease(session).holder == "fast"  # type: ignore[union-attr]
+    assert store.leases.acquire_lease(session, "fast", ttl_s=10)
+    assert store.compressions.finish_compression(attempt.id, "timeout", release=True)
+    assert store.leases.get_lease(session).holder == "fast"  # type: ignore[union-attr]
 
 
 def test_commit_and_release_in_one_transaction(store: SqliteStore, session: str) -> None:
-    assert store.acquire_lease(session, "h", ttl_s=30)
-    attempt = store.begin_compression(session, "h")
-    ids = [m.id for m in store.active_messages(session)[1:3]]
-    row = store.commit_compression(
+    assert store.leases.acquire_lease(session, "h", ttl_s=30)
+    attempt = store.compressions.begin_compression(session, "h")
+    ids = [m.id for m in store.transcript.active_messages(session)[1:3]]
+    row = store.compressions.commit_compression(
         attempt.id, holder="h", archive_ids=ids, summary=ChatMessage("user", "s"), release=True
     )
     assert row is not None
-    assert store.get_lease(session) is None
+    assert store.leases.get_lease(session) is None

@@ -39,7 +39,7 @@ def _run_threads(target: object, count: int) -> list[BaseException]:
 
 def _check(store: SqliteStore, sessions: list[str], expected: int) -> None:
     for sid in sessions:
-        rows = store.all_messages(sid)
+        rows = store.transcript.all_messages(sid)
         assert [m.position for m in rows] == list(range(len(rows)))
         by_writer: dict[str, list[int]] = defaultdict(list)
         for m in rows:
@@ -48,14 +48,14 @@ def _check(store: SqliteStore, sessions: list[str], expected: int) -> None:
                 by_writer[writer].append(int(n))
         for seq in by_writer.values():
             assert seq == sorted(seq)
-    total = sum(len(store.all_messages(s)) for s in sessions)
+    total = sum(len(store.transcript.all_messages(s)) for s in sessions)
     assert total == expected
     assert store.integrity_check() == "ok"
 
 
 def test_eight_threads_one_store(db_path: Path) -> None:
     store = SqliteStore(db_path)
-    sessions = [store.create_session(f"s{i}").id for i in range(SESSIONS)]
+    sessions = [store.sessions.create_session(f"s{i}").id for i in range(SESSIONS)]
     barrier = threading.Barrier(THREADS)
 
     def work(n: int) -> None:
@@ -64,23 +64,23 @@ def test_eight_threads_one_store(db_path: Path) -> None:
             sid = sessions[(n + i) % SESSIONS]
             if i % 10 == 0:
                 turn = f"t{n}-{i}"
-                store.start_turn(turn, sid, f"w{n}:{i}")
-                store.record_turn_end(
+                store.turns.start_turn(turn, sid, f"w{n}:{i}")
+                store.turns.record_turn_end(
                     turn,
                     [ChatMessage("assistant", f"w{n}:{i}")],
                     TurnOutcome(status="completed", exit_reason="completed"),
                 )
             else:
-                store.append_message(sid, ChatMessage("user", f"w{n}:{i}"))
+                store.transcript.append_message(sid, ChatMessage("user", f"w{n}:{i}"))
             if i % 7 == 0:
-                store.load_history(sid)  # readers interleave with the writers
+                store.transcript.load_history(sid)  # readers interleave with the writers
 
     try:
         errors = _run_threads(work, THREADS)
         assert errors == []
         turns = THREADS * len(range(0, PER_THREAD, 10))
         _check(store, sessions, THREADS * PER_THREAD + turns)
-        assert store.open_turns() == []
+        assert store.turns.open_turns() == []
     finally:
         store.close()
 
@@ -96,10 +96,10 @@ def test_eight_threads_eight_stores_on_one_file(db_path: Path) -> None:
         barrier.wait(timeout=10)
         for i in range(PER_THREAD // 2):
             sid = f"s{(n + i) % SESSIONS}"
-            if s.get_session(sid) is None:
+            if s.sessions.get_session(sid) is None:
                 with contextlib.suppress(StoreError):  # another thread created it first
-                    s.create_session(sid)
-            s.append_message(sid, ChatMessage("user", f"w{n}:{i}"))
+                    s.sessions.create_session(sid)
+            s.transcript.append_message(sid, ChatMessage("user", f"w{n}:{i}"))
 
     try:
         errors = _run_threads(work, THREADS)
@@ -120,7 +120,7 @@ _WRITER = textwrap.dedent(
     sys.stdin.readline()  # start together
     with SqliteStore(path) as s:
         for i in range(count):
-            s.append_message("shared", ChatMessage("user", f"w{name}:{i}"))
+            s.transcript.append_message("shared", ChatMessage("user", f"w{name}:{i}"))
     print("done", flush=True)
     """
 )
@@ -128,7 +128,7 @@ _WRITER = textwrap.dedent(
 
 def test_two_processes_and_a_thread_write_one_session(db_path: Path) -> None:
     with SqliteStore(db_path) as s:
-        s.create_session("shared")
+        s.sessions.create_session("shared")
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", _WRITER, str(db_path), f"p{n}", "150"],
@@ -147,7 +147,7 @@ def test_two_processes_and_a_thread_write_one_session(db_path: Path) -> None:
             p.stdin.flush()
         with SqliteStore(db_path) as s:
             for i in range(150):
-                s.append_message("shared", ChatMessage("user", f"wmain:{i}"))
+                s.transcript.append_message("shared", ChatMessage("user", f"wmain:{i}"))
         for p in procs:
             out, err = p.communicate(timeout=60)
             assert p.returncode == 0, err

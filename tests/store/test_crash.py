@@ -97,9 +97,9 @@ def _verify(db: Path, reports: Reports) -> tuple[int, int]:
     """Check everything; returns (turns closed as crashed, drafts promoted) so far."""
     with SqliteStore(db) as store:  # opening runs crash recovery
         assert store.integrity_check() == "ok"
-        assert store.open_turns() == []
-        rows = {sid: store.all_messages(sid) for sid in SESSIONS}
-        turns = {t.id: t for sid in SESSIONS for t in store.list_turns(sid)}
+        assert store.turns.open_turns() == []
+        rows = {sid: store.transcript.all_messages(sid) for sid in SESSIONS}
+        turns = {t.id: t for sid in SESSIONS for t in store.turns.list_turns(sid)}
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -148,7 +148,7 @@ def test_sigkilled_writers_lose_nothing_they_reported(tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
     with SqliteStore(db) as store:
         for sid in SESSIONS:
-            store.create_session(sid)
+            store.sessions.create_session(sid)
     rng = random.Random(SEED)
     reports = Reports()
     deadline = time.monotonic() + 60

@@ -24,8 +24,8 @@ from agent.store import (
     StoreLocked,
     StoreReadOnly,
 )
-from agent.store.connections import path_lock
 from agent.store.errors import translate
+from agent.store.sqlite.connections import path_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,9 +48,9 @@ def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:
 
 def test_a_damaged_database(db_path: Path) -> None:
     with SqliteStore(db_path) as s:
-        s.create_session("s1")
+        s.sessions.create_session("s1")
         for i in range(50):
-            s.append_message("s1", ChatMessage("user", f"message {i} " * 20))
+            s.transcript.append_message("s1", ChatMessage("user", f"message {i} " * 20))
     data = bytearray(db_path.read_bytes())
     assert data.startswith(b"SQLite format 3\x00")
     data[100:4096] = b"\xa5" * (4096 - 100)  # page 1 after the header: the schema table
@@ -85,7 +85,7 @@ def test_a_read_only_file() -> None:
     try:
         path = folder / "desk.db"
         with SqliteStore(path) as s:
-            s.create_session("s1")
+            s.sessions.create_session("s1")
         path.chmod(0o444)
         if os.geteuid() != 0:
             with pytest.raises(StoreReadOnly) as info:
@@ -148,8 +148,8 @@ def test_result_codes_translate(code: int, kind: type[StoreError]) -> None:
 
 def test_a_write_locked_by_another_process_times_out_but_reads_go_on(db_path: Path) -> None:
     with SqliteStore(db_path) as s:
-        s.create_session("s1")
-        s.append_message("s1", ChatMessage("user", "committed"))
+        s.sessions.create_session("s1")
+        s.transcript.append_message("s1", ChatMessage("user", "committed"))
     other = sqlite3.connect(db_path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     other.execute(
@@ -159,17 +159,17 @@ def test_a_write_locked_by_another_process_times_out_but_reads_go_on(db_path: Pa
     try:
         with SqliteStore(db_path, busy_timeout_s=0.2, recover=False) as s:
             with pytest.raises(StoreLocked) as info:
-                s.append_message("s1", ChatMessage("user", "blocked"))
+                s.transcript.append_message("s1", ChatMessage("user", "blocked"))
             text = _one_line(info.value)
             assert str(db_path) in text and "busy" in text
-            assert [m.content for m in s.load_history("s1")] == ["committed"]
+            assert [m.content for m in s.transcript.load_history("s1")] == ["committed"]
         # A reader with a long busy timeout is not held up by the open write transaction.
         with SqliteStore(db_path, busy_timeout_s=60, recover=False) as s:
             done = threading.Event()
             seen: list[str] = []
 
             def read() -> None:
-                seen.extend(m.content for m in s.load_history("s1"))
+                seen.extend(m.content for m in s.transcript.load_history("s1"))
                 done.set()
 
             reader = threading.Thread(target=read)
@@ -181,21 +181,21 @@ def test_a_write_locked_by_another_process_times_out_but_reads_go_on(db_path: Pa
         other.execute("ROLLBACK")
         other.close()
     with SqliteStore(db_path) as s:
-        s.append_message("s1", ChatMessage("user", "now it goes"))
-        assert [m.content for m in s.load_history("s1")] == ["committed", "now it goes"]
+        s.transcript.append_message("s1", ChatMessage("user", "now it goes"))
+        assert [m.content for m in s.transcript.load_history("s1")] == ["committed", "now it goes"]
 
 
 def test_a_write_held_in_this_process_times_out(db_path: Path) -> None:
     with SqliteStore(db_path, busy_timeout_s=0.1) as s:
-        s.create_session("s1")
+        s.sessions.create_session("s1")
         lock = path_lock(os.path.realpath(db_path))
         assert lock.acquire(timeout=5)
         try:
             with pytest.raises(StoreLocked, match="another write in this desk"):
-                s.append_message("s1", ChatMessage("user", "x"))
+                s.transcript.append_message("s1", ChatMessage("user", "x"))
         finally:
             lock.release()
-        s.append_message("s1", ChatMessage("user", "x"))
+        s.transcript.append_message("s1", ChatMessage("user", "x"))
 
 
 def test_a_closed_store(db_path: Path) -> None:
@@ -203,28 +203,28 @@ def test_a_closed_store(db_path: Path) -> None:
     s.close()
     s.close()
     with pytest.raises(StoreClosed):
-        s.list_sessions()
+        s.sessions.list_sessions()
     with pytest.raises(StoreClosed):
-        s.create_session()
+        s.sessions.create_session()
 
 
 def test_a_draft_without_waiting_gives_up_at_once(db_path: Path) -> None:
     with SqliteStore(db_path, busy_timeout_s=60) as s:
-        s.create_session("s1")
-        s.start_turn("t1", "s1", "hi")
+        s.sessions.create_session("s1")
+        s.turns.start_turn("t1", "s1", "hi")
         lock = path_lock(os.path.realpath(db_path))
         assert lock.acquire(timeout=5)
         try:
-            assert s.save_draft("t1", "Hel", wait=False) is False  # in-process writer busy
+            assert s.turns.save_draft("t1", "Hel", wait=False) is False  # in-process writer busy
         finally:
             lock.release()
         other = sqlite3.connect(db_path, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
         try:
-            assert s.save_draft("t1", "Hell", wait=False) is False  # another process busy
+            assert s.turns.save_draft("t1", "Hell", wait=False) is False  # another process busy
         finally:
             other.execute("ROLLBACK")
             other.close()
-        assert s.save_draft("t1", "Hello", wait=False) is True
-        assert s.get_turn("t1").draft == "Hello"  # type: ignore[union-attr]
-        s.append_message("s1", ChatMessage("user", "the normal timeout is back"))
+        assert s.turns.save_draft("t1", "Hello", wait=False) is True
+        assert s.turns.get_turn("t1").draft == "Hello"  # type: ignore[union-attr]
+        s.transcript.append_message("s1", ChatMessage("user", "the normal timeout is back"))

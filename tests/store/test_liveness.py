@@ -72,9 +72,9 @@ def test_the_store_writes_and_asks_its_liveness(tmp_path: Path) -> None:
 
     with SqliteStore(tmp_path / "desk.db", liveness=ScriptedLiveness("desk-a:1:1")) as a:
         assert a.owner == "desk-a:1:1"
-        a.create_session("s")
-        a.start_turn("t", "s", "running")
+        a.sessions.create_session("s")
+        a.turns.start_turn("t", "s", "running")
     with SqliteStore(tmp_path / "desk.db", liveness=ScriptedLiveness("desk-b:2:2", alive)) as b:
         assert asked == ["desk-a:1:1"]
-        turn = b.get_turn("t")
+        turn = b.turns.get_turn("t")
         assert turn is not None and turn.owner == "desk-a:1:1" and not turn.is_open

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-import agent.store.sqlite as sqlite_module
+import agent.store.sqlite.store as sqlite_module
 from agent.provider.types import ChatMessage
 from agent.store import SCHEMA_VERSION, SqliteStore, StoreError, StoreTooNew
-from agent.store.schema import MIGRATIONS
+from agent.store.sqlite.schema import MIGRATIONS
 
 
 def _user_version(path: Path) -> int:
@@ -65,20 +65,20 @@ def test_a_v1_file_opens_at_the_current_version(db_path: Path) -> None:
     with SqliteStore(db_path) as s:
         assert s.schema_version() == SCHEMA_VERSION
         assert s.integrity_check() == "ok"
-        assert [m.content for m in s.load_history("old")] == ["sys", "hi", "hello"]
-        assert [m.order_key for m in s.active_messages("old")] == [0, 1, 2]
-        row = s.get_session("old")
+        assert [m.content for m in s.transcript.load_history("old")] == ["sys", "hi", "hello"]
+        assert [m.order_key for m in s.transcript.active_messages("old")] == [0, 1, 2]
+        row = s.sessions.get_session("old")
         assert row is not None and row.title == "from v1" and row.compression_cooldown_step == 0
         # v2 features work on the migrated data.
-        assert s.acquire_lease("old", "h", ttl_s=30)
-        attempt = s.begin_compression("old", "h")
-        ids = [m.id for m in s.active_messages("old")[1:2]]
-        assert s.commit_compression(
+        assert s.leases.acquire_lease("old", "h", ttl_s=30)
+        attempt = s.compressions.begin_compression("old", "h")
+        ids = [m.id for m in s.transcript.active_messages("old")[1:2]]
+        assert s.compressions.commit_compression(
             attempt.id, holder="h", archive_ids=ids, summary=ChatMessage("user", "sum")
         )
-        assert [m.content for m in s.load_history("old")] == ["sys", "sum", "hello"]
-        s.append_message("old", ChatMessage("user", "next"))
-        assert [m.position for m in s.all_messages("old")] == [0, 1, 2, 3, 4]
+        assert [m.content for m in s.transcript.load_history("old")] == ["sys", "sum", "hello"]
+        s.transcript.append_message("old", ChatMessage("user", "next"))
+        assert [m.position for m in s.transcript.all_messages("old")] == [0, 1, 2, 3, 4]
     conn = sqlite3.connect(db_path)
     try:
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []

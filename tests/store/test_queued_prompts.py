@@ -15,6 +15,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
+import agent.store.sqlite.turns as sqlite_turns
 from agent.provider.types import ChatMessage
 from agent.store import (
     CRASH_EXIT_REASON,
@@ -25,7 +26,7 @@ from agent.store import (
     StoreNotFound,
     TurnOutcome,
 )
-from agent.store.schema import MIGRATIONS
+from agent.store.sqlite.schema import MIGRATIONS
 from tests.store.conftest import FakeClock, ScriptedLiveness
 
 DEAD = "gone-host:4242:1"
@@ -46,7 +47,7 @@ def reopen(path: Path, clock: FakeClock, alive: set[str] | None = None) -> Sqlit
 
 
 def transcript(store: SqliteStore, sid: str) -> list[tuple[str, str, str | None]]:
-    return [(m.role, m.content, m.turn_id) for m in store.all_messages(sid)]
+    return [(m.role, m.content, m.turn_id) for m in store.transcript.all_messages(sid)]
 
 
 def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) -> None:
@@ -81,110 +82,110 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
         assert s.schema_version() == SCHEMA_VERSION == 3
         assert s.integrity_check() == "ok"
         assert transcript(s, "old") == [("user", "hi", "t1"), ("assistant", "hello", "t1")]
-        row = s.get_session("old")
+        row = s.sessions.get_session("old")
         assert row is not None and row.title == "from v2" and row.compression_cooldown_step == 2
-        turn = s.get_turn("t1")
+        turn = s.turns.get_turn("t1")
         assert turn is not None and turn.exit_reason == "completed" and not turn.not_sent
-        assert s.queued_prompts() == []
-        assert s.queue_prompt("t2", "old", "next")  # the new table works on migrated data
-        assert [q.turn_id for q in s.queued_prompts("old")] == ["t2"]
+        assert s.queue.queued_prompts() == []
+        assert s.queue.queue_prompt("t2", "old", "next")  # the new table works on migrated data
+        assert [q.turn_id for q in s.queue.queued_prompts("old")] == ["t2"]
 
 
 def test_queue_order_is_call_order_even_when_the_clock_goes_back(
     store: SqliteStore, clock: FakeClock
 ) -> None:
-    store.create_session("s1")
-    store.create_session("s2")
+    store.sessions.create_session("s1")
+    store.sessions.create_session("s2")
     for n, step in enumerate([0.0, 0.0, -30.0, 5.0]):
         clock.advance(step)
-        assert store.queue_prompt(f"q{n}", "s1", f"prompt {n}")
-    store.queue_prompt("other", "s2", "elsewhere")
-    rows = store.queued_prompts("s1")
+        assert store.queue.queue_prompt(f"q{n}", "s1", f"prompt {n}")
+    store.queue.queue_prompt("other", "s2", "elsewhere")
+    rows = store.queue.queued_prompts("s1")
     assert [(q.turn_id, q.prompt) for q in rows] == [(f"q{n}", f"prompt {n}") for n in range(4)]
     assert all(q.owner == store.owner for q in rows)
     assert [q.queued_at for q in rows] == sorted(q.queued_at for q in rows)
-    assert [q.turn_id for q in store.queued_prompts() if q.session_id == "s1"] == [
+    assert [q.turn_id for q in store.queue.queued_prompts() if q.session_id == "s1"] == [
         "q0",
         "q1",
         "q2",
         "q3",
     ]
-    assert [q.turn_id for q in store.queued_prompts("s2")] == ["other"]
+    assert [q.turn_id for q in store.queue.queued_prompts("s2")] == ["other"]
     with pytest.raises(StoreError, match="exists already"):
-        store.queue_prompt("q1", "s1", "again")
+        store.queue.queue_prompt("q1", "s1", "again")
     with pytest.raises(StoreNotFound):
-        store.queue_prompt("q9", "nope", "x")
+        store.queue.queue_prompt("q9", "nope", "x")
 
 
 def test_start_turn_takes_the_prompt_out_of_the_queue(store: SqliteStore) -> None:
-    store.create_session("s1")
-    store.queue_prompt("q1", "s1", "first")
-    store.queue_prompt("q2", "s1", "second")
-    store.start_turn("q1", "s1", "first")
-    assert [q.turn_id for q in store.queued_prompts("s1")] == ["q2"]
+    store.sessions.create_session("s1")
+    store.queue.queue_prompt("q1", "s1", "first")
+    store.queue.queue_prompt("q2", "s1", "second")
+    store.turns.start_turn("q1", "s1", "first")
+    assert [q.turn_id for q in store.queue.queued_prompts("s1")] == ["q2"]
     assert transcript(store, "s1") == [("user", "first", "q1")]
     # the gateway saving the queue after its worker started the turn writes nothing
-    assert store.queue_prompt("q1", "s1", "first") is False
-    assert [q.turn_id for q in store.queued_prompts("s1")] == ["q2"]
+    assert store.queue.queue_prompt("q1", "s1", "first") is False
+    assert [q.turn_id for q in store.queue.queued_prompts("s1")] == ["q2"]
 
 
 def test_start_turn_and_the_queued_row_are_one_transaction(
     store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store.create_session("s1")
-    store.queue_prompt("q1", "s1", "first")
+    store.sessions.create_session("s1")
+    store.queue.queue_prompt("q1", "s1", "first")
 
     def fail(*_args: object, **_kwargs: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
     with monkeypatch.context() as patch:  # the user message fails after the row was deleted
-        patch.setattr(store, "_insert_messages", fail)
+        patch.setattr(sqlite_turns, "insert_messages", fail)
         with pytest.raises(StoreError):
-            store.start_turn("q1", "s1", "first")
-    assert store.get_turn("q1") is None
-    assert [q.turn_id for q in store.queued_prompts("s1")] == ["q1"]  # rolled back whole
-    store.start_turn("q1", "s1", "first")
-    assert store.queued_prompts() == []
+            store.turns.start_turn("q1", "s1", "first")
+    assert store.turns.get_turn("q1") is None
+    assert [q.turn_id for q in store.queue.queued_prompts("s1")] == ["q1"]  # rolled back whole
+    store.turns.start_turn("q1", "s1", "first")
+    assert store.queue.queued_prompts() == []
     assert transcript(store, "s1") == [("user", "first", "q1")]
 
 
 def test_a_removed_prompt_is_never_saved(db_path: Path, clock: FakeClock) -> None:
     with crashed(db_path, clock) as s:
-        s.create_session("s1")
-        s.queue_prompt("q1", "s1", "keep")
-        s.queue_prompt("q2", "s1", "removed")
-        assert s.remove_queued_prompt("q2")
-        assert not s.remove_queued_prompt("q2")
+        s.sessions.create_session("s1")
+        s.queue.queue_prompt("q1", "s1", "keep")
+        s.queue.queue_prompt("q2", "s1", "removed")
+        assert s.queue.remove_queued_prompt("q2")
+        assert not s.queue.remove_queued_prompt("q2")
     with reopen(db_path, clock) as s:
         assert transcript(s, "s1") == [("user", "keep", "q1")]
-        assert s.get_turn("q2") is None
+        assert s.turns.get_turn("q2") is None
 
 
 def test_a_crash_turns_the_queue_into_turns_that_never_ran_in_order(
     db_path: Path, clock: FakeClock
 ) -> None:
     with crashed(db_path, clock) as s:
-        s.create_session("s1")
-        s.start_turn("t1", "s1", "running")
-        s.save_draft("t1", "half a rep")
+        s.sessions.create_session("s1")
+        s.turns.start_turn("t1", "s1", "running")
+        s.turns.save_draft("t1", "half a rep")
         for n in range(3):
             clock.advance(1)
-            s.queue_prompt(f"q{n}", "s1", f"waiting {n}")
-        s.create_session("s2")
-        s.queue_prompt("solo", "s2", "alone")
+            s.queue.queue_prompt(f"q{n}", "s1", f"waiting {n}")
+        s.sessions.create_session("s2")
+        s.queue.queue_prompt("solo", "s2", "alone")
     clock.advance(60)
     with reopen(db_path, clock) as s:
-        assert s.queued_prompts() == [] and s.open_turns() == []
-        assert [(m.role, m.content, m.partial) for m in s.all_messages("s1")] == [
+        assert s.queue.queued_prompts() == [] and s.turns.open_turns() == []
+        assert [(m.role, m.content, m.partial) for m in s.transcript.all_messages("s1")] == [
             ("user", "running", False),
             ("assistant", "half a rep", True),
             ("user", "waiting 0", False),
             ("user", "waiting 1", False),
             ("user", "waiting 2", False),
         ]
-        assert [m.turn_id for m in s.all_messages("s1")][2:] == ["q0", "q1", "q2"]
+        assert [m.turn_id for m in s.transcript.all_messages("s1")][2:] == ["q0", "q1", "q2"]
         for n in range(3):
-            row = s.get_turn(f"q{n}")
+            row = s.turns.get_turn(f"q{n}")
             assert row is not None and row.not_sent
             assert (row.status, row.exit_reason, row.error) == (
                 "failed",
@@ -194,39 +195,39 @@ def test_a_crash_turns_the_queue_into_turns_that_never_ran_in_order(
             assert row.ended_at == clock.now and row.started_at < row.ended_at
             assert row.owner == DEAD and row.stop_issuer is None
         assert transcript(s, "s2") == [("user", "alone", "solo")]
-        assert s.close_turn("q0", DONE) is False  # closed once, for good
-        assert s.recover_queued_prompts(include_live=True) == []
+        assert s.turns.close_turn("q0", DONE) is False  # closed once, for good
+        assert s.queue.recover_queued_prompts(include_live=True) == []
 
 
 def test_recovery_leaves_queues_that_live_desks_hold(db_path: Path, clock: FakeClock) -> None:
     live = "other-desk:7:7"
     with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(live), recover=False) as s:
-        s.create_session("held")
-        s.start_turn("t1", "held", "running elsewhere")
-        s.queue_prompt("q1", "held", "waits elsewhere")
-        s.create_session("mixed")
-        s.start_turn("t2", "mixed", "running elsewhere")
+        s.sessions.create_session("held")
+        s.turns.start_turn("t1", "held", "running elsewhere")
+        s.queue.queue_prompt("q1", "held", "waits elsewhere")
+        s.sessions.create_session("mixed")
+        s.turns.start_turn("t2", "mixed", "running elsewhere")
     with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(DEAD), recover=False) as s:
-        s.queue_prompt("q2", "mixed", "left by the dead desk")  # its turn runs elsewhere
-        s.create_session("dead")
-        s.queue_prompt("q3", "dead", "left by the dead desk")
+        s.queue.queue_prompt("q2", "mixed", "left by the dead desk")  # its turn runs elsewhere
+        s.sessions.create_session("dead")
+        s.queue.queue_prompt("q3", "dead", "left by the dead desk")
     with reopen(db_path, clock, alive={live}) as s:
-        assert [q.turn_id for q in s.queued_prompts()] == ["q1", "q2"]
+        assert [q.turn_id for q in s.queue.queued_prompts()] == ["q1", "q2"]
         assert transcript(s, "dead") == [("user", "left by the dead desk", "q3")]
-        assert s.recover_queued_prompts() == []
+        assert s.queue.recover_queued_prompts() == []
     with SqliteStore(db_path, clock=clock, recover=False) as s:  # this process queued: its own
-        s.queue_prompt("q4", "dead", "mine")
-        assert s.recover_queued_prompts() == []
-        assert s.recover_open_turns(include_live=True) == ["t1", "t2"]
-        assert s.recover_queued_prompts(include_live=True) == ["q1", "q2", "q4"]
+        s.queue.queue_prompt("q4", "dead", "mine")
+        assert s.queue.recover_queued_prompts() == []
+        assert s.turns.recover_open_turns(include_live=True) == ["t1", "t2"]
+        assert s.queue.recover_queued_prompts(include_live=True) == ["q1", "q2", "q4"]
 
 
 def test_dropped_prompts_close_as_not_sent_once(store: SqliteStore, clock: FakeClock) -> None:
-    store.create_session("s1")
-    store.queue_prompt("q1", "s1", "one")
+    store.sessions.create_session("s1")
+    store.queue.queue_prompt("q1", "s1", "one")
     clock.advance(1)
     queued_at = clock.now
-    store.queue_prompt("q2", "s1", "two")
+    store.queue.queue_prompt("q2", "s1", "two")
     clock.advance(1)
     outcome = TurnOutcome(
         status="interrupted",
@@ -237,11 +238,11 @@ def test_dropped_prompts_close_as_not_sent_once(store: SqliteStore, clock: FakeC
         error="not sent: the desk is quitting",
     )
     prompts = [("q1", "one"), ("q2", "two"), ("q3", "never saved as queued")]
-    assert store.close_unsent_prompts("s1", prompts, outcome) == ["q1", "q2", "q3"]
-    assert store.close_unsent_prompts("s1", prompts, outcome) == []  # nothing doubles
-    assert store.queued_prompts() == []
+    assert store.queue.close_unsent_prompts("s1", prompts, outcome) == ["q1", "q2", "q3"]
+    assert store.queue.close_unsent_prompts("s1", prompts, outcome) == []  # nothing doubles
+    assert store.queue.queued_prompts() == []
     assert [c for _r, c, _t in transcript(store, "s1")] == ["one", "two", "never saved as queued"]
-    row = store.get_turn("q2")
+    row = store.turns.get_turn("q2")
     assert row is not None and row.not_sent and row.started_at == queued_at
     assert (row.status, row.exit_reason, row.stop_issuer, row.stop_reason) == (
         "interrupted",
@@ -249,16 +250,16 @@ def test_dropped_prompts_close_as_not_sent_once(store: SqliteStore, clock: FakeC
         "system",
         "the desk is quitting",
     )
-    assert store.queue_prompt("q1", "s1", "one") is False  # a late save of the queue: nothing
+    assert store.queue.queue_prompt("q1", "s1", "one") is False  # a late save of the queue: nothing
     with pytest.raises(StoreNotFound):
-        store.close_unsent_prompts("nope", prompts, outcome)
+        store.queue.close_unsent_prompts("nope", prompts, outcome)
 
 
 def test_deleting_a_session_deletes_its_queue(store: SqliteStore) -> None:
-    store.create_session("s1")
-    store.queue_prompt("q1", "s1", "one")
-    assert store.delete_session("s1")
-    assert store.queued_prompts() == []
+    store.sessions.create_session("s1")
+    store.queue.queue_prompt("q1", "s1", "one")
+    assert store.sessions.delete_session("s1")
+    assert store.queue.queued_prompts() == []
 
 
 # -- random sequences ---------------------------------------------------------------------------
@@ -301,24 +302,24 @@ def test_random_queue_remove_start_crash_keeps_every_prompt_once_in_order(
     store = open_store()
     model = Model()
     try:
-        store.create_session("s")
+        store.sessions.create_session("s")
         for n, (op, pick) in enumerate(zip(ops, picks, strict=False)):
             clock.advance(pick % 3 - 1)  # the clock may stand still or go back
             if op == "queue":
                 model.queue.append((f"p{n}", f"prompt {n}"))
-                assert store.queue_prompt(f"p{n}", "s", f"prompt {n}")
+                assert store.queue.queue_prompt(f"p{n}", "s", f"prompt {n}")
             elif op == "remove" and model.queue:
                 turn_id, _ = model.queue.pop(pick % len(model.queue))
                 model.removed.add(turn_id)
-                assert store.remove_queued_prompt(turn_id)
+                assert store.queue.remove_queued_prompt(turn_id)
             elif op == "start" and model.queue and model.running is None:
                 turn_id, prompt = model.queue.pop(0)
-                store.start_turn(turn_id, "s", prompt)
+                store.turns.start_turn(turn_id, "s", prompt)
                 model.kept.append((turn_id, prompt))
                 model.running = turn_id
             elif op == "finish" and model.running is not None:
                 reply = ChatMessage("assistant", f"re {model.running}")
-                assert store.record_turn_end(model.running, [reply], DONE)
+                assert store.turns.record_turn_end(model.running, [reply], DONE)
                 model.running = None
             elif op == "crash":
                 store.close()
@@ -327,10 +328,14 @@ def test_random_queue_remove_start_crash_keeps_every_prompt_once_in_order(
                 model.kept.extend(model.queue)  # closed as not sent, after the running turn
                 model.queue.clear()
                 model.running = None
-            users = [(m.turn_id, m.content) for m in store.all_messages("s") if m.role == "user"]
+            users = [
+                (m.turn_id, m.content)
+                for m in store.transcript.all_messages("s")
+                if m.role == "user"
+            ]
             assert users == model.kept
-            assert [(q.turn_id, q.prompt) for q in store.queued_prompts("s")] == model.queue
-            assert not model.removed & {t.id for t in store.list_turns("s")}
+            assert [(q.turn_id, q.prompt) for q in store.queue.queued_prompts("s")] == model.queue
+            assert not model.removed & {t.id for t in store.turns.list_turns("s")}
     finally:
         store.close()
         shutil.rmtree(folder, ignore_errors=True)

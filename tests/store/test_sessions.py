@@ -29,7 +29,7 @@ def test_open_creates_the_folder_and_a_wal_file(db_path: Path) -> None:
 
 
 def test_create_and_get(store: SqliteStore, clock: FakeClock) -> None:
-    row = store.create_session(
+    row = store.sessions.create_session(
         "s1",
         title="first",
         model="m",
@@ -42,86 +42,86 @@ def test_create_and_get(store: SqliteStore, clock: FakeClock) -> None:
     assert row.compression_cooldown_until is None
     assert row.compression_cooldown_step == 0
     assert row.last_error is None
-    assert store.get_session("s1") == row
-    assert store.load_history("s1") == [ChatMessage(role="system", content="be brief")]
-    assert store.get_session("nope") is None
+    assert store.sessions.get_session("s1") == row
+    assert store.transcript.load_history("s1") == [ChatMessage(role="system", content="be brief")]
+    assert store.sessions.get_session("nope") is None
 
 
 def test_generated_ids_are_unique(store: SqliteStore) -> None:
-    ids = {store.create_session().id for _ in range(20)}
+    ids = {store.sessions.create_session().id for _ in range(20)}
     assert len(ids) == 20
 
 
 def test_duplicate_id_is_refused_and_writes_nothing(store: SqliteStore) -> None:
-    store.create_session("s1", title="a")
+    store.sessions.create_session("s1", title="a")
     with pytest.raises(StoreError, match="exists already"):
-        store.create_session("s1", title="b", messages=[ChatMessage("user", "x")])
-    assert store.get_session("s1") is not None
-    assert store.get_session("s1").title == "a"  # type: ignore[union-attr]
-    assert store.load_history("s1") == []
+        store.sessions.create_session("s1", title="b", messages=[ChatMessage("user", "x")])
+    assert store.sessions.get_session("s1") is not None
+    assert store.sessions.get_session("s1").title == "a"  # type: ignore[union-attr]
+    assert store.transcript.load_history("s1") == []
 
 
 def test_list_is_most_recently_updated_first(store: SqliteStore, clock: FakeClock) -> None:
     for sid in ("a", "b", "c"):
-        store.create_session(sid)
+        store.sessions.create_session(sid)
         clock.advance(1)
-    assert [s.id for s in store.list_sessions()] == ["c", "b", "a"]
-    store.append_message("a", ChatMessage("user", "hello"))
-    assert [s.id for s in store.list_sessions()] == ["a", "c", "b"]
-    assert store.most_recent_session() is not None
-    assert store.most_recent_session().id == "a"  # type: ignore[union-attr]
-    assert [s.id for s in store.list_sessions(limit=2)] == ["a", "c"]
-    assert [s.id for s in store.list_sessions(limit=2, offset=2)] == ["b"]
+    assert [s.id for s in store.sessions.list_sessions()] == ["c", "b", "a"]
+    store.transcript.append_message("a", ChatMessage("user", "hello"))
+    assert [s.id for s in store.sessions.list_sessions()] == ["a", "c", "b"]
+    assert store.sessions.most_recent_session() is not None
+    assert store.sessions.most_recent_session().id == "a"  # type: ignore[union-attr]
+    assert [s.id for s in store.sessions.list_sessions(limit=2)] == ["a", "c"]
+    assert [s.id for s in store.sessions.list_sessions(limit=2, offset=2)] == ["b"]
 
 
 def test_ties_list_the_newest_created_first(store: SqliteStore) -> None:
     for sid in ("a", "b", "c"):
-        store.create_session(sid)  # same clock reading for all three
-    assert [s.id for s in store.list_sessions()] == ["c", "b", "a"]
+        store.sessions.create_session(sid)  # same clock reading for all three
+    assert [s.id for s in store.sessions.list_sessions()] == ["c", "b", "a"]
 
 
 def test_most_recent_of_nothing_is_none(store: SqliteStore) -> None:
-    assert store.most_recent_session() is None
-    assert store.list_sessions() == []
+    assert store.sessions.most_recent_session() is None
+    assert store.sessions.list_sessions() == []
 
 
 def test_rename_updates_title_and_time(store: SqliteStore, clock: FakeClock) -> None:
-    store.create_session("s1", title="old")
+    store.sessions.create_session("s1", title="old")
     clock.advance(5)
-    store.rename_session("s1", "new")
-    row = store.get_session("s1")
+    store.sessions.rename_session("s1", "new")
+    row = store.sessions.get_session("s1")
     assert row is not None
     assert row.title == "new"
     assert row.updated_at == clock.now
     with pytest.raises(StoreNotFound):
-        store.rename_session("missing", "x")
+        store.sessions.rename_session("missing", "x")
 
 
 def test_last_error(store: SqliteStore) -> None:
-    store.create_session("s1")
-    store.set_last_error("s1", "the model server refused the connection")
-    assert store.get_session("s1").last_error == "the model server refused the connection"  # type: ignore[union-attr]
-    store.set_last_error("s1", None)
-    assert store.get_session("s1").last_error is None  # type: ignore[union-attr]
+    store.sessions.create_session("s1")
+    store.sessions.set_last_error("s1", "the model server refused the connection")
+    assert store.sessions.get_session("s1").last_error == "the model server refused the connection"  # type: ignore[union-attr]
+    store.sessions.set_last_error("s1", None)
+    assert store.sessions.get_session("s1").last_error is None  # type: ignore[union-attr]
     with pytest.raises(StoreNotFound):
-        store.set_last_error("missing", "x")
+        store.sessions.set_last_error("missing", "x")
 
 
 def test_delete_cascades_to_every_table(store: SqliteStore, db_path: Path) -> None:
-    store.create_session("s1")
-    store.create_session("s2")
-    store.start_turn("t1", "s1", "hello")
-    store.append_message("s1", ChatMessage("assistant", "hi"), turn_id="t1")
-    assert store.acquire_lease("s1", "h", 30)
-    store.begin_compression("s1", "h")
-    store.start_turn("t2", "s2", "other")
-    assert store.delete_session("s1") is True
-    assert store.delete_session("s1") is False
-    assert store.get_session("s1") is None
-    assert store.all_messages("s1") == []
-    assert store.get_turn("t1") is None
-    assert store.get_lease("s1") is None
-    assert store.latest_compression("s1") is None
+    store.sessions.create_session("s1")
+    store.sessions.create_session("s2")
+    store.turns.start_turn("t1", "s1", "hello")
+    store.transcript.append_message("s1", ChatMessage("assistant", "hi"), turn_id="t1")
+    assert store.leases.acquire_lease("s1", "h", 30)
+    store.compressions.begin_compression("s1", "h")
+    store.turns.start_turn("t2", "s2", "other")
+    assert store.sessions.delete_session("s1") is True
+    assert store.sessions.delete_session("s1") is False
+    assert store.sessions.get_session("s1") is None
+    assert store.transcript.all_messages("s1") == []
+    assert store.turns.get_turn("t1") is None
+    assert store.leases.get_lease("s1") is None
+    assert store.compressions.latest_compression("s1") is None
     conn = sqlite3.connect(db_path)
     try:
         for table in ("messages", "turns", "compression_leases", "compression_attempts"):
@@ -130,8 +130,8 @@ def test_delete_cascades_to_every_table(store: SqliteStore, db_path: Path) -> No
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     finally:
         conn.close()
-    assert store.get_turn("t2") is not None
-    assert [m.content for m in store.all_messages("s2")] == ["other"]
+    assert store.turns.get_turn("t2") is not None
+    assert [m.content for m in store.transcript.all_messages("s2")] == ["other"]
 
 
 def test_default_path_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -147,12 +147,12 @@ def test_default_path_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 def test_default_path_opens(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     with SqliteStore(default_db_path()) as s:
-        s.create_session("s1")
+        s.sessions.create_session("s1")
     assert (tmp_path / "xdg" / "desk" / "desk.db").is_file()
 
 
 def test_memory_store_works(clock: FakeClock) -> None:
     with SqliteStore(":memory:", clock=clock) as s:
-        s.create_session("s1")
-        s.append_message("s1", ChatMessage("user", "hi"))
-        assert s.load_history("s1") == [ChatMessage("user", "hi")]
+        s.sessions.create_session("s1")
+        s.transcript.append_message("s1", ChatMessage("user", "hi"))
+        assert s.transcript.load_history("s1") == [ChatMessage("user", "hi")]

@@ -84,7 +84,7 @@ class StoreMachine(RuleBasedStateMachine):
     @rule()
     def create_session(self) -> None:
         sid = self._next("s")
-        self.store.create_session(sid)
+        self.store.sessions.create_session(sid)
         self.sessions[sid] = []
         self.appended[sid] = 0
 
@@ -97,7 +97,7 @@ class StoreMachine(RuleBasedStateMachine):
     )
     def append(self, data: st.DataObject, content: str, partial: bool, role: Role) -> None:
         sid = data.draw(st.sampled_from(sorted(self.sessions)))
-        row = self.store.append_message(sid, ChatMessage(role, content), partial=partial)
+        row = self.store.transcript.append_message(sid, ChatMessage(role, content), partial=partial)
         assert row.position == self.appended[sid]
         self._add(sid, role, content, partial)
 
@@ -106,7 +106,7 @@ class StoreMachine(RuleBasedStateMachine):
     def start_turn(self, data: st.DataObject, prompt: str) -> None:
         sid = data.draw(st.sampled_from(sorted(self.sessions)))
         tid = self._next("t")
-        self.store.start_turn(tid, sid, prompt)
+        self.store.turns.start_turn(tid, sid, prompt)
         self._add(sid, "user", prompt)
         self.turns[tid] = ModelTurn(session=sid)
 
@@ -115,7 +115,7 @@ class StoreMachine(RuleBasedStateMachine):
     def save_draft(self, data: st.DataObject, text: str) -> None:
         live = sorted(k for k, t in self.turns.items() if t.open and not t.deleted)
         tid = data.draw(st.sampled_from(live))
-        assert self.store.save_draft(tid, text)
+        assert self.store.turns.save_draft(tid, text)
         self.turns[tid].draft = text
 
     @precondition(lambda self: self.turns)
@@ -127,9 +127,9 @@ class StoreMachine(RuleBasedStateMachine):
         message = NewMessage(ChatMessage("assistant", reply), partial=partial)
         if turn.deleted:
             with pytest.raises(StoreNotFound):
-                self.store.record_turn_end(tid, [message], DONE)
+                self.store.turns.record_turn_end(tid, [message], DONE)
             return
-        closed = self.store.record_turn_end(tid, [message], DONE)
+        closed = self.store.turns.record_turn_end(tid, [message], DONE)
         assert closed == turn.open
         if closed:
             self._add(turn.session, "assistant", reply, partial)
@@ -140,36 +140,36 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def delete_session(self, data: st.DataObject) -> None:
         sid = data.draw(st.sampled_from(sorted(self.sessions)))
-        assert self.store.delete_session(sid)
+        assert self.store.sessions.delete_session(sid)
         del self.sessions[sid]
         for turn in self.turns.values():
             if turn.session == sid:
                 turn.deleted = True
         with pytest.raises(StoreNotFound):
-            self.store.append_message(sid, ChatMessage("user", "x"))
+            self.store.transcript.append_message(sid, ChatMessage("user", "x"))
 
     @precondition(lambda self: any(self.sessions.values()))
     @rule(data=st.data(), summary=TEXT, cancel=st.booleans())
     def compress(self, data: st.DataObject, summary: str, cancel: bool) -> None:
         sid = data.draw(st.sampled_from(sorted(k for k, v in self.sessions.items() if v)))
-        active = self.store.active_messages(sid)
+        active = self.store.transcript.active_messages(sid)
         start = data.draw(st.integers(0, len(active) - 1))
         length = data.draw(st.integers(1, len(active) - start))
         holder = self._next("h")
-        assert self.store.acquire_lease(sid, holder, ttl_s=30)
-        attempt = self.store.begin_compression(sid, holder)
+        assert self.store.leases.acquire_lease(sid, holder, ttl_s=30)
+        attempt = self.store.compressions.begin_compression(sid, holder)
         if cancel:
-            assert self.store.finish_compression(attempt.id, "cancelled")
+            assert self.store.compressions.finish_compression(attempt.id, "cancelled")
         else:
             ids = [m.id for m in active[start : start + length]]
-            row = self.store.commit_compression(
+            row = self.store.compressions.commit_compression(
                 attempt.id, holder=holder, archive_ids=ids, summary=ChatMessage("user", summary)
             )
             assert row is not None and row.position == self.appended[sid]
             model = self.sessions[sid]
             model[start : start + length] = [("user", summary, False)]
             self.appended[sid] += 1
-        assert self.store.release_lease(sid, holder)
+        assert self.store.leases.release_lease(sid, holder)
 
     @rule()
     def reopen(self) -> None:
@@ -194,19 +194,19 @@ class StoreMachine(RuleBasedStateMachine):
 
     @invariant()
     def transcripts_match(self) -> None:
-        assert {s.id for s in self.store.list_sessions(limit=10_000)} == set(self.sessions)
+        assert {s.id for s in self.store.sessions.list_sessions(limit=10_000)} == set(self.sessions)
         for sid, model in self.sessions.items():
-            history = self.store.load_history(sid)
+            history = self.store.transcript.load_history(sid)
             assert history == [ChatMessage(r, c) for r, c, _ in model]  # type: ignore[arg-type]
-            active = self.store.active_messages(sid)
+            active = self.store.transcript.active_messages(sid)
             assert [(m.role, m.content, m.partial) for m in active] == model
-            positions = [m.position for m in self.store.all_messages(sid)]
+            positions = [m.position for m in self.store.transcript.all_messages(sid)]
             assert positions == list(range(self.appended[sid]))
 
     @invariant()
     def open_turns_match(self) -> None:
         expected = {k for k, t in self.turns.items() if t.open and not t.deleted}
-        assert {t.id for t in self.store.open_turns()} == expected
+        assert {t.id for t in self.store.turns.open_turns()} == expected
 
 
 StoreMachine.TestCase.settings = settings(

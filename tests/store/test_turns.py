@@ -25,22 +25,22 @@ COMPLETED = TurnOutcome(status="completed", exit_reason="completed")
 
 
 def test_positions_are_contiguous_and_rows_round_trip(store: SqliteStore) -> None:
-    store.create_session("s1")
+    store.sessions.create_session("s1")
     call = ToolCall(id="c1", name="shell", arguments='{"cmd": "ls"}')
     rows = [
-        store.append_message("s1", ChatMessage("user", "list files")),
-        store.append_message("s1", ChatMessage("assistant", "", tool_calls=(call,))),
-        store.append_message("s1", ChatMessage("tool", "a\nb", tool_call_id="c1")),
-        store.append_message(
+        store.transcript.append_message("s1", ChatMessage("user", "list files")),
+        store.transcript.append_message("s1", ChatMessage("assistant", "", tool_calls=(call,))),
+        store.transcript.append_message("s1", ChatMessage("tool", "a\nb", tool_call_id="c1")),
+        store.transcript.append_message(
             "s1", ChatMessage("assistant", "two fi"), partial=True, reasoning="think"
         ),
     ]
     assert [r.position for r in rows] == [0, 1, 2, 3]
-    assert store.all_messages("s1") == rows
-    assert store.active_messages("s1") == rows
+    assert store.transcript.all_messages("s1") == rows
+    assert store.transcript.active_messages("s1") == rows
     assert rows[1].tool_calls == (call,)
     assert rows[3].partial and rows[3].reasoning == "think"
-    assert store.load_history("s1") == [
+    assert store.transcript.load_history("s1") == [
         ChatMessage("user", "list files"),
         ChatMessage("assistant", "", tool_calls=(call,)),
         ChatMessage("tool", "a\nb", tool_call_id="c1"),
@@ -50,50 +50,50 @@ def test_positions_are_contiguous_and_rows_round_trip(store: SqliteStore) -> Non
 
 
 def test_unicode_and_empty_content_round_trip(store: SqliteStore) -> None:
-    store.create_session("s1")
+    store.sessions.create_session("s1")
     texts = ["", "é ü 漢字 🙂", "\x00nul inside", "line\r\nbreaks"]
     for text in texts:
-        store.append_message("s1", ChatMessage("user", text))
-    assert [m.content for m in store.load_history("s1")] == texts
+        store.transcript.append_message("s1", ChatMessage("user", text))
+    assert [m.content for m in store.transcript.load_history("s1")] == texts
 
 
 def test_append_to_a_missing_session_or_turn(store: SqliteStore) -> None:
     with pytest.raises(StoreNotFound, match="no session 'nope'"):
-        store.append_message("nope", ChatMessage("user", "x"))
-    store.create_session("s1")
+        store.transcript.append_message("nope", ChatMessage("user", "x"))
+    store.sessions.create_session("s1")
     with pytest.raises(StoreNotFound, match="no turn"):
-        store.append_message("s1", ChatMessage("user", "x"), turn_id="t-missing")
-    assert store.all_messages("s1") == []
+        store.transcript.append_message("s1", ChatMessage("user", "x"), turn_id="t-missing")
+    assert store.transcript.all_messages("s1") == []
 
 
 def test_append_messages_is_all_or_nothing(store: SqliteStore) -> None:
-    store.create_session("s1")
+    store.sessions.create_session("s1")
     bad = ChatMessage("robot", "x")  # type: ignore[arg-type]  # violates the role CHECK
     with pytest.raises(StoreError):
-        store.append_messages("s1", [ChatMessage("user", "ok"), bad])
-    assert store.all_messages("s1") == []
-    store.append_messages("s1", [ChatMessage("user", "ok")])
-    assert [m.position for m in store.all_messages("s1")] == [0]
+        store.transcript.append_messages("s1", [ChatMessage("user", "ok"), bad])
+    assert store.transcript.all_messages("s1") == []
+    store.transcript.append_messages("s1", [ChatMessage("user", "ok")])
+    assert [m.position for m in store.transcript.all_messages("s1")] == [0]
 
 
 def test_start_turn_writes_the_turn_and_its_prompt(store: SqliteStore, clock: FakeClock) -> None:
-    store.create_session("s1")
-    turn = store.start_turn("t1", "s1", "hello", started_at=123.0)
+    store.sessions.create_session("s1")
+    turn = store.turns.start_turn("t1", "s1", "hello", started_at=123.0)
     assert turn.is_open and turn.status == "running" and turn.started_at == 123.0
     assert turn.owner == store.owner
-    (msg,) = store.all_messages("s1")
+    (msg,) = store.transcript.all_messages("s1")
     assert (msg.role, msg.content, msg.turn_id) == ("user", "hello", "t1")
     with pytest.raises(StoreError, match="exists already"):
-        store.start_turn("t1", "s1", "again")
+        store.turns.start_turn("t1", "s1", "again")
     with pytest.raises(StoreNotFound):
-        store.start_turn("t2", "missing", "x")
-    store.start_turn("t3", "s1", "no prompt row", record_prompt=False)
-    assert len(store.all_messages("s1")) == 1
+        store.turns.start_turn("t2", "missing", "x")
+    store.turns.start_turn("t3", "s1", "no prompt row", record_prompt=False)
+    assert len(store.transcript.all_messages("s1")) == 1
 
 
 def test_turn_closes_exactly_once(store: SqliteStore, clock: FakeClock) -> None:
-    store.create_session("s1")
-    store.start_turn("t1", "s1", "hello")
+    store.sessions.create_session("s1")
+    store.turns.start_turn("t1", "s1", "hello")
     stopped = TurnOutcome(
         status="interrupted",
         exit_reason="interrupted_by_user",
@@ -106,11 +106,11 @@ def test_turn_closes_exactly_once(store: SqliteStore, clock: FakeClock) -> None:
     )
     clock.advance(2)
     reply = NewMessage(ChatMessage("assistant", "Hel"), partial=True)
-    assert store.record_turn_end("t1", [reply], stopped) is True
+    assert store.turns.record_turn_end("t1", [reply], stopped) is True
     late = [ChatMessage("assistant", "Hello there, the full late reply")]
-    assert store.record_turn_end("t1", late, COMPLETED) is False
-    assert store.close_turn("t1", COMPLETED) is False
-    turn = store.get_turn("t1")
+    assert store.turns.record_turn_end("t1", late, COMPLETED) is False
+    assert store.turns.close_turn("t1", COMPLETED) is False
+    turn = store.turns.get_turn("t1")
     assert turn is not None
     assert (turn.status, turn.exit_reason) == ("interrupted", "interrupted_by_user")
     assert (turn.stop_issuer, turn.stop_surface, turn.stop_reason) == (
@@ -120,17 +120,17 @@ def test_turn_closes_exactly_once(store: SqliteStore, clock: FakeClock) -> None:
     )
     assert (turn.stop_closed_ms, turn.stop_exited_ms, turn.children_ended) == (3.5, 9.0, 2)
     assert turn.ended_at == clock.now
-    assert [(m.content, m.partial) for m in store.all_messages("s1")] == [
+    assert [(m.content, m.partial) for m in store.transcript.all_messages("s1")] == [
         ("hello", False),
         ("Hel", True),
     ]
     with pytest.raises(StoreNotFound):
-        store.close_turn("missing", COMPLETED)
+        store.turns.close_turn("missing", COMPLETED)
 
 
 def test_concurrent_closes_book_one_outcome(store: SqliteStore) -> None:
-    store.create_session("s1")
-    store.start_turn("t1", "s1", "hello")
+    store.sessions.create_session("s1")
+    store.turns.start_turn("t1", "s1", "hello")
     barrier = threading.Barrier(8)
     wins: list[str] = []
     lock = threading.Lock()
@@ -138,7 +138,7 @@ def test_concurrent_closes_book_one_outcome(store: SqliteStore) -> None:
     def close(n: int) -> None:
         barrier.wait(timeout=10)
         outcome = TurnOutcome(status="failed", exit_reason=f"failed(E{n})")
-        if store.record_turn_end("t1", [ChatMessage("assistant", f"reply {n}")], outcome):
+        if store.turns.record_turn_end("t1", [ChatMessage("assistant", f"reply {n}")], outcome):
             with lock:
                 wins.append(f"failed(E{n})")
 
@@ -148,9 +148,9 @@ def test_concurrent_closes_book_one_outcome(store: SqliteStore) -> None:
     for t in threads:
         t.join(timeout=10)
     assert len(wins) == 1
-    turn = store.get_turn("t1")
+    turn = store.turns.get_turn("t1")
     assert turn is not None and turn.exit_reason == wins[0]
-    assert len(store.all_messages("s1")) == 2  # the prompt and the one winning reply
+    assert len(store.transcript.all_messages("s1")) == 2  # the prompt and the one winning reply
 
 
 def test_outcome_from_a_turn_result(store: SqliteStore) -> None:
@@ -177,17 +177,17 @@ def test_outcome_from_a_turn_result(store: SqliteStore) -> None:
     assert outcome.stop_issuer == "system"
     assert outcome.stop_surface == "gateway.shutdown"
     assert outcome.stop_closed_ms == pytest.approx(4.0)
-    store.create_session("s1")
-    store.start_turn("t1", "s1", "go")
-    assert store.record_turn_end("t1", turn_messages(result), outcome)
-    rows = store.all_messages("s1")
+    store.sessions.create_session("s1")
+    store.turns.start_turn("t1", "s1", "go")
+    assert store.turns.record_turn_end("t1", turn_messages(result), outcome)
+    rows = store.transcript.all_messages("s1")
     assert [(m.role, m.partial, m.reasoning) for m in rows] == [
         ("user", False, None),
         ("assistant", False, None),
         ("tool", False, None),
         ("assistant", True, "hmm"),
     ]
-    turn = store.get_turn("t1")
+    turn = store.turns.get_turn("t1")
     assert turn is not None
     assert turn.exit_reason == "interrupted_by_system(gateway.shutdown)"
     assert (turn.prompt_tokens, turn.completion_tokens) == (100, 7)
@@ -201,24 +201,24 @@ def test_an_outcome_must_be_terminal() -> None:
 
 
 def test_drafts_only_on_open_turns(store: SqliteStore) -> None:
-    store.create_session("s1")
-    store.start_turn("t1", "s1", "hello")
-    assert store.save_draft("t1", "Hel")
-    assert store.get_turn("t1").draft == "Hel"  # type: ignore[union-attr]
-    assert store.close_turn("t1", COMPLETED)
-    assert store.get_turn("t1").draft is None  # type: ignore[union-attr]
-    assert store.save_draft("t1", "Hello") is False
-    assert store.save_draft("missing", "x") is False
+    store.sessions.create_session("s1")
+    store.turns.start_turn("t1", "s1", "hello")
+    assert store.turns.save_draft("t1", "Hel")
+    assert store.turns.get_turn("t1").draft == "Hel"  # type: ignore[union-attr]
+    assert store.turns.close_turn("t1", COMPLETED)
+    assert store.turns.get_turn("t1").draft is None  # type: ignore[union-attr]
+    assert store.turns.save_draft("t1", "Hello") is False
+    assert store.turns.save_draft("missing", "x") is False
 
 
 def test_list_and_open_turns(store: SqliteStore, clock: FakeClock) -> None:
-    store.create_session("s1")
-    store.start_turn("t1", "s1", "a")
+    store.sessions.create_session("s1")
+    store.turns.start_turn("t1", "s1", "a")
     clock.advance(1)
-    store.start_turn("t2", "s1", "b")
-    store.close_turn("t1", COMPLETED)
-    assert [t.id for t in store.list_turns("s1")] == ["t1", "t2"]
-    assert [t.id for t in store.open_turns()] == ["t2"]
+    store.turns.start_turn("t2", "s1", "b")
+    store.turns.close_turn("t1", COMPLETED)
+    assert [t.id for t in store.turns.list_turns("s1")] == ["t1", "t2"]
+    assert [t.id for t in store.turns.open_turns()] == ["t2"]
 
 
 def test_recovery_closes_dead_owners_turns_and_keeps_their_drafts(
@@ -226,38 +226,38 @@ def test_recovery_closes_dead_owners_turns_and_keeps_their_drafts(
 ) -> None:
     dead = "otherhost:4242:1"
     with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(dead)) as s:
-        s.create_session("s1")
-        s.start_turn("t1", "s1", "explain")
-        s.save_draft("t1", "It works by")
-        s.create_session("s2")
-        s.start_turn("t2", "s2", "no reply yet")
+        s.sessions.create_session("s1")
+        s.turns.start_turn("t1", "s1", "explain")
+        s.turns.save_draft("t1", "It works by")
+        s.sessions.create_session("s2")
+        s.turns.start_turn("t2", "s2", "no reply yet")
     live = "livehost:1:1"
     with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(live), recover=False) as s:
-        s.create_session("s3")
-        s.start_turn("t3", "s3", "still running elsewhere")
+        s.sessions.create_session("s3")
+        s.turns.start_turn("t3", "s3", "still running elsewhere")
     alive = {live}
     clock.advance(60)
     with SqliteStore(
         db_path, clock=clock, liveness=ScriptedLiveness(alive=alive.__contains__)
     ) as s:
-        assert [t.id for t in s.open_turns()] == ["t3"]
-        t1 = s.get_turn("t1")
+        assert [t.id for t in s.turns.open_turns()] == ["t3"]
+        t1 = s.turns.get_turn("t1")
         assert t1 is not None
         assert (t1.status, t1.exit_reason, t1.ended_at) == ("failed", CRASH_EXIT_REASON, clock.now)
         assert t1.error is not None and "4242" in t1.error
-        assert [(m.role, m.content, m.partial) for m in s.all_messages("s1")] == [
+        assert [(m.role, m.content, m.partial) for m in s.transcript.all_messages("s1")] == [
             ("user", "explain", False),
             ("assistant", "It works by", True),
         ]
-        assert len(s.all_messages("s2")) == 1
-        assert s.close_turn("t1", COMPLETED) is False  # a late worker cannot overwrite it
-        assert s.recover_open_turns() == []
-        assert s.recover_open_turns(include_live=True) == ["t3"]
+        assert len(s.transcript.all_messages("s2")) == 1
+        assert s.turns.close_turn("t1", COMPLETED) is False  # a late worker cannot overwrite it
+        assert s.turns.recover_open_turns() == []
+        assert s.turns.recover_open_turns(include_live=True) == ["t3"]
 
 
 def test_recovery_leaves_this_process_alone(db_path: Path) -> None:
     with SqliteStore(db_path) as s:
-        s.create_session("s1")
-        s.start_turn("t1", "s1", "x")
+        s.sessions.create_session("s1")
+        s.turns.start_turn("t1", "s1", "x")
     with SqliteStore(db_path) as s:  # same process: the turn is still ours, not crashed
-        assert [t.id for t in s.open_turns()] == ["t1"]
+        assert [t.id for t in s.turns.open_turns()] == ["t1"]

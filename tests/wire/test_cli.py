@@ -86,7 +86,7 @@ def test_run_continues_a_saved_session(provider: ProviderConfig, tmp_path: Path)
     from agent.store import SqliteStore
 
     store = SqliteStore(db)
-    [row] = store.list_sessions()
+    [row] = store.sessions.list_sessions()
     store.close()
     second = Child(run_cmd(provider, "--db", db, "--session", row.id, "reply with exactly: again"))
     assert second.wait() == 0

@@ -1,17 +1,15 @@
 """Prompts waiting for their turn to start, saved when submitted so a crash or a quit loses none.
 
-A part of :class:`~agent.store.sqlite.SqliteStore` (a mixin: the store provides the
-connections, the clock, its owner and message appends), kept apart so that each file has one
-job. A prompt waits while it is queued behind the running turn, or while its own turn has not
-started yet (a compression may run first). Its row lives in ``queued_prompts`` until exactly
-one of these happens, each in one transaction:
+The ``queued_prompts`` table of the SQLite store. A prompt waits while it is queued behind the
+running turn, or while its own turn has not started yet (a compression may run first). Its row
+lives in ``queued_prompts`` until exactly one of these happens, each in one transaction:
 
-- its turn starts: :meth:`~agent.store.sqlite.SqliteStore.start_turn` writes the turn and its
-  user message and deletes the row, together (so a crash can neither lose nor double it);
-- the person removes it: :meth:`QueuedPrompts.remove_queued_prompt` deletes it, keeping nothing;
+- its turn starts: :meth:`~agent.store.sqlite.turns.SqliteTurns.start_turn` writes the turn and
+  its user message and deletes the row, together (so a crash can neither lose nor double it);
+- the person removes it: :meth:`SqliteQueue.remove_queued_prompt` deletes it, keeping nothing;
 - the system drops it (a quit, a disconnect, an eviction):
-  :meth:`QueuedPrompts.close_unsent_prompts` turns it into a closed turn that never ran;
-- its process dies: :meth:`QueuedPrompts.recover_queued_prompts` (run on open) does the same,
+  :meth:`SqliteQueue.close_unsent_prompts` turns it into a closed turn that never ran;
+- its process dies: :meth:`SqliteQueue.recover_queued_prompts` (run on open) does the same,
   as ``failed(Crash)``.
 
 A turn that never ran has its prompt as its one user message, at the place the prompt would
@@ -21,20 +19,18 @@ have taken, and an error beginning with :data:`~agent.store.rows.NOT_SENT_PREFIX
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 
 from agent.provider.types import ChatMessage
-from agent.store.connections import Connections
 from agent.store.errors import StoreError
-from agent.store.liveness import OwnerLiveness
 from agent.store.rows import (
     CRASH_EXIT_REASON,
     NOT_SENT_CRASH_ERROR,
-    MessageRow,
     NewMessage,
     QueuedPromptRow,
     TurnOutcome,
 )
+from agent.store.sqlite.shared import StoreContext, insert_messages, require_session
 
 _QUEUED_COLUMNS = "turn_id, session_id, prompt, owner, queued_at"
 
@@ -44,29 +40,19 @@ CRASH_OUTCOME = TurnOutcome(
 """The outcome of a queued prompt whose process died before it ran."""
 
 
-class QueuedPrompts:
-    """Queued-prompt methods of the SQLite store (a mixin: the store provides the state)."""
+class SqliteQueue:
+    """Queued prompts in SQLite (implements :class:`~agent.store.protocol.PromptQueue`).
 
-    path: str
-    _db: Connections
-    _clock: Callable[[], float]
-    _owner: str
-    _liveness: OwnerLiveness
+    Args:
+        context: what the table groups of the store share (connections, clock, owner).
+    """
 
-    def _require_session(self, conn: sqlite3.Connection, session_id: str) -> None:
-        raise NotImplementedError
-
-    def _insert_messages(
-        self,
-        conn: sqlite3.Connection,
-        session_id: str,
-        items: Iterable[NewMessage],
-        turn_id: str | None,
-        now: float,
-        *,
-        order_key: int | None = None,
-    ) -> list[MessageRow]:
-        raise NotImplementedError
+    def __init__(self, context: StoreContext) -> None:
+        self._db = context.db
+        self._path = context.path
+        self._clock = context.clock
+        self._owner = context.owner
+        self._liveness = context.liveness
 
     def queue_prompt(
         self, turn_id: str, session_id: str, prompt: str, queued_at: float | None = None
@@ -90,12 +76,12 @@ class QueuedPrompts:
         """
         now = self._clock() if queued_at is None else queued_at
         with self._db.write() as conn:
-            self._require_session(conn, session_id)
+            require_session(conn, session_id, self._path)
             if conn.execute("SELECT 1 FROM turns WHERE id = ?", (turn_id,)).fetchone():
                 return False
             found = conn.execute("SELECT 1 FROM queued_prompts WHERE turn_id = ?", (turn_id,))
             if found.fetchone():
-                raise StoreError(f"a queued prompt {turn_id!r} exists already", self.path)
+                raise StoreError(f"a queued prompt {turn_id!r} exists already", self._path)
             (last,) = conn.execute(
                 "SELECT MAX(queued_at) FROM queued_prompts WHERE session_id = ?", (session_id,)
             ).fetchone()
@@ -132,9 +118,9 @@ class QueuedPrompts:
 
         Each becomes a closed turn with ``outcome`` (started when it was queued, if its queued
         row says when) and one user message at the session's next position, as
-        :meth:`~agent.store.sqlite.SqliteStore.start_turn` would have written it; its queued row
-        is deleted. A prompt whose turn exists already is skipped (only a leftover queued row of
-        it is deleted), so calling this again, or after recovery, doubles nothing.
+        :meth:`~agent.store.sqlite.turns.SqliteTurns.start_turn` would have written it; its
+        queued row is deleted. A prompt whose turn exists already is skipped (only a leftover
+        queued row of it is deleted), so calling this again, or after recovery, doubles nothing.
 
         Args:
             session_id: the session.
@@ -152,7 +138,7 @@ class QueuedPrompts:
         now = self._clock()
         closed: list[str] = []
         with self._db.write() as conn:
-            self._require_session(conn, session_id)
+            require_session(conn, session_id, self._path)
             for turn_id, prompt in prompts:
                 found = conn.execute(
                     "SELECT queued_at FROM queued_prompts WHERE turn_id = ?", (turn_id,)
@@ -168,7 +154,7 @@ class QueuedPrompts:
 
         In queue order, in one transaction; the error reads
         :data:`~agent.store.rows.NOT_SENT_CRASH_ERROR`. A session with an open turn keeps its
-        queue (run this after :meth:`~agent.store.sqlite.SqliteStore.recover_open_turns`, so
+        queue (run this after :meth:`~agent.store.sqlite.turns.SqliteTurns.recover_open_turns`, so
         only live turns are open), and so does a session whose queue a live process (another
         desk on the same file, or this process) holds, unless ``include_live``.
 
@@ -230,5 +216,5 @@ class QueuedPrompts:
             ),
         )
         user = NewMessage(ChatMessage(role="user", content=row.prompt))
-        self._insert_messages(conn, row.session_id, [user], row.turn_id, now)
+        insert_messages(conn, row.session_id, [user], row.turn_id, now)
         return True

@@ -1,0 +1,90 @@
+"""Compression leases of the SQLite store: the ``compression_leases`` table, one row per session.
+
+A commit checks the lease inside its own transaction (:mod:`~agent.store.sqlite.compressions`),
+so a holder whose lease expired can never commit."""
+
+from __future__ import annotations
+
+from agent.store.rows import LeaseRow
+from agent.store.sqlite.shared import StoreContext, require_session
+
+
+class SqliteLeases:
+    """Compression leases in SQLite (implements :class:`~agent.store.protocol.Leases`).
+
+    Args:
+        context: what the table groups of the store share (connections, clock, owner).
+    """
+
+    def __init__(self, context: StoreContext) -> None:
+        self._db = context.db
+        self._path = context.path
+        self._clock = context.clock
+
+    def acquire_lease(self, session_id: str, holder: str, ttl_s: float) -> bool:
+        """Take the session's compression lease when nobody holds it or the holding one expired.
+
+        Taking it again while holding it renews it.
+
+        Args:
+            session_id: the session.
+            holder: who takes it (e.g. ``<owner>/<attempt id>``).
+            ttl_s: seconds until it expires unless renewed.
+
+        Returns:
+            True when ``holder`` holds the lease now.
+
+        Raises:
+            StoreNotFound: no such session.
+        """
+        now = self._clock()
+        with self._db.write() as conn:
+            require_session(conn, session_id, self._path)
+            cur = conn.execute(
+                "INSERT INTO compression_leases (session_id, holder, acquired_at, expires_at)"
+                " VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder,"
+                " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at"
+                " WHERE compression_leases.expires_at <= ? OR compression_leases.holder = ?",
+                (session_id, holder, now, now + ttl_s, now, holder),
+            )
+            return cur.rowcount == 1
+
+    def renew_lease(self, session_id: str, holder: str, ttl_s: float) -> bool:
+        """Push the expiry of a lease ``holder`` still holds to ``ttl_s`` seconds from now.
+
+        Returns:
+            False when ``holder`` does not hold it or it expired (then it may belong to another
+            holder already: the caller lost exclusivity and must not commit).
+        """
+        now = self._clock()
+        with self._db.write() as conn:
+            cur = conn.execute(
+                "UPDATE compression_leases SET expires_at = ?"
+                " WHERE session_id = ? AND holder = ? AND expires_at > ?",
+                (now + ttl_s, session_id, holder, now),
+            )
+            return cur.rowcount == 1
+
+    def release_lease(self, session_id: str, holder: str) -> bool:
+        """Delete the lease row only if ``holder`` holds it (expired or not).
+
+        Returns:
+            True when a row was deleted; False when another holder (or nobody) holds it.
+        """
+        with self._db.write() as conn:
+            cur = conn.execute(
+                "DELETE FROM compression_leases WHERE session_id = ? AND holder = ?",
+                (session_id, holder),
+            )
+            return cur.rowcount == 1
+
+    def get_lease(self, session_id: str) -> LeaseRow | None:
+        """The lease row (possibly expired), or None."""
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT session_id, holder, acquired_at, expires_at FROM compression_leases"
+                " WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()
+        return None if row is None else LeaseRow(row[0], row[1], row[2], row[3])

@@ -1,0 +1,156 @@
+"""What the table groups of one SQLite store share: their context, and plain helpers.
+
+Each table group (:mod:`~agent.store.sqlite.sessions`, :mod:`~agent.store.sqlite.transcript`,
+:mod:`~agent.store.sqlite.turns`, :mod:`~agent.store.sqlite.queued`,
+:mod:`~agent.store.sqlite.leases`, :mod:`~agent.store.sqlite.compressions`) is a class of its
+own built from one :class:`StoreContext`. A write that touches another group's tables (a turn
+that starts deletes its queued row, a compression archives messages) does it inside its own
+transaction with the helpers here, so it stays one transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from agent.provider.types import ChatMessage
+from agent.store.errors import StoreNotFound
+from agent.store.liveness import OwnerLiveness
+from agent.store.rows import MessageRow, NewMessage, tool_calls_from_json, tool_calls_to_json
+from agent.store.sqlite.connections import Connections
+from agent.tokens import estimate_tokens
+
+Clock = Callable[[], float]
+"""Wall-clock source in unix seconds."""
+
+MESSAGE_COLUMNS = (
+    "id, session_id, position, order_key, role, content, reasoning, tool_calls, tool_call_id,"
+    " token_estimate, active, archived_by, partial, turn_id, created_at"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreContext:
+    """What every table group of one store shares.
+
+    Attributes:
+        db: the store's connections.
+        path: the database path, named in errors (``":memory:"`` for an in-memory store).
+        clock: wall-clock source in unix seconds, for row times and lease expiry.
+        owner: this store's owner string, written on the turns and queued prompts it starts.
+        liveness: tells whether another owner still runs (crash recovery).
+    """
+
+    db: Connections
+    path: str
+    clock: Clock
+    owner: str
+    liveness: OwnerLiveness
+
+
+def as_new(item: ChatMessage | NewMessage) -> NewMessage:
+    """``item`` as a :class:`NewMessage` (a bare message gets the default flags)."""
+    return item if isinstance(item, NewMessage) else NewMessage(item)
+
+
+def require_session(conn: sqlite3.Connection, session_id: str, path: str) -> None:
+    """Check, inside the caller's transaction, that the session exists.
+
+    Raises:
+        StoreNotFound: no such session (``path`` is named in the error).
+    """
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+        raise StoreNotFound(f"no session {session_id!r}", path)
+
+
+def insert_messages(
+    conn: sqlite3.Connection,
+    session_id: str,
+    items: Iterable[NewMessage],
+    turn_id: str | None,
+    now: float,
+    *,
+    order_key: int | None = None,
+) -> list[MessageRow]:
+    """Append inside the caller's write transaction; positions continue without gaps.
+
+    A new message's ``order_key`` is its position (every older row's key is at most its own
+    position, so it sorts last), unless ``order_key`` places one summary elsewhere.
+    """
+    items = list(items)
+    if not items:
+        return []
+    (position,) = conn.execute(
+        "SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()
+    rows: list[MessageRow] = []
+    for item in items:
+        msg = item.message
+        tokens = item.token_estimate if item.token_estimate is not None else estimate_tokens(msg)
+        key = position if order_key is None else order_key
+        cur = conn.execute(
+            "INSERT INTO messages (session_id, position, order_key, role, content, reasoning,"
+            " tool_calls, tool_call_id, token_estimate, active, partial, turn_id, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+            (
+                session_id,
+                position,
+                key,
+                msg.role,
+                msg.content,
+                item.reasoning,
+                tool_calls_to_json(msg.tool_calls),
+                msg.tool_call_id,
+                tokens,
+                int(item.partial),
+                turn_id,
+                now,
+            ),
+        )
+        rows.append(
+            MessageRow(
+                id=cast(int, cur.lastrowid),
+                session_id=session_id,
+                position=position,
+                order_key=key,
+                role=msg.role,
+                content=msg.content,
+                reasoning=item.reasoning,
+                tool_calls=msg.tool_calls,
+                tool_call_id=msg.tool_call_id,
+                token_estimate=tokens,
+                active=True,
+                archived_by=None,
+                partial=item.partial,
+                turn_id=turn_id,
+                created_at=now,
+            )
+        )
+        position += 1
+    conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+    return rows
+
+
+def message_row(r: Sequence[Any]) -> MessageRow:
+    """A :class:`MessageRow` from a row of :data:`MESSAGE_COLUMNS`."""
+    # Positional, in MessageRow's field order (this runs once per message on session open).
+    return MessageRow(
+        r[0],
+        r[1],
+        r[2],
+        r[3],
+        r[4],
+        r[5],
+        r[6],
+        tool_calls_from_json(r[7]) if r[7] is not None else (),
+        r[8],
+        r[9],
+        bool(r[10]),
+        r[11],
+        bool(r[12]),
+        r[13],
+        r[14],
+    )

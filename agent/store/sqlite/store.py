@@ -1,0 +1,170 @@
+"""The SQLite session store: the embedded default behind :class:`~agent.store.SessionStore`.
+
+One database file holds sessions, their transcripts, turns and compression state. Every
+mutation is one transaction (see :mod:`agent.store.sqlite.connections` for locking), so a stop,
+a crash or a quit never leaves a half-written row: a transaction is either in the file whole or
+not at all, and whatever a call reported as written survives a killed process.
+
+:class:`SqliteStore` opens the file, migrates it and closes it; the table groups it is made of
+(one module each, sharing :mod:`~agent.store.sqlite.shared`) do the reading and writing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Final
+
+from agent.store.errors import StoreCorrupt, StoreReadOnly, StoreTooNew
+from agent.store.liveness import LocalLiveness, OwnerLiveness
+from agent.store.sqlite.compressions import SqliteCompressions
+from agent.store.sqlite.connections import MEMORY, Connections, Synchronous, resolve
+from agent.store.sqlite.leases import SqliteLeases
+from agent.store.sqlite.queued import SqliteQueue
+from agent.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
+from agent.store.sqlite.sessions import SqliteSessions
+from agent.store.sqlite.shared import Clock, StoreContext
+from agent.store.sqlite.transcript import SqliteTranscript
+from agent.store.sqlite.turns import SqliteTurns
+
+
+class SqliteStore:
+    """Sessions, transcripts, turns, queued prompts and compression state in one SQLite file.
+
+    Thread-safe. Made of one object per table group, which share the connections:
+    :attr:`sessions`, :attr:`transcript`, :attr:`turns`, :attr:`queue`, :attr:`leases` and
+    :attr:`compressions` (see :class:`~agent.store.protocol.SessionStore`). Opening creates the
+    parent directory and the file when missing, switches the file to WAL mode, applies pending
+    schema migrations (each in one transaction) and, unless ``recover=False``, closes turns,
+    queued prompts and compressions left behind by a process that is gone
+    (:meth:`~agent.store.sqlite.turns.SqliteTurns.recover_open_turns`,
+    :meth:`~agent.store.sqlite.queued.SqliteQueue.recover_queued_prompts`,
+    :meth:`~agent.store.sqlite.compressions.SqliteCompressions.recover_abandoned_compressions`).
+
+    Args:
+        path: the database file, or ``":memory:"`` (one private in-memory database, for tests).
+        clock: wall-clock source in unix seconds, for row times and lease expiry.
+        busy_timeout_s: how long a write waits for another writer, in seconds, before
+            :class:`~agent.store.errors.StoreLocked`.
+        synchronous: ``FULL`` (default: fsync at every commit, durable across power loss) or
+            ``NORMAL`` (durable across a killed process only; faster).
+        liveness: this process's owner identity (written on the turns and queued prompts it
+            starts) and whether another owner still runs (crash recovery); default
+            :class:`~agent.store.liveness.LocalLiveness`.
+        recover: run crash recovery on open.
+
+    Raises:
+        StoreCorrupt: the file is not a SQLite database (the message names the path) or is
+            damaged.
+        StoreReadOnly: the file or its directory cannot be written.
+        StoreLocked: another process held the file past the busy timeout.
+        StoreTooNew: the file was written by a newer desk.
+        StoreError: any other failure to open.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        clock: Clock = time.time,
+        busy_timeout_s: float = 5.0,
+        synchronous: Synchronous = "FULL",
+        liveness: OwnerLiveness | None = None,
+        recover: bool = True,
+    ) -> None:
+        self.path = resolve(path)
+        live = liveness if liveness is not None else LocalLiveness()
+        self._owner = live.owner
+        if self.path != MEMORY:
+            _prepare_file(Path(self.path))
+        self._db = Connections(self.path, busy_timeout_s=busy_timeout_s, synchronous=synchronous)
+        context = StoreContext(self._db, self.path, clock, self._owner, live)
+        self.sessions: Final = SqliteSessions(context)
+        self.transcript: Final = SqliteTranscript(context)
+        self.turns: Final = SqliteTurns(context)
+        self.queue: Final = SqliteQueue(context)
+        self.leases: Final = SqliteLeases(context)
+        self.compressions: Final = SqliteCompressions(context)
+        try:
+            self._migrate()
+            if recover:
+                self.turns.recover_open_turns()
+                self.queue.recover_queued_prompts()  # after: a queue waits for its open turn
+                self.compressions.recover_abandoned_compressions()
+        except BaseException:
+            self._db.close()
+            raise
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database (idempotent). Later calls raise ``StoreClosed``."""
+        self._db.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def owner(self) -> str:
+        """The owner string written on the turns this store starts."""
+        return self._owner
+
+    def schema_version(self) -> int:
+        """``PRAGMA user_version`` of the file."""
+        with self._db.read() as conn:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def integrity_check(self) -> str:
+        """``PRAGMA integrity_check``: ``"ok"``, or SQLite's list of problems (one per line)."""
+        with self._db.read() as conn:
+            rows = conn.execute("PRAGMA integrity_check").fetchall()
+        return "\n".join(str(r[0]) for r in rows)
+
+    def _migrate(self) -> None:
+        with self._db.read() as conn:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreTooNew(
+                f"the session database {self.path} was written by a newer desk "
+                f"(schema {version}; this desk knows up to {SCHEMA_VERSION})",
+                self.path,
+            )
+        while version < SCHEMA_VERSION:
+            with self._db.write() as conn:
+                # Another process may have migrated while we waited for the write lock.
+                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+                if version >= SCHEMA_VERSION:
+                    break
+                for statement in MIGRATIONS[version]:
+                    conn.execute(statement)
+                version += 1
+                conn.execute(f"PRAGMA user_version = {version}")
+
+
+def _prepare_file(path: Path) -> None:
+    """Create the parent directory; refuse a directory or an unwritable file up front.
+
+    Raises:
+        StoreCorrupt: ``path`` is a directory.
+        StoreReadOnly: the directory cannot be created or written, or the file cannot be
+            written.
+    """
+    if path.is_dir():
+        raise StoreCorrupt(f"{path} is a directory, not a desk session database", path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreReadOnly(
+            f"cannot create the folder of the session database {path} ({exc.strerror})", path
+        ) from exc
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        raise StoreReadOnly(f"the session database {path} is read-only (no write permission)", path)
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        # WAL mode needs <file>-wal and <file>-shm next to the database.
+        raise StoreReadOnly(
+            f"the folder of the session database {path} is read-only (no write permission)", path
+        )

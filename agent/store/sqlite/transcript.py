@@ -1,0 +1,145 @@
+"""The transcript of the SQLite store: reading and appending rows of the ``messages`` table.
+
+The one way rows are inserted, :func:`~agent.store.sqlite.shared.insert_messages`, is shared
+with the groups that add messages inside their own transactions (a session's first messages, a
+turn's prompt and reply, a compression summary)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from agent.provider.types import ChatMessage, Role
+from agent.store.errors import StoreNotFound
+from agent.store.rows import MessageRow, NewMessage, tool_calls_from_json
+from agent.store.sqlite.shared import (
+    MESSAGE_COLUMNS,
+    StoreContext,
+    as_new,
+    insert_messages,
+    message_row,
+    require_session,
+)
+
+
+class SqliteTranscript:
+    """Messages in SQLite (implements :class:`~agent.store.protocol.Transcript`).
+
+    Args:
+        context: what the table groups of the store share (connections, clock, owner).
+    """
+
+    def __init__(self, context: StoreContext) -> None:
+        self._db = context.db
+        self._path = context.path
+        self._clock = context.clock
+
+    def append_message(
+        self,
+        session_id: str,
+        message: ChatMessage | NewMessage,
+        *,
+        turn_id: str | None = None,
+        partial: bool = False,
+        reasoning: str | None = None,
+        token_estimate: int | None = None,
+    ) -> MessageRow:
+        """Append one message at the session's next position (assigned inside the transaction).
+
+        Args:
+            session_id: the session.
+            message: the message (a :class:`NewMessage` carries its own flags; then
+                ``partial``, ``reasoning`` and ``token_estimate`` are ignored).
+            turn_id: the turn that adds it, or None.
+            partial: True for a reply cut short.
+            reasoning: reasoning text shown with it.
+            token_estimate: tokens; None for :func:`~agent.tokens.estimate_tokens`.
+
+        Returns:
+            the stored row.
+
+        Raises:
+            StoreNotFound: no such session, or ``turn_id`` names no turn of it.
+            StoreError: the write failed (nothing was written).
+        """
+        item = (
+            message
+            if isinstance(message, NewMessage)
+            else NewMessage(message, partial, reasoning, token_estimate)
+        )
+        return self.append_messages(session_id, [item], turn_id=turn_id)[0]
+
+    def append_messages(
+        self,
+        session_id: str,
+        messages: Sequence[ChatMessage | NewMessage],
+        *,
+        turn_id: str | None = None,
+    ) -> list[MessageRow]:
+        """Append several messages in one transaction (all or none).
+
+        Raises:
+            StoreNotFound: no such session, or ``turn_id`` names no turn of it.
+            StoreError: the write failed (nothing was written).
+        """
+        items = [as_new(m) for m in messages]
+        with self._db.write() as conn:
+            require_session(conn, session_id, self._path)
+            if turn_id is not None:
+                found = conn.execute(
+                    "SELECT 1 FROM turns WHERE id = ? AND session_id = ?", (turn_id, session_id)
+                ).fetchone()
+                if found is None:
+                    raise StoreNotFound(
+                        f"no turn {turn_id!r} in session {session_id!r}", self._path
+                    )
+            return insert_messages(conn, session_id, items, turn_id, self._clock())
+
+    def active_messages(self, session_id: str) -> list[MessageRow]:
+        """The active transcript (archived rows left out), in order; [] for an unknown session."""
+        with self._db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages"
+                " WHERE session_id = ? AND active = 1 ORDER BY order_key",
+                (session_id,),
+            ).fetchall()
+        return [message_row(r) for r in rows]
+
+    def active_message_ids(self, session_id: str) -> list[int]:
+        """Ids of the active transcript's messages, in order (cheap: no row objects)."""
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY order_key",
+                (session_id,),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def all_messages(self, session_id: str) -> list[MessageRow]:
+        """Every message ever appended, archived ones included, in append order (position)."""
+        with self._db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY position",
+                (session_id,),
+            ).fetchall()
+        return [message_row(r) for r in rows]
+
+    def load_history(self, session_id: str) -> list[ChatMessage]:
+        """The transcript sent to the model: active messages, in order ([] if unknown).
+
+        Partial replies are included (the model sees what the person saw); reasoning is not.
+        """
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT role, content, tool_calls, tool_call_id FROM messages"
+                " WHERE session_id = ? AND active = 1 ORDER BY order_key",
+                (session_id,),
+            ).fetchall()
+        return [
+            ChatMessage(
+                role=cast(Role, r[0]),
+                content=r[1],
+                tool_calls=tool_calls_from_json(r[2]) if r[2] is not None else (),
+                tool_call_id=r[3],
+            )
+            for r in rows
+        ]
