@@ -1,7 +1,8 @@
 """Typed rows of the session store, and the values callers pass in.
 
 Times named ``*_at`` are wall-clock unix seconds (``time.time()``, REAL); durations named
-``*_ms`` are milliseconds; token counts are tokens.
+``*_ms`` are milliseconds; token counts are tokens. A row's field names are its table's column
+names: the SQLite store selects a row's fields by name and builds it by position.
 """
 
 from __future__ import annotations

@@ -9,34 +9,19 @@ optionally releases the lease; or it changes nothing."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from agent.provider.types import ChatMessage
 from agent.store.errors import StoreNotFound
 from agent.store.rows import CompressionAttemptRow, Cooldown, MessageRow, NewMessage
-from agent.store.sqlite.shared import StoreContext, as_new, insert_messages, require_session
-
-_ATTEMPT_COLUMNS = (
-    "id, session_id, generation, holder, started_at, ended_at, phase, outcome, tokens_in,"
-    " tokens_out, error, summary_message_id"
+from agent.store.sqlite.shared import (
+    StoreContext,
+    as_new,
+    columns,
+    insert_messages,
+    require_session,
 )
 
-
-def _attempt_row(r: Sequence[Any]) -> CompressionAttemptRow:
-    return CompressionAttemptRow(
-        id=r[0],
-        session_id=r[1],
-        generation=r[2],
-        holder=r[3],
-        started_at=r[4],
-        ended_at=r[5],
-        phase=r[6],
-        outcome=r[7],
-        tokens_in=r[8],
-        tokens_out=r[9],
-        error=r[10],
-        summary_message_id=r[11],
-    )
+_ATTEMPT_COLUMNS = columns(CompressionAttemptRow)
 
 
 class SqliteCompressions:
@@ -107,7 +92,7 @@ class SqliteCompressions:
                 f"SELECT {_ATTEMPT_COLUMNS} FROM compression_attempts WHERE id = ?",
                 (cur.lastrowid,),
             ).fetchone()
-        return _attempt_row(row)
+        return CompressionAttemptRow(*row)
 
     def set_compression_phase(self, attempt_id: int, phase: str) -> bool:
         """Record the phase an open attempt reached; False when it ended already."""
@@ -124,7 +109,7 @@ class SqliteCompressions:
             row = conn.execute(
                 f"SELECT {_ATTEMPT_COLUMNS} FROM compression_attempts WHERE id = ?", (attempt_id,)
             ).fetchone()
-        return None if row is None else _attempt_row(row)
+        return None if row is None else CompressionAttemptRow(*row)
 
     def latest_compression(self, session_id: str) -> CompressionAttemptRow | None:
         """The session's attempt with the highest generation, or None."""
@@ -134,7 +119,7 @@ class SqliteCompressions:
                 " ORDER BY generation DESC LIMIT 1",
                 (session_id,),
             ).fetchone()
-        return None if row is None else _attempt_row(row)
+        return None if row is None else CompressionAttemptRow(*row)
 
     def commit_compression(
         self,

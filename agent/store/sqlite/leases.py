@@ -6,7 +6,9 @@ so a holder whose lease expired can never commit."""
 from __future__ import annotations
 
 from agent.store.rows import LeaseRow
-from agent.store.sqlite.shared import StoreContext, require_session
+from agent.store.sqlite.shared import StoreContext, columns, require_session
+
+_LEASE_COLUMNS = columns(LeaseRow)
 
 
 class SqliteLeases:
@@ -83,8 +85,7 @@ class SqliteLeases:
         """The lease row (possibly expired), or None."""
         with self._db.read() as conn:
             row = conn.execute(
-                "SELECT session_id, holder, acquired_at, expires_at FROM compression_leases"
-                " WHERE session_id = ?",
+                f"SELECT {_LEASE_COLUMNS} FROM compression_leases WHERE session_id = ?",
                 (session_id,),
             ).fetchone()
-        return None if row is None else LeaseRow(row[0], row[1], row[2], row[3])
+        return None if row is None else LeaseRow(*row)

@@ -30,9 +30,9 @@ from agent.store.rows import (
     QueuedPromptRow,
     TurnOutcome,
 )
-from agent.store.sqlite.shared import StoreContext, insert_messages, require_session
+from agent.store.sqlite.shared import StoreContext, columns, insert_messages, require_session
 
-_QUEUED_COLUMNS = "turn_id, session_id, prompt, owner, queued_at"
+_QUEUED_COLUMNS = columns(QueuedPromptRow)
 
 CRASH_OUTCOME = TurnOutcome(
     status="failed", exit_reason=CRASH_EXIT_REASON, error=NOT_SENT_CRASH_ERROR
@@ -109,7 +109,7 @@ class SqliteQueue:
                 f"SELECT {_QUEUED_COLUMNS} FROM queued_prompts {where} ORDER BY queued_at, rowid",
                 args,
             ).fetchall()
-        return [QueuedPromptRow(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+        return [QueuedPromptRow(*r) for r in rows]
 
     def close_unsent_prompts(
         self, session_id: str, prompts: Sequence[tuple[str, str]], outcome: TurnOutcome
@@ -165,7 +165,7 @@ class SqliteQueue:
         closed: list[str] = []
         with self._db.write() as conn:
             rows = [
-                QueuedPromptRow(r[0], r[1], r[2], r[3], r[4])
+                QueuedPromptRow(*r)
                 for r in conn.execute(
                     f"SELECT {_QUEUED_COLUMNS} FROM queued_prompts ORDER BY queued_at, rowid"
                 ).fetchall()

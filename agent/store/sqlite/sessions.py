@@ -5,31 +5,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 from agent.provider.types import ChatMessage
 from agent.store.errors import StoreError, StoreNotFound
 from agent.store.rows import NewMessage, SessionRow
-from agent.store.sqlite.shared import StoreContext, as_new, insert_messages
+from agent.store.sqlite.shared import StoreContext, as_new, columns, insert_messages
 
-_SESSION_COLUMNS = (
-    "id, title, model, cwd, created_at, updated_at, compression_cooldown_until,"
-    " compression_cooldown_step, last_error"
-)
-
-
-def _session_row(r: Sequence[Any]) -> SessionRow:
-    return SessionRow(
-        id=r[0],
-        title=r[1],
-        model=r[2],
-        cwd=r[3],
-        created_at=r[4],
-        updated_at=r[5],
-        compression_cooldown_until=r[6],
-        compression_cooldown_step=r[7],
-        last_error=r[8],
-    )
+_SESSION_COLUMNS = columns(SessionRow)
 
 
 class SqliteSessions:
@@ -84,7 +66,7 @@ class SqliteSessions:
             row = conn.execute(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (sid,)
             ).fetchone()
-        return _session_row(row)
+        return SessionRow(*row)
 
     def get_session(self, session_id: str) -> SessionRow | None:
         """The session, or None when there is none with that id."""
@@ -92,7 +74,7 @@ class SqliteSessions:
             row = conn.execute(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
-        return None if row is None else _session_row(row)
+        return None if row is None else SessionRow(*row)
 
     def list_sessions(self, limit: int = 50, offset: int = 0) -> list[SessionRow]:
         """Sessions, most recently updated first (ties: most recently created first).
@@ -107,7 +89,7 @@ class SqliteSessions:
                 " ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
                 (limit, offset),
             ).fetchall()
-        return [_session_row(r) for r in rows]
+        return [SessionRow(*r) for r in rows]
 
     def most_recent_session(self) -> SessionRow | None:
         """The most recently updated session, or None when there is none."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, cast
 
 from agent.provider.types import ChatMessage
@@ -25,10 +25,21 @@ from agent.tokens import estimate_tokens
 Clock = Callable[[], float]
 """Wall-clock source in unix seconds."""
 
-MESSAGE_COLUMNS = (
-    "id, session_id, position, order_key, role, content, reasoning, tool_calls, tool_call_id,"
-    " token_estimate, active, archived_by, partial, turn_id, created_at"
-)
+
+def columns(row_type: type[Any]) -> str:
+    """The select list of a row dataclass: its field names, in order.
+
+    Each row type's fields are named after its table's columns, so selecting them in field
+    order lets the fetched tuple build the row by position (``SessionRow(*r)``): one list for
+    the query and the mapping, instead of a column string and a mapper per row type.
+
+    Args:
+        row_type: a dataclass of :mod:`agent.store.rows`.
+    """
+    return ", ".join(f.name for f in fields(row_type))
+
+
+MESSAGE_COLUMNS = columns(MessageRow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +146,8 @@ def insert_messages(
 
 
 def message_row(r: Sequence[Any]) -> MessageRow:
-    """A :class:`MessageRow` from a row of :data:`MESSAGE_COLUMNS`."""
+    """A :class:`MessageRow` from a row of :data:`MESSAGE_COLUMNS` (the one row type whose
+    columns need converting: tool calls are JSON, flags are 0/1)."""
     # Positional, in MessageRow's field order (this runs once per message on session open).
     return MessageRow(
         r[0],

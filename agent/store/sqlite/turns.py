@@ -7,7 +7,6 @@ a dead process left open, asking the store's :class:`~agent.store.liveness.Owner
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from agent.provider.types import ChatMessage
 from agent.store.errors import StoreError, StoreLocked, StoreNotFound
@@ -18,36 +17,15 @@ from agent.store.rows import (
     TurnOutcome,
     TurnRow,
 )
-from agent.store.sqlite.shared import StoreContext, as_new, insert_messages, require_session
-
-_TURN_COLUMNS = (
-    "id, session_id, prompt, owner, started_at, ended_at, status, exit_reason, stop_issuer,"
-    " stop_surface, stop_reason, prompt_tokens, completion_tokens, stop_closed_ms,"
-    " stop_exited_ms, children_ended, error, draft"
+from agent.store.sqlite.shared import (
+    StoreContext,
+    as_new,
+    columns,
+    insert_messages,
+    require_session,
 )
 
-
-def _turn_row(r: Sequence[Any]) -> TurnRow:
-    return TurnRow(
-        id=r[0],
-        session_id=r[1],
-        prompt=r[2],
-        owner=r[3],
-        started_at=r[4],
-        ended_at=r[5],
-        status=r[6],
-        exit_reason=r[7],
-        stop_issuer=r[8],
-        stop_surface=r[9],
-        stop_reason=r[10],
-        prompt_tokens=r[11],
-        completion_tokens=r[12],
-        stop_closed_ms=r[13],
-        stop_exited_ms=r[14],
-        children_ended=r[15],
-        error=r[16],
-        draft=r[17],
-    )
+_TURN_COLUMNS = columns(TurnRow)
 
 
 class SqliteTurns:
@@ -112,7 +90,7 @@ class SqliteTurns:
             else:
                 conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
             row = conn.execute(f"SELECT {_TURN_COLUMNS} FROM turns WHERE id = ?", (turn_id,))
-            return _turn_row(row.fetchone())
+            return TurnRow(*row.fetchone())
 
     def save_draft(self, turn_id: str, text: str, *, wait: bool = True) -> bool:
         """Checkpoint the reply streamed so far, so a crash keeps what the person saw.
@@ -228,7 +206,7 @@ class SqliteTurns:
             row = conn.execute(
                 f"SELECT {_TURN_COLUMNS} FROM turns WHERE id = ?", (turn_id,)
             ).fetchone()
-        return None if row is None else _turn_row(row)
+        return None if row is None else TurnRow(*row)
 
     def list_turns(self, session_id: str) -> list[TurnRow]:
         """The session's turns, oldest first."""
@@ -238,7 +216,7 @@ class SqliteTurns:
                 " ORDER BY started_at, rowid",
                 (session_id,),
             ).fetchall()
-        return [_turn_row(r) for r in rows]
+        return [TurnRow(*r) for r in rows]
 
     def open_turns(self) -> list[TurnRow]:
         """Every turn without a terminal outcome, over all sessions."""
@@ -247,7 +225,7 @@ class SqliteTurns:
                 f"SELECT {_TURN_COLUMNS} FROM turns WHERE ended_at IS NULL"
                 " ORDER BY started_at, rowid"
             ).fetchall()
-        return [_turn_row(r) for r in rows]
+        return [TurnRow(*r) for r in rows]
 
     def recover_open_turns(self, *, include_live: bool = False) -> list[str]:
         """Close the turns a dead process left open, as ``failed(Crash)``, in one transaction.
@@ -267,7 +245,7 @@ class SqliteTurns:
                 " ORDER BY started_at, rowid"
             ).fetchall()
             now = self._clock()
-            for turn in map(_turn_row, rows):
+            for turn in (TurnRow(*r) for r in rows):
                 if not include_live and (
                     turn.owner == self._owner or self._liveness.is_alive(turn.owner)
                 ):
