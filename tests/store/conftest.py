@@ -1,15 +1,30 @@
-"""Fixtures of the store tests: a database file in a temporary folder, a hand-driven clock and
-owner liveness the test decides."""
+"""Fixtures of the store tests: stores of every backend from one factory, a hand-driven clock and
+owner liveness the test decides.
+
+The modules of ``tests/store`` are a conformance suite: they take their stores from
+:func:`store_factory` only and use nothing but the interfaces of :mod:`agent.store.protocol`,
+so each runs once per backend in :data:`BACKENDS`. A second backend (PostgreSQL) joins them by
+adding its name there and a :class:`StoreFactory` of its own to :func:`_factory`. What only
+SQLite has (its file, WAL mode, migrations, locks, SIGKILL durability) is tested in
+``tests/store/sqlite``.
+"""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
-from agent.store import SqliteStore, current_owner, owner_alive
+from agent.store import OwnerLiveness, SessionStore, SqliteStore, current_owner, owner_alive
+from agent.store.sqlite.connections import Synchronous
+
+BACKENDS = ["sqlite"]
+"""The store backends every conformance test runs against."""
 
 
 class FakeClock:
@@ -42,6 +57,98 @@ class ScriptedLiveness:
         return self.alive(owner)
 
 
+class StoreFactory(Protocol):
+    """Opens stores of one backend on one database of its own, and closes them all at the end.
+
+    Attributes:
+        backend: the backend's name, one of :data:`BACKENDS`.
+        clock: the clock of every store it opens (the test moves it).
+    """
+
+    backend: str
+    clock: FakeClock
+
+    def __call__(
+        self, *, liveness: OwnerLiveness | None = None, recover: bool = True
+    ) -> SessionStore:
+        """Open one more store on the factory's database, as a desk starting on it would.
+
+        Args:
+            liveness: the store's owner identity and liveness rule (default: the real one).
+            recover: run crash recovery on open.
+        """
+        ...
+
+    def fresh(self) -> StoreFactory:
+        """A factory of the same backend on a new, empty database with a clock of its own: for
+        property tests, whose many examples share one test's fixtures. Its ``close`` also
+        removes that database."""
+        ...
+
+    def close(self) -> None:
+        """Close every store this factory opened (a store closed already stays closed)."""
+        ...
+
+
+class SqliteFactory:
+    """:class:`StoreFactory` of :class:`SqliteStore`, on one file.
+
+    Args:
+        path: the database file (its folder is created by the first store).
+        clock: the stores' clock.
+        synchronous: the stores' SQLite ``synchronous`` mode.
+        owns: a folder :meth:`close` removes, or None.
+    """
+
+    backend = "sqlite"
+
+    def __init__(
+        self,
+        path: Path,
+        clock: FakeClock,
+        *,
+        synchronous: Synchronous = "FULL",
+        owns: Path | None = None,
+    ) -> None:
+        self.path = path
+        self.clock = clock
+        self._synchronous: Synchronous = synchronous
+        self._owns = owns
+        self._opened: list[SqliteStore] = []
+
+    def __call__(
+        self, *, liveness: OwnerLiveness | None = None, recover: bool = True
+    ) -> SqliteStore:
+        store = SqliteStore(
+            self.path,
+            clock=self.clock,
+            synchronous=self._synchronous,
+            liveness=liveness,
+            recover=recover,
+        )
+        self._opened.append(store)
+        return store
+
+    def fresh(self) -> SqliteFactory:
+        # Many short examples: they test the store's logic, not durability across power loss,
+        # so their commits skip the fsync.
+        folder = Path(tempfile.mkdtemp(prefix="desk-store-"))
+        return SqliteFactory(folder / "desk.db", FakeClock(), synchronous="NORMAL", owns=folder)
+
+    def close(self) -> None:
+        for store in self._opened:
+            store.close()
+        self._opened.clear()
+        if self._owns is not None:
+            shutil.rmtree(self._owns, ignore_errors=True)
+
+
+def _factory(backend: str, db_path: Path, clock: FakeClock) -> StoreFactory:
+    if backend == "sqlite":
+        return SqliteFactory(db_path, clock)
+    raise AssertionError(f"no store factory for the backend {backend!r}")
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     """A not-yet-existing database file in a fresh folder."""
@@ -54,11 +161,19 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture
-def store(db_path: Path, clock: FakeClock) -> Iterator[SqliteStore]:
-    """A store on ``db_path`` with the fake clock."""
-    s = SqliteStore(db_path, clock=clock)
+@pytest.fixture(params=BACKENDS)
+def store_factory(
+    request: pytest.FixtureRequest, db_path: Path, clock: FakeClock
+) -> Iterator[StoreFactory]:
+    """Opens stores of one backend (each test runs once per backend) with the fake clock."""
+    factory = _factory(request.param, db_path, clock)
     try:
-        yield s
+        yield factory
     finally:
-        s.close()
+        factory.close()
+
+
+@pytest.fixture
+def store(store_factory: StoreFactory) -> SessionStore:
+    """A store from :func:`store_factory` (closed at the end of the test)."""
+    return store_factory()

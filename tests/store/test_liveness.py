@@ -7,16 +7,15 @@ import os
 import socket
 import subprocess
 import sys
-from pathlib import Path
+from contextlib import closing
 
 from agent.store import (
     LocalLiveness,
     OwnerLiveness,
-    SqliteStore,
     current_owner,
     owner_alive,
 )
-from tests.store.conftest import ScriptedLiveness
+from tests.store.conftest import ScriptedLiveness, StoreFactory
 
 
 def test_this_process_is_alive() -> None:
@@ -63,18 +62,18 @@ def test_the_local_liveness_is_this_process_and_proc() -> None:
     assert local.is_alive(local.owner) and not local.is_alive("garbage")
 
 
-def test_the_store_writes_and_asks_its_liveness(tmp_path: Path) -> None:
+def test_the_store_writes_and_asks_its_liveness(store_factory: StoreFactory) -> None:
     asked: list[str] = []
 
     def alive(owner: str) -> bool:
         asked.append(owner)
         return False
 
-    with SqliteStore(tmp_path / "desk.db", liveness=ScriptedLiveness("desk-a:1:1")) as a:
+    with closing(store_factory(liveness=ScriptedLiveness("desk-a:1:1"))) as a:
         assert a.owner == "desk-a:1:1"
         a.sessions.create_session("s")
         a.turns.start_turn("t", "s", "running")
-    with SqliteStore(tmp_path / "desk.db", liveness=ScriptedLiveness("desk-b:2:2", alive)) as b:
+    with closing(store_factory(liveness=ScriptedLiveness("desk-b:2:2", alive))) as b:
         assert asked == ["desk-a:1:1"]
         turn = b.turns.get_turn("t")
         assert turn is not None and turn.owner == "desk-a:1:1" and not turn.is_open

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import hypothesis.strategies as st
 import pytest
@@ -16,11 +13,12 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
+    run_state_machine_as_test,
 )
 
 from agent.provider.types import ChatMessage, Role
-from agent.store import NewMessage, SqliteStore, StoreNotFound, TurnOutcome
-from tests.store.conftest import FakeClock, ScriptedLiveness
+from agent.store import NewMessage, SessionStore, StoreNotFound, TurnOutcome
+from tests.store.conftest import ScriptedLiveness, StoreFactory
 
 TEXT = st.text(max_size=40)
 DONE = TurnOutcome(status="completed", exit_reason="completed")
@@ -35,13 +33,16 @@ class ModelTurn:
 
 
 class StoreMachine(RuleBasedStateMachine):
-    """The model: per session, the active transcript as (role, content, partial) tuples."""
+    """The model: per session, the active transcript as (role, content, partial) tuples.
 
-    def __init__(self) -> None:
+    Args:
+        factory: opens the stores of this example, on a database of its own.
+    """
+
+    def __init__(self, factory: StoreFactory) -> None:
         super().__init__()
-        self.folder = Path(tempfile.mkdtemp(prefix="desk-stateful-"))
-        self.path = self.folder / "desk.db"
-        self.clock = FakeClock()
+        self.factory = factory
+        self.clock = factory.clock
         self.generation = 0
         self.store = self._open()
         self.sessions: dict[str, list[tuple[str, str, bool]]] = {}
@@ -52,14 +53,9 @@ class StoreMachine(RuleBasedStateMachine):
     def _owner(self) -> str:
         return f"model-host:{self.generation + 1}:1"
 
-    def _open(self) -> SqliteStore:
+    def _open(self) -> SessionStore:
         owner = self._owner()
-        return SqliteStore(
-            self.path,
-            clock=self.clock,
-            synchronous="NORMAL",
-            liveness=ScriptedLiveness(owner, lambda o: o == owner),
-        )
+        return self.factory(liveness=ScriptedLiveness(owner, lambda o: o == owner))
 
     def _next(self, prefix: str) -> str:
         self.counter += 1
@@ -71,8 +67,7 @@ class StoreMachine(RuleBasedStateMachine):
         self.appended[sid] += 1
 
     def teardown(self) -> None:
-        self.store.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        self.factory.close()
 
     # -- rules ---------------------------------------------------------------------------------
 
@@ -209,10 +204,13 @@ class StoreMachine(RuleBasedStateMachine):
         assert {t.id for t in self.store.turns.open_turns()} == expected
 
 
-StoreMachine.TestCase.settings = settings(
-    max_examples=60,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-test_store_matches_the_model = StoreMachine.TestCase
+def test_store_matches_the_model(store_factory: StoreFactory) -> None:
+    run_state_machine_as_test(
+        lambda: StoreMachine(store_factory.fresh()),
+        settings=settings(
+            max_examples=60,
+            stateful_step_count=40,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+        ),
+    )

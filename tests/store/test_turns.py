@@ -1,9 +1,9 @@
-"""Messages and turns: positions, the transcript, exactly-once close, drafts, crash recovery."""
+"""Turns: the prompt written at the start, exactly-once close, outcomes, drafts, crash recovery."""
 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
+from contextlib import closing
 
 import pytest
 
@@ -13,70 +13,18 @@ from agent.stops import StopRequest, Surface
 from agent.store import (
     CRASH_EXIT_REASON,
     NewMessage,
-    SqliteStore,
+    SessionStore,
     StoreError,
     StoreNotFound,
     TurnOutcome,
     turn_messages,
 )
-from tests.store.conftest import FakeClock, ScriptedLiveness
+from tests.store.conftest import FakeClock, ScriptedLiveness, StoreFactory
 
 COMPLETED = TurnOutcome(status="completed", exit_reason="completed")
 
 
-def test_positions_are_contiguous_and_rows_round_trip(store: SqliteStore) -> None:
-    store.sessions.create_session("s1")
-    call = ToolCall(id="c1", name="shell", arguments='{"cmd": "ls"}')
-    rows = [
-        store.transcript.append_message("s1", ChatMessage("user", "list files")),
-        store.transcript.append_message("s1", ChatMessage("assistant", "", tool_calls=(call,))),
-        store.transcript.append_message("s1", ChatMessage("tool", "a\nb", tool_call_id="c1")),
-        store.transcript.append_message(
-            "s1", ChatMessage("assistant", "two fi"), partial=True, reasoning="think"
-        ),
-    ]
-    assert [r.position for r in rows] == [0, 1, 2, 3]
-    assert store.transcript.all_messages("s1") == rows
-    assert store.transcript.active_messages("s1") == rows
-    assert rows[1].tool_calls == (call,)
-    assert rows[3].partial and rows[3].reasoning == "think"
-    assert store.transcript.load_history("s1") == [
-        ChatMessage("user", "list files"),
-        ChatMessage("assistant", "", tool_calls=(call,)),
-        ChatMessage("tool", "a\nb", tool_call_id="c1"),
-        ChatMessage("assistant", "two fi"),
-    ]
-    assert all(r.token_estimate > 0 for r in rows)
-
-
-def test_unicode_and_empty_content_round_trip(store: SqliteStore) -> None:
-    store.sessions.create_session("s1")
-    texts = ["", "é ü 漢字 🙂", "\x00nul inside", "line\r\nbreaks"]
-    for text in texts:
-        store.transcript.append_message("s1", ChatMessage("user", text))
-    assert [m.content for m in store.transcript.load_history("s1")] == texts
-
-
-def test_append_to_a_missing_session_or_turn(store: SqliteStore) -> None:
-    with pytest.raises(StoreNotFound, match="no session 'nope'"):
-        store.transcript.append_message("nope", ChatMessage("user", "x"))
-    store.sessions.create_session("s1")
-    with pytest.raises(StoreNotFound, match="no turn"):
-        store.transcript.append_message("s1", ChatMessage("user", "x"), turn_id="t-missing")
-    assert store.transcript.all_messages("s1") == []
-
-
-def test_append_messages_is_all_or_nothing(store: SqliteStore) -> None:
-    store.sessions.create_session("s1")
-    bad = ChatMessage("robot", "x")  # type: ignore[arg-type]  # violates the role CHECK
-    with pytest.raises(StoreError):
-        store.transcript.append_messages("s1", [ChatMessage("user", "ok"), bad])
-    assert store.transcript.all_messages("s1") == []
-    store.transcript.append_messages("s1", [ChatMessage("user", "ok")])
-    assert [m.position for m in store.transcript.all_messages("s1")] == [0]
-
-
-def test_start_turn_writes_the_turn_and_its_prompt(store: SqliteStore, clock: FakeClock) -> None:
+def test_start_turn_writes_the_turn_and_its_prompt(store: SessionStore, clock: FakeClock) -> None:
     store.sessions.create_session("s1")
     turn = store.turns.start_turn("t1", "s1", "hello", started_at=123.0)
     assert turn.is_open and turn.status == "running" and turn.started_at == 123.0
@@ -91,7 +39,7 @@ def test_start_turn_writes_the_turn_and_its_prompt(store: SqliteStore, clock: Fa
     assert len(store.transcript.all_messages("s1")) == 1
 
 
-def test_turn_closes_exactly_once(store: SqliteStore, clock: FakeClock) -> None:
+def test_turn_closes_exactly_once(store: SessionStore, clock: FakeClock) -> None:
     store.sessions.create_session("s1")
     store.turns.start_turn("t1", "s1", "hello")
     stopped = TurnOutcome(
@@ -128,7 +76,7 @@ def test_turn_closes_exactly_once(store: SqliteStore, clock: FakeClock) -> None:
         store.turns.close_turn("missing", COMPLETED)
 
 
-def test_concurrent_closes_book_one_outcome(store: SqliteStore) -> None:
+def test_concurrent_closes_book_one_outcome(store: SessionStore) -> None:
     store.sessions.create_session("s1")
     store.turns.start_turn("t1", "s1", "hello")
     barrier = threading.Barrier(8)
@@ -153,7 +101,7 @@ def test_concurrent_closes_book_one_outcome(store: SqliteStore) -> None:
     assert len(store.transcript.all_messages("s1")) == 2  # the prompt and the one winning reply
 
 
-def test_outcome_from_a_turn_result(store: SqliteStore) -> None:
+def test_outcome_from_a_turn_result(store: SessionStore) -> None:
     stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "the desk is quitting")
     timings = TurnTimings(started_at=10.0, stop_requested_at=11.0, connection_closed_at=11.004)
     result = TurnResult(
@@ -200,7 +148,7 @@ def test_an_outcome_must_be_terminal() -> None:
         TurnOutcome(status="completed", exit_reason="")
 
 
-def test_drafts_only_on_open_turns(store: SqliteStore) -> None:
+def test_drafts_only_on_open_turns(store: SessionStore) -> None:
     store.sessions.create_session("s1")
     store.turns.start_turn("t1", "s1", "hello")
     assert store.turns.save_draft("t1", "Hel")
@@ -211,7 +159,7 @@ def test_drafts_only_on_open_turns(store: SqliteStore) -> None:
     assert store.turns.save_draft("missing", "x") is False
 
 
-def test_list_and_open_turns(store: SqliteStore, clock: FakeClock) -> None:
+def test_list_and_open_turns(store: SessionStore, clock: FakeClock) -> None:
     store.sessions.create_session("s1")
     store.turns.start_turn("t1", "s1", "a")
     clock.advance(1)
@@ -222,24 +170,22 @@ def test_list_and_open_turns(store: SqliteStore, clock: FakeClock) -> None:
 
 
 def test_recovery_closes_dead_owners_turns_and_keeps_their_drafts(
-    db_path: Path, clock: FakeClock
+    store_factory: StoreFactory, clock: FakeClock
 ) -> None:
     dead = "otherhost:4242:1"
-    with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(dead)) as s:
+    with closing(store_factory(liveness=ScriptedLiveness(dead))) as s:
         s.sessions.create_session("s1")
         s.turns.start_turn("t1", "s1", "explain")
         s.turns.save_draft("t1", "It works by")
         s.sessions.create_session("s2")
         s.turns.start_turn("t2", "s2", "no reply yet")
     live = "livehost:1:1"
-    with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(live), recover=False) as s:
+    with closing(store_factory(liveness=ScriptedLiveness(live), recover=False)) as s:
         s.sessions.create_session("s3")
         s.turns.start_turn("t3", "s3", "still running elsewhere")
     alive = {live}
     clock.advance(60)
-    with SqliteStore(
-        db_path, clock=clock, liveness=ScriptedLiveness(alive=alive.__contains__)
-    ) as s:
+    with closing(store_factory(liveness=ScriptedLiveness(alive=alive.__contains__))) as s:
         assert [t.id for t in s.turns.open_turns()] == ["t3"]
         t1 = s.turns.get_turn("t1")
         assert t1 is not None
@@ -255,9 +201,9 @@ def test_recovery_closes_dead_owners_turns_and_keeps_their_drafts(
         assert s.turns.recover_open_turns(include_live=True) == ["t3"]
 
 
-def test_recovery_leaves_this_process_alone(db_path: Path) -> None:
-    with SqliteStore(db_path) as s:
+def test_recovery_leaves_this_process_alone(store_factory: StoreFactory) -> None:
+    with closing(store_factory()) as s:
         s.sessions.create_session("s1")
         s.turns.start_turn("t1", "s1", "x")
-    with SqliteStore(db_path) as s:  # same process: the turn is still ours, not crashed
+    with closing(store_factory()) as s:  # same process: the turn is still ours, not crashed
         assert [t.id for t in s.turns.open_turns()] == ["t1"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from agent.provider.types import ChatMessage
 from agent.store import SqliteStore, StoreError, TurnOutcome
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 THREADS = 8
 SESSIONS = 4
 PER_THREAD = 60

@@ -1,18 +1,19 @@
-"""Compression state: leases (holder-qualified, expiring), cooldown, attempts and the commit."""
+"""Compressions: the cooldown, attempts (generations, phases, exactly-once finish) and the commit
+that archives a run and puts its summary in its place, checking the lease in one transaction."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from contextlib import closing
 
 import pytest
 
 from agent.provider.types import ChatMessage, Role
-from agent.store import Cooldown, SqliteStore, StoreNotFound
-from tests.store.conftest import FakeClock
+from agent.store import Cooldown, MessageRow, SessionStore, StoreNotFound
+from tests.store.conftest import FakeClock, StoreFactory
 
 
 @pytest.fixture
-def session(store: SqliteStore) -> str:
+def session(store: SessionStore) -> str:
     row = store.sessions.create_session("s1", messages=[ChatMessage("system", "sys")])
     for i in range(6):
         role: Role = "user" if i % 2 == 0 else "assistant"
@@ -20,68 +21,14 @@ def session(store: SqliteStore) -> str:
     return row.id
 
 
-def test_lease_is_exclusive_until_it_expires(
-    store: SqliteStore, session: str, clock: FakeClock
+def test_cooldown_round_trips_and_survives_reopen(
+    store_factory: StoreFactory, clock: FakeClock
 ) -> None:
-    assert store.leases.acquire_lease(session, "a", ttl_s=30)
-    assert not store.leases.acquire_lease(session, "b", ttl_s=30)
-    assert store.leases.acquire_lease(session, "a", ttl_s=30)  # ours already: renewed
-    clock.advance(29.9)
-    assert not store.leases.acquire_lease(session, "b", ttl_s=30)
-    clock.advance(0.1)  # expires_at <= now: expired
-    assert store.leases.acquire_lease(session, "b", ttl_s=30)
-    lease = store.leases.get_lease(session)
-    assert lease is not None
-    assert (lease.holder, lease.acquired_at, lease.expires_at) == ("b", clock.now, clock.now + 30)
-
-
-def test_renew_needs_the_holder_and_an_unexpired_lease(
-    store: SqliteStore, session: str, clock: FakeClock
-) -> None:
-    assert store.leases.acquire_lease(session, "a", ttl_s=10)
-    clock.advance(5)
-    assert store.leases.renew_lease(session, "a", ttl_s=10)
-    assert store.leases.get_lease(session).expires_at == clock.now + 10  # type: ignore[union-attr]
-    assert not store.leases.renew_lease(session, "b", ttl_s=10)
-    clock.advance(10)
-    assert not store.leases.renew_lease(session, "a", ttl_s=10)  # expired: exclusivity was lost
-    assert not store.leases.renew_lease("missing", "a", ttl_s=10)
-
-
-def test_release_deletes_only_its_own_holders_row(
-    store: SqliteStore, session: str, clock: FakeClock
-) -> None:
-    assert store.leases.acquire_lease(session, "a", ttl_s=10)
-    clock.advance(11)
-    assert store.leases.acquire_lease(session, "b", ttl_s=10)  # a's lease expired, b took it
-    assert store.leases.release_lease(session, "a") is False  # a's late release must not free b's
-    assert store.leases.get_lease(session).holder == "b"  # type: ignore[union-attr]
-    assert store.leases.release_lease(session, "b") is True
-    assert store.leases.release_lease(session, "b") is False
-    assert store.leases.get_lease(session) is None
-    assert store.leases.acquire_lease(session, "a", ttl_s=10)
-
-
-def test_lease_on_a_missing_session(store: SqliteStore) -> None:
-    with pytest.raises(StoreNotFound):
-        store.leases.acquire_lease("missing", "a", ttl_s=10)
-
-
-def test_leases_expire_across_a_reopen(db_path: Path, clock: FakeClock) -> None:
-    with SqliteStore(db_path, clock=clock) as s:
-        s.sessions.create_session("s1")
-        assert s.leases.acquire_lease("s1", "crashed-holder", ttl_s=30)
-    clock.advance(31)
-    with SqliteStore(db_path, clock=clock) as s:
-        assert s.leases.acquire_lease("s1", "new-holder", ttl_s=30)
-
-
-def test_cooldown_round_trips_and_survives_reopen(db_path: Path, clock: FakeClock) -> None:
-    with SqliteStore(db_path, clock=clock) as s:
+    with closing(store_factory()) as s:
         s.sessions.create_session("s1")
         assert s.compressions.get_cooldown("s1") == Cooldown(until=None, step=0)
         s.compressions.set_cooldown("s1", clock.now + 60, 1)
-    with SqliteStore(db_path, clock=clock) as s:
+    with closing(store_factory()) as s:
         assert s.compressions.get_cooldown("s1") == Cooldown(until=clock.now + 60, step=1)
         s.compressions.set_cooldown("s1", None, 0)
         assert s.compressions.get_cooldown("s1") == Cooldown(until=None, step=0)
@@ -91,7 +38,7 @@ def test_cooldown_round_trips_and_survives_reopen(db_path: Path, clock: FakeCloc
 
 
 def test_commit_archives_a_run_and_puts_the_summary_in_its_place(
-    store: SqliteStore, session: str
+    store: SessionStore, session: str
 ) -> None:
     before = store.transcript.active_messages(session)
     middle = [m.id for m in before[2:5]]
@@ -144,50 +91,36 @@ def test_commit_archives_a_run_and_puts_the_summary_in_its_place(
 
 
 def test_commit_is_refused_without_a_live_lease_or_when_superseded(
-    store: SqliteStore, session: str, clock: FakeClock
+    store: SessionStore, session: str, clock: FakeClock
 ) -> None:
     before = store.transcript.load_history(session)
     ids = [m.id for m in store.transcript.active_messages(session)[1:3]]
     first = store.compressions.begin_compression(session, "a")
     summary = ChatMessage("user", "s")
-    # No lease at all.
-    assert (
-        store.compressions.commit_compression(
+
+    def commit_first() -> MessageRow | None:
+        return store.compressions.commit_compression(
             first.id, holder="a", archive_ids=ids, summary=summary
         )
-        is None
-    )
+
+    # No lease at all.
+    assert commit_first() is None
     # Someone else's lease.
     assert store.leases.acquire_lease(session, "b", ttl_s=10)
-    assert (
-        store.compressions.commit_compression(
-            first.id, holder="a", archive_ids=ids, summary=summary
-        )
-        is None
-    )
+    assert commit_first() is None
     # Our lease, expired.
     clock.advance(11)
     assert store.leases.acquire_lease(session, "a", ttl_s=10)
     clock.advance(10)
-    assert (
-        store.compressions.commit_compression(
-            first.id, holder="a", archive_ids=ids, summary=summary
-        )
-        is None
-    )
+    assert commit_first() is None
     # A newer attempt exists: the older one (finishing late) changes nothing.
     assert store.leases.acquire_lease(session, "a", ttl_s=10)
     store.compressions.begin_compression(session, "a")
-    assert (
-        store.compressions.commit_compression(
-            first.id, holder="a", archive_ids=ids, summary=summary
-        )
-        is None
-    )
+    assert commit_first() is None
     assert store.transcript.load_history(session) == before
 
 
-def test_commit_checks_the_run(store: SqliteStore, session: str) -> None:
+def test_commit_checks_the_run(store: SessionStore, session: str) -> None:
     active = store.transcript.active_messages(session)
     assert store.leases.acquire_lease(session, "h", ttl_s=30)
     attempt = store.compressions.begin_compression(session, "h")
@@ -212,16 +145,15 @@ def test_commit_checks_the_run(store: SqliteStore, session: str) -> None:
 
 
 def test_finish_is_once_and_only_the_newest_attempt_sets_the_cooldown(
-    store: SqliteStore, session: str, clock: FakeClock
+    store: SessionStore, session: str, clock: FakeClock
 ) -> None:
     old = store.compressions.begin_compression(session, "a")
     new = store.compressions.begin_compression(session, "b")
     assert new.generation == old.generation + 1
     late = Cooldown(until=clock.now + 900, step=3)
     assert store.compressions.finish_compression(old.id, "timeout", error="too slow", cooldown=late)
-    assert store.compressions.get_cooldown(session) == Cooldown(
-        until=None, step=0
-    )  # superseded: unchanged
+    cooldown = store.compressions.get_cooldown(session)
+    assert cooldown == Cooldown(until=None, step=0)  # superseded: unchanged
     assert not store.compressions.finish_compression(old.id, "failed")
     row = store.compressions.get_compression(old.id)
     assert row is not None and (row.outcome, row.error) == ("timeout", "too slow")
@@ -235,7 +167,7 @@ def test_finish_is_once_and_only_the_newest_attempt_sets_the_cooldown(
         store.compressions.finish_compression(9999, "failed")
 
 
-def test_a_cancelled_attempt_leaves_everything_as_before(store: SqliteStore, session: str) -> None:
+def test_a_cancelled_attempt_leaves_everything_as_before(store: SessionStore, session: str) -> None:
     store.compressions.set_cooldown(session, 5.0, 1)
     history = store.transcript.load_history(session)
     assert store.leases.acquire_lease(session, "h", ttl_s=30)
@@ -248,8 +180,10 @@ def test_a_cancelled_attempt_leaves_everything_as_before(store: SqliteStore, ses
     assert not store.compressions.set_compression_phase(attempt.id, "commit")
 
 
-def test_recovery_abandons_attempts_without_a_live_lease(db_path: Path, clock: FakeClock) -> None:
-    with SqliteStore(db_path, clock=clock) as s:
+def test_recovery_abandons_attempts_without_a_live_lease(
+    store_factory: StoreFactory, clock: FakeClock
+) -> None:
+    with closing(store_factory()) as s:
         s.sessions.create_session("s1")
         s.sessions.create_session("s2")
         assert s.leases.acquire_lease("s1", "h1", ttl_s=30)
@@ -257,7 +191,7 @@ def test_recovery_abandons_attempts_without_a_live_lease(db_path: Path, clock: F
         assert s.leases.acquire_lease("s2", "h2", ttl_s=300)
         alive = s.compressions.begin_compression("s2", "h2")
     clock.advance(60)
-    with SqliteStore(db_path, clock=clock) as s:
+    with closing(store_factory()) as s:
         row = s.compressions.get_compression(dead.id)
         assert row is not None and row.outcome == "abandoned" and row.ended_at == clock.now
         still = s.compressions.get_compression(alive.id)
@@ -265,7 +199,7 @@ def test_recovery_abandons_attempts_without_a_live_lease(db_path: Path, clock: F
 
 
 def test_cancel_and_release_in_one_transaction(
-    store: SqliteStore, session: str, clock: FakeClock
+    store: SessionStore, session: str, clock: FakeClock
 ) -> None:
     assert store.leases.acquire_lease(session, "h", ttl_s=30)
     attempt = store.compressions.begin_compression(session, "h")
@@ -278,7 +212,7 @@ def test_cancel_and_release_in_one_transaction(
 
 
 def test_finish_with_release_spares_a_newer_holder(
-    store: SqliteStore, session: str, clock: FakeClock
+    store: SessionStore, session: str, clock: FakeClock
 ) -> None:
     assert store.leases.acquire_lease(session, "slow", ttl_s=10)
     attempt = store.compressions.begin_compression(session, "slow")
@@ -288,7 +222,7 @@ def test_finish_with_release_spares_a_newer_holder(
     assert store.leases.get_lease(session).holder == "fast"  # type: ignore[union-attr]
 
 
-def test_commit_and_release_in_one_transaction(store: SqliteStore, session: str) -> None:
+def test_commit_and_release_in_one_transaction(store: SessionStore, session: str) -> None:
     assert store.leases.acquire_lease(session, "h", ttl_s=30)
     attempt = store.compressions.begin_compression(session, "h")
     ids = [m.id for m in store.transcript.active_messages(session)[1:3]]

@@ -1,7 +1,7 @@
 """A writer process for the crash test: appends, starts and closes turns until it is killed.
 
-Usage: ``python -m tests.store.crash_writer DB SEED``. It prints one line per operation *after*
-the store call returned (so the line means "committed"), flushed at once:
+Usage: ``python -m tests.store.sqlite.crash_writer DB SEED``. It prints one line per operation
+*after* the store call returned (so the line means "committed"), flushed at once:
 
 - ``R`` once the store is open;
 - ``M <session> <position> <tag>`` after ``append_message``;

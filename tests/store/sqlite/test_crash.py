@@ -1,8 +1,8 @@
 """A writer killed with SIGKILL at random points loses nothing it reported and leaves no half row.
 
-Each round starts :mod:`tests.store.crash_writer` in a child process, reads a random number of
-its "committed" lines, kills it with SIGKILL mid-flight, then reopens the file (which runs crash
-recovery) and checks the whole database against everything reported so far.
+Each round starts :mod:`tests.store.sqlite.crash_writer` in a child process, reads a random
+number of its "committed" lines, kills it with SIGKILL mid-flight, then reopens the file (which
+runs crash recovery) and checks the whole database against everything reported so far.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.store import CRASH_EXIT_REASON, SqliteStore
-from tests.store.crash_writer import SESSIONS, draft_text, payload
+from tests.store.sqlite.crash_writer import SESSIONS, draft_text, payload
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ROUNDS = 16
 SEED = 20240611
 
@@ -59,7 +59,7 @@ def _run_and_kill(db: Path, seed: int, kill_after: int, deadline: float) -> tupl
     """Run one writer, SIGKILL it after ``kill_after`` operation lines; return its lines."""
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.store.crash_writer", str(db), str(seed)],
+            [sys.executable, "-m", "tests.store.sqlite.crash_writer", str(db), str(seed)],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=err,

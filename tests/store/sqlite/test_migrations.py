@@ -1,4 +1,5 @@
-"""Schema versions: a v1 file opens at the current version; a failed step changes nothing."""
+"""Schema versions: v1 and v2 files open at the current version with their data; a failed step
+changes nothing; a newer file is refused."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import agent.store.sqlite.store as sqlite_module
 from agent.provider.types import ChatMessage
 from agent.store import SCHEMA_VERSION, SqliteStore, StoreError, StoreTooNew
 from agent.store.sqlite.schema import MIGRATIONS
+from tests.store.conftest import FakeClock
 
 
 def _user_version(path: Path) -> int:
@@ -113,3 +115,47 @@ def test_a_newer_file_is_refused(db_path: Path) -> None:
     with pytest.raises(StoreTooNew, match="newer desk") as info:
         SqliteStore(db_path)
     assert str(db_path) in str(info.value)
+
+
+def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) -> None:
+    db_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        for statement in (*MIGRATIONS[0], *MIGRATIONS[1]):
+            conn.execute(statement)
+        conn.execute("PRAGMA user_version = 2")
+        conn.execute(
+            "INSERT INTO sessions (id, title, model, cwd, created_at, updated_at,"
+            " compression_cooldown_step) VALUES ('old', 'from v2', 'm', '/', 1.0, 2.0, 2)"
+        )
+        conn.execute(
+            "INSERT INTO turns (id, session_id, prompt, owner, started_at, ended_at, status,"
+            " exit_reason) VALUES ('t1', 'old', 'hi', '', 1.0, 2.0, 'completed', 'completed')"
+        )
+        rows: list[tuple[Any, ...]] = [
+            ("old", 0, 0, "user", "hi", "t1"),
+            ("old", 1, 1, "assistant", "hello", "t1"),
+        ]
+        conn.executemany(
+            "INSERT INTO messages (session_id, position, order_key, role, content, turn_id,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, 1.5)",
+            rows,
+        )
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    with SqliteStore(db_path, clock=clock) as s:
+        assert s.schema_version() == SCHEMA_VERSION == 3
+        assert s.integrity_check() == "ok"
+        assert [(x.role, x.content, x.turn_id) for x in s.transcript.all_messages("old")] == [
+            ("user", "hi", "t1"),
+            ("assistant", "hello", "t1"),
+        ]
+        row = s.sessions.get_session("old")
+        assert row is not None and row.title == "from v2" and row.compression_cooldown_step == 2
+        turn = s.turns.get_turn("t1")
+        assert turn is not None and turn.exit_reason == "completed" and not turn.not_sent
+        assert s.queue.queued_prompts() == []
+        assert s.queue.queue_prompt("t2", "old", "next")  # the new table works on migrated data
+        assert [q.turn_id for q in s.queue.queued_prompts("old")] == ["t2"]

@@ -17,7 +17,6 @@ import pytest
 from agent.provider.types import ChatMessage
 from agent.store import (
     SqliteStore,
-    StoreClosed,
     StoreCorrupt,
     StoreError,
     StoreFull,
@@ -27,7 +26,7 @@ from agent.store import (
 from agent.store.errors import translate
 from agent.store.sqlite.connections import path_lock
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _one_line(error: StoreError) -> str:
@@ -196,16 +195,6 @@ def test_a_write_held_in_this_process_times_out(db_path: Path) -> None:
         finally:
             lock.release()
         s.transcript.append_message("s1", ChatMessage("user", "x"))
-
-
-def test_a_closed_store(db_path: Path) -> None:
-    s = SqliteStore(db_path)
-    s.close()
-    s.close()
-    with pytest.raises(StoreClosed):
-        s.sessions.list_sessions()
-    with pytest.raises(StoreClosed):
-        s.sessions.create_session()
 
 
 def test_a_draft_without_waiting_gives_up_at_once(db_path: Path) -> None:

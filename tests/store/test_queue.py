@@ -1,33 +1,25 @@
-"""Queued prompts are saved when queued: a crash or a quit turns them into turns that never ran,
-in queue order; starting one removes its queued row in the same transaction; a removed one is
-never saved."""
+"""The prompt queue: prompts are saved when queued; a crash or a quit turns them into turns that
+never ran, in queue order; starting one removes its queued row; a removed one is never saved."""
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
-import tempfile
+from contextlib import closing
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import hypothesis.strategies as st
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 
-import agent.store.sqlite.turns as sqlite_turns
 from agent.provider.types import ChatMessage
 from agent.store import (
     CRASH_EXIT_REASON,
     NOT_SENT_CRASH_ERROR,
-    SCHEMA_VERSION,
-    SqliteStore,
+    SessionStore,
     StoreError,
     StoreNotFound,
     TurnOutcome,
 )
-from agent.store.sqlite.schema import MIGRATIONS
-from tests.store.conftest import FakeClock, ScriptedLiveness
+from tests.store.conftest import FakeClock, ScriptedLiveness, StoreFactory
 
 DEAD = "gone-host:4242:1"
 """The owner of a desk that crashed (the reopening stores are told it is not alive)."""
@@ -35,64 +27,23 @@ DEAD = "gone-host:4242:1"
 DONE = TurnOutcome(status="completed", exit_reason="completed")
 
 
-def crashed(path: Path, clock: FakeClock) -> SqliteStore:
+def crashed(store_factory: StoreFactory) -> SessionStore:
     """A store of the desk that will crash: its owner is ``DEAD``."""
-    return SqliteStore(path, clock=clock, liveness=ScriptedLiveness(DEAD))
+    return store_factory(liveness=ScriptedLiveness(DEAD))
 
 
-def reopen(path: Path, clock: FakeClock, alive: set[str] | None = None) -> SqliteStore:
-    """The next desk on the file: only owners in ``alive`` (besides itself) still run."""
+def reopen(store_factory: StoreFactory, alive: set[str] | None = None) -> SessionStore:
+    """The next desk on the database: only owners in ``alive`` (besides itself) still run."""
     live = alive or set()
-    return SqliteStore(path, clock=clock, liveness=ScriptedLiveness(alive=live.__contains__))
+    return store_factory(liveness=ScriptedLiveness(alive=live.__contains__))
 
 
-def transcript(store: SqliteStore, sid: str) -> list[tuple[str, str, str | None]]:
+def transcript(store: SessionStore, sid: str) -> list[tuple[str, str, str | None]]:
     return [(m.role, m.content, m.turn_id) for m in store.transcript.all_messages(sid)]
 
 
-def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) -> None:
-    db_path.parent.mkdir(parents=True)
-    conn = sqlite3.connect(db_path, isolation_level=None)
-    try:
-        conn.execute("BEGIN")
-        for statement in (*MIGRATIONS[0], *MIGRATIONS[1]):
-            conn.execute(statement)
-        conn.execute("PRAGMA user_version = 2")
-        conn.execute(
-            "INSERT INTO sessions (id, title, model, cwd, created_at, updated_at,"
-            " compression_cooldown_step) VALUES ('old', 'from v2', 'm', '/', 1.0, 2.0, 2)"
-        )
-        conn.execute(
-            "INSERT INTO turns (id, session_id, prompt, owner, started_at, ended_at, status,"
-            " exit_reason) VALUES ('t1', 'old', 'hi', '', 1.0, 2.0, 'completed', 'completed')"
-        )
-        rows: list[tuple[Any, ...]] = [
-            ("old", 0, 0, "user", "hi", "t1"),
-            ("old", 1, 1, "assistant", "hello", "t1"),
-        ]
-        conn.executemany(
-            "INSERT INTO messages (session_id, position, order_key, role, content, turn_id,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, 1.5)",
-            rows,
-        )
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-    with SqliteStore(db_path, clock=clock) as s:
-        assert s.schema_version() == SCHEMA_VERSION == 3
-        assert s.integrity_check() == "ok"
-        assert transcript(s, "old") == [("user", "hi", "t1"), ("assistant", "hello", "t1")]
-        row = s.sessions.get_session("old")
-        assert row is not None and row.title == "from v2" and row.compression_cooldown_step == 2
-        turn = s.turns.get_turn("t1")
-        assert turn is not None and turn.exit_reason == "completed" and not turn.not_sent
-        assert s.queue.queued_prompts() == []
-        assert s.queue.queue_prompt("t2", "old", "next")  # the new table works on migrated data
-        assert [q.turn_id for q in s.queue.queued_prompts("old")] == ["t2"]
-
-
 def test_queue_order_is_call_order_even_when_the_clock_goes_back(
-    store: SqliteStore, clock: FakeClock
+    store: SessionStore, clock: FakeClock
 ) -> None:
     store.sessions.create_session("s1")
     store.sessions.create_session("s2")
@@ -117,7 +68,7 @@ def test_queue_order_is_call_order_even_when_the_clock_goes_back(
         store.queue.queue_prompt("q9", "nope", "x")
 
 
-def test_start_turn_takes_the_prompt_out_of_the_queue(store: SqliteStore) -> None:
+def test_start_turn_takes_the_prompt_out_of_the_queue(store: SessionStore) -> None:
     store.sessions.create_session("s1")
     store.queue.queue_prompt("q1", "s1", "first")
     store.queue.queue_prompt("q2", "s1", "second")
@@ -129,42 +80,22 @@ def test_start_turn_takes_the_prompt_out_of_the_queue(store: SqliteStore) -> Non
     assert [q.turn_id for q in store.queue.queued_prompts("s1")] == ["q2"]
 
 
-def test_start_turn_and_the_queued_row_are_one_transaction(
-    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store.sessions.create_session("s1")
-    store.queue.queue_prompt("q1", "s1", "first")
-
-    def fail(*_args: object, **_kwargs: object) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
-
-    with monkeypatch.context() as patch:  # the user message fails after the row was deleted
-        patch.setattr(sqlite_turns, "insert_messages", fail)
-        with pytest.raises(StoreError):
-            store.turns.start_turn("q1", "s1", "first")
-    assert store.turns.get_turn("q1") is None
-    assert [q.turn_id for q in store.queue.queued_prompts("s1")] == ["q1"]  # rolled back whole
-    store.turns.start_turn("q1", "s1", "first")
-    assert store.queue.queued_prompts() == []
-    assert transcript(store, "s1") == [("user", "first", "q1")]
-
-
-def test_a_removed_prompt_is_never_saved(db_path: Path, clock: FakeClock) -> None:
-    with crashed(db_path, clock) as s:
+def test_a_removed_prompt_is_never_saved(store_factory: StoreFactory, clock: FakeClock) -> None:
+    with closing(crashed(store_factory)) as s:
         s.sessions.create_session("s1")
         s.queue.queue_prompt("q1", "s1", "keep")
         s.queue.queue_prompt("q2", "s1", "removed")
         assert s.queue.remove_queued_prompt("q2")
         assert not s.queue.remove_queued_prompt("q2")
-    with reopen(db_path, clock) as s:
+    with closing(reopen(store_factory)) as s:
         assert transcript(s, "s1") == [("user", "keep", "q1")]
         assert s.turns.get_turn("q2") is None
 
 
 def test_a_crash_turns_the_queue_into_turns_that_never_ran_in_order(
-    db_path: Path, clock: FakeClock
+    store_factory: StoreFactory, clock: FakeClock
 ) -> None:
-    with crashed(db_path, clock) as s:
+    with closing(crashed(store_factory)) as s:
         s.sessions.create_session("s1")
         s.turns.start_turn("t1", "s1", "running")
         s.turns.save_draft("t1", "half a rep")
@@ -174,7 +105,7 @@ def test_a_crash_turns_the_queue_into_turns_that_never_ran_in_order(
         s.sessions.create_session("s2")
         s.queue.queue_prompt("solo", "s2", "alone")
     clock.advance(60)
-    with reopen(db_path, clock) as s:
+    with closing(reopen(store_factory)) as s:
         assert s.queue.queued_prompts() == [] and s.turns.open_turns() == []
         assert [(m.role, m.content, m.partial) for m in s.transcript.all_messages("s1")] == [
             ("user", "running", False),
@@ -199,30 +130,32 @@ def test_a_crash_turns_the_queue_into_turns_that_never_ran_in_order(
         assert s.queue.recover_queued_prompts(include_live=True) == []
 
 
-def test_recovery_leaves_queues_that_live_desks_hold(db_path: Path, clock: FakeClock) -> None:
+def test_recovery_leaves_queues_that_live_desks_hold(
+    store_factory: StoreFactory, clock: FakeClock
+) -> None:
     live = "other-desk:7:7"
-    with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(live), recover=False) as s:
+    with closing(store_factory(liveness=ScriptedLiveness(live), recover=False)) as s:
         s.sessions.create_session("held")
         s.turns.start_turn("t1", "held", "running elsewhere")
         s.queue.queue_prompt("q1", "held", "waits elsewhere")
         s.sessions.create_session("mixed")
         s.turns.start_turn("t2", "mixed", "running elsewhere")
-    with SqliteStore(db_path, clock=clock, liveness=ScriptedLiveness(DEAD), recover=False) as s:
+    with closing(store_factory(liveness=ScriptedLiveness(DEAD), recover=False)) as s:
         s.queue.queue_prompt("q2", "mixed", "left by the dead desk")  # its turn runs elsewhere
         s.sessions.create_session("dead")
         s.queue.queue_prompt("q3", "dead", "left by the dead desk")
-    with reopen(db_path, clock, alive={live}) as s:
+    with closing(reopen(store_factory, alive={live})) as s:
         assert [q.turn_id for q in s.queue.queued_prompts()] == ["q1", "q2"]
         assert transcript(s, "dead") == [("user", "left by the dead desk", "q3")]
         assert s.queue.recover_queued_prompts() == []
-    with SqliteStore(db_path, clock=clock, recover=False) as s:  # this process queued: its own
+    with closing(store_factory(recover=False)) as s:  # this process queued: its own
         s.queue.queue_prompt("q4", "dead", "mine")
         assert s.queue.recover_queued_prompts() == []
         assert s.turns.recover_open_turns(include_live=True) == ["t1", "t2"]
         assert s.queue.recover_queued_prompts(include_live=True) == ["q1", "q2", "q4"]
 
 
-def test_dropped_prompts_close_as_not_sent_once(store: SqliteStore, clock: FakeClock) -> None:
+def test_dropped_prompts_close_as_not_sent_once(store: SessionStore, clock: FakeClock) -> None:
     store.sessions.create_session("s1")
     store.queue.queue_prompt("q1", "s1", "one")
     clock.advance(1)
@@ -255,7 +188,7 @@ def test_dropped_prompts_close_as_not_sent_once(store: SqliteStore, clock: FakeC
         store.queue.close_unsent_prompts("nope", prompts, outcome)
 
 
-def test_deleting_a_session_deletes_its_queue(store: SqliteStore) -> None:
+def test_deleting_a_session_deletes_its_queue(store: SessionStore) -> None:
     store.sessions.create_session("s1")
     store.queue.queue_prompt("q1", "s1", "one")
     assert store.sessions.delete_session("s1")
@@ -281,23 +214,21 @@ OPS = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None)
+# One factory for every example, each on a fresh database of its own.
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(ops=OPS, picks=st.lists(st.integers(0, 10), min_size=24, max_size=24))
 def test_random_queue_remove_start_crash_keeps_every_prompt_once_in_order(
-    ops: list[str], picks: list[int]
+    store_factory: StoreFactory, ops: list[str], picks: list[int]
 ) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="desk-queued-"))
-    clock = FakeClock()
+    factory = store_factory.fresh()
+    clock = factory.clock
     generation = 0
 
-    def open_store() -> SqliteStore:
+    def open_store() -> SessionStore:
         owner = f"model-host:{generation + 1}:1"
-        return SqliteStore(
-            folder / "desk.db",
-            clock=clock,
-            synchronous="NORMAL",
-            liveness=ScriptedLiveness(owner, lambda o: o == owner),
-        )
+        return factory(liveness=ScriptedLiveness(owner, lambda o: o == owner))
 
     store = open_store()
     model = Model()
@@ -337,5 +268,4 @@ def test_random_queue_remove_start_crash_keeps_every_prompt_once_in_order(
             assert [(q.turn_id, q.prompt) for q in store.queue.queued_prompts("s")] == model.queue
             assert not model.removed & {t.id for t in store.turns.list_turns("s")}
     finally:
-        store.close()
-        shutil.rmtree(folder, ignore_errors=True)
+        factory.close()

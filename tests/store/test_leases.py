@@ -1,0 +1,77 @@
+"""Compression leases: holder-qualified, exclusive until they expire, released only by their
+holder."""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+import pytest
+
+from agent.provider.types import ChatMessage, Role
+from agent.store import SessionStore, StoreNotFound
+from tests.store.conftest import FakeClock, StoreFactory
+
+
+@pytest.fixture
+def session(store: SessionStore) -> str:
+    row = store.sessions.create_session("s1", messages=[ChatMessage("system", "sys")])
+    for i in range(6):
+        role: Role = "user" if i % 2 == 0 else "assistant"
+        store.transcript.append_message("s1", ChatMessage(role, f"m{i}"))
+    return row.id
+
+
+def test_lease_is_exclusive_until_it_expires(
+    store: SessionStore, session: str, clock: FakeClock
+) -> None:
+    assert store.leases.acquire_lease(session, "a", ttl_s=30)
+    assert not store.leases.acquire_lease(session, "b", ttl_s=30)
+    assert store.leases.acquire_lease(session, "a", ttl_s=30)  # ours already: renewed
+    clock.advance(29.9)
+    assert not store.leases.acquire_lease(session, "b", ttl_s=30)
+    clock.advance(0.1)  # expires_at <= now: expired
+    assert store.leases.acquire_lease(session, "b", ttl_s=30)
+    lease = store.leases.get_lease(session)
+    assert lease is not None
+    assert (lease.holder, lease.acquired_at, lease.expires_at) == ("b", clock.now, clock.now + 30)
+
+
+def test_renew_needs_the_holder_and_an_unexpired_lease(
+    store: SessionStore, session: str, clock: FakeClock
+) -> None:
+    assert store.leases.acquire_lease(session, "a", ttl_s=10)
+    clock.advance(5)
+    assert store.leases.renew_lease(session, "a", ttl_s=10)
+    assert store.leases.get_lease(session).expires_at == clock.now + 10  # type: ignore[union-attr]
+    assert not store.leases.renew_lease(session, "b", ttl_s=10)
+    clock.advance(10)
+    assert not store.leases.renew_lease(session, "a", ttl_s=10)  # expired: exclusivity was lost
+    assert not store.leases.renew_lease("missing", "a", ttl_s=10)
+
+
+def test_release_deletes_only_its_own_holders_row(
+    store: SessionStore, session: str, clock: FakeClock
+) -> None:
+    assert store.leases.acquire_lease(session, "a", ttl_s=10)
+    clock.advance(11)
+    assert store.leases.acquire_lease(session, "b", ttl_s=10)  # a's lease expired, b took it
+    assert store.leases.release_lease(session, "a") is False  # a's late release must not free b's
+    assert store.leases.get_lease(session).holder == "b"  # type: ignore[union-attr]
+    assert store.leases.release_lease(session, "b") is True
+    assert store.leases.release_lease(session, "b") is False
+    assert store.leases.get_lease(session) is None
+    assert store.leases.acquire_lease(session, "a", ttl_s=10)
+
+
+def test_lease_on_a_missing_session(store: SessionStore) -> None:
+    with pytest.raises(StoreNotFound):
+        store.leases.acquire_lease("missing", "a", ttl_s=10)
+
+
+def test_leases_expire_across_a_reopen(store_factory: StoreFactory, clock: FakeClock) -> None:
+    with closing(store_factory()) as s:
+        s.sessions.create_session("s1")
+        assert s.leases.acquire_lease("s1", "crashed-holder", ttl_s=30)
+    clock.advance(31)
+    with closing(store_factory()) as s:
+        assert s.leases.acquire_lease("s1", "new-holder", ttl_s=30)
