@@ -286,42 +286,44 @@ class Compressions(Protocol):
 
 @runtime_checkable
 class SessionStore(Protocol):
-    """Durable sessions, transcripts, turns, queued prompts and compression state, one table
-    group per attribute."""
+    """Durable sessions, transcripts, turns, queued prompts and compression state: one table
+    group per attribute, each its own interface (the groups of one store share its database,
+    and a write one group makes is seen by the others at once)."""
 
     @property
     def sessions(self) -> Sessions:
-        """Sessions."""
+        """Sessions (:class:`Sessions`)."""
         ...
 
     @property
     def transcript(self) -> Transcript:
-        """Messages of sessions."""
+        """The sessions' messages (:class:`Transcript`)."""
         ...
 
     @property
     def turns(self) -> Turns:
-        """Turns and their outcomes."""
+        """Turns and their outcomes (:class:`Turns`)."""
         ...
 
     @property
     def queue(self) -> PromptQueue:
-        """Queued prompts."""
+        """Prompts waiting for their turn (:class:`PromptQueue`)."""
         ...
 
     @property
     def leases(self) -> Leases:
-        """Compression leases."""
+        """Compression leases (:class:`Leases`)."""
         ...
 
     @property
     def compressions(self) -> Compressions:
-        """Compression attempts and cooldowns."""
+        """Compression attempts and cooldowns (:class:`Compressions`)."""
         ...
 
     @property
     def owner(self) -> str:
-        """The owner string written on the turns and queued prompts this store starts."""
+        """The owner string written on the turns and queued prompts this store starts (its
+        :class:`~agent.store.liveness.OwnerLiveness` names it)."""
         ...
 
     def schema_version(self) -> int:
@@ -329,5 +331,6 @@ class SessionStore(Protocol):
         ...
 
     def close(self) -> None:
-        """Release the connections; later calls raise ``StoreClosed``."""
+        """Release the connections (idempotent); later calls of any group raise
+        :class:`~agent.store.errors.StoreClosed`."""
         ...

@@ -85,10 +85,24 @@ def insert_messages(
     *,
     order_key: int | None = None,
 ) -> list[MessageRow]:
-    """Append inside the caller's write transaction; positions continue without gaps.
+    """Append messages to a session inside the caller's write transaction, and touch the
+    session's ``updated_at``; positions continue without gaps.
 
     A new message's ``order_key`` is its position (every older row's key is at most its own
-    position, so it sorts last), unless ``order_key`` places one summary elsewhere.
+    position, so it sorts last), unless ``order_key`` places one summary elsewhere. Every group
+    that adds messages inside a transaction of its own (a session's first messages, a turn's
+    prompt and reply, a prompt that never ran, a compression summary) calls this.
+
+    Args:
+        conn: the writer connection, inside a write transaction.
+        session_id: the session (the caller checked it exists).
+        items: the messages, in order.
+        turn_id: the turn that adds them, or None.
+        now: unix seconds, for ``created_at`` and ``updated_at``.
+        order_key: the place of a single summary in the active transcript, or None.
+
+    Returns:
+        the stored rows, in order ([] for no items; then nothing is written).
     """
     items = list(items)
     if not items:
