@@ -37,7 +37,7 @@ def test_window_workspace_and_store_reach_the_gateway(
         gateway.shutdown(timeout_s=5.0)
     store = open_store(db)  # the session was saved in the database the settings named
     try:
-        [row] = store.list_sessions()
+        [row] = store.sessions.list_sessions()
         assert (row.id, row.cwd) == (session_id, str(work))
     finally:
         store.close()

@@ -57,7 +57,7 @@ def test_run_takes_every_setting_from_the_config_file(
     assert [r.model for r in demo_server.records.list()] == ["file-model"]
     store = open_store(db)
     try:
-        [row] = store.list_sessions()
+        [row] = store.sessions.list_sessions()
         assert row.cwd == str(work)
     finally:
         store.close()
