@@ -31,9 +31,12 @@ from agent.provider.errors import (
     RateLimited,
     ServerError,
 )
+from agent.provider.sse import LineTooLong, data_lines
 from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
 
 DeltaCallback = Callable[[StreamDelta], None]
+ActivityCallback = Callable[[], None]
+"""Told each time a chunk arrives, whatever it carries (text, a piece of a tool call, usage)."""
 SocketCallback = Callable[[Any], None]
 """Told the live socket of a streaming response once its headers arrived, and None after."""
 
@@ -130,6 +133,7 @@ class ChatClient:
         partial: Completion | None = None,
         max_tokens: int | None = None,
         on_socket: SocketCallback | None = None,
+        on_chunk: ActivityCallback | None = None,
     ) -> Completion:
         """Stream one completion, calling ``on_delta`` for every content or reasoning piece.
 
@@ -143,13 +147,17 @@ class ChatClient:
             max_tokens: most tokens the reply may have; None leaves it to the server.
             on_socket: given the response's socket while the body streams (then None), so a
                 stopping thread can shut it down at once without waiting for this loop.
+            on_chunk: called on this thread for every chunk that arrives, before it is applied
+                (a tool call streams no text, yet the server is busy sending it).
 
         Returns:
             the completed reply (content, reasoning, tool calls in index order, usage).
 
         Raises:
             ProviderError: a subclass for each failure (see :mod:`agent.provider.errors`);
-                :class:`EarlyClose` when the stream ends without a ``finish_reason``.
+                :class:`EarlyClose` when the stream ends without a ``finish_reason``;
+                :class:`MalformedChunk` for a chunk that is not JSON of a chat-completion
+                chunk's shape, or a line longer than :data:`agent.provider.sse.MAX_LINE_BYTES`.
             asyncio.CancelledError: when the awaiting task is cancelled; the socket is closed.
         """
         out = partial if partial is not None else Completion()
@@ -167,14 +175,18 @@ class ChatClient:
                     await response.aread()
                     raise _status_error(response, self.config.model)
                 saw_done = False
-                async for line in response.aiter_lines():
-                    if not line.startswith("data:"):
-                        continue  # blank separators, comments (": ping"), event names
-                    data = line[5:].strip()
+                async for data in data_lines(response.aiter_bytes()):
                     if data == "[DONE]":
                         saw_done = True
                         break
-                    _apply_chunk(_parse_chunk(data), out, text, calls, on_delta)
+                    if on_chunk is not None:
+                        on_chunk()
+                    _apply_chunk(_parse_chunk(data), data, out, text, calls, on_delta)
+        except LineTooLong as exc:
+            raise MalformedChunk(
+                f"model server sent a line longer than {exc.limit // (1024 * 1024)} MiB "
+                "without ending it; the reply was stopped there"
+            ) from None
         except httpx.TimeoutException as exc:
             raise ConnectFailed(f"model server timed out: {_describe(exc)}") from exc
         except httpx.RemoteProtocolError as exc:
@@ -250,13 +262,17 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+def _malformed(why: str, data: str) -> MalformedChunk:
+    return MalformedChunk(f"model server sent a malformed chunk ({why}): {_clip(data)}")
+
+
 def _parse_chunk(data: str) -> dict[str, Any]:
     try:
         chunk = json.loads(data)
     except ValueError as exc:
-        raise MalformedChunk(f"model server sent a malformed chunk: {_clip(data)}") from exc
+        raise _malformed("not JSON", data) from exc
     if not isinstance(chunk, dict):
-        raise MalformedChunk(f"model server sent a malformed chunk: {_clip(data)}")
+        raise _malformed(f"{_kind(chunk)}, not an object", data)
     if "error" in chunk:
         raise ServerError(f"model server failed mid-stream: {_error_text(chunk)}")
     return chunk
@@ -277,35 +293,103 @@ class _Pieces:
 
 def _apply_chunk(
     chunk: dict[str, Any],
+    data: str,
     out: Completion,
     text: _Pieces,
     calls: dict[int, dict[str, str]],
     on_delta: DeltaCallback,
 ) -> None:
-    usage = Usage.from_wire(chunk.get("usage"))
+    """Add one chunk to the reply; :class:`MalformedChunk` (quoting ``data``) for any part of
+    an unexpected shape, so nothing of the wrong type reaches the reply."""
+    try:
+        usage = Usage.from_wire(chunk.get("usage"))
+    except (TypeError, ValueError, OverflowError):
+        raise _malformed("usage is not token counts", data) from None
     if usage is not None:
         out.usage = usage
     choices = chunk.get("choices")
     if not isinstance(choices, list):
-        raise MalformedChunk(f"model server sent a chunk without choices: {_clip(str(chunk))}")
-    for choice in choices:
-        delta = choice.get("delta") or {}
-        content = delta.get("content") or ""
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+        raise _malformed(f"choices is {_kind(choices)}, not an array", data)
+    for n, choice in enumerate(choices):
+        if not isinstance(choice, dict):
+            raise _malformed(f"choices[{n}] is {_kind(choice)}, not an object", data)
+        delta = choice.get("delta")
+        if delta is None:
+            delta = {}
+        elif not isinstance(delta, dict):
+            raise _malformed(f"choices[{n}].delta is {_kind(delta)}, not an object", data)
+        content = _text_field(delta, "content", n, data)
+        reasoning = _text_field(delta, "reasoning_content", n, data) or _text_field(
+            delta, "reasoning", n, data
+        )
         if content or reasoning:
             if content:
                 text.content.append(content)
             if reasoning:
                 text.reasoning.append(reasoning)
             on_delta(StreamDelta(content=content, reasoning=reasoning))
-        for piece in delta.get("tool_calls") or []:
-            slot = calls.setdefault(int(piece.get("index", 0)), {"id": "", "name": "", "args": ""})
-            slot["id"] = slot["id"] or str(piece.get("id") or "")
-            function = piece.get("function") or {}
-            slot["name"] += str(function.get("name") or "")
-            slot["args"] += str(function.get("arguments") or "")
-        if choice.get("finish_reason"):
-            out.finish_reason = str(choice["finish_reason"])
+        pieces = delta.get("tool_calls")
+        if pieces is not None:
+            _apply_tool_calls(pieces, calls, n, data)
+        finish = choice.get("finish_reason")
+        if finish is not None and not isinstance(finish, str):
+            raise _malformed(f"choices[{n}].finish_reason is {_kind(finish)}", data)
+        if finish:
+            out.finish_reason = finish
+
+
+def _apply_tool_calls(pieces: Any, calls: dict[int, dict[str, str]], n: int, data: str) -> None:
+    where = f"choices[{n}].delta.tool_calls"
+    if not isinstance(pieces, list):
+        raise _malformed(f"{where} is {_kind(pieces)}, not an array", data)
+    for k, piece in enumerate(pieces):
+        if not isinstance(piece, dict):
+            raise _malformed(f"{where}[{k}] is {_kind(piece)}, not an object", data)
+        index = piece.get("index", 0)
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise _malformed(f"{where}[{k}].index is not a call number", data)
+        function = piece.get("function")
+        if function is None:
+            function = {}
+        elif not isinstance(function, dict):
+            raise _malformed(f"{where}[{k}].function is {_kind(function)}, not an object", data)
+        call_id = piece.get("id")
+        name, arguments = function.get("name"), function.get("arguments")
+        for field, value in (
+            ("id", call_id),
+            ("function.name", name),
+            ("function.arguments", arguments),
+        ):
+            if value is not None and not isinstance(value, str):
+                raise _malformed(f"{where}[{k}].{field} is {_kind(value)}, not a string", data)
+        slot = calls.setdefault(index, {"id": "", "name": "", "args": ""})
+        slot["id"] = slot["id"] or call_id or ""
+        slot["name"] += name or ""
+        slot["args"] += arguments or ""
+
+
+def _text_field(delta: dict[str, Any], name: str, n: int, data: str) -> str:
+    value = delta.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _malformed(f"choices[{n}].delta.{name} is {_kind(value)}, not a string", data)
+    return value
+
+
+def _kind(value: Any) -> str:
+    """The JSON kind of a decoded value, as a message names it (``a number``, ``null``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
 
 
 def _assemble_calls(calls: dict[int, dict[str, str]]) -> list[ToolCall]:
