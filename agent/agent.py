@@ -62,8 +62,9 @@ class Agent:
         max_retries: how many times a 429 or 503 is retried after its ``Retry-After``.
         max_retry_wait_s: longest wait honoured for one retry, in seconds.
         inactivity_timeout_s: a turn that receives nothing from the model server for this many
-            seconds is stopped as a system stop (surface ``inactivity``); None never. Time spent
-            running tools does not count.
+            seconds is stopped as a system stop (surface ``inactivity``); None never. Every
+            streamed chunk counts as something (text, reasoning, a piece of a tool call's
+            arguments, usage); time spent running tools does not count.
         tools: the tools offered to the model; None offers none.
         cwd: the directory tool calls run in (default: the process's working directory).
         approve: asked before a call whose tool needs approval; None runs every call.
@@ -380,6 +381,9 @@ class Agent:
                 timings.first_token_at = now
             batch.add(delta)
 
+        def on_chunk() -> None:  # a tool call's pieces are activity too, though no text
+            self._last_activity = time.monotonic()
+
         attempt = 0
         while True:
             self.listener(ModelCallStarted(iteration=iteration))
@@ -396,6 +400,7 @@ class Agent:
                             partial=reply,
                             max_tokens=self.max_tokens,
                             on_socket=self._set_socket,
+                            on_chunk=on_chunk,
                         )
                     finally:
                         batch.flush()  # what is held goes out before any later event

@@ -7,8 +7,10 @@ was freed.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +20,7 @@ from agent.stops import StopRequest, Surface
 from demo_model.replies import reply_for
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import MessageDelta
+from tui_gateway.events import MessageDelta, ToolComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 CLOSE_BOUND_S = 0.1
@@ -177,3 +179,27 @@ def test_a_provider_that_sends_nothing_is_stopped_as_inactivity(
     assert complete.stop is not None and complete.stop.issuer == "system"
     assert "no reply from the model server" in complete.stop.reason
     assert demo_server.records.wait_for(lambda r: r[-1].peer_closed_at is not None, timeout=5)
+
+
+def test_a_tool_call_streamed_slowly_is_activity_not_inactivity(
+    demo_server: DemoModelServer, provider: ProviderConfig, tmp_path: Path
+) -> None:
+    # Four list_dir calls in one reply: 16 chunks a quarter of a second apart, none of them
+    # text. The stream lasts about 4 s; the watchdog's bound is 1.5 s between two chunks.
+    demo_server.configure(tokens_per_second=4.0)
+    config = GatewayConfig(
+        provider=provider, inactivity_timeout_s=1.5, approvals=False, cwd=tmp_path
+    )
+    gateway = Gateway(config)
+    log = EventLog()
+    gateway.subscribe(log)
+    prompt = " ".join(["call tool list_dir with " + json.dumps({"path": "."})] * 4)
+    try:
+        turn_id = gateway.prompt_submit(gateway.session_create(), prompt).turn_id
+        complete = log.complete(turn_id, timeout=30)
+    finally:
+        gateway.shutdown(timeout_s=5)
+    first = demo_server.records.list()[0]
+    assert first.finish_reason == "tool_calls" and first.tokens_generated == 16
+    assert complete.exit_reason == "completed", complete.stop
+    assert len(log.of_type(ToolComplete)) == 4
