@@ -43,6 +43,7 @@ from agent.tools.base import ToolResult
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver, ToolBatch
+from agent.tools.workspace import Workspace
 
 _IDLE, _RUNNING, _DONE = "idle", "running", "done"
 
@@ -67,7 +68,9 @@ class Agent:
             arguments, usage); time spent running tools does not count.
         tools: the tools offered to the model; None offers none.
         cwd: the directory tool calls run in (default: the process's working directory).
-        approve: asked before a call whose tool needs approval; None runs every call.
+        approve: asked before a call whose tool needs approval, or whose path lies outside the
+            workspace; None runs every call (the deny list still holds).
+        workspace: the file tools' boundary; None: one at ``cwd`` with the default deny list.
         max_iterations: most model calls in one turn; the turn ends as ``max_iterations(n)``.
         max_tokens: most tokens of each reply (None: the server decides).
         delta_interval_s: least time between two ``TextDelta`` events while the stream is
@@ -90,6 +93,7 @@ class Agent:
         max_iterations: int = 25,
         max_tokens: int | None = None,
         delta_interval_s: float = DEFAULT_INTERVAL_S,
+        workspace: Workspace | None = None,
     ) -> None:
         self.client = client
         self.delta_interval_s = delta_interval_s
@@ -103,6 +107,7 @@ class Agent:
         self.tools = tools
         self.cwd = cwd if cwd is not None else Path.cwd()
         self.approve = approve
+        self.workspace = workspace
         self.max_iterations = max_iterations
         self.max_tokens = max_tokens
         self._lock = threading.Lock()
@@ -345,6 +350,7 @@ class Agent:
             on_output=on_output,
             on_complete=on_complete,
             approve=self.approve,
+            workspace=self.workspace,
         )
 
     def _emit_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:

@@ -52,7 +52,7 @@ class SessionApprovals:
                 ``approval.resolved`` of a prompt that a stop ended.
         """
 
-        async def approve(call: ToolCall, _args: dict[str, Any]) -> bool:
+        async def approve(call: ToolCall, _args: dict[str, Any], reason: str) -> bool:
             with self._lock:
                 if call.name in self.always:
                     return True
@@ -62,7 +62,11 @@ class SessionApprovals:
                 self._pending[request_id] = _Pending(turn_id, call.name, loop, future)
             self.publish(
                 ApprovalRequest(
-                    turn_id=turn_id, request_id=request_id, tool=call.name, arguments=call.arguments
+                    turn_id=turn_id,
+                    request_id=request_id,
+                    tool=call.name,
+                    arguments=call.arguments,
+                    reason=reason,
                 )
             )
             try:

@@ -10,8 +10,12 @@ the reason.
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
+
 from agent.provider.client import ProviderConfig
 from agent.store import SessionStore, StoreError, open_store
+from agent.store.opener import store_path
 from tui_gateway.config_file import SettingsError
 from tui_gateway.gateway import Gateway
 from tui_gateway.settings import Settings
@@ -54,6 +58,7 @@ def gateway_config(
     max_sessions: int = 8,
     tools: bool = True,
     approvals: bool = True,
+    denied: tuple[Path, ...] = (),
 ) -> GatewayConfig:
     """The gateway's configuration: ``provider``, plus the window and workspace of ``settings``.
 
@@ -63,12 +68,20 @@ def gateway_config(
         max_sessions: live sessions kept (see :class:`GatewayConfig`).
         tools: offer the model the built-in tools.
         approvals: ask before ``shell`` and ``write_file`` calls.
+        denied: files the file tools refuse besides the default deny list, e.g.
+            ``desk serve``'s token file; the session database ``settings.db`` names is added
+            here (see :mod:`agent.tools.workspace`).
     """
+    database: tuple[Path, ...] = ()
+    if settings.db is not None:
+        with contextlib.suppress(StoreError):  # a server's URL: no file here to guard
+            database = (store_path(settings.db),)
     return GatewayConfig(
         provider=provider,
         tools=tools,
         approvals=approvals,
         cwd=settings.workspace,
+        denied_paths=denied + database,
         max_sessions=max_sessions,
         context_window=settings.context_window,
     )
@@ -82,6 +95,7 @@ def build_gateway(
     max_sessions: int = 8,
     tools: bool = True,
     approvals: bool = True,
+    denied: tuple[Path, ...] = (),
 ) -> Gateway:
     """A gateway over ``provider`` with the store, window and workspace of ``settings``.
 
@@ -93,6 +107,7 @@ def build_gateway(
         max_sessions: live sessions kept.
         tools: offer the model the built-in tools.
         approvals: ask before ``shell`` and ``write_file`` calls.
+        denied: files the file tools refuse besides the default deny list and the database.
 
     Returns:
         the gateway; it owns the store and closes it at shutdown.
@@ -102,6 +117,11 @@ def build_gateway(
     """
     store = open_settings_store(settings) if persist else None
     config = gateway_config(
-        settings, provider, max_sessions=max_sessions, tools=tools, approvals=approvals
+        settings,
+        provider,
+        max_sessions=max_sessions,
+        tools=tools,
+        approvals=approvals,
+        denied=denied,
     )
     return Gateway(config, store=store)

@@ -163,13 +163,17 @@ class ToolComplete(Payload):
 
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest(Payload):
-    """A tool call waits for the person: answer with ``approval.respond`` (once/always/deny)."""
+    """A tool call waits for the person: answer with ``approval.respond`` (once/always/deny).
+    ``reason`` says why a call asks that its tool alone would not (a file tool's path outside
+    the workspace, resolved: ``read_file on /etc/hosts, outside the workspace /home/me/p``);
+    "" when the tool always asks (``shell``, ``write_file``)."""
 
     TYPE: ClassVar[str] = "approval.request"
     turn_id: str
     request_id: str
     tool: str
     arguments: str
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from agent.provider.types import ChatMessage
 from agent.stops import Issuer, StopRequest, Surface
 from agent.store import SessionStore
 from agent.tools.registry import ToolRegistry, default_tools
+from agent.tools.workspace import Workspace
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.compression import SessionCompression
 from tui_gateway.console import CommandError, Console
@@ -77,6 +78,7 @@ class Gateway(SavedSessions):
         self.config = config
         self._tools = ToolRegistry(default_tools()) if config.tools else None
         self._cwd = config.cwd if config.cwd is not None else Path.cwd()
+        self._workspace = Workspace.at(self._cwd, config.denied_paths)
         self._agent_factory: AgentFactory = agent_factory or (
             lambda setup: Agent(
                 ChatClient(setup.provider),
@@ -87,6 +89,7 @@ class Gateway(SavedSessions):
                 cwd=setup.cwd,
                 approve=setup.approve,
                 max_iterations=config.max_iterations,
+                workspace=setup.workspace,
             )
         )
         self._lock = threading.Lock()
@@ -344,7 +347,7 @@ class Gateway(SavedSessions):
         if self.config.approvals and session.approvals is not None:
             approve = session.approvals.approver(turn_id, who_stopped)
         provider = replace(self.config.provider, model=session.model)
-        setup = AgentSetup(listener, approve, self._tools, self._cwd, provider)
+        setup = AgentSetup(listener, approve, self._tools, self._cwd, provider, self._workspace)
         agent = self._agent_factory(setup)
         agents.append(agent)
         turn = Turn(

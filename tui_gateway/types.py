@@ -11,6 +11,7 @@ from agent.events import AgentListener
 from agent.provider.client import ProviderConfig
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
+from agent.tools.workspace import Workspace
 from tui_gateway.events import StopReceipt
 
 
@@ -22,8 +23,10 @@ class AgentSetup:
         listener: receives the turn's agent events (never blocks).
         approve: asks the person before a tool call that needs approval.
         tools: the tools offered, or None.
-        cwd: the directory tool calls run in.
+        cwd: the directory tool calls run in (the workspace).
         provider: the session's provider settings (its model may differ from the gateway's).
+        workspace: the file tools' boundary (see :mod:`agent.tools.workspace`); None: one at
+            ``cwd`` with the default deny list.
     """
 
     listener: AgentListener
@@ -31,6 +34,7 @@ class AgentSetup:
     tools: ToolRegistry | None
     cwd: Path
     provider: ProviderConfig
+    workspace: Workspace | None = None
 
 
 AgentFactory = Callable[[AgentSetup], Agent]
@@ -59,8 +63,13 @@ class GatewayConfig:
         inactivity_timeout_s: a turn that receives nothing from the model server for this many
             seconds is stopped as ``inactivity`` (a system stop); None never.
         tools: offer the model the built-in tools (shell, read_file, write_file, list_dir).
-        approvals: ask the person before ``shell`` and ``write_file`` calls.
-        cwd: the directory tool calls run in (default: the process's working directory).
+        approvals: ask the person before ``shell`` and ``write_file`` calls, and before a file
+            tool's call on a path outside the workspace.
+        cwd: the workspace: the directory tool calls run in, inside which ``read_file`` and
+            ``list_dir`` need no approval (default: the process's working directory).
+        denied_paths: files the file tools refuse besides the default deny list (see
+            :func:`agent.tools.workspace.default_denied`): the session database and the
+            ``desk serve`` token file when they live elsewhere (SQLite's side files too).
         max_iterations: most model calls in one turn.
         console_workers: console commands running at once.
         console_timeout_s: a console command running longer is stopped as ``console.timeout``.
@@ -81,6 +90,7 @@ class GatewayConfig:
     tools: bool = True
     approvals: bool = True
     cwd: Path | None = None
+    denied_paths: tuple[Path, ...] = ()
     max_iterations: int = 25
     console_workers: int = 2
     console_timeout_s: float = 60.0

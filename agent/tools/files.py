@@ -1,6 +1,8 @@
 """File tools: ``read_file``, ``write_file`` (atomic) and ``list_dir``.
 
-Paths are resolved against ``ctx.cwd``. Every failure the model can cause or fix (a missing file,
+Paths are resolved against ``ctx.cwd``; which paths a call may touch at all, and which ask the
+person first, is the workspace boundary's business (:mod:`agent.tools.workspace`, applied by
+the tool batch before a call runs). Every failure the model can cause or fix (a missing file,
 a directory where a file was expected, no permission, a binary file, a file too large) is a
 ``ToolResult(is_error=True)`` with a one-line message naming the path, never an exception.
 
@@ -100,6 +102,10 @@ class ReadFileTool:
             "additionalProperties": False,
         }
 
+    def path_argument(self, args: dict[str, Any]) -> str:
+        """The file a call reads (see :class:`agent.tools.workspace.TouchesPath`)."""
+        return str(args["path"])
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Read the file; errors are results (missing, directory, permission, binary, large)."""
         path = ctx.resolve(str(args["path"]))
@@ -178,6 +184,10 @@ class WriteFileTool:
             "required": ["path", "content"],
             "additionalProperties": False,
         }
+
+    def path_argument(self, args: dict[str, Any]) -> str:
+        """The file a call writes (see :class:`agent.tools.workspace.TouchesPath`)."""
+        return str(args["path"])
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Write the file; errors are results (directory, permission, no space...)."""
@@ -284,6 +294,10 @@ class ListDirTool:
             },
             "additionalProperties": False,
         }
+
+    def path_argument(self, args: dict[str, Any]) -> str:
+        """The directory a call lists (see :class:`agent.tools.workspace.TouchesPath`)."""
+        return str(args.get("path", "."))
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """List the directory; errors are results (missing, not a directory, permission)."""

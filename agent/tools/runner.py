@@ -12,6 +12,11 @@ of them in either case:
   :meth:`ToolBatch.stopped` to get results for every call: those that finished keep their
   result, the interrupted one gets :func:`stopped_result` with its partial output and the count
   of child processes its stop ended, and the ones never started get ``not run: stopped by ...``.
+
+Before a file tool's call runs, the workspace boundary (:mod:`agent.tools.workspace`) looks at
+the path it would touch: a path on the deny list is refused (an error result, whatever the
+approvals say), a path outside the workspace asks the person even for a tool that needs no
+approval, and the call then runs on the resolved path it was checked against.
 """
 
 from __future__ import annotations
@@ -33,9 +38,12 @@ from agent.tools.base import (
 from agent.tools.output import OutputBuffer
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
+from agent.tools.workspace import PathCheck, TouchesPath, Workspace
 
-Approver = Callable[[ToolCall, dict[str, Any]], Awaitable[bool]]
-"""Asks the person whether a call that ``needs_approval`` may run; True to run it."""
+Approver = Callable[[ToolCall, dict[str, Any], str], Awaitable[bool]]
+"""Asks the person whether a call may run; True to run it. Called with the call, its parsed
+arguments and the reason it asks beyond its tool's ``needs_approval`` ("" when there is none;
+e.g. ``read_file on /etc/hosts, outside the workspace /home/me/project``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +70,11 @@ class ToolBatch:
         on_output: ``(call, text)`` for output as it arrives; must not block.
         on_start: called with each call before it runs.
         on_complete: called with each call and its result when it has one.
-        approve: asked before each call whose tool ``needs_approval``; None runs them (the
-            host already decided, e.g. a "yolo" mode). Awaited inside the turn, so a stop
-            cancels the wait.
+        approve: asked before each call whose tool ``needs_approval`` or whose path lies
+            outside the workspace; None runs them (the host already decided, e.g. a "yolo"
+            mode). Awaited inside the turn, so a stop cancels the wait.
+        workspace: the boundary of the file tools; None: one at ``cwd`` with the default deny
+            list (:meth:`Workspace.at`).
     """
 
     def __init__(
@@ -79,8 +89,10 @@ class ToolBatch:
         on_start: Callable[[ToolCall], None] | None = None,
         on_complete: Callable[[ToolCall, ToolResult], None] | None = None,
         approve: Approver | None = None,
+        workspace: Workspace | None = None,
     ) -> None:
         self.registry = registry
+        self.workspace = workspace if workspace is not None else Workspace.at(cwd)
         self.calls = list(calls)
         self.cwd = cwd
         self.ledger = ledger if ledger is not None else ProcessLedger()
@@ -124,8 +136,17 @@ class ToolBatch:
             args = self.registry.parse_arguments(call.arguments, call.name)
         except ToolArgumentError as exc:
             return ToolResult.error(f"{exc}; the call was not run, fix it and call again")
-        if tool.needs_approval and self.approve is not None and not await self.approve(call, args):
-            return ToolResult.error(f"the person declined to run this {call.name} call")
+        check: PathCheck | None = None
+        if isinstance(tool, TouchesPath):
+            check = self.workspace.check(tool.path_argument(args), self.cwd)
+            if check.verdict == "denied":
+                return ToolResult.error(check.reason(call.name))
+            args = {**args, "path": str(check.path)}  # run on what was checked
+        outside = check is not None and check.verdict == "outside"
+        if (tool.needs_approval or outside) and self.approve is not None:
+            reason = check.reason(call.name) if outside and check is not None else ""
+            if not await self.approve(call, args, reason):
+                return ToolResult.error(f"the person declined to run this {call.name} call")
 
         def tee(text: str) -> None:
             self._partial.append(text)

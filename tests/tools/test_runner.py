@@ -69,7 +69,7 @@ def test_each_call_gets_one_result_in_order_errors_included(tmp_path: Path) -> N
 def test_a_declined_approval_is_an_error_result(tmp_path: Path) -> None:
     seen: list[str] = []
 
-    async def decline(call: ToolCall, args: dict[str, Any]) -> bool:
+    async def decline(call: ToolCall, args: dict[str, Any], reason: str) -> bool:
         seen.append(call.name)
         return False
 
@@ -133,7 +133,7 @@ def test_a_stop_mid_batch_answers_every_call(tmp_path: Path) -> None:
 def test_a_stop_wakes_a_pending_approval(tmp_path: Path) -> None:
     asked = asyncio.Event()
 
-    async def never_answers(call: ToolCall, args: dict[str, Any]) -> bool:
+    async def never_answers(call: ToolCall, args: dict[str, Any], reason: str) -> bool:
         asked.set()
         await asyncio.Event().wait()
         return True

@@ -116,7 +116,11 @@ def main_serve(argv: Sequence[str]) -> int:
             raise UsageError(exc.message) from None
         with provider_from(settings) as provider:
             gateway = build_gateway(
-                settings, provider.config, max_sessions=args.max_sessions, tools=not args.no_tools
+                settings,
+                provider.config,
+                max_sessions=args.max_sessions,
+                tools=not args.no_tools,
+                denied=(path,),
             )
             server = HttpServer(gateway, token, host=args.host, port=args.port)
             if args.host not in ("127.0.0.1", "::1", "localhost"):
