@@ -17,6 +17,7 @@ from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, Surface
 from demo_model.server import DemoModelServer
 from tui_gateway.events import EVENT_TYPES, MessageComplete, Payload, StopReceipt
+from tui_gateway.wire.codec import field_types
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOSE_BOUND_S = 0.1
@@ -221,6 +222,23 @@ def payloads() -> st.SearchStrategy[Payload]:
         closed_ms=st.none() | st.floats(0, 1e6),
         exited_ms=st.none() | st.floats(0, 1e6),
     )
-    others = [st.builds(cls) for cls in EVENT_TYPES if cls is not MessageComplete]
-    complete = st.builds(MessageComplete, stop=st.none() | receipts)
+    others = [
+        st.builds(cls, **_finite_floats(cls)) for cls in EVENT_TYPES if cls is not MessageComplete
+    ]
+    complete = st.builds(
+        MessageComplete, stop=st.none() | receipts, **_finite_floats(MessageComplete)
+    )
     return st.one_of(*others, complete)
+
+
+def _finite_floats(cls: type[Payload]) -> dict[str, st.SearchStrategy[float | None]]:
+    """Finite floats for the float members of ``cls``: NaN and infinity are not JSON, and the
+    wire refuses them (``codec.decode``)."""
+    finite = st.floats(allow_nan=False, allow_infinity=False)
+    out: dict[str, st.SearchStrategy[float | None]] = {}
+    for name, kind in field_types(cls).items():
+        if kind is float:
+            out[name] = finite
+        elif kind == float | None:
+            out[name] = st.none() | finite
+    return out

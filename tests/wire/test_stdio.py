@@ -247,6 +247,22 @@ def test_bad_requests_get_standard_errors_and_change_nothing(
     assert raw.close() == 0
 
 
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999", "-5"])
+def test_a_shutdown_timeout_that_is_not_a_finite_bound_is_invalid_params(
+    raw: RawStdio, value: str
+) -> None:
+    line = '{"jsonrpc": "2.0", "id": 7, "method": "gateway.shutdown", "params": '
+    raw.send_raw(f'{line}{{"timeout_s": {value}}}}}\n'.encode())
+    answer = raw.wait_message(lambda m: _id(m) == 7)
+    assert answer is not None and answer["error"]["code"] == -32602, answer
+    assert "timeout_s" in answer["error"]["message"]
+    # The gateway did not shut down: it still answers, and a NaN elsewhere is refused too.
+    assert "result" in raw.call("session.list")
+    answer = raw.call("session.create", {"title": float("nan")})
+    assert answer["error"]["code"] == -32602
+    assert raw.close() == 0
+
+
 def test_a_batch_is_answered_and_a_stop_is_acted_on(raw: RawStdio) -> None:
     session = raw.call("session.create")["result"]["session_id"]
     raw.send(

@@ -6,6 +6,14 @@
 ``int`` (``bool`` is refused), ``float`` (an ``int`` is accepted), ``bool``, ``None``, unions,
 ``Literal``, ``Any``, ``list[X]``, ``tuple[X, ...]``, ``dict[str, X]``, string enums and
 dataclasses (themselves made of these).
+
+Non-finite numbers are refused everywhere a value is decoded, ``Any`` included. JSON has no NaN
+or Infinity, but Python's parser reads the tokens ``NaN``, ``Infinity`` and ``-Infinity``, and a
+literal too large for a double (``1e999``) becomes infinity. :func:`loads` reads them all the
+same (so a request that holds one is still answered under its own id), and :func:`decode` then
+refuses them like any other value that does not fit ("must be a finite number"), which a
+request sees as invalid params: a ``timeout_s`` of NaN is refused as ``-5`` is, and no NaN
+reaches a comparison that it would silently pass.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -38,6 +47,16 @@ class DecodeError(ValueError):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse JSON text; ``NaN``, ``Infinity`` and overflowing literals become non-finite floats
+    (that :func:`decode` refuses), so the caller can still answer the message.
+
+    Raises:
+        ValueError: the text is not JSON (``json.JSONDecodeError``) or not UTF-8.
+    """
+    return json.loads(text)
 
 
 def dumps(value: Any) -> str:
@@ -87,6 +106,7 @@ def decode(tp: Any, data: Any, *, path: str = "value", strict: bool = True) -> A
         DecodeError: the data does not fit, or a dataclass refused it (its ``ValueError``).
     """
     if tp is Any:
+        _check_finite(data, path)
         return data
     if tp is None or tp is type(None):
         if data is not None:
@@ -157,6 +177,7 @@ def _decode_class(tp: type[Any], data: Any, path: str, strict: bool) -> Any:
     if tp is float:
         if not isinstance(data, int | float) or isinstance(data, bool):
             raise DecodeError(path, f"must be a number, not {_kind(data)}")
+        _check_finite(data, path)
         return float(data)
     if tp is str:
         if not isinstance(data, str):
@@ -195,6 +216,20 @@ def _decode_dataclass(tp: type[T], data: Any, path: str, strict: bool) -> T:
         return tp(**kwargs)
     except (TypeError, ValueError) as exc:
         raise DecodeError(path, str(exc)) from exc
+
+
+def _check_finite(data: Any, path: str) -> None:
+    """DecodeError for a NaN or an infinity anywhere in ``data`` (containers walked)."""
+    if isinstance(data, float):
+        if not math.isfinite(data):
+            name = "NaN" if math.isnan(data) else "Infinity" if data > 0 else "-Infinity"
+            raise DecodeError(path, f"must be a finite number, not {name}")
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            _check_finite(item, f"{path}[{i}]")
+    elif isinstance(data, dict):
+        for key, item in data.items():
+            _check_finite(item, f"{path}.{key}")
 
 
 def _seq(data: Any, path: str) -> list[Any]:

@@ -9,7 +9,6 @@ its own code.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from tui_gateway.gateway import Gateway
 from tui_gateway.types import GatewayError
 from tui_gateway.wire import contract as c
-from tui_gateway.wire.codec import DecodeError, decode, encode, event_params
+from tui_gateway.wire.codec import DecodeError, decode, encode, event_params, loads
 from tui_gateway.wire.replay import ReplayRing
 
 _log = logging.getLogger(__name__)
@@ -47,13 +46,9 @@ def parse_line(line: bytes | str) -> tuple[Any, dict[str, Any] | None]:
     """
     try:
         text = line.decode("utf-8") if isinstance(line, bytes) else line
-        return json.loads(text, parse_constant=_no_constant), None
+        return loads(text), None  # NaN is read, then refused as invalid params by decode
     except (UnicodeDecodeError, ValueError) as exc:
         return None, error_response(None, c.PARSE_ERROR, f"parse error: {exc}")
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 class Dispatcher:
