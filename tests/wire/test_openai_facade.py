@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
+import httpx
 import openai
 import pytest
+from openai.types.chat import ChatCompletion
 
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tests.wire.helpers import CLOSE_BOUND_S, close_delay_s, slow_reply
-from tui_gateway.events import ApprovalResolved, ToolComplete
+from tui_gateway.events import ApprovalResolved, MessageComplete, MessageDelta, ToolComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.wire.http_server import HttpServer
+from tui_gateway.wire.openai_facade import STOPPED_FINISH_REASON
 
 TOKEN = "facade-token"
 
@@ -118,3 +122,65 @@ def test_a_tool_call_that_needs_approval_is_denied(served: tuple[HttpServer, Eve
     assert resolved.decision == "deny"
     [tool] = log.of_type(ToolComplete)
     assert tool.is_error and tool.exit_code is None
+
+
+def stop_run(server: HttpServer, run_id: str) -> None:
+    answer = httpx.post(
+        f"{server.base_url}/v1/runs/{run_id}/stop",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=10,
+    )
+    assert answer.json()["stopped"] is True
+
+
+def test_a_stopped_stream_finishes_as_abort_not_stop(
+    served: tuple[HttpServer, EventLog], demo_server: DemoModelServer
+) -> None:
+    server, log = served
+    slow_reply(demo_server)
+    stream = client(server).chat.completions.create(
+        model="demo",
+        messages=[{"role": "user", "content": "tell me a story about a lighthouse"}],
+        stream=True,
+    )
+    run_id = stream.response.headers["x-desk-run-id"]
+    chunks = []
+    for chunk in stream:
+        chunks.append(chunk)
+        if len(chunks) == 3:
+            stop_run(server, run_id)
+    finishes = [c.choices[0].finish_reason for c in chunks if c.choices]
+    assert finishes[-1] == STOPPED_FINISH_REASON == "abort"
+    assert set(finishes[:-1]) == {None}
+    desk = (chunks[-1].model_extra or {})["desk"]
+    assert desk["status"] == "interrupted" and desk["exit_reason"] == "interrupted_by_user"
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text and text == log.complete(run_id).text  # the cut reply, as far as it went
+
+
+def test_a_stopped_completion_finishes_as_abort(
+    served: tuple[HttpServer, EventLog], demo_server: DemoModelServer
+) -> None:
+    server, log = served
+    slow_reply(demo_server)
+    answers: list[object] = []
+
+    def ask() -> None:
+        answers.append(
+            client(server).chat.completions.create(
+                model="demo",
+                messages=[{"role": "user", "content": "tell me a story about a lighthouse"}],
+            )
+        )
+
+    asking = threading.Thread(target=ask)
+    asking.start()
+    assert log.wait_for(lambda _e: bool(log.of_type(MessageDelta)))
+    stop_run(server, log.of_type(MessageDelta)[0].turn_id)
+    asking.join(timeout=15)
+    [completion] = answers
+    assert isinstance(completion, ChatCompletion)
+    choice = completion.choices[0]
+    assert choice.finish_reason == "abort"
+    assert choice.message.content and choice.message.content == log.of_type(MessageComplete)[0].text
+    assert (completion.model_extra or {})["desk"]["exit_reason"] == "interrupted_by_user"

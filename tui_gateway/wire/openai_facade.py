@@ -8,10 +8,13 @@ of the request's messages, its sampling knobs and its tools are not used: the ag
 Nobody can answer a tool approval through this API, so a tool call that needs one is denied
 (the model is told so and goes on).
 
-Outcomes: a completed turn finishes with ``stop`` (``length`` for ``max_iterations``), a stopped
-one with ``stop`` and its partial text; a failed turn is an HTTP 502 error (non-streaming) or an
-``error`` event (streaming). Every answer also carries ``desk: {run_id, session_id, status,
-exit_reason}``, and the run id is in the ``x-desk-run-id`` header, so
+Outcomes: a completed turn finishes with ``stop`` (``length`` for ``max_iterations``); a stopped
+one (``POST /v1/runs/{id}/stop``, the gateway's shutdown, an eviction) with
+:data:`STOPPED_FINISH_REASON` (``abort``, as vLLM reports an aborted request) and its partial
+text, never ``stop``, so a client can tell a cut reply from a whole one; a failed turn is an HTTP
+502 error (non-streaming) or an ``error`` event (streaming); docs/wire.md says why ``abort``.
+Every answer also carries ``desk: {run_id, session_id, status, exit_reason}``, and the run id
+is in the ``x-desk-run-id`` header, so
 ``POST /v1/runs/{id}/stop`` can stop it. A client that leaves early stops the run as the system
 (``api.disconnect``).
 """
@@ -44,6 +47,12 @@ from tui_gateway.wire.runs import Runs
 
 TITLE_CHARS = 48
 
+STOPPED_FINISH_REASON = "abort"
+"""The finish reason of a run that a stop cut short. OpenAI's enum has no value for it (``stop``,
+``length``, ``tool_calls``, ``content_filter``, ``function_call``); vLLM, the OpenAI-compatible
+server that reports aborted requests at all, sends ``abort``, and the official clients pass an
+unknown value through. ``desk.exit_reason`` names who stopped the run."""
+
 
 def last_user_text(messages: Any) -> str:
     """The text of the last ``user`` message (string content or text parts).
@@ -74,8 +83,13 @@ def last_user_text(messages: Any) -> str:
 
 
 def finish_reason(complete: MessageComplete) -> str:
-    """The OpenAI finish reason of a turn's outcome."""
-    return "length" if complete.status == "max_iterations" else "stop"
+    """The OpenAI finish reason of a turn's outcome: ``stop`` (completed), ``length``
+    (``max_iterations``) or :data:`STOPPED_FINISH_REASON` (interrupted)."""
+    if complete.status == "max_iterations":
+        return "length"
+    if complete.status == "interrupted":
+        return STOPPED_FINISH_REASON
+    return "stop"
 
 
 class ChatFacade:
