@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
+from starlette.applications import Starlette
 
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
@@ -17,6 +18,7 @@ from tests.support import EventLog
 from tests.wire.helpers import CLOSE_BOUND_S, close_delay_s, slow_reply
 from tui_gateway.events import GatewayEvent, MessageComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
+from tui_gateway.wire.host_check import HostCheck
 from tui_gateway.wire.http_server import HttpServer
 
 TOKEN = "test-token"
@@ -263,3 +265,36 @@ def test_json_rpc_over_http(served: Served) -> None:
     ).json()
     assert wrong["error"]["code"] == -32602
     assert "is a system surface" in wrong["error"]["message"]
+
+
+def test_a_host_that_is_not_this_server_is_refused_before_anything_runs(served: Served) -> None:
+    port = served.server.port
+    before = served.gateway.live_sessions()
+    for host in (
+        f"evil.example:{port}",  # a page that rebound its own name to 127.0.0.1
+        f"localhost.evil.example:{port}",
+        f"127.0.0.1:{port + 1}",  # the right address, another port
+        "127.0.0.1",  # no port (only port 80 may leave it out)
+        f"localhost:{port}x",
+    ):
+        answer = served.client.post("/v1/sessions", headers={"Host": host})
+        assert answer.status_code == 421, host
+        [line] = answer.text.splitlines()
+        assert "does not answer for the host" in line and json.dumps(host) in line
+    assert served.gateway.live_sessions() == before
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}", f"[::1]:{port}"):
+        assert served.client.get("/v1/models", headers={"Host": host}).status_code == 200, host
+
+
+def test_a_server_on_every_interface_answers_for_the_address_it_was_reached_by() -> None:
+    # desk serve --host 0.0.0.0, reached from another machine at 192.168.1.5 (no real bind).
+    check = HostCheck(Starlette(), host="0.0.0.0")
+    server = ("192.168.1.5", 8765)
+    assert check.allows("192.168.1.5:8765", server)
+    assert check.allows("localhost:8765", server)
+    assert not check.allows("10.0.0.9:8765", server)  # not the address the request came to
+    assert not check.allows("desk.evil.example:8765", server)
+    assert not check.allows("192.168.1.5:8766", server)
+    assert not check.allows(None, server)
+    named = HostCheck(Starlette(), host="devbox.lan")
+    assert named.allows("DEVBOX.lan:8765", server) and not named.allows("devbox.lan", server)

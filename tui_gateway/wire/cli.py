@@ -89,7 +89,7 @@ def main_gateway_stdio(argv: Sequence[str]) -> int:
 def main_serve(argv: Sequence[str]) -> int:
     """``desk serve``: the gateway over HTTP (sessions, SSE runs, stops, an OpenAI facade).
 
-    Prints the address once listening (and the API token, the first time it is made). SIGINT
+    Prints the address once listening, and where the API token file is (never the token). SIGINT
     and SIGTERM shut the gateway down (a system stop) before the server exits.
 
     Returns:
@@ -130,10 +130,10 @@ def main_serve(argv: Sequence[str]) -> int:
                     file=sys.stderr,
                     flush=True,
                 )
-            if created:
-                print(f"desk serve: made an API token (kept in {path}): {token}", flush=True)
-            else:
-                print(f"desk serve: the API token is in {path}", flush=True)
+            # Where the token is, never the token: a terminal's scrollback, a log or a shared
+            # screen would keep it. The file is the user's alone (0600).
+            made = "made an API token; it is" if created else "the API token is"
+            print(f"desk serve: {made} in {path} (readable by you only)", flush=True)
             return server.run_foreground(
                 on_listening=lambda url: print(
                     f"desk serve: listening on {url} (model {provider.config.model})", flush=True

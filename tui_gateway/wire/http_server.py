@@ -1,5 +1,8 @@
 """Serving :class:`~tui_gateway.wire.http_api.DeskApi` with uvicorn, in front or on a thread.
 
+Every request passes :class:`~tui_gateway.wire.host_check.HostCheck` first (a ``Host`` that is
+not this server's gets 421: DNS rebinding), then the bearer token's check.
+
 The thread, the socket, the signals and the quick exit are
 :class:`demo_model.serving.AsgiServer`'s (the demo model server runs on it too). Exit order,
 whatever asked for it (SIGINT, SIGTERM, :meth:`HttpServer.stop`): the gateway shuts down first
@@ -17,6 +20,7 @@ from collections.abc import Callable
 from demo_model.serving import AsgiServer
 from tui_gateway.gateway import Gateway
 from tui_gateway.wire import contract as c
+from tui_gateway.wire.host_check import HostCheck
 from tui_gateway.wire.http_api import DeskApi
 
 GRACEFUL_S = 5
@@ -51,7 +55,7 @@ class HttpServer:
         self._requested_port = port
         self._on_listening: Callable[[str], None] | None = None
         self._serving = AsgiServer(
-            self.api.app,
+            HostCheck(self.api.app, host=host),
             host=host,
             port=port,
             name="desk-serve",
