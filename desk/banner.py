@@ -6,6 +6,7 @@ With the built-in demo model, the welcome also says how to point desk at a real 
 
 from __future__ import annotations
 
+from agent.terminal_text import terminal_safe
 from desk.config import ConnectionInfo
 
 KEYS_LINE = "Enter sends · Ctrl+J new line · Esc stops · F1 help · Ctrl+P commands · Ctrl+Q quits"
@@ -48,4 +49,4 @@ def banner_text(connection: ConnectionInfo, config_file: str = "~/.config/desk/c
     else:
         via = f" ({connection.source})" if connection.source else ""
         head = f"Welcome to desk · {connection.model} at {connection.base_url}{via}"
-    return f"{head}\n{KEYS_LINE}"
+    return terminal_safe(f"{head}\n{KEYS_LINE}")  # the model's name is the server's

@@ -17,6 +17,7 @@ from typing import Literal, Protocol, runtime_checkable
 from textual.widget import Widget
 from textual.widgets import Static
 
+from agent.terminal_text import terminal_safe
 from desk.markdown_cuts import closed_fences
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.user_prompt import UserPrompt
@@ -93,7 +94,8 @@ def session_markdown(
         exported_at: when the export was made (local time, shown to minutes).
 
     Returns:
-        the document, ending with one newline.
+        the document, ending with one newline, its control characters made visible (a file
+        that is read with ``cat`` or ``less -R`` must not command the terminal).
     """
     parts = [
         f"# desk session {session_id}",
@@ -119,7 +121,7 @@ def session_markdown(
             parts.append(quote(block.text))
         else:
             parts.append(block.text.strip())
-    return "\n\n".join(parts) + "\n"
+    return terminal_safe("\n\n".join(parts) + "\n")
 
 
 def default_export_path(session_id: str, when: datetime, folder: Path) -> Path:

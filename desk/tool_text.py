@@ -1,13 +1,17 @@
 """Human text for tool calls: their arguments, their outcome, and the tail of their output.
 
 Pure functions (no widgets), used by :class:`desk.widgets.tool_card.ToolCard` and the
-approval prompt.
+approval prompt. Everything they return is safe to show: the model chose the arguments and the
+tool printed the output, so control characters are made visible
+(:func:`agent.terminal_text.terminal_safe`); a JSON ``\\u001b`` in the arguments is caught too,
+since it is decoded first.
 """
 
 from __future__ import annotations
 
 import json
 
+from agent.terminal_text import terminal_safe
 from desk.receipts import format_elapsed
 from tui_gateway.events import ToolComplete
 
@@ -16,7 +20,7 @@ ARGUMENT_CHARS = 200
 
 
 def _one_line(text: str, limit: int) -> str:
-    line = " ".join(text.split())
+    line = " ".join(terminal_safe(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -54,7 +58,8 @@ def describe_arguments(name: str, arguments: str, limit: int = ARGUMENT_CHARS) -
 
 
 def full_command(name: str, arguments: str) -> str | None:
-    """The whole shell command of a ``shell`` call (for the approval prompt), else None."""
+    """The whole shell command of a ``shell`` call (for the approval prompt, made safe to
+    show), else None."""
     if name != "shell":
         return None
     try:
@@ -62,7 +67,7 @@ def full_command(name: str, arguments: str) -> str | None:
     except ValueError:
         return None
     command = args.get("command") if isinstance(args, dict) else None
-    return command if isinstance(command, str) else None
+    return terminal_safe(command) if isinstance(command, str) else None
 
 
 def stopped_text(stopped_by: str) -> str:
@@ -97,11 +102,12 @@ def outcome_text(result: ToolComplete, elapsed_s: float | None) -> str:
     else:
         parts = ["✓ done"]
     parts.append(took)
-    return " · ".join(p for p in parts if p)
+    return terminal_safe(" · ".join(p for p in parts if p))
 
 
 def tail_lines(text: str, lines: int) -> str:
-    """The last ``lines`` lines of ``text`` (a trailing newline does not count as a line)."""
+    """The last ``lines`` lines of ``text`` (a trailing newline does not count as a line; not
+    made safe: the caller decides whether colours are kept)."""
     body = text[:-1] if text.endswith("\n") else text
     parts = body.split("\n")
     if len(parts) <= lines:

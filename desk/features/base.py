@@ -10,6 +10,7 @@ from __future__ import annotations
 from textual.app import App
 from textual.widgets import Static
 
+from agent.terminal_text import terminal_safe
 from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter
 from desk.startup import Startup
@@ -77,7 +78,7 @@ class DeskBase(App[int]):
             text: the line.
             error: show it in the error colour.
         """
-        note = Static(text, classes="note -error" if error else "note", markup=False)
+        note = Static(terminal_safe(text), classes="note -error" if error else "note", markup=False)
         await self.transcript.mount(note)
         return note
 

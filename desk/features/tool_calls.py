@@ -111,7 +111,8 @@ class ToolCallsFeature(DeskBase):
         )
         if card is None:  # not expected: tool.start comes first; still, never lose a prompt
             card = await self._card_for(p.turn_id, f"approval-{p.request_id}", p.tool, p.arguments)
-        self._approvals[p.request_id] = await card.ask_approval(p.request_id, p.tool, p.arguments)
+        prompt = await card.ask_approval(p.request_id, p.tool, p.arguments, p.reason)
+        self._approvals[p.request_id] = prompt
 
     def on_approval_prompt_decided(self, message: ApprovalPrompt.Decided) -> None:
         """y / a / n (or a button): send the answer to the gateway."""

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
 
 
@@ -38,7 +39,8 @@ class ConfirmDelete(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(f"Delete “{self.session_title}”?", classes="question", markup=False)
+            title = terminal_safe(self.session_title)
+            yield Static(f"Delete “{title}”?", classes="question", markup=False)
             detail = "Its transcript is removed from the database for good."
             if self.running:
                 detail += " Its running turn is stopped first."

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
+from agent.terminal_text import terminal_safe
 from desk.tool_text import describe_arguments, full_command, stopped_text
 from desk.widgets._css import css_beside
 
@@ -36,6 +37,8 @@ class ApprovalPrompt(Widget, can_focus=True):
         request_id: the ``approval.request`` id.
         tool: the tool's name.
         arguments: the call's JSON arguments.
+        reason: why the call asks beyond its tool (``read_file on /etc/hosts, outside the
+            workspace ...``), or "".
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -61,8 +64,10 @@ class ApprovalPrompt(Widget, can_focus=True):
             self.decision = decision
             """``once``, ``always`` or ``deny``."""
 
-    def __init__(self, request_id: str, tool: str, arguments: str) -> None:
+    def __init__(self, request_id: str, tool: str, arguments: str, reason: str = "") -> None:
         super().__init__(classes="-pending")
+        self.reason = reason
+        """Why the call asks beyond its tool ("" when its tool always asks)."""
         self.request_id = request_id
         """The ``approval.request`` id."""
         self.tool = tool
@@ -76,14 +81,17 @@ class ApprovalPrompt(Widget, can_focus=True):
 
     def compose(self) -> ComposeResult:
         command = full_command(self.tool, self.arguments)
+        tool = terminal_safe(self.tool)
         if command is not None:
             lines = command.splitlines() or [""]
             shown = "\n".join(lines[:COMMAND_LINES])
             if len(lines) > COMMAND_LINES:
                 shown += f"\n… {len(lines) - COMMAND_LINES} more lines"
-            question, detail = f"Allow {self.tool} to run this command?", shown
+            question, detail = f"Allow {tool} to run this command?", shown
+        elif self.reason:  # e.g. a path outside the workspace: the resolved path says it all
+            question, detail = f"Allow {tool}?", terminal_safe(self.reason)
         else:
-            question = f"Allow {self.tool}?"
+            question = f"Allow {tool}?"
             detail = describe_arguments(self.tool, self.arguments, limit=400)
         yield Static(question, classes="question", markup=False)
         yield Static(detail, classes="detail", markup=False)
@@ -130,4 +138,4 @@ class ApprovalPrompt(Widget, can_focus=True):
         self.remove_class("-pending")
         self.add_class(f"-{decision}")
         self.can_focus = False
-        self.query_one(".resolution", Static).update(text)
+        self.query_one(".resolution", Static).update(terminal_safe(text))

@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
+from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
 from desk.widgets.reply_body import ReplyBody
 
@@ -67,7 +68,8 @@ class AssistantReply(Widget):
         if reasoning:
             self.reasoning += reasoning
             self.add_class("-reasoning")
-            self.query_one(".reasoning", Static).update(reasoning_tail(self.reasoning))
+            shown = terminal_safe(reasoning_tail(self.reasoning))
+            self.query_one(".reasoning", Static).update(shown)
         if text:
             self.text += text
             # Not query_one: while the app exits the body may be gone before the reply is.
@@ -111,5 +113,5 @@ class AssistantReply(Widget):
         self.add_class(f"-{outcome}")
         self.set_class(not text, "-empty")
         if note:
-            self.query_one(".note", Static).update(note)
+            self.query_one(".note", Static).update(terminal_safe(note))
             self.add_class("-noted")

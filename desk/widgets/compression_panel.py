@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, ProgressBar, Static
 
+from agent.terminal_text import terminal_safe
 from desk.receipts import format_elapsed
 from desk.widgets._css import css_beside
 from desk.widgets.status_bar import Clock
@@ -40,8 +41,8 @@ def outcome_text(outcome: CompressionComplete) -> str:
     1,100 tokens``, ``compression cancelled`` or the failure message."""
     if outcome.status == "committed":
         what = outcome.message.removesuffix(" into a summary") or "compressed"
-        return f"{what}: {outcome.before_tokens:,} → {outcome.after_tokens:,} tokens"
-    return outcome.message or f"compression {outcome.status}"
+        return terminal_safe(f"{what}: {outcome.before_tokens:,} → {outcome.after_tokens:,} tokens")
+    return terminal_safe(outcome.message or f"compression {outcome.status}")
 
 
 class CompressionPanel(Horizontal, can_focus=True):

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Input, Log
 
+from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
 from desk.widgets.console_input import ConsoleInput
 
@@ -102,15 +103,15 @@ class ConsolePanel(Vertical):
         self.remove_class("-open")
 
     def write(self, text: str) -> None:
-        """Append output text (may end mid-line)."""
-        self.output.write(text)
+        """Append output text (may end mid-line; control characters are made visible)."""
+        self.output.write(terminal_safe(text))
 
     def write_line(self, line: str) -> None:
         """Append one whole line, starting a new line first when the output ended mid-line."""
         log = self.output
         if log.lines and log.lines[-1] != "":
             log.write("\n")
-        log.write(line + "\n")
+        log.write(terminal_safe(line) + "\n")
 
     def watch_running(self) -> None:
         button = next(self.query("#console-cancel").results(Button), None)

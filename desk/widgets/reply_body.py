@@ -26,6 +26,7 @@ from rich.syntax import Syntax, SyntaxTheme
 from textual.app import ComposeResult
 from textual.widget import Widget
 
+from agent.terminal_text import terminal_safe
 from desk.markdown_cuts import Piece, cut_pieces, find_cuts, live_markdown
 from desk.widgets._css import css_beside
 from desk.widgets.markdown_chunk import MarkdownChunk
@@ -106,11 +107,13 @@ class ReplyMarkdown(RichMarkdown):
 
 def markdown_for(widget: Widget) -> Callable[[str], ReplyMarkdown]:
     """How ``widget`` turns a piece of reply into Rich Markdown (code colours follow the theme
-    at the time the piece is rendered)."""
+    at the time the piece is rendered; control characters are made visible, see
+    :mod:`agent.terminal_text`)."""
 
     def make(text: str) -> ReplyMarkdown:
         dark = widget.app.current_theme.dark if widget.is_attached else True
-        return ReplyMarkdown(text.strip("\n"), code_theme="monokai" if dark else "default")
+        shown = terminal_safe(text.strip("\n"))  # what the model said, never a terminal command
+        return ReplyMarkdown(shown, code_theme="monokai" if dark else "default")
 
     return make
 

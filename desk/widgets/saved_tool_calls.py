@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from textual.widgets import Static
 
+from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
 
 RESULT_CHARS = 100
@@ -21,7 +22,7 @@ def call_lines(names: Sequence[str], results: Sequence[str]) -> str:
         if len(first) > RESULT_CHARS:
             first = first[: RESULT_CHARS - 1] + "…"
         lines.append(f"⚙ {name} → {first}" if first else f"⚙ {name}")
-    return "\n".join(lines)
+    return terminal_safe("\n".join(lines))  # a saved tool's output may hold anything
 
 
 class SavedToolCalls(Static):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import ListItem, Static
 
+from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
 from tui_gateway.types import SessionInfo
 
@@ -60,8 +61,9 @@ class SessionItem(ListItem):
     def compose(self) -> ComposeResult:
         info = self.info
         marker = "● " if info.running else ""
-        yield Static(marker + (info.title or UNTITLED), classes="title", markup=False)
-        meta = f"{info.model} · {relative_time(info.updated_at, self._now)}"
+        title = terminal_safe(info.title or UNTITLED)  # a title may come from a first prompt
+        yield Static(marker + title, classes="title", markup=False)
+        meta = f"{terminal_safe(info.model)} · {relative_time(info.updated_at, self._now)}"
         if info.running:
             meta += " · running"
         yield Static(meta, classes="meta", markup=False)

@@ -18,6 +18,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, ListView, Static
 
+from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
 from desk.widgets.session_item import UNTITLED, SessionItem
 from tui_gateway.types import SessionInfo
@@ -132,7 +133,7 @@ class SessionsSidebar(Vertical):
         if ids:
             view.index = ids.index(keep_id) if keep_id in ids else 0
         label = self.query_one(".error", Static)
-        label.update(error)
+        label.update(terminal_safe(error))
         self.set_class(bool(error), "-error")
 
     def on_list_view_selected(self, event: ListView.Selected) -> None:

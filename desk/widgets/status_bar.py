@@ -13,6 +13,7 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from agent.terminal_text import terminal_safe
 from desk.config import ConnectionInfo
 from desk.receipts import format_elapsed
 from desk.widgets._css import css_beside
@@ -115,7 +116,7 @@ class StatusBar(Horizontal):
     def turn_text(self) -> str:
         """The left-hand side as it should read now."""
         if self.notice:
-            return self.notice
+            return terminal_safe(self.notice)
         parts = [f"{STATE_ICONS.get(self.state, '·')} {self.state}"]
         if self.state != "idle" and self.started_at is not None:
             parts[0] += f" {format_elapsed(self._clock() - self.started_at)}"
@@ -123,12 +124,12 @@ class StatusBar(Horizontal):
             parts.append(self.detail)
         if self.queued:
             parts.append(f"{self.queued} queued")
-        return " · ".join(parts)
+        return terminal_safe(" · ".join(parts))
 
     def server_side_text(self) -> str:
         """The right-hand side as it should read now."""
         percent = context_percent(self.context_used, self.context_window)
-        return server_text(self.connection, self.model, percent)
+        return terminal_safe(server_text(self.connection, self.model, percent))
 
     def _redraw_server(self) -> None:
         label = next(self.query(".server").results(Static), None)

@@ -19,6 +19,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from agent.terminal_text import terminal_safe
 from desk.receipts import format_elapsed
 from desk.tool_text import (
     children_text,
@@ -106,7 +107,8 @@ class ToolCard(Widget, can_focus=True):
 
     def _title(self) -> str:
         marker = "" if not self.done else ("▾ " if self.expanded else "▸ ")
-        return f"{marker}⚙ {self.tool}  {describe_arguments(self.tool, self.arguments)}"
+        tool = terminal_safe(self.tool)  # the model names the tool, too
+        return f"{marker}⚙ {tool}  {describe_arguments(self.tool, self.arguments)}"
 
     def state_text(self) -> str:
         """The right-hand side of the summary line as it reads now."""
@@ -131,7 +133,8 @@ class ToolCard(Widget, can_focus=True):
             shown = self.output if self.output.strip() else self.result.content
             text = tail_lines(shown, EXPANDED_TAIL_LINES)
         self.set_class(bool(text.strip()), "-has-output")
-        out.update(Text.from_ansi(text) if text else Text(""))
+        # Colours (SGR) are decoded; every other control character is shown, never sent.
+        out.update(Text.from_ansi(terminal_safe(text, keep_sgr=True)) if text else Text(""))
 
     def add_output(self, text: str) -> None:
         """Append a piece of the call's output (``tool.output``)."""
@@ -140,9 +143,13 @@ class ToolCard(Widget, can_focus=True):
         self.output = (self.output + text)[-MAX_KEPT_CHARS:]
         self._show_output()
 
-    async def ask_approval(self, request_id: str, tool: str, arguments: str) -> ApprovalPrompt:
-        """Show the approval prompt inside the card (``approval.request``) and focus it."""
-        prompt = ApprovalPrompt(request_id, tool, arguments)
+    async def ask_approval(
+        self, request_id: str, tool: str, arguments: str, reason: str = ""
+    ) -> ApprovalPrompt:
+        """Show the approval prompt inside the card (``approval.request``) and focus it
+        (``reason``: why a call asks that its tool alone would not, e.g. a path outside the
+        workspace)."""
+        prompt = ApprovalPrompt(request_id, tool, arguments, reason)
         self.approval = prompt
         await self.mount(prompt, after=self.query_one(".summary"))
         prompt.focus()
@@ -175,7 +182,8 @@ class ToolCard(Widget, can_focus=True):
         if result.stopped_by is not None:
             line = "■ " + stopped_text(result.stopped_by)
             ended = children_text(result.children_ended)
-            self.query_one(".stop", Static).update(f"{line} · {ended}" if ended else line)
+            shown = terminal_safe(f"{line} · {ended}" if ended else line)
+            self.query_one(".stop", Static).update(shown)
         self.query_one(".title", Static).update(self._title())
         self._show_state()
         self._show_output()

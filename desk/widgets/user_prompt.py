@@ -11,6 +11,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
+from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
 
 
@@ -57,7 +58,7 @@ class UserPrompt(Widget):
     def compose(self) -> ComposeResult:
         if self.status == "queued":  # only a prompt queued when sent can be removed
             yield Button("✕", classes="remove", compact=True, tooltip="remove from the queue")
-        yield Static(self.text, classes="prompt-text", markup=False)
+        yield Static(terminal_safe(self.text), classes="prompt-text", markup=False)
         yield Static("", classes="prompt-status", markup=False)
 
     def on_mount(self) -> None:
@@ -94,6 +95,6 @@ class UserPrompt(Widget):
                 f"queued{place} · runs when the current turn ends · ✕ or Delete removes it"
             )
         elif self.status == "dropped":
-            label.update(f"not sent: {self.detail}" if self.detail else "not sent")
+            label.update(terminal_safe(f"not sent: {self.detail}" if self.detail else "not sent"))
         else:
             label.update("")

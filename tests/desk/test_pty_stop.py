@@ -20,7 +20,7 @@ import sys
 import termios
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -106,6 +106,11 @@ class PtyScreen:
         with self._cond:
             return bytes(self._data[-size:])
 
+    def since(self, start: int) -> bytes:
+        """Every byte read after byte ``start``."""
+        with self._cond:
+            return bytes(self._data[start:])
+
     @property
     def size(self) -> int:
         """Bytes read so far."""
@@ -134,9 +139,14 @@ def pty_server() -> Iterator[DemoModelServer]:
 
 @contextmanager
 def desk_in_pty(
-    server: DemoModelServer, extra_env: dict[str, str] | None = None
+    server: DemoModelServer,
+    extra_env: dict[str, str] | None = None,
+    *,
+    cwd: Path | None = None,
+    extra_args: Sequence[str] = (),
 ) -> Iterator[tuple[subprocess.Popen[bytes], PtyScreen]]:
-    """Run desk in a 120x40 pty against ``server`` until it shows it is ready.
+    """Run desk in a 120x40 pty against ``server`` until it shows it is ready (in ``cwd``,
+    with ``extra_args`` after the server flags).
 
     Yields:
         the process and its screen (type with ``screen.write``). On exit a process still
@@ -148,9 +158,10 @@ def desk_in_pty(
     env.update({"TERM": "xterm-256color", "COLORTERM": "truecolor"}, **(extra_env or {}))
     env.pop("COLUMNS", None)
     env.pop("LINES", None)
-    command = [*desk_command(), "--base-url", server.base_url, "--model", "demo"]
+    command = [*desk_command(), "--base-url", server.base_url, "--model", "demo", *extra_args]
     proc = subprocess.Popen(
         command,
+        cwd=cwd,
         stdin=slave,
         stdout=slave,
         stderr=slave,

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
+import select
 import signal
 import stat
+import subprocess
 import sys
 import threading
 import time
@@ -16,7 +20,15 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
-from tests.wire.helpers import CLOSE_BOUND_S, Child, close_delay_s, slow_reply, wire_cmd
+from tests.wire.helpers import (
+    CLOSE_BOUND_S,
+    ROOT,
+    Child,
+    child_env,
+    close_delay_s,
+    slow_reply,
+    wire_cmd,
+)
 
 STORY = "tell me a story about a lighthouse"
 
@@ -161,3 +173,52 @@ def test_run_denies_tool_calls_unless_told_yes(provider: ProviderConfig, tmp_pat
     allowed = Child(run_cmd(provider, "--yes", prompt))
     assert allowed.wait() == 0
     assert marker.exists()
+
+
+def read_pty(master: int, proc: subprocess.Popen[bytes], timeout_s: float = 30.0) -> bytes:
+    """Everything a child wrote to its terminal until it exited and the pty drained."""
+    data = b""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child's side closed
+                break
+            if not chunk:
+                break
+            data += chunk
+        elif proc.poll() is not None:
+            break
+    return data
+
+
+def test_run_on_a_terminal_makes_control_characters_visible_and_a_pipe_gets_them_as_sent(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    hostile = "\x1b]0;owned\x07\x1b[2J\x1b[?1049l\x9b2J\x1bc done"
+    prompt = "reply with exactly: " + hostile
+    piped = Child(run_cmd(provider, prompt))
+    assert piped.wait() == 0
+    assert piped.out.wait_closed() == (hostile + "\n").encode()  # a pipe gets the exact reply
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        run_cmd(provider, prompt),
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+        env=child_env(),
+        cwd=ROOT,
+    )
+    os.close(slave)
+    try:
+        shown = read_pty(master, proc)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    assert b"\x1b" not in shown and "\x9b".encode() not in shown, shown
+    assert "␛]0;owned␇␛[2J␛[?1049l<U+009B>2J␛c done".encode() in shown

@@ -7,6 +7,11 @@ ended: 0 completed, 130 stopped by the user, 143 stopped by the system, 1 failed
 stderr). A second Ctrl+C while the first stop is under way exits at once (130).
 
 Tool calls that need approval are denied (a line on stderr says so) unless ``approve`` is set.
+
+On a terminal the reply is printed with its control characters made visible
+(:func:`agent.terminal_text.terminal_safe`): a reply must not clear the screen or retitle the
+window. Piped into a file or another program it is printed exactly as the model sent it. The
+lines on stderr are always made safe (they quote the server and the model).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from types import FrameType
 from typing import TextIO
 
 from agent.stops import StopRequest, Surface
+from agent.terminal_text import terminal_safe
 from tui_gateway.events import ApprovalRequest, GatewayEvent, MessageComplete, MessageDelta
 from tui_gateway.gateway import Gateway
 from tui_gateway.types import GatewayError
@@ -48,6 +54,7 @@ class _Turn:
         self.out = out
         self.err = err
         self.approve = approve
+        self.safe = _is_terminal(out)
         self.session_id = ""
         self.printed = ""
         self.complete: MessageComplete | None = None
@@ -69,11 +76,9 @@ class _Turn:
         elif isinstance(payload, ApprovalRequest):
             decision = "once" if self.approve else "deny"
             if not self.approve:
-                print(
-                    f"desk: denied the {payload.tool} call (pass --yes to allow tools)",
-                    file=self.err,
-                    flush=True,
-                )
+                why = f": {payload.reason}" if payload.reason else ""
+                line = f"desk: denied the {payload.tool} call{why} (pass --yes to allow tools)"
+                _say(line, self.err)
             self.gateway.approval_respond(event.session_id, payload.request_id, decision)
         elif isinstance(payload, MessageComplete):
             text = payload.text
@@ -85,9 +90,9 @@ class _Turn:
             self.done.set()
 
     def _write(self, text: str) -> None:
-        self.printed += text
+        self.printed += text  # what the model said: compared with the canonical text
         try:
-            self.out.write(text)
+            self.out.write(terminal_safe(text) if self.safe else text)
             self.out.flush()
         except (OSError, ValueError):  # stdout closed (e.g. piped into head): keep going
             pass
@@ -130,7 +135,7 @@ def run_turn(
             gateway.prompt_submit(turn.session_id, prompt)
             turn.apply_user_stop()  # a Ctrl+C that came before the turn existed
         except GatewayError as exc:
-            print(f"desk: {exc.message}", file=err, flush=True)
+            _say(f"desk: {exc.message}", err)
             return EXIT_SYSTEM_STOP if turn.shutting.is_set() else EXIT_FAILED
         turn.done.wait()
     except KeyboardInterrupt:  # the second Ctrl+C: leave now
@@ -144,10 +149,22 @@ def run_turn(
     code = exit_code(complete)
     if code == EXIT_FAILED:
         line = " ".join((complete.error or complete.exit_reason).split())
-        print(f"desk: {line}", file=err, flush=True)
+        _say(f"desk: {line}", err)
     elif code != EXIT_COMPLETED and complete.stop is not None:
-        print(f"desk: {complete.exit_reason}: {complete.stop.reason}", file=err, flush=True)
+        _say(f"desk: {complete.exit_reason}: {complete.stop.reason}", err)
     return code
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # a closed or odd stream: be safe
+        return True
+
+
+def _say(line: str, err: TextIO) -> None:
+    """One line on stderr, made safe to show (it may quote the server or the model)."""
+    print(terminal_safe(line), file=err, flush=True)
 
 
 def _install_signals(gateway: Gateway, turn: _Turn) -> Callable[[], None]:
