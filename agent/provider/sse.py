@@ -50,7 +50,7 @@ async def data_lines(
     Raises:
         LineTooLong: an unfinished line grew past ``max_line_bytes``; what was held is freed.
     """
-    held = bytearray()
+    held = bytearray()  # the start of an unfinished line
     async for chunk in chunks:
         if b"\n" not in chunk and b"\r" not in chunk:
             if len(held) + len(chunk) > max_line_bytes:
@@ -58,26 +58,34 @@ async def data_lines(
                 raise LineTooLong(max_line_bytes)
             held += chunk
             continue
-        held += chunk
-        lines = held.splitlines(keepends=True)
-        rest = lines.pop() if not lines[-1].endswith((b"\n", b"\r")) else b""
-        held = bytearray(rest)
-        for line in lines:
-            if len(line) > max_line_bytes + 2:  # the line ending does not count
-                raise LineTooLong(max_line_bytes)
-            payload = _data(line)
-            if payload:
-                yield payload
-        if len(held) > max_line_bytes:
+        if held:
+            held += chunk
+            data = bytes(held)
             held.clear()
+        else:
+            data = chunk
+        if b"\r" in data:  # CRLF and lone CR end lines too (a CRLF cut in two: a blank line)
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = data.split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            if len(line) > max_line_bytes:
+                raise LineTooLong(max_line_bytes)
+            if line.startswith(b"data:"):
+                payload = line[5:].decode("utf-8", errors="replace").strip()
+                if payload:
+                    yield payload
+            # else: a blank separator, a comment (": ping") or another field
+        if len(rest) > max_line_bytes:
             raise LineTooLong(max_line_bytes)
+        held += rest
     if held:  # the stream ended in the middle of a line: what came is still a line
         payload = _data(bytes(held))
         if payload:
             yield payload
 
 
-def _data(line: bytes | bytearray) -> str:
+def _data(line: bytes) -> str:
     if not line.startswith(b"data:"):
         return ""  # blank separators, comments (": ping"), other fields
     return line[5:].decode("utf-8", errors="replace").strip()
