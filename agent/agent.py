@@ -1,21 +1,22 @@
 """The agent: runs one turn against the model server and stops for real when told to.
 
-How a hard stop travels (see DESIGN.md, flow 2): :meth:`Agent.interrupt` may be called from any
-thread. It books the first hard stop under a lock and, when a turn is running, schedules
-``_cancel_on_loop`` on the turn's own event loop with ``call_soon_threadsafe``. That callback runs
-on the loop thread, so it can check without a race whether the turn is still inside its
-cancellable section; if it is, it cancels the turn task, the ``CancelledError`` surfaces at the
-await the turn is blocked on (connect, response headers, stream read, retry sleep) and httpx
-closes the socket while it unwinds. A stop that arrives before the turn started is kept and
-ends the turn on entry; one that arrives after the turn's outcome is fixed is recorded as late
-and changes nothing.
+How a hard stop travels (see DESIGN.md, flow 2, and ``docs/stop-path.md``):
+:meth:`Agent.interrupt` may be called from any thread. It books the first hard stop under a
+lock, shuts the turn's provider connection down at once
+(:meth:`agent.provider.connection.ProviderConnection.shut_down`, the one place a socket is
+closed) and, when a turn is running, schedules ``_cancel_on_loop`` on the turn's own event loop
+with ``call_soon_threadsafe``. That callback runs on the loop thread, so it can check without a
+race whether the turn is still inside its cancellable section; if it is, it cancels the turn
+task, and the ``CancelledError`` surfaces at the await the turn is blocked on (connect, response
+headers, stream read, retry sleep, a tool, an approval). A stop that arrives before the turn
+started is kept and ends the turn on entry; one that arrives after the turn's outcome is fixed
+is recorded as late and changes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -33,11 +34,13 @@ from agent.events import (
     TurnResult,
     TurnTimings,
 )
+from agent.outcome import ExitReason, TurnStatus
 from agent.provider.client import ChatClient
+from agent.provider.connection import ProviderConnection
 from agent.provider.errors import ProviderError, RateLimited, ServerError
 from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
 from agent.scope import current_scope
-from agent.stops import StopRequest, Surface
+from agent.stops import StopRequest, Surface, require_hard
 from agent.stream_batch import DEFAULT_INTERVAL_S, DeltaBatcher
 from agent.tools.base import ToolResult
 from agent.tools.process import ProcessLedger
@@ -117,7 +120,7 @@ class Agent:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
         self._cancellable = False
-        self._socket: Any = None
+        self._connection: ProviderConnection | None = None
 
     # -- stopping ------------------------------------------------------------------------------
 
@@ -125,27 +128,28 @@ class Agent:
         """Ask the agent to stop; safe from any thread, at any moment.
 
         A hard stop before the turn started ends it on entry; during the turn it cancels the
-        turn's I/O at once (the provider socket is closed); after the outcome is fixed it is
-        recorded as late and changes nothing. Only the first hard stop is booked. A soft stop
-        (``hard=False``) is recorded and never aborts anything.
+        turn's I/O at once (the provider socket is shut down); after the outcome is fixed it is
+        recorded as late and changes nothing. Only the first hard stop is booked.
 
         Args:
             stop: who stops, from where, and why.
+
+        Raises:
+            ValueError: for a soft stop (``hard=False``): soft interrupts are not supported yet,
+                and a stop is never silently ignored.
         """
-        if not stop.hard:
-            return
+        require_hard(stop)
         with self._lock:
             if self._stop is not None or self._state == _DONE:
                 self._late.append(stop)
                 return
             self._stop = stop
             loop = self._loop
-            sock = self._socket
-        if sock is not None:
+            connection = self._connection
+        if connection is not None:
             # Close the provider connection from this thread, now: the turn's loop may be
             # waiting for the GIL behind a busy UI. The cancel below then unwinds the turn.
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
+            connection.shut_down()
         if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop closed: the turn already ended
                 loop.call_soon_threadsafe(self._cancel_on_loop)
@@ -156,9 +160,12 @@ class Agent:
         with self._lock:
             return self._stop
 
-    def _set_socket(self, sock: Any) -> None:
+    def _set_connection(self, connection: ProviderConnection | None) -> None:
         with self._lock:
-            self._socket = sock
+            self._connection = connection
+            stopped = self._stop is not None
+        if stopped and connection is not None:  # a stop came while it opened
+            connection.shut_down()
 
     def _cancel_on_loop(self) -> None:
         # Runs on the turn's loop thread: no race with the turn's own state changes.
@@ -241,7 +248,8 @@ class Agent:
         if self.inactivity_timeout_s is not None:
             watchdog = asyncio.create_task(self._watch_inactivity(self.inactivity_timeout_s))
         try:
-            async with self.client.session() as http:
+            async with self.client.session() as conn:
+                self._set_connection(conn)
                 while True:
                     if iterations >= self.max_iterations:
                         out_of_iterations = True
@@ -249,7 +257,7 @@ class Agent:
                     iterations += 1
                     reply = Completion()
                     reply = await self._call_model(
-                        http, messages + added, reply, timings, iterations
+                        conn, messages + added, reply, timings, iterations
                     )
                     if not reply.tool_calls or self.tools is None:
                         break
@@ -300,6 +308,7 @@ class Agent:
         finally:
             self._cancellable = False
             self._watch_paused = False
+            self._set_connection(None)
             if watchdog is not None:
                 watchdog.cancel()
         timings.connection_closed_at = time.monotonic()
@@ -309,11 +318,12 @@ class Agent:
                 self._late.insert(0, self._stop)
                 self._stop = None
         if error is not None:
-            status, exit_reason = "failed", f"failed({type(error).__name__})"
+            status, exit_reason = TurnStatus.FAILED, ExitReason.failed(type(error).__name__)
         elif out_of_iterations:
-            status, exit_reason = "max_iterations", f"max_iterations({self.max_iterations})"
+            status = TurnStatus.MAX_ITERATIONS
+            exit_reason = ExitReason.max_iterations(self.max_iterations)
         else:
-            status, exit_reason = "completed", "completed"
+            status, exit_reason = TurnStatus.COMPLETED, ExitReason.completed()
         partial = error is not None
         final = [] if out_of_iterations else _reply_messages(reply)
         return TurnResult(
@@ -369,7 +379,7 @@ class Agent:
 
     async def _call_model(
         self,
-        http: Any,
+        conn: ProviderConnection,
         messages: list[ChatMessage],
         reply: Completion,
         timings: TurnTimings,
@@ -399,19 +409,18 @@ class Agent:
                 if self.stream:
                     try:
                         return await self.client.stream(
-                            http,
+                            conn,
                             messages,
                             on_delta,
                             tools=tools,
                             partial=reply,
                             max_tokens=self.max_tokens,
-                            on_socket=self._set_socket,
                             on_chunk=on_chunk,
                         )
                     finally:
                         batch.flush()  # what is held goes out before any later event
                 got = await self.client.complete(
-                    http, messages, tools=tools, max_tokens=self.max_tokens
+                    conn, messages, tools=tools, max_tokens=self.max_tokens
                 )
                 if got.content or got.reasoning:
                     on_delta(StreamDelta(content=got.content, reasoning=got.reasoning))
@@ -441,7 +450,7 @@ class Agent:
         self, stop: StopRequest, reply: Completion, added: list[ChatMessage]
     ) -> TurnResult:
         return TurnResult(
-            status="interrupted",
+            status=TurnStatus.INTERRUPTED,
             exit_reason=stop.exit_reason(),
             text=reply.content,
             reasoning=reply.reasoning,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agent.outcome import ExitReason, TurnStatus
 from agent.provider.types import ChatMessage, Usage
 from agent.stops import StopRequest
 
@@ -60,6 +61,10 @@ class ToolOutput:
 @dataclass(frozen=True, slots=True)
 class ToolCompleted:
     """A tool call has its one result.
+
+    The gateway's ``tool.complete`` payload is this event with its turn id
+    (:class:`tui_gateway.events.ToolComplete` extends it), so the result's fields are declared
+    once.
 
     Attributes:
         call_id: the call.
@@ -117,7 +122,7 @@ class TurnResult:
     Attributes:
         status: ``completed``, ``interrupted``, ``failed`` or ``max_iterations``.
         exit_reason: ``completed``, ``interrupted_by_user``, ``interrupted_by_system(<surface>)``,
-            ``failed(<error class>)`` or ``max_iterations(<n>)``.
+            ``failed(<error class>)`` or ``max_iterations(<n>)`` (see :mod:`agent.outcome`).
         text: the assistant's visible reply (partial when interrupted or failed).
         reasoning: the reasoning text streamed, if any.
         messages: the messages this turn adds to the transcript, in order (the assistant reply
@@ -132,8 +137,8 @@ class TurnResult:
         iterations: model calls made.
     """
 
-    status: str
-    exit_reason: str
+    status: TurnStatus
+    exit_reason: ExitReason
     text: str
     reasoning: str = ""
     messages: list[ChatMessage] = field(default_factory=list)

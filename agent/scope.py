@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Protocol
 
-from agent.stops import StopRequest
+from agent.stops import StopRequest, require_hard
 
 _log = logging.getLogger(__name__)
 
@@ -222,8 +222,7 @@ class InterruptScope:
         Raises:
             ValueError: for a soft stop (``stop.hard`` is False): a scope only hard-cancels.
         """
-        if not stop.hard:
-            raise ValueError("an InterruptScope only delivers hard stops")
+        require_hard(stop)
         with self._lock:
             if self._stop is not None:
                 return False

@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from agent.outcome import ExitReason
+
 
 class Issuer(StrEnum):
     """The party a stop is booked to."""
@@ -57,8 +59,10 @@ class StopRequest:
         issuer: ``user`` or ``system``; there is no default.
         surface: who asked (a :class:`Surface`).
         reason: short human text, shown in the stop receipt.
-        hard: True for a hard cancel (aborts everything, compression included, before commit);
-            False for a soft interrupt ("consider this"), which never aborts anything.
+        hard: True for a hard cancel (aborts everything, compression included, before commit).
+            False asks for a soft interrupt ("consider this", delivered at the turn's next
+            model call), which is not built yet: everything that takes a stop refuses a soft
+            one with ``ValueError`` (the gateway with a ``GatewayError``), none ignores it.
         requested_at: ``time.monotonic()`` seconds when the stop was made.
 
     Raises:
@@ -90,16 +94,15 @@ class StopRequest:
         """A hard stop booked to the system, from a system surface."""
         return cls(issuer=Issuer.SYSTEM, surface=surface, reason=reason)
 
-    def exit_reason(self) -> str:
+    def exit_reason(self) -> ExitReason:
         """The exit reason a turn ended by this stop gets.
 
         Returns:
-            ``"interrupted_by_user"`` for a user stop, else
-            ``"interrupted_by_system(<surface>)"``.
+            ``interrupted_by_user`` for a user stop, else ``interrupted_by_system(<surface>)``.
         """
         if self.issuer is Issuer.USER:
-            return "interrupted_by_user"
-        return f"interrupted_by_system({self.surface.value})"
+            return ExitReason.interrupted_by_user()
+        return ExitReason.interrupted_by_system(self.surface.value)
 
     def describe(self) -> str:
         """One line naming who stopped the work, e.g. ``stopped by the system: quitting``."""
@@ -117,13 +120,15 @@ class StopRequest:
         }
 
 
-class TurnStopped(Exception):
-    """Raised inside a turn's worker when a hard stop ends it.
+SOFT_NOT_SUPPORTED = "soft interrupts are not supported yet: only hard stops are delivered"
+"""The one-line refusal of a soft stop (``hard=False``) until steering delivers them."""
 
-    Attributes:
-        stop: the first hard stop that ended the turn.
+
+def require_hard(stop: StopRequest) -> None:
+    """Refuse a soft stop: nothing that takes a stop may silently ignore one.
+
+    Raises:
+        ValueError: when ``stop.hard`` is False (message :data:`SOFT_NOT_SUPPORTED`).
     """
-
-    def __init__(self, stop: StopRequest) -> None:
-        super().__init__(stop.describe())
-        self.stop = stop
+    if not stop.hard:
+        raise ValueError(SOFT_NOT_SUPPORTED)

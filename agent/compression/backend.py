@@ -147,12 +147,6 @@ class MemoryBackend:
         with self._lock:
             return self._cooldowns.get(session_id, Cooldown(until=None, step=0))
 
-    def lease_holder(self, session_id: str) -> str | None:
-        """Who holds the session's lease now (tests and diagnostics)."""
-        with self._lock:
-            held = self._leases.get(session_id)
-            return held[0] if held is not None else None
-
 
 class StoreBackend:
     """Leases, attempts and cooldowns in the session store.

@@ -21,18 +21,21 @@ from dataclasses import dataclass, field
 
 from agent.agent import Agent
 from agent.compression.backend import Commit, CompressionBackend
-from agent.compression.fence import CommitFence
+from agent.compression.fence import CommitFence, FenceState
 from agent.compression.plan import plan_compression
 from agent.compression.policy import CooldownLadder
+from agent.compression.status import CompressionPhase, CompressionStatus
 from agent.compression.template import summary_message, summary_request
 from agent.events import AgentEvent, TextDelta
+from agent.outcome import TurnStatus
 from agent.provider.client import ChatClient
 from agent.provider.types import ChatMessage
-from agent.stops import StopRequest
+from agent.stops import StopRequest, require_hard
 from agent.store import Cooldown, StoreError
 from agent.tokens import estimate_tokens
 
-PHASES = ("lease", "prepare", "summarize", "commit", "done")
+PHASES = tuple(CompressionPhase)
+"""The phases in order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +50,7 @@ class CompressionProgress:
         elapsed_s: seconds since the attempt began.
     """
 
-    phase: str
+    phase: CompressionPhase
     tokens_in: int = 0
     tokens_out: int = 0
     budget: int = 0
@@ -70,7 +73,7 @@ class CompressionOutcome:
         generation: the attempt's id.
     """
 
-    status: str
+    status: CompressionStatus
     message: str
     before_tokens: int
     after_tokens: int
@@ -135,14 +138,18 @@ class Compressor:
         self._agent = Agent(client, listener=self._on_event, inactivity_timeout_s=None)
 
     def interrupt(self, stop: StopRequest) -> None:
-        """A stop from any thread: a hard one before admission cancels and rolls back; after
-        admission the commit completes first. A soft one never aborts a compression."""
-        if not stop.hard:
-            return
+        """A hard stop from any thread: before admission it cancels and rolls back; after
+        admission the commit completes first.
+
+        Raises:
+            ValueError: for a soft stop (``hard=False``): soft interrupts are not supported yet
+                (they will never abort a compression), and none is silently ignored.
+        """
+        require_hard(stop)
         if self.fence.cancel(stop):
             self._agent.interrupt(stop)
 
-    def _progress(self, phase: str) -> None:
+    def _progress(self, phase: CompressionPhase) -> None:
         self._listener(
             CompressionProgress(
                 phase=phase,
@@ -161,16 +168,20 @@ class Compressor:
                 self._last_renew = now
                 with contextlib.suppress(StoreError):  # the commit checks the lease anyway
                     self._backend.renew(self.session_id, self._holder, self.lease_ttl_s)
-            self._progress("summarize")
+            self._progress(CompressionPhase.SUMMARIZE)
 
-    def _outcome(self, status: str, message: str, **more: object) -> CompressionOutcome:
+    def _outcome(
+        self, status: CompressionStatus, message: str, **more: object
+    ) -> CompressionOutcome:
         before = sum(estimate_tokens(m) for m in self.history)
         out = CompressionOutcome(status, message, before, before, stop=self.fence.stop)
         for key, value in more.items():
             setattr(out, key, value)
         return out
 
-    def _abandon(self, attempt: int, outcome: str, error: str | None, fail: bool) -> None:
+    def _abandon(
+        self, attempt: int, outcome: CompressionStatus, error: str | None, fail: bool
+    ) -> None:
         cooldown = None
         if fail:
             now_cd = self._backend.cooldown(self.session_id)
@@ -189,11 +200,14 @@ class Compressor:
                 is unchanged).
         """
         if self.fence.stop is not None:
-            return self._outcome("cancelled", "compression cancelled before it started")
-        self._progress("lease")
+            return self._outcome(
+                CompressionStatus.CANCELLED, "compression cancelled before it started"
+            )
+        self._progress(CompressionPhase.LEASE)
         if not self._backend.acquire(self.session_id, self._holder, self.lease_ttl_s):
             return self._outcome(
-                "busy", "another compression of this session is running; try again later"
+                CompressionStatus.BUSY,
+                "another compression of this session is running; try again later",
             )
         self._last_renew = time.monotonic()
         attempt = self._backend.begin(self.session_id, self._holder)
@@ -201,37 +215,43 @@ class Compressor:
             return self._run_attempt(attempt)
         except BaseException:
             # Whatever went wrong, the lease is released once and nothing is committed.
-            if self.fence.state in ("open", "cancelled"):
-                self._abandon(attempt, "failed", "internal error", fail=False)
+            if self.fence.state in (FenceState.OPEN, FenceState.CANCELLED):
+                self._abandon(attempt, CompressionStatus.FAILED, "internal error", fail=False)
             raise
 
     def _run_attempt(self, attempt: int) -> CompressionOutcome:
-        self._progress("prepare")
+        self._progress(CompressionPhase.PREPARE)
         plan = plan_compression(self.history, window_tokens=self.window_tokens)
         if plan.empty:
-            self._abandon(attempt, "nothing", None, fail=False)
-            return self._outcome("nothing", "nothing to compress yet", generation=attempt)
+            self._abandon(attempt, CompressionStatus.NOTHING, None, fail=False)
+            return self._outcome(
+                CompressionStatus.NOTHING, "nothing to compress yet", generation=attempt
+            )
         self._tokens_in = plan.tokens_in
         self._budget = max(256, min(2048, plan.tokens_in // 3))
         self._agent.max_tokens = self._budget
         middle = self.history[plan.head_end : plan.tail_start]
         if self.fence.stop is not None:
             return self._cancelled(attempt)
-        self._progress("summarize")
+        self._progress(CompressionPhase.SUMMARIZE)
         result = self._agent.run_conversation(summary_request(middle, focus=self.focus))
-        if result.status == "interrupted" or self.fence.state == "cancelled":
+        if result.status == TurnStatus.INTERRUPTED or self.fence.state == FenceState.CANCELLED:
             return self._cancelled(attempt)
-        if result.status != "completed":
+        if result.status != TurnStatus.COMPLETED:
             error = result.error or result.exit_reason
-            self._abandon(attempt, "failed", error, fail=True)
-            return self._outcome("failed", f"compression failed: {error}", generation=attempt)
+            self._abandon(attempt, CompressionStatus.FAILED, error, fail=True)
+            return self._outcome(
+                CompressionStatus.FAILED, f"compression failed: {error}", generation=attempt
+            )
         summary = summary_message(result.text)
         tokens_out = estimate_tokens(summary)
         if not result.text.strip() or tokens_out >= plan.tokens_in:
             why = "empty" if not result.text.strip() else "not shorter than what it replaces"
-            self._abandon(attempt, "refused", f"summary {why}", fail=True)
-            return self._outcome("refused", f"compression refused: the summary was {why}")
-        self._progress("commit")
+            self._abandon(attempt, CompressionStatus.REFUSED, f"summary {why}", fail=True)
+            return self._outcome(
+                CompressionStatus.REFUSED, f"compression refused: the summary was {why}"
+            )
+        self._progress(CompressionPhase.COMMIT)
         if not self.fence.admit():
             return self._cancelled(attempt)
         commit = Commit(
@@ -246,19 +266,24 @@ class Compressor:
             ok = self._backend.commit(self.session_id, attempt, self._holder, commit)
         except StoreError:
             self.fence.settle(False)
-            self._abandon(attempt, "failed", "the store failed during the commit", fail=True)
+            self._abandon(
+                attempt, CompressionStatus.FAILED, "the store failed during the commit", fail=True
+            )
             raise
         self.fence.settle(ok)
         if not ok:
-            self._abandon(attempt, "failed", "lost the lease or a newer attempt", fail=True)
+            self._abandon(
+                attempt, CompressionStatus.FAILED, "lost the lease or a newer attempt", fail=True
+            )
             return self._outcome(
-                "failed", "compression lost its lease to another one; nothing changed"
+                CompressionStatus.FAILED,
+                "compression lost its lease to another one; nothing changed",
             )
         history = self.history[: plan.head_end] + [summary] + self.history[plan.tail_start :]
-        self._progress("done")
+        self._progress(CompressionPhase.DONE)
         after = sum(estimate_tokens(m) for m in history)
         return self._outcome(
-            "committed",
+            CompressionStatus.COMMITTED,
             f"compressed {plan.tail_start - plan.head_end} messages into a summary",
             after_tokens=after,
             history=history,
@@ -266,5 +291,7 @@ class Compressor:
         )
 
     def _cancelled(self, attempt: int) -> CompressionOutcome:
-        self._abandon(attempt, "cancelled", None, fail=False)
-        return self._outcome("cancelled", "compression cancelled", generation=attempt)
+        self._abandon(attempt, CompressionStatus.CANCELLED, None, fail=False)
+        return self._outcome(
+            CompressionStatus.CANCELLED, "compression cancelled", generation=attempt
+        )

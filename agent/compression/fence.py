@@ -9,16 +9,19 @@ transitions happen under one lock, so a cancel racing the commit has exactly one
 from __future__ import annotations
 
 import threading
+from enum import StrEnum
 
 from agent.stops import StopRequest
 
-OPEN, ADMITTED, COMMITTED, CANCELLED, REFUSED = (
-    "open",
-    "admitted",
-    "committed",
-    "cancelled",
-    "refused",
-)
+
+class FenceState(StrEnum):
+    """Where the fence is: ``open``, ``admitted``, or final (the other three)."""
+
+    OPEN = "open"
+    ADMITTED = "admitted"
+    COMMITTED = "committed"
+    CANCELLED = "cancelled"
+    REFUSED = "refused"
 
 
 class CommitFence:
@@ -26,12 +29,12 @@ class CommitFence:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._state = OPEN
+        self._state: FenceState = FenceState.OPEN
         self._stop: StopRequest | None = None
         self._settled = threading.Event()
 
     @property
-    def state(self) -> str:
+    def state(self) -> FenceState:
         """``open``, ``admitted``, ``committed``, ``cancelled`` or ``refused``."""
         with self._lock:
             return self._state
@@ -52,8 +55,8 @@ class CommitFence:
         with self._lock:
             if self._stop is None:
                 self._stop = stop
-            if self._state == OPEN:
-                self._state = CANCELLED
+            if self._state == FenceState.OPEN:
+                self._state = FenceState.CANCELLED
                 self._settled.set()
                 return True
             return False
@@ -61,16 +64,16 @@ class CommitFence:
     def admit(self) -> bool:
         """Ask to commit. Returns False when a cancel came first (roll back instead)."""
         with self._lock:
-            if self._state != OPEN:
+            if self._state != FenceState.OPEN:
                 return False
-            self._state = ADMITTED
+            self._state = FenceState.ADMITTED
             return True
 
     def settle(self, committed: bool) -> None:
         """The admitted commit finished (``committed``) or was refused by the store."""
         with self._lock:
-            if self._state == ADMITTED:
-                self._state = COMMITTED if committed else REFUSED
+            if self._state == FenceState.ADMITTED:
+                self._state = FenceState.COMMITTED if committed else FenceState.REFUSED
             self._settled.set()
 
     def wait_settled(self, timeout_s: float | None = None) -> bool:

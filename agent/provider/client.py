@@ -3,23 +3,23 @@
 Cancellation is the point of this module. Every request runs as a coroutine; a hard stop
 cancels the task that awaits it (``loop.call_soon_threadsafe(task.cancel)`` from any thread).
 The ``CancelledError`` is raised at whatever the request awaits (connecting, waiting for the
-response headers, reading the stream or a non-streamed body), httpcore closes the half-used
-connection while unwinding instead of returning it to the pool, and :meth:`ChatClient.session`
-closes the per-turn ``httpx.AsyncClient`` so no socket outlives the turn.
+response headers, reading the stream or a non-streamed body). The sockets themselves are
+closed in one place, :mod:`agent.provider.connection`: the turn's connection is shut down from
+the stopping thread, and its client is closed when :meth:`ChatClient.session` exits, so no
+socket outlives the turn.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import ssl
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from agent.provider.connection import ProviderConnection, open_connection
 from agent.provider.errors import (
     AuthError,
     BadRequest,
@@ -37,8 +37,6 @@ from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall,
 DeltaCallback = Callable[[StreamDelta], None]
 ActivityCallback = Callable[[], None]
 """Told each time a chunk arrives, whatever it carries (text, a piece of a tool call, usage)."""
-SocketCallback = Callable[[Any], None]
-"""Told the live socket of a streaming response once its headers arrived, and None after."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,30 +76,14 @@ class ChatClient:
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
 
-    @asynccontextmanager
-    async def session(self) -> AsyncIterator[httpx.AsyncClient]:
-        """An ``httpx.AsyncClient`` for one turn, closed (sockets included) on exit.
+    def session(self) -> AbstractAsyncContextManager[ProviderConnection]:
+        """The connection of one turn (:func:`agent.provider.connection.open_connection`),
+        closed, sockets included, on exit.
 
-        Yields:
-            the client; pass it to :meth:`stream` or :meth:`complete`.
+        Use it as ``async with client.session() as conn:`` and pass ``conn`` to
+        :meth:`stream` or :meth:`complete`.
         """
-        cfg = self.config
-        headers = {"Accept": "application/json"}
-        if cfg.api_key:
-            headers["Authorization"] = f"Bearer {cfg.api_key}"
-        timeout = httpx.Timeout(
-            connect=cfg.connect_timeout,
-            read=cfg.read_timeout,
-            write=cfg.write_timeout,
-            pool=cfg.connect_timeout,
-        )
-        client = httpx.AsyncClient(
-            headers=headers, timeout=timeout, trust_env=False, verify=_ssl_context()
-        )
-        try:
-            yield client
-        finally:
-            await client.aclose()
+        return open_connection(self.config)
 
     def _body(
         self,
@@ -125,28 +107,26 @@ class ChatClient:
 
     async def stream(
         self,
-        http: httpx.AsyncClient,
+        conn: ProviderConnection,
         messages: Sequence[ChatMessage],
         on_delta: DeltaCallback,
         *,
         tools: Sequence[dict[str, Any]] = (),
         partial: Completion | None = None,
         max_tokens: int | None = None,
-        on_socket: SocketCallback | None = None,
         on_chunk: ActivityCallback | None = None,
     ) -> Completion:
         """Stream one completion, calling ``on_delta`` for every content or reasoning piece.
 
         Args:
-            http: the turn's client from :meth:`session`.
+            conn: the turn's connection from :meth:`session`; it knows the response's socket
+                while the body streams, so a stopping thread can shut it down at once.
             messages: the conversation so far.
             on_delta: called on this thread for each non-empty delta, in order.
             tools: OpenAI tool schemas offered to the model.
             partial: filled in as the stream arrives, so a caller that is cancelled still
                 holds what came before the stop.
             max_tokens: most tokens the reply may have; None leaves it to the server.
-            on_socket: given the response's socket while the body streams (then None), so a
-                stopping thread can shut it down at once without waiting for this loop.
             on_chunk: called on this thread for every chunk that arrives, before it is applied
                 (a tool call streams no text, yet the server is busy sending it).
 
@@ -167,10 +147,8 @@ class ChatClient:
         text = _Pieces(out.content, out.reasoning)
         body = self._body(messages, tools, stream=True, max_tokens=max_tokens)
         try:
-            async with http.stream("POST", self.config.completions_url, json=body) as response:
-                if on_socket is not None:
-                    network = response.extensions.get("network_stream")
-                    on_socket(network.get_extra_info("socket") if network is not None else None)
+            async with conn.http.stream("POST", self.config.completions_url, json=body) as response:
+                conn.attach(response)
                 if response.status_code >= 400:
                     await response.aread()
                     raise _status_error(response, self.config.model)
@@ -195,8 +173,7 @@ class ChatClient:
             raise _transport_error(exc, self.config.base_url) from exc
         finally:
             out.content, out.reasoning = text.joined()
-            if on_socket is not None:
-                on_socket(None)
+            conn.detach()
         out.tool_calls = _assemble_calls(calls)
         if out.finish_reason is None:
             ended = "after [DONE]" if saw_done else "without [DONE]"
@@ -205,7 +182,7 @@ class ChatClient:
 
     async def complete(
         self,
-        http: httpx.AsyncClient,
+        conn: ProviderConnection,
         messages: Sequence[ChatMessage],
         *,
         tools: Sequence[dict[str, Any]] = (),
@@ -223,7 +200,7 @@ class ChatClient:
         """
         body = self._body(messages, tools, stream=False, max_tokens=max_tokens)
         try:
-            response = await http.post(self.config.completions_url, json=body)
+            response = await conn.http.post(self.config.completions_url, json=body)
         except httpx.TimeoutException as exc:
             raise ConnectFailed(f"model server timed out: {_describe(exc)}") from exc
         except httpx.RemoteProtocolError as exc:
@@ -254,12 +231,6 @@ class ChatClient:
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             text = _clip(response.text)
             raise MalformedChunk(f"model server sent a malformed reply: {text}") from exc
-
-
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for the process: building one costs milliseconds at every turn."""
-    return httpx.create_ssl_context()
 
 
 def _malformed(why: str, data: str) -> MalformedChunk:

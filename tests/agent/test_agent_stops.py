@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -94,12 +95,15 @@ def test_only_the_first_hard_stop_is_booked(
     assert WORDS.startswith(result.text) and result.text.startswith(hold.text[:1])
 
 
-def test_a_soft_interrupt_never_aborts(provider: ProviderConfig) -> None:
+def test_a_soft_interrupt_is_refused_and_the_turn_goes_on(provider: ProviderConfig) -> None:
     hold = HoldAt(2)
     agent = Agent(ChatClient(provider), listener=hold, delta_interval_s=0)
     thread, results = run_in_thread(agent, PROMPT)
     assert hold.reached.wait(5)
-    agent.interrupt(StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while running", hard=False))
+    soft = StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while running", hard=False)
+    with pytest.raises(ValueError, match="soft interrupts are not supported yet"):
+        agent.interrupt(soft)
+    assert agent.stop_request is None
     hold.release.set()
     thread.join(5)
     assert results[0].status == "completed"

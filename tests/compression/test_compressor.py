@@ -125,13 +125,18 @@ def test_a_stop_before_admission_rolls_everything_back(
     assert compressor(provider, store, session).run().status == "committed"
 
 
-def test_a_soft_interrupt_never_aborts(provider: ProviderConfig, store: SqliteStore) -> None:
+def test_a_soft_interrupt_is_refused_and_never_aborts(
+    provider: ProviderConfig, store: SqliteStore
+) -> None:
     session = saved_session(store, long_transcript())
     hold = HoldAt("summarize", tokens=2)
     c = compressor(provider, store, session, listener=hold)
     thread, out = run_in_thread(c)
     assert hold.reached.wait(10)
-    c.interrupt(StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while compressing", hard=False))
+    soft = StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while compressing", hard=False)
+    with pytest.raises(ValueError, match="soft interrupts are not supported yet"):
+        c.interrupt(soft)
+    assert c.fence.stop is None
     hold.release.set()
     thread.join(10)
     assert out[0].status == "committed"  # type: ignore[attr-defined]

@@ -1,0 +1,121 @@
+"""One turn's connection to the model server, and the one place its socket is closed.
+
+A turn opens one :class:`ProviderConnection` (:func:`open_connection`, through
+:meth:`agent.provider.client.ChatClient.session`) and every request of the turn goes over it.
+Its socket is closed here, in one of two ways:
+
+- :meth:`ProviderConnection.shut_down`, from the thread that makes a hard stop
+  (:meth:`agent.agent.Agent.interrupt`): ``shutdown(SHUT_RDWR)`` of the live socket at once, so
+  the model server sees the close even while the turn's event loop waits for the GIL behind a
+  busy frontend. The cancel of the turn's task that follows unwinds the request.
+- leaving :func:`open_connection` (normally, by an error, or by that cancel): the
+  ``httpx.AsyncClient`` is closed, and with it every socket of its pool, so none outlives the
+  turn. httpcore drops a half-used connection instead of pooling it when a ``CancelledError``
+  unwinds through the request, so a cancel while connecting or waiting for headers closes too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import socket
+import ssl
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+if TYPE_CHECKING:
+    from agent.provider.client import ProviderConfig
+
+
+class ProviderConnection:
+    """The ``httpx.AsyncClient`` of one turn and the socket of the response it streams now.
+
+    Thread-safe: :meth:`attach` and :meth:`detach` run on the turn's loop thread,
+    :meth:`shut_down` on any thread.
+
+    Args:
+        http: the turn's client (its lifetime is :func:`open_connection`'s).
+    """
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+        self._lock = threading.Lock()
+        self._socket: Any = None
+        self._shut = False
+
+    def attach(self, response: httpx.Response) -> None:
+        """Remember the socket of a response whose headers arrived (its body streams now).
+
+        When the connection was shut down already, the socket is shut down at once.
+        """
+        network = response.extensions.get("network_stream")
+        sock = network.get_extra_info("socket") if network is not None else None
+        with self._lock:
+            self._socket = sock
+            shut = self._shut
+        if shut:
+            _shutdown(sock)
+
+    def detach(self) -> None:
+        """The response ended: its socket is no longer the live one."""
+        with self._lock:
+            self._socket = None
+
+    def shut_down(self) -> None:
+        """Close the live socket now, from any thread (a hard stop); later ones too.
+
+        Safe to call more than once. The cancel that follows the stop unwinds the request and
+        closes the client for good.
+        """
+        with self._lock:
+            self._shut = True
+            sock = self._socket
+        _shutdown(sock)
+
+
+def _shutdown(sock: Any) -> None:
+    if sock is not None:
+        with contextlib.suppress(OSError):  # closed already: nothing left to close
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+@asynccontextmanager
+async def open_connection(config: ProviderConfig) -> AsyncIterator[ProviderConnection]:
+    """The connection of one turn; its client (sockets included) is closed on exit.
+
+    Args:
+        config: where the model server is, its key and timeouts.
+
+    Yields:
+        the connection; pass it to :meth:`~agent.provider.client.ChatClient.stream` or
+        :meth:`~agent.provider.client.ChatClient.complete`.
+    """
+    headers = {"Accept": "application/json"}
+    if config.api_key:
+        headers["Authorization"] = f"Bearer {config.api_key}"
+    timeout = httpx.Timeout(
+        connect=config.connect_timeout,
+        read=config.read_timeout,
+        write=config.write_timeout,
+        pool=config.connect_timeout,
+    )
+    client = httpx.AsyncClient(
+        headers=headers, timeout=timeout, trust_env=False, verify=_ssl_context()
+    )
+    try:
+        yield ProviderConnection(client)
+    finally:
+        await client.aclose()
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for the process: building one costs milliseconds at every turn."""
+    return httpx.create_ssl_context()
+
+
+__all__ = ["ProviderConnection", "open_connection"]
