@@ -62,20 +62,29 @@ def _parse(text: str) -> tuple[ExitKind, str | None]:
     return kind, detail
 
 
+PATTERN = (
+    r"^(completed|interrupted_by_user|interrupted_by_system\([^()\s]+\)"
+    r"|failed\([A-Za-z_][A-Za-z0-9_.]*\)|max_iterations\([0-9]+\))$"
+)
+"""The five forms as one regular expression (JSON Schema's ``pattern`` dialect)."""
+
+
 class ExitReason(str):
     """Why a turn ended: one of ``completed``, ``interrupted_by_user``,
     ``interrupted_by_system(<surface>)``, ``failed(<error class>)`` or ``max_iterations(<n>)``.
 
-    A ``str`` (so it is its own wire and store form) that only holds those forms: building one
-    parses the text. Use the constructors (:meth:`completed`, :meth:`interrupted_by_user`,
-    :meth:`interrupted_by_system`, :meth:`failed`, :meth:`max_iterations`) to make one and
-    :meth:`parse` (or the class itself) to read one back.
+    A ``str`` that only holds those forms (it is its own wire and store form): building one
+    parses the text. Make one with the constructor named after its form, read one back with
+    ``parse`` (or the class itself).
 
     Raises:
         ValueError: from ``ExitReason(text)`` when ``text`` is none of the forms.
     """
 
     __slots__ = ()
+
+    PATTERN = PATTERN
+    """The forms as one regular expression (for a JSON Schema)."""
 
     def __new__(cls, text: str) -> ExitReason:
         _parse(text)

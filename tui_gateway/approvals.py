@@ -123,8 +123,3 @@ class SessionApprovals:
         except RuntimeError:  # the turn's loop has closed: the turn is over
             return False
         return True
-
-    def pending_ids(self) -> list[str]:
-        """Ids of the prompts waiting for an answer now."""
-        with self._lock:
-            return list(self._pending)

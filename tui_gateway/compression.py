@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from agent.compression import CompressionProgress, Compressor, should_compress
+from agent.compression import CompressionProgress, CompressionStatus, Compressor, should_compress
 from agent.compression.backend import CompressionBackend, MemoryBackend, StoreBackend
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
@@ -131,7 +131,7 @@ class SessionCompression:
             manual=manual,
         )
 
-    def run(self, session: Session, turn: Turn, compressor: Compressor) -> str:
+    def run(self, session: Session, turn: Turn, compressor: Compressor) -> CompressionStatus:
         """Run ``compressor`` on this (the session's worker) thread and publish its outcome.
 
         Returns:
@@ -144,20 +144,20 @@ class SessionCompression:
                 session,
                 CompressionComplete(
                     turn_id=turn.turn_id,
-                    status="failed",
+                    status=CompressionStatus.FAILED,
                     message=f"compression failed: {exc.message}",
                     before_tokens=0,
                     after_tokens=0,
                 ),
             )
-            return "failed"
-        if outcome.status == "committed" and outcome.history is not None:
+            return CompressionStatus.FAILED
+        if outcome.status == CompressionStatus.COMMITTED and outcome.history is not None:
             with session.lock:
                 session.history = outcome.history
                 session.last_request_tokens = 0
         receipt = None
         stop = outcome.stop
-        if stop is not None and outcome.status == "cancelled":
+        if stop is not None and outcome.status == CompressionStatus.CANCELLED:
             elapsed = (time.monotonic() - stop.requested_at) * 1000.0
             receipt = StopReceipt(
                 issuer=stop.issuer.value,

@@ -1,37 +1,21 @@
 """The gateway's events: one typed, versioned payload dataclass per event type.
 
 Every event reaches subscribers as a :class:`GatewayEvent` envelope with a per-session monotonic
-``seq``. ``message.delta`` events may be coalesced; every other (control) event is delivered
-once, in order.
+``seq`` (the envelope and the :class:`Payload` base live in :mod:`tui_gateway.envelope` and are
+re-exported here). ``message.delta`` events may be coalesced; every other (control) event is
+delivered once, in order.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
-PROTOCOL_VERSION = 2
-"""Version of the wire contract (methods, params, results and event payload shapes); bumped on
-any incompatible change. 2: a stop's params are one nested ``stop`` object, without ``hard``."""
-
-
-@dataclass(frozen=True, slots=True)
-class Payload:
-    """Base of every event payload; ``TYPE`` is the event's wire name."""
-
-    TYPE: ClassVar[str] = ""
-    CONTROL: ClassVar[bool] = True
-    """Control events are never coalesced or dropped."""
-
-    def to_wire(self) -> dict[str, Any]:
-        """The payload as JSON-ready data, with its ``version``."""
-        data = asdict(self)
-        data["version"] = PROTOCOL_VERSION
-        return data
-
-    def merged(self, later: Payload) -> Payload | None:
-        """This payload and the ``later`` one as one, when they can be coalesced; else None."""
-        return None
+from agent.compression.status import CompressionPhase, CompressionStatus
+from agent.events import ToolCompleted
+from agent.outcome import ExitReason, TurnStatus
+from tui_gateway.envelope import PROTOCOL_VERSION, GatewayEvent, Payload
+from tui_gateway.kinds import TurnActivity
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,11 +119,10 @@ class ToolOutput(Payload):
 
 
 @dataclass(frozen=True, slots=True)
-class ToolComplete(Payload):
+class ToolComplete(Payload, ToolCompleted):
     """A tool call's one result.
 
     Attributes:
-        turn_id: the turn.
         call_id: the call.
         name: the tool.
         content: what the model sees (truncated with a marker when long).
@@ -148,17 +131,27 @@ class ToolComplete(Payload):
         stopped_by: ``stopped by the user`` / ``stopped by the system: <reason>`` when a stop cut
             the call short.
         children_ended: child processes the call's cleanup ended.
+        turn_id: the turn.
     """
 
+    # The agent's ToolCompleted with the turn it belongs to: the result's fields are declared
+    # once, there (the turn id comes last on the wire, a keyword when built by hand).
     TYPE: ClassVar[str] = "tool.complete"
-    turn_id: str
-    call_id: str
-    name: str
-    content: str
-    is_error: bool
-    exit_code: int | None = None
-    stopped_by: str | None = None
-    children_ended: int = 0
+    turn_id: str = field(kw_only=True)
+
+    @classmethod
+    def of(cls, turn_id: str, event: ToolCompleted) -> ToolComplete:
+        """The payload of the agent's ``event`` in the turn ``turn_id``."""
+        return cls(
+            event.call_id,
+            event.name,
+            event.content,
+            event.is_error,
+            event.exit_code,
+            event.stopped_by,
+            event.children_ended,
+            turn_id=turn_id,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,12 +186,13 @@ class TurnState(Payload):
     """The running turn's state changed.
 
     ``state`` is one of ``waiting`` (request sent, no byte yet), ``streaming``, ``retrying``,
-    ``stopping``; ``detail`` is a short human text (e.g. the retry reason).
+    ``tool``, ``stopping``, ``compressing``; ``detail`` is a short human text (e.g. the retry
+    reason).
     """
 
     TYPE: ClassVar[str] = "turn.state"
     turn_id: str
-    state: str
+    state: TurnActivity
     detail: str = ""
 
 
@@ -242,8 +236,8 @@ class MessageComplete(Payload):
 
     TYPE: ClassVar[str] = "message.complete"
     turn_id: str
-    status: str
-    exit_reason: str
+    status: TurnStatus
+    exit_reason: ExitReason
     text: str
     stop: StopReceipt | None = None
     error: str | None = None
@@ -269,7 +263,7 @@ class CompressionProgressed(Payload):
     TYPE: ClassVar[str] = "compression.progress"
     CONTROL: ClassVar[bool] = False
     turn_id: str
-    phase: str
+    phase: CompressionPhase
     tokens_in: int = 0
     tokens_out: int = 0
     budget: int = 0
@@ -301,7 +295,7 @@ class CompressionComplete(Payload):
 
     TYPE: ClassVar[str] = "compression.complete"
     turn_id: str
-    status: str
+    status: CompressionStatus
     message: str
     before_tokens: int
     after_tokens: int
@@ -355,41 +349,6 @@ class GatewayStopping(Payload):
     timeout_s: float
 
 
-@dataclass(frozen=True, slots=True)
-class GatewayEvent:
-    """The envelope of every event.
-
-    Attributes:
-        type: the payload's wire name (``message.delta``...).
-        session_id: the session it belongs to ("" for gateway-wide events).
-        seq: per-session monotonic sequence number (gaps mean coalesced deltas).
-        payload: the typed payload.
-    """
-
-    type: str
-    session_id: str
-    seq: int
-    payload: Payload = field(compare=False)
-
-    @property
-    def control(self) -> bool:
-        """True when this event may never be coalesced or dropped."""
-        return self.payload.CONTROL
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-RPC notification ``{"method": "event", "params": {...}}``."""
-        return {
-            "jsonrpc": "2.0",
-            "method": "event",
-            "params": {
-                "type": self.type,
-                "session_id": self.session_id,
-                "seq": self.seq,
-                "payload": self.payload.to_wire(),
-            },
-        }
-
-
 EVENT_TYPES: tuple[type[Payload], ...] = (
     SessionCreated,
     SessionEvicted,
@@ -412,3 +371,30 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     GatewayStopping,
 )
 """Every payload type the gateway emits."""
+
+__all__ = [
+    "ApprovalRequest",
+    "ApprovalResolved",
+    "CompressionComplete",
+    "CompressionProgressed",
+    "ConsoleComplete",
+    "ConsoleOutput",
+    "EVENT_TYPES",
+    "GatewayEvent",
+    "GatewayStopping",
+    "MessageComplete",
+    "MessageDelta",
+    "MessageStart",
+    "PROTOCOL_VERSION",
+    "Payload",
+    "PromptDropped",
+    "PromptQueued",
+    "SessionCreated",
+    "SessionEvicted",
+    "StopReceipt",
+    "StoreFailed",
+    "ToolComplete",
+    "ToolOutput",
+    "ToolStart",
+    "TurnState",
+]

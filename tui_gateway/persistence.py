@@ -28,6 +28,7 @@ from agent.provider.types import ChatMessage
 from agent.stops import StopRequest
 from agent.store import NOT_SENT_PREFIX, SessionStore, StoreError, TurnOutcome, turn_messages
 from tui_gateway.events import Payload, StoreFailed
+from tui_gateway.kinds import TurnStage
 from tui_gateway.state import Session, Turn
 
 T = TypeVar("T")
@@ -121,7 +122,7 @@ class Persistence:
         turn has started (the store refuses then: the worker got there first).
         """
         with session.lock:
-            if turn.state == "done":
+            if turn.state == TurnStage.DONE:
                 return
         self.write(
             session,
@@ -152,7 +153,7 @@ class Persistence:
     def _close_unsent(
         self, session: Session, prompts: list[tuple[str, str]], stop: StopRequest
     ) -> None:
-        outcome = _stopped(stop, error=NOT_SENT_PREFIX + stop.reason)
+        outcome = TurnOutcome.stopped(stop, error=NOT_SENT_PREFIX + stop.reason)
         self.write(
             session,
             "save the prompts that were not sent",
@@ -172,9 +173,7 @@ class Persistence:
         with self._lock:
             self._drafts.pop(turn.turn_id, None)
             self._dirty.discard(turn.turn_id)
-        exited_ms = None
-        if result.stop is not None and turn.worker_exited_at is not None:
-            exited_ms = max(0.0, (turn.worker_exited_at - result.stop.requested_at) * 1000.0)
+        exited_ms = turn.exited_ms(result.stop) if result.stop is not None else None
         outcome = TurnOutcome.from_result(result, stop_exited_ms=exited_ms)
         self.write(
             session,
@@ -182,9 +181,10 @@ class Persistence:
             lambda s: s.turns.record_turn_end(turn.turn_id, turn_messages(result), outcome),
         )
 
-    def turn_abandoned(self, session: Session, turn: Turn, stop: StopRequest) -> None:
-        """Close a turn whose worker outlived the shutdown bound, so it is never left open."""
-        outcome = _stopped(stop, error="the worker did not exit within the shutdown bound")
+    def turn_abandoned(self, session: Session, turn: Turn, stop: StopRequest, error: str) -> None:
+        """Close a turn whose worker outlived the shutdown bound, so it is never left open:
+        as ``stop`` booked it, with ``error`` saying why it has no result."""
+        outcome = TurnOutcome.stopped(stop, error=error)
         self.write(session, "close the turn", lambda s: s.turns.close_turn(turn.turn_id, outcome))
 
     def load_history(self, session: Session) -> list[ChatMessage] | None:
@@ -217,15 +217,3 @@ class Persistence:
         for turn_id, text in dirty.items():
             with contextlib.suppress(StoreError):  # best effort; the final write reports failures
                 store.turns.save_draft(turn_id, text, wait=False)
-
-
-def _stopped(stop: StopRequest, *, error: str) -> TurnOutcome:
-    """The outcome of a turn ``stop`` ended without a result from its worker."""
-    return TurnOutcome(
-        status="interrupted",
-        exit_reason=stop.exit_reason(),
-        stop_issuer=stop.issuer.value,
-        stop_surface=stop.surface.value,
-        stop_reason=stop.reason,
-        error=error,
-    )

@@ -1,19 +1,19 @@
 """``session.list``, ``session.resume``, rename and delete: the gateway's saved sessions.
 
-A part of :class:`tui_gateway.gateway.Gateway`, kept apart so that each file has one job; it
-uses the gateway's live-session table, its persistence and its stop path.
+One collaborator of :class:`tui_gateway.gateway.Gateway`: it reads the store through the
+gateway's persistence, makes resumed sessions live in the session table, and leaves every stop
+(an eviction, a deletion) to the booking office.
 """
 
 from __future__ import annotations
 
-import threading
-
-from agent.stops import StopRequest, Surface
 from agent.store import StoreError, TurnRow
 from tui_gateway.approvals import SessionApprovals
-from tui_gateway.events import Payload, StopReceipt
+from tui_gateway.booking import BookingOffice, Publish
+from tui_gateway.events import StopReceipt
 from tui_gateway.persistence import Persistence
-from tui_gateway.state import Session, Turn
+from tui_gateway.session_table import SessionTable
+from tui_gateway.state import Session
 from tui_gateway.types import (
     GatewayConfig,
     GatewayError,
@@ -24,33 +24,37 @@ from tui_gateway.types import (
 
 
 class SavedSessions:
-    """Saved-session methods of the gateway (a mixin: the gateway provides the state)."""
+    """The saved sessions of a gateway.
 
-    config: GatewayConfig
-    _lock: threading.Lock
-    _sessions: dict[str, Session]
-    _persistence: Persistence
+    Args:
+        config: the gateway's configuration (the default model of a resumed session).
+        table: the live sessions.
+        persistence: the store, when there is one.
+        booking: evicts and deletes.
+        publish: sends a payload for a session.
+    """
 
-    def _publish(self, session: Session | None, payload: Payload) -> None:
-        raise NotImplementedError
+    def __init__(
+        self,
+        config: GatewayConfig,
+        table: SessionTable,
+        persistence: Persistence,
+        booking: BookingOffice,
+        publish: Publish,
+    ) -> None:
+        self._config = config
+        self._table = table
+        self._persistence = persistence
+        self._booking = booking
+        self._publish = publish
 
-    def _eviction_victim(self, keep: Session) -> Session | None:
-        raise NotImplementedError
-
-    def _evict(self, session: Session) -> None:
-        raise NotImplementedError
-
-    def _stop_session(self, session: Session, stop: StopRequest) -> tuple[Turn | None, int]:
-        raise NotImplementedError
-
-    def session_list(self, limit: int = 50) -> list[SessionInfo]:
+    def list_sessions(self, limit: int = 50) -> list[SessionInfo]:
         """``session.list``: live and saved sessions, most recently used first.
 
         Raises:
             GatewayError: when the store cannot be read.
         """
-        with self._lock:
-            live = dict(self._sessions)
+        live = {s.session_id: s for s in self._table.all()}
         infos: dict[str, SessionInfo] = {}
         store = self._persistence.store
         if store is not None:
@@ -80,7 +84,7 @@ class SavedSessions:
                 )
         return list(infos.values())[:limit]
 
-    def session_resume(self, session_id: str | None = None) -> ResumedSession:
+    def resume(self, session_id: str | None = None) -> ResumedSession:
         """``session.resume``: make a saved session live again (the most recent when no id).
 
         Returns:
@@ -90,8 +94,7 @@ class SavedSessions:
             GatewayError: no such session, no store, or the store cannot be read.
         """
         store = self._persistence.store
-        with self._lock:
-            live = self._sessions.get(session_id) if session_id else None
+        live = self._table.find(session_id) if session_id else None
         if store is None and live is None:
             raise GatewayError("there are no saved sessions (running without a database)")
         try:
@@ -141,19 +144,16 @@ class SavedSessions:
             return ResumedSession(live.session_id, live.title, live.model, transcript)
         assert row is not None
         session = Session(
-            session_id=row.id, title=row.title, model=row.model or self.config.provider.model
+            session_id=row.id, title=row.title, model=row.model or self._config.provider.model
         )
         session.history = [m.to_chat() for m in messages]
         session.approvals = SessionApprovals(lambda payload: self._publish(session, payload))
-        with self._lock:
-            self._sessions.setdefault(session.session_id, session)
-            session = self._sessions[session.session_id]
-            victim = self._eviction_victim(keep=session)
+        session, victim = self._table.add(session)
         if victim is not None:
-            self._evict(victim)
+            self._booking.evict(victim)
         return ResumedSession(session.session_id, session.title, session.model, transcript)
 
-    def archived_messages(self, session_id: str) -> list[tuple[str, str]]:
+    def archived(self, session_id: str) -> list[tuple[str, str]]:
         """``(role, content)`` of the messages compressions archived in the session (kept in
         the store, never deleted), oldest first; [] without a store.
 
@@ -169,7 +169,7 @@ class SavedSessions:
             raise GatewayError(exc.message) from exc
         return [(m.role, m.content) for m in rows if not m.active]
 
-    def session_rename(self, session_id: str, title: str) -> None:
+    def rename(self, session_id: str, title: str) -> None:
         """Rename a live or saved session.
 
         Raises:
@@ -178,8 +178,7 @@ class SavedSessions:
         title = " ".join(title.split())
         if not title:
             raise GatewayError("the title is empty", code=-32602)
-        with self._lock:
-            session = self._sessions.get(session_id)
+        session = self._table.find(session_id)
         if session is not None:
             with session.lock:
                 session.title = title
@@ -191,21 +190,18 @@ class SavedSessions:
                 if session is None:
                     raise GatewayError(exc.message) from exc
 
-    def session_delete(self, session_id: str) -> bool:
+    def delete(self, session_id: str) -> bool:
         """Delete a session for good: its running turn is stopped first (a user stop).
 
         Returns:
             False when there was no such session.
+
+        Raises:
+            GatewayError: when the store cannot be written.
         """
-        with self._lock:
-            session = self._sessions.get(session_id)
+        session = self._table.find(session_id)
         if session is not None:
-            stop = StopRequest.by_user(Surface.SESSION_DELETE, "the session was deleted")
-            running, _dropped = self._stop_session(session, stop)
-            if running is not None:
-                running.done.wait(self.config.shutdown_timeout_s)
-            with self._lock:
-                self._sessions.pop(session_id, None)
+            self._booking.delete(session)
         deleted = False
         store = self._persistence.store
         if store is not None:

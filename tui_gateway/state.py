@@ -11,7 +11,9 @@ from agent.agent import Agent
 from agent.compression import Compressor
 from agent.events import TurnResult
 from agent.provider.types import ChatMessage
+from agent.stops import StopRequest
 from tui_gateway.approvals import SessionApprovals
+from tui_gateway.kinds import TurnKind, TurnStage
 
 
 @dataclass(slots=True)
@@ -24,7 +26,8 @@ class Turn:
         prompt: the person's text.
         agent: the agent running it (one agent per turn, so a late stop never reaches the next).
         state: ``queued``, ``running`` or ``done``.
-        result: the terminal outcome, set exactly once.
+        result: the terminal outcome, set exactly once (by the booking office,
+            :meth:`tui_gateway.booking.BookingOffice.settle`).
         started_at: ``time.monotonic()`` when the worker began, or None.
         worker_exited_at: ``time.monotonic()`` when the agent and its event loop had returned.
         done: set once the outcome is booked and published.
@@ -37,14 +40,20 @@ class Turn:
     session_id: str
     prompt: str
     agent: Agent
-    state: str = "queued"
+    state: TurnStage = TurnStage.QUEUED
     result: TurnResult | None = None
     started_at: float | None = None
     worker_exited_at: float | None = None
     done: threading.Event = field(default_factory=threading.Event)
-    kind: str = "prompt"
+    kind: TurnKind = TurnKind.PROMPT
     focus: str | None = None
     compressor: Compressor | None = None
+
+    def exited_ms(self, stop: StopRequest) -> float | None:
+        """Milliseconds from ``stop`` to the turn's worker having exited (None until it has)."""
+        if self.worker_exited_at is None:
+            return None
+        return max(0.0, (self.worker_exited_at - stop.requested_at) * 1000.0)
 
 
 @dataclass(slots=True)

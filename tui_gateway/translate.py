@@ -15,6 +15,7 @@ from agent.events import (
     ToolStarted,
 )
 from tui_gateway import events as ev
+from tui_gateway.kinds import TurnActivity
 
 
 def turn_listener(
@@ -33,9 +34,9 @@ def turn_listener(
     Returns:
         the listener to give the turn's :class:`agent.agent.Agent`.
     """
-    state = ""
+    state: TurnActivity | None = None
 
-    def set_state(new: str, detail: str = "") -> None:
+    def set_state(new: TurnActivity, detail: str = "") -> None:
         nonlocal state
         if new != state or detail:
             state = new
@@ -43,16 +44,16 @@ def turn_listener(
 
     def on_event(event: AgentEvent) -> None:
         if isinstance(event, TextDelta):
-            set_state("streaming")
+            set_state(TurnActivity.STREAMING)
             publish(ev.MessageDelta(turn_id=turn_id, text=event.text, reasoning=event.reasoning))
             if on_text is not None:
                 on_text(event.text)
         elif isinstance(event, ModelCallStarted):
-            set_state("waiting")
+            set_state(TurnActivity.WAITING)
         elif isinstance(event, Retrying):
-            set_state("retrying", f"{event.message}; retrying in {event.delay_s:g} s")
+            set_state(TurnActivity.RETRYING, f"{event.message}; retrying in {event.delay_s:g} s")
         elif isinstance(event, ToolStarted):
-            set_state("tool", event.name)
+            set_state(TurnActivity.TOOL, event.name)
             publish(
                 ev.ToolStart(
                     turn_id=turn_id,
@@ -64,17 +65,6 @@ def turn_listener(
         elif isinstance(event, ToolOutput):
             publish(ev.ToolOutput(turn_id=turn_id, call_id=event.call_id, text=event.text))
         elif isinstance(event, ToolCompleted):
-            publish(
-                ev.ToolComplete(
-                    turn_id=turn_id,
-                    call_id=event.call_id,
-                    name=event.name,
-                    content=event.content,
-                    is_error=event.is_error,
-                    exit_code=event.exit_code,
-                    stopped_by=event.stopped_by,
-                    children_ended=event.children_ended,
-                )
-            )
+            publish(ev.ToolComplete.of(turn_id, event))
 
     return on_event

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from agent.events import TurnResult
 from agent.provider.types import ChatMessage, Role, ToolCall
+from agent.stops import StopRequest
 
 ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
 
@@ -251,6 +252,24 @@ class TurnOutcome:
             stop_exited_ms=stop_exited_ms,
             children_ended=result.children_ended,
             error=result.error,
+        )
+
+    @classmethod
+    def stopped(cls, stop: StopRequest, *, error: str) -> TurnOutcome:
+        """The outcome of a turn ``stop`` ended without a result from its worker (a queued
+        prompt it dropped, or a worker that outlived the shutdown bound).
+
+        Args:
+            stop: the stop, booked as given (its exit reason, issuer, surface and reason).
+            error: one line saying why there is no result (``not sent: ...``).
+        """
+        return cls(
+            status="interrupted",
+            exit_reason=stop.exit_reason(),
+            stop_issuer=stop.issuer.value,
+            stop_surface=stop.surface.value,
+            stop_reason=stop.reason,
+            error=error,
         )
 
 

@@ -175,7 +175,7 @@ async def test_text_before_a_tool_call_stays_above_its_card_and_the_rest_goes_be
             TurnStarted(sid, 1, MessageStart(turn_id=turn, prompt="look")),
             ReplyDelta(sid, 2, MessageDelta(turn_id=turn, text="Let me look.")),
             ToolCallStarted(sid, 3, ToolStart(turn, "c1", "list_dir", '{"path": "."}')),
-            ToolCallCompleted(sid, 4, ToolComplete(turn, "c1", "list_dir", "a.txt", False)),
+            ToolCallCompleted(sid, 4, ToolComplete("c1", "list_dir", "a.txt", False, turn_id=turn)),
             ReplyDelta(sid, 5, MessageDelta(turn_id=turn, text="There is a.txt.")),
             TurnCompleted(
                 sid, 6, MessageComplete(turn, "completed", "completed", "There is a.txt.")

@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from agent.outcome import ExitReason
 from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, Surface
 from demo_model.server import DemoModelServer
@@ -222,11 +223,20 @@ def payloads() -> st.SearchStrategy[Payload]:
         closed_ms=st.none() | st.floats(0, 1e6),
         exited_ms=st.none() | st.floats(0, 1e6),
     )
+    exit_reasons = st.one_of(
+        st.sampled_from([ExitReason.completed(), ExitReason.interrupted_by_user()]),
+        st.sampled_from([ExitReason.interrupted_by_system(s.value) for s in Surface]),
+        st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True).map(ExitReason.failed),
+        st.integers(0, 10**6).map(ExitReason.max_iterations),
+    )
     others = [
         st.builds(cls, **_finite_floats(cls)) for cls in EVENT_TYPES if cls is not MessageComplete
     ]
     complete = st.builds(
-        MessageComplete, stop=st.none() | receipts, **_finite_floats(MessageComplete)
+        MessageComplete,
+        exit_reason=exit_reasons,
+        stop=st.none() | receipts,
+        **_finite_floats(MessageComplete),
     )
     return st.one_of(*others, complete)
 

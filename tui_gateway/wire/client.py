@@ -27,6 +27,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from types import TracebackType
 from typing import IO, Any, TypeVar
 
+from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest
 from tui_gateway.events import GatewayEvent, MessageComplete, MessageStart
 from tui_gateway.subscription import EventCallback, Subscription
@@ -198,8 +199,8 @@ class RemoteGateway:
         for session_id, turn_id in orphans:
             complete = MessageComplete(
                 turn_id=turn_id,
-                status="failed",
-                exit_reason="failed(GatewayExited)",
+                status=TurnStatus.FAILED,
+                exit_reason=ExitReason.failed("GatewayExited"),
                 text="",
                 error="the gateway process exited while the turn ran",
             )

@@ -4,7 +4,8 @@
 :func:`decode` checks JSON data against a type annotation and builds the typed value, raising
 :class:`DecodeError` with the path of the first offending field. Supported annotations: ``str``,
 ``int`` (``bool`` is refused), ``float`` (an ``int`` is accepted), ``bool``, ``None``, unions,
-``Literal``, ``Any``, ``list[X]``, ``tuple[X, ...]``, ``dict[str, X]``, string enums and
+``Literal``, ``Any``, ``list[X]``, ``tuple[X, ...]``, ``dict[str, X]``, string enums, ``str``
+subclasses that parse their text (``ExitReason``) and
 dataclasses (themselves made of these).
 
 Non-finite numbers are refused everywhere a value is decoded, ``Any`` included. JSON has no NaN
@@ -189,6 +190,13 @@ def _decode_class(tp: type[Any], data: Any, path: str, strict: bool) -> Any:
         except ValueError:
             allowed = ", ".join(dumps(m.value) for m in tp)
             raise DecodeError(path, f"must be one of {allowed}") from None
+    if issubclass(tp, str):  # a string of closed forms (ExitReason) parses itself
+        if not isinstance(data, str):
+            raise DecodeError(path, f"must be a string, not {_kind(data)}")
+        try:
+            return tp(data)
+        except ValueError as exc:
+            raise DecodeError(path, str(exc)) from None
     if dataclasses.is_dataclass(tp):
         return _decode_dataclass(tp, data, path, strict)
     raise DecodeError(path, f"cannot decode type {tp.__name__}")  # pragma: no cover

@@ -77,6 +77,8 @@ def _type_text(tp: Any) -> str:
         return "string (a [stop surface](#stop-surfaces))"
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return " or ".join(f"`{json.dumps(m.value)}`" for m in tp)
+    if isinstance(tp, type) and issubclass(tp, str):  # closed forms (ExitReason): see meaning
+        return "string"
     if isinstance(tp, type):
         return f"[{tp.__name__}](#{tp.__name__.lower()})"
     return str(tp)  # pragma: no cover

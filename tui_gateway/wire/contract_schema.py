@@ -2,9 +2,10 @@
 
 Generated from the same dataclasses the codec (:mod:`tui_gateway.wire.codec`) decodes, with the
 codec's rules: ``int`` is ``integer`` (a boolean is not one), ``float`` is ``number``, a string
-enum or a ``Literal`` is an ``enum``, ``X | None`` also allows ``null``, a member with a default
-is not required, and an object the codec decodes strictly (every params object and what it
-holds) has ``additionalProperties: false``; results and event payloads are read leniently (a
+enum or a ``Literal`` is an ``enum``, an ``ExitReason`` a string ``pattern`` of its five forms,
+``X | None`` also allows ``null``, a member with a default is not required, and an object the
+codec decodes strictly (every params object and what it holds) has
+``additionalProperties: false``; results and event payloads are read leniently (a
 newer gateway may add members), so their objects stay open. Descriptions come from the
 dataclasses' docstrings.
 
@@ -117,6 +118,8 @@ class _Builder:
             return {"type": scalars[tp]}
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             return _ref(self.define(tp.__name__, tp, lambda: self._enum_def(tp)))
+        if isinstance(tp, type) and issubclass(tp, str):  # closed forms: ExitReason
+            return _ref(self.define(tp.__name__, tp, lambda: self._pattern_def(tp)))
         if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             if tp is c.WireEvent:
                 return _ref(self.define(tp.__name__, tp, self._wire_event))
@@ -126,6 +129,13 @@ class _Builder:
     def _enum_def(self, tp: type[enum.Enum]) -> dict[str, Any]:
         summary, _ = doc_parts(tp)
         out = _enum([m.value for m in tp])
+        if summary:
+            out = {"description": plain(summary), **out}
+        return out
+
+    def _pattern_def(self, tp: type[str]) -> dict[str, Any]:
+        summary, _ = doc_parts(tp)
+        out: dict[str, Any] = {"type": "string", "pattern": getattr(tp, "PATTERN", ".*")}
         if summary:
             out = {"description": plain(summary), **out}
         return out

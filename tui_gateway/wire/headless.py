@@ -23,6 +23,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TextIO
 
+from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest, Surface
 from agent.terminal_text import terminal_safe
 from tui_gateway.events import ApprovalRequest, GatewayEvent, MessageComplete, MessageDelta
@@ -199,8 +200,8 @@ def _shutdown_and_wake(gateway: Gateway, turn: _Turn) -> None:
     if not turn.done.is_set():  # no turn was running: the system stopped it all the same
         turn.complete = MessageComplete(
             turn_id="",
-            status="interrupted",
-            exit_reason="interrupted_by_system(gateway.shutdown)",
+            status=TurnStatus.INTERRUPTED,
+            exit_reason=ExitReason.interrupted_by_system(Surface.GATEWAY_SHUTDOWN.value),
             text="",
         )
         turn.done.set()

@@ -1,0 +1,68 @@
+"""The envelope of every gateway event and the base of every payload.
+
+:class:`GatewayEvent` carries a payload with its session and per-session ``seq``; every payload
+class (:mod:`tui_gateway.events`) derives from :class:`Payload`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+PROTOCOL_VERSION = 2
+"""Version of the wire contract (methods, params, results and event payload shapes); bumped on
+any incompatible change. 2: a stop's params are one nested ``stop`` object, without ``hard``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """Base of every event payload; ``TYPE`` is the event's wire name."""
+
+    TYPE: ClassVar[str] = ""
+    CONTROL: ClassVar[bool] = True
+    """Control events are never coalesced or dropped."""
+
+    def to_wire(self) -> dict[str, Any]:
+        """The payload as JSON-ready data, with its ``version``."""
+        data = asdict(self)
+        data["version"] = PROTOCOL_VERSION
+        return data
+
+    def merged(self, later: Payload) -> Payload | None:
+        """This payload and the ``later`` one as one, when they can be coalesced; else None."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayEvent:
+    """The envelope of every event.
+
+    Attributes:
+        type: the payload's wire name (``message.delta``...).
+        session_id: the session it belongs to ("" for gateway-wide events).
+        seq: per-session monotonic sequence number (gaps mean coalesced deltas).
+        payload: the typed payload.
+    """
+
+    type: str
+    session_id: str
+    seq: int
+    payload: Payload = field(compare=False)
+
+    @property
+    def control(self) -> bool:
+        """True when this event may never be coalesced or dropped."""
+        return self.payload.CONTROL
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON-RPC notification ``{"method": "event", "params": {...}}``."""
+        return {
+            "jsonrpc": "2.0",
+            "method": "event",
+            "params": {
+                "type": self.type,
+                "session_id": self.session_id,
+                "seq": self.seq,
+                "payload": self.payload.to_wire(),
+            },
+        }

@@ -1,0 +1,92 @@
+"""``gateway.shutdown``: a system stop of everything, a bounded wait, then the store is closed.
+
+DESIGN.md, flow 5: the gateway refuses new work, publishes ``gateway.stopping``, has the
+booking office stop everything as ``gateway.shutdown`` (queued prompts dropped and saved as not
+sent, running turns and console commands hard-stopped), waits (bounded) until every worker has
+exited, books the turns whose worker outlived the bound, and only then closes the store and the
+subscriptions. It runs once; a second caller waits for the first one's report.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from agent.stops import StopRequest, Surface
+from tui_gateway.booking import BookingOffice
+from tui_gateway.console import Console
+from tui_gateway.event_hub import EventHub
+from tui_gateway.events import GatewayStopping
+from tui_gateway.persistence import Persistence
+from tui_gateway.session_table import SessionTable
+from tui_gateway.turn_runner import TurnRunner
+from tui_gateway.types import ShutdownReport
+
+
+class Shutdown:
+    """The gateway's one shutdown.
+
+    Args:
+        table: the live sessions (closed first).
+        booking: stops everything.
+        console: joined after the stop.
+        runner: its workers are joined after the stop.
+        persistence: closed last but one.
+        events: closed last, after the final events were delivered.
+        bound_s: the default bound of the wait, in seconds.
+    """
+
+    def __init__(
+        self,
+        table: SessionTable,
+        booking: BookingOffice,
+        console: Console,
+        runner: TurnRunner,
+        persistence: Persistence,
+        events: EventHub,
+        *,
+        bound_s: float,
+    ) -> None:
+        self._table = table
+        self._booking = booking
+        self._console = console
+        self._runner = runner
+        self._persistence = persistence
+        self._events = events
+        self._bound_s = bound_s
+        self._report: ShutdownReport | None = None
+        self._done = threading.Event()
+
+    def run(self, timeout_s: float | None = None) -> ShutdownReport:
+        """Shut down, or wait for the shutdown another thread runs.
+
+        Args:
+            timeout_s: the bound in seconds (default: the configured one).
+
+        Returns:
+            what was stopped and whether any worker outlived the bound.
+        """
+        bound = self._bound_s if timeout_s is None else timeout_s
+        started = time.monotonic()
+        if not self._table.close():  # another thread shuts down: wait for its report
+            self._done.wait(bound + 1.0)
+            return self._report or ShutdownReport(0, 0, ["shutdown still running"])
+        sessions = self._table.all()
+        stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "the desk is quitting")
+        running = self._table.running_turns()
+        self._events.publish(None, GatewayStopping(turns=running, timeout_s=bound))
+        stopped, dropped = self._booking.stop_all(stop)
+        deadline = time.monotonic() + bound
+        left = self._console.shutdown(stop, bound)
+        left += self._runner.join(max(0.0, deadline - time.monotonic()))
+        self._booking.close_stuck(sessions, stop)
+        self._persistence.close()
+        self._events.close()
+        self._report = ShutdownReport(
+            turns_stopped=stopped,
+            prompts_dropped=dropped,
+            threads_left=left,
+            elapsed_s=time.monotonic() - started,
+        )
+        self._done.set()
+        return self._report
