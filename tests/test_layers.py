@@ -1,0 +1,206 @@
+"""The layers hold: imports only go down, and no module of ours imports itself round a cycle.
+
+``desk -> tui_gateway -> agent`` (DESIGN.md, section 1): ``agent`` imports neither
+``tui_gateway`` nor ``desk``; ``tui_gateway`` does not import ``desk``; nothing below ``desk``
+imports Textual; ``demo_model`` (a server and a test fixture) imports nothing of ours.
+
+The import graph is read statically with :mod:`ast` from every module of the four packages:
+every ``import`` and ``from ... import`` counts for the layers, wherever it is (inside a
+function, under ``if TYPE_CHECKING:``). Cycles are looked for among the imports that run when a
+module is loaded (its top-level statements, ``TYPE_CHECKING`` blocks left out), with Tarjan's
+strongly connected components (R. Tarjan, "Depth-first search and linear graph algorithms",
+SIAM J. Comput. 1972).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("agent", "tui_gateway", "desk", "demo_model")
+
+FORBIDDEN: dict[str, frozenset[str]] = {
+    "agent": frozenset({"tui_gateway", "desk", "textual"}),
+    "tui_gateway": frozenset({"desk", "textual"}),
+    "demo_model": frozenset({"agent", "tui_gateway", "desk", "textual"}),
+    "desk": frozenset(),
+}
+"""Top-level package -> the top-level names its modules may never import."""
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported module name, where it is, and whether it runs when the module loads."""
+
+    target: str
+    line: int
+    at_load: bool
+
+
+def module_name(path: Path) -> str:
+    """``agent/store/__init__.py`` -> ``agent.store``; ``agent/agent.py`` -> ``agent.agent``."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@functools.cache
+def our_modules() -> dict[str, Path]:
+    """Every module of the four packages, by dotted name."""
+    found: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            found[module_name(path)] = path
+    return found
+
+
+def _type_checking(node: ast.AST) -> bool:
+    """True for ``if TYPE_CHECKING:`` (its body never runs at load time; its ``else`` does)."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> Iterator[Import]:
+    """Every module ``name`` imports: names of ours resolved to the module they reach
+    (``from agent.store import rows`` reaches ``agent.store.rows``), others as written."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+    def walk(nodes: Iterable[ast.AST], at_load: bool) -> Iterator[Import]:
+        for child in nodes:
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    yield Import(alias.name, child.lineno, at_load)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    anchor = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                for alias in child.names:
+                    sub = f"{base}.{alias.name}"
+                    yield Import(sub if sub in modules else base, child.lineno, at_load)
+            elif isinstance(child, ast.If) and _type_checking(child):
+                yield from walk(child.body, False)
+                yield from walk(child.orelse, at_load)
+            else:
+                later = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+                yield from walk(ast.iter_child_nodes(child), at_load and not later)
+
+    yield from walk([tree], True)
+
+
+def graph() -> dict[str, list[Import]]:
+    """Module -> what it imports (a fresh copy the caller may change)."""
+    return {name: list(found) for name, found in _graph().items()}
+
+
+@functools.cache
+def _graph() -> dict[str, tuple[Import, ...]]:
+    modules = our_modules()
+    return {name: tuple(imports_of(name, path, modules)) for name, path in modules.items()}
+
+
+def back_edges(edges: dict[str, list[Import]]) -> list[str]:
+    """One line per import that goes against the layers."""
+    wrong = []
+    for name, found in sorted(edges.items()):
+        banned = FORBIDDEN[name.split(".")[0]]
+        for imp in found:
+            if imp.target.split(".")[0] in banned:
+                wrong.append(f"{name} (line {imp.line}) imports {imp.target}")
+    return wrong
+
+
+def cycles(edges: dict[str, list[Import]]) -> list[list[str]]:
+    """The import cycles among our modules (imports that run at load time only)."""
+    load = {
+        name: sorted({i.target for i in found if i.at_load and i.target in edges})
+        for name, found in edges.items()
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:  # Tarjan: recursion depth is the import chain's length
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in load[node]:
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in load[node]:
+                found.append(sorted(component))
+
+    for node in sorted(load):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def test_the_graph_sees_every_package() -> None:
+    edges = graph()
+    assert {name.split(".")[0] for name in edges} == set(PACKAGES)
+    assert any(i.target == "textual" or i.target.startswith("textual.") for i in edges["desk.app"])
+
+
+def test_imports_only_go_down() -> None:
+    assert back_edges(graph()) == []
+
+
+def test_no_import_cycle_between_our_modules() -> None:
+    assert cycles(graph()) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "wrong"),
+    [
+        ("agent.events", "def f():\n    import tui_gateway.events\n", "tui_gateway.events"),
+        (
+            "tui_gateway.state",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from desk import app\n",
+            "desk.app",
+        ),
+        ("demo_model.server", "from agent.stops import Surface\n", "agent.stops"),
+        ("agent.stops", "from textual.app import App\n", "textual.app"),
+    ],
+)
+def test_a_back_edge_anywhere_in_a_module_is_found(
+    module: str, source: str, wrong: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(source, encoding="utf-8")
+    edges = graph()
+    edges[module] = list(imports_of(module, path, our_modules()))
+    assert [line for line in back_edges(edges) if line.endswith(f"imports {wrong}")]
+
+
+def test_a_cycle_is_found() -> None:
+    edges = graph()
+    edges["agent.outcome"] = [*edges["agent.outcome"], Import("agent.stops", 1, True)]
+    assert ["agent.outcome", "agent.stops"] in cycles(edges)
+    edges["agent.outcome"][-1] = Import("agent.stops", 1, False)  # inside a function: fine
+    assert cycles(edges) == []
