@@ -157,8 +157,8 @@ class BookingOffice:
         self._wait_s = wait_s
         # Prompts a system stop dropped, saved as not sent once the turn that was running
         # ahead of them (the key) is saved: turn id -> (its session, dropped prompts). Added
-        # under the session's lock while that turn is its running one, so before the worker
-        # moves on and pops the entry (dict.pop is atomic: one caller gets it).
+        # under the session's lock while that turn is its running one, so before its worker
+        # moves on and pops the entry; popped under _unsent_lock, so one caller gets it.
         self._unsent: dict[str, tuple[Session, list[tuple[Turn, StopRequest]]]] = {}
         self._unsent_lock = threading.Lock()
 

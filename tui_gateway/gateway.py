@@ -34,7 +34,7 @@ from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice
 from tui_gateway.compression import SessionCompression
 from tui_gateway.console import CommandError, Console
-from tui_gateway.console.commands import COMMANDS
+from tui_gateway.console.commands import command_infos
 from tui_gateway.event_hub import EventHub
 from tui_gateway.events import Payload, SessionCreated
 from tui_gateway.kinds import TurnKind
@@ -95,8 +95,9 @@ class Gateway:
             max_workers=config.console_workers,
             timeout_s=config.console_timeout_s,
         )
+        wait_s = config.shutdown_timeout_s
         self._booking = BookingOffice(
-            self._table, self._persistence, self.console, publish, wait_s=config.shutdown_timeout_s
+            self._table, self._persistence, self.console, publish, wait_s=wait_s
         )
         self._runner = TurnRunner(
             config,
@@ -118,7 +119,7 @@ class Gateway:
             self._runner,
             self._persistence,
             self._events,
-            bound_s=config.shutdown_timeout_s,
+            bound_s=wait_s,
         )
 
     # -- subscribers ---------------------------------------------------------------------------
@@ -137,17 +138,12 @@ class Gateway:
     # -- sessions ------------------------------------------------------------------------------
 
     def session_create(self, title: str = "") -> str:
-        """``session.create``: a new empty session.
-
-        Returns:
-            the session id.
+        """``session.create``: a new empty session; returns its id.
 
         Raises:
             GatewayError: when the gateway is shutting down.
         """
-        session = Session(
-            session_id=uuid.uuid4().hex[:12], title=title, model=self.config.provider.model
-        )
+        session = Session(uuid.uuid4().hex[:12], title=title, model=self.config.provider.model)
         session.approvals = SessionApprovals(lambda p: self._events.publish(session, p))
         if self.config.system_prompt:
             session.history.append(ChatMessage(role="system", content=self.config.system_prompt))
@@ -175,11 +171,7 @@ class Gateway:
         return self._saved.resume(session_id)
 
     def session_rename(self, session_id: str, title: str) -> None:
-        """Rename a live or saved session.
-
-        Raises:
-            GatewayError: empty title, or no such session.
-        """
+        """Rename a live or saved session (GatewayError: empty title, or no such session)."""
         self._saved.rename(session_id, title)
 
     def session_delete(self, session_id: str) -> bool:
@@ -199,6 +191,8 @@ class Gateway:
             GatewayError: when the store cannot be read.
         """
         return self._saved.archived(session_id)
+
+    # Queries of a live session; each raises GatewayError (-32602) for an unknown session.
 
     def history(self, session_id: str) -> list[ChatMessage]:
         """A copy of the session's transcript as sent to the model."""
@@ -221,11 +215,7 @@ class Gateway:
         return self._table.summaries()
 
     def session_set_model(self, session_id: str, model: str) -> None:
-        """Use ``model`` for the session's next turns (the running one keeps its model).
-
-        Raises:
-            GatewayError: unknown session.
-        """
+        """Use ``model`` for the session's next turns (the running one keeps its model)."""
         session = self._table.get(session_id)
         with session.lock:
             session.model = model
@@ -353,30 +343,20 @@ class Gateway:
     def console_cancel(self, command_id: str, stop: StopRequest) -> bool:
         """``console.cancel``: drop a queued command, or hard-stop a running one with ``stop``.
 
-        Returns:
-            False when the command had already finished.
-
-        Raises:
-            GatewayError: a soft stop (code -32602).
+        Returns False when the command had already finished; GatewayError (-32602) for a soft
+        stop.
         """
         return self._booking.cancel_command(command_id, stop)
 
     def frontend_gone(self) -> int:
         """The frontend went away: stop its running turns and console commands (system stop,
-        ``api.disconnect``). Queued prompts are dropped and saved as not sent.
-
-        Returns:
-            how many turns and commands were stopped.
-        """
+        ``api.disconnect``); queued prompts are dropped and saved as not sent. Returns how many
+        turns and commands were stopped."""
         return self._booking.frontend_gone()
 
     def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:
-        """``gateway.shutdown``: a system stop of everything, then wait for every worker.
-
-        Queued prompts are dropped (and saved as not sent); every running turn is hard-stopped as
-        ``interrupted_by_system(gateway.shutdown)``; then the call waits (bounded) until every
-        worker thread has exited, and closes the subscriptions after their last event.
-        Calling it again returns the first report.
+        """``gateway.shutdown``: a system stop of everything, then a bounded wait for every
+        worker (see :mod:`tui_gateway.shutdown`); calling it again returns the first report.
 
         Args:
             timeout_s: the bound in seconds (default ``config.shutdown_timeout_s``).
@@ -408,10 +388,7 @@ class Gateway:
 
     def console_commands(self) -> list[ConsoleCommandInfo]:
         """``console.commands``: the commands :meth:`console_run` takes, by name."""
-        return [
-            ConsoleCommandInfo(name=name, usage=usage, summary=what)
-            for name, (_fn, usage, what) in sorted(COMMANDS.items())
-        ]
+        return command_infos()
 
 
 __all__ = [

@@ -20,6 +20,7 @@ from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope
 from agent.stops import StopRequest, Surface
+from tui_gateway.types import ConsoleCommandInfo
 
 DIGEST_MAX_BYTES = 64_000
 """Largest part of a file ``digest`` sends to the model, in bytes."""
@@ -184,6 +185,14 @@ COMMANDS: dict[str, tuple[Command, str, str]] = {
     "archived": (_archived, "/archived", "show the messages compressions replaced"),
 }
 """Command name -> (function, usage, one-line description)."""
+
+
+def command_infos() -> list[ConsoleCommandInfo]:
+    """What :data:`COMMANDS` holds, by name (``console.commands``)."""
+    return [
+        ConsoleCommandInfo(name=name, usage=usage, summary=what)
+        for name, (_fn, usage, what) in sorted(COMMANDS.items())
+    ]
 
 
 def execute(line: str, ctx: CommandContext) -> str | None:
