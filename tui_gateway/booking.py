@@ -8,7 +8,7 @@ eviction, a deletion, the shutdown). The office
    turn on this gateway's worker, the compression inside it first, then its agent) and
    :class:`ConsoleCommand`. A turn running on another host (several gateways on one
    PostgreSQL store) will be one more route, a durable stop row plus ``NOTIFY``, chosen in
-   :meth:`BookingOffice.route_turn` by the turn's owner;
+   :meth:`BookingOffice.route` by the turn's owner;
 2. **decides what happens to the queued prompts** of the session (:class:`QueuePolicy`): kept
    for a user stop of the running turn, dropped and saved as not sent for a system stop,
    forgotten for a deletion;
@@ -164,13 +164,48 @@ class BookingOffice:
 
     # -- routes --------------------------------------------------------------------------------
 
-    def route_turn(self, session: Session, turn_id: str | None = None) -> Route | None:
-        """The route to the session's running turn (only ``turn_id``, when given), or None."""
-        with session.lock:
-            turn = session.running
-        if turn is None or (turn_id is not None and turn.turn_id != turn_id):
-            return None
+    def route(self, session: Session, turn: Turn) -> Route:
+        """The route to a running turn of ``session`` (today always on this gateway)."""
         return LocalTurn(session, turn, self._publish)
+
+    def book(
+        self,
+        session: Session,
+        stop: StopRequest,
+        queue: QueuePolicy,
+        turn_id: str | None = None,
+    ) -> tuple[Turn | None, int]:
+        """Book ``stop`` on the session: its queued prompts as ``queue`` says, then its running
+        turn (only ``turn_id``, when given) is hard-stopped through its :meth:`route`.
+
+        A queue only ever waits behind a running turn (the runner moves the next prompt up
+        under the same lock), so prompts dropped with :attr:`QueuePolicy.DROP` always have a
+        turn to be saved after.
+
+        Returns:
+            the turn the stop was sent to (or None) and how many queued prompts were dropped.
+        """
+        with session.lock:
+            running = session.running
+            queued = [] if queue is QueuePolicy.KEEP else list(session.queue)
+            if queued:
+                session.queue.clear()
+            for turn in queued:
+                turn.state = TurnStage.DONE
+            prompts = [t for t in queued if t.kind == TurnKind.PROMPT]
+            if prompts and queue is QueuePolicy.DROP and running is not None:
+                with self._unsent_lock:
+                    _session, later = self._unsent.setdefault(running.turn_id, (session, []))
+                    later.extend((turn, stop) for turn in prompts)
+        if prompts and queue is QueuePolicy.FORGET:
+            self._persistence.prompts_removed(session, prompts)
+        for turn in queued:
+            dropped = PromptDropped(turn_id=turn.turn_id, text=turn.prompt, reason=stop.reason)
+            self._publish(session, dropped)
+        if running is None or (turn_id is not None and running.turn_id != turn_id):
+            return None, len(queued)
+        self.route(session, running).deliver(stop)
+        return running, len(queued)
 
     def interrupt(
         self, session_id: str, stop: StopRequest, turn_id: str | None = None
@@ -185,8 +220,8 @@ class BookingOffice:
         """
         session = self._table.get(session_id)
         _require_hard(stop)
-        route = self.route_turn(session, turn_id)
-        return route.deliver(stop) if route is not None else None
+        running, _kept = self.book(session, stop, QueuePolicy.KEEP, turn_id)
+        return running.turn_id if running is not None else None
 
     def cancel_compression(self, session_id: str, stop: StopRequest) -> bool:
         """``compression.cancel``: hard-stop the running compression (the turn running it).
@@ -247,7 +282,7 @@ class BookingOffice:
         """
         stop = StopRequest.by_system(Surface.API_DISCONNECT, "the frontend went away")
         stopped = sum(
-            self._stop_session(s, stop, QueuePolicy.DROP)[0] is not None for s in self._table.all()
+            self.book(s, stop, QueuePolicy.DROP)[0] is not None for s in self._table.all()
         )
         return stopped + self._console.cancel_all(stop)
 
@@ -274,7 +309,7 @@ class BookingOffice:
         """
         stopped, dropped = 0, 0
         for session in self._table.all():
-            running, count = self._stop_session(session, stop, QueuePolicy.DROP)
+            running, count = self.book(session, stop, QueuePolicy.DROP)
             stopped += running is not None
             dropped += count
         self._console.cancel_all(stop)
@@ -330,42 +365,9 @@ class BookingOffice:
     # -- inside --------------------------------------------------------------------------------
 
     def _stop_and_wait(self, session: Session, stop: StopRequest, queue: QueuePolicy) -> None:
-        running, _dropped = self._stop_session(session, stop, queue)
+        running, _dropped = self.book(session, stop, queue)
         if running is not None:
             running.done.wait(self._wait_s)
-
-    def _stop_session(
-        self, session: Session, stop: StopRequest, queue: QueuePolicy
-    ) -> tuple[Turn | None, int]:
-        """Drop the session's queued prompts as ``queue`` says and stop its running turn.
-
-        A queue only ever waits behind a running turn (the runner moves the next prompt up
-        under the same lock), so dropped prompts always have a turn to be saved after.
-
-        Returns:
-            the turn that was running (or None) and how many queued prompts were dropped.
-        """
-        with session.lock:
-            queued = list(session.queue)
-            session.queue.clear()
-            running = session.running
-            for turn in queued:
-                turn.state = TurnStage.DONE
-            prompts = [t for t in queued if t.kind == TurnKind.PROMPT]
-            if prompts and queue is QueuePolicy.DROP and running is not None:
-                with self._unsent_lock:
-                    _session, later = self._unsent.setdefault(running.turn_id, (session, []))
-                    later.extend((turn, stop) for turn in prompts)
-        if prompts and queue is QueuePolicy.FORGET:
-            self._persistence.prompts_removed(session, prompts)
-        for turn in queued:
-            dropped = PromptDropped(turn_id=turn.turn_id, text=turn.prompt, reason=stop.reason)
-            self._publish(session, dropped)
-        if running is not None:
-            route = self.route_turn(session, running.turn_id)
-            if route is not None:
-                route.deliver(stop)
-        return running, len(queued)
 
 
 def _require_hard(stop: StopRequest) -> None:
