@@ -57,7 +57,7 @@ import httpx
 from rich.console import RenderableType
 from textual.screen import Screen
 
-import demo_model.chat as demo_chat
+import demo_model.admission as demo_admission
 from agent.provider.client import ProviderConfig
 from demo_model.config import DemoConfig
 from demo_model.replies import ReplyPlan, plan_reply, tokenize
@@ -103,7 +103,7 @@ def _install_long_reply(text: str) -> None:
             return ReplyPlan(reasoning="", content=text, tool_calls=())
         return plan_reply(messages, **kwargs)
 
-    demo_chat.plan_reply = bench_plan  # type: ignore[assignment]
+    demo_admission.plan_reply = bench_plan  # type: ignore[assignment]
 
 
 class BenchDesk(DeskApp):

@@ -23,10 +23,10 @@ from .replies import (
     plan_reply,
     reasoning_for,
     reply_for,
-    tokenize,
     tool_calls_for,
 )
 from .server import DemoModelServer
+from .tokens import tokenize, tokenize_subword
 
 __all__ = [
     "OUTCOMES",
@@ -45,5 +45,6 @@ __all__ = [
     "reasoning_for",
     "reply_for",
     "tokenize",
+    "tokenize_subword",
     "tool_calls_for",
 ]

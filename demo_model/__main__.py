@@ -14,8 +14,9 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from .config import DemoConfig
+from .config import REPLY_SHAPES, DemoConfig
 from .server import DemoModelServer
+from .tokens import TOKENIZERS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +46,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-tokens", type=int, default=default.max_tokens, help="reply cap in tokens (400)"
     )
     parser.add_argument("--n-ctx", type=int, default=default.n_ctx, help="context size (8192)")
+    parser.add_argument(
+        "--n-ctx-train",
+        type=int,
+        default=default.n_ctx_train,
+        help="training context reported by /v1/models (%(default)s)",
+    )
+    parser.add_argument(
+        "--tokenizer",
+        choices=TOKENIZERS,
+        default=default.tokenizer,
+        help="how prompts are counted and replies cut into tokens (%(default)s)",
+    )
+    parser.add_argument(
+        "--strict-template",
+        action="store_true",
+        help="answer 400 when roles do not alternate or a tool call lacks its result",
+    )
+    parser.add_argument(
+        "--reply-shape",
+        choices=REPLY_SHAPES,
+        default=default.reply_shape,
+        help="markdown replies, or one endless paragraph (%(default)s)",
+    )
+    parser.add_argument(
+        "--flush-each-token",
+        action="store_true",
+        help="write and flush one SSE event per token, as llama-server does",
+    )
     parser.add_argument("--model", default=default.model, help="model id (demo)")
     parser.add_argument(
         "--strict-model", action="store_true", help="answer 404 for any other model name"
@@ -91,6 +120,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             slots=args.slots,
             max_tokens=args.max_tokens,
             n_ctx=args.n_ctx,
+            n_ctx_train=args.n_ctx_train,
+            tokenizer=args.tokenizer,
+            strict_template=args.strict_template,
+            reply_shape=args.reply_shape,
+            flush_each_token=args.flush_each_token,
             model=args.model,
             strict_model=args.strict_model,
             api_key=args.api_key,

@@ -3,9 +3,14 @@
 Endpoints (``[key]``: needs the bearer key when ``api_key`` is set):
 
 - ``GET /health`` (also ``/v1/health``): ``{"status": "ok"}``
-- ``GET /v1/models`` (also ``/models``) [key]: an OpenAI model list with the one model
+- ``GET /v1/models`` (also ``/models``) [key]: an OpenAI model list with the one model and
+  llama.cpp's ``meta`` (``n_ctx_train``, ``n_ctx``, ``n_vocab``, ...)
 - ``GET /slots`` [key]: ``[{"id", "id_task", "n_ctx", "is_processing"}]`` like llama.cpp
-- ``GET /props`` [key]: ``default_generation_settings.n_ctx``, ``total_slots``, ...
+- ``GET /props`` [key]: ``default_generation_settings.n_ctx``, ``total_slots``, ... (no
+  top-level ``n_ctx``: llama.cpp has none)
+- ``POST /tokenize`` [key]: ``{"content": TEXT, "add_special": false, "with_pieces": false}``
+  -> ``{"tokens": [id, ...]}`` (with pieces: ``[{"id", "piece"}, ...]``), by the configured
+  tokenizer, as llama.cpp answers
 - ``POST /v1/chat/completions`` (also ``/chat/completions``) [key]: see `chat`
 - ``GET /demo/requests[?since=ID]``: ``{"requests": [record, ...]}`` (records with id > ID)
 - ``GET /demo/config``: the knobs; ``POST /demo/config``: a JSON object of knob changes,
@@ -26,11 +31,13 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
+from .admission import Rejection, check_api_key
 from .asgi import Receive, Scope, Send, error_body, read_body, send_json
-from .chat import INTENTIONAL_DROP, ChatCompletions, Rejection, check_api_key
+from .chat import INTENTIONAL_DROP, ChatCompletions
 from .config import DemoConfig
 from .records import RecordBook
 from .slots import SlotPool
+from .tokens import token_id, tokenizer_for
 
 _logger = logging.getLogger(__name__)
 
@@ -178,6 +185,7 @@ class DemoModelApp:
             ("GET", "/models"): self._models,
             ("GET", "/slots"): self._slots,
             ("GET", "/props"): self._props,
+            ("POST", "/tokenize"): self._tokenize,
             ("GET", "/demo/requests"): self._demo_requests,
             ("GET", "/demo/config"): self._demo_config,
             ("POST", "/demo/config"): self._demo_config,
@@ -222,6 +230,15 @@ class DemoModelApp:
             "object": "model",
             "created": self._created,
             "owned_by": "desk-demo",
+            "meta": {
+                "vocab_type": 2,
+                "n_vocab": 32000,
+                "n_ctx": config.n_ctx,
+                "n_ctx_train": config.n_ctx_train,
+                "n_embd": 64,
+                "n_params": 1_000_000,
+                "size": 4_000_000,
+            },
         }
         return 200, {"object": "list", "data": [model]}
 
@@ -246,6 +263,22 @@ class DemoModelApp:
             "chat_template": "",
             "build_info": "desk demo model",
         }
+
+    def _tokenize(self, scope: Scope, body: bytes) -> tuple[int, Any]:
+        config = self.snapshot_config()
+        check_api_key(scope, config.api_key)
+        request = _json_object(body)
+        content = request.get("content", "")
+        if not isinstance(content, str):
+            return 400, error_body("'content' must be a string")
+        pieces = tokenizer_for(config.tokenizer)(content)
+        ids = [token_id(piece) for piece in pieces]
+        if request.get("add_special") is True:
+            pieces, ids = ["<s>", *pieces], [1, *ids]
+        if request.get("with_pieces") is True:
+            pairs = zip(ids, pieces, strict=True)
+            return 200, {"tokens": [{"id": i, "piece": piece} for i, piece in pairs]}
+        return 200, {"tokens": ids}
 
     def _demo_requests(self, scope: Scope, body: bytes) -> tuple[int, Any]:
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))

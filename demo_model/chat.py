@@ -18,13 +18,21 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import hmac
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .admission import (
+    Rejection,
+    apply_directive,
+    apply_overrides,
+    check_api_key,
+    check_template,
+    plan_generation,
+    prompt_size,
+)
 from .asgi import (
     JSON_TYPE,
     SSE_TYPE,
@@ -33,14 +41,13 @@ from .asgi import (
     Send,
     dumps,
     error_body,
-    header,
     read_body,
     send_json,
     send_start,
 )
-from .config import SERVER_WIDE_FIELDS, STREAM_FAULTS, DemoConfig, parse_fault
+from .config import STREAM_FAULTS, DemoConfig, parse_fault
 from .records import RecordBook, RequestRecord
-from .replies import Step, count_prompt_tokens, plan_reply
+from .replies import Step
 from .slots import SlotPool
 from .wire import DONE, Envelope, delta_for, sse, usage
 
@@ -48,34 +55,6 @@ INTENTIONAL_DROP: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "demo_model_intentional_drop", default=False
 )
 """Set in a request's task when the app leaves a response unfinished on purpose (``drop``)."""
-
-
-class Rejection(Exception):
-    """A request refused before generation, with the HTTP response to send."""
-
-    def __init__(
-        self, status: int, body: dict[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()
-    ) -> None:
-        super().__init__(str(body.get("error", {}).get("message", status)))
-        self.status = status
-        self.body = body
-        self.headers = list(headers)
-
-
-def check_api_key(scope: Scope, api_key: str | None) -> None:
-    """Raise a 401 `Rejection` unless the request carries ``Authorization: Bearer <api_key>``.
-
-    Does nothing when ``api_key`` is ``None``.
-    """
-    if api_key is None:
-        return
-    given = header(scope, b"authorization") or b""
-    expected = b"Bearer " + api_key.encode()
-    if not hmac.compare_digest(given, expected):
-        raise Rejection(
-            401,
-            error_body("Incorrect API key provided.", "authentication_error", "invalid_api_key"),
-        )
 
 
 @dataclass
@@ -188,42 +167,20 @@ class ChatCompletions:
                     "model_not_found",
                 ),
             )
+        check_template(config, messages)
         overrides = request.get("demo")
+        apply_directive(config, messages)
         if overrides is not None:
-            self._apply_overrides(config, overrides)
-        prompt_tokens = count_prompt_tokens(messages)
-        if prompt_tokens > config.n_ctx:
-            raise Rejection(
-                400,
-                {
-                    "error": {
-                        "code": 400,
-                        "message": "the request exceeds the available context size, "
-                        "try increasing it",
-                        "type": "exceed_context_size_error",
-                        "n_prompt_tokens": prompt_tokens,
-                        "n_ctx": config.n_ctx,
-                    }
-                },
-            )
-        cap = min(config.max_tokens, config.n_ctx - prompt_tokens)
-        requested = _requested_max_tokens(request)
-        if requested is not None:
-            cap = min(cap, requested)
+            apply_overrides(config, overrides)
+        prompt_tokens = prompt_size(config, request, messages)
+        with self._records.edit():
+            record.prompt_tokens = prompt_tokens
+        generation = plan_generation(config, request, messages, prompt_tokens)
         if overrides is None or "fault" not in overrides:
             config.fault = self._consume_fault()  # last: a rejected request consumes none
-        tools = request.get("tools") if request.get("tool_choice") != "none" else None
-        plan = plan_reply(messages, tools=tools, reasoning=config.reasoning)
-        steps = plan.steps()
-        if len(steps) > cap:
-            finish_reason = "length"
-            steps = steps[:cap]
-        else:
-            finish_reason = "tool_calls" if plan.tool_calls else "stop"
         options = request.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         with self._records.edit():
-            record.prompt_tokens = prompt_tokens
             record.fault = config.fault
         return _Exchange(
             record=record,
@@ -235,23 +192,11 @@ class ChatCompletions:
             ),
             stream=stream,
             include_usage=include_usage,
-            steps=steps,
-            finish_reason=finish_reason,
+            steps=generation.steps,
+            finish_reason=generation.finish_reason,
             prompt_tokens=prompt_tokens,
             fault=config.fault,
         )
-
-    @staticmethod
-    def _apply_overrides(config: DemoConfig, overrides: object) -> None:
-        if not isinstance(overrides, dict):
-            raise Rejection(400, error_body("'demo' must be an object of demo model knobs"))
-        refused = sorted(SERVER_WIDE_FIELDS.intersection(overrides))
-        if refused:
-            raise Rejection(400, error_body(f"'demo' cannot override server-wide {refused}"))
-        try:
-            config.apply(overrides)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise Rejection(400, error_body(f"invalid 'demo' knobs: {exc}")) from exc
 
     # -- the race ---------------------------------------------------------------------------
     #
@@ -359,6 +304,8 @@ class ChatCompletions:
             step = steps[index]
             self._count(exchange, step)
             await _body(send, sse(envelope.chunk(delta_for(step, first=index == 0))))
+            if config.flush_each_token:
+                await asyncio.sleep(0)  # the event leaves before the next token is made
         totals = usage(exchange.prompt_tokens, len(exchange.generated))
         if fault != "no_finish":
             delta: dict[str, Any] = {} if steps else {"role": "assistant", "content": ""}
@@ -495,16 +442,3 @@ class _Pacer:
 
 async def _body(send: Send, data: bytes, *, more: bool = True) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": more})
-
-
-def _requested_max_tokens(request: dict[str, Any]) -> int | None:
-    for name in ("max_completion_tokens", "max_tokens", "n_predict"):
-        value = request.get(name)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            if name == "n_predict" and value == -1:
-                continue  # llama.cpp: -1 means "no limit"
-            raise Rejection(400, error_body(f"'{name}' must be a positive integer"))
-        return value
-    return None

@@ -8,14 +8,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .tokens import TOKENIZERS
+
 STREAM_FAULTS: tuple[str, ...] = ("malformed", "early_close", "drop", "no_finish", "stall")
 """Fault names that act after ``fault_after_tokens`` tokens (see `DemoConfig.fault`)."""
+
+REPLY_SHAPES: tuple[str, ...] = ("markdown", "paragraph")
+"""Values of `DemoConfig.reply_shape`."""
 
 _HTTP_FAULT = re.compile(r"^http:([45]\d\d)$")
 
 # Fields a request may not override through its ``demo`` extension object: they are
 # properties of the server as a whole, not of one generation.
-SERVER_WIDE_FIELDS: frozenset[str] = frozenset({"slots", "api_key", "model", "strict_model"})
+SERVER_WIDE_FIELDS: frozenset[str] = frozenset(
+    {"slots", "api_key", "model", "strict_model", "n_ctx", "n_ctx_train", "tokenizer"}
+)
 
 
 def parse_fault(fault: str | None) -> tuple[str | None, int | None]:
@@ -62,9 +69,26 @@ class DemoConfig:
         max_tokens: server-side cap on completion tokens (reasoning, content and tool-call
             chunks all count); the request's ``max_tokens`` also caps. Hitting a cap ends the
             reply with ``finish_reason: "length"``.
-        n_ctx: context window in tokens, reported by ``/props`` and ``/slots``; a prompt longer
-            than this is refused with HTTP 400 ``exceed_context_size_error``, and generation
-            stops with ``"length"`` when prompt plus completion reach it.
+        n_ctx: context window in tokens, reported by ``/props`` and ``/slots`` (and as
+            ``meta.n_ctx`` by ``/v1/models``); a prompt of this many tokens or more (counted by
+            ``tokenizer``, tool definitions included) is refused with HTTP 400
+            ``exceed_context_size_error`` and llama.cpp's body (``n_prompt_tokens``,
+            ``n_ctx``), and generation stops with ``"length"`` when prompt plus completion
+            reach it.
+        n_ctx_train: the model's training context in tokens, reported as
+            ``meta.n_ctx_train`` by ``/v1/models`` (as llama.cpp does); not enforced.
+        tokenizer: ``"words"`` or ``"subword"`` (see `demo_model.tokens`): how prompts are
+            counted, replies are cut into streamed tokens, and ``/tokenize`` answers.
+        strict_template: check roles as Mistral's, Gemma's and Llama-2's chat templates do
+            (see `demo_model.template`); a request that breaks the rule gets HTTP 400
+            "Conversation roles must alternate user/assistant/user/assistant/...".
+        reply_shape: ``"markdown"`` (the deterministic replies of `demo_model.replies`) or
+            ``"paragraph"`` (one endless run of words with no block boundary, cut by the
+            token cap with ``finish_reason: "length"``). Tool calls and exact replies are not
+            affected.
+        flush_each_token: stream as llama-server does: every token is its own SSE event,
+            written on its own, and the generation waits a turn of the event loop after each
+            so the event leaves before the next token is made, however fast the pace.
         model: the model id listed by ``/v1/models``.
         strict_model: when true, a request naming another model gets HTTP 404
             ``model_not_found``; when false any model name is accepted.
@@ -101,6 +125,11 @@ class DemoConfig:
     slots: int = 1
     max_tokens: int = 400
     n_ctx: int = 8192
+    n_ctx_train: int = 131072
+    tokenizer: str = "words"
+    strict_template: bool = False
+    reply_shape: str = "markdown"
+    flush_each_token: bool = False
     model: str = "demo"
     strict_model: bool = False
     api_key: str | None = None
@@ -130,6 +159,12 @@ class DemoConfig:
             raise ValueError("max_tokens must be >= 1")
         if self.n_ctx < 1:
             raise ValueError("n_ctx must be >= 1")
+        if self.n_ctx_train < 1:
+            raise ValueError("n_ctx_train must be >= 1")
+        if self.tokenizer not in TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {TOKENIZERS}")
+        if self.reply_shape not in REPLY_SHAPES:
+            raise ValueError(f"reply_shape must be one of {REPLY_SHAPES}")
         if self.fault_after_tokens < 0:
             raise ValueError("fault_after_tokens must be >= 0")
         if self.fault_times is not None and self.fault_times < 1:

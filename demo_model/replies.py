@@ -5,8 +5,9 @@ so a test can predict exactly what the server will send:
 
 - the last message is a ``tool`` result: a short text quoting the first line of each trailing
   tool result (`reply_for`);
-- the last user message contains ``call tool NAME with {json}`` and the request has tools: one
-  tool call per such phrase (`tool_calls_for`);
+- the last user message contains ``call tool NAME with {json}`` (or ``delegate: TASK`` lines,
+  see `demo_model.scripted`) and the request has tools: one tool call per such phrase
+  (`tool_calls_for`);
 - the last user message contains ``reply with exactly: TEXT``: exactly ``TEXT`` (everything
   after the marker, minus one space);
 - anything else: a Markdown answer (heading, echo of the prompt, bullet list, fenced code
@@ -22,9 +23,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .scripted import delegate_calls
+from .tokens import Tokenizer
+from .tokens import tokenize as tokenize
+
 Message = Mapping[str, Any]
 
-_TOKEN_RE = re.compile(r"\s+|\S+\s*")
 _EXACT_MARKER = "reply with exactly:"
 _TOOL_RE = re.compile(r"call tool ([A-Za-z_][\w.\-]*) with ", re.IGNORECASE)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
@@ -33,21 +37,6 @@ _TOPIC_WORDS = 6
 
 # Overhead tokens per message, standing in for a chat template's role markers.
 PROMPT_TOKENS_PER_MESSAGE = 4
-
-
-def tokenize(text: str) -> list[str]:
-    """Split text into the pieces the server streams, one piece per token.
-
-    A piece is a run of non-whitespace characters with the whitespace that follows it; leading
-    whitespace is a piece of its own. ``"".join(tokenize(text)) == text`` always holds.
-
-    Args:
-        text: any text.
-
-    Returns:
-        The pieces, in order (empty for empty text).
-    """
-    return _TOKEN_RE.findall(text)
 
 
 def message_text(message: Message) -> str:
@@ -72,13 +61,31 @@ def message_text(message: Message) -> str:
     return "\n".join(parts)
 
 
-def count_prompt_tokens(messages: Sequence[Message]) -> int:
+def count_prompt_tokens(
+    messages: Sequence[Message],
+    *,
+    tools: Sequence[Any] | None = None,
+    tokenizer: Tokenizer = tokenize,
+) -> int:
     """Count a prompt's tokens the way the demo server does for ``usage.prompt_tokens``.
 
+    The tools a request offers are rendered into the prompt by a real chat template, so they
+    count too: their JSON text, as one more message.
+
+    Args:
+        messages: the request's ``messages``.
+        tools: the request's ``tools``, if any.
+        tokenizer: the server's tokenizer (`demo_model.tokens`).
+
     Returns:
-        The sum over messages of ``len(tokenize(message_text(m))) + PROMPT_TOKENS_PER_MESSAGE``.
+        The sum over messages of ``len(tokenizer(message_text(m))) + PROMPT_TOKENS_PER_MESSAGE``,
+        plus ``len(tokenizer(json.dumps(tools))) + PROMPT_TOKENS_PER_MESSAGE`` when tools are
+        offered.
     """
-    return sum(len(tokenize(message_text(m))) + PROMPT_TOKENS_PER_MESSAGE for m in messages)
+    total = sum(len(tokenizer(message_text(m))) + PROMPT_TOKENS_PER_MESSAGE for m in messages)
+    if tools:
+        total += len(tokenizer(json.dumps(list(tools)))) + PROMPT_TOKENS_PER_MESSAGE
+    return total
 
 
 def last_user_text(messages: Sequence[Message]) -> str:
@@ -147,14 +154,17 @@ class ReplyPlan:
     content: str
     tool_calls: tuple[ToolCallPlan, ...]
 
-    def steps(self) -> list[Step]:
+    def steps(self, tokenizer: Tokenizer = tokenize) -> list[Step]:
         """Return the generation steps in order: reasoning, then content, then tool calls.
 
         A tool call is one ``tool_header`` step (id and name) followed by its
         `ToolCallPlan.argument_pieces`.
+
+        Args:
+            tokenizer: cuts the reasoning and content into one piece per step.
         """
-        steps = [Step("reasoning", piece) for piece in tokenize(self.reasoning)]
-        steps += [Step("content", piece) for piece in tokenize(self.content)]
+        steps = [Step("reasoning", piece) for piece in tokenizer(self.reasoning)]
+        steps += [Step("content", piece) for piece in tokenizer(self.content)]
         for call in self.tool_calls:
             steps.append(Step("tool_header", "", call))
             steps += [Step("tool_arguments", piece, call) for piece in call.argument_pieces()]
@@ -186,18 +196,23 @@ def tool_calls_for(
     """Return the tool calls the demo model makes, or ``()`` for a text reply.
 
     There are calls only when ``tools`` is non-empty, the last non-system message is not a tool
-    result, and the last user message contains ``call tool NAME with ARGS`` (once per call).
+    result, and the last user message contains ``call tool NAME with ARGS`` (once per call) or
+    ``delegate: TASK`` / ``delegate in background: TASK`` lines (a ``delegate`` call with
+    ``{"task": TASK, "background": false/true}``, see `demo_model.scripted`).
     """
     if not tools or _trailing_tool_results(messages):
         return ()
     prompt = last_user_text(messages)
-    calls: list[ToolCallPlan] = []
+    found: list[tuple[str, str]] = []
     for match in _TOOL_RE.finditer(prompt):
-        arguments = _arguments_at(prompt, match.end())
+        found.append((match.group(1), _arguments_at(prompt, match.end())))
+    found.extend(("delegate", arguments) for arguments in delegate_calls(prompt))
+    calls: list[ToolCallPlan] = []
+    for name, arguments in found:
         digest = hashlib.sha256(
-            f"{len(messages)}:{len(calls)}:{match.group(1)}:{arguments}".encode()
+            f"{len(messages)}:{len(calls)}:{name}:{arguments}".encode()
         ).hexdigest()
-        calls.append(ToolCallPlan(len(calls), f"call_{digest[:24]}", match.group(1), arguments))
+        calls.append(ToolCallPlan(len(calls), f"call_{digest[:24]}", name, arguments))
     return tuple(calls)
 
 
