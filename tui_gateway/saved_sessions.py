@@ -7,6 +7,7 @@ gateway's persistence, makes resumed sessions live in the session table, and lea
 
 from __future__ import annotations
 
+from agent.compression.plan import SUMMARY_MARKER, is_summary
 from agent.store import StoreError, TurnRow
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice, Publish
@@ -128,6 +129,7 @@ class SavedSessions:
                     tool_names=tuple(c.name for c in m.tool_calls),
                     note=notes.get(turn, "") if last else "",
                     stop=receipts.get(turn) if last else None,
+                    summary=m.role == "user" and m.content.startswith(SUMMARY_MARKER),
                 )
             )
         if live is not None:
@@ -138,6 +140,7 @@ class SavedSessions:
                             role=m.role,
                             content=m.content,
                             tool_names=tuple(c.name for c in m.tool_calls),
+                            summary=is_summary(m),
                         )
                         for m in live.history
                     ]

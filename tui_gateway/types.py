@@ -9,6 +9,7 @@ from pathlib import Path
 from agent.agent import Agent
 from agent.events import AgentListener
 from agent.provider.client import ProviderConfig
+from agent.tokens import tokens_in_chars as tokens_in_chars  # the estimate frontends use too
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
 from agent.tools.workspace import Workspace
@@ -174,6 +175,8 @@ class TranscriptEntry:
             queued prompt that never ran, why ("not sent: ...").
         stop: beside ``note`` on a stopped turn: the stop's figures as they were measured, so
             a frontend can show the same receipt it showed live.
+        summary: True for the summary a compression wrote in place of the messages it
+            replaced (a ``user`` message whose first line is a marker, not something typed).
     """
 
     role: str
@@ -182,6 +185,7 @@ class TranscriptEntry:
     tool_names: tuple[str, ...] = ()
     note: str = ""
     stop: StopReceipt | None = None
+    summary: bool = False
 
 
 @dataclass(frozen=True, slots=True)

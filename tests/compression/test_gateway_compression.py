@@ -78,6 +78,21 @@ def test_compress_commits_and_the_next_turn_sends_the_summary(
     assert any(SUMMARY_MARKER in (m.get("content") or "") for m in sent)
 
 
+def test_a_resumed_session_marks_its_summary_for_frontends(
+    desk: Desk, provider: ProviderConfig
+) -> None:
+    assert desk.outcome(desk.compress()).status == "committed"
+    again = Gateway(GatewayConfig(provider=provider), store=desk.store)
+    try:
+        entries = again.session_resume(desk.session).transcript
+    finally:
+        again.shutdown(timeout_s=5)
+    flagged = [e for e in entries if e.summary]
+    assert len(flagged) == 1 and flagged[0].role == "user"
+    assert flagged[0].content.startswith(SUMMARY_MARKER)  # the marker is its first line
+    assert not any(SUMMARY_MARKER in e.content for e in entries if not e.summary)
+
+
 @pytest.mark.parametrize("surface", [Surface.DESK_BUTTON, Surface.DESK_KEY])
 def test_cancel_mid_summary_restores_everything_and_the_next_turn_works(
     surface: Surface, desk: Desk, demo_server: DemoModelServer
