@@ -6,7 +6,7 @@ child process (so the build does not count in its peak RSS), opens it in the des
 (``app.run_test()``, the equivalent of ``desk --resume``) and measures:
 
 - ``first_render_s``: from opening the store to the resumed transcript being painted
-  (``DeskApp.resume_rendered_at``, set after the first refresh that shows it);
+  (``SessionsController.resume_rendered_at``, set after the first refresh that shows it);
 - ``resume_ms``: the ``session.resume`` call alone (read and convert every message);
 - ``peak_rss_mb``: the child's peak resident set size (``resource.getrusage``);
 - ``blocks``: widgets rendered, and ``messages_rendered`` of ``messages``.
@@ -99,9 +99,9 @@ async def _open(path: Path, recent: int) -> dict[str, Any]:
     app = DeskApp(gateway, info, handle_signals=False, startup=startup)
     app.animation_level = "none"
     async with app.run_test(size=(120, 40)) as pilot:
-        while app.resume_rendered_at is None:
+        while app.controllers.sessions.resume_rendered_at is None:
             await pilot.pause(0.005)
-        first_render_s = app.resume_rendered_at - started
+        first_render_s = app.controllers.sessions.resume_rendered_at - started
         blocks = len(app.transcript.children)
     gateway.shutdown(timeout_s=5.0)
     shown = min(len(resumed.transcript), recent or len(resumed.transcript))

@@ -66,6 +66,7 @@ from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.messages import ReplyDelta, TurnCompleted
 from desk.widgets import AssistantReply, PromptInput
+from desk.widgets.session_view import SessionView
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 BENCH_PROMPT = "bench: stream a long document"
@@ -106,8 +107,26 @@ def _install_long_reply(text: str) -> None:
     demo_admission.plan_reply = bench_plan  # type: ignore[assignment]
 
 
+class BenchView(SessionView):
+    """The session view, counting what it handles for its :class:`BenchDesk`."""
+
+    # Textual calls the handler of every class in the MRO: these only count, the view's own
+    # handler (called after these) does the work; calling super() here would do it twice.
+    def on_reply_delta(self, message: ReplyDelta) -> None:
+        app = self.app
+        if isinstance(app, BenchDesk):
+            app.deltas += 1
+
+    def on_turn_completed(self, message: TurnCompleted) -> None:
+        app = self.app
+        if isinstance(app, BenchDesk):
+            app.complete_at = time.monotonic()
+
+
 class BenchDesk(DeskApp):
     """The desk, recording when each screen update reaches the terminal."""
+
+    view_class = BenchView
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -134,14 +153,6 @@ class BenchDesk(DeskApp):
                 self.watched = reply
                 self.final_paint_at = time.monotonic()
                 self.final_cpu = time.thread_time()
-
-    # Textual calls the handler of every class in the MRO: these only count, the app's own
-    # handlers (called after these) do the work; calling super() here would do it twice.
-    async def on_reply_delta(self, message: ReplyDelta) -> None:
-        self.deltas += 1
-
-    async def on_turn_completed(self, message: TurnCompleted) -> None:
-        self.complete_at = time.monotonic()
 
 
 async def _wait(app: DeskApp, predicate: Any, timeout_s: float) -> None:

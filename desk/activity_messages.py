@@ -72,7 +72,9 @@ class ApprovalWasResolved(GatewayMessage):
 
 
 class ConsoleOutputArrived(GatewayMessage):
-    """``console.output``: output of a running console command."""
+    """``console.output``: output of a running console command (to the app, always)."""
+
+    FOR_VIEW = False
 
     def __init__(self, session_id: str, seq: int, payload: ConsoleOutput) -> None:
         super().__init__(session_id, seq)
@@ -81,7 +83,9 @@ class ConsoleOutputArrived(GatewayMessage):
 
 
 class ConsoleCommandEnded(GatewayMessage):
-    """``console.complete``: a console command's one outcome (its worker has exited)."""
+    """``console.complete``: a console command's one outcome (to the app, always)."""
+
+    FOR_VIEW = False
 
     def __init__(self, session_id: str, seq: int, payload: ConsoleComplete) -> None:
         super().__init__(session_id, seq)

@@ -1,85 +1,75 @@
-"""The desk app: a transcript, a prompt box, a Stop button and a status bar over one gateway.
+"""The desk app: one gateway, the session on screen, its keys, its stops and its quit.
 
-The app speaks the gateway contract only. Prompts go in with ``prompt_submit``. Stops go in
-with ``session_interrupt``, called directly (it only schedules a cancel, so it is fast and never
-blocks): from the Esc / Ctrl+C bindings and the Stop button on the UI thread, and, in a real
-terminal, from the input thread before the key even reaches the UI queue
-(:meth:`DeskApp.stop_from_input_thread`, see :mod:`desk.driver`). Events come back as Textual
-messages posted by :mod:`desk.bridge`. Quitting is a system stop: ``gateway.shutdown()`` runs on
-a plain thread (:mod:`desk.shutdown`) and the app exits when it returns. Textual is never relied
-on to end a turn.
+The app speaks the gateway contract only. It owns one controller per concern
+(:mod:`desk.wiring`), shows the session on screen in a
+:class:`~desk.widgets.session_view.SessionView` on its main screen
+(:mod:`desk.screens.desk_screen`), and gets gateway events from :mod:`desk.bridge` when no view
+shows their session.
+
+Stops go in with ``session_interrupt``, called directly (it only schedules a cancel, so it is
+fast and never blocks): from the Esc / Ctrl+C bindings and the Stop button on the UI thread,
+and, in a real terminal, from the input thread before the key even reaches the UI queue
+(:meth:`DeskApp.stop_from_input_thread`, see :mod:`desk.driver`). Quitting is a system stop:
+``gateway.shutdown()`` runs on a plain thread (:mod:`desk.controllers.quit`) and the app exits
+when it returns. Textual is never relied on to end a turn.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
 
-from textual import constants
+from textual import constants, on
 from textual.actions import SkipAction
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
-from textual.css.query import NoMatches
 from textual.driver import Driver
-from textual.message import Message
-from textual.widgets import Button, Footer, Static
+from textual.screen import Screen
 
 from agent.stops import StopRequest, Surface
-from desk.app_extras import DeskExtras
+from desk.activity_messages import (
+    ConsoleCommandEnded,
+    ConsoleOutputArrived,
+    SessionStoreFailed,
+    SessionWasEvicted,
+)
 from desk.banner import banner_text
 from desk.bridge import GatewayBridge
+from desk.commands import DeskCommands, PaletteCommand
 from desk.config import ConnectionInfo
-from desk.features import (
-    CompressionFeature,
-    ConsoleFeature,
-    QueueFeature,
-    SessionsFeature,
-    ToolCallsFeature,
-)
+from desk.controllers.help import help_sections
 from desk.gc_tuning import tune_gc
 from desk.messages import (
     GatewayIsStopping,
-    PromptWasDropped,
-    PromptWasQueued,
-    ReplyDelta,
-    TurnCompleted,
-    TurnStarted,
-    TurnStateChanged,
+    GatewayMessage,
+    ServerFactsFetched,
+    ShutdownFinished,
+    TerminalClosed,
 )
 from desk.ports import DeskGateway
-from desk.receipts import ReceiptFormatter, format_failure, format_stop_receipt
-from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals
-from desk.slash import unknown_command
+from desk.receipts import ReceiptFormatter, format_stop_receipt
+from desk.screens.desk_screen import DeskScreen
+from desk.screens.help_screen import HelpScreen
+from desk.server_facts import api_key_of, fetch_in_background
+from desk.slash import console_slash_commands
 from desk.startup import Startup
 from desk.user_config import config_path_shown
-from desk.widgets import PromptInput, StatusBar, Transcript
-from desk.widgets.compression_panel import CompressionPanel
-from desk.widgets.console_panel import ConsolePanel
-from desk.widgets.sessions_sidebar import SessionsSidebar
+from desk.widgets import StatusBar, Transcript
+from desk.widgets.session_view import SessionView
 from desk.widgets.status_bar import Clock
-from tui_gateway.events import MessageComplete
-from tui_gateway.gateway import GatewayError, ShutdownReport
+from desk.wiring import DeskWidgets, build_controllers
 
 APP_CSS = Path(__file__).with_name("app.tcss")
 """The app's own layout CSS (widgets carry theirs in ``desk/widgets/*.tcss``)."""
 
 
-class DeskApp(
-    DeskExtras,
-    ToolCallsFeature,
-    ConsoleFeature,
-    SessionsFeature,
-    QueueFeature,
-    CompressionFeature,
-    App[int],
-):
-    """The desk (themes, help, palette, export and the context gauge: :mod:`desk.app_extras`).
+class DeskApp(App[int]):
+    """The desk; reads the environment (config and theme files) at start.
 
     Args:
         gateway: the gateway turns run on (the app never creates one).
@@ -89,12 +79,16 @@ class DeskApp(
         escape_delay_ms: if given, sets ``textual.constants.ESCAPE_DELAY`` (milliseconds a lone
             ESC byte waits before it is the Esc key).
         handle_signals: handle SIGTERM and SIGHUP as a system quit while the app runs.
+        startup: resume or new session, and the start-up notice.
     """
 
     CSS_PATH = APP_CSS
     TITLE = "desk"
+    COMMANDS = {DeskCommands}  # desk's commands first, then Textual's (see palette_commands)
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+b", "toggle_sessions", "Sessions", priority=True),
+        Binding("f2", "toggle_console", "Console", priority=True),
         Binding("escape", "stop", "Stop", priority=True),
         Binding("ctrl+c", "stop_or_quit", "Stop / quit", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
@@ -102,6 +96,8 @@ class DeskApp(
         Binding("pageup", "page_transcript(-1)", "Scroll up", show=False, priority=True),
         Binding("pagedown", "page_transcript(1)", "Scroll down", show=False, priority=True),
     ]
+
+    view_class: ClassVar[type[SessionView]] = SessionView  # benches count what a view handles
 
     def __init__(
         self,
@@ -117,22 +113,33 @@ class DeskApp(
         if escape_delay_ms is not None:
             # Final in Textual, but its parser reads it for every ESC, so setting it works.
             constants.ESCAPE_DELAY = escape_delay_ms / 1000.0  # type: ignore[misc]
+        env = dict(os.environ)
         super().__init__()
         self.gateway = gateway
         """The gateway (injected)."""
         self.connection = connection
         """The model server shown."""
-        self._clock = clock
-        self._format_receipt = receipt_formatter
         self._handle_signals = handle_signals
-        self._signals: list[signal.Signals] = []
-        self._quit_runner = ShutdownRunner(gateway)
-        self._bridge = GatewayBridge(gateway, self)
-        self._session_id: str | None = None
-        self._running_turn: str | None = None
-        self._queued: set[str] = set()
-        self.startup = startup or Startup()
-        """Resume or new session, start-up notice (tools, console, sessions: desk.features)."""
+        self._banner = banner_text(connection, config_path_shown(env))
+        self.widgets = DeskWidgets.make(connection, clock)
+        """The main screen's widgets (the session's view aside)."""
+        self._bridge = GatewayBridge(gateway, self, self._view_for)
+        self.controllers = build_controllers(
+            self,
+            gateway,
+            connection,
+            self.widgets,
+            env=env,
+            clock=clock,
+            format_receipt=receipt_formatter,
+            startup=startup or Startup(),
+            turn_ended=self._bridge.turn_ended,
+            running_turn_of=self._bridge.running_turn,
+            mount_view=self._mount_view,
+            focus_prompt=self.focus_prompt,
+            shutdown_finished=self._shutdown_finished,
+        )
+        """The controllers, one per concern."""
 
     # -- set-up --------------------------------------------------------------------------------
 
@@ -147,141 +154,93 @@ class DeskApp(
             return FastEscapeDriver
         return super().get_driver_class()
 
-    def compose(self) -> ComposeResult:
-        with Transcript(id="transcript"):
-            shown = config_path_shown(os.environ)
-            yield Static(banner_text(self.connection, shown), classes="banner", markup=False)
-        yield ConsolePanel(id="console")
-        yield CompressionPanel(clock=self._clock, id="compression")
-        with Horizontal(id="input-row"):
-            yield PromptInput(
-                id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line"
-            )
-            yield Button("■ Stop", id="stop", variant="error", disabled=True, compact=True)
-        yield StatusBar(self.connection, clock=self._clock, id="status")
-        yield Footer()
-        yield SessionsSidebar(id="sessions")
+    def get_default_screen(self) -> Screen[None]:
+        """The main screen (its widgets and what they ask: :mod:`desk.screens.desk_screen`)."""
+        return DeskScreen(self.widgets, self.controllers)
 
-    def on_mount(self) -> None:
+    def compose(self) -> ComposeResult:
+        yield from self.widgets.layout()
+
+    async def on_mount(self) -> None:
+        c, prompt = self.controllers, self.widgets.prompt
         self._bridge.start()
-        self._session_id = self.open_first_session()  # new, or resumed (--resume)
-        self.query_one(PromptInput).focus()
+        prompt.console_commands = console_slash_commands(c.console.load_commands())
+        await c.sessions.start()  # a new session, or the resumed one (--resume)
+        prompt.focus()
         if self._handle_signals:
-            self._signals = install_quit_signals(self._on_quit_signal)
+            c.quit.install_signals()
         self.call_after_refresh(tune_gc)  # once the first screen is built
+        c.themes.report_problems()
+        fetch_in_background(
+            self.connection.base_url,
+            lambda facts: self.post_message(ServerFactsFetched(facts)),
+            api_key=api_key_of(self.gateway),
+        )
+
+    async def _mount_view(self, session_id: str) -> SessionView:
+        view = self.view_class(session_id, self.controllers, banner=self._banner)
+        await self.mount(view, before=self.widgets.console_panel)
+        return view
+
+    def _view_for(self, session_id: str) -> SessionView | None:
+        # On the gateway's delivery thread: one attribute read, no DOM walk.
+        view = self.controllers.sessions.view
+        return view if view is not None and view.session_id == session_id else None
+
+    # -- what tests and the entry point read ---------------------------------------------------
+
+    @property
+    def view(self) -> SessionView:
+        """The view of the session shown (made on mount)."""
+        view = self.controllers.sessions.view
+        if view is None:
+            raise RuntimeError("the desk is not mounted yet")
+        return view
 
     @property
     def session_id(self) -> str:
         """The session this desk shows (created on mount)."""
-        if self._session_id is None:
-            raise RuntimeError("the desk is not mounted yet")
-        return self._session_id
+        return self.view.session_id
 
     @property
     def running_turn(self) -> str | None:
         """The turn the desk shows as running, if any."""
-        return self._running_turn
-
-    @property
-    def quitting(self) -> bool:
-        """True once a quit has begun."""
-        return self._quit_runner.started
-
-    @property
-    def shutdown_report(self) -> ShutdownReport | None:
-        """What the gateway's shutdown did, once the app quit through it."""
-        return self._quit_runner.report
-
-    # -- widgets -------------------------------------------------------------------------------
+        view = self.controllers.sessions.view
+        return view.running_turn if view is not None else None
 
     @property
     def transcript(self) -> Transcript:
-        """The transcript widget."""
-        return self.query_one("#transcript", Transcript)
+        """The transcript of the session shown."""
+        return self.view.transcript
 
     @property
     def status_bar(self) -> StatusBar:
         """The status bar widget."""
-        return self.query_one("#status", StatusBar)
+        return self.widgets.status
 
-    def _set_running(self, turn_id: str | None) -> None:
-        status = self.status_bar
-        if turn_id is None:
-            self._running_turn = None
-            status.state = "idle"
-            status.detail = ""
-            status.started_at = None
-        elif turn_id != self._running_turn:
-            self._running_turn = turn_id
-            status.state = "waiting"
-            status.detail = ""
-            status.started_at = self._clock()
-        self.query_one("#stop", Button).disabled = turn_id is None
-        self.refresh_bindings()
+    @property
+    def exit_note(self) -> str:
+        """Set when a quit gave up waiting for workers (``desk`` prints it after exiting)."""
+        return self.controllers.quit.exit_note
+
+    def focus_prompt(self) -> None:
+        """Give the focus back to the prompt box (unless a quit disabled it)."""
+        prompt = self.widgets.prompt
+        if not prompt.disabled:
+            prompt.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Show Stop dimmed in the footer while nothing runs (Esc then reaches other widgets)."""
-        if action == "stop" and self._running_turn is None:
+        if action == "stop" and self.running_turn is None:
             return None
         return True
 
-    def _set_queued(self) -> None:
-        self.status_bar.queued = len(self._queued)
-
-    def action_page_transcript(self, direction: int) -> None:
-        """PageUp / PageDown scroll the transcript while the prompt box keeps the focus."""
-        transcript = self.transcript
-        if direction < 0:
-            transcript.release_anchor()  # stay where the person scrolled while text streams
-            transcript.scroll_page_up(animate=False)
-        else:
-            transcript.scroll_page_down(animate=False)  # at the end the anchor comes back
-
-    # -- prompts -------------------------------------------------------------------------------
-
-    async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        """Send the prompt; while a turn runs the gateway queues it."""
-        text = message.text.lstrip("\n").rstrip()  # stray blank lines around it mean nothing
-        if not text or self.quitting or await self.handle_slash(text):
-            return
-        if await self.handle_compress_slash(text):
-            return
-        if self.run_slash_command(text):  # console commands and /stop
-            return
-        unknown = unknown_command(text)
-        if unknown is not None:  # a mistyped command is never sent to the model
-            await self.add_note(f"unknown command {unknown} — F1 lists the commands", error=True)
-            return
-        try:
-            result = self.gateway.prompt_submit(self.session_id, text)
-        except GatewayError as exc:
-            self.notify(exc.message, title="Prompt not sent", severity="error")
-            return
-        self.query_one(PromptInput).clear()
-        await self.transcript.add_prompt(result.turn_id, text, queued=result.queued)
-        if result.queued:
-            self._queued.add(result.turn_id)
-            self._set_queued()
-        else:
-            self._set_running(result.turn_id)
-
     # -- stops ---------------------------------------------------------------------------------
-
-    def _stop(self, surface: Surface) -> str | None:
-        """Hard-stop the running turn as the person; returns its id, or None if none ran."""
-        if self._session_id is None:
-            return None
-        stopped = self.gateway.session_interrupt(
-            self._session_id, StopRequest.by_user(surface), turn_id=self._running_turn
-        )
-        if stopped is not None and stopped == self._running_turn:
-            self.status_bar.state = "stopping"
-        return stopped
 
     def stop_from_input_thread(self, key: str) -> bool:
         """Esc or Ctrl+C straight from the terminal's input thread (see :mod:`desk.driver`).
 
-        Thread-safe: it reads two attributes and calls the gateway, which only schedules the
+        Thread-safe: it reads a few attributes and calls the gateway, which only schedules the
         cancel. The UI learns of the stop from the gateway's ``turn.state`` event.
 
         Args:
@@ -291,188 +250,150 @@ class DeskApp(
             True when a running turn was stopped (the key is consumed); False to let the key
             reach the app's bindings as usual.
         """
-        if self.console_stop_from_input_thread():  # the console has the focus: cancel its command
+        c = self.controllers
+        if c.console.stop_from_input_thread():  # the console has the focus: cancel its command
             return True
-        session_id, turn_id = self._session_id, self._running_turn
-        if session_id is None or turn_id is None or self._quit_runner.started:
+        view = c.sessions.view
+        if view is None or c.quit.started:
+            return False
+        session_id, turn_id = view.session_id, view.running_turn
+        if turn_id is None:
             return False
         stop = StopRequest.by_user(Surface.DESK_KEY)
         return self.gateway.session_interrupt(session_id, stop, turn_id=turn_id) is not None
 
-    class TerminalClosed(Message):
-        """The terminal hung up (posted from the input thread)."""
-
-    def terminal_closed(self) -> None:
-        """The terminal went away (see :mod:`desk.driver`): quit like SIGHUP. Thread-safe."""
-        self.post_message(self.TerminalClosed())
-
-    def on_desk_app_terminal_closed(self, message: TerminalClosed) -> None:
-        """Nobody can see or type any more: a system quit."""
-        self._begin_quit()
-
     def action_stop(self) -> None:
         """Esc: stop the running turn; with nothing running, let the key through."""
-        if self.console_takes_stop_key():  # the console has the focus: cancel its command
+        c = self.controllers
+        view = c.sessions.view
+        if c.console.takes_stop_key():  # the console has the focus: cancel its command
             return
-        if self.compression_takes_stop_key():  # the compression panel has the focus
+        if view is not None and c.compression.takes_stop_key(view):  # the panel has the focus
             return
-        if self._stop(Surface.DESK_KEY) is None:
+        if view is None or c.turns.stop(view, Surface.DESK_KEY) is None:
             raise SkipAction()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        """The Stop button."""
-        if event.button.id == "stop":
-            event.stop()
-            self._stop(Surface.DESK_BUTTON)
-            self.query_one(PromptInput).focus()
 
     def action_stop_or_quit(self) -> None:
         """Ctrl+C: stop the running turn like Esc; when nothing runs, a second press quits."""
-        if self.console_takes_stop_key():
+        c = self.controllers
+        if c.console.takes_stop_key():
             return
-        if self._stop(Surface.DESK_KEY) is None and self.confirm_quit():
+        view = c.sessions.view
+        stopped = view is not None and c.turns.stop(view, Surface.DESK_KEY) is not None
+        if not stopped and c.quit.confirm_ctrl_c():
             self.action_quit()
 
     # -- quitting ------------------------------------------------------------------------------
 
+    def terminal_closed(self) -> None:
+        """The terminal went away (see :mod:`desk.driver`): quit like SIGHUP. Thread-safe."""
+        self.post_message(TerminalClosed())
+
+    def on_terminal_closed(self, message: TerminalClosed) -> None:
+        """Nobody can see or type any more: a system quit."""
+        self.controllers.quit.begin()
+
     def action_quit(self) -> None:  # type: ignore[override]
         """Ctrl+Q: a system stop of everything through ``gateway.shutdown()``, then exit."""
-        self._begin_quit()
+        self.controllers.quit.begin()
 
-    def _on_quit_signal(self, sig: signal.Signals) -> None:
-        self._begin_quit()
-
-    def _begin_quit(self) -> None:
-        if self._quit_runner.started:
-            return
-        running = self.gateway.running_turns
-        noun = "turn" if running == 1 else "turns"
-        self.status_bar.notice = f"■ stopping {running} {noun}…" if running else "quitting…"
-        self.query_one(PromptInput).disabled = True
-        self._quit_runner.start(then=self._exit_from_quit_thread)
-
-    class ShutdownFinished(Message):
-        """The gateway's shutdown returned; posted from the quit thread."""
-
-    def _exit_from_quit_thread(self) -> None:
-        # Not ``call_from_thread(self.exit)``: that runs ``exit`` ahead of the messages already
-        # queued, and ``exit`` at once makes every widget "detached" (``is_attached`` checks
-        # ``app._exit``), so the handler of the last ``message.complete`` (posted just before
-        # the shutdown returned) failed to mount its Markdown and the app crashed with exit
-        # code 1 in about one quit of twenty. Posted, the exit waits its turn.
+    def _shutdown_finished(self) -> None:
+        # Not ``call_from_thread(self.exit)``: that exits ahead of the messages already queued,
+        # and exiting makes every widget "detached" (``is_attached`` checks ``app._exit``): the
+        # handler of the last ``message.complete`` then failed to mount its Markdown and the
+        # app crashed in about one quit of twenty. Posted, the exit waits its turn.
         with contextlib.suppress(RuntimeError):  # the app's loop has closed already
-            self.post_message(self.ShutdownFinished())
+            self.post_message(ShutdownFinished())
 
-    def on_desk_app_shutdown_finished(self, message: ShutdownFinished) -> None:
+    async def on_shutdown_finished(self, message: ShutdownFinished) -> None:
         """Every turn has ended (or the bound expired: it says so first): leave (exit code 0)."""
-        self.exit_after_shutdown()
+        view = self.controllers.sessions.view
+        if view is not None:  # it handles its events on a queue of its own: let it finish them
+            await view.drained()
+        self.controllers.quit.after_shutdown()
 
     def on_unmount(self) -> None:
         """Backstop: whatever ended the app, every turn ends and nothing leaks."""
-        remove_quit_signals(self._signals)
-        self._signals = []
-        if self._quit_runner.started:
-            # A quit is under way: wait for the gateway (bounded by its own timeout), not for
-            # the quit thread, which may still be handing ``exit`` to this (now busy) loop.
-            config = getattr(self.gateway, "config", None)
-            self._quit_runner.wait(float(getattr(config, "shutdown_timeout_s", 10.0)) + 5.0)
-        else:
-            self._quit_runner.run_here()
+        self.controllers.quit.backstop()
         self._bridge.close()
 
-    # -- gateway events ------------------------------------------------------------------------
+    # -- gateway events no view took -----------------------------------------------------------
 
-    def _ours(self, session_id: str) -> bool:
-        """True for an event of this desk's session while its widgets can still change."""
-        if session_id != self._session_id:
-            return False
-        try:
-            return self.transcript.is_attached  # False once the app is exiting
-        except NoMatches:
-            return False
+    @on(GatewayMessage)
+    async def _gateway_message(self, message: GatewayMessage) -> None:
+        """Console events (of any session), ``gateway.stopping``, and the notices of sessions
+        not shown; other events of sessions not shown change nothing on screen."""
+        c = self.controllers
+        match message:
+            case ConsoleOutputArrived():
+                c.console.output(message.payload)
+            case ConsoleCommandEnded():
+                await c.console.ended(c.sessions.view, message.payload)
+            case GatewayIsStopping():
+                c.quit.gateway_stopping(message.payload.turns)
+            case SessionWasEvicted():
+                await c.sessions.background_evicted(message.payload)
+            case SessionStoreFailed():
+                c.sessions.background_store_failed(message.payload)
 
-    async def on_turn_started(self, message: TurnStarted) -> None:
-        """``message.start``: show the reply block under its prompt."""
-        if not self._ours(message.session_id):
+    def on_server_facts_fetched(self, message: ServerFactsFetched) -> None:
+        """The context window for the gauge, and the models for the palette."""
+        self.controllers.palette.server_facts = message.facts
+        if self.is_running:
+            self.controllers.gauge.set_window(message.facts.n_ctx)
+
+    # -- keys -----------------------------------------------------------------
+
+    def action_toggle_console(self) -> None:
+        """F2: open the console (focused) or close it (the prompt box gets the focus back)."""
+        if self.controllers.console.toggle():
+            self.focus_prompt()
+
+    def action_toggle_sessions(self) -> None:
+        """Ctrl+B: open the sessions sidebar (focused) or close it."""
+        self.controllers.sessions.toggle_sidebar()
+
+    async def action_new_session(self) -> None:
+        """Start an empty session and show it (the one shown stays saved)."""
+        await self.controllers.sessions.new_session()
+
+    def action_resume_session(self) -> None:
+        """Open the sessions sidebar to pick a session to resume."""
+        self.controllers.sessions.open_sidebar()
+
+    async def action_compress(self) -> None:
+        """The palette's "Compress the conversation"."""
+        view = self.controllers.sessions.view
+        if view is not None:
+            await self.controllers.compression.start(view, None)
+
+    async def action_export(self, path: str = "") -> None:
+        """``/export [PATH]``: write the session as Markdown (atomically) and say where."""
+        await self.controllers.export.export(self.view, path)
+
+    def action_page_transcript(self, direction: int) -> None:
+        """PageUp / PageDown scroll the transcript while the prompt box keeps the focus."""
+        self.view.transcript.page(direction)
+
+    # -- help and palette ----------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        """F1: show (or close) the keys and commands."""
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
             return
-        payload = message.payload
-        transcript = self.transcript
-        prompt = await transcript.add_prompt(payload.turn_id, payload.prompt)
-        prompt.status = "sent"
-        self._queued.discard(payload.turn_id)
-        self._set_queued()
-        await transcript.add_reply(payload.turn_id)
-        self._set_running(payload.turn_id)
+        sections = help_sections(
+            self.screen.active_bindings, self.controllers.console.commands, self.palette_commands()
+        )
+        self.push_screen(HelpScreen(sections))
 
-    async def on_reply_delta(self, message: ReplyDelta) -> None:
-        """``message.delta``: stream the piece into its reply."""
-        if not self._ours(message.session_id):
-            return
-        payload = message.payload
-        reply = self.transcript.reply(payload.turn_id)
-        if reply is None:
-            reply = await self.transcript.add_reply(payload.turn_id)
-        if self._bridge.turn_ended(payload.turn_id):
-            reply.absorb(payload.text, payload.reasoning)  # the completion draws it, next
-        else:
-            await reply.append(payload.text, payload.reasoning)
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's system commands, less its theme picker (the desk's saves the choice)."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Theme":
+                yield command
 
-    def on_turn_state_changed(self, message: TurnStateChanged) -> None:
-        """``turn.state``: waiting, streaming, retrying, stopping."""
-        if not self._ours(message.session_id):
-            return
-        payload = message.payload
-        if payload.turn_id == self._running_turn:
-            status = self.status_bar
-            status.state = payload.state
-            status.detail = payload.detail if payload.state == "retrying" else ""
-
-    async def on_turn_completed(self, message: TurnCompleted) -> None:
-        """``message.complete``: the canonical text, and the stop marker or error line."""
-        if not self._ours(message.session_id):
-            return
-        payload = message.payload
-        reply = self.transcript.reply(payload.turn_id)
-        if reply is None:
-            reply = await self.transcript.add_reply(payload.turn_id)
-        await reply.finish(payload.text, payload.status, self._note_for(payload))
-        if payload.turn_id == self._running_turn:
-            self._set_running(None)
-
-    def _note_for(self, payload: MessageComplete) -> str:
-        if payload.status == "interrupted" and payload.stop is not None:
-            return self._format_receipt(payload.stop)
-        if payload.status == "failed":
-            return format_failure(payload.error, payload.exit_reason)
-        if payload.status != "completed":
-            return f"■ {payload.exit_reason}"
-        return ""
-
-    async def on_prompt_was_queued(self, message: PromptWasQueued) -> None:
-        """``prompt.queued``: show the prompt as waiting."""
-        if not self._ours(message.session_id):
-            return
-        payload = message.payload
-        block = await self.transcript.add_prompt(payload.turn_id, payload.text, queued=True)
-        if block.status != "sent":  # it may already have started
-            block.status = "queued"
-            self._queued.add(payload.turn_id)
-            self._set_queued()
-
-    def on_prompt_was_dropped(self, message: PromptWasDropped) -> None:
-        """``prompt.dropped``: a queued prompt will never run."""
-        if not self._ours(message.session_id):
-            return
-        payload = message.payload
-        block = self.transcript.prompt(payload.turn_id)
-        if block is not None:
-            block.detail = payload.reason
-            block.status = "dropped"
-        self._queued.discard(payload.turn_id)
-        self._set_queued()
-
-    def on_gateway_is_stopping(self, message: GatewayIsStopping) -> None:
-        """``gateway.stopping``: say how many turns the shutdown waits for."""
-        turns = message.payload.turns
-        noun = "turn" if turns == 1 else "turns"
-        self.status_bar.notice = f"■ stopping {turns} {noun}…" if turns else "quitting…"
+    def palette_commands(self, screen: Screen[object] | None = None) -> list[PaletteCommand]:
+        """The palette's entries: the desk's own, then Textual's system commands (of ``screen``)."""
+        system = self.get_system_commands(screen or self.screen)
+        return self.controllers.palette.commands(self.controllers.sessions.view, system)

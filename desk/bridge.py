@@ -1,14 +1,19 @@
-"""The bridge from the gateway to the app: each gateway event becomes one Textual message.
+"""The bridge from the gateway to the app: each gateway event becomes one Textual message,
+posted to the view of its session.
 
 The gateway calls :meth:`GatewayBridge._deliver` on a delivery thread of its own (deltas already
-coalesced about every 30 ms). The bridge only builds a message and hands it to
-``target.post_message``, which is thread-safe and never blocks; it never uses
-``call_from_thread`` (that would make the delivery thread wait for the UI).
+coalesced about every 30 ms). The bridge builds the message and hands it to ``post_message`` of
+where it belongs, which is thread-safe and never blocks; it never uses ``call_from_thread``
+(that would make the delivery thread wait for the UI). Events of the session on screen go to its
+:class:`~desk.widgets.session_view.SessionView` (``view_for``), so that view's handlers only
+ever see their own session; everything else (console events, the gateway stopping, events of
+sessions not shown) goes to the app.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 from textual.message_pump import MessagePump
 
@@ -35,6 +40,9 @@ from tui_gateway.events import (
     TurnState,
 )
 from tui_gateway.subscription import Subscription
+
+ViewFor = Callable[[str], MessagePump | None]
+"""The view showing a session now, or None (called on the delivery thread)."""
 
 
 def to_message(event: GatewayEvent) -> GatewayMessage | None:
@@ -65,19 +73,28 @@ def to_message(event: GatewayEvent) -> GatewayMessage | None:
     return activity_message(event)  # tool, approval, console and session events
 
 
+def _no_view(session_id: str) -> MessagePump | None:
+    return None
+
+
 class GatewayBridge:
-    """Subscribes to a gateway and posts each event to ``target`` as a message.
+    """Subscribes to a gateway and posts each event as a message to its session's view.
 
     Args:
         gateway: the gateway to listen to.
-        target: the message pump (normally the app) that receives the messages.
+        target: the message pump (normally the app) that receives what no view takes.
+        view_for: the view showing a session now (the default: none, ``target`` gets all).
     """
 
-    def __init__(self, gateway: DeskGateway, target: MessagePump) -> None:
+    def __init__(
+        self, gateway: DeskGateway, target: MessagePump, view_for: ViewFor = _no_view
+    ) -> None:
         self._gateway = gateway
         self._target = target
+        self._view_for = view_for
         self._subscription: Subscription | None = None
         self._ended: deque[str] = deque(maxlen=64)
+        self._running: dict[str, str] = {}  # session id -> turn whose start came, not its end
         self.posted = 0
         """Count of messages posted (read by tests)."""
 
@@ -100,14 +117,25 @@ class GatewayBridge:
         """
         return turn_id in self._ended
 
+    def running_turn(self, session_id: str) -> str | None:
+        """The turn of ``session_id`` whose ``message.start`` was posted and whose
+        ``message.complete`` was not yet, if any (any thread)."""
+        return self._running.get(session_id)
+
     def _deliver(self, event: GatewayEvent) -> None:
         message = to_message(event)
         if message is None:
             return
-        if isinstance(event.payload, MessageComplete):
-            self._ended.append(event.payload.turn_id)
+        payload, sid = event.payload, event.session_id
+        if isinstance(payload, MessageStart):
+            self._running[sid] = payload.turn_id
+        elif isinstance(payload, MessageComplete):
+            self._ended.append(payload.turn_id)
+            if self._running.get(sid) == payload.turn_id:
+                del self._running[sid]
+        target = self._view_for(sid) if message.FOR_VIEW else None
         try:
-            posted = self._target.post_message(message)
+            posted = (target or self._target).post_message(message)
         except RuntimeError:  # the app's event loop has closed: nobody is left to show it
             return
         if posted:

@@ -1,13 +1,18 @@
-"""Textual messages that carry gateway events into the app (posted by :mod:`desk.bridge`).
+"""Textual messages that carry gateway events into the app (posted by :mod:`desk.bridge`), and
+the app's other messages from threads of its own (server facts, terminal, quit).
 
 One message class per gateway event type the app shows. Each carries the event's
-``session_id`` and its typed payload unchanged.
+``session_id`` and its typed payload unchanged. Each is handled where the bridge posted it:
+the view of its session (which stops it there), or the app.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.message import Message
 
+from desk.server_facts import ServerFacts
 from tui_gateway.events import (
     GatewayStopping,
     MessageComplete,
@@ -26,6 +31,9 @@ class GatewayMessage(Message):
         session_id: the event's session ("" for gateway-wide events).
         seq: the event's sequence number.
     """
+
+    FOR_VIEW: ClassVar[bool] = True
+    """Posted to the view of its session when one is shown (else to the app)."""
 
     def __init__(self, session_id: str, seq: int) -> None:
         super().__init__()
@@ -107,7 +115,26 @@ class PromptWasDropped(GatewayMessage):
 class GatewayIsStopping(GatewayMessage):
     """``gateway.stopping``: the gateway shuts down and waits for running turns."""
 
+    FOR_VIEW = False
+
     def __init__(self, session_id: str, seq: int, payload: GatewayStopping) -> None:
         super().__init__(session_id, seq)
         self.payload = payload
         """The event payload."""
+
+
+class ServerFactsFetched(Message):
+    """The server's context window and models arrived (posted from the fetching thread)."""
+
+    def __init__(self, facts: ServerFacts) -> None:
+        super().__init__()
+        self.facts = facts
+        """What the server said."""
+
+
+class TerminalClosed(Message):
+    """The terminal hung up (posted from the input thread, see :mod:`desk.driver`)."""
+
+
+class ShutdownFinished(Message):
+    """The gateway's shutdown returned (posted from the quit thread)."""

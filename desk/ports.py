@@ -8,9 +8,14 @@ from __future__ import annotations
 from typing import Protocol
 
 from agent.stops import StopRequest
-from tui_gateway.gateway import ShutdownReport, SubmitResult
 from tui_gateway.subscription import EventCallback, Subscription
-from tui_gateway.types import ResumedSession, SessionInfo
+from tui_gateway.types import (
+    ConsoleCommandInfo,
+    ResumedSession,
+    SessionInfo,
+    ShutdownReport,
+    SubmitResult,
+)
 
 
 class DeskGateway(Protocol):
@@ -55,7 +60,7 @@ class DeskGateway(Protocol):
         """Hard-stop the running compression; False when none runs."""
         ...
 
-    # -- tools, console, queue and saved sessions (see desk.features) --------------------------
+    # -- tools, console, queue and saved sessions (see desk.controllers) -----------------------
 
     def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:
         """Answer a pending tool approval (``once``, ``always`` or ``deny``)."""
@@ -67,6 +72,10 @@ class DeskGateway(Protocol):
 
     def console_run(self, session_id: str, line: str) -> str:
         """Run a console command line; returns its command id."""
+        ...
+
+    def console_commands(self) -> list[ConsoleCommandInfo]:
+        """The commands ``console_run`` takes (``console.commands``)."""
         ...
 
     def console_cancel(self, command_id: str, stop: StopRequest) -> bool:

@@ -94,6 +94,13 @@ def fetch_server_facts(
     return ServerFacts(n_ctx or DEFAULT_N_CTX, n_ctx is not None, models)
 
 
+def api_key_of(gateway: object) -> str | None:
+    """The API key an embedded gateway talks to the model server with, if it has one."""
+    provider = getattr(getattr(gateway, "config", None), "provider", None)
+    api_key = getattr(provider, "api_key", None)
+    return api_key if isinstance(api_key, str) else None
+
+
 def fetch_in_background(
     base_url: str,
     deliver: Callable[[ServerFacts], object],

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 
 from desk.ports import DeskGateway
-from tui_gateway.gateway import ShutdownReport
+from tui_gateway.types import ShutdownReport
 
 QUIT_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
 """Signals handled as a system quit (the same path as Ctrl+Q)."""

@@ -1,20 +1,19 @@
 """Slash commands typed in the prompt box: the list shown on the help screen, and parsing.
 
 A line that starts with ``/`` and names a command in :data:`SLASH_COMMANDS` is handled by the
-desk and never sent to the model. Other parts of the desk add their own commands with
-:func:`register`, so the help screen (F1) and completion list every one. The console's commands
-(``/help``, ``/new``, ``/stop``...; :data:`tui_gateway.console.commands.COMMANDS`) are typed in
-the same box, so completion (:func:`completions`) offers them too.
+desk and never sent to the model. The gateway console's commands (``/help``, ``/new``,
+``/stop``...; ``gateway.console_commands()``) are typed in the same box, so completion
+(:func:`completions`) offers them too, given as :func:`console_slash_commands`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_gateway.console.commands import COMMANDS as CONSOLE_COMMANDS
+from tui_gateway.types import ConsoleCommandInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,17 +39,18 @@ class SlashCommand:
 SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("theme", "[NAME]", "switch the colour theme (no name: list the themes)"),
     SlashCommand("export", "[PATH]", "write this session as Markdown (default ./desk-…md)"),
+    SlashCommand("compress", "[FOCUS]", "summarise the middle of this session now"),
 ]
 """The commands the desk handles, in the order the help screen lists them."""
 
 
-def register(command: SlashCommand) -> None:
-    """Add a command (one already registered under that name is replaced)."""
-    for index, known in enumerate(SLASH_COMMANDS):
-        if known.name == command.name:
-            SLASH_COMMANDS[index] = command
-            return
-    SLASH_COMMANDS.append(command)
+def console_slash_commands(commands: Iterable[ConsoleCommandInfo]) -> list[SlashCommand]:
+    """The gateway console's commands as the prompt box completes them."""
+    slash: list[SlashCommand] = []
+    for command in commands:
+        _word, _, args = command.usage.partition(" ")
+        slash.append(SlashCommand(command.name, args.strip(), command.summary))
+    return slash
 
 
 def parse_slash(text: str) -> tuple[str, str] | None:
@@ -72,25 +72,23 @@ def parse_slash(text: str) -> tuple[str, str] | None:
     return name.lower(), rest.strip()
 
 
-def known_commands() -> list[SlashCommand]:
+def known_commands(console: Sequence[SlashCommand] = ()) -> list[SlashCommand]:
     """Every command the prompt box takes: :data:`SLASH_COMMANDS`, then the console's.
 
-    A console command named like a registered one is left out (the registered one wins).
+    A console command named like one of the desk's is left out (the desk's wins).
     """
     commands = list(SLASH_COMMANDS)
     names = {command.name for command in commands}
-    for name, (_fn, usage, what) in CONSOLE_COMMANDS.items():
-        if name not in names:
-            _word, _, args = usage.partition(" ")
-            commands.append(SlashCommand(name, args.strip(), what))
+    commands += [command for command in console if command.name not in names]
     return commands
 
 
-def completions(text: str) -> list[SlashCommand]:
+def completions(text: str, console: Sequence[SlashCommand] = ()) -> list[SlashCommand]:
     """Commands whose name starts with what is typed after ``/`` (for completion).
 
     Args:
         text: the prompt box's text; only one line ``/word`` with no space yet completes.
+        console: the console's commands (:func:`console_slash_commands`).
 
     Returns:
         the matching commands of :func:`known_commands`, in its order (empty for ``//``).
@@ -99,13 +97,13 @@ def completions(text: str) -> list[SlashCommand]:
     if not line.startswith("/") or line.startswith("//") or " " in line or "\n" in line:
         return []
     prefix = line[1:].lower()
-    return [command for command in known_commands() if command.name.startswith(prefix)]
+    return [command for command in known_commands(console) if command.name.startswith(prefix)]
 
 
-def command_named(name: str) -> SlashCommand | None:
+def command_named(name: str, console: Sequence[SlashCommand] = ()) -> SlashCommand | None:
     """The known command called ``name`` (any case), or None."""
     wanted = name.lower()
-    return next((command for command in known_commands() if command.name == wanted), None)
+    return next((c for c in known_commands(console) if c.name == wanted), None)
 
 
 def common_prefix(names: Iterable[str]) -> str:

@@ -1,6 +1,6 @@
 """The compression panel: a running compression's phase, progress, token counts and Cancel.
 
-Shown (by :class:`desk.features.compression.CompressionFeature`) while a compression runs, for
+Shown (by :class:`desk.controllers.compression.CompressionController`) while a compression runs, for
 a ``/compress`` turn or a prompt turn that compresses first. It only shows what the gateway's
 ``compression.progress`` and ``compression.complete`` events say; the Cancel button and Esc
 (while the panel has the focus) post :class:`CompressionPanel.CancelRequested`, and the app

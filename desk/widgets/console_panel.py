@@ -3,8 +3,7 @@
 The panel only shows and asks: it posts :class:`ConsolePanel.CommandEntered` and
 :class:`ConsolePanel.CancelRequested`, and the app runs and cancels commands through the
 gateway. Esc or Ctrl+C while the panel has the focus and a command runs cancel that command
-(the app's stop keys check :attr:`ConsolePanel.cancellable` first; see
-:mod:`desk.features.console`).
+(see :mod:`desk.controllers.console`).
 """
 
 from __future__ import annotations
@@ -86,11 +85,6 @@ class ConsolePanel(Vertical):
     def is_open(self) -> bool:
         """True while the panel is shown."""
         return self.has_class("-open")
-
-    @property
-    def cancellable(self) -> bool:
-        """True when the panel has the focus and a command runs."""
-        return self.running > 0 and self.is_open and self.has_focus_within
 
     def open(self, *, focus: bool = True) -> None:
         """Show the panel (and focus its command line)."""

@@ -10,6 +10,7 @@ box, and Tab again goes through them. Anywhere else Tab moves the focus, as befo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from textual import events
@@ -78,6 +79,8 @@ class PromptInput(TextArea):
         )
         self.prompt_history = PromptHistory()
         """Prompts sent from this box (Up on the first line recalls them)."""
+        self.console_commands: Sequence[SlashCommand] = ()
+        """The gateway console's commands, completed after the desk's own (set by the app)."""
         self._hints: SlashHints | None = None
         self._completing = False  # the text is a /word Tab completes (footer shows Tab)
         self._cycle: list[SlashCommand] = []  # candidates Tab goes through
@@ -142,7 +145,7 @@ class PromptInput(TextArea):
             self._show_hints()
             return
         self._reset_completion()
-        matches = completions(text)
+        matches = completions(text, self.console_commands)
         if not matches:
             self._tab_message = f"no command starts with {text}"
             self._cycle_text = text
@@ -193,7 +196,7 @@ class PromptInput(TextArea):
         elif self._cycle:
             selected = self._cycle_index if self._cycle_index >= 0 else None
             self.slash_hints.show_commands(self._cycle, selected)
-        elif completing_slash(text) and (matches := completions(text)):
+        elif completing_slash(text) and (matches := completions(text, self.console_commands)):
             self.slash_hints.show_commands(matches)
         elif (command := self._typed_command(text)) is not None:
             self.slash_hints.show_commands([command])
@@ -203,12 +206,11 @@ class PromptInput(TextArea):
             return
         self.slash_hints.place_above(self._hint_anchor)
 
-    @staticmethod
-    def _typed_command(text: str) -> SlashCommand | None:
+    def _typed_command(self, text: str) -> SlashCommand | None:
         """The command of a one-line ``/name args`` (its usage stays shown while typing args)."""
         if not text.startswith("/") or text.startswith("//") or "\n" in text:
             return None
-        return command_named(text[1:].partition(" ")[0])
+        return command_named(text[1:].partition(" ")[0], self.console_commands)
 
     @property
     def _hint_anchor(self) -> Widget:

@@ -1,8 +1,8 @@
 """The summary a compression wrote, in a resumed session: shown as what it is, not as a prompt.
 
-After a compression the active transcript holds one user message starting with
-:data:`agent.compression.plan.SUMMARY_MARKER` in place of the messages it replaced (those stay
-in the database; ``/archived`` lists them). Live, the desk showed those messages and a
+After a compression the active transcript holds one user message (``TranscriptEntry.summary``)
+in place of the messages it replaced (those stay in the database; ``/archived`` lists them); its
+first line is the gateway's marker, the summary follows. Live, the desk showed those messages and a
 "⇊ compressed" line; resumed, this block stands for them: a line saying so, then the summary,
 dimmed, drawn like a reply.
 """
@@ -13,7 +13,6 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agent.compression.plan import SUMMARY_MARKER
 from desk.export import quote
 from desk.widgets._css import css_beside
 from desk.widgets.reply_body import finished_markdown
@@ -22,23 +21,18 @@ HEADING = "⇊ the earlier conversation, as compressed into a summary · /archiv
 """The line above a saved summary."""
 
 
-def is_summary_text(text: str) -> bool:
-    """True for the content of a compression's summary message."""
-    return text.startswith(SUMMARY_MARKER)
-
-
 class SavedSummary(Widget):
     """A compression's summary in a resumed transcript.
 
     Args:
-        content: the summary message's content (starting with the marker line).
+        content: the summary message's content (the marker line, then the summary).
     """
 
     DEFAULT_CSS = css_beside(__file__)
 
     def __init__(self, content: str) -> None:
         super().__init__()
-        self.summary = content.removeprefix(SUMMARY_MARKER).strip()
+        self.summary = content.partition("\n")[2].strip()
         """The summary's Markdown, without the marker line."""
 
     def compose(self) -> ComposeResult:

@@ -2,7 +2,7 @@
 
 The sidebar only shows and asks: it posts :class:`SessionsSidebar.OpenRequested`,
 :class:`SessionsSidebar.RenameRequested` and :class:`SessionsSidebar.DeleteRequested`; the app
-talks to the gateway (see :mod:`desk.features.sessions`) and hands the list back with
+talks to the gateway (see :mod:`desk.controllers.sessions`) and hands the list back with
 :meth:`SessionsSidebar.show`.
 """
 

@@ -64,6 +64,14 @@ class Transcript(VerticalScroll):
         if not self.is_anchored and size.height > self.scrollable_content_region.height:
             self.anchor()
 
+    def page(self, direction: int) -> None:
+        """Scroll a page up (``direction`` < 0) or down, whatever has the focus."""
+        if direction < 0:
+            self.release_anchor()  # stay where the person scrolled while text streams
+            self.scroll_page_up(animate=False)
+        else:
+            self.scroll_page_down(animate=False)  # at the end the anchor comes back
+
     def prompt(self, turn_id: str) -> UserPrompt | None:
         """The prompt block of a turn, if shown."""
         return self._prompts.get(turn_id)

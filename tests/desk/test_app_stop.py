@@ -16,6 +16,7 @@ from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.messages import ReplyDelta
 from desk.widgets import AssistantReply, UserPrompt
+from desk.widgets.session_view import SessionView
 from tests.desk.desk_testkit import (
     submit,
     submit_and_get_reply,
@@ -172,9 +173,9 @@ async def test_ctrl_q_while_streaming_is_a_system_stop_and_leaves_no_thread(
     turn = gateway.turn(session_id, turn_id)
     assert turn.result is not None
     assert turn.result.exit_reason == "interrupted_by_system(gateway.shutdown)"
-    assert desk_app.shutdown_report is not None
-    assert desk_app.shutdown_report.turns_stopped == 1
-    assert desk_app.shutdown_report.threads_left == []
+    assert desk_app.controllers.quit.report is not None
+    assert desk_app.controllers.quit.report.turns_stopped == 1
+    assert desk_app.controllers.quit.report.threads_left == []
     assert turn_threads() == []
     assert _record_closed(demo_server) is not None
 
@@ -210,11 +211,17 @@ async def test_stop_from_the_input_thread_is_a_user_stop_and_consumes_the_key(
     assert turn.result.stop is not None and turn.result.stop.surface is Surface.DESK_KEY
 
 
-class _CrashingDesk(DeskApp):
-    """A desk whose delta handler fails, to check the backstop in ``on_unmount``."""
+class _CrashingView(SessionView):
+    """A session view whose delta handler fails."""
 
     async def on_reply_delta(self, message: ReplyDelta) -> None:
         raise RuntimeError("boom in a handler")
+
+
+class _CrashingDesk(DeskApp):
+    """A desk whose delta handler fails, to check the backstop in ``on_unmount``."""
+
+    view_class = _CrashingView
 
 
 async def test_a_crash_still_ends_every_turn_as_a_system_stop(

@@ -64,7 +64,7 @@ class Setup:
             startup=startup,
             **kwargs,  # type: ignore[arg-type]
         )
-        app.compression_linger_s = 0.0
+        app.controllers.compression.linger_s = 0.0
         return app
 
     def phases(self) -> list[str]:
@@ -88,7 +88,7 @@ async def start_compress_mid_summary(
 ) -> CompressionPanel:
     server.configure(tokens_per_second=60.0)
     await submit(pilot, "/compress")
-    panel = app.compression_panel
+    panel = app.widgets.compression_panel
     await wait_until(
         pilot,
         lambda: panel.phase == "summarize" and panel.tokens_out >= 3,
@@ -107,7 +107,7 @@ async def test_compress_shows_the_panel_and_ends_compressed(setup: Setup) -> Non
     app = setup.app()
     async with app.run_test(size=(120, 40)) as pilot:
         app.status_bar.context_used = 3900
-        panel = app.compression_panel
+        panel = app.widgets.compression_panel
         shown: list[tuple[str, bool]] = []
         show_progress = panel.show_progress
 
@@ -137,14 +137,14 @@ async def test_compress_shows_the_panel_and_ends_compressed(setup: Setup) -> Non
 async def test_panel_shows_the_outcome_before_it_collapses(setup: Setup) -> None:
     app = setup.app()
     async with app.run_test(size=(120, 40)) as pilot:
-        app.compression_linger_s = 60.0
+        app.controllers.compression.linger_s = 60.0
         await submit(pilot, "/compress")
-        panel = app.compression_panel
+        panel = app.widgets.compression_panel
         await wait_until(pilot, lambda: panel.outcome is not None, what="the outcome")
         assert panel.display
         assert str(panel.query_one(".phase").render()).startswith("compressed ")
         assert not notes(app)
-        await app._collapse()
+        await app.controllers.compression.collapse()
         assert not panel.display and len(notes(app)) == 1
 
 
@@ -163,7 +163,7 @@ async def test_cancel_mid_summary_rolls_back_and_the_next_turn_works(
             cancel = app.query_one("#compression-cancel")
             await click_until(pilot, cancel, lambda: notes(app), what="the outcome line")
         elif how == "escape-on-panel":
-            app.compression_panel.focus()
+            app.widgets.compression_panel.focus()
             await pilot.press("escape")
         else:
             assert app.query_one(PromptInput).has_focus
@@ -192,7 +192,7 @@ async def test_a_prompt_typed_during_compression_is_queued_then_runs(
         blocks = list(app.transcript.query(UserPrompt))
         queued = blocks[-1]
         assert queued.status == "queued" and app.status_bar.queued == 1
-        assert app.compression_panel.running  # a soft prompt never aborts a compression
+        assert app.widgets.compression_panel.running  # a soft prompt never aborts a compression
         demo_server.configure(tokens_per_second=400.0)
         await wait_until(pilot, lambda: queued.status == "sent", what="the queued prompt runs")
         reply = app.transcript.reply(queued.turn_id)
@@ -220,7 +220,7 @@ async def test_a_compress_queued_behind_a_turn_runs_and_leaves_the_queue(
         await wait_until(pilot, lambda: notes(app), what="the compression's outcome line")
         await wait_until(pilot, lambda: app.status_bar.state == "idle", what="idle")
         assert not card.is_attached  # the compression stands for it now
-        assert app.status_bar.queued == 0 and app.queued_prompts() == []
+        assert app.status_bar.queued == 0 and app.controllers.queue.queued_prompts(app.view) == []
         await submit(pilot, "reply with exactly: next")
         reply = app.transcript.reply(app.transcript.reply_turn_ids[-1])
         assert reply is not None
@@ -257,7 +257,7 @@ def test_snapshot_panel_mid_summary(
         box.cursor_blink = False
         await wait_until(pilot, lambda: app.status_bar.context_window is not None, what="n_ctx")
         await submit(pilot, "/compress")
-        panel = app.compression_panel
+        panel = app.widgets.compression_panel
         await wait_until(
             pilot,
             lambda: panel.phase == "summarize" and panel.tokens_out == STALL_AFTER_TOKENS,

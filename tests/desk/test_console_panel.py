@@ -12,10 +12,11 @@ from agent.provider.client import ProviderConfig
 from agent.stops import Surface
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
-from desk.features.console import outcome_line, slash_command
+from desk.controllers.console import outcome_line, slash_command
 from desk.widgets import AssistantReply
 from desk.widgets.console_panel import ConsolePanel
 from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
+from tui_gateway.console.commands import COMMANDS
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
@@ -44,19 +45,20 @@ def output(panel: ConsolePanel) -> str:
 async def type_in_console(pilot: object, line: str) -> None:
     """Set the console's command line (it has the focus) and press Enter."""
     app = pilot.app  # type: ignore[attr-defined]
-    app.console_panel.input.value = line
+    app.widgets.console_panel.input.value = line
     await pilot.press("enter")  # type: ignore[attr-defined]
 
 
 def test_which_prompt_texts_are_console_commands() -> None:
-    assert slash_command("/help") == "help"
-    assert slash_command("  /model qwen ") == "model"
-    assert slash_command("digest a.md b.md") == "digest"
-    assert slash_command("/digest a.md") == "digest"
-    assert slash_command("digest this text for me\nplease") is None  # a prompt, not a command
-    assert slash_command("/theme dark") is None  # someone else's command
-    assert slash_command("help me") is None
-    assert slash_command("") is None
+    assert slash_command("/help", COMMANDS) == "help"
+    assert slash_command("  /model qwen ", COMMANDS) == "model"
+    assert slash_command("digest a.md b.md", COMMANDS) == "digest"
+    assert slash_command("/digest a.md", COMMANDS) == "digest"
+    prompt = "digest this text for me\nplease"
+    assert slash_command(prompt, COMMANDS) is None  # a prompt, not a command
+    assert slash_command("/theme dark", COMMANDS) is None  # someone else's command
+    assert slash_command("help me", COMMANDS) is None
+    assert slash_command("", COMMANDS) is None
 
 
 def test_outcome_lines() -> None:
@@ -68,7 +70,7 @@ def test_outcome_lines() -> None:
 
 async def test_f2_opens_the_console_and_help_lists_the_commands(app: DeskApp) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
-        panel = app.console_panel
+        panel = app.widgets.console_panel
         assert not panel.is_open
         await pilot.press("f2")
         assert panel.is_open
@@ -93,17 +95,17 @@ async def test_a_digest_cancelled_with_the_cancel_button_closes_the_model_connec
 ) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("f2")
-        panel = app.console_panel
+        panel = app.widgets.console_panel
         await wait_until(pilot, lambda: panel.input.has_focus, what="the console's focus")
         await type_in_console(pilot, "digest notes.md")
         await wait_until(pilot, lambda: "## notes.md" in output(panel), what="the digest start")
         await wait_until(pilot, lambda: len(output(panel)) > 80, what="streamed summary")
-        assert app.console_running and not app.query_one("#console-cancel").disabled
+        assert app.controllers.console.running and not app.query_one("#console-cancel").disabled
         await pilot.click("#console-cancel")
         await wait_until(pilot, lambda: "■ cancelled" in output(panel), what="the cancel")
 
         assert "■ cancelled · stopped by you" in output(panel)
-        assert app.console_running == ()
+        assert app.controllers.console.running == ()
         assert app.query_one("#console-cancel").disabled
         record = demo_server.records.wait_for_record(
             lambda r: r.peer_closed_at is not None, timeout=2.0
@@ -119,7 +121,7 @@ async def test_esc_in_the_console_cancels_its_command_not_the_turn(
         reply = await submit_and_get_reply(app, pilot, "Tell me about stopping streams")
         await wait_until(pilot, lambda: reply.text, what="the turn streaming")
         await pilot.press("f2")
-        panel = app.console_panel
+        panel = app.widgets.console_panel
         await wait_until(pilot, lambda: panel.input.has_focus, what="the console's focus")
         await type_in_console(pilot, "digest notes.md")
         await wait_until(pilot, lambda: "## notes.md" in output(panel), what="the digest start")
@@ -143,11 +145,11 @@ async def test_the_input_thread_offers_stop_keys_to_a_focused_console_first(
     results: list[bool] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("f2")
-        panel = app.console_panel
+        panel = app.widgets.console_panel
         await wait_until(pilot, lambda: panel.input.has_focus, what="the console's focus")
         await type_in_console(pilot, "digest notes.md")
         await wait_until(pilot, lambda: "## notes.md" in output(panel), what="the digest start")
-        (command_id,) = app.console_running
+        (command_id,) = app.controllers.console.running
 
         thread = threading.Thread(
             target=lambda: results.append(app.stop_from_input_thread("ctrl+c")), name="fake-input"
@@ -168,7 +170,7 @@ async def test_slash_commands_in_the_prompt_box_run_in_the_console(
     async with app.run_test(size=(120, 40)) as pilot:
         first_session = app.session_id
         await submit(pilot, "/help")
-        panel = app.console_panel
+        panel = app.widgets.console_panel
         await wait_until(pilot, lambda: "✓ done in" in output(panel), what="/help's outcome")
         assert panel.is_open and app.query_one("#prompt").text == ""  # type: ignore[attr-defined]
         assert len(app.transcript.query(AssistantReply)) == 0  # nothing went to the model

@@ -34,7 +34,7 @@ STALL_AFTER = 6
 def app(gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
     info = ConnectionInfo("demo", demo_server.base_url, is_demo=True, source="--demo")
     desk = DeskApp(gateway, info, handle_signals=False, receipt_formatter=pinned_receipt)
-    desk.wall_clock = lambda: WHEN
+    desk.controllers.export.wall_clock = lambda: WHEN
     return desk
 
 

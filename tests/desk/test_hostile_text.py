@@ -82,7 +82,7 @@ async def test_replies_tool_output_errors_and_exports_never_send_a_control_chara
         read = json.dumps({"path": "hostile.txt"})  # inside the workspace: no approval
         quoted = await submit_and_get_reply(app, pilot, f"call tool read_file with {read}")
         await wait_until(pilot, lambda: app.running_turn is None, what="the tool turn")
-        [card] = app.tool_cards
+        [card] = app.controllers.tools.cards
         assert card.result is not None and card.result.content.startswith(IN_A_FILE)
         card.expanded = True
 
@@ -95,7 +95,7 @@ async def test_replies_tool_output_errors_and_exports_never_send_a_control_chara
                 sid, 902, MessageComplete(turn, "failed", "failed(ServerError)", "", error=HOSTILE)
             ),
         ):
-            app.post_message(message)
+            app.view.post_message(message)
         await wait_until(
             pilot, lambda: (r := app.transcript.reply(turn)) and r.outcome, what="the failure"
         )

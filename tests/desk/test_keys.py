@@ -132,7 +132,7 @@ async def test_ctrl_p_lists_the_desk_commands_and_switches_theme(
         )
         await pilot.press("enter")
         await wait_until(pilot, lambda: desk_app.theme == "light", what="the light theme")
-    assert (desk_app.config_path.read_text()) == 'theme = "light"\n'
+    assert (desk_app.controllers.themes.config_path.read_text()) == 'theme = "light"\n'
 
 
 async def test_shift_enter_and_ctrl_j_insert_new_lines(desk_app: DeskApp) -> None:

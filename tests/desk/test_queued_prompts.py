@@ -23,7 +23,7 @@ async def test_a_queued_prompt_is_numbered_and_removed_with_its_x(
         await wait_until(pilot, lambda: first.text, what="streaming")
         await submit(pilot, "reply with exactly: one")
         await submit(pilot, "reply with exactly: two")
-        queued = desk_app.queued_prompts()
+        queued = desk_app.controllers.queue.queued_prompts(desk_app.view)
         assert [p.text for p in queued] == ["reply with exactly: one", "reply with exactly: two"]
         assert [p.position for p in queued] == [1, 2]
         assert "queued #1" in str(queued[0].query_one(".prompt-status").render())
@@ -34,7 +34,9 @@ async def test_a_queued_prompt_is_numbered_and_removed_with_its_x(
         await click_until(
             pilot, one.query_one(".remove"), lambda: not one.is_attached, what="the card to go"
         )
-        assert [p.text for p in desk_app.queued_prompts()] == ["reply with exactly: two"]
+        assert [p.text for p in desk_app.controllers.queue.queued_prompts(desk_app.view)] == [
+            "reply with exactly: two"
+        ]
         assert two.position == 1
         assert desk_app.status_bar.queued == 1
 
@@ -43,7 +45,10 @@ async def test_a_queued_prompt_is_numbered_and_removed_with_its_x(
         await wait_until(
             pilot, lambda: not two.is_attached, timeout_s=30.0, what="the second card to go"
         )
-        assert desk_app.queued_prompts() == [] and desk_app.status_bar.queued == 0
+        assert (
+            desk_app.controllers.queue.queued_prompts(desk_app.view) == []
+            and desk_app.status_bar.queued == 0
+        )
 
         await pilot.press("escape")
         await wait_until(pilot, lambda: first.outcome is not None, what="the stop")

@@ -62,7 +62,7 @@ def resuming_gateway(
 
 def resumed_app(gateway: Gateway, base_url: str) -> DeskApp:
     app = DeskApp(gateway, connection(base_url), handle_signals=False, startup=Startup(resume=True))
-    app.wall_clock = lambda: datetime(2025, 6, 1, 12, 0)
+    app.controllers.export.wall_clock = lambda: datetime(2025, 6, 1, 12, 0)
     return app
 
 

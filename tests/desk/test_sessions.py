@@ -91,7 +91,11 @@ async def test_resume_the_most_recent_session_shows_its_transcript(
 ) -> None:
     app = make_app(store_gateway, demo_server.base_url, resume=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.resume_rendered_at is not None, what="the render")
+        await wait_until(
+            pilot,
+            lambda: app.controllers.sessions.resume_rendered_at is not None,
+            what="the render",
+        )
         assert app.session_id == NEWER_ID
         assert blocks(app) == [
             ("user", "Why does test_stop fail sometimes?"),
@@ -113,7 +117,11 @@ async def test_resume_the_most_recent_session_shows_its_transcript(
 async def test_resume_by_id(store_gateway: Gateway, demo_server: DemoModelServer) -> None:
     app = make_app(store_gateway, demo_server.base_url, resume=True, resume_id=OLDER_ID)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.resume_rendered_at is not None, what="the render")
+        await wait_until(
+            pilot,
+            lambda: app.controllers.sessions.resume_rendered_at is not None,
+            what="the render",
+        )
         assert app.session_id == OLDER_ID
         assert blocks(app)[0] == ("user", "What is left before the release?")
 
@@ -134,9 +142,13 @@ async def test_the_sidebar_lists_opens_renames_and_deletes_with_a_confirmation(
 ) -> None:
     app = make_app(store_gateway, demo_server.base_url, resume=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.resume_rendered_at is not None, what="the render")
+        await wait_until(
+            pilot,
+            lambda: app.controllers.sessions.resume_rendered_at is not None,
+            what="the render",
+        )
         await pilot.press("ctrl+b")
-        sidebar = app.sessions_sidebar
+        sidebar = app.widgets.sidebar
         await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
         assert sidebar.is_open and sidebar.list_view.has_focus
         first, second = sidebar.items
@@ -203,9 +215,13 @@ async def test_deleting_the_session_on_screen_starts_a_new_one(
 ) -> None:
     app = make_app(store_gateway, demo_server.base_url, resume=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.resume_rendered_at is not None, what="the render")
+        await wait_until(
+            pilot,
+            lambda: app.controllers.sessions.resume_rendered_at is not None,
+            what="the render",
+        )
         await pilot.press("ctrl+b")
-        sidebar = app.sessions_sidebar
+        sidebar = app.widgets.sidebar
         await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
         await pilot.press("d")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
@@ -226,7 +242,11 @@ async def test_a_long_session_renders_its_recent_messages_and_shows_more_on_requ
     app = make_app(gateway, demo_server.base_url, resume=True, recent_messages=100)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(pilot, lambda: app.resume_rendered_at is not None, what="render")
+            await wait_until(
+                pilot,
+                lambda: app.controllers.sessions.resume_rendered_at is not None,
+                what="render",
+            )
             shown = blocks(app)
             assert len(shown) == 100 and shown[0] == ("user", "message 150")
             line = app.transcript.query_one(EarlierMessages)
@@ -317,7 +337,7 @@ async def test_back_to_a_session_whose_turn_runs_esc_still_stops_it(
         assert desk_app.session_id != first and desk_app.running_turn is None
 
         await pilot.press("ctrl+b")
-        sidebar = desk_app.sessions_sidebar
+        sidebar = desk_app.widgets.sidebar
         await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
         running = [i for i in sidebar.items if i.info.running]
         assert [i.info.session_id for i in running] == [first]

@@ -55,8 +55,8 @@ def test_tool_card_running(
 
     async def run_before(pilot: Pilot[object]) -> None:
         await send(app, pilot, tool_prompt("echo building; echo step 2 of 3; sleep 30"))
-        await wait_until(pilot, lambda: app.tool_cards, what="the card")
-        card = app.tool_cards[0]
+        await wait_until(pilot, lambda: app.controllers.tools.cards, what="the card")
+        card = app.controllers.tools.cards[0]
         await wait_until(pilot, lambda: card.output == "building\nstep 2 of 3\n", what="output")
         await pilot.pause()
 
@@ -98,10 +98,14 @@ def test_sessions_sidebar_with_two_sessions(
     app = make_app(gateway, startup)
 
     async def run_before(pilot: Pilot[object]) -> None:
-        await wait_until(pilot, lambda: app.resume_rendered_at is not None, what="the render")
+        await wait_until(
+            pilot,
+            lambda: app.controllers.sessions.resume_rendered_at is not None,
+            what="the render",
+        )
         app.query_one(PromptInput).cursor_blink = False
         await pilot.press("ctrl+b")
-        await wait_until(pilot, lambda: len(app.sessions_sidebar.items) == 2, what="the list")
+        await wait_until(pilot, lambda: len(app.widgets.sidebar.items) == 2, what="the list")
         await pilot.pause()
 
     try:

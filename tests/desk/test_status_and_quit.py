@@ -86,7 +86,7 @@ async def test_quit_says_stopping_then_that_the_bound_expired_and_exits_anyway(
 ) -> None:
     info = ConnectionInfo("demo", demo_server.base_url, is_demo=True)
     app = DeskApp(stuck_gateway, info, handle_signals=False)
-    app.exit_note_s = 0.05
+    app.controllers.quit.exit_note_s = 0.05
     async with app.run_test(size=(80, 24)) as pilot:
         reply = await submit_and_get_reply(app, pilot, "Tell me a long story")
         await wait_until(pilot, lambda: reply.text, what="streaming")

@@ -68,7 +68,7 @@ async def approval_prompt(app: DeskApp, pilot: object) -> ApprovalPrompt:
 
 
 def only_card(app: DeskApp) -> ToolCard:
-    cards = app.tool_cards
+    cards = app.controllers.tools.cards
     assert len(cards) == 1, cards
     return cards[0]
 
@@ -134,7 +134,9 @@ async def test_deny_with_n(app: DeskApp) -> None:
         await submit(pilot, tool_prompt("echo no"))
         prompt = await approval_prompt(app, pilot)
         await pilot.press("n")
-        await wait_until(pilot, lambda: app.tool_cards, timeout_s=30.0, what="the card")
+        await wait_until(
+            pilot, lambda: app.controllers.tools.cards, timeout_s=30.0, what="the card"
+        )
         card = only_card(app)
         await wait_until(pilot, lambda: card.done, timeout_s=30.0, what="the tool result")
         assert card.result is not None and card.result.is_error
@@ -148,7 +150,7 @@ async def test_a_running_tool_streams_its_tail_and_a_stop_names_you(
 ) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await submit(pilot, tool_prompt("echo started; sleep 30"))
-        await wait_until(pilot, lambda: app.tool_cards, what="the card")
+        await wait_until(pilot, lambda: app.controllers.tools.cards, what="the card")
         card = only_card(app)
         await wait_until(pilot, lambda: card.output == "started\n", what="live output")
         assert card.state_text().startswith("running ")
@@ -182,7 +184,7 @@ async def test_text_before_a_tool_call_stays_above_its_card_and_the_rest_goes_be
             ),
         ]
         for event in events:
-            app.post_message(event)
+            app.view.post_message(event)
         await wait_until(
             pilot, lambda: (r := app.transcript.reply(turn)) and r.outcome, what="the outcome"
         )

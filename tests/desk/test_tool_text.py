@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.compression.plan import SUMMARY_MARKER
-from desk.features.sessions import saved_blocks, split_recent
+from desk.saved_blocks import saved_blocks, split_recent
 from desk.tool_text import (
     children_text,
     describe_arguments,
@@ -100,7 +100,9 @@ def test_a_compression_summary_is_shown_as_a_summary_not_as_a_prompt() -> None:
     entries = [
         TranscriptEntry("user", "first"),
         TranscriptEntry("assistant", "ok"),
-        TranscriptEntry("user", f"{SUMMARY_MARKER}\n\n- the person asked about stops"),
+        TranscriptEntry(
+            "user", f"{SUMMARY_MARKER}\n\n- the person asked about stops", summary=True
+        ),
         TranscriptEntry("assistant", "Stops close the socket."),
         TranscriptEntry("user", "next"),
     ]

@@ -14,49 +14,71 @@ gateway resolves the approval as denied (``approval.resolved{reason: stopped}``)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from desk.activity_messages import (
-    ApprovalRequested,
-    ApprovalWasResolved,
-    ToolCallCompleted,
-    ToolCallOutput,
-    ToolCallStarted,
-)
-from desk.features.base import DeskBase
+from desk.controllers.ports import FocusPrompt, Notify
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.status_bar import Clock
 from desk.widgets.tool_card import ToolCard
+from tui_gateway.events import (
+    ApprovalRequest,
+    ApprovalResolved,
+    ToolComplete,
+    ToolOutput,
+    ToolStart,
+)
 from tui_gateway.types import GatewayError
 
+if TYPE_CHECKING:
+    from desk.ports import DeskGateway
+    from desk.widgets.session_view import SessionView
 
-class ToolCallsFeature(DeskBase):
-    """Tool cards and approval prompts (a part of :class:`desk.app.DeskApp`)."""
+MAX_CARDS = 256
+"""Cards remembered before those no longer on screen are forgotten."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._tool_cards: dict[str, ToolCard] = {}
+
+class ToolCallsController:
+    """Tool cards and approval prompts.
+
+    Args:
+        gateway: the gateway (``approval_respond``).
+        clock: the clock a card's running time is measured with.
+        notify: shows a toast.
+        focus_prompt: gives the focus back to the prompt box.
+    """
+
+    def __init__(
+        self, gateway: DeskGateway, *, clock: Clock, notify: Notify, focus_prompt: FocusPrompt
+    ) -> None:
+        self._gateway = gateway
+        self._clock = clock
+        self._notify = notify
+        self._focus_prompt = focus_prompt
+        self._cards: dict[str, ToolCard] = {}
         self._approvals: dict[str, ApprovalPrompt] = {}
 
-    def tool_card(self, call_id: str) -> ToolCard | None:
+    def card(self, call_id: str) -> ToolCard | None:
         """The card of a tool call, if shown."""
-        card = self._tool_cards.get(call_id)
+        card = self._cards.get(call_id)
         return card if card is not None and card.is_attached else None
 
     @property
-    def tool_cards(self) -> list[ToolCard]:
+    def cards(self) -> list[ToolCard]:
         """The cards shown, in the order they were added."""
-        return [card for card in self._tool_cards.values() if card.is_attached]
+        return [card for card in self._cards.values() if card.is_attached]
 
-    async def _card_for(self, turn_id: str, call_id: str, name: str, arguments: str) -> ToolCard:
-        card = self.tool_card(call_id)
+    async def _card_for(
+        self, view: SessionView, turn_id: str, call_id: str, name: str, arguments: str
+    ) -> ToolCard:
+        card = self.card(call_id)
         if card is not None:
             return card
         card = ToolCard(turn_id, call_id, name, arguments, clock=self._clock)
-        if len(self._tool_cards) >= 256:  # forget cards of sessions no longer on screen
-            self._tool_cards = {k: c for k, c in self._tool_cards.items() if c.is_attached}
-        self._tool_cards[call_id] = card
-        transcript = self.transcript
+        if len(self._cards) >= MAX_CARDS:  # forget cards of sessions no longer on screen
+            self._cards = {k: c for k, c in self._cards.items() if c.is_attached}
+        self._cards[call_id] = card
+        transcript = view.transcript
         reply = transcript.reply(turn_id)
         if reply is None or not reply.is_attached:
             reply = await transcript.add_reply(turn_id)
@@ -70,72 +92,60 @@ class ToolCallsFeature(DeskBase):
             await transcript.mount(card, before=reply)
         return card
 
-    async def on_tool_call_started(self, message: ToolCallStarted) -> None:
+    # -- gateway events ------------------------------------------------------------------------
+
+    async def started(self, view: SessionView, payload: ToolStart) -> None:
         """``tool.start``: a card for the call, running."""
-        if not self._ours(message.session_id):
-            return
-        p = message.payload
-        await self._card_for(p.turn_id, p.call_id, p.name, p.arguments)
+        p = payload
+        await self._card_for(view, p.turn_id, p.call_id, p.name, p.arguments)
 
-    def on_tool_call_output(self, message: ToolCallOutput) -> None:
+    def output(self, payload: ToolOutput) -> None:
         """``tool.output``: the card's output tail grows."""
-        if not self._ours(message.session_id):
-            return
-        card = self.tool_card(message.payload.call_id)
+        card = self.card(payload.call_id)
         if card is not None:
-            card.add_output(message.payload.text)
+            card.add_output(payload.text)
 
-    async def on_tool_call_completed(self, message: ToolCallCompleted) -> None:
+    async def completed(self, view: SessionView, payload: ToolComplete) -> None:
         """``tool.complete``: the card shows the outcome and folds to its summary line."""
-        if not self._ours(message.session_id):
-            return
-        p = message.payload
+        p = payload
         # A call a stop cut off before it started has no ``tool.start``: it gets a card here.
-        card = await self._card_for(p.turn_id, p.call_id, p.name, "")
+        card = await self._card_for(view, p.turn_id, p.call_id, p.name, "")
         card.finish(p)
 
     # -- approvals -------------------------------------------------------------------------------
 
-    async def on_approval_requested(self, message: ApprovalRequested) -> None:
+    async def approval_requested(self, view: SessionView, payload: ApprovalRequest) -> None:
         """``approval.request``: the prompt appears in the asking call's card, focused."""
-        if not self._ours(message.session_id):
-            return
-        p = message.payload
+        p = payload
         card = next(
             (
                 c
-                for c in reversed(self.tool_cards)
+                for c in reversed(self.cards)
                 if c.turn_id == p.turn_id and c.tool == p.tool and not c.done and c.approval is None
             ),
             None,
         )
         if card is None:  # not expected: tool.start comes first; still, never lose a prompt
-            card = await self._card_for(p.turn_id, f"approval-{p.request_id}", p.tool, p.arguments)
+            call_id = f"approval-{p.request_id}"
+            card = await self._card_for(view, p.turn_id, call_id, p.tool, p.arguments)
         prompt = await card.ask_approval(p.request_id, p.tool, p.arguments, p.reason)
         self._approvals[p.request_id] = prompt
 
-    def on_approval_prompt_decided(self, message: ApprovalPrompt.Decided) -> None:
+    def decided(self, view: SessionView, prompt: ApprovalPrompt, decision: str) -> None:
         """y / a / n (or a button): send the answer to the gateway."""
-        prompt = message.prompt
-        session_id = self._session_id
         pending = False
-        if session_id is not None:
-            try:
-                pending = self.gateway.approval_respond(
-                    session_id, prompt.request_id, message.decision
-                )
-            except GatewayError as exc:
-                self.notify(exc.message, title="Approval not sent", severity="error")
+        try:
+            pending = self._gateway.approval_respond(view.session_id, prompt.request_id, decision)
+        except GatewayError as exc:
+            self._notify(exc.message, title="Approval not sent", severity="error")
         if not pending and prompt.decision is None:
-            prompt.resolve(message.decision, "it was no longer waiting")
+            prompt.resolve(decision, "it was no longer waiting")
             self._approvals.pop(prompt.request_id, None)
-        self.focus_prompt()
+        self._focus_prompt()
 
-    def on_approval_was_resolved(self, message: ApprovalWasResolved) -> None:
+    def approval_resolved(self, payload: ApprovalResolved) -> None:
         """``approval.resolved``: the prompt shows the decision and gives the focus back."""
-        if not self._ours(message.session_id):
-            return
-        p = message.payload
+        p = payload
         prompt = self._approvals.pop(p.request_id, None)
         if prompt is None or not prompt.is_attached:
             return
@@ -145,4 +155,4 @@ class ToolCallsFeature(DeskBase):
         if isinstance(card, ToolCard):
             card.approval_resolved(allowed=p.decision in ("once", "always"))
         if had_focus:
-            self.focus_prompt()
+            self._focus_prompt()

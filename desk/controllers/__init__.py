@@ -1,0 +1,57 @@
+"""The desk's controllers: one plain class per concern, owned by the app.
+
+:class:`desk.app.DeskApp` builds its widgets, then one controller per concern, each given only
+what it needs (the gateway port, the widgets it drives, a way to notify), and hands them to the
+:class:`~desk.widgets.session_view.SessionView` of each session it shows. Widgets post messages;
+the app's or the view's handler calls the controller of that concern; controllers set the
+widgets' attributes ("attributes down, messages up").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from desk.controllers.compression import CompressionController
+    from desk.controllers.console import ConsoleController
+    from desk.controllers.export import ExportController
+    from desk.controllers.gauge import ContextGauge
+    from desk.controllers.palette import PaletteController
+    from desk.controllers.queue import QueueController
+    from desk.controllers.quit import QuitController
+    from desk.controllers.sessions import SessionsController
+    from desk.controllers.themes import ThemeController
+    from desk.controllers.tool_calls import ToolCallsController
+    from desk.controllers.turns import TurnsController
+
+
+@dataclass(frozen=True, slots=True)
+class DeskControllers:
+    """Every controller of one desk.
+
+    Attributes:
+        turns: prompts, stops and turn events (:mod:`desk.controllers.turns`).
+        queue: queued prompts (:mod:`desk.controllers.queue`).
+        tools: tool cards and approvals (:mod:`desk.controllers.tool_calls`).
+        compression: ``/compress`` and its panel (:mod:`desk.controllers.compression`).
+        console: the console panel and commands (:mod:`desk.controllers.console`).
+        sessions: which session is shown, the sidebar (:mod:`desk.controllers.sessions`).
+        gauge: the context gauge (:mod:`desk.controllers.gauge`).
+        themes: colour themes (:mod:`desk.controllers.themes`).
+        palette: the command palette and the model choice (:mod:`desk.controllers.palette`).
+        export: ``/export`` (:mod:`desk.controllers.export`).
+        quit: quitting (:mod:`desk.controllers.quit`).
+    """
+
+    turns: TurnsController
+    queue: QueueController
+    tools: ToolCallsController
+    compression: CompressionController
+    console: ConsoleController
+    sessions: SessionsController
+    gauge: ContextGauge
+    themes: ThemeController
+    palette: PaletteController
+    export: ExportController
+    quit: QuitController

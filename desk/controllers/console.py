@@ -1,0 +1,286 @@
+"""The console panel (F2) and console commands typed in the prompt box.
+
+Commands run on the gateway's console workers (``console_run``); their output and outcome come
+back as ``console.output`` / ``console.complete`` events, which the app hands here whichever
+session is shown. The commands the gateway's console knows come from ``console_commands()``
+(:meth:`ConsoleController.load_commands`, once the app runs). A command is cancelled as a user
+stop (``console.cancel``) by the panel's Cancel button, or by Esc or Ctrl+C while the panel has
+the focus: the app's stop keys ask :meth:`ConsoleController.takes_stop_key` first (on the UI
+thread) and the terminal's input thread asks :meth:`ConsoleController.stop_from_input_thread`
+(see :mod:`desk.driver`), so with the panel focused a stop key cancels the command, not the turn.
+
+Console commands in the prompt box (``/help``, ``/sessions``, ``/new``, ``/model NAME``,
+``digest PATH...``) run the same way and open the panel; ``/stop`` stops the running turn as a
+user stop right away, without the console.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Collection
+from typing import TYPE_CHECKING
+
+from textual.widget import Widget
+
+from agent.stops import StopRequest, Surface
+from desk.controllers.ports import Notify
+from desk.controllers.turns import TurnsController
+from desk.receipts import format_elapsed
+from desk.tool_text import stopped_text
+from desk.widgets.console_panel import ConsolePanel
+from desk.widgets.status_bar import StatusBar
+from tui_gateway.events import ConsoleComplete, ConsoleOutput
+from tui_gateway.types import ConsoleCommandInfo, GatewayError
+
+if TYPE_CHECKING:
+    from desk.ports import DeskGateway
+    from desk.widgets.session_view import SessionView
+
+NEW_SESSION_LINE = re.compile(r"^new session ([0-9A-Za-z_-]+)\s*$", re.MULTILINE)
+"""The line ``/new`` writes when it created a session."""
+
+BARE_COMMANDS = frozenset({"digest"})
+"""Commands recognised in the prompt box without a leading ``/`` (a one-line prompt only)."""
+
+
+def slash_command(text: str, names: Collection[str]) -> str | None:
+    """The console command a prompt-box text is, or None when it is a prompt for the model.
+
+    Args:
+        text: what the person typed.
+        names: the console's command names (``help``, ``sessions``, ``new``, ``stop``...).
+
+    Returns:
+        the command name when the text starts with ``/NAME`` of a console command, or is one
+        line starting with ``digest``; else None (unknown ``/words`` are left to other
+        handlers).
+    """
+    line = text.strip()
+    if not line:
+        return None
+    word = line.split(maxsplit=1)[0]
+    name = word.removeprefix("/")
+    if name not in names:
+        return None
+    if word.startswith("/"):
+        return name
+    if name in BARE_COMMANDS and "\n" not in line:
+        return name
+    return None
+
+
+def outcome_line(status: str, message: str, elapsed_s: float) -> str:
+    """The line closing a command's output: ``✓ done in 0.2 s``, ``■ cancelled · ...``."""
+    if status == "ok":
+        return f"✓ done in {format_elapsed(elapsed_s)}"
+    if status == "cancelled":
+        return f"■ cancelled · {stopped_text(message)}" if message else "■ cancelled"
+    if status == "timeout":
+        return f"■ timeout · {message}" if message else "■ timeout"
+    return f"✖ {message}" if message else f"✖ {status}"
+
+
+class ConsoleController:
+    """The console panel and console commands.
+
+    Args:
+        gateway: the gateway (``console_commands``, ``console_run``, ``console_cancel``).
+        panel: the console panel.
+        status: the status bar (a ``/model`` shows its model there).
+        turns: ``/stop`` stops the running turn.
+        show_session: switches the desk to a session (``/new``).
+        open_sessions: opens the sessions sidebar (``/sessions``).
+        notify: shows a toast.
+    """
+
+    def __init__(
+        self,
+        gateway: DeskGateway,
+        *,
+        panel: ConsolePanel,
+        status: StatusBar,
+        turns: TurnsController,
+        show_session: Callable[[str], Awaitable[object]],
+        open_sessions: Callable[[], None],
+        notify: Notify,
+    ) -> None:
+        self._gateway = gateway
+        self._panel = panel
+        self._status = status
+        self._turns = turns
+        self._show_session = show_session
+        self._open_sessions = open_sessions
+        self._notify = notify
+        self.commands: list[ConsoleCommandInfo] = []
+        """The commands the gateway's console runs (read once the app runs)."""
+        self._names: frozenset[str] = frozenset()
+        self._lines: dict[str, str] = {}  # command id -> line, for commands started here
+        # Read by the input thread: replaced (never mutated) on the UI thread.
+        self._running_ids: tuple[str, ...] = ()
+        self._focused = False
+        self._new_session: dict[str, str] = {}  # command id -> session /new created
+
+    def load_commands(self) -> list[ConsoleCommandInfo]:
+        """Ask the gateway which commands its console runs (once the app runs); returns them."""
+        self.commands = self._gateway.console_commands()
+        self._names = frozenset(command.name for command in self.commands)
+        return self.commands
+
+    def command_in(self, text: str) -> str | None:
+        """The console command a prompt-box text is, or None (see :func:`slash_command`)."""
+        return slash_command(text, self._names)
+
+    @property
+    def running(self) -> tuple[str, ...]:
+        """Ids of the commands started from this desk that still run."""
+        return self._running_ids
+
+    def toggle(self) -> bool:
+        """F2: open the console (focused) or close it.
+
+        Returns:
+            True when it was closed (the prompt box should get the focus back).
+        """
+        if self._panel.is_open:
+            self._panel.close()
+            self._focused = False
+            return True
+        self._panel.open()
+        return False
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def run_line(self, view: SessionView, line: str, *, focus: bool = True) -> str | None:
+        """Run a command line on the gateway's console and show it in the (opened) panel.
+
+        Args:
+            view: the session shown (the command runs in it).
+            line: the command line.
+            focus: focus the panel's command line.
+
+        Returns:
+            the command id, or None when the gateway refused it (the panel says why).
+        """
+        panel = self._panel
+        panel.open(focus=focus)
+        panel.write_line(f"› {line}")
+        try:
+            command_id = self._gateway.console_run(view.session_id, line)
+        except GatewayError as exc:
+            panel.write_line(f"✖ {exc.message}")
+            return None
+        self._lines[command_id] = line
+        self._changed()
+        return command_id
+
+    def run_typed(self, view: SessionView, text: str) -> bool:
+        """Run the prompt box's text as a console command when it is one.
+
+        Returns:
+            True when it was a command (it ran, or ``/stop`` stopped); False for a prompt.
+        """
+        name = self.command_in(text)
+        if name is None:
+            return False
+        if name == "stop":
+            self._turns.stop_by_command(view)
+            return True
+        self.run_line(view, text.strip(), focus=False)
+        if name == "sessions":
+            self._open_sessions()
+        return True
+
+    def entered(self, view: SessionView, line: str) -> None:
+        """A line typed in the panel: ``/stop`` stops the turn, anything else runs."""
+        name = self.command_in(line)
+        if name == "stop":
+            self._panel.write_line(f"› {line}")
+            self._turns.stop_by_command(view)
+            return
+        self.run_line(view, line)
+        if name == "sessions":
+            self._open_sessions()
+
+    # -- cancelling ------------------------------------------------------------------------------
+
+    def cancel_all(self) -> int:
+        """Cancel every command this desk started that still runs (a user stop).
+
+        Returns:
+            how many were cancelled.
+        """
+        return self._cancel(self._running_ids)
+
+    def _cancel(self, command_ids: tuple[str, ...]) -> int:
+        stop = StopRequest.by_user(Surface.CONSOLE_CANCEL)
+        return sum(self._gateway.console_cancel(command_id, stop) for command_id in command_ids)
+
+    def takes_stop_key(self) -> bool:
+        """Esc / Ctrl+C on the UI thread: cancel the console's commands if it has the focus.
+
+        Returns:
+            True when the key cancelled console commands (the turn is left alone).
+        """
+        if not (self._focused and self._running_ids):
+            return False
+        self.cancel_all()
+        return True
+
+    def stop_from_input_thread(self) -> bool:
+        """Esc / Ctrl+C on the terminal's input thread (thread-safe: reads two attributes).
+
+        Returns:
+            True when the console has the focus and commands ran: they were cancelled and the
+            key is consumed.
+        """
+        running = self._running_ids
+        if not (self._focused and running):
+            return False
+        self._cancel(running)
+        return True
+
+    def focus_moved(self, focused: Widget | None) -> None:
+        """The focus moved to ``focused``: note whether it is inside the panel."""
+        node = focused
+        while node is not None and not isinstance(node, ConsolePanel):
+            parent = node.parent
+            node = parent if isinstance(parent, Widget) else None
+        self._focused = node is not None
+
+    def _changed(self) -> None:
+        self._running_ids = tuple(self._lines)
+        self._panel.running = len(self._running_ids)
+
+    # -- gateway events ------------------------------------------------------------------------
+
+    def output(self, payload: ConsoleOutput) -> None:
+        """``console.output`` of a command started here."""
+        if payload.command_id in self._lines:
+            self._panel.write(payload.text)
+            found = NEW_SESSION_LINE.search(payload.text)
+            if found is not None:  # ``/new``'s own report: a fallback if focus_session is lost
+                self._new_session[payload.command_id] = found.group(1)
+
+    async def ended(self, view: SessionView | None, payload: ConsoleComplete) -> None:
+        """``console.complete``: the outcome line; ``/new`` switches the desk to its session.
+
+        Args:
+            view: the session shown now (None while none is).
+            payload: the event.
+        """
+        p = payload
+        created = self._new_session.pop(p.command_id, None)
+        if self._lines.pop(p.command_id, None) is None:
+            return  # not started from this desk
+        self._changed()
+        self._panel.write_line(outcome_line(p.status, p.message, p.elapsed_s))
+        words = p.line.split()
+        if p.status == "ok" and self.command_in(p.line) == "model" and len(words) == 2:
+            self._status.model = words[1]  # the session's new model
+        target = p.focus_session or created
+        if target is None or view is None or not view.is_attached:  # none, or the app exits
+            return
+        if target != view.session_id:
+            # Switch whatever the status: a /new that created its session and was then
+            # cancelled or timed out still made the session the person asked for.
+            await self._show_session(target)

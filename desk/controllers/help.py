@@ -1,0 +1,85 @@
+"""The help screen's rows (F1): the live key bindings, the prompt box's keys, every command.
+
+Built each time the screen opens from what really works now: the screen's active bindings, the
+desk's own slash commands, the commands the gateway's console runs and the palette's entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from textual.binding import ActiveBinding, Binding
+from textual.widgets import TextArea
+
+from desk.commands import PaletteCommand
+from desk.screens.help_screen import HelpRows, key_label
+from desk.slash import SLASH_COMMANDS
+from desk.widgets.prompt_input import PromptInput
+from tui_gateway.types import ConsoleCommandInfo
+
+HELP_TEXT: dict[str, str] = {
+    "stop": "Stop the running turn (with nothing running it does nothing)",
+    "stop_or_quit": "Stop the running turn; with nothing running, twice within 2 s quits",
+    "quit": "Quit (running turns are stopped first, as the system)",
+    "help": "This help",
+    "command_palette": "Command palette: every command",
+    "page_transcript(-1)": "Scroll the transcript up",
+    "page_transcript(1)": "Scroll the transcript down",
+    "app.focus_next": "Move the focus to the next control",
+    "app.focus_previous": "Move the focus to the previous control",
+    "toggle_console": "Show or hide the console panel",
+    "toggle_sessions": "Show or hide the sessions sidebar",
+}
+"""Help-screen wording per binding action (else the binding's own description)."""
+
+HELP_KEY_ORDER = ("escape", "ctrl+c", "ctrl+q", "f1", "ctrl+p", "f2", "ctrl+b")
+"""Keys listed first on the help screen, in this order (the rest follow as bound)."""
+
+PROMPT_KEYS: tuple[tuple[str, str], ...] = (
+    ("Up", "Recall the previous prompt (on the first line)"),
+    ("Down", "Newer prompts, then back to what you were typing (on the last line)"),
+    ("Tab", "Complete a /command (Tab again: the next match)"),
+)
+"""Keys of the prompt box that are not bindings (handled in its key handler)."""
+
+
+def help_sections(
+    bindings: Mapping[str, ActiveBinding],
+    console: Iterable[ConsoleCommandInfo],
+    palette: Iterable[PaletteCommand],
+) -> list[tuple[str, HelpRows]]:
+    """The help screen's sections.
+
+    Args:
+        bindings: the screen's active bindings (``Screen.active_bindings``).
+        console: the commands the gateway's console runs.
+        palette: the command palette's entries (those it lists unasked are shown).
+
+    Returns:
+        (title, rows) per section: keys, the prompt box's keys, slash commands, palette.
+    """
+    own_prompt_keys = {(b.key, b.action) for b in Binding.make_bindings(PromptInput.BINDINGS)}
+    keys: dict[str, str] = {}
+    prompt: dict[str, str] = {}
+    for key, active in bindings.items():
+        binding = active.binding
+        if binding.system:
+            continue
+        what = HELP_TEXT.get(binding.action) or binding.description or binding.action
+        if isinstance(active.node, PromptInput):
+            if (binding.key, binding.action) in own_prompt_keys:
+                prompt.setdefault(key_label(key), what)
+        elif not isinstance(active.node, TextArea):
+            keys.setdefault(key_label(key), what)
+    prompt.update(PROMPT_KEYS)
+    slash = [(command.usage, command.help) for command in SLASH_COMMANDS]
+    slash += [(command.usage, command.summary) for command in console]
+    listed = [(c.title, c.help) for c in palette if c.discover]
+    first = [key_label(key) for key in HELP_KEY_ORDER]
+    ordered = sorted(keys.items(), key=lambda row: first.index(row[0]) if row[0] in first else 99)
+    return [
+        ("Keys", ordered),
+        ("In the prompt box", list(prompt.items())),
+        ("Slash commands (typed in the prompt box)", slash),
+        ("Command palette (Ctrl+P; type to search, e.g. a theme or model name)", listed),
+    ]

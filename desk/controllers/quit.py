@@ -1,0 +1,149 @@
+"""Quitting: a system stop of everything through ``gateway.shutdown()``, then exit.
+
+Ctrl+Q, SIGTERM / SIGHUP, a terminal that hung up and a second Ctrl+C with nothing running all
+start the same quit (:meth:`QuitController.begin`): the gateway's shutdown runs on a plain
+thread (:class:`desk.shutdown.ShutdownRunner`), the status bar says how many turns it stops, and
+the app exits once the shutdown returned, first saying so when its bound expired. Textual is
+never relied on to end a turn: when the app ends any other way, :meth:`QuitController.backstop`
+shuts the gateway down on the way out.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from desk.controllers.ports import SetTimer
+from desk.double_press import DoublePress
+from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals, shutdown_note
+from desk.widgets.prompt_input import PromptInput
+from desk.widgets.status_bar import Clock, StatusBar
+from tui_gateway.types import ShutdownReport
+
+if TYPE_CHECKING:
+    from desk.ports import DeskGateway
+
+EXIT_NOTE_S = 1.5
+"""How long the "gave up waiting" note stays on screen before the desk exits, in seconds."""
+
+QUIT_HINT = "press Ctrl+C again to quit"
+"""The status bar's notice after a first Ctrl+C with nothing running."""
+
+DEFAULT_SHUTDOWN_BOUND_S = 10.0
+"""The shutdown's bound assumed when the gateway does not say (its own default), in seconds."""
+
+EXTRA_WAIT_S = 5.0
+"""How much longer than the gateway's bound the app waits for a quit under way, in seconds."""
+
+
+def stopping_notice(turns: int) -> str:
+    """The status bar while a quit waits for ``turns`` running turns."""
+    noun = "turn" if turns == 1 else "turns"
+    return f"■ stopping {turns} {noun}…" if turns else "quitting…"
+
+
+def shutdown_bound_s(gateway: DeskGateway) -> float:
+    """How long the gateway's shutdown waits for workers, in seconds (from its config)."""
+    config = getattr(gateway, "config", None)
+    return float(getattr(config, "shutdown_timeout_s", DEFAULT_SHUTDOWN_BOUND_S))
+
+
+class QuitController:
+    """One quit, however it starts.
+
+    Args:
+        gateway: the gateway to shut down.
+        status: the status bar (what the quit waits for, the Ctrl+C hint, the bound's note).
+        prompt: the prompt box (disabled once a quit began).
+        clock: the clock of the Ctrl+C double press.
+        set_timer: runs a callback after a delay.
+        exit: ends the app with an exit code.
+        shutdown_finished: called on the quit thread once the shutdown returned.
+    """
+
+    def __init__(
+        self,
+        gateway: DeskGateway,
+        *,
+        status: StatusBar,
+        prompt: PromptInput,
+        clock: Clock,
+        set_timer: SetTimer,
+        exit: Callable[[int], None],
+        shutdown_finished: Callable[[], None],
+    ) -> None:
+        self._gateway = gateway
+        self._status = status
+        self._prompt = prompt
+        self._clock = clock
+        self._set_timer = set_timer
+        self._exit = exit
+        self._shutdown_finished = shutdown_finished
+        self._runner = ShutdownRunner(gateway)
+        self._ctrl_c = DoublePress()
+        self._signals: list[signal.Signals] = []
+        self.exit_note = ""
+        """Set when a quit gave up waiting for workers (``desk`` prints it after exiting)."""
+        self.exit_note_s = EXIT_NOTE_S
+        """Seconds that note stays on screen before the desk exits."""
+
+    @property
+    def started(self) -> bool:
+        """True once a quit has begun (read by the terminal's input thread too)."""
+        return self._runner.started
+
+    @property
+    def report(self) -> ShutdownReport | None:
+        """What the gateway's shutdown did, once it returned."""
+        return self._runner.report
+
+    def install_signals(self) -> None:
+        """Handle SIGTERM and SIGHUP as a quit (call on the UI thread's loop)."""
+        self._signals = install_quit_signals(lambda _sig: self.begin())
+
+    def begin(self) -> None:
+        """Start the quit (once): stop every turn as the system, then exit."""
+        if self._runner.started:
+            return
+        self._status.notice = stopping_notice(self._gateway.running_turns)
+        self._prompt.disabled = True
+        self._runner.start(then=self._shutdown_finished)
+
+    def gateway_stopping(self, turns: int) -> None:
+        """``gateway.stopping``: say how many turns the shutdown waits for."""
+        self._status.notice = stopping_notice(turns)
+
+    def after_shutdown(self) -> None:
+        """The gateway's shutdown returned: exit, first saying so if its bound expired."""
+        note = shutdown_note(self._runner.report, shutdown_bound_s(self._gateway))
+        if not note:
+            self._exit(0)
+            return
+        self.exit_note = note
+        self._status.notice = note
+        self._set_timer(self.exit_note_s, lambda: self._exit(0))
+
+    def confirm_ctrl_c(self) -> bool:
+        """Ctrl+C with nothing running: True on the second press within 2 s, else say so."""
+        if self._ctrl_c.press(self._clock()):
+            return True
+        # In the status bar, not a toast: a toast covered the prompt box and the status bar.
+        self._status.notice = QUIT_HINT
+        self._set_timer(self._ctrl_c.window_s, self._clear_hint)
+        return False
+
+    def _clear_hint(self) -> None:
+        if self._status.notice == QUIT_HINT:
+            self._status.notice = ""
+
+    def backstop(self) -> None:
+        """On the way out, whatever ended the app: every turn ends and nothing leaks."""
+        remove_quit_signals(self._signals)
+        self._signals = []
+        if self._runner.started:
+            # A quit is under way: wait for the gateway (bounded by its own timeout), not for
+            # the quit thread, which may still be handing the exit to the (now busy) UI loop.
+            self._runner.wait(shutdown_bound_s(self._gateway) + EXTRA_WAIT_S)
+        else:
+            self._runner.run_here()

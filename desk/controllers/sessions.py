@@ -1,0 +1,319 @@
+"""Saved sessions: which one is shown, the sidebar (Ctrl+B), resuming, switching, renaming,
+deleting, and the session notices.
+
+At start the desk creates a new session, or resumes one (``desk --resume [ID]``). Each shown
+session gets a :class:`~desk.widgets.session_view.SessionView` of its own: switching mounts a new
+one and removes the old, so events of the old session have nowhere to land any more. A resumed
+session's transcript is rendered from ``session.resume`` (:mod:`desk.saved_blocks`): its last
+:attr:`desk.startup.Startup.recent_messages` messages, under an "N earlier messages · show
+more" line that renders the next batch above when asked.
+
+``session.evicted`` and ``session.store_error`` become a line in the transcript when they are
+about the session on screen (its view receives them), and a toast otherwise (the app does); so
+does a store that could not be opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.widget import Widget
+
+from desk.controllers.gauge import ContextGauge
+from desk.controllers.ports import FocusPrompt, Notify
+from desk.controllers.turns import TurnsController
+from desk.receipts import ReceiptFormatter
+from desk.saved_blocks import saved_blocks, split_recent
+from desk.screens.confirm_delete import ConfirmDelete
+from desk.startup import Startup
+from desk.widgets.earlier_messages import EarlierMessages
+from desk.widgets.sessions_sidebar import SessionsSidebar
+from desk.widgets.status_bar import StatusBar
+from tui_gateway.events import SessionEvicted, StoreFailed
+from tui_gateway.types import GatewayError, TranscriptEntry
+
+if TYPE_CHECKING:
+    from desk.ports import DeskGateway
+    from desk.widgets.session_view import SessionView
+
+Later = Callable[[Callable[[], object]], object]
+"""Runs a callback once the UI is free (``App.call_later``, ``App.call_after_refresh``)."""
+
+AskDelete = Callable[[ConfirmDelete, Callable[[bool | None], None]], object]
+"""Shows the confirmation and calls back with the answer (``App.push_screen``)."""
+
+
+class SessionsController:
+    """Saved sessions, and which one the desk shows.
+
+    Args:
+        gateway: the gateway (``session.*``).
+        startup: resume or new session, the start-up notice, the sidebar's clock.
+        sidebar: the sessions sidebar.
+        status: the status bar (the shown session's model).
+        gauge: the context gauge (an estimate of a shown transcript).
+        turns: shows a session's running turn as running.
+        format_receipt: how stop receipts of saved turns read.
+        running_turn_of: the turn that runs now in a session, if any (the bridge knows).
+        mount_view: makes and mounts the view of a session (the app does; it is the parent).
+        notify: shows a toast.
+        focus_prompt: gives the focus back to the prompt box.
+        ask_delete: shows the delete confirmation.
+        later: runs a callback once the UI is free.
+        after_refresh: runs a callback after the next screen refresh.
+    """
+
+    def __init__(
+        self,
+        gateway: DeskGateway,
+        *,
+        startup: Startup,
+        sidebar: SessionsSidebar,
+        status: StatusBar,
+        gauge: ContextGauge,
+        turns: TurnsController,
+        format_receipt: ReceiptFormatter,
+        running_turn_of: Callable[[str], str | None],
+        mount_view: Callable[[str], Awaitable[SessionView]],
+        notify: Notify,
+        focus_prompt: FocusPrompt,
+        ask_delete: AskDelete,
+        later: Later,
+        after_refresh: Later,
+    ) -> None:
+        self._gateway = gateway
+        self._startup = startup
+        self._sidebar = sidebar
+        self._status = status
+        self._gauge = gauge
+        self._turns = turns
+        self._format_receipt = format_receipt
+        self._running_turn_of = running_turn_of
+        self._mount_view = mount_view
+        self._notify = notify
+        self._focus_prompt = focus_prompt
+        self._ask_delete = ask_delete
+        self._later = later
+        self._after_refresh = after_refresh
+        self.view: SessionView | None = None
+        """The view of the session shown (None until the app is mounted)."""
+        self.resume_rendered_at: float | None = None
+        """``time.perf_counter()`` once a resumed transcript was first painted (for benches)."""
+
+    # -- start -----------------------------------------------------------------------------------
+
+    async def start(self) -> SessionView:
+        """Show the first session: resumed (``--resume``) or new. Called on mount.
+
+        Returns:
+            its view. Start-up notices and the resumed transcript are rendered right after.
+        """
+        startup = self._startup
+        notes: list[tuple[str, bool]] = []
+        if startup.notice:
+            notes.append((f"⚠ {startup.notice}", True))
+        resumed = None
+        if startup.resume:
+            try:
+                resumed = self._gateway.session_resume(startup.resume_id)
+            except GatewayError as exc:
+                notes.append((f"⚠ cannot resume: {exc.message}; this is a new session", False))
+        session_id = resumed.session_id if resumed else self._gateway.session_create()
+        view = await self._replace_view(session_id)
+        for text, error in notes:
+            self._later(partial(view.add_note, text, error=error))
+        if resumed is not None:
+            self._later(partial(self._show_resumed, view, resumed.transcript, resumed.model))
+        return view
+
+    async def _show_resumed(
+        self, view: SessionView, entries: list[TranscriptEntry], model: str
+    ) -> None:
+        self._reset_status_bar(entries, model)
+        await self._render(view, entries)
+        self._after_refresh(self._mark_rendered)
+
+    def _mark_rendered(self) -> None:
+        self.resume_rendered_at = time.perf_counter()
+
+    # -- showing a session -----------------------------------------------------------------------
+
+    async def _replace_view(self, session_id: str) -> SessionView:
+        view = await self._mount_view(session_id)
+        old, self.view = self.view, view  # from now on the bridge posts to the new view
+        if old is not None:
+            await old.remove()
+        return view
+
+    async def show(
+        self, session_id: str, transcript: list[TranscriptEntry], model: str = ""
+    ) -> None:
+        """Switch the desk to ``session_id`` and render ``transcript`` (may be empty).
+
+        A turn of that session that runs now shows as running (Esc and Stop reach it); its
+        reply goes on streaming below the saved transcript. The status bar shows the
+        session's ``model`` ("" for the connection's) and a context estimate of the transcript.
+        """
+        view = await self._replace_view(session_id)
+        self._reset_status_bar(transcript, model)
+        self._turns.set_running(view, None)
+        self._turns.set_running(view, self._running_turn_of(session_id))
+        self._turns.set_queued(view)
+        await self._render(view, transcript)
+        self._focus_prompt()
+        await self.refresh()
+
+    def _reset_status_bar(self, entries: list[TranscriptEntry], model: str) -> None:
+        self._status.model = model
+        self._gauge.reset(entries)
+
+    async def _render(self, view: SessionView, entries: list[TranscriptEntry]) -> None:
+        start = split_recent(entries, self._startup.recent_messages)
+        view.earlier = entries[:start]
+        blocks: list[Widget] = []
+        if start:
+            blocks.append(EarlierMessages(start))
+        blocks.extend(saved_blocks(entries[start:], start, self._format_receipt))
+        if blocks:
+            await view.transcript.mount_all(blocks)
+        view.transcript.scroll_end(animate=False)
+
+    async def show_earlier(self, view: SessionView) -> None:
+        """ "show more": render the previous batch above the blocks shown."""
+        transcript = view.transcript
+        line = next(transcript.query_children(EarlierMessages).results(), None)
+        if line is None or not view.earlier:
+            return
+        entries = view.earlier
+        start = split_recent(entries, self._startup.recent_messages)
+        view.earlier = entries[:start]
+        blocks = saved_blocks(entries[start:], start, self._format_receipt)
+        if blocks:
+            await transcript.mount_all(blocks, after=line)
+        if start:
+            line.count = start
+            line.update(EarlierMessages.label(start))
+        else:
+            await line.remove()
+
+    async def new_session(self) -> None:
+        """Start an empty session and show it (the one shown stays saved)."""
+        try:
+            session_id = self._gateway.session_create()
+        except GatewayError as exc:
+            self._notify(exc.message, title="No new session", severity="error")
+            return
+        await self.show(session_id, [])
+
+    # -- the sidebar -----------------------------------------------------------------------------
+
+    def toggle_sidebar(self) -> None:
+        """Ctrl+B: open the sidebar (focused) or close it."""
+        if self._sidebar.is_open:
+            self._sidebar.close()
+            self._focus_prompt()
+        else:
+            self.open_sidebar()
+
+    def open_sidebar(self) -> None:
+        """Open the sidebar, focus its list and (re)read the sessions."""
+        self._sidebar.open()
+        self._later(self.refresh)
+
+    async def refresh(self) -> None:
+        """Re-read ``session.list`` into the sidebar, if it is open."""
+        sidebar = self._sidebar
+        if not sidebar.is_attached or not sidebar.is_open:
+            return
+        try:
+            sessions = self._gateway.session_list()
+            error = ""
+        except GatewayError as exc:
+            sessions, error = [], f"cannot list the sessions: {exc.message}"
+        now = self._startup.wall_clock()
+        current = self.view.session_id if self.view is not None else None
+        await sidebar.show(sessions, current=current, now=now, error=error)
+
+    async def open_requested(self, session_id: str) -> None:
+        """Enter on a session: resume it and show its transcript."""
+        sidebar = self._sidebar
+        if self.view is not None and session_id == self.view.session_id:
+            sidebar.close()
+            self._focus_prompt()
+            return
+        try:
+            resumed = self._gateway.session_resume(session_id)
+        except GatewayError as exc:
+            self._notify(exc.message, title="Cannot open the session", severity="error")
+            return
+        sidebar.close()
+        await self.show(resumed.session_id, resumed.transcript, resumed.model)
+
+    async def rename_requested(self, session_id: str, title: str) -> None:
+        """A new title typed in the sidebar."""
+        try:
+            self._gateway.session_rename(session_id, title)
+        except GatewayError as exc:
+            self._notify(exc.message, title="Not renamed", severity="error")
+        await self.refresh()
+
+    def delete_requested(self, session_id: str, title: str) -> None:
+        """``d``: confirm, then delete."""
+        item = self._sidebar.selected()
+        running = item is not None and item.info.running
+
+        def answered(delete: bool | None) -> None:
+            if delete:
+                self._later(partial(self.delete, session_id))
+
+        self._ask_delete(ConfirmDelete(title, running=running), answered)
+
+    async def delete(self, session_id: str) -> None:
+        """Delete a session for good; deleting the one on screen starts a new one."""
+        try:
+            # Off the UI thread: deleting a session whose turn runs waits for the turn to end.
+            await asyncio.to_thread(self._gateway.session_delete, session_id)
+        except GatewayError as exc:
+            self._notify(exc.message, title="Not deleted", severity="error")
+            return
+        if self.view is not None and session_id == self.view.session_id:
+            try:
+                fresh = self._gateway.session_create()
+            except GatewayError as exc:
+                self._notify(exc.message, title="No new session", severity="error")
+                return
+            await self.show(fresh, [])
+        else:
+            await self.refresh()
+        if self._sidebar.is_open:
+            self._sidebar.list_view.focus()
+
+    # -- notices ---------------------------------------------------------------------------------
+
+    async def evicted(self, view: SessionView, payload: SessionEvicted) -> None:
+        """``session.evicted`` of the session shown: a line in its transcript."""
+        self._turns.set_running(view, None)
+        await view.add_note(
+            f"■ this session was closed by the gateway ({payload.reason}); it stays saved: "
+            "open it again from the sessions sidebar (Ctrl+B)",
+            error=True,
+        )
+        await self.refresh()
+
+    async def background_evicted(self, payload: SessionEvicted) -> None:
+        """``session.evicted`` of another session: a toast."""
+        self._notify(f"a background session was closed: {payload.reason}", title="Session closed")
+        await self.refresh()
+
+    async def store_failed(self, view: SessionView, payload: StoreFailed) -> None:
+        """``session.store_error`` of the session shown: one line; it goes on in memory."""
+        await view.add_note(f"⚠ cannot {payload.action}: {payload.message}", error=True)
+
+    def background_store_failed(self, payload: StoreFailed) -> None:
+        """``session.store_error`` of another session: a toast."""
+        text = f"⚠ cannot {payload.action}: {payload.message}"
+        self._notify(text, title="Session not saved", severity="warning")

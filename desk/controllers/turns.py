@@ -1,0 +1,214 @@
+"""Turns of the session on screen: a prompt in, a stop out, and the turn's events drawn.
+
+A prompt goes to the gateway with ``prompt_submit``; while a turn runs the gateway queues it.
+A stop goes with ``session_interrupt`` (it only schedules a cancel, so it is fast and never
+blocks). The gateway's ``message.start`` / ``message.delta`` / ``turn.state`` /
+``message.complete`` and ``prompt.queued`` / ``prompt.dropped`` come back through the session's
+view; this controller draws them into the view's transcript and keeps the status bar and the
+Stop button in step with the running turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual.widgets import Button
+
+from agent.stops import StopRequest, Surface
+from desk.controllers.ports import Notify
+from desk.receipts import ReceiptFormatter, format_failure
+from desk.widgets.status_bar import Clock, StatusBar
+from tui_gateway.events import (
+    MessageComplete,
+    MessageDelta,
+    MessageStart,
+    PromptDropped,
+    PromptQueued,
+    TurnState,
+)
+from tui_gateway.types import GatewayError, SubmitResult
+
+if TYPE_CHECKING:
+    from desk.ports import DeskGateway
+    from desk.widgets.session_view import SessionView
+
+COMMAND_STOP_REASON = "stopped with /stop"
+"""The reason a ``/stop`` typed in the prompt box or the console gives."""
+
+
+def note_for(payload: MessageComplete, format_receipt: ReceiptFormatter) -> str:
+    """The line under a finished reply: the stop receipt, the error line, or "" when completed."""
+    if payload.status == "interrupted" and payload.stop is not None:
+        return format_receipt(payload.stop)
+    if payload.status == "failed":
+        return format_failure(payload.error, payload.exit_reason)
+    if payload.status != "completed":
+        return f"■ {payload.exit_reason}"
+    return ""
+
+
+class TurnsController:
+    """Prompts, stops and turn events of the session a view shows.
+
+    Args:
+        gateway: the gateway turns run on.
+        status: the status bar (turn state, elapsed time, queued count).
+        stop_button: the Stop button (enabled while a turn runs).
+        clock: the clock the elapsed time is measured with.
+        format_receipt: turns a stop receipt into the marker under a stopped turn.
+        turn_ended: True once a turn's ``message.complete`` was posted (the bridge knows).
+        refresh_bindings: tells the footer the Stop binding changed.
+        notify: shows a toast.
+    """
+
+    def __init__(
+        self,
+        gateway: DeskGateway,
+        *,
+        status: StatusBar,
+        stop_button: Button,
+        clock: Clock,
+        format_receipt: ReceiptFormatter,
+        turn_ended: Callable[[str], bool],
+        refresh_bindings: Callable[[], None],
+        notify: Notify,
+    ) -> None:
+        self._gateway = gateway
+        self._status = status
+        self._stop_button = stop_button
+        self._clock = clock
+        self._format_receipt = format_receipt
+        self._turn_ended = turn_ended
+        self._refresh_bindings = refresh_bindings
+        self._notify = notify
+
+    # -- what the status bar and the Stop button show ------------------------------------------
+
+    def set_running(self, view: SessionView, turn_id: str | None) -> None:
+        """Show ``turn_id`` as the view's running turn (None: nothing runs)."""
+        status = self._status
+        if turn_id is None:
+            view.running_turn = None
+            status.state = "idle"
+            status.detail = ""
+            status.started_at = None
+        elif turn_id != view.running_turn:
+            view.running_turn = turn_id
+            status.state = "waiting"
+            status.detail = ""
+            status.started_at = self._clock()
+        self._stop_button.disabled = turn_id is None
+        self._refresh_bindings()
+
+    def set_queued(self, view: SessionView) -> None:
+        """Show how many of the view's prompts wait in the queue."""
+        self._status.queued = len(view.queued)
+
+    def set_stopping(self) -> None:
+        """Say the running turn (or compression) is being stopped."""
+        self._status.state = "stopping"
+
+    # -- in and out ----------------------------------------------------------------------------
+
+    def send(self, view: SessionView, text: str) -> SubmitResult | None:
+        """Send a prompt (not a command) for the view's session.
+
+        Returns:
+            what the gateway did with it (run now or queued); None when it refused it (a toast
+            says why, and the text stays in the prompt box).
+        """
+        try:
+            return self._gateway.prompt_submit(view.session_id, text)
+        except GatewayError as exc:
+            self._notify(exc.message, title="Prompt not sent", severity="error")
+            return None
+
+    async def show_sent(self, view: SessionView, text: str, result: SubmitResult) -> None:
+        """Show a prompt the gateway took: running, or queued behind the running turn."""
+        await view.transcript.add_prompt(result.turn_id, text, queued=result.queued)
+        if result.queued:
+            view.queued.add(result.turn_id)
+            self.set_queued(view)
+        else:
+            self.set_running(view, result.turn_id)
+
+    def stop(self, view: SessionView, surface: Surface) -> str | None:
+        """Hard-stop the view's running turn as the person.
+
+        Returns:
+            the stopped turn's id, or None when nothing ran.
+        """
+        stopped = self._gateway.session_interrupt(
+            view.session_id, StopRequest.by_user(surface), turn_id=view.running_turn
+        )
+        if stopped is not None and stopped == view.running_turn:
+            self.set_stopping()
+        return stopped
+
+    def stop_by_command(self, view: SessionView) -> None:
+        """``/stop``: stop the running turn, or say that nothing runs."""
+        turn_id = view.running_turn
+        stopped = None
+        if turn_id is not None:
+            stop = StopRequest.by_user(Surface.DESK_KEY, COMMAND_STOP_REASON)
+            stopped = self._gateway.session_interrupt(view.session_id, stop, turn_id=turn_id)
+        if stopped is None:
+            self._notify("nothing is running", title="/stop")
+
+    # -- gateway events ------------------------------------------------------------------------
+
+    async def started(self, view: SessionView, payload: MessageStart) -> None:
+        """``message.start``: show the reply block under its prompt."""
+        transcript = view.transcript
+        prompt = await transcript.add_prompt(payload.turn_id, payload.prompt)
+        prompt.status = "sent"
+        view.queued.discard(payload.turn_id)
+        self.set_queued(view)
+        await transcript.add_reply(payload.turn_id)
+        self.set_running(view, payload.turn_id)
+
+    async def delta(self, view: SessionView, payload: MessageDelta) -> None:
+        """``message.delta``: stream the piece into its reply."""
+        transcript = view.transcript
+        reply = transcript.reply(payload.turn_id)
+        if reply is None:
+            reply = await transcript.add_reply(payload.turn_id)
+        if self._turn_ended(payload.turn_id):
+            reply.absorb(payload.text, payload.reasoning)  # the completion draws it, next
+        else:
+            await reply.append(payload.text, payload.reasoning)
+
+    def state_changed(self, view: SessionView, payload: TurnState) -> None:
+        """``turn.state``: waiting, streaming, retrying, stopping."""
+        if payload.turn_id == view.running_turn:
+            status = self._status
+            status.state = payload.state
+            status.detail = payload.detail if payload.state == "retrying" else ""
+
+    async def completed(self, view: SessionView, payload: MessageComplete) -> None:
+        """``message.complete``: the canonical text, and the stop marker or error line."""
+        transcript = view.transcript
+        reply = transcript.reply(payload.turn_id)
+        if reply is None:
+            reply = await transcript.add_reply(payload.turn_id)
+        await reply.finish(payload.text, payload.status, note_for(payload, self._format_receipt))
+        if payload.turn_id == view.running_turn:
+            self.set_running(view, None)
+
+    async def queued(self, view: SessionView, payload: PromptQueued) -> None:
+        """``prompt.queued``: show the prompt as waiting."""
+        block = await view.transcript.add_prompt(payload.turn_id, payload.text, queued=True)
+        if block.status != "sent":  # it may already have started
+            block.status = "queued"
+            view.queued.add(payload.turn_id)
+            self.set_queued(view)
+
+    def dropped(self, view: SessionView, payload: PromptDropped) -> None:
+        """``prompt.dropped``: a queued prompt will never run."""
+        block = view.transcript.prompt(payload.turn_id)
+        if block is not None:
+            block.detail = payload.reason
+            block.status = "dropped"
+        view.queued.discard(payload.turn_id)
+        self.set_queued(view)

@@ -1,0 +1,83 @@
+"""The transcript blocks of a saved session: what ``session.resume`` returned, as widgets.
+
+User prompts, replies (a reply saved as partial is marked as stopped), tool calls in brief and
+a compression's summary, each with the stop receipt or error line the live turn showed under
+it. A long transcript renders only its last messages at first (:func:`split_recent`), under an
+"N earlier messages · show more" line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.widget import Widget
+
+from desk.receipts import format_stop_receipt
+from desk.widgets.saved_reply import SavedReply, note_line
+from desk.widgets.saved_summary import SavedSummary
+from desk.widgets.saved_tool_calls import SavedToolCalls
+from desk.widgets.user_prompt import UserPrompt
+from tui_gateway.events import StopReceipt
+from tui_gateway.types import TranscriptEntry
+
+
+def split_recent(entries: list[TranscriptEntry], count: int) -> int:
+    """Where the last ``count`` messages begin, moved back so no tool result loses its call.
+
+    Returns:
+        the index of the first entry to render now (0 renders everything).
+    """
+    start = max(0, len(entries) - count)
+    while 0 < start < len(entries) and entries[start].role == "tool":
+        start -= 1
+    return start
+
+
+def saved_blocks(
+    entries: list[TranscriptEntry],
+    offset: int,
+    format_receipt: Callable[[StopReceipt], str] = format_stop_receipt,
+) -> list[Widget]:
+    """The transcript blocks for saved messages.
+
+    Args:
+        entries: consecutive messages of a session, oldest first (system messages are skipped;
+            ``tool`` results are shown with the assistant message that called them).
+        offset: the index of ``entries[0]`` in the whole transcript (keeps block ids unique).
+        format_receipt: how the desk writes a stop receipt (so a resumed stop reads as it did).
+
+    Returns:
+        the widgets, in order.
+    """
+    blocks: list[Widget] = []
+    index = 0
+    while index < len(entries):
+        entry = entries[index]
+        # Shown under the turn's last block, as the live stop receipt or error line was.
+        note = note_line(entry.note, entry.stop, format_receipt)
+        if entry.role == "user" and entry.summary:
+            blocks.append(SavedSummary(entry.content))
+        elif entry.role == "user":
+            blocks.append(UserPrompt(f"saved{offset + index}", entry.content))
+        elif entry.role == "assistant":
+            if entry.content.strip() or (entry.partial and not entry.tool_names):
+                blocks.append(SavedReply(entry.content, partial=entry.partial, note=note))
+                note = ""
+            if entry.tool_names:
+                results: list[str] = []
+                while (
+                    index + 1 < len(entries)
+                    and entries[index + 1].role == "tool"
+                    and len(results) < len(entry.tool_names)
+                ):
+                    index += 1
+                    results.append(entries[index].content)
+                    result = entries[index]
+                    note = note_line(result.note, result.stop, format_receipt) or note
+                blocks.append(SavedToolCalls(entry.tool_names, results))
+        elif entry.role == "tool":  # a result whose call is not shown: show it briefly
+            blocks.append(SavedToolCalls(["tool"], [entry.content]))
+        if note:  # a turn that ended without a reply to put it under
+            blocks.append(SavedReply("", note=note))
+        index += 1
+    return blocks

@@ -1,0 +1,150 @@
+"""The desk's main screen: what its widgets ask.
+
+The app composes the widgets onto it (:meth:`desk.wiring.DeskWidgets.layout`) and mounts the
+session's view at the top. The screen hands what these widgets post to the controller of that
+concern: the prompt box's text (a command, or a prompt for the model), the Stop button, the
+panels' commands and Cancel buttons, the sidebar's open / rename / delete, and where the focus
+is (the console's stop keys depend on it).
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.screen import Screen
+from textual.widgets import Button
+
+from agent.stops import Surface
+from desk.controllers import DeskControllers
+from desk.slash import parse_slash, unknown_command
+from desk.widgets.compression_panel import CompressionPanel
+from desk.widgets.console_panel import ConsolePanel
+from desk.widgets.prompt_input import PromptInput
+from desk.widgets.session_view import SessionView
+from desk.widgets.sessions_sidebar import SessionsSidebar
+from desk.wiring import DeskWidgets
+
+
+class DeskScreen(Screen[None]):
+    """The main screen.
+
+    Args:
+        widgets: the widgets on it.
+        controllers: the controllers its widgets' messages go to.
+    """
+
+    def __init__(self, widgets: DeskWidgets, controllers: DeskControllers) -> None:
+        super().__init__(id="_default")
+        self._widgets = widgets
+        self._controllers = controllers
+
+    # -- the prompt box ------------------------------------------------------------------------
+
+    async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        """Run a command, or send the prompt; while a turn runs the gateway queues it."""
+        c = self._controllers
+        view = c.sessions.view
+        if view is None:
+            return
+        text = message.text.lstrip("\n").rstrip()  # stray blank lines around it mean nothing
+        if text and not c.quit.started:
+            await self._submitted(view, text)
+        c.queue.renumber(view)
+
+    async def _submitted(self, view: SessionView, text: str) -> None:
+        c, prompt = self._controllers, self._widgets.prompt
+        if await self._run_command(view, text):
+            prompt.clear()
+            return
+        unknown = unknown_command(text)
+        if unknown is not None:  # a mistyped command is never sent to the model
+            await view.add_note(f"unknown command {unknown} — F1 lists the commands", error=True)
+            return
+        result = c.turns.send(view, text)
+        if result is not None:
+            prompt.clear()
+            await c.turns.show_sent(view, text, result)
+
+    async def _run_command(self, view: SessionView, text: str) -> bool:
+        """Run ``text`` when it is a command (the desk's, or the console's); True if it was."""
+        c = self._controllers
+        parsed = parse_slash(text)
+        name, arg = parsed if parsed is not None else ("", "")
+        if name == "theme":
+            if arg:
+                c.themes.choose(arg)
+            else:
+                await view.add_note("themes: " + c.themes.listing(), scroll=True)
+        elif name == "export":
+            await c.export.export(view, arg)
+        elif name == "compress":
+            await c.compression.start(view, arg or None)
+        else:
+            return c.console.run_typed(view, text)  # console commands and /stop
+        return True
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """The Stop button."""
+        view = self._controllers.sessions.view
+        if event.button.id == "stop" and view is not None:
+            event.stop()
+            self._controllers.turns.stop(view, Surface.DESK_BUTTON)
+            self._widgets.prompt.focus()
+
+    # -- the panels and the sidebar ------------------------------------------------------------
+
+    def on_console_panel_command_entered(self, message: ConsolePanel.CommandEntered) -> None:
+        """A line typed in the console panel."""
+        view = self._controllers.sessions.view
+        if view is not None:
+            self._controllers.console.entered(view, message.line)
+
+    def on_console_panel_cancel_requested(self, message: ConsolePanel.CancelRequested) -> None:
+        """The console panel's Cancel button (or Esc in the panel)."""
+        self._controllers.console.cancel_all()
+
+    def on_compression_panel_cancel_requested(
+        self, message: CompressionPanel.CancelRequested
+    ) -> None:
+        """The compression panel's Cancel button, or Esc on the panel."""
+        message.stop()
+        view = self._controllers.sessions.view
+        if view is not None:
+            self._controllers.compression.cancel_requested(view, by_key=message.by_key)
+
+    async def on_sessions_sidebar_open_requested(
+        self, message: SessionsSidebar.OpenRequested
+    ) -> None:
+        """Enter on a session in the sidebar."""
+        await self._controllers.sessions.open_requested(message.session_id)
+
+    async def on_sessions_sidebar_rename_requested(
+        self, message: SessionsSidebar.RenameRequested
+    ) -> None:
+        """A new title typed in the sidebar."""
+        await self._controllers.sessions.rename_requested(message.session_id, message.title)
+
+    def on_sessions_sidebar_delete_requested(
+        self, message: SessionsSidebar.DeleteRequested
+    ) -> None:
+        """``d`` on a session in the sidebar."""
+        self._controllers.sessions.delete_requested(message.session_id, message.title)
+
+    # -- where the focus is (read by the input thread for the stop keys) -----------------------
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Track whether the focus is inside the console panel."""
+        # The screen's focus now, not the event's widget: focus and blur events of two
+        # widgets may arrive in either order.
+        self._controllers.console.focus_moved(self.focused)
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        """See :meth:`on_descendant_focus`."""
+        self._controllers.console.focus_moved(self.focused)
+
+    def on_screen_suspend(self, event: events.ScreenSuspend) -> None:
+        """A screen (help, a confirmation) covers this one: the console has no focus now."""
+        self._controllers.console.focus_moved(None)
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        """This screen is on top again: its focus counts again."""
+        self._controllers.console.focus_moved(self.focused)

@@ -1,0 +1,168 @@
+"""One session on screen: its transcript, its state, and that session's gateway messages.
+
+The app shows one :class:`SessionView` at a time; switching sessions mounts a new view in its
+place. The bridge posts the gateway events of the view's session straight to the view (see
+:mod:`desk.bridge`), so every message handled here is about this view's own session, and the
+view hands each one to the controller of its concern (:mod:`desk.controllers`). Messages that
+the blocks of the transcript post (a queued prompt's ✕, an approval's answer, "show more")
+pass through the view on their way up, and go to their controllers the same way.
+
+The view keeps what is true of its session only: the running turn (read by the terminal's
+input thread for the stop keys, see :meth:`desk.app.DeskApp.stop_from_input_thread`), the
+queued prompts and the saved messages not rendered yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.widget import Widget
+from textual.widgets import Static
+
+from agent.terminal_text import terminal_safe
+from desk.activity_messages import (
+    ApprovalRequested,
+    ApprovalWasResolved,
+    CompressionEnded,
+    CompressionProgress,
+    SessionStoreFailed,
+    SessionWasEvicted,
+    ToolCallCompleted,
+    ToolCallOutput,
+    ToolCallStarted,
+)
+from desk.messages import (
+    GatewayMessage,
+    PromptWasDropped,
+    PromptWasQueued,
+    ReplyDelta,
+    TurnCompleted,
+    TurnStarted,
+    TurnStateChanged,
+)
+from desk.widgets._css import css_beside
+from desk.widgets.approval_prompt import ApprovalPrompt
+from desk.widgets.earlier_messages import EarlierMessages
+from desk.widgets.transcript import Transcript
+from desk.widgets.user_prompt import UserPrompt
+from tui_gateway.types import TranscriptEntry
+
+if TYPE_CHECKING:
+    from desk.controllers import DeskControllers
+
+DRAIN_S = 2.0
+"""Longest wait for the view to handle what was posted to it (:meth:`SessionView.drained`), s."""
+
+
+class SessionView(Widget):
+    """The transcript and state of one session.
+
+    Args:
+        session_id: the session shown.
+        controllers: the app's controllers, which do the work of each message.
+        banner: the text at the top of the transcript.
+    """
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    def __init__(self, session_id: str, controllers: DeskControllers, *, banner: str) -> None:
+        super().__init__()
+        self.session_id = session_id
+        """The session this view shows."""
+        self.running_turn: str | None = None
+        """The turn shown as running, if any (the terminal's input thread reads it too)."""
+        self.queued: set[str] = set()
+        """Turn ids of the prompts shown as queued."""
+        self.earlier: list[TranscriptEntry] = []
+        """Saved messages above the rendered ones, waiting behind "show more"."""
+        self.transcript = Transcript(id="transcript")
+        """The session's blocks: banner, prompts, replies, tool cards and notes."""
+        self._controllers = controllers
+        self._banner = banner
+
+    def compose(self) -> ComposeResult:
+        with self.transcript:
+            yield Static(self._banner, classes="banner", markup=False)
+
+    async def drained(self, timeout_s: float = DRAIN_S) -> None:
+        """Return once the view handled every message posted to it before this call (or after
+        ``timeout_s`` seconds: a view removed meanwhile never answers)."""
+        done = asyncio.Event()
+        if self.call_later(done.set):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), timeout_s)
+
+    async def add_note(self, text: str, *, error: bool = False, scroll: bool = False) -> Static:
+        """Add one line at the end of the transcript (a notice, not a turn).
+
+        Args:
+            text: the line.
+            error: show it in the error colour.
+            scroll: scroll to the end even when the person had scrolled up (an answer to
+                something they just typed).
+        """
+        note = Static(terminal_safe(text), classes="note -error" if error else "note", markup=False)
+        await self.transcript.mount(note)
+        if scroll:
+            self.transcript.scroll_end(animate=False)
+        return note
+
+    @on(GatewayMessage)
+    async def _gateway_message(self, message: GatewayMessage) -> None:
+        message.stop()  # this session's own: nobody above the view is to handle it again
+        if not self.is_attached:  # the app is exiting: nothing on screen can change any more
+            return
+        c = self._controllers
+        match message:
+            case ReplyDelta():
+                await c.turns.delta(self, message.payload)
+            case TurnStarted():
+                await c.turns.started(self, message.payload)
+                c.queue.renumber(self)
+            case TurnStateChanged():
+                c.turns.state_changed(self, message.payload)
+            case TurnCompleted():
+                await c.turns.completed(self, message.payload)
+                c.gauge.turn_completed(self, message.payload)
+            case PromptWasQueued():
+                await c.turns.queued(self, message.payload)
+                c.queue.renumber(self)
+            case PromptWasDropped():
+                c.turns.dropped(self, message.payload)
+                await c.queue.dropped(self, message.payload)
+            case ToolCallStarted():
+                await c.tools.started(self, message.payload)
+            case ToolCallOutput():
+                c.tools.output(message.payload)
+            case ToolCallCompleted():
+                await c.tools.completed(self, message.payload)
+            case ApprovalRequested():
+                await c.tools.approval_requested(self, message.payload)
+            case ApprovalWasResolved():
+                c.tools.approval_resolved(message.payload)
+            case CompressionProgress():
+                await c.compression.progress(self, message.payload)
+            case CompressionEnded():
+                await c.compression.ended(self, message.payload)
+            case SessionWasEvicted():
+                await c.sessions.evicted(self, message.payload)
+            case SessionStoreFailed():
+                await c.sessions.store_failed(self, message.payload)
+
+    # -- what the transcript's blocks ask --------------------------------------------------------
+
+    def on_user_prompt_remove_requested(self, message: UserPrompt.RemoveRequested) -> None:
+        """✕ or Delete on a queued prompt."""
+        self._controllers.queue.remove(self, message.turn_id)
+
+    def on_approval_prompt_decided(self, message: ApprovalPrompt.Decided) -> None:
+        """y / a / n (or a button) on an approval prompt."""
+        self._controllers.tools.decided(self, message.prompt, message.decision)
+
+    async def on_earlier_messages_requested(self, message: EarlierMessages.Requested) -> None:
+        """ "show more": the previous batch of saved messages."""
+        await self._controllers.sessions.show_earlier(self)

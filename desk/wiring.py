@@ -1,0 +1,205 @@
+"""How a desk is put together: its widgets, and one controller per concern wired to them.
+
+:class:`desk.app.DeskApp` calls :func:`build_controllers` once, in its ``__init__``: the widgets
+exist by then (they are mounted later, by the app's ``compose``), so every controller
+gets the very widgets it drives, and the app's own methods for what only the app can do
+(notify, timers, screens, exiting).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Button, Footer
+
+from desk.config import ConnectionInfo
+from desk.controllers import DeskControllers
+from desk.controllers.compression import CompressionController
+from desk.controllers.console import ConsoleController
+from desk.controllers.export import ExportController
+from desk.controllers.gauge import ContextGauge
+from desk.controllers.palette import PaletteController
+from desk.controllers.queue import QueueController
+from desk.controllers.quit import QuitController
+from desk.controllers.sessions import SessionsController
+from desk.controllers.themes import ThemeController
+from desk.controllers.tool_calls import ToolCallsController
+from desk.controllers.turns import TurnsController
+from desk.ports import DeskGateway
+from desk.receipts import ReceiptFormatter
+from desk.startup import Startup
+from desk.widgets.compression_panel import CompressionPanel
+from desk.widgets.console_panel import ConsolePanel
+from desk.widgets.prompt_input import PromptInput
+from desk.widgets.session_view import SessionView
+from desk.widgets.sessions_sidebar import SessionsSidebar
+from desk.widgets.status_bar import Clock, StatusBar
+
+PLACEHOLDER = "Ask anything · Enter sends · Ctrl+J new line"
+"""The prompt box's placeholder."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeskWidgets:
+    """The widgets of the main screen that outlive a session (each session has its own view).
+
+    Attributes:
+        prompt: the prompt box.
+        stop_button: the Stop button beside it.
+        status: the status bar.
+        console_panel: the console panel (F2).
+        compression_panel: the compression panel.
+        sidebar: the sessions sidebar (Ctrl+B).
+    """
+
+    prompt: PromptInput
+    stop_button: Button
+    status: StatusBar
+    console_panel: ConsolePanel
+    compression_panel: CompressionPanel
+    sidebar: SessionsSidebar
+
+    def layout(self) -> ComposeResult:
+        """The main screen's widgets in their places (call from ``compose``); the app mounts
+        the session's view above the console panel."""
+        yield self.console_panel
+        yield self.compression_panel
+        with Horizontal(id="input-row"):
+            yield self.prompt
+            yield self.stop_button
+        yield self.status
+        yield Footer(compact=True)  # every main key fits in 80 columns
+        yield self.sidebar
+
+    @classmethod
+    def make(cls, connection: ConnectionInfo, clock: Clock = time.monotonic) -> DeskWidgets:
+        """The widgets, not mounted yet.
+
+        Args:
+            connection: the model server the status bar shows.
+            clock: the clock of elapsed times.
+        """
+        return cls(
+            prompt=PromptInput(id="prompt", placeholder=PLACEHOLDER),
+            stop_button=Button("■ Stop", id="stop", variant="error", disabled=True, compact=True),
+            status=StatusBar(connection, clock=clock, id="status"),
+            console_panel=ConsolePanel(id="console"),
+            compression_panel=CompressionPanel(clock=clock, id="compression"),
+            sidebar=SessionsSidebar(id="sessions"),
+        )
+
+
+def build_controllers(
+    app: App[int],
+    gateway: DeskGateway,
+    connection: ConnectionInfo,
+    widgets: DeskWidgets,
+    *,
+    env: Mapping[str, str],
+    clock: Clock,
+    format_receipt: ReceiptFormatter,
+    startup: Startup,
+    turn_ended: Callable[[str], bool],
+    running_turn_of: Callable[[str], str | None],
+    mount_view: Callable[[str], Awaitable[SessionView]],
+    focus_prompt: Callable[[], None],
+    shutdown_finished: Callable[[], None],
+) -> DeskControllers:
+    """Every controller of a desk, wired to its widgets and to the app.
+
+    Args:
+        app: the app (toasts, timers, screens, actions, themes, exiting).
+        gateway: the gateway.
+        connection: the model server shown.
+        widgets: the main screen's widgets.
+        env: the environment (where the config and theme files are).
+        clock: the clock of elapsed times and of the Ctrl+C double press.
+        format_receipt: how stop receipts read.
+        startup: resume or new session, and the start-up notice.
+        turn_ended: True once a turn's ``message.complete`` was posted (the bridge).
+        running_turn_of: the turn running now in a session (the bridge).
+        mount_view: makes and mounts a session's view (the app).
+        focus_prompt: gives the focus back to the prompt box (the app).
+        shutdown_finished: called on the quit thread once the gateway's shutdown returned.
+    """
+    notify, status = app.notify, widgets.status
+    turns = TurnsController(
+        gateway,
+        status=status,
+        stop_button=widgets.stop_button,
+        clock=clock,
+        format_receipt=format_receipt,
+        turn_ended=turn_ended,
+        refresh_bindings=app.refresh_bindings,
+        notify=notify,
+    )
+    queue = QueueController(gateway, turns=turns, notify=notify, focus_prompt=focus_prompt)
+    gauge = ContextGauge(status)
+    sessions = SessionsController(
+        gateway,
+        startup=startup,
+        sidebar=widgets.sidebar,
+        status=status,
+        gauge=gauge,
+        turns=turns,
+        format_receipt=format_receipt,
+        running_turn_of=running_turn_of,
+        mount_view=mount_view,
+        notify=notify,
+        focus_prompt=focus_prompt,
+        ask_delete=app.push_screen,
+        later=app.call_later,
+        after_refresh=app.call_after_refresh,
+    )
+    themes = ThemeController(app, env, notify=notify)
+    palette = PaletteController(
+        gateway,
+        themes=themes,
+        status=status,
+        connection=connection,
+        run_action=app.run_action,
+        notify=notify,
+    )
+    return DeskControllers(
+        turns=turns,
+        queue=queue,
+        tools=ToolCallsController(gateway, clock=clock, notify=notify, focus_prompt=focus_prompt),
+        compression=CompressionController(
+            gateway,
+            panel=widgets.compression_panel,
+            status=status,
+            turns=turns,
+            queue=queue,
+            gauge=gauge,
+            set_timer=app.set_timer,
+            notify=notify,
+            focus_prompt=focus_prompt,
+        ),
+        console=ConsoleController(
+            gateway,
+            panel=widgets.console_panel,
+            status=status,
+            turns=turns,
+            show_session=lambda session_id: sessions.show(session_id, []),
+            open_sessions=sessions.open_sidebar,
+            notify=notify,
+        ),
+        sessions=sessions,
+        gauge=gauge,
+        themes=themes,
+        palette=palette,
+        export=ExportController(model=lambda: palette.model),
+        quit=QuitController(
+            gateway,
+            status=status,
+            prompt=widgets.prompt,
+            clock=clock,
+            set_timer=app.set_timer,
+            exit=app.exit,
+            shutdown_finished=shutdown_finished,
+        ),
+    )
