@@ -5,6 +5,7 @@ Each runs the real app over a real gateway on a loopback demo model server.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
@@ -14,7 +15,7 @@ from demo_model.replies import reply_for
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
-from desk.messages import ReplyDelta
+from desk.messages import ReplyDelta, ShutdownFinished, TurnCompleted
 from desk.widgets import AssistantReply, UserPrompt
 from desk.widgets.session_view import SessionView
 from tests.desk.desk_testkit import (
@@ -170,6 +171,7 @@ async def test_ctrl_q_while_streaming_is_a_system_stop_and_leaves_no_thread(
         await wait_until(None, lambda: desk_app.return_code is not None, what="the app to exit")
 
     assert desk_app.return_code == 0
+    assert reply.outcome == "interrupted"  # the stopped turn's end was drawn before the exit
     turn = gateway.turn(session_id, turn_id)
     assert turn.result is not None
     assert turn.result.exit_reason == "interrupted_by_system(gateway.shutdown)"
@@ -209,6 +211,50 @@ async def test_stop_from_the_input_thread_is_a_user_stop_and_consumes_the_key(
     turn = gateway.turn(desk_app.session_id, reply.turn_id)
     assert turn.result is not None and turn.result.exit_reason == "interrupted_by_user"
     assert turn.result.stop is not None and turn.result.stop.surface is Surface.DESK_KEY
+
+
+class _HeldView(SessionView):
+    """A session view that holds a turn's completion until its desk says go."""
+
+    async def on_turn_completed(self, message: TurnCompleted) -> None:
+        app = self.app
+        if isinstance(app, _HeldDesk):  # runs before the view's own handler
+            await app.release.wait()
+
+
+class _HeldDesk(DeskApp):
+    """A desk whose view is still busy with a completion when the shutdown returns."""
+
+    view_class = _HeldView
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.release = asyncio.Event()
+        self.shutdown_seen = False
+
+    def on_shutdown_finished(self, message: ShutdownFinished) -> None:
+        self.shutdown_seen = True  # runs before the app's own handler, which then waits
+
+
+async def test_a_quit_lets_the_view_draw_what_it_was_sent_before_exiting(
+    gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    app = _HeldDesk(gateway, ConnectionInfo("demo", demo_server.base_url), handle_signals=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        reply = await submit_and_get_reply(app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: reply.text, what="streaming")
+        # From here on the view is held, and Pilot (which waits for every widget) is not used.
+        app.action_quit()
+        try:
+            await wait_until(None, lambda: app.shutdown_seen, what="the shutdown's end")
+            for _ in range(20):  # the app's handler would have exited by now, had it not waited
+                await asyncio.sleep(0)
+            assert app.return_code is None and reply.outcome is None
+        finally:
+            app.release.set()
+        await wait_until(None, lambda: app.return_code is not None, what="the app to exit")
+    assert app.return_code == 0
+    assert reply.outcome == "interrupted"  # drawn before the exit, not dropped
 
 
 class _CrashingView(SessionView):
