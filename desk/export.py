@@ -17,11 +17,11 @@ from typing import Literal, Protocol, runtime_checkable
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agent.terminal_text import terminal_safe
 from desk.markdown_cuts import closed_fences
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.user_prompt import UserPrompt
 from tui_gateway.atomic import write_text_atomic
+from tui_gateway.text import terminal_safe
 
 BlockKind = Literal["user", "assistant", "error", "other"]
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from agent.agent import Agent
 from agent.events import AgentListener
 from agent.provider.client import ProviderConfig
-from agent.tokens import tokens_in_chars as tokens_in_chars  # the estimate frontends use too
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
 from agent.tools.workspace import Workspace

@@ -4,7 +4,7 @@ The window comes from the server once at start (:mod:`desk.server_facts`). What 
 from each finished turn as the server counted it (its prompt plus the reply, which the next
 request carries too); for a turn the server sent no count for (stopped, failed) and for a
 resumed transcript it is estimated with the gateway's own rule of thumb
-(:func:`tui_gateway.types.tokens_in_chars`). A committed compression takes off what it saved.
+(:func:`tui_gateway.text.tokens_in_chars`). A committed compression takes off what it saved.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from desk.widgets.status_bar import StatusBar
 from tui_gateway.events import MessageComplete
-from tui_gateway.types import TranscriptEntry, tokens_in_chars
+from tui_gateway.text import tokens_in_chars
+from tui_gateway.types import TranscriptEntry
 
 if TYPE_CHECKING:
     from desk.widgets.session_view import SessionView

@@ -11,8 +11,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
+from tui_gateway.text import terminal_safe
 
 
 class ConfirmDelete(ModalScreen[bool]):

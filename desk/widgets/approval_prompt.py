@@ -15,9 +15,9 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
-from agent.terminal_text import terminal_safe
 from desk.tool_text import describe_arguments, full_command, stopped_text
 from desk.widgets._css import css_beside
+from tui_gateway.text import terminal_safe
 
 DECISION_TEXT: dict[str, str] = {
     "once": "✓ allowed once",

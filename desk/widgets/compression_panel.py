@@ -20,11 +20,11 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, ProgressBar, Static
 
-from agent.terminal_text import terminal_safe
 from desk.receipts import format_elapsed
 from desk.widgets._css import css_beside
 from desk.widgets.status_bar import Clock
 from tui_gateway.events import CompressionComplete, CompressionProgressed
+from tui_gateway.text import terminal_safe
 
 PHASE_TEXT: dict[str, str] = {
     "lease": "taking the lease",

@@ -17,9 +17,9 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Input, Log
 
-from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
 from desk.widgets.console_input import ConsoleInput
+from tui_gateway.text import terminal_safe
 
 MAX_LINES = 2_000
 """Output lines kept in the panel."""

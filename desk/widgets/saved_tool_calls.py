@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from textual.widgets import Static
 
-from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
+from tui_gateway.text import terminal_safe
 
 RESULT_CHARS = 100
 """Longest result excerpt on a line, in characters."""

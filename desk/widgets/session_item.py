@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import ListItem, Static
 
-from agent.terminal_text import terminal_safe
 from desk.widgets._css import css_beside
+from tui_gateway.text import terminal_safe
 from tui_gateway.types import SessionInfo
 
 UNTITLED = "(new session)"

@@ -23,7 +23,6 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agent.terminal_text import terminal_safe
 from desk.activity_messages import (
     ApprovalRequested,
     ApprovalWasResolved,
@@ -49,6 +48,7 @@ from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.transcript import Transcript
 from desk.widgets.user_prompt import UserPrompt
+from tui_gateway.text import terminal_safe
 from tui_gateway.types import TranscriptEntry
 
 if TYPE_CHECKING:

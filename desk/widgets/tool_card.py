@@ -19,7 +19,6 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agent.terminal_text import terminal_safe
 from desk.receipts import format_elapsed
 from desk.tool_text import (
     children_text,
@@ -32,6 +31,7 @@ from desk.widgets._css import css_beside
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.status_bar import Clock
 from tui_gateway.events import ToolComplete
+from tui_gateway.text import terminal_safe
 
 LIVE_TAIL_LINES = 8
 """Output lines shown while the call runs."""
