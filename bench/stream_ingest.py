@@ -1,8 +1,12 @@
 """How fast the desk renders a streamed reply, and how soon ``desk`` paints its first screen.
 
 Stream ingest: the real app (headless, ``run_test``) over a real gateway and the demo model on
-loopback, at 1,000, 5,000 and 20,000 tokens/s. The reply is a long Markdown document (headings,
-paragraphs, lists, code) cut at ``max_tokens`` by the server. Each screen update is measured where
+loopback, at 1,000, 5,000 and 20,000 tokens/s, for each stream shape (``--shapes``):
+``document`` (a long Markdown document: headings, paragraphs, lists, code), ``paragraph`` (one
+endless line of words, no block boundary), ``lines`` (one endless paragraph of short lines);
+each as coalesced chunks, and with ``--flushed`` also one SSE event per token flushed on its
+own, as llama-server streams (``flush_each_token``). The server cuts the reply at
+``max_tokens``. Each screen update is measured where
 Textual hands it to the terminal (``App._display``), and turned into terminal bytes as a real
 terminal would need (headless Textual skips that step). Figures per rate:
 
@@ -22,12 +26,11 @@ prompt box's placeholder. Median and min of several runs.
 Targets (DESIGN/issue 6): >= 5,000 tokens/s ingested with <= 100 ms tail; first paint <= 0.8 s.
 
 The demo model runs in a forked process of its own, as a real server would (in this process it
-competed with the UI for the GIL and slowed itself down); its reply is replaced by a long
-document for the benchmark's prompt only (``plan_reply`` is wrapped before the fork); everything
-else is the shipped code.
+competed with the UI for the GIL and slowed itself down); its ``reply_shape`` knob makes the
+reply; everything else is the shipped code.
 
-Run: ``python bench/stream_ingest.py [--rates 1000 5000 20000] [--repeats 3] [--paint-runs 5]``;
-prints JSON.
+Run: ``python bench/stream_ingest.py [--rates 1000 5000 20000] [--shapes document paragraph
+lines] [--flushed] [--repeats 3] [--paint-runs 5]``; prints JSON.
 """
 
 from __future__ import annotations
@@ -57,10 +60,8 @@ import httpx
 from rich.console import RenderableType
 from textual.screen import Screen
 
-import demo_model.admission as demo_admission
 from agent.provider.client import ProviderConfig
 from demo_model.config import DemoConfig
-from demo_model.replies import ReplyPlan, plan_reply, tokenize
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
@@ -72,39 +73,6 @@ from tui_gateway.gateway import Gateway, GatewayConfig
 BENCH_PROMPT = "bench: stream a long document"
 PLACEHOLDER = b"sk anything"
 """The prompt box's placeholder as painted: its first cell carries the cursor's own style."""
-
-
-def long_document(tokens: int) -> str:
-    """A Markdown document of at least ``tokens`` demo-model token pieces."""
-    sections: list[str] = []
-    index = 0
-    while len(tokenize("\n\n".join(sections))) < tokens:
-        index += 1
-        sections.append(
-            f"## Part {index}: measuring a stream\n\n"
-            f"This paragraph {index} explains how the desk keeps up with a fast model. Each "
-            "delta is coalesced by the gateway, handed to the UI as one message, and written "
-            "to a Markdown stream that re-parses only the last block. **Bold** and `code` "
-            "spans keep the parser honest.\n\n"
-            f"- step {index}.1: read the chunk\n"
-            f"- step {index}.2: append it to the document\n"
-            f"- step {index}.3: paint what is visible\n\n"
-            "```python\n"
-            f"def part_{index}(tokens: int) -> float:\n"
-            "    return tokens / 1000.0\n"
-            "```"
-        )
-    return "\n\n".join(sections)
-
-
-def _install_long_reply(text: str) -> None:
-    def bench_plan(messages: Sequence[Any], **kwargs: Any) -> ReplyPlan:
-        last = messages[-1] if messages else {}
-        if isinstance(last, dict) and last.get("content") == BENCH_PROMPT:
-            return ReplyPlan(reasoning="", content=text, tool_calls=())
-        return plan_reply(messages, **kwargs)
-
-    demo_admission.plan_reply = bench_plan  # type: ignore[assignment]
 
 
 class BenchView(SessionView):
@@ -195,10 +163,19 @@ class ServerProcess:
         self._process.join(10.0)
 
 
-async def measure_rate(rate: float, tokens: int, size: tuple[int, int]) -> dict[str, Any]:
-    """Stream ``tokens`` tokens at ``rate`` tokens/s into the desk; the figures of that run."""
+async def measure_rate(
+    rate: float, tokens: int, size: tuple[int, int], shape: str = "document", flushed: bool = False
+) -> dict[str, Any]:
+    """Stream ``tokens`` tokens at ``rate`` tokens/s into the desk, as a reply of ``shape``
+    (one SSE event per token when ``flushed``); the figures of that run."""
     server = ServerProcess(
-        DemoConfig(tokens_per_second=rate, max_tokens=tokens, n_ctx=tokens + 10_000)
+        DemoConfig(
+            tokens_per_second=rate,
+            max_tokens=tokens,
+            n_ctx=tokens + 10_000,
+            reply_shape=shape,
+            flush_each_token=flushed,
+        )
     )
     gateway = Gateway(
         GatewayConfig(provider=ProviderConfig(base_url=server.base_url, model="demo"))
@@ -227,6 +204,8 @@ async def measure_rate(rate: float, tokens: int, size: tuple[int, int]) -> dict[
     elapsed = app.final_paint_at - first_token_at
     return {
         "rate_tokens_per_s": rate,
+        "shape": shape,
+        "flushed": flushed,
         "tokens": sent,
         "reply_chars": len(reply.text),
         "server_stream_s": round(completed_at - first_token_at, 3),
@@ -327,23 +306,30 @@ def measure_first_paint(runs: int) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rates", type=float, nargs="+", default=[1000.0, 5000.0, 20000.0])
+    parser.add_argument("--shapes", nargs="+", default=["document", "paragraph", "lines"])
+    parser.add_argument(
+        "--flushed", action="store_true", help="also one SSE event per token, each flushed"
+    )
     parser.add_argument("--seconds", type=float, default=2.0, help="stream length at each rate")
     parser.add_argument("--repeats", type=int, default=3, help="runs per rate")
     parser.add_argument("--paint-runs", type=int, default=5)
     parser.add_argument("--width", type=int, default=120)
     parser.add_argument("--height", type=int, default=40)
     args = parser.parse_args(argv)
-    biggest = int(max(args.rates) * args.seconds)
-    _install_long_reply(long_document(biggest))
     results: dict[str, Any] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     size = (args.width, args.height)
     results["stream_ingest"] = []
-    for rate in args.rates:
-        runs = [
-            asyncio.run(measure_rate(rate, int(rate * args.seconds), size))
-            for _ in range(max(1, args.repeats))
-        ]
-        results["stream_ingest"].append(summarize(runs))
+    for shape in args.shapes:
+        for flushed in [False, True] if args.flushed else [False]:
+            for rate in args.rates:
+                tokens = int(rate * args.seconds)
+                runs = [
+                    asyncio.run(measure_rate(rate, tokens, size, shape, flushed))
+                    for _ in range(max(1, args.repeats))
+                ]
+                summary = summarize(runs)
+                print(json.dumps(summary), file=sys.stderr, flush=True)
+                results["stream_ingest"].append(summary)
     if args.paint_runs > 0:
         results["first_paint"] = measure_first_paint(args.paint_runs)
     print(json.dumps(results, indent=2))

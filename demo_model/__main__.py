@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--reply-shape",
         choices=REPLY_SHAPES,
         default=default.reply_shape,
-        help="markdown replies, or one endless paragraph (%(default)s)",
+        help="markdown replies, one endless paragraph (one line), endless soft-broken lines, or "
+        "an endless Markdown document (%(default)s)",
     )
     parser.add_argument(
         "--flush-each-token",

@@ -10,16 +10,23 @@ the request's ``max_tokens`` and by what is left of the window.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .asgi import Scope, error_body, header
 from .config import SERVER_WIDE_FIELDS, DemoConfig
 from .replies import ReplyPlan, Step, count_prompt_tokens, last_user_text, plan_reply
-from .scripted import directive_in, paragraph
+from .scripted import directive_in, document, lines, paragraph
 from .template import alternation_error
 from .tokens import tokenizer_for
+
+SHAPED_REPLIES: dict[str, Callable[[int], str]] = {
+    "paragraph": paragraph,
+    "lines": lines,
+    "document": document,
+}
+"""The reply of each ``reply_shape`` other than ``markdown``, given a number of tokens."""
 
 
 class Rejection(Exception):
@@ -181,8 +188,9 @@ def plan_generation(
     tools = request.get("tools") if request.get("tool_choice") != "none" else None
     plan = plan_reply(messages, tools=tools, reasoning=config.reasoning)
     exact = "reply with exactly:" in last_user_text(messages).lower()
-    if config.reply_shape == "paragraph" and plan.content and not exact:
-        plan = ReplyPlan(plan.reasoning, paragraph(cap + 1), plan.tool_calls)
+    if config.reply_shape != "markdown" and plan.content and not exact:
+        shape = SHAPED_REPLIES[config.reply_shape]
+        plan = ReplyPlan(plan.reasoning, shape(cap + 1), plan.tool_calls)
     steps = plan.steps(tokenizer_for(config.tokenizer))
     if len(steps) > cap:
         return Generation(steps[:cap], "length", prompt_tokens)

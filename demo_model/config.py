@@ -13,7 +13,7 @@ from .tokens import TOKENIZERS
 STREAM_FAULTS: tuple[str, ...] = ("malformed", "early_close", "drop", "no_finish", "stall")
 """Fault names that act after ``fault_after_tokens`` tokens (see `DemoConfig.fault`)."""
 
-REPLY_SHAPES: tuple[str, ...] = ("markdown", "paragraph")
+REPLY_SHAPES: tuple[str, ...] = ("markdown", "paragraph", "lines", "document")
 """Values of `DemoConfig.reply_shape`."""
 
 _HTTP_FAULT = re.compile(r"^http:([45]\d\d)$")
@@ -83,9 +83,11 @@ class DemoConfig:
             (see `demo_model.template`); a request that breaks the rule gets HTTP 400
             "Conversation roles must alternate user/assistant/user/assistant/...".
         reply_shape: ``"markdown"`` (the deterministic replies of `demo_model.replies`) or
-            ``"paragraph"`` (one endless run of words with no block boundary, cut by the
-            token cap with ``finish_reason: "length"``). Tool calls and exact replies are not
-            affected.
+            ``"paragraph"`` (one endless run of words with no block boundary: one long line),
+            ``"lines"`` (the same words in short lines, no blank line: one long paragraph of
+            soft breaks) or ``"document"`` (an endless structured Markdown document); the
+            last three are cut by the token cap with ``finish_reason: "length"``. Tool calls
+            and exact replies are not affected.
         flush_each_token: stream as llama-server does: every token is its own SSE event,
             written on its own, and the generation waits a turn of the event loop after each
             so the event leaves before the next token is made, however fast the pace.

@@ -7,7 +7,10 @@
   paces that request at N tokens per second after S seconds of prompt processing. A child agent
   sent a task with such a directive therefore replies slowly while its parent does not.
 - `paragraph` is the ``reply_shape="paragraph"`` reply: one endless run of words with no line
-  break or other Markdown block boundary, as a small or degenerate model writes.
+  break or other Markdown block boundary, as a small or degenerate model writes; `lines` is
+  the ``"lines"`` reply, the same words in short lines with no blank line between them (one
+  paragraph of soft breaks); `document` is the ``"document"`` reply, an endless structured
+  Markdown document (headings, paragraphs, lists, code blocks).
 """
 
 from __future__ import annotations
@@ -80,3 +83,46 @@ def paragraph(tokens: int) -> str:
         tokens: how many words (each a ``words``-tokenizer piece: a word and one space).
     """
     return "".join(_WORDS[i % len(_WORDS)] + " " for i in range(max(0, tokens)))
+
+
+def lines(tokens: int, words_per_line: int = 12) -> str:
+    """Return ``tokens`` word pieces in lines of ``words_per_line`` words, with no blank line.
+
+    Every piece is a word and one space, except that the last word of a line ends with a
+    newline instead, so ``tokenize`` gives exactly ``tokens`` pieces.
+    """
+    pieces = []
+    for i in range(max(0, tokens)):
+        end = "\n" if (i + 1) % words_per_line == 0 else " "
+        pieces.append(_WORDS[i % len(_WORDS)] + end)
+    return "".join(pieces)
+
+
+def document(tokens: int) -> str:
+    """Return an endless structured Markdown document of at least ``tokens`` word pieces.
+
+    Sections of a heading, a paragraph with inline markup, a three-item list and a short
+    Python code block, numbered 1, 2, 3..., until the document holds ``tokens`` pieces (the
+    caller cuts it at the token cap).
+    """
+    sections: list[str] = []
+    count = 0
+    index = 0
+    while count < tokens:
+        index += 1
+        section = (
+            f"## Part {index}: measuring a stream\n\n"
+            f"This paragraph {index} explains how the desk keeps up with a fast model. Each "
+            "delta is coalesced by the gateway, handed to the UI as one message, and drawn "
+            "as Markdown. **Bold** and `code` spans keep the parser honest.\n\n"
+            f"- step {index}.1: read the chunk\n"
+            f"- step {index}.2: append it to the document\n"
+            f"- step {index}.3: paint what is visible\n\n"
+            "```python\n"
+            f"def part_{index}(tokens: int) -> float:\n"
+            "    return tokens / 1000.0\n"
+            "```\n\n"
+        )
+        sections.append(section)
+        count += len(section.split())
+    return "".join(sections)

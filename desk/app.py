@@ -24,14 +24,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
 
-from textual import constants, on
+from textual import constants, events, on
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.driver import Driver
 from textual.screen import Screen
 
-from agent.stops import StopRequest, Surface
 from desk.activity_messages import (
     ConsoleCommandEnded,
     ConsoleOutputArrived,
@@ -58,6 +57,7 @@ from desk.screens.help_screen import HelpScreen
 from desk.server_facts import api_key_of, fetch_in_background
 from desk.slash import console_slash_commands
 from desk.startup import Startup
+from desk.stop_key import StopKey
 from desk.user_config import config_path_shown
 from desk.widgets import StatusBar, Transcript
 from desk.widgets.session_view import SessionView
@@ -80,6 +80,7 @@ class DeskApp(App[int]):
             ESC byte waits before it is the Esc key).
         handle_signals: handle SIGTERM and SIGHUP as a system quit while the app runs.
         startup: resume or new session, and the start-up notice.
+        stop_key: the key that stops the running turn (Esc by default; Ctrl+C stops too).
     """
 
     CSS_PATH = APP_CSS
@@ -89,7 +90,6 @@ class DeskApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+b", "toggle_sessions", "Sessions", priority=True),
         Binding("f2", "toggle_console", "Console", priority=True),
-        Binding("escape", "stop", "Stop", priority=True),
         Binding("ctrl+c", "stop_or_quit", "Stop / quit", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("f1", "help", "Help"),
@@ -109,12 +109,16 @@ class DeskApp(App[int]):
         escape_delay_ms: int | None = None,
         handle_signals: bool = True,
         startup: Startup | None = None,
+        stop_key: StopKey | None = None,
     ) -> None:
         if escape_delay_ms is not None:
             # Final in Textual, but its parser reads it for every ESC, so setting it works.
             constants.ESCAPE_DELAY = escape_delay_ms / 1000.0  # type: ignore[misc]
         env = dict(os.environ)
         super().__init__()
+        self.stop_key = stop_key or StopKey()
+        """The key that stops the running turn (with Ctrl+C)."""
+        self._bind_stop_key()
         self.gateway = gateway
         """The gateway (injected)."""
         self.connection = connection
@@ -133,6 +137,7 @@ class DeskApp(App[int]):
             clock=clock,
             format_receipt=receipt_formatter,
             startup=startup or Startup(),
+            stop_key=self.stop_key,
             turn_ended=self._bridge.turn_ended,
             running_turn_of=self._bridge.running_turn,
             mount_view=self._mount_view,
@@ -142,6 +147,21 @@ class DeskApp(App[int]):
         """The controllers, one per concern."""
 
     # -- set-up --------------------------------------------------------------------------------
+
+    def _bind_stop_key(self) -> None:
+        """Bind the stop key where the footer lists it: right after F2 (Console)."""
+        key = self.stop_key.key
+        shown = f"{key} {key}" if self.stop_key.double else None
+        stop = Binding(key, "stop", "Stop", key_display=shown, priority=True)
+        bindings = self._bindings.key_to_bindings
+        ordered: dict[str, list[Binding]] = {}
+        for name, listed in bindings.items():
+            if name != key:  # the stop key wins over what the app binds it to otherwise
+                ordered[name] = listed
+            if name == "f2":
+                ordered[key] = [stop]
+        bindings.clear()
+        bindings.update(ordered)
 
     def get_driver_class(self) -> type[Driver]:
         """:class:`desk.driver.FastEscapeDriver` on Linux, else Textual's choice.
@@ -237,50 +257,42 @@ class DeskApp(App[int]):
 
     # -- stops ---------------------------------------------------------------------------------
 
-    def stop_from_input_thread(self, key: str) -> bool:
-        """Esc or Ctrl+C straight from the terminal's input thread (see :mod:`desk.driver`).
+    @property
+    def input_stop_keys(self) -> frozenset[str]:
+        """The keys the terminal's input thread offers :meth:`stop_from_input_thread`."""
+        return self.controllers.stops.input_keys
 
-        Thread-safe: it reads a few attributes and calls the gateway, which only schedules the
-        cancel. The UI learns of the stop from the gateway's ``turn.state`` event.
+    def stop_from_input_thread(
+        self, key: str, read_at: float | None = None, key_time: float | None = None
+    ) -> bool:
+        """The stop key or Ctrl+C straight from the terminal's input thread (see
+        :mod:`desk.driver` and :mod:`desk.controllers.stop_keys`).
 
         Args:
-            key: ``escape`` or ``ctrl+c``.
+            key: one of :attr:`input_stop_keys`.
+            read_at: ``time.monotonic()`` when its bytes were read (None: now).
+            key_time: the key event's time (``Message.time``), or None.
 
         Returns:
-            True when a running turn was stopped (the key is consumed); False to let the key
-            reach the app's bindings as usual.
+            True when the key was taken as a stop (consumed); False to let it go on.
         """
-        c = self.controllers
-        if c.console.stop_from_input_thread():  # the console has the focus: cancel its command
-            return True
-        view = c.sessions.view
-        if view is None or c.quit.started:
-            return False
-        session_id, turn_id = view.session_id, view.running_turn
-        if turn_id is None:
-            return False
-        stop = StopRequest.by_user(Surface.DESK_KEY)
-        return self.gateway.session_interrupt(session_id, stop, turn_id=turn_id) is not None
+        read_at = time.monotonic() if read_at is None else read_at
+        return self.controllers.stops.from_input_thread(key, read_at, key_time)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Note when each key was made (a stop it makes counts from then)."""
+        if isinstance(event, events.Key):
+            self.controllers.stops.key_time = event.time
+        await super().on_event(event)
 
     def action_stop(self) -> None:
-        """Esc: stop the running turn; with nothing running, let the key through."""
-        c = self.controllers
-        view = c.sessions.view
-        if c.console.takes_stop_key():  # the console has the focus: cancel its command
-            return
-        if view is not None and c.compression.takes_stop_key(view):  # the panel has the focus
-            return
-        if view is None or c.turns.stop(view, Surface.DESK_KEY) is None:
+        """The stop key: stop the running turn; with nothing running, let the key through."""
+        if not self.controllers.stops.stop_key_pressed():
             raise SkipAction()
 
     def action_stop_or_quit(self) -> None:
-        """Ctrl+C: stop the running turn like Esc; when nothing runs, a second press quits."""
-        c = self.controllers
-        if c.console.takes_stop_key():
-            return
-        view = c.sessions.view
-        stopped = view is not None and c.turns.stop(view, Surface.DESK_KEY) is not None
-        if not stopped and c.quit.confirm_ctrl_c():
+        """Ctrl+C: stop the running turn; when nothing runs, a second press quits."""
+        if self.controllers.stops.ctrl_c_pressed():
             self.action_quit()
 
     # -- quitting ------------------------------------------------------------------------------

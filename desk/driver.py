@@ -9,12 +9,21 @@ with one change: while the parser holds a pending ESC, ``select()`` waits no lon
 the parser's own deadline (``Parser._timeout_time``), so Esc is delivered about
 ``ESCAPE_DELAY`` after the key press (10 ms by default in desk, see :mod:`desk.config`).
 
+A lone ESC byte read on its own, with nothing more readable at once, is the Esc key at once,
+without the escape delay (while the delay is at most :data:`LONE_ESCAPE_MAX_DELAY_S`): a
+terminal writes an escape sequence in one piece, so a read that holds only ESC is the key.
+crossterm (used by Codex and most Rust terminal apps) reads it the same way (``parse_event``
+in ``src/event/sys/unix/parse.rs``: a lone ESC is Esc unless more input is available). A person
+on a link that splits sequences raises ``escdelay``, which turns this off.
+
 Second, a stop key does not queue behind the UI. While a reply streams, the app's message loop
 is busy re-rendering Markdown, and a key posted to it waited there 10-35 ms more (measured at
-200 tokens/s). So the input thread offers Esc and Ctrl+C first to the app's
-:meth:`~TerminalHooks.stop_from_input_thread`, which sends the stop to the gateway right
-there (thread-safe, it only schedules a cancel) and consumes the key when a turn was stopped;
-otherwise the key goes to the app as usual (bindings, modals).
+200 tokens/s), seconds behind a fast stream. So the input thread offers the stop keys
+(:attr:`TerminalHooks.input_stop_keys`) first to the app's
+:meth:`~TerminalHooks.stop_from_input_thread`, with the moment the key's bytes were read
+(``time.monotonic()``): the app sends the stop to the gateway right there (thread-safe, it
+only schedules a cancel) and consumes the key when a turn was stopped; otherwise the key goes
+to the app as usual (bindings, modals).
 
 Third, a terminal that goes away (window closed, ssh dropped) ends desk through its normal
 quit path instead of hanging it. Reading a hung-up terminal gives end-of-file (or EIO), which
@@ -25,17 +34,19 @@ Textual's output thread and left the next write blocked for ever on its full que
 file drops writes once the terminal is gone (:class:`HangupSafeOutput`).
 
 The loop below follows ``LinuxDriver.run_input_thread`` of Textual 8.2.8 (pinned); only the
-``select()`` timeout and the handling of a hung-up terminal differ.
+``select()`` timeout, the lone ESC, the read times and the handling of a hung-up terminal
+differ.
 """
 
 from __future__ import annotations
 
 import os
 import selectors
+import time
 from codecs import getincrementaldecoder
-from typing import IO, TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from typing import IO, TYPE_CHECKING, Protocol, runtime_checkable
 
-from textual import events
+from textual import constants, events
 from textual._loop import loop_last
 from textual._parser import ParseError
 from textual._time import get_time
@@ -48,6 +59,11 @@ if TYPE_CHECKING:
 
 IDLE_WAIT_S = 0.1
 """Longest ``select()`` wait, in seconds, when no escape sequence is pending (as Textual)."""
+
+LONE_ESCAPE_MAX_DELAY_S = 0.010
+"""A read holding only ESC is the Esc key at once while the escape delay is at most this (s)."""
+
+ESC = "\x1b"
 
 
 def input_wait_s(timeout_time: float | None, now: float, idle_wait_s: float = IDLE_WAIT_S) -> float:
@@ -70,13 +86,25 @@ def input_wait_s(timeout_time: float | None, now: float, idle_wait_s: float = ID
 
 @runtime_checkable
 class TerminalHooks(Protocol):
-    """What an app offers the driver's input thread (both called off the UI thread)."""
+    """What an app offers the driver's input thread (called off the UI thread)."""
 
-    def stop_from_input_thread(self, key: str) -> bool:
-        """Stop the running turn for ``key`` (``escape`` or ``ctrl+c``).
+    @property
+    def input_stop_keys(self) -> frozenset[str]:
+        """The keys offered to :meth:`stop_from_input_thread` (read on the input thread)."""
+        ...
+
+    def stop_from_input_thread(
+        self, key: str, read_at: float | None = None, key_time: float | None = None
+    ) -> bool:
+        """Stop the running turn for ``key`` (one of :attr:`input_stop_keys`).
+
+        Args:
+            key: the key.
+            read_at: ``time.monotonic()`` when its bytes were read (None: now).
+            key_time: the key event's own time (``Message.time``), or None.
 
         Returns:
-            True when a turn was stopped (the key is then consumed), else False.
+            True when the key was taken as a stop (it is then consumed), else False.
         """
         ...
 
@@ -136,9 +164,6 @@ class FastEscapeDriver(LinuxDriver):
         size: initial terminal size, or None to detect it.
     """
 
-    STOP_KEYS: ClassVar[frozenset[str]] = frozenset({"escape", "ctrl+c"})
-    """Keys offered to :meth:`TerminalHooks.stop_from_input_thread` first."""
-
     def __init__(
         self,
         app: App[object],
@@ -150,19 +175,26 @@ class FastEscapeDriver(LinuxDriver):
         super().__init__(app, debug=debug, mouse=mouse, size=size)
         if self._file is not None:
             self._file = HangupSafeOutput(self._file)  # type: ignore[assignment]
+        self._read_at = 0.0  # time.monotonic() of the last read that gave bytes
+        hooks = app if isinstance(app, TerminalHooks) else None
+        self._hooks = hooks
+        self._stop_keys = hooks.input_stop_keys if hooks is not None else frozenset[str]()
 
     def process_message(self, message: Message) -> None:
         """Offer stop keys to the app on this (input) thread, then post the rest as usual."""
-        if isinstance(message, events.Key) and message.key in self.STOP_KEYS:
-            app = self._app
-            if isinstance(app, TerminalHooks) and app.stop_from_input_thread(message.key):
-                return
+        hooks = self._hooks
+        if (
+            hooks is not None
+            and isinstance(message, events.Key)
+            and message.key in self._stop_keys
+            and hooks.stop_from_input_thread(message.key, self._read_at, message.time)
+        ):
+            return
         super().process_message(message)
 
     def _terminal_closed(self) -> None:
-        app = self._app
-        if isinstance(app, TerminalHooks):
-            app.terminal_closed()
+        if self._hooks is not None:
+            self._hooks.terminal_closed()
 
     def run_input_thread(self) -> None:
         """Wait for input and dispatch events (see the module docstring for the change)."""
@@ -178,6 +210,11 @@ class FastEscapeDriver(LinuxDriver):
 
         decode = getincrementaldecoder("utf-8")().decode
         read = os.read
+        monotonic = time.monotonic
+
+        def lone_escape_now() -> bool:
+            # Only ESC was read and nothing more waits: the Esc key (see the module docstring).
+            return constants.ESCAPE_DELAY <= LONE_ESCAPE_MAX_DELAY_S and not selector.select(0)
 
         def process_selector_events(
             selector_events: list[tuple[selectors.SelectorKey, int]],
@@ -186,6 +223,7 @@ class FastEscapeDriver(LinuxDriver):
             for last, (_selector_key, mask) in loop_last(selector_events):
                 if mask & event_read:
                     data = read(fileno, 1024 * 4)
+                    self._read_at = monotonic()
                     if not data:
                         if self.input_tty and not final:
                             raise EOFError  # a terminal at end of file has hung up
@@ -193,6 +231,12 @@ class FastEscapeDriver(LinuxDriver):
                     unicode_data = decode(data, final=final and last)
                     for event in feed(unicode_data):
                         self.process_message(event)
+                    if (
+                        unicode_data == ESC
+                        and parser._timeout_time is not None
+                        and lone_escape_now()
+                    ):
+                        parser._timeout_time = get_time()  # tick() below delivers it
             for event in tick():
                 self.process_message(event)
 

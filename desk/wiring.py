@@ -26,12 +26,14 @@ from desk.controllers.palette import PaletteController
 from desk.controllers.queue import QueueController
 from desk.controllers.quit import QuitController
 from desk.controllers.sessions import SessionsController
+from desk.controllers.stop_keys import StopKeysController
 from desk.controllers.themes import ThemeController
 from desk.controllers.tool_calls import ToolCallsController
 from desk.controllers.turns import TurnsController
 from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter
 from desk.startup import Startup
+from desk.stop_key import StopKey
 from desk.widgets.compression_panel import CompressionPanel
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.prompt_input import PromptInput
@@ -103,6 +105,7 @@ def build_controllers(
     clock: Clock,
     format_receipt: ReceiptFormatter,
     startup: Startup,
+    stop_key: StopKey,
     turn_ended: Callable[[str], bool],
     running_turn_of: Callable[[str], str | None],
     mount_view: Callable[[str], Awaitable[SessionView]],
@@ -120,6 +123,7 @@ def build_controllers(
         clock: the clock of elapsed times and of the Ctrl+C double press.
         format_receipt: how stop receipts read.
         startup: resume or new session, and the start-up notice.
+        stop_key: the key that stops the running turn.
         turn_ended: True once a turn's ``message.complete`` was posted (the bridge).
         running_turn_of: the turn running now in a session (the bridge).
         mount_view: makes and mounts a session's view (the app).
@@ -164,42 +168,56 @@ def build_controllers(
         run_action=app.run_action,
         notify=notify,
     )
+    compression = CompressionController(
+        gateway,
+        panel=widgets.compression_panel,
+        status=status,
+        turns=turns,
+        queue=queue,
+        gauge=gauge,
+        set_timer=app.set_timer,
+        notify=notify,
+        focus_prompt=focus_prompt,
+    )
+    console = ConsoleController(
+        gateway,
+        panel=widgets.console_panel,
+        status=status,
+        turns=turns,
+        show_session=lambda session_id: sessions.show(session_id, []),
+        open_sessions=sessions.open_sidebar,
+        notify=notify,
+    )
+    quit = QuitController(
+        gateway,
+        status=status,
+        prompt=widgets.prompt,
+        clock=clock,
+        set_timer=app.set_timer,
+        exit=app.exit,
+        shutdown_finished=shutdown_finished,
+    )
+    stops = StopKeysController(
+        gateway,
+        stop_key=stop_key,
+        turns=turns,
+        console=console,
+        compression=compression,
+        sessions=sessions,
+        quit=quit,
+        running_turn_of=running_turn_of,
+    )
     return DeskControllers(
         turns=turns,
         queue=queue,
         tools=ToolCallsController(gateway, clock=clock, notify=notify, focus_prompt=focus_prompt),
-        compression=CompressionController(
-            gateway,
-            panel=widgets.compression_panel,
-            status=status,
-            turns=turns,
-            queue=queue,
-            gauge=gauge,
-            set_timer=app.set_timer,
-            notify=notify,
-            focus_prompt=focus_prompt,
-        ),
-        console=ConsoleController(
-            gateway,
-            panel=widgets.console_panel,
-            status=status,
-            turns=turns,
-            show_session=lambda session_id: sessions.show(session_id, []),
-            open_sessions=sessions.open_sidebar,
-            notify=notify,
-        ),
+        compression=compression,
+        console=console,
         sessions=sessions,
         gauge=gauge,
         themes=themes,
         palette=palette,
         export=ExportController(model=lambda: palette.model),
-        quit=QuitController(
-            gateway,
-            status=status,
-            prompt=widgets.prompt,
-            clock=clock,
-            set_timer=app.set_timer,
-            exit=app.exit,
-            shutdown_finished=shutdown_finished,
-        ),
+        quit=quit,
+        stops=stops,
     )

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from desk.controllers.queue import QueueController
     from desk.controllers.quit import QuitController
     from desk.controllers.sessions import SessionsController
+    from desk.controllers.stop_keys import StopKeysController
     from desk.controllers.themes import ThemeController
     from desk.controllers.tool_calls import ToolCallsController
     from desk.controllers.turns import TurnsController
@@ -42,6 +43,7 @@ class DeskControllers:
         palette: the command palette and the model choice (:mod:`desk.controllers.palette`).
         export: ``/export`` (:mod:`desk.controllers.export`).
         quit: quitting (:mod:`desk.controllers.quit`).
+        stops: the stop keys, from the input thread and the UI (:mod:`desk.controllers.stop_keys`).
     """
 
     turns: TurnsController
@@ -55,3 +57,4 @@ class DeskControllers:
     palette: PaletteController
     export: ExportController
     quit: QuitController
+    stops: StopKeysController

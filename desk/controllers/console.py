@@ -26,6 +26,7 @@ from agent.stops import StopRequest, Surface
 from desk.controllers.ports import Notify
 from desk.controllers.turns import TurnsController
 from desk.receipts import format_elapsed
+from desk.stop_key import key_stop
 from desk.tool_text import stopped_text
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.status_bar import StatusBar
@@ -211,33 +212,37 @@ class ConsoleController:
         """
         return self._cancel(self._running_ids)
 
-    def _cancel(self, command_ids: tuple[str, ...]) -> int:
-        stop = StopRequest.by_user(Surface.CONSOLE_CANCEL)
+    def _cancel(self, command_ids: tuple[str, ...], read_at: float | None = None) -> int:
+        surface = Surface.CONSOLE_CANCEL
+        stop = StopRequest.by_user(surface) if read_at is None else key_stop(read_at, surface)
         return sum(self._gateway.console_cancel(command_id, stop) for command_id in command_ids)
 
-    def takes_stop_key(self) -> bool:
-        """Esc / Ctrl+C on the UI thread: cancel the console's commands if it has the focus.
+    def takes_stop_key(self, read_at: float | None = None) -> bool:
+        """A stop key on the UI thread: cancel the console's commands if it has the focus.
+
+        Args:
+            read_at: ``time.monotonic()`` when the key was read (None: now).
 
         Returns:
             True when the key cancelled console commands (the turn is left alone).
         """
-        if not (self._focused and self._running_ids):
+        running = self._running_ids
+        if not (self._focused and running):
             return False
-        self.cancel_all()
+        self._cancel(running, read_at)
         return True
 
-    def stop_from_input_thread(self) -> bool:
-        """Esc / Ctrl+C on the terminal's input thread (thread-safe: reads two attributes).
+    def stop_from_input_thread(self, read_at: float | None = None) -> bool:
+        """A stop key on the terminal's input thread (thread-safe: reads two attributes).
+
+        Args:
+            read_at: ``time.monotonic()`` when the key was read (None: now).
 
         Returns:
             True when the console has the focus and commands ran: they were cancelled and the
             key is consumed.
         """
-        running = self._running_ids
-        if not (self._focused and running):
-            return False
-        self._cancel(running)
-        return True
+        return self.takes_stop_key(read_at)
 
     def focus_moved(self, focused: Widget | None) -> None:
         """The focus moved to ``focused``: note whether it is inside the panel."""

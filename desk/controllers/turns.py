@@ -18,6 +18,7 @@ from textual.widgets import Button
 from agent.stops import StopRequest, Surface
 from desk.controllers.ports import Notify
 from desk.receipts import ReceiptFormatter, format_failure
+from desk.stop_key import EarlyStop, key_stop
 from desk.widgets.status_bar import Clock, StatusBar
 from tui_gateway.events import (
     MessageComplete,
@@ -82,6 +83,8 @@ class TurnsController:
         self._turn_ended = turn_ended
         self._refresh_bindings = refresh_bindings
         self._notify = notify
+        self.early_stop = EarlyStop()
+        """A stop key read before the prompt it was meant for reached the gateway."""
 
     # -- what the status bar and the Stop button show ------------------------------------------
 
@@ -111,18 +114,33 @@ class TurnsController:
 
     # -- in and out ----------------------------------------------------------------------------
 
-    def send(self, view: SessionView, text: str) -> SubmitResult | None:
+    def send(
+        self, view: SessionView, text: str, enter_time: float | None = None
+    ) -> SubmitResult | None:
         """Send a prompt (not a command) for the view's session.
+
+        A stop key read after the Enter that sent it, while nothing ran yet, stops its turn
+        at once (:class:`desk.stop_key.EarlyStop`).
+
+        Args:
+            view: the session shown.
+            text: the prompt.
+            enter_time: when the Enter that sent it was made (``Message.time``), or None.
 
         Returns:
             what the gateway did with it (run now or queued); None when it refused it (a toast
             says why, and the text stays in the prompt box).
         """
         try:
-            return self._gateway.prompt_submit(view.session_id, text)
+            result = self._gateway.prompt_submit(view.session_id, text)
         except GatewayError as exc:
+            self.early_stop.take(None)
             self._notify(exc.message, title="Prompt not sent", severity="error")
             return None
+        early = self.early_stop.take(enter_time)
+        if early is not None and not result.queued:
+            self._gateway.session_interrupt(view.session_id, early, turn_id=result.turn_id)
+        return result
 
     async def show_sent(self, view: SessionView, text: str, result: SubmitResult) -> None:
         """Show a prompt the gateway took: running, or queued behind the running turn."""
@@ -133,15 +151,20 @@ class TurnsController:
         else:
             self.set_running(view, result.turn_id)
 
-    def stop(self, view: SessionView, surface: Surface) -> str | None:
-        """Hard-stop the view's running turn as the person.
+    def stop(self, view: SessionView, surface: Surface, read_at: float | None = None) -> str | None:
+        """Hard-stop the view's running turn (or, when it shows none, what runs) as the person.
+
+        Args:
+            view: the session shown.
+            surface: ``desk.key`` or ``desk.button``.
+            read_at: ``time.monotonic()`` when the key or click was read (None: now); the
+                stop receipt counts from then.
 
         Returns:
             the stopped turn's id, or None when nothing ran.
         """
-        stopped = self._gateway.session_interrupt(
-            view.session_id, StopRequest.by_user(surface), turn_id=view.running_turn
-        )
+        stop = StopRequest.by_user(surface) if read_at is None else key_stop(read_at, surface)
+        stopped = self._gateway.session_interrupt(view.session_id, stop, turn_id=view.running_turn)
         if stopped is not None and stopped == view.running_turn:
             self.set_stopping()
         return stopped

@@ -47,10 +47,10 @@ class DeskScreen(Screen[None]):
             return
         text = message.text.lstrip("\n").rstrip()  # stray blank lines around it mean nothing
         if text and not c.quit.started:
-            await self._submitted(view, text)
+            await self._submitted(view, text, message.key_time)
         c.queue.renumber(view)
 
-    async def _submitted(self, view: SessionView, text: str) -> None:
+    async def _submitted(self, view: SessionView, text: str, key_time: float | None) -> None:
         c, prompt = self._controllers, self._widgets.prompt
         if await self._run_command(view, text):
             prompt.clear()
@@ -59,7 +59,7 @@ class DeskScreen(Screen[None]):
         if unknown is not None:  # a mistyped command is never sent to the model
             await view.add_note(f"unknown command {unknown} — F1 lists the commands", error=True)
             return
-        result = c.turns.send(view, text)
+        result = c.turns.send(view, text, key_time)
         if result is not None:
             prompt.clear()
             await c.turns.show_sent(view, text, result)

@@ -61,12 +61,16 @@ class PromptInput(TextArea):
 
         Args:
             text: the prompt box's text.
+            key_time: when the Enter key was made (``Message.time``), or None when no key
+                sent it.
         """
 
-        def __init__(self, text: str) -> None:
+        def __init__(self, text: str, key_time: float | None = None) -> None:
             super().__init__()
             self.text = text
             """The prompt box's text."""
+            self.key_time = key_time
+            """When the Enter key was made, or None."""
 
     def __init__(self, *, id: str | None = None, placeholder: str = "") -> None:
         super().__init__(
@@ -106,7 +110,7 @@ class PromptInput(TextArea):
         if event.key in self.SUBMIT_KEYS:
             event.stop()
             event.prevent_default()
-            self.action_submit()
+            self.action_submit(event.time)
         elif event.key in self.NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
@@ -118,13 +122,17 @@ class PromptInput(TextArea):
         else:
             await super()._on_key(event)
 
-    def action_submit(self) -> None:
-        """Send the text to whoever listens (the app), and remember it."""
+    def action_submit(self, key_time: float | None = None) -> None:
+        """Send the text to whoever listens (the app), and remember it.
+
+        Args:
+            key_time: when the Enter key that sends it was made, or None.
+        """
         self._reset_completion()
         if self._hints is not None:
             self._hints.hide()  # the command is sent; an edit shows it again
         self.prompt_history.add(self.text)
-        self.post_message(self.Submitted(self.text))
+        self.post_message(self.Submitted(self.text, key_time))
 
     # -- slash completion ---------------------------------------------------------------------
 

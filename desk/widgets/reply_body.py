@@ -150,6 +150,7 @@ class ReplyBody(Widget):
         self._sealed: list[str] = []
         self._tail = ""
         self._fence: str | None = None  # the code fence the live tail starts inside
+        self._flowing = False  # the live tail goes on with a paragraph cut above
         self._make = markdown_for(self)
         self.streaming = True
         """True until :meth:`end_stream`: sealed pieces wait for a paint to render."""
@@ -193,6 +194,8 @@ class ReplyBody(Widget):
             self._tail, cuts, open_fence=self._fence, everything=everything
         )
         self._sealed.extend(piece.text for piece in pieces)
+        if pieces:
+            self._flowing = pieces[-1].flows_on
         sealed = self.sealed
         sealed.add(pieces)
         sealed.set_class(not sealed.texts, "-empty")
@@ -216,7 +219,8 @@ class ReplyBody(Widget):
         markdown = live_markdown(self._tail, self._fence)
         live.update(self._make(markdown) if not blank else "", trim_top=joined)
         live.set_class(blank, "-blank")
-        self.set_class(not blank and bool(self._sealed) and not joined, "-gap")
+        gap = not blank and bool(self._sealed) and not joined and not self._flowing
+        self.set_class(gap, "-gap")
 
     def end_stream(self) -> None:
         """The reply is done: the tail is sealed too, and every piece now settles soon."""
@@ -232,6 +236,6 @@ class ReplyBody(Widget):
             sealed = self.sealed
             sealed.clear()
             sealed.add_class("-empty")
-        self._sealed, self._tail, self._fence = [], text, None
+        self._sealed, self._tail, self._fence, self._flowing = [], text, None, False
         self._seal(everything=not self.streaming)
         self._draw_live()

@@ -94,7 +94,7 @@ class _Piece:
 
 class SealedMarkdown(Widget):
     """Finished Markdown pieces, one blank row between two (none between the halves of a cut
-    code block), rendered lazily.
+    code block or paragraph), rendered lazily.
 
     Args:
         make: turns a piece's Markdown into a renderable (e.g. Rich Markdown).
@@ -201,7 +201,8 @@ class SealedMarkdown(Widget):
         gap = 0
         for piece in self._pieces:
             starts.append(row)
-            gap = 0 if piece.piece.joined_below else 1  # a blank row between two pieces
+            # A blank row between two pieces; none inside a cut code block or paragraph.
+            gap = 0 if piece.piece.joined_below or piece.piece.flows_on else 1
             row += piece.rows(width) + gap
         starts.append(row - gap)
         self._starts = starts

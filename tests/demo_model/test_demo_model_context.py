@@ -167,6 +167,20 @@ def test_one_endless_paragraph(demo: DemoModelServer, client: httpx.Client) -> N
     assert exact["choices"][0]["message"]["content"] == "pong"
 
 
+@pytest.mark.parametrize("shape", ["lines", "document"])
+def test_endless_lines_and_documents(
+    demo: DemoModelServer, client: httpx.Client, shape: str
+) -> None:
+    demo.configure(reply_shape=shape, max_tokens=300)
+    stream = post_stream(client, chat("tell me about anything"))
+    assert stream.finish_reasons == ["length"]
+    assert len(tokenize(stream.content)) == 300
+    if shape == "lines":  # soft breaks only: one paragraph
+        assert stream.content.count("\n") >= 20 and "\n\n" not in stream.content
+    else:
+        assert "## Part 2" in stream.content and "```python" in stream.content
+
+
 def test_flushing_each_token_streams_the_same_reply(
     demo: DemoModelServer, client: httpx.Client
 ) -> None:
