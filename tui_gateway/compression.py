@@ -16,14 +16,11 @@ from agent.compression import CompressionProgress, CompressionStatus, Compressor
 from agent.compression.backend import CompressionBackend, MemoryBackend, StoreBackend
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
-from agent.provider.window import probe_context_window
+from agent.provider.window import learn_context_window
 from agent.store import SessionStore, StoreError
 from agent.tokens import estimate_tokens
 from tui_gateway.events import CompressionComplete, CompressionProgressed, Payload, StopReceipt
 from tui_gateway.state import Session, Turn
-
-DEFAULT_WINDOW = 8192
-"""Context window assumed when neither the server nor the configuration says (tokens)."""
 
 
 class SessionCompression:
@@ -59,7 +56,7 @@ class SessionCompression:
         """The context window in tokens (asked of the server once, then cached)."""
         with self._window_lock:
             if self._window is None:
-                self._window = probe_context_window(provider) or DEFAULT_WINDOW
+                self._window = learn_context_window(provider).tokens
             return self._window
 
     def backend(self, session: Session) -> CompressionBackend:
