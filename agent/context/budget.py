@@ -3,7 +3,7 @@
 A request fits when its prompt (by the session's calibrated count), a headroom for the count's
 error, and the room kept for the reply are all inside the window. The headroom is 3 % of the
 prompt plus 8 tokens once the server has counted something for the session, 15 % plus 16
-before. The reply keeps at least a quarter of the window, at most 1,024 tokens (at least 64);
+before. The reply keeps at least an eighth of the window, at most 1,024 tokens (at least 64);
 ``max_tokens`` is then set to what is left, so that the reply cannot run past the window
 (left unset when more than 4,096 tokens are left and nothing else caps it: some servers refuse
 a ``max_tokens`` above the model's own output limit).
@@ -23,7 +23,7 @@ from agent.provider.window import ContextWindow, WindowSource
 from agent.tokens import RequestSize, request_size
 
 MAX_REPLY_RESERVE = 1024
-"""Most tokens kept for the reply (a quarter of the window below 4,096)."""
+"""Most tokens kept for the reply (an eighth of the window below 8,192)."""
 
 MIN_REPLY_RESERVE = 64
 """Fewest tokens kept for the reply."""
@@ -69,8 +69,9 @@ class RequestFit:
 
 
 def reply_reserve(window: int) -> int:
-    """The least room kept for a reply in a window of ``window`` tokens."""
-    return max(MIN_REPLY_RESERVE, min(MAX_REPLY_RESERVE, window // 4))
+    """The least room kept for a reply in a window of ``window`` tokens (an eighth of it,
+    within `MIN_REPLY_RESERVE` and `MAX_REPLY_RESERVE`)."""
+    return max(MIN_REPLY_RESERVE, min(MAX_REPLY_RESERVE, window // 8))
 
 
 def headroom(prompt_tokens: int, *, measured: bool) -> int:
@@ -78,6 +79,18 @@ def headroom(prompt_tokens: int, *, measured: bool) -> int:
     if measured:
         return math.ceil(prompt_tokens * 0.03) + 8
     return math.ceil(prompt_tokens * 0.15) + 16
+
+
+def largest_prompt(window: int, *, measured: bool) -> int:
+    """The largest prompt (tokens) that fits a window of ``window`` tokens with its headroom
+    and the reply's reserve (0 when none does)."""
+    share, fixed = (0.03, 8) if measured else (0.15, 16)
+    prompt = max(0, int((window - reply_reserve(window) - fixed - 1) / (1 + share)))
+    while (
+        prompt > 0 and prompt + headroom(prompt, measured=measured) + reply_reserve(window) > window
+    ):
+        prompt -= 1
+    return prompt
 
 
 class ContextBudget:

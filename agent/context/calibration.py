@@ -117,6 +117,11 @@ class TokenCalibration:
         """The estimated tokens of the request sending ``messages`` with ``tools``."""
         return self.tokens(request_size(messages, tools))
 
+    def costs(self, messages: Sequence[ChatMessage]) -> list[int]:
+        """The estimated tokens of each message in a request, framing included (one pass)."""
+        ratio = self.chars_per_token
+        return [math.ceil(message_chars(m) / ratio) + MESSAGE_OVERHEAD_TOKENS for m in messages]
+
     def message_tokens(self, message: ChatMessage) -> int:
         """The estimated tokens of one message in a request, framing included."""
         return self.tokens(RequestSize(message_chars(message), 1))

@@ -18,25 +18,35 @@ KEEP_CHARS = 2000
 """Characters a cut tool output keeps by default (head and tail together)."""
 
 _NOTE = "\n\n[... {count:,} characters of this output left out to fit the context window ...]\n\n"
+_SHORT_NOTE = " [... {count:,} characters left out ...] "
+SHORT_BELOW = 600
+"""Below this many kept characters the note is the short one."""
+
+
+def note_chars(keep_chars: int) -> int:
+    """About how many characters the note of a cut keeping ``keep_chars`` takes."""
+    return len(_SHORT_NOTE if keep_chars < SHORT_BELOW else _NOTE) + 4
 
 
 def cut_middle(text: str, keep_chars: int) -> str:
     """``text`` with its middle replaced by a note, keeping about ``keep_chars`` characters.
 
     Three fifths of what is kept is the head, two fifths the tail; text no longer than
-    ``keep_chars`` plus the note is returned whole.
+    ``keep_chars`` plus the note is returned whole. Below `SHORT_BELOW` kept characters the
+    note is a short one.
 
     Args:
         text: any text.
         keep_chars: characters to keep (at least 2).
     """
     keep = max(2, keep_chars)
-    if len(text) <= keep + len(_NOTE) + 8:
+    note = _SHORT_NOTE if keep < SHORT_BELOW else _NOTE
+    if len(text) <= keep + len(note) + 8:
         return text
     head = keep * 3 // 5
     tail = keep - head
     left_out = len(text) - head - tail
-    return text[:head] + _NOTE.format(count=left_out) + text[len(text) - tail :]
+    return text[:head] + note.format(count=left_out) + text[len(text) - tail :]
 
 
 def shrink_tool_results(
