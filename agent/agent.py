@@ -165,6 +165,22 @@ class Agent:
         with self._lock:
             return self._stop
 
+    def carry_over(self) -> None:
+        """Ready the agent to run its turn once more (a retry) without losing a stop.
+
+        A hard stop that arrived after the last outcome was fixed (recorded as late) is kept
+        as the next run's stop, so the retry ends on entry instead of forgetting it; one that
+        arrives from now on is booked against the retry as usual. Call it between two runs
+        of the same turn, never while one runs.
+        """
+        with self._lock:
+            if self._state != _DONE:
+                return
+            if self._stop is None and self._late:
+                self._stop = self._late[0]
+            self._late = []
+            self._state = _IDLE
+
     def _set_connection(self, connection: ProviderConnection | None) -> None:
         with self._lock:
             self._connection = connection

@@ -119,6 +119,8 @@ class Compressor:
         focus: what the summary should keep in view (``/compress FOCUS``).
         manual: True for ``/compress``: ignores the cooldown (a failure still arms it).
         lease_ttl_s: lease lifetime in seconds, renewed while the summary streams.
+        started_at: ``time.monotonic()`` the progress's ``elapsed_s`` counts from (the turn's
+            start, so a frontend's panel and status bar agree); now when None.
         clock: unix seconds now.
     """
 
@@ -137,6 +139,7 @@ class Compressor:
         focus: str | None = None,
         manual: bool = False,
         lease_ttl_s: float = 120.0,
+        started_at: float | None = None,
         ladder: CooldownLadder | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -157,7 +160,7 @@ class Compressor:
         self._ladder = ladder or CooldownLadder()
         self._clock = clock
         self._holder = f"desk-{uuid.uuid4().hex[:12]}"
-        self._started = time.monotonic()
+        self._started = started_at if started_at is not None else time.monotonic()
         self._tokens_out = 0
         self._last_renew = 0.0
         self._budget = 0

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.context.calibration import TokenCalibration
-from agent.context.shape import NO_RESULT, well_formed
+from agent.context.shape import NO_REPLY, NO_RESULT, well_formed
 from agent.context.shrink import KEEP_CHARS, note_chars
 from agent.provider.types import ChatMessage
 from agent.tokens import MESSAGE_OVERHEAD_TOKENS
@@ -149,7 +149,8 @@ class _Planner:
 
     def repairs(self, start: int, end: int) -> int:
         """Tokens the request adds for ``[start, end)`` when built (results of calls a crash
-        left unanswered, see :mod:`agent.context.shape`): a summary saves them too."""
+        left unanswered, the note after tool results a user message follows; see
+        :mod:`agent.context.shape`): a summary saves them too."""
         messages, missing = self.messages, 0
         for i in range(start, end):
             if messages[i].role == "assistant" and messages[i].tool_calls:
@@ -159,7 +160,15 @@ class _Planner:
                     answered.add(messages[j].tool_call_id)
                     j += 1
                 missing += len({c.id for c in messages[i].tool_calls} - answered)
-        return missing * (math.ceil(len(NO_RESULT) / self.ratio) + MESSAGE_OVERHEAD_TOKENS)
+        added = missing * (math.ceil(len(NO_RESULT) / self.ratio) + MESSAGE_OVERHEAD_TOKENS)
+        sent = [i for i in range(start, end) if not messages[i].unsent]
+        last = messages[sent[-1]] if sent else None
+        in_results = last is not None and (last.role == "tool" or bool(last.tool_calls))
+        after = next((m for m in messages[end:] if not m.unsent), None)
+        prompt_next = after is None or after.role == "user"
+        if in_results and prompt_next:
+            added += math.ceil(len(NO_REPLY) / self.ratio) + MESSAGE_OVERHEAD_TOKENS
+        return added
 
     def rendered(self, index: int) -> int:
         """Tokens of a middle message as the summary call reads it (tool outputs cut)."""

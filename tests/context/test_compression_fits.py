@@ -79,7 +79,8 @@ def test_every_request_after_a_compression_fits(
     best = well_formed([history[0], ChatMessage("user", shortest), prompt])
     possible = budget.fit(best, TOOLS).fits  # the shortest summary of all but the system prompt
     if plan.empty:
-        assert not possible, "nothing planned although the request could be made to fit"
+        shape = [(m.role, len(m.content), len(m.tool_calls), m.unsent) for m in history]
+        assert not possible, f"nothing planned though it could fit: {plan} {target} {shape}"
         return
     done = run_rounds(
         history,
