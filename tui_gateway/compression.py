@@ -108,6 +108,8 @@ class SessionCompression:
                 return None  # the prompt alone does not fit: no compression can help
             if not must and not self._should(session, budget, size, weak_after):
                 return None
+            if not any(m.role != "system" for m in history):
+                return None  # nothing but the system prompt: nothing to compress, say nothing
 
         def on_progress(progress: CompressionProgress) -> None:
             self._publish(

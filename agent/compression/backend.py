@@ -179,8 +179,10 @@ class StoreBackend:
 
     def commit(self, session_id: str, attempt: int, holder: str, commit: Commit) -> bool:
         ids = self.store.transcript.active_message_ids(session_id)
-        if len(ids) != commit.history_len:
+        if len(ids) < commit.history_len:
             return False  # the saved transcript is not the one the plan was made on
+        # It may have grown at its end meanwhile (a turn that compresses again after its first
+        # request did not fit has saved its prompt): what is replaced is still the same.
         archive = ids[commit.start : commit.end]
         row = self.store.compressions.commit_compression(
             attempt,

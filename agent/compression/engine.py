@@ -394,7 +394,7 @@ class Compressor:
         after = self._size(history)
         return self._outcome(
             CompressionStatus.COMMITTED,
-            f"compressed {done.end - done.start} messages into a summary",
+            f"compressed {_messages(done.end - done.start)} into a summary",
             after_tokens=after,
             fits=self._fits(after),
             history=history,
@@ -406,3 +406,7 @@ class Compressor:
         return self._outcome(
             CompressionStatus.CANCELLED, "compression cancelled", generation=attempt
         )
+
+
+def _messages(count: int) -> str:
+    return "1 message" if count == 1 else f"{count:,} messages"

@@ -120,9 +120,10 @@ class ContextBudget:
             self._window = window
 
     def learn_from_server(self, tokens: int, detail: str) -> None:
-        """The server named its window (a 400): it wins over anything but a configured one."""
+        """The server named its window refusing a request (a 400): from now on it is the
+        window, even over a configured one (which was evidently wrong for this server)."""
         with self._lock:
-            if self._window.source is not WindowSource.CONFIGURED and tokens > 0:
+            if tokens > 0 and tokens != self._window.tokens:
                 self._window = ContextWindow(tokens, WindowSource.SERVER, detail)
 
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]] = ()) -> int:

@@ -235,7 +235,7 @@ def test_a_request_that_cannot_fit_compresses_first_cooldown_or_not(
 ) -> None:
     d = Desk(provider, tmp_path / "desk.db", compress_threshold=0.75)  # a 4,000-token window
     try:
-        d.store.set_cooldown(d.session, time.time() + 60, 1)
+        d.store.compressions.set_cooldown(d.session, time.time() + 60, 1)
         turn = d.gateway.prompt_submit(d.session, "reply with exactly: made room").turn_id
         assert d.log.complete(turn).text == "made room"
         assert d.outcome(turn, timeout=0).status == "committed"

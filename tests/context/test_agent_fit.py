@@ -39,13 +39,26 @@ def test_near_the_limit_the_server_counts_and_nothing_oversized_goes_out(
 ) -> None:
     strict_2k(demo_server)
     budget = ContextBudget(WINDOW)
-    text = prose(4_900)  # about 1,700 tokens: the estimate cannot tell alone
+    text = prose(6_200)  # about 1,850 tokens: the estimate alone cannot tell
     result = _agent(provider, budget).run_conversation([], text)
     assert budget.tokenize_supported is True
     assert budget.calibration.last is not None
     assert budget.calibration.last.source is CountSource.TOKENIZE
     assert result.exit_reason == "failed(RequestTooLarge)"
     assert demo_server.records.list() == []
+
+
+def test_what_the_server_counts_as_fitting_is_sent(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    strict_2k(demo_server)
+    budget = ContextBudget(WINDOW)
+    text = prose(4_900)  # about 1,450 tokens: too many at 3 characters a token, not in truth
+    assert not budget.fit([ChatMessage("user", text)]).fits
+    result = _agent(provider, budget).run_conversation([], text)
+    assert result.status == "completed", result.error
+    (record,) = demo_server.records.list()
+    assert record.prompt_tokens == server_count(record.messages)
 
 
 def test_max_tokens_keeps_the_reply_inside_the_window(
