@@ -45,6 +45,8 @@ class SessionCompression:
         store: the store, when there is one.
         publish: sends a payload for a session.
         threshold: share of the window that triggers an automatic compression.
+        tools: the tool definitions every request offers (for the ``context.window`` sent
+            before a compression's outcome).
     """
 
     def __init__(
@@ -54,8 +56,10 @@ class SessionCompression:
         publish: Callable[[Session, Payload], None],
         *,
         threshold: float,
+        tools: Sequence[dict[str, Any]] = (),
     ) -> None:
         self.windows = windows
+        self.tools = list(tools)
         self._store = store
         self._publish = publish
         self.threshold = threshold
@@ -177,6 +181,7 @@ class SessionCompression:
         message = outcome.message
         if outcome.status == CompressionStatus.COMMITTED and outcome.history is not None:
             message = self._settle(session, compressor, outcome)
+            self.windows.publish_budget(session, compressor.context, self.tools)
         receipt = None
         stop = outcome.stop
         if stop is not None and outcome.status == CompressionStatus.CANCELLED:

@@ -126,7 +126,12 @@ class SessionWindows:
         tools: Sequence[dict[str, Any]] = (),
     ) -> None:
         """Publish the session's ``context.window`` as it stands (learns the window if needed)."""
-        budget = self.budget(session, provider)
+        self.publish_budget(session, self.budget(session, provider), tools)
+
+    def publish_budget(
+        self, session: Session, budget: ContextBudget, tools: Sequence[dict[str, Any]] = ()
+    ) -> None:
+        """Publish ``context.window`` from the session's budget as it stands."""
         with self._lock:
             self._announced.add(session.session_id)
         with session.lock:

@@ -85,12 +85,12 @@ class Gateway:
         publish = self._events.publish
         self._table = SessionTable(config.max_sessions)
         self._persistence = Persistence(store, publish)
-        self._windows = SessionWindows(config.context_window, publish)
-        compression = SessionCompression(
-            self._windows, store, publish, threshold=config.compress_threshold
-        )
         tools = ToolRegistry(default_tools()) if config.tools else None
         schemas = tools.schemas() if tools is not None else []
+        self._windows = SessionWindows(config.context_window, publish)
+        compression = SessionCompression(
+            self._windows, store, publish, threshold=config.compress_threshold, tools=schemas
+        )
         self.console = Console(
             self,
             self._publish_to,

@@ -205,7 +205,6 @@ class TurnRunner:
         provider = replace(self._config.provider, model=session.model)
         self._fitted.compress(session, turn, provider, manual=True, force=False)
         turn.worker_exited_at = time.monotonic()
-        self._fitted.compression.windows.publish(session, provider, self._fitted.tools)
 
     def _prompt_turn(self, session: Session, turn: Turn) -> None:
         self._publish(session, MessageStart(turn_id=turn.turn_id, prompt=turn.prompt))
@@ -223,6 +222,7 @@ class TurnRunner:
             usage = booked.usage
             if usage is not None:
                 session.last_request_tokens = usage.prompt_tokens + usage.completion_tokens
+        # What the next request carries now (before message.complete, the turn's last event).
         self._fitted.compression.windows.publish(session, provider, self._fitted.tools)
 
 

@@ -227,11 +227,18 @@ class _Planner:
             while head_end < tail_start < n and messages[tail_start].role == "user":
                 tail_start = max(head_end, _keeps_tool_pairs(messages, tail_start - 1))
         chosen = [i for i in singles if i < tail_start]
-        plan = self._finish(head_end, tail_start, max(intended, tail_start), chosen, shape)
+        read = sum(rendered[i] for i in range(head_end, tail_start))  # as the call reads it
+        plan = self._finish(head_end, tail_start, max(intended, tail_start), chosen, shape, read)
         return replace(plan, share_chars=cap_chars) if cap_chars else plan
 
     def _finish(
-        self, head_end: int, tail_start: int, intended: int, singles: list[int], shape: _Shape
+        self,
+        head_end: int,
+        tail_start: int,
+        intended: int,
+        singles: list[int],
+        shape: _Shape,
+        read: int,
     ) -> CompressionPlan:
         costs = self.costs
         tokens_in = sum(costs[head_end:tail_start]) + self.repairs(head_end, tail_start)
@@ -241,8 +248,6 @@ class _Planner:
         marker = math.ceil((len(SUMMARY_MARKER) + 2) / self.ratio) + MESSAGE_OVERHEAD_TOKENS
         if self.target is not None and not shape.usual:
             budget = max(TIGHT_MIN_BUDGET, min(budget, self.target - kept - marker))
-        read = sum(self.rendered(i) for i in range(head_end, tail_start) if i not in singles)
-        read += len(singles) * (self.single_budget + MESSAGE_OVERHEAD_TOKENS)
         room = self.window - TEMPLATE_TOKENS - read - math.ceil(read * 0.15) - 16
         budget = max(TIGHT_MIN_BUDGET, min(budget, room))
         middle = self.messages[head_end:tail_start]
