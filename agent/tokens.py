@@ -42,7 +42,20 @@ def message_chars(message: ChatMessage) -> int:
 
 def tools_chars(tools: Sequence[dict[str, Any]]) -> int:
     """Characters of the tool definitions a request offers (their JSON text)."""
-    return len(json.dumps(list(tools), separators=(",", ":"))) if tools else 0
+    if not tools:
+        return 0
+    key = tuple(id(tool) for tool in tools)
+    found = _TOOLS_CHARS.get(key)
+    if found is None or found[0] != tools:  # the same definitions again (their ids reused)
+        found = (list(tools), len(json.dumps(list(tools), separators=(",", ":"))))
+        if len(_TOOLS_CHARS) > 64:
+            _TOOLS_CHARS.clear()
+        _TOOLS_CHARS[key] = found
+    return found[1]
+
+
+_TOOLS_CHARS: dict[tuple[int, ...], tuple[list[dict[str, Any]], int]] = {}
+"""Tool definitions measured lately: a request offers the same ones every time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +75,9 @@ def request_size(
     messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]] = ()
 ) -> RequestSize:
     """Measure the request that sends ``messages`` offering ``tools``."""
-    chars = sum(message_chars(m) for m in messages) + tools_chars(tools)
+    chars = sum([len(m.content) for m in messages])
+    chars += sum([len(c.name) + len(c.arguments) for m in messages for c in m.tool_calls])
+    chars += tools_chars(tools)
     return RequestSize(chars=chars, messages=len(messages) + (1 if tools else 0))
 
 

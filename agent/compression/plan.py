@@ -18,12 +18,13 @@ still too long for one call is cut at its end, the rest left for a later compres
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.context.calibration import TokenCalibration
-from agent.context.shape import NO_REPLY, NO_RESULT, well_formed
+from agent.context.shape import NO_REPLY, NO_RESULT
 from agent.context.shrink import KEEP_CHARS, note_chars
 from agent.provider.types import ChatMessage
 from agent.tokens import MESSAGE_OVERHEAD_TOKENS
@@ -116,6 +117,8 @@ class _Shape:
 
 
 class _Planner:
+    """Plans over one transcript; everything per message is worked out once, in one pass."""
+
     def __init__(
         self,
         messages: Sequence[ChatMessage],
@@ -127,13 +130,41 @@ class _Planner:
         target: int | None,
     ) -> None:
         self.messages = messages
-        self.costs = costs
         self.window = window
         self.input_limit = input_limit
         self.target = target
         self.cut_chars = int(min(KEEP_CHARS, max(200, input_limit // 6 * chars_per_token)))
         self.single_budget = max(TIGHT_MIN_BUDGET, min(512, input_limit // 6))
         self.ratio = chars_per_token
+        overhead = MESSAGE_OVERHEAD_TOKENS
+        cut = math.ceil((self.cut_chars + note_chars(self.cut_chars)) / chars_per_token)
+        cut += overhead + 8
+        note_result = math.ceil(len(NO_RESULT) / chars_per_token) + overhead
+        self.note_reply = math.ceil(len(NO_REPLY) / chars_per_token) + overhead
+        # A prompt that was never sent is in no request: it costs nothing.
+        self.costs = [0 if m.unsent else c for m, c in zip(messages, costs, strict=True)]
+        self.rendered = list(self.costs)  # as a summary call reads it: long tool outputs cut
+        repairs = [0] * len(messages)
+        roles = [m.role for m in messages]
+        for i in [i for i, role in enumerate(roles) if role == "tool"]:
+            if len(messages[i].content) > self.cut_chars:
+                self.rendered[i] = cut
+        for i in [i for i, m in enumerate(messages) if m.tool_calls]:
+            answered = set()
+            j = i + 1
+            while j < len(messages) and roles[j] == "tool":
+                answered.add(messages[j].tool_call_id)
+                j += 1
+            repairs[i] = len({c.id for c in messages[i].tool_calls} - answered) * note_result
+        self.last_user = (
+            len(roles) - 1 - roles[::-1].index("user") if "user" in roles else len(roles)
+        )
+        self.prefix = [0, *itertools.accumulate(self.costs)]
+        self.repair_prefix = [0, *itertools.accumulate(repairs)]
+
+    def cost(self, start: int, end: int) -> int:
+        """Tokens of ``messages[start:end]``."""
+        return self.prefix[end] - self.prefix[start]
 
     def head_end(self, first_exchange: bool) -> int:
         messages, n = self.messages, len(self.messages)
@@ -151,32 +182,15 @@ class _Planner:
         """Tokens the request adds for ``[start, end)`` when built (results of calls a crash
         left unanswered, the note after tool results a user message follows; see
         :mod:`agent.context.shape`): a summary saves them too."""
-        messages, missing = self.messages, 0
-        for i in range(start, end):
-            if messages[i].role == "assistant" and messages[i].tool_calls:
-                answered = set()
-                j = i + 1
-                while j < len(messages) and messages[j].role == "tool":
-                    answered.add(messages[j].tool_call_id)
-                    j += 1
-                missing += len({c.id for c in messages[i].tool_calls} - answered)
-        added = missing * (math.ceil(len(NO_RESULT) / self.ratio) + MESSAGE_OVERHEAD_TOKENS)
-        sent = [i for i in range(start, end) if not messages[i].unsent]
-        last = messages[sent[-1]] if sent else None
+        messages = self.messages
+        added = self.repair_prefix[end] - self.repair_prefix[start]
+        last_sent = next((i for i in range(end - 1, start - 1, -1) if not messages[i].unsent), None)
+        last = messages[last_sent] if last_sent is not None else None
         in_results = last is not None and (last.role == "tool" or bool(last.tool_calls))
         after = next((m for m in messages[end:] if not m.unsent), None)
-        prompt_next = after is None or after.role == "user"
-        if in_results and prompt_next:
-            added += math.ceil(len(NO_REPLY) / self.ratio) + MESSAGE_OVERHEAD_TOKENS
+        if in_results and (after is None or after.role == "user"):  # the prompt comes next
+            added += self.note_reply
         return added
-
-    def rendered(self, index: int) -> int:
-        """Tokens of a middle message as the summary call reads it (tool outputs cut)."""
-        message = self.messages[index]
-        if message.role == "tool" and len(message.content) > self.cut_chars:
-            chars = self.cut_chars + note_chars(self.cut_chars)
-            return math.ceil(chars / self.ratio) + MESSAGE_OVERHEAD_TOKENS + 8
-        return self.costs[index]
 
     def plan(self, shape: _Shape) -> CompressionPlan:
         messages, costs, n = self.messages, self.costs, len(self.messages)
@@ -189,35 +203,40 @@ class _Planner:
             tail_start -= 1
             used += cost
         if shape.usual:
-            last_user = max((i for i in range(n) if messages[i].role == "user"), default=n)
-            tail_start = min(tail_start, last_user)
+            tail_start = min(tail_start, self.last_user)
         tail_start = _keeps_tool_pairs(messages, max(tail_start, head_end))
         head_end = min(head_end, tail_start)
         intended = tail_start  # what the rounds summarise, if one call cannot read it all
-        rendered = {i: self.rendered(i) for i in range(head_end, tail_start)}
+        rendered = self.rendered[head_end:tail_start]  # rendered[k] is message head_end + k
+        total = sum(rendered)
         singles: list[int] = []
-        if not shape.usual and sum(rendered.values()) > self.input_limit:
-            for i in sorted(rendered, key=lambda i: -rendered[i]):
-                if rendered[i] <= max(self.input_limit // 3, self.single_budget * 2):
-                    break
-                if messages[i].role in ("user", "assistant") and not is_summary(messages[i]):
-                    singles.append(i)
-                    rendered[i] = self.single_budget + MESSAGE_OVERHEAD_TOKENS
-                if sum(rendered.values()) <= self.input_limit:
+        if not shape.usual and total > self.input_limit:
+            floor = max(self.input_limit // 3, self.single_budget * 2)
+            big = [k for k, v in enumerate(rendered) if v > floor]
+            for k in sorted(big, key=lambda k: -rendered[k]):
+                message = messages[head_end + k]
+                if message.role in ("user", "assistant") and not is_summary(message):
+                    singles.append(head_end + k)
+                    total -= rendered[k] - (self.single_budget + MESSAGE_OVERHEAD_TOKENS)
+                    rendered[k] = self.single_budget + MESSAGE_OVERHEAD_TOKENS
+                if total <= self.input_limit:
                     break
         cap_chars = 0
-        if not shape.usual and sum(rendered.values()) > self.input_limit:
+        if not shape.usual and total > self.input_limit:
             # Still too long for one call: every message is read cut to a share of the call,
             # so one round covers the range (the rounds carry on if it still does not).
             per = self.input_limit // max(1, len(rendered))
             cap_chars = int(max(MIN_SHARE, per - MESSAGE_OVERHEAD_TOKENS - 12) * self.ratio)
             read = math.ceil((cap_chars + note_chars(cap_chars)) / self.ratio) + 4
-            for i in rendered:
-                if i not in singles and rendered[i] > read + MESSAGE_OVERHEAD_TOKENS:
-                    rendered[i] = read + MESSAGE_OVERHEAD_TOKENS
+            read += MESSAGE_OVERHEAD_TOKENS
+            chosen_set = set(singles)
+            rendered = [
+                v if v <= read or head_end + k in chosen_set else read
+                for k, v in enumerate(rendered)
+            ]
         spent, end = 0, head_end
-        while end < tail_start and spent + rendered[end] <= self.input_limit:
-            spent += rendered[end]
+        while end < tail_start and spent + rendered[end - head_end] <= self.input_limit:
+            spent += rendered[end - head_end]
             end += 1
         tail_start = max(head_end, _keeps_tool_pairs(messages, end))
         if shape.usual:
@@ -227,8 +246,10 @@ class _Planner:
             while head_end < tail_start < n and messages[tail_start].role == "user":
                 tail_start = max(head_end, _keeps_tool_pairs(messages, tail_start - 1))
         chosen = [i for i in singles if i < tail_start]
-        read = sum(rendered[i] for i in range(head_end, tail_start))  # as the call reads it
-        plan = self._finish(head_end, tail_start, max(intended, tail_start), chosen, shape, read)
+        read_tokens = sum(rendered[: tail_start - head_end])  # as the call reads it
+        plan = self._finish(
+            head_end, tail_start, max(intended, tail_start), chosen, shape, read_tokens
+        )
         return replace(plan, share_chars=cap_chars) if cap_chars else plan
 
     def _finish(
@@ -240,18 +261,19 @@ class _Planner:
         shape: _Shape,
         read: int,
     ) -> CompressionPlan:
-        costs = self.costs
-        tokens_in = sum(costs[head_end:tail_start]) + self.repairs(head_end, tail_start)
-        kept = sum(costs[:head_end]) + sum(costs[intended:])  # once the rounds are done
+        n = len(self.messages)
+        tokens_in = self.cost(head_end, tail_start) + self.repairs(head_end, tail_start)
+        kept = self.cost(0, head_end) + self.cost(intended, n)  # once the rounds are done
         low = MIN_BUDGET if shape.usual else TIGHT_MIN_BUDGET
-        budget = max(low, min(MAX_BUDGET, sum(costs[head_end:intended]) // 3))
+        budget = max(low, min(MAX_BUDGET, self.cost(head_end, intended) // 3))
         marker = math.ceil((len(SUMMARY_MARKER) + 2) / self.ratio) + MESSAGE_OVERHEAD_TOKENS
         if self.target is not None and not shape.usual:
             budget = max(TIGHT_MIN_BUDGET, min(budget, self.target - kept - marker))
         room = self.window - TEMPLATE_TOKENS - read - math.ceil(read * 0.15) - 16
         budget = max(TIGHT_MIN_BUDGET, min(budget, room))
-        middle = self.messages[head_end:tail_start]
-        previous = next((head_end + i for i, m in enumerate(middle) if is_summary(m)), None)
+        previous = next(
+            (i for i in range(head_end, tail_start) if is_summary(self.messages[i])), None
+        )
         after = kept + (budget + marker if tail_start > head_end else 0)
         return CompressionPlan(
             head_end=head_end,
@@ -263,7 +285,7 @@ class _Planner:
             single_budget=self.single_budget,
             cut_chars=self.cut_chars,
             single_chars=int(self.input_limit * self.ratio),
-            tokens_after=after if tail_start > head_end else sum(costs),
+            tokens_after=after if tail_start > head_end else self.cost(0, n),
             tight=not shape.usual,
         )
 
@@ -310,14 +332,17 @@ def plan_compression(
         _Shape(True, min_tail_messages, int(window_tokens * tail_fraction), usual=True)
     )
     # The transcript as the request will carry it (a missing tool result added, and so on).
-    if target_tokens is None or counter.count(well_formed(messages)) <= target_tokens:
+    if (
+        target_tokens is None
+        or planner.cost(0, len(messages)) + planner.repairs(0, len(messages)) <= target_tokens
+    ):
         return usual
     if not usual.empty and usual.tokens_after <= target_tokens:
         return usual
     best = usual
     for first_exchange, min_tail in ((True, 2), (True, 0), (False, 0)):
         head = planner.head_end(first_exchange)
-        room = target_tokens - sum(costs[:head]) - max(TIGHT_MIN_BUDGET, target_tokens // 4)
+        room = target_tokens - planner.cost(0, head) - max(TIGHT_MIN_BUDGET, target_tokens // 4)
         plan = planner.plan(_Shape(first_exchange, min_tail, max(0, room), usual=False))
         if plan.empty:
             continue

@@ -119,8 +119,12 @@ class TokenCalibration:
 
     def costs(self, messages: Sequence[ChatMessage]) -> list[int]:
         """The estimated tokens of each message in a request, framing included (one pass)."""
-        ratio = self.chars_per_token
-        return [math.ceil(message_chars(m) / ratio) + MESSAGE_OVERHEAD_TOKENS for m in messages]
+        ratio, overhead, ceil = self.chars_per_token, MESSAGE_OVERHEAD_TOKENS, math.ceil
+        chars = [len(m.content) for m in messages]
+        for i, m in enumerate(messages):
+            if m.tool_calls:  # rare: a second look only where there are calls
+                chars[i] += sum([len(c.name) + len(c.arguments) for c in m.tool_calls])
+        return [ceil(c / ratio) + overhead for c in chars]
 
     def message_tokens(self, message: ChatMessage) -> int:
         """The estimated tokens of one message in a request, framing included."""

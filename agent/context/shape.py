@@ -52,37 +52,43 @@ def well_formed(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         out.append(messages[0])
         start = 1
     index, n = start, len(messages)
-    while index < n:
+    while index < n:  # one pass; the common message is appended as it is
         message = messages[index]
         index += 1
         if message.unsent:
             continue
-        if message.role == "system":
+        role = message.role
+        if role == "user":
+            if pending_system:
+                text = "\n\n".join([*pending_system, message.content])
+                pending_system.clear()
+                message = ChatMessage("user", text)
+            last = out[-1].role if out else None
+            if last == "user":
+                out[-1] = ChatMessage("user", _join(out[-1].content, message.content))
+                continue
+            if last == "tool":
+                out.append(ChatMessage("assistant", NO_REPLY))
+            out.append(message)
+        elif role == "assistant":
+            if not message.tool_calls and out and out[-1].role == "user":
+                out.append(message)  # the usual reply to the usual prompt
+            else:
+                index = _add_assistant(out, message, messages, index)
+        elif role == "system":
             pending_system.append(message.content)
-            continue
-        if message.role == "user":
-            text = "\n\n".join([*pending_system, message.content])
-            pending_system.clear()
-            _add_user(out, text)
-            continue
-        if message.role == "tool":
-            continue  # a result whose call is not right before it
-        index = _add_assistant(out, message, messages, index)
+        # a tool result whose call is not right before it is left out
     if pending_system:
         _add_user(out, "\n\n".join(pending_system))
     return out
 
 
-def _last_role(out: list[ChatMessage]) -> str | None:
-    return out[-1].role if out else None
-
-
 def _add_user(out: list[ChatMessage], text: str) -> None:
-    role = _last_role(out)
-    if role == "user":
+    last = out[-1].role if out else None
+    if last == "user":
         out[-1] = ChatMessage("user", _join(out[-1].content, text))
         return
-    if role == "tool":
+    if last == "tool":
         out.append(ChatMessage("assistant", NO_REPLY))
     out.append(ChatMessage("user", text))
 
@@ -91,17 +97,16 @@ def _add_assistant(
     out: list[ChatMessage], message: ChatMessage, messages: Sequence[ChatMessage], index: int
 ) -> int:
     """Append an assistant message (and the results of its calls); return the next index."""
-    role = _last_role(out)
+    role = out[-1].role if out else None
     if role in (None, "system"):
         out.append(ChatMessage("user", EARLIER))
     elif role == "assistant":  # a text reply, then another assistant message: one turn
         previous = out.pop()
         message = replace(message, content=_join(previous.content, message.content))
-    clean = replace(message, unsent=False, tool_call_id=None)
-    if not message.tool_calls:
-        out.append(clean)
-        return index
+    clean = message if message.tool_call_id is None else replace(message, tool_call_id=None)
     out.append(clean)
+    if not message.tool_calls:
+        return index
     wanted = list(dict.fromkeys(call.id for call in message.tool_calls))
     results: dict[str, ChatMessage] = {}
     n = len(messages)
