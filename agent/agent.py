@@ -23,25 +23,24 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent.context.budget import ContextBudget
 from agent.events import (
     AgentListener,
-    ModelCallStarted,
-    Retrying,
-    TextDelta,
     ToolCompleted,
     ToolOutput,
     ToolStarted,
     TurnResult,
     TurnTimings,
 )
+from agent.model_call import ModelCall, ModelCallSettings
 from agent.outcome import ExitReason, TurnStatus
 from agent.provider.client import ChatClient
 from agent.provider.connection import ProviderConnection
-from agent.provider.errors import ProviderError, RateLimited, ServerError
-from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
+from agent.provider.errors import ProviderError
+from agent.provider.types import ChatMessage, Completion, ToolCall, Usage
 from agent.scope import current_scope
 from agent.stops import StopRequest, Surface, require_hard
-from agent.stream_batch import DEFAULT_INTERVAL_S, DeltaBatcher
+from agent.stream_batch import DEFAULT_INTERVAL_S
 from agent.tools.base import ToolResult
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
@@ -79,6 +78,10 @@ class Agent:
         delta_interval_s: least time between two ``TextDelta`` events while the stream is
             faster, in seconds (pieces arriving sooner are joined; see
             :class:`agent.stream_batch.DeltaBatcher`); 0 passes on every piece as it arrives.
+        context: the session's context budget: every request is built well formed and checked
+            against the window before it is sent (:mod:`agent.context.request`), and the
+            server's counts calibrate it; None sends requests as built from the transcript,
+            unchecked.
     """
 
     def __init__(
@@ -97,8 +100,10 @@ class Agent:
         max_tokens: int | None = None,
         delta_interval_s: float = DEFAULT_INTERVAL_S,
         workspace: Workspace | None = None,
+        context: ContextBudget | None = None,
     ) -> None:
         self.client = client
+        self.context = context
         self.delta_interval_s = delta_interval_s
         self.listener: AgentListener = listener or _ignore
         self.stream = stream
@@ -159,6 +164,22 @@ class Agent:
         """The first hard stop booked against the current (or last) turn, if any."""
         with self._lock:
             return self._stop
+
+    def carry_over(self) -> None:
+        """Ready the agent to run its turn once more (a retry) without losing a stop.
+
+        A hard stop that arrived after the last outcome was fixed (recorded as late) is kept
+        as the next run's stop, so the retry ends on entry instead of forgetting it; one that
+        arrives from now on is booked against the retry as usual. Call it between two runs
+        of the same turn, never while one runs.
+        """
+        with self._lock:
+            if self._state != _DONE:
+                return
+            if self._stop is None and self._late:
+                self._stop = self._late[0]
+            self._late = []
+            self._state = _IDLE
 
     def _set_connection(self, connection: ProviderConnection | None) -> None:
         with self._lock:
@@ -334,6 +355,7 @@ class Agent:
             messages=added + final,
             partial=partial and bool(reply.content),
             error=error.message if error is not None else None,
+            failure=error,
             usage=reply.usage,
             children_ended=ledger.children_ended,
             iterations=iterations,
@@ -385,56 +407,24 @@ class Agent:
         timings: TurnTimings,
         iteration: int,
     ) -> Completion:
-        def emit(delta: StreamDelta) -> None:
-            self.listener(TextDelta(delta.content, delta.reasoning, delta.pieces))
-
-        batch = DeltaBatcher(emit, asyncio.get_running_loop(), interval_s=self.delta_interval_s)
-
-        def on_delta(delta: StreamDelta) -> None:
-            now = time.monotonic()
-            self._last_activity = now
-            if timings.first_token_at is None:
-                timings.first_token_at = now
-            batch.add(delta)
-
-        def on_chunk() -> None:  # a tool call's pieces are activity too, though no text
+        def touch() -> None:
             self._last_activity = time.monotonic()
 
-        attempt = 0
-        while True:
-            self.listener(ModelCallStarted(iteration=iteration))
-            self._last_activity = time.monotonic()
-            try:
-                tools = self.tools.schemas() if self.tools is not None else ()
-                if self.stream:
-                    try:
-                        return await self.client.stream(
-                            conn,
-                            messages,
-                            on_delta,
-                            tools=tools,
-                            partial=reply,
-                            max_tokens=self.max_tokens,
-                            on_chunk=on_chunk,
-                        )
-                    finally:
-                        batch.flush()  # what is held goes out before any later event
-                got = await self.client.complete(
-                    conn, messages, tools=tools, max_tokens=self.max_tokens
-                )
-                if got.content or got.reasoning:
-                    on_delta(StreamDelta(content=got.content, reasoning=got.reasoning))
-                    batch.flush()
-                return got
-            except (RateLimited, ServerError) as exc:
-                retryable = isinstance(exc, RateLimited) or exc.status == 503
-                if not retryable or attempt >= self.max_retries or reply.content:
-                    raise
-                attempt += 1
-                wait = getattr(exc, "retry_after", None)
-                delay = min(self.max_retry_wait_s, wait if wait is not None else 2.0**attempt)
-                self.listener(Retrying(delay_s=delay, message=exc.message))
-                await asyncio.sleep(delay)
+        call = ModelCall(
+            ModelCallSettings(
+                client=self.client,
+                stream=self.stream,
+                max_retries=self.max_retries,
+                max_retry_wait_s=self.max_retry_wait_s,
+                delta_interval_s=self.delta_interval_s,
+                max_tokens=self.max_tokens,
+                context=self.context,
+                tools=self.tools.schemas() if self.tools is not None else (),
+            ),
+            listener=self.listener,
+            on_activity=touch,
+        )
+        return await call.run(conn, messages, reply, timings, iteration)
 
     async def _watch_inactivity(self, limit_s: float) -> None:
         """Stop the turn as ``inactivity`` once nothing arrived for ``limit_s`` seconds."""

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agent.outcome import ExitReason, TurnStatus
+from agent.provider.errors import ProviderError
 from agent.provider.types import ChatMessage, Usage
 from agent.stops import StopRequest
 
@@ -131,6 +132,8 @@ class TurnResult:
         stop: the first hard stop, when one ended the turn.
         late_stops: hard stops that arrived after the first one (recorded, not booked).
         error: a one-line message for a failed turn.
+        failure: the typed error that failed the turn (e.g. ``RequestTooLarge`` when nothing
+            could be sent, ``ContextOverflow`` with the server's counts), if any.
         usage: the last usage the server reported (tokens).
         timings: measured times.
         children_ended: child processes of the turn's tools that the turn ended.
@@ -146,6 +149,7 @@ class TurnResult:
     stop: StopRequest | None = None
     late_stops: list[StopRequest] = field(default_factory=list)
     error: str | None = None
+    failure: ProviderError | None = None
     usage: Usage | None = None
     timings: TurnTimings | None = None
     children_ended: int = 0

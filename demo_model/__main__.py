@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fault",
         default=None,
-        help="http:<status>, malformed, early_close, drop, no_finish or stall",
+        help="http:<status>, context, malformed, early_close, drop, no_finish or stall",
     )
     parser.add_argument(
         "--fault-after-tokens",

@@ -30,6 +30,7 @@ from .admission import (
     apply_overrides,
     check_api_key,
     check_template,
+    context_size_rejection,
     plan_generation,
     prompt_size,
 )
@@ -45,7 +46,7 @@ from .asgi import (
     send_json,
     send_start,
 )
-from .config import STREAM_FAULTS, DemoConfig, parse_fault
+from .config import CONTEXT_FAULT, STREAM_FAULTS, DemoConfig, parse_fault
 from .records import RecordBook, RequestRecord
 from .replies import Step
 from .slots import SlotPool
@@ -123,6 +124,11 @@ class ChatCompletions:
             await send_json(send, rejection.status, rejection.body, rejection.headers)
             return
         kind, status = parse_fault(exchange.fault)
+        if kind == CONTEXT_FAULT:
+            refusal = context_size_rejection(exchange.prompt_tokens, exchange.config.n_ctx)
+            self._finish(record, "fault", status=400, completed_at=time.monotonic())
+            await send_json(send, refusal.status, refusal.body)
+            return
         if kind == "http" and status is not None:
             self._finish(record, "fault", status=status, completed_at=time.monotonic())
             await self._send_http_fault(send, status)

@@ -25,11 +25,16 @@ SERVER_WIDE_FIELDS: frozenset[str] = frozenset(
 )
 
 
+CONTEXT_FAULT = "context"
+"""The fault that answers llama.cpp's context-size 400 whatever the prompt's size."""
+
+
 def parse_fault(fault: str | None) -> tuple[str | None, int | None]:
     """Split a fault string into its kind and, for HTTP faults, the status code.
 
     Args:
-        fault: ``None``, ``"http:<status>"`` (status 400-599) or one of `STREAM_FAULTS`.
+        fault: ``None``, ``"http:<status>"`` (status 400-599), ``"context"`` or one of
+            `STREAM_FAULTS`.
 
     Returns:
         ``(None, None)`` for no fault, ``("http", status)`` for an HTTP fault, otherwise
@@ -43,10 +48,11 @@ def parse_fault(fault: str | None) -> tuple[str | None, int | None]:
     match = _HTTP_FAULT.match(fault)
     if match:
         return "http", int(match.group(1))
-    if fault in STREAM_FAULTS:
+    if fault in STREAM_FAULTS or fault == CONTEXT_FAULT:
         return fault, None
     raise ValueError(
-        f"unknown fault {fault!r}: expected None, 'http:<400-599>' or one of {STREAM_FAULTS}"
+        f"unknown fault {fault!r}: expected None, 'http:<400-599>', {CONTEXT_FAULT!r} or one "
+        f"of {STREAM_FAULTS}"
     )
 
 
@@ -98,7 +104,9 @@ class DemoConfig:
             and answers 401 otherwise (``/health`` and ``/demo/*`` stay open).
         fault: injected failure for chat completions: ``None``; ``"http:<status>"`` answers
             at once with that status and an OpenAI error body (429 and 503 add
-            ``Retry-After: 1``); ``"malformed"`` sends a broken JSON chunk after
+            ``Retry-After: 1``); ``"context"`` answers llama.cpp's context-size 400 with the
+            prompt's true count and ``n_ctx``, fit or not (a server whose window is smaller
+            than it says); ``"malformed"`` sends a broken JSON chunk after
             ``fault_after_tokens`` tokens, then carries on (non-streaming: a truncated JSON
             body); ``"early_close"`` ends the response cleanly after ``fault_after_tokens``
             tokens with no ``finish_reason`` and no ``[DONE]`` (non-streaming: the connection

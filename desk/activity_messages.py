@@ -17,6 +17,7 @@ from tui_gateway.events import (
     CompressionProgressed,
     ConsoleComplete,
     ConsoleOutput,
+    ContextWindowKnown,
     GatewayEvent,
     SessionEvicted,
     StoreFailed,
@@ -132,6 +133,15 @@ class CompressionProgress(GatewayMessage):
         )
 
 
+class ContextWindowReported(GatewayMessage):
+    """``context.window``: the session's window, where it came from, and how full it is."""
+
+    def __init__(self, session_id: str, seq: int, payload: ContextWindowKnown) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
 class CompressionEnded(GatewayMessage):
     """``compression.complete``: a compression attempt's one outcome."""
 
@@ -163,6 +173,8 @@ def activity_message(event: GatewayEvent) -> GatewayMessage | None:
         return CompressionProgress(sid, seq, payload)
     if isinstance(payload, CompressionComplete):
         return CompressionEnded(sid, seq, payload)
+    if isinstance(payload, ContextWindowKnown):
+        return ContextWindowReported(sid, seq, payload)
     if isinstance(payload, SessionEvicted):
         return SessionWasEvicted(sid, seq, payload)
     if isinstance(payload, StoreFailed):

@@ -30,6 +30,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.driver import Driver
 from textual.screen import Screen
+from textual.widgets import TextArea
 
 from desk.activity_messages import (
     ConsoleCommandEnded,
@@ -347,6 +348,11 @@ class DeskApp(App[int]):
                 await c.sessions.background_evicted(message.payload)
             case SessionStoreFailed():
                 c.sessions.background_store_failed(message.payload)
+
+    @on(TextArea.Changed, "#prompt")
+    def _prompt_changed(self) -> None:
+        """What is typed counts in the gauge: it is the next request's prompt."""
+        self.controllers.gauge.count_pending(self.controllers.sessions.view)
 
     def on_server_facts_fetched(self, message: ServerFactsFetched) -> None:
         """The context window for the gauge, and the models for the palette."""

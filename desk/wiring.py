@@ -142,7 +142,7 @@ def build_controllers(
         notify=notify,
     )
     queue = QueueController(gateway, turns=turns, notify=notify, focus_prompt=focus_prompt)
-    gauge = ContextGauge(status)
+    gauge = ContextGauge(status, widgets.prompt)
     sessions = SessionsController(
         gateway,
         startup=startup,

@@ -359,7 +359,9 @@ class BookingOffice:
             return
         session, dropped = entry
         with session.lock:  # as the store has them: user messages of turns that never ran
-            session.history.extend(ChatMessage(role="user", content=t.prompt) for t, _ in dropped)
+            session.history.extend(
+                ChatMessage(role="user", content=t.prompt, unsent=True) for t, _ in dropped
+            )
         self._persistence.prompts_unsent(session, dropped)
 
     # -- inside --------------------------------------------------------------------------------

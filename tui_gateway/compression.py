@@ -4,63 +4,70 @@ A compression runs on the session's worker like a turn, so a prompt typed meanwh
 (it never aborts the compression), and the turn's hard stops reach the :class:`Compressor`
 first. The transcript in memory changes only when the compressor reports ``committed``; with a
 store, that commit is the store's one transaction.
+
+When a prompt turn compresses first: always when its request would not fit the window (by the
+session's calibrated count, tool definitions included; the cooldown does not hold that back),
+and when the request would fill more than ``threshold`` of the window, unless the cooldown
+says wait, or the last compression could not bring the session under the threshold and the
+session has not grown by a tenth of the window since (a weak compression is reported once,
+not run again on every turn). The compression aims at what lets the request fit, half the
+window when it can (:func:`agent.compression.policy.compression_target`).
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from agent.compression import CompressionProgress, CompressionStatus, Compressor, should_compress
+from agent.compression import CompressionProgress, CompressionStatus, Compressor
 from agent.compression.backend import CompressionBackend, MemoryBackend, StoreBackend
+from agent.compression.engine import CompressionOutcome
+from agent.compression.policy import compression_target
+from agent.context.budget import ContextBudget
+from agent.context.shape import well_formed
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
-from agent.provider.window import probe_context_window
 from agent.store import SessionStore, StoreError
-from agent.tokens import estimate_tokens
+from tui_gateway.context_window import SessionWindows
 from tui_gateway.events import CompressionComplete, CompressionProgressed, Payload, StopReceipt
 from tui_gateway.state import Session, Turn
 
-DEFAULT_WINDOW = 8192
-"""Context window assumed when neither the server nor the configuration says (tokens)."""
+GROWTH_AFTER_WEAK = 0.1
+"""Share of the window a session must grow by before a weak compression is tried again."""
 
 
 class SessionCompression:
     """Runs compressions for the gateway.
 
     Args:
-        provider: the gateway's provider settings (the model comes from each session).
+        windows: the sessions' context windows and budgets.
         store: the store, when there is one.
         publish: sends a payload for a session.
-        window_tokens: the configured context window, or None to ask the server.
         threshold: share of the window that triggers an automatic compression.
+        tools: the tool definitions every request offers (for the ``context.window`` sent
+            before a compression's outcome).
     """
 
     def __init__(
         self,
-        provider: ProviderConfig,
+        windows: SessionWindows,
         store: SessionStore | None,
         publish: Callable[[Session, Payload], None],
         *,
-        window_tokens: int | None,
         threshold: float,
+        tools: Sequence[dict[str, Any]] = (),
     ) -> None:
-        self._provider = provider
+        self.windows = windows
+        self.tools = list(tools)
         self._store = store
         self._publish = publish
-        self._configured_window = window_tokens
-        self._window: int | None = window_tokens
-        self._window_lock = threading.Lock()
         self.threshold = threshold
         self._memory = MemoryBackend()
 
     def window(self, provider: ProviderConfig) -> int:
         """The context window in tokens (asked of the server once, then cached)."""
-        with self._window_lock:
-            if self._window is None:
-                self._window = probe_context_window(provider) or DEFAULT_WINDOW
-            return self._window
+        return self.windows.window(provider).tokens
 
     def backend(self, session: Session) -> CompressionBackend:
         """The store's backend for a saved session, else the in-memory one."""
@@ -76,36 +83,37 @@ class SessionCompression:
         *,
         manual: bool,
         focus: str | None = None,
+        tools: Sequence[dict[str, Any]] = (),
+        force: bool = False,
     ) -> Compressor | None:
         """A compressor for ``turn`` when one is due (always for ``/compress``), else None.
 
-        Automatic: the next request's size (the server's last reported prompt and reply
-        tokens plus an estimate of the new prompt, or an estimate of the whole transcript)
-        crosses ``threshold`` x window, and the cooldown allows it.
+        Args:
+            session: the session.
+            turn: the turn that runs it (its prompt is the next request's, for a prompt turn).
+            provider: the session's provider settings.
+            manual: ``/compress``: always, cooldown or not.
+            focus: what the summary should keep in view.
+            tools: the tool definitions the next request offers.
+            force: the server refused the request as too large: compress if it can help.
         """
+        budget = self.windows.budget(session, provider)
         with session.lock:
             history = list(session.history)
-            last = session.last_request_tokens
-        backend = self.backend(session)
-        window = self.window(provider)
+            weak_after = session.weak_after
+        prompt = [ChatMessage("user", turn.prompt)] if turn.kind == "prompt" else []
+        extra = budget.count(prompt, tools)
+        window = budget.window.tokens
+        target = compression_target(window, extra, measured=budget.calibration.measured)
         if not manual:
-            size = (
-                last + estimate_tokens(ChatMessage("user", turn.prompt))
-                if last
-                else sum(estimate_tokens(m) for m in history) + len(turn.prompt) // 4
-            )
-            try:
-                cooldown = backend.cooldown(session.session_id)
-            except StoreError:
+            size = budget.count(well_formed([*history, *prompt]), tools)
+            must = force or not budget.fit_tokens(size).fits
+            if must and target <= 0:
+                return None  # the prompt alone does not fit: no compression can help
+            if not must and not self._should(session, budget, size, weak_after):
                 return None
-            if not should_compress(
-                size,
-                window,
-                threshold=self.threshold,
-                cooldown_until=cooldown.until,
-                now=time.time(),
-            ):
-                return None
+            if not any(m.role != "system" for m in history):
+                return None  # nothing but the system prompt: nothing to compress, say nothing
 
         def on_progress(progress: CompressionProgress) -> None:
             self._publish(
@@ -122,14 +130,33 @@ class SessionCompression:
 
         return Compressor(
             ChatClient(provider),
-            backend,
+            self.backend(session),
             session.session_id,
             history,
             window_tokens=window,
+            context=budget,
+            target_tokens=target,
+            reserve_tokens=extra,
             listener=on_progress,
             focus=focus,
             manual=manual,
+            started_at=turn.started_at,
         )
+
+    def _should(
+        self, session: Session, budget: ContextBudget, size: int, weak_after: int | None
+    ) -> bool:
+        """An automatic compression that is not needed yet, but due."""
+        window = budget.window.tokens
+        if size < self.threshold * window:
+            return False
+        if weak_after is not None and size < weak_after + GROWTH_AFTER_WEAK * window:
+            return False  # the last one could not do better: wait for the session to grow
+        try:
+            cooldown = self.backend(session).cooldown(session.session_id)
+        except StoreError:
+            return False
+        return cooldown.until is None or time.time() >= cooldown.until
 
     def run(self, session: Session, turn: Turn, compressor: Compressor) -> CompressionStatus:
         """Run ``compressor`` on this (the session's worker) thread and publish its outcome.
@@ -151,10 +178,10 @@ class SessionCompression:
                 ),
             )
             return CompressionStatus.FAILED
+        message = outcome.message
         if outcome.status == CompressionStatus.COMMITTED and outcome.history is not None:
-            with session.lock:
-                session.history = outcome.history
-                session.last_request_tokens = 0
+            message = self._settle(session, compressor, outcome)
+            self.windows.publish_budget(session, compressor.context, self.tools)
         receipt = None
         stop = outcome.stop
         if stop is not None and outcome.status == CompressionStatus.CANCELLED:
@@ -171,10 +198,30 @@ class SessionCompression:
             CompressionComplete(
                 turn_id=turn.turn_id,
                 status=outcome.status,
-                message=outcome.message,
+                message=message,
                 before_tokens=outcome.before_tokens,
                 after_tokens=outcome.after_tokens,
                 stop=receipt,
             ),
         )
         return outcome.status
+
+    def _settle(self, session: Session, compressor: Compressor, outcome: CompressionOutcome) -> str:
+        """Take in a committed compression; returns the line the person reads about it."""
+        window = compressor.window_tokens
+        size = outcome.after_tokens + compressor.reserve_tokens
+        weak = size >= self.threshold * window
+        with session.lock:
+            assert outcome.history is not None
+            session.history = outcome.history
+            session.last_request_tokens = 0
+            session.weak_after = size if weak else None
+        percent = round(100 * size / window) if window else 0
+        if not outcome.fits:
+            return (
+                f"{outcome.message}, but the next request still needs {percent} % of the "
+                f"{window:,}-token window"
+            )
+        if weak:
+            return f"{outcome.message}; the session is still at {percent} % of the window"
+        return outcome.message

@@ -303,6 +303,38 @@ class CompressionComplete(Payload):
 
 
 @dataclass(frozen=True, slots=True)
+class ContextWindowKnown(Payload):
+    """The session's context window, where the figure came from, and how full it is.
+
+    Sent once the window is known (on a session's first turn, or as soon as it is created or
+    resumed when the window was learned before), and after every turn and compression.
+
+    Attributes:
+        tokens: the window (tokens).
+        source: ``configured`` (``context_window``), ``server`` (the window the server runs
+            with), ``model`` (the model's training context) or ``assumed``.
+        detail: where it was read, e.g. ``/props n_ctx`` ("" when configured or assumed).
+        text: one short phrase for a status bar, e.g. ``window 2,048 from the server`` or
+            ``8,192 assumed: set context_window``.
+        used_tokens: what the next request carries before its prompt: the transcript and the
+            tool definitions, by the session's calibrated count (tokens).
+        chars_per_token: the session's characters per token (measured from the server's
+            counts, or the default until then), for a frontend's own estimate of a prompt
+            being typed.
+        measured: True once the server has counted something for the session.
+    """
+
+    TYPE: ClassVar[str] = "context.window"
+    tokens: int
+    source: str
+    detail: str = ""
+    text: str = ""
+    used_tokens: int = 0
+    chars_per_token: float = 3.0
+    measured: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ConsoleOutput(Payload):
     """Output of a running console command (may be several pieces coalesced)."""
 
@@ -366,6 +398,7 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     MessageComplete,
     CompressionProgressed,
     CompressionComplete,
+    ContextWindowKnown,
     ConsoleOutput,
     ConsoleComplete,
     GatewayStopping,

@@ -24,6 +24,7 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
+from agent.context.budget import ContextBudget
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest
@@ -35,8 +36,10 @@ from tui_gateway.booking import BookingOffice
 from tui_gateway.compression import SessionCompression
 from tui_gateway.console import CommandError, Console
 from tui_gateway.console.commands import command_infos
+from tui_gateway.context_window import SessionWindows
 from tui_gateway.event_hub import EventHub
 from tui_gateway.events import Payload, SessionCreated
+from tui_gateway.fitted_turns import FittedTurns
 from tui_gateway.kinds import TurnKind
 from tui_gateway.persistence import Persistence
 from tui_gateway.saved_sessions import SavedSessions
@@ -82,12 +85,11 @@ class Gateway:
         publish = self._events.publish
         self._table = SessionTable(config.max_sessions)
         self._persistence = Persistence(store, publish)
+        tools = ToolRegistry(default_tools()) if config.tools else None
+        schemas = tools.schemas() if tools is not None else []
+        self._windows = SessionWindows(config.context_window, publish)
         compression = SessionCompression(
-            config.provider,
-            store,
-            publish,
-            window_tokens=config.context_window,
-            threshold=config.compress_threshold,
+            self._windows, store, publish, threshold=config.compress_threshold, tools=schemas
         )
         self.console = Console(
             self,
@@ -99,19 +101,23 @@ class Gateway:
         self._booking = BookingOffice(
             self._table, self._persistence, self.console, publish, wait_s=wait_s
         )
+        fitted = FittedTurns(compression, publish, schemas, self._booking.compression_started)
         self._runner = TurnRunner(
             config,
             self._table,
             self._persistence,
-            compression,
+            fitted,
             self._booking,
             publish,
             agent_factory=agent_factory or default_agent_factory(config),
-            tools=ToolRegistry(default_tools()) if config.tools else None,
+            tools=tools,
             cwd=self._cwd,
             workspace=Workspace.at(self._cwd, config.denied_paths),
         )
-        self._saved = SavedSessions(config, self._table, self._persistence, self._booking, publish)
+        self._saved = SavedSessions(
+            config, self._table, self._persistence, self._booking, publish, self._windows, schemas
+        )
+        self._schemas = schemas
         self._shutdown = Shutdown(
             self._table,
             self._booking,
@@ -150,6 +156,7 @@ class Gateway:
         session, victim = self._table.add(session)
         self._persistence.session_created(session, str(self._cwd))
         self._events.publish(session, SessionCreated(title=title, model=session.model))
+        self._windows.announce(session, self.config.provider, self._schemas)
         if victim is not None:
             self._booking.evict(victim)
         return session.session_id
@@ -225,6 +232,14 @@ class Gateway:
         session = self._table.get(session_id)
         with session.lock:
             return replace(self.config.provider, model=session.model)
+
+    def context_budget(self, session_id: str) -> ContextBudget:
+        """The session's context window and calibrated count (learns the window if needed).
+
+        Raises:
+            GatewayError: unknown session.
+        """
+        return self._windows.budget(self._table.get(session_id), self.provider_for(session_id))
 
     def session_cwd(self, session_id: str) -> Path:
         """The directory the session's tools and commands work in."""

@@ -7,10 +7,15 @@ gateway's persistence, makes resumed sessions live in the session table, and lea
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
 from agent.compression.plan import SUMMARY_MARKER, is_summary
 from agent.store import StoreError, TurnRow
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice, Publish
+from tui_gateway.context_window import SessionWindows, saved_budget, saved_history
 from tui_gateway.events import StopReceipt
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
@@ -33,6 +38,8 @@ class SavedSessions:
         persistence: the store, when there is one.
         booking: evicts and deletes.
         publish: sends a payload for a session.
+        windows: the sessions' context windows (a resumed one is calibrated and announced).
+        tools: the tool definitions every request offers.
     """
 
     def __init__(
@@ -42,7 +49,11 @@ class SavedSessions:
         persistence: Persistence,
         booking: BookingOffice,
         publish: Publish,
+        windows: SessionWindows,
+        tools: Sequence[dict[str, Any]] = (),
     ) -> None:
+        self._windows = windows
+        self._tools = list(tools)
         self._config = config
         self._table = table
         self._persistence = persistence
@@ -149,11 +160,15 @@ class SavedSessions:
         session = Session(
             session_id=row.id, title=row.title, model=row.model or self._config.provider.model
         )
-        session.history = [m.to_chat() for m in messages]
+        # Prompts that never ran are marked not sent; the saved counts calibrate the session.
+        session.history = saved_history(messages, turns)
+        session.context = saved_budget(messages, turns, self._tools)
         session.approvals = SessionApprovals(lambda payload: self._publish(session, payload))
         session, victim = self._table.add(session)
         if victim is not None:
             self._booking.evict(victim)
+        provider = replace(self._config.provider, model=session.model)
+        self._windows.announce(session, provider, self._tools)
         return ResumedSession(session.session_id, session.title, session.model, transcript)
 
     def archived(self, session_id: str) -> list[tuple[str, str]]:

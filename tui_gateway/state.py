@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from agent.agent import Agent
 from agent.compression import Compressor
+from agent.context.budget import ContextBudget
 from agent.events import TurnResult
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest
@@ -75,6 +76,11 @@ class Session:
         store_detached: True once a store write failed: the session is kept in memory only.
         title_unsaved: the title changed in memory and the store has not been told yet.
         last_request_tokens: prompt plus reply tokens the server reported for the last turn.
+        context: the session's context window and calibrated token count (set when the
+            window is first needed).
+        weak_after: after a compression that left the session above the compression
+            threshold, its size then (tokens): automatic compression waits until the session
+            has grown past it instead of running again on every turn; None otherwise.
     """
 
     session_id: str
@@ -91,3 +97,5 @@ class Session:
     store_detached: bool = False
     title_unsaved: bool = False
     last_request_tokens: int = 0
+    context: ContextBudget | None = None
+    weak_after: int | None = None

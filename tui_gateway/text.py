@@ -5,12 +5,14 @@ only (desk imports nothing of ``agent`` but the stop vocabulary, :mod:`agent.sto
 
 - :func:`terminal_safe` (:mod:`agent.terminal_text`): text from outside (a reply, a tool's
   output, a title, an error) with every control character made visible, before it is shown;
-- :func:`tokens_in_chars` (:mod:`agent.tokens`): the 4-characters-a-token estimate the store and
-  compression use, for what a frontend must estimate itself (a stopped turn the server sent no
-  count for, a resumed transcript).
+- :func:`tokens_in_chars` (:mod:`agent.tokens`): the estimate of tokens from characters, at
+  :data:`DEFAULT_CHARS_PER_TOKEN` (3, on the safe side) or at a session's measured ratio (its
+  ``context.window`` says it), for what a frontend must estimate itself (the prompt being
+  typed, a resumed transcript before the gateway has counted it).
 """
 
 from __future__ import annotations
 
 from agent.terminal_text import terminal_safe as terminal_safe
+from agent.tokens import DEFAULT_CHARS_PER_TOKEN as DEFAULT_CHARS_PER_TOKEN
 from agent.tokens import tokens_in_chars as tokens_in_chars

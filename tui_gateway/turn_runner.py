@@ -16,16 +16,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent.agent import Agent
-from agent.events import TurnResult
-from agent.outcome import ExitReason, TurnStatus
 from agent.provider.client import ChatClient
 from agent.provider.types import ChatMessage
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import Workspace
 from tui_gateway.booking import BookingOffice, Publish, receipt
-from tui_gateway.compression import SessionCompression
-from tui_gateway.events import MessageComplete, MessageStart, PromptQueued, TurnState
-from tui_gateway.kinds import TurnActivity, TurnKind, TurnStage
+from tui_gateway.events import MessageComplete, MessageStart, PromptQueued
+from tui_gateway.fitted_turns import FittedTurns, did_not_fit
+from tui_gateway.kinds import TurnKind, TurnStage
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session, Turn
@@ -60,7 +58,7 @@ class TurnRunner:
         config: the gateway's configuration.
         table: the live sessions.
         persistence: the store's writes.
-        compression: runs compressions inside turns.
+        fitted: keeps prompt and compress turns inside their session's window.
         booking: books each turn's outcome and the stops that reach it.
         publish: sends a payload for a session.
         agent_factory: builds each turn's agent.
@@ -74,7 +72,7 @@ class TurnRunner:
         config: GatewayConfig,
         table: SessionTable,
         persistence: Persistence,
-        compression: SessionCompression,
+        fitted: FittedTurns,
         booking: BookingOffice,
         publish: Publish,
         *,
@@ -86,7 +84,7 @@ class TurnRunner:
         self._config = config
         self._table = table
         self._persistence = persistence
-        self._compression = compression
+        self._fitted = fitted
         self._booking = booking
         self._publish = publish
         self._agent_factory = agent_factory
@@ -203,55 +201,29 @@ class TurnRunner:
                 return
             turn = following  # the next queued prompt runs on this same worker
 
-    def _start_compression(self, session: Session, turn: Turn, *, manual: bool) -> bool:
-        """Prepare the turn's compression, if one is due; True when it should run."""
-        provider = replace(self._config.provider, model=session.model)
-        try:
-            compressor = self._compression.prepare(
-                session, turn, provider, manual=manual, focus=turn.focus
-            )
-        except Exception as exc:  # never let a compression bug take the turn down
-            detail = f"compression skipped: {type(exc).__name__}: {exc}"
-            self._publish(session, TurnState(turn.turn_id, TurnActivity.WAITING, detail))
-            return False
-        if compressor is None:
-            return False
-        self._booking.compression_started(turn, compressor)
-        return True
-
     def _compress_turn(self, session: Session, turn: Turn) -> None:
-        if self._start_compression(session, turn, manual=True):
-            assert turn.compressor is not None
-            self._compression.run(session, turn, turn.compressor)
+        provider = replace(self._config.provider, model=session.model)
+        self._fitted.compress(session, turn, provider, manual=True, force=False)
         turn.worker_exited_at = time.monotonic()
 
     def _prompt_turn(self, session: Session, turn: Turn) -> None:
         self._publish(session, MessageStart(turn_id=turn.turn_id, prompt=turn.prompt))
-        if self._start_compression(session, turn, manual=False):
-            assert turn.compressor is not None
-            self._publish(session, TurnState(turn.turn_id, TurnActivity.COMPRESSING))
-            self._compression.run(session, turn, turn.compressor)
-        with session.lock:
-            history = list(session.history)
-        self._persistence.turn_started(session, turn)
-        try:
-            result = turn.agent.run_conversation(history, turn.prompt)
-        except Exception as exc:  # a bug below must still end the turn with one outcome
-            result = TurnResult(
-                status=TurnStatus.FAILED,
-                exit_reason=ExitReason.failed(type(exc).__name__),
-                text="",
-                partial=True,
-                error=f"internal error: {exc}",
-            )
+        provider = replace(self._config.provider, model=session.model)
+        result = self._fitted.run_prompt(
+            session, turn, provider, lambda: self._persistence.turn_started(session, turn)
+        )
         turn.worker_exited_at = time.monotonic()
         booked = self._booking.settle(session, turn, result)
+        # A prompt whose request could not fit stays in the transcript, never sent again.
+        unsent = did_not_fit(booked) and not booked.messages
         with session.lock:
-            session.history.append(ChatMessage(role="user", content=turn.prompt))
+            session.history.append(ChatMessage(role="user", content=turn.prompt, unsent=unsent))
             session.history.extend(booked.messages)
             usage = booked.usage
             if usage is not None:
                 session.last_request_tokens = usage.prompt_tokens + usage.completion_tokens
+        # What the next request carries now (before message.complete, the turn's last event).
+        self._fitted.compression.windows.publish(session, provider, self._fitted.tools)
 
 
 def complete_event(turn: Turn) -> MessageComplete:

@@ -53,6 +53,10 @@ class CompressionBackend(Protocol):
         """Record a new attempt; returns its id."""
         ...
 
+    def phase(self, attempt: int, phase: str) -> None:
+        """Record the phase the attempt reached (``prepare``, ``summarize``, ``commit``)."""
+        ...
+
     def commit(self, session_id: str, attempt: int, holder: str, commit: Commit) -> bool:
         """Write the commit and release the lease in one transaction; False when refused."""
         ...
@@ -119,6 +123,9 @@ class MemoryBackend:
             self._attempts += 1
             return self._attempts
 
+    def phase(self, attempt: int, phase: str) -> None:
+        return None  # nothing outlives this process: there is no row to keep up to date
+
     def commit(self, session_id: str, attempt: int, holder: str, commit: Commit) -> bool:
         now = self._clock()
         with self._lock:
@@ -167,10 +174,15 @@ class StoreBackend:
     def begin(self, session_id: str, holder: str) -> int:
         return self.store.compressions.begin_compression(session_id, holder).id
 
+    def phase(self, attempt: int, phase: str) -> None:
+        self.store.compressions.set_compression_phase(attempt, phase)
+
     def commit(self, session_id: str, attempt: int, holder: str, commit: Commit) -> bool:
         ids = self.store.transcript.active_message_ids(session_id)
-        if len(ids) != commit.history_len:
+        if len(ids) < commit.history_len:
             return False  # the saved transcript is not the one the plan was made on
+        # It may have grown at its end meanwhile (a turn that compresses again after its first
+        # request did not fit has saved its prompt): what is replaced is still the same.
         archive = ids[commit.start : commit.end]
         row = self.store.compressions.commit_compression(
             attempt,

@@ -14,6 +14,7 @@ Nothing in memory changes before the commit: the caller replaces its transcript 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -22,20 +23,29 @@ from dataclasses import dataclass, field
 from agent.agent import Agent
 from agent.compression.backend import Commit, CompressionBackend
 from agent.compression.fence import CommitFence, FenceState
-from agent.compression.plan import plan_compression
+from agent.compression.plan import SUMMARY_MARKER, CompressionPlan, plan_compression
 from agent.compression.policy import CooldownLadder
+from agent.compression.rounds import RoundsResult, run_rounds
 from agent.compression.status import CompressionPhase, CompressionStatus
-from agent.compression.template import summary_message, summary_request
-from agent.events import AgentEvent, TextDelta
+from agent.context.budget import ContextBudget, headroom, reply_reserve
+from agent.context.shape import well_formed
+from agent.events import AgentEvent, TextDelta, TurnResult
 from agent.outcome import TurnStatus
 from agent.provider.client import ChatClient
 from agent.provider.types import ChatMessage
+from agent.provider.window import ContextWindow, WindowSource
 from agent.stops import StopRequest, require_hard
 from agent.store import Cooldown, StoreError
-from agent.tokens import estimate_tokens
 
 PHASES = tuple(CompressionPhase)
 """The phases in order."""
+
+STORED_PHASES = {
+    CompressionPhase.PREPARE: "prepare",
+    CompressionPhase.SUMMARIZE: "summarize",
+    CompressionPhase.COMMIT: "commit",
+}
+"""The attempt row's phase for each progress phase (it starts as ``acquire lease``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +76,11 @@ class CompressionOutcome:
             or not shorter than its input), ``busy`` (another compression holds the lease) or
             ``nothing`` (nothing to summarise).
         message: one line for the person.
-        before_tokens: estimated tokens of the transcript before.
+        before_tokens: estimated tokens of the transcript before (the session's calibrated
+            count).
         after_tokens: estimated tokens after (equal to before unless committed).
+        fits: False when, committed or not, the next request (the transcript plus
+            ``reserve_tokens``) still cannot fit the window by the calibrated count.
         history: the new transcript, when committed.
         stop: the stop that cancelled it, or that arrived after admission.
         generation: the attempt's id.
@@ -77,6 +90,7 @@ class CompressionOutcome:
     message: str
     before_tokens: int
     after_tokens: int
+    fits: bool = True
     history: list[ChatMessage] | None = None
     stop: StopRequest | None = None
     generation: int | None = None
@@ -94,11 +108,19 @@ class Compressor:
         backend: leases, attempts, cooldowns (store or memory).
         session_id: the session.
         history: the active transcript now (not modified).
-        window_tokens: the model's context window, in tokens.
+        window_tokens: the model's context window, in tokens (used when ``context`` is None).
+        context: the session's context budget: its window and calibrated count decide the
+            plan and check every summary call before it is sent.
+        target_tokens: the transcript's size to reach so the next request fits (tokens); None
+            plans the usual compression only (see `plan_compression`).
+        reserve_tokens: what the next request adds to the transcript (its prompt and tool
+            definitions, tokens), for the check of the result.
         listener: receives progress; must not block.
         focus: what the summary should keep in view (``/compress FOCUS``).
         manual: True for ``/compress``: ignores the cooldown (a failure still arms it).
         lease_ttl_s: lease lifetime in seconds, renewed while the summary streams.
+        started_at: ``time.monotonic()`` the progress's ``elapsed_s`` counts from (the turn's
+            start, so a frontend's panel and status bar agree); now when None.
         clock: unix seconds now.
     """
 
@@ -110,16 +132,25 @@ class Compressor:
         history: Sequence[ChatMessage],
         *,
         window_tokens: int,
+        context: ContextBudget | None = None,
+        target_tokens: int | None = None,
+        reserve_tokens: int = 0,
         listener: ProgressListener | None = None,
         focus: str | None = None,
         manual: bool = False,
         lease_ttl_s: float = 120.0,
+        started_at: float | None = None,
         ladder: CooldownLadder | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.session_id = session_id
         self.history = list(history)
-        self.window_tokens = window_tokens
+        self.context = context or ContextBudget(
+            ContextWindow(window_tokens, WindowSource.CONFIGURED)
+        )
+        self.window_tokens = self.context.window.tokens
+        self.target_tokens = target_tokens
+        self.reserve_tokens = reserve_tokens
         self.focus = focus
         self.manual = manual
         self.lease_ttl_s = lease_ttl_s
@@ -129,13 +160,22 @@ class Compressor:
         self._ladder = ladder or CooldownLadder()
         self._clock = clock
         self._holder = f"desk-{uuid.uuid4().hex[:12]}"
-        self._started = time.monotonic()
+        self._started = started_at if started_at is not None else time.monotonic()
         self._tokens_out = 0
         self._last_renew = 0.0
         self._budget = 0
         self._tokens_in = 0
+        self._attempt: int | None = None
+        self._client = client
+        self._agent_lock = threading.Lock()
+        self._calls = 0
         # Created now, so a stop that arrives before the summary call still reaches it.
-        self._agent = Agent(client, listener=self._on_event, inactivity_timeout_s=None)
+        self._agent = self._new_agent()
+
+    def _new_agent(self) -> Agent:
+        return Agent(
+            self._client, listener=self._on_event, inactivity_timeout_s=None, context=self.context
+        )
 
     def interrupt(self, stop: StopRequest) -> None:
         """A hard stop from any thread: before admission it cancels and rolls back; after
@@ -147,9 +187,29 @@ class Compressor:
         """
         require_hard(stop)
         if self.fence.cancel(stop):
-            self._agent.interrupt(stop)
+            with self._agent_lock:
+                agent = self._agent
+            agent.interrupt(stop)
+
+    def _summarise(self, request: list[ChatMessage], budget: int) -> TurnResult:
+        """One summary call, on an agent of its own (each call after the first gets a new one:
+        an agent's finished turn forgets its stop, and a stop must never be forgotten)."""
+        with self._agent_lock:
+            if self._calls:
+                self._agent = self._new_agent()
+            self._calls += 1
+            agent = self._agent
+        stop = self.fence.stop
+        if stop is not None:
+            agent.interrupt(stop)  # the fence was cancelled while the agent was replaced
+        agent.max_tokens = budget
+        return agent.run_conversation(request)
 
     def _progress(self, phase: CompressionPhase) -> None:
+        stored = STORED_PHASES.get(phase)
+        if stored is not None and self._attempt is not None:
+            with contextlib.suppress(StoreError):  # the phase row is a report, not a decision
+                self._backend.phase(self._attempt, stored)
         self._listener(
             CompressionProgress(
                 phase=phase,
@@ -170,11 +230,22 @@ class Compressor:
                     self._backend.renew(self.session_id, self._holder, self.lease_ttl_s)
             self._progress(CompressionPhase.SUMMARIZE)
 
+    def _size(self, history: Sequence[ChatMessage]) -> int:
+        """The transcript's tokens as the next request carries it (see `well_formed`)."""
+        return self.context.calibration.count(well_formed(history))
+
+    def _fits(self, tokens: int) -> bool:
+        prompt = tokens + self.reserve_tokens
+        spare = headroom(prompt, measured=self.context.calibration.measured)
+        return prompt + spare + reply_reserve(self.window_tokens) <= self.window_tokens
+
     def _outcome(
         self, status: CompressionStatus, message: str, **more: object
     ) -> CompressionOutcome:
-        before = sum(estimate_tokens(m) for m in self.history)
-        out = CompressionOutcome(status, message, before, before, stop=self.fence.stop)
+        before = self._size(self.history)
+        out = CompressionOutcome(
+            status, message, before, before, fits=self._fits(before), stop=self.fence.stop
+        )
         for key, value in more.items():
             setattr(out, key, value)
         return out
@@ -211,6 +282,7 @@ class Compressor:
             )
         self._last_renew = time.monotonic()
         attempt = self._backend.begin(self.session_id, self._holder)
+        self._attempt = attempt
         try:
             return self._run_attempt(attempt)
         except BaseException:
@@ -221,20 +293,54 @@ class Compressor:
 
     def _run_attempt(self, attempt: int) -> CompressionOutcome:
         self._progress(CompressionPhase.PREPARE)
-        plan = plan_compression(self.history, window_tokens=self.window_tokens)
+        plan = plan_compression(
+            self.history,
+            window_tokens=self.window_tokens,
+            calibration=self.context.calibration,
+            target_tokens=self.target_tokens,
+        )
         if plan.empty:
             self._abandon(attempt, CompressionStatus.NOTHING, None, fail=False)
             return self._outcome(
                 CompressionStatus.NOTHING, "nothing to compress yet", generation=attempt
             )
-        self._tokens_in = plan.tokens_in
-        self._budget = max(256, min(2048, plan.tokens_in // 3))
-        self._agent.max_tokens = self._budget
-        middle = self.history[plan.head_end : plan.tail_start]
+        ended: list[CompressionOutcome] = []
+
+        def summarise(request: list[ChatMessage], budget: int) -> str | None:
+            if self.fence.stop is not None:
+                ended.append(self._cancelled(attempt))
+                return None
+            self._progress(CompressionPhase.SUMMARIZE)
+            result = self._summarise(request, budget)
+            outcome = self._unfinished(attempt, result)
+            if outcome is not None:
+                ended.append(outcome)
+                return None
+            return result.text
+
+        self._tokens_in, self._budget = plan.tokens_in, 0
+
+        def on_plan(round_plan: CompressionPlan) -> None:  # the progress bar's budget grows
+            self._budget += round_plan.budget + round_plan.single_budget * len(round_plan.singles)
+
+        done = run_rounds(
+            self.history,
+            plan,
+            window_tokens=self.window_tokens,
+            calibration=self.context.calibration,
+            target_tokens=self.target_tokens,
+            summarise=summarise,
+            focus=self.focus,
+            on_plan=on_plan,
+        )
+        if done is None:
+            return ended[0] if ended else self._cancelled(attempt)
         if self.fence.stop is not None:
             return self._cancelled(attempt)
-        self._progress(CompressionPhase.SUMMARIZE)
-        result = self._agent.run_conversation(summary_request(middle, focus=self.focus))
+        return self._commit(attempt, done)
+
+    def _unfinished(self, attempt: int, result: TurnResult) -> CompressionOutcome | None:
+        """The outcome when a summary call did not complete (stopped or failed), else None."""
         if result.status == TurnStatus.INTERRUPTED or self.fence.state == FenceState.CANCELLED:
             return self._cancelled(attempt)
         if result.status != TurnStatus.COMPLETED:
@@ -243,10 +349,14 @@ class Compressor:
             return self._outcome(
                 CompressionStatus.FAILED, f"compression failed: {error}", generation=attempt
             )
-        summary = summary_message(result.text)
-        tokens_out = estimate_tokens(summary)
-        if not result.text.strip() or tokens_out >= plan.tokens_in:
-            why = "empty" if not result.text.strip() else "not shorter than what it replaces"
+        return None
+
+    def _commit(self, attempt: int, done: RoundsResult) -> CompressionOutcome:
+        summary = done.summary
+        tokens_out = self.context.calibration.message_tokens(summary)
+        empty = summary.content.strip() == SUMMARY_MARKER
+        if empty or tokens_out >= done.tokens_in:
+            why = "empty" if empty else "not shorter than what it replaces"
             self._abandon(attempt, CompressionStatus.REFUSED, f"summary {why}", fail=True)
             return self._outcome(
                 CompressionStatus.REFUSED, f"compression refused: the summary was {why}"
@@ -255,10 +365,10 @@ class Compressor:
         if not self.fence.admit():
             return self._cancelled(attempt)
         commit = Commit(
-            start=plan.head_end,
-            end=plan.tail_start,
+            start=done.start,
+            end=done.end,
             summary=summary,
-            tokens_in=plan.tokens_in,
+            tokens_in=done.tokens_in,
             tokens_out=tokens_out,
             history_len=len(self.history),
         )
@@ -279,13 +389,14 @@ class Compressor:
                 CompressionStatus.FAILED,
                 "compression lost its lease to another one; nothing changed",
             )
-        history = self.history[: plan.head_end] + [summary] + self.history[plan.tail_start :]
+        history = self.history[: done.start] + [summary] + self.history[done.end :]
         self._progress(CompressionPhase.DONE)
-        after = sum(estimate_tokens(m) for m in history)
+        after = self._size(history)
         return self._outcome(
             CompressionStatus.COMMITTED,
-            f"compressed {plan.tail_start - plan.head_end} messages into a summary",
+            f"compressed {_messages(done.end - done.start)} into a summary",
             after_tokens=after,
+            fits=self._fits(after),
             history=history,
             generation=attempt,
         )
@@ -295,3 +406,7 @@ class Compressor:
         return self._outcome(
             CompressionStatus.CANCELLED, "compression cancelled", generation=attempt
         )
+
+
+def _messages(count: int) -> str:
+    return "1 message" if count == 1 else f"{count:,} messages"

@@ -1,23 +1,49 @@
 """Which messages a compression keeps, and which it summarises.
 
-The head is the system prompt and the first exchange (the first user message and everything up
-to the next user message); the tail is chosen from the end by a token budget, with at least
-``min_tail_messages`` messages and the last user message; the middle is the rest. Boundaries move
-so that an assistant message with tool calls always stays with the tool results answering it,
-and so that the tail never starts with a user message (the summary, a user message, takes the
-middle's place: user and assistant turns keep alternating).
+The usual plan: the head is the system prompt and the first exchange (the first user message and
+everything up to the next user message); the tail is chosen from the end by a token budget, with
+at least ``min_tail_messages`` messages and the last user message; the middle is the rest.
+Boundaries move so that an assistant message with tool calls always stays with the tool results
+answering it, and so that the tail never starts with a user message (the summary, a user
+message, takes the middle's place: user and assistant turns keep alternating).
+
+With a target (the size the transcript must come down to, so the next request fits), a plan
+that would not reach it gives way to bolder ones, in order: a tail of the last exchange only,
+no tail at all, and the first exchange summarised too. A session of a few large messages
+therefore always has something to summarise. In every plan the middle is read by the summary
+call as it fits that call's window: tool outputs cut to a head and a tail with a note, and a
+message too large for its share (a paste) summarised on its own first (``singles``); a middle
+still too long for one call is cut at its end, the rest left for a later compression.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from agent.context.calibration import TokenCalibration
+from agent.context.shape import NO_REPLY, NO_RESULT
+from agent.context.shrink import KEEP_CHARS, note_chars
 from agent.provider.types import ChatMessage
-from agent.tokens import estimate_tokens
+from agent.tokens import MESSAGE_OVERHEAD_TOKENS
 
 SUMMARY_MARKER = "[desk: summary of the earlier conversation]"
 """First line of a summary message; marks it as a reference, not something the person typed."""
+
+TEMPLATE_TOKENS = 160
+"""Tokens of the summary call's instructions (its system message), with room to spare."""
+
+MIN_BUDGET, MAX_BUDGET = 256, 2048
+"""Bounds of a usual summary's length (tokens): a third of what it replaces."""
+
+TIGHT_MIN_BUDGET = 32
+"""Shortest summary a plan under a target allows (tokens)."""
+
+
+MIN_SHARE = 16
+"""Fewest tokens a message is cut to when a middle is too long for one summary call."""
 
 
 def is_summary(message: ChatMessage) -> bool:
@@ -36,17 +62,41 @@ class CompressionPlan:
         tokens_in: estimated tokens of the middle.
         previous_summary: index of an earlier summary inside the middle, updated rather than
             summarised again, or None.
+        singles: indexes of middle messages summarised on their own first (too large for
+            their share of the summary call).
+        budget: most tokens the middle's summary may have.
+        single_budget: most tokens each single's summary may have.
+        cut_chars: characters a tool output keeps in the summary call's input.
+        single_chars: characters of a single its own summary call reads (more is cut out of
+            its middle).
+        share_chars: when the middle is too long for one call, the characters each of its
+            messages is read cut to (0: read whole).
+        tokens_after: the transcript's estimated size once compressed (tokens), all rounds
+            done (see :mod:`agent.compression.rounds`).
+        tight: planned under a target with a bolder shape than the usual one (a middle of
+            one large message is then worth summarising).
     """
 
     head_end: int
     tail_start: int
     tokens_in: int
     previous_summary: int | None = None
+    singles: tuple[int, ...] = ()
+    budget: int = MIN_BUDGET
+    single_budget: int = 0
+    cut_chars: int = KEEP_CHARS
+    single_chars: int = 0
+    share_chars: int = 0
+    tokens_after: int = 0
+    tight: bool = False
 
     @property
     def empty(self) -> bool:
-        """True when there is nothing to summarise."""
-        return self.tail_start - self.head_end < 2
+        """True when there is nothing worth summarising."""
+        span = self.tail_start - self.head_end
+        if span <= 0 or (span == 1 and not self.tight):
+            return True
+        return self.tokens_in <= self.budget + MESSAGE_OVERHEAD_TOKENS
 
 
 def _keeps_tool_pairs(messages: Sequence[ChatMessage], index: int) -> int:
@@ -56,10 +106,196 @@ def _keeps_tool_pairs(messages: Sequence[ChatMessage], index: int) -> int:
     return index
 
 
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """One way of choosing head and tail."""
+
+    first_exchange: bool
+    min_tail: int
+    tail_budget: int
+    usual: bool  # the last user message stays, the tail does not start with a user message
+
+
+class _Planner:
+    """Plans over one transcript; everything per message is worked out once, in one pass."""
+
+    def __init__(
+        self,
+        messages: Sequence[ChatMessage],
+        costs: list[int],
+        *,
+        window: int,
+        input_limit: int,
+        chars_per_token: float,
+        target: int | None,
+    ) -> None:
+        self.messages = messages
+        self.window = window
+        self.input_limit = input_limit
+        self.target = target
+        self.cut_chars = int(min(KEEP_CHARS, max(200, input_limit // 6 * chars_per_token)))
+        self.single_budget = max(TIGHT_MIN_BUDGET, min(512, input_limit // 6))
+        self.ratio = chars_per_token
+        overhead = MESSAGE_OVERHEAD_TOKENS
+        cut = math.ceil((self.cut_chars + note_chars(self.cut_chars)) / chars_per_token)
+        cut += overhead + 8
+        note_result = math.ceil(len(NO_RESULT) / chars_per_token) + overhead
+        self.note_reply = math.ceil(len(NO_REPLY) / chars_per_token) + overhead
+        # A prompt that was never sent is in no request: it costs nothing.
+        self.costs = [0 if m.unsent else c for m, c in zip(messages, costs, strict=True)]
+        self.rendered = list(self.costs)  # as a summary call reads it: long tool outputs cut
+        repairs = [0] * len(messages)
+        roles = [m.role for m in messages]
+        for i in [i for i, role in enumerate(roles) if role == "tool"]:
+            if len(messages[i].content) > self.cut_chars:
+                self.rendered[i] = cut
+        for i in [i for i, m in enumerate(messages) if m.tool_calls]:
+            answered = set()
+            j = i + 1
+            while j < len(messages) and roles[j] == "tool":
+                answered.add(messages[j].tool_call_id)
+                j += 1
+            repairs[i] = len({c.id for c in messages[i].tool_calls} - answered) * note_result
+        self.last_user = (
+            len(roles) - 1 - roles[::-1].index("user") if "user" in roles else len(roles)
+        )
+        self.prefix = [0, *itertools.accumulate(self.costs)]
+        self.repair_prefix = [0, *itertools.accumulate(repairs)]
+
+    def cost(self, start: int, end: int) -> int:
+        """Tokens of ``messages[start:end]``."""
+        return self.prefix[end] - self.prefix[start]
+
+    def head_end(self, first_exchange: bool) -> int:
+        messages, n = self.messages, len(self.messages)
+        head_end = 1 if n and messages[0].role == "system" else 0
+        if not first_exchange:
+            return head_end
+        first_user = next((i for i in range(head_end, n) if messages[i].role == "user"), None)
+        if first_user is not None and not is_summary(messages[first_user]):
+            return next((i for i in range(first_user + 1, n) if messages[i].role == "user"), n)
+        if first_user is not None:
+            return first_user  # an earlier summary starts the middle: it gets updated
+        return head_end
+
+    def repairs(self, start: int, end: int) -> int:
+        """Tokens the request adds for ``[start, end)`` when built (results of calls a crash
+        left unanswered, the note after tool results a user message follows; see
+        :mod:`agent.context.shape`): a summary saves them too."""
+        messages = self.messages
+        added = self.repair_prefix[end] - self.repair_prefix[start]
+        last_sent = next((i for i in range(end - 1, start - 1, -1) if not messages[i].unsent), None)
+        last = messages[last_sent] if last_sent is not None else None
+        in_results = last is not None and (last.role == "tool" or bool(last.tool_calls))
+        after = next((m for m in messages[end:] if not m.unsent), None)
+        if in_results and (after is None or after.role == "user"):  # the prompt comes next
+            added += self.note_reply
+        return added
+
+    def plan(self, shape: _Shape) -> CompressionPlan:
+        messages, costs, n = self.messages, self.costs, len(self.messages)
+        head_end = self.head_end(shape.first_exchange)
+        tail_start, used = n, 0
+        while tail_start > head_end:
+            cost = costs[tail_start - 1]
+            if n - tail_start >= shape.min_tail and used + cost > shape.tail_budget:
+                break
+            tail_start -= 1
+            used += cost
+        if shape.usual:
+            tail_start = min(tail_start, self.last_user)
+        tail_start = _keeps_tool_pairs(messages, max(tail_start, head_end))
+        head_end = min(head_end, tail_start)
+        intended = tail_start  # what the rounds summarise, if one call cannot read it all
+        rendered = self.rendered[head_end:tail_start]  # rendered[k] is message head_end + k
+        total = sum(rendered)
+        singles: list[int] = []
+        if not shape.usual and total > self.input_limit:
+            floor = max(self.input_limit // 3, self.single_budget * 2)
+            big = [k for k, v in enumerate(rendered) if v > floor]
+            for k in sorted(big, key=lambda k: -rendered[k]):
+                message = messages[head_end + k]
+                if message.role in ("user", "assistant") and not is_summary(message):
+                    singles.append(head_end + k)
+                    total -= rendered[k] - (self.single_budget + MESSAGE_OVERHEAD_TOKENS)
+                    rendered[k] = self.single_budget + MESSAGE_OVERHEAD_TOKENS
+                if total <= self.input_limit:
+                    break
+        cap_chars = 0
+        if not shape.usual and total > self.input_limit:
+            # Still too long for one call: every message is read cut to a share of the call,
+            # so one round covers the range (the rounds carry on if it still does not).
+            per = self.input_limit // max(1, len(rendered))
+            cap_chars = int(max(MIN_SHARE, per - MESSAGE_OVERHEAD_TOKENS - 12) * self.ratio)
+            read = math.ceil((cap_chars + note_chars(cap_chars)) / self.ratio) + 4
+            read += MESSAGE_OVERHEAD_TOKENS
+            chosen_set = set(singles)
+            rendered = [
+                v if v <= read or head_end + k in chosen_set else read
+                for k, v in enumerate(rendered)
+            ]
+        spent, end = 0, head_end
+        while end < tail_start and spent + rendered[end - head_end] <= self.input_limit:
+            spent += rendered[end - head_end]
+            end += 1
+        tail_start = max(head_end, _keeps_tool_pairs(messages, end))
+        if shape.usual:
+            # The summary is a user message: what follows it must not be one too, or chat
+            # templates that require user and assistant turns to alternate (Mistral's,
+            # Gemma's) reject the request. Keep the assistant turn before it in the tail.
+            while head_end < tail_start < n and messages[tail_start].role == "user":
+                tail_start = max(head_end, _keeps_tool_pairs(messages, tail_start - 1))
+        chosen = [i for i in singles if i < tail_start]
+        read_tokens = sum(rendered[: tail_start - head_end])  # as the call reads it
+        plan = self._finish(
+            head_end, tail_start, max(intended, tail_start), chosen, shape, read_tokens
+        )
+        return replace(plan, share_chars=cap_chars) if cap_chars else plan
+
+    def _finish(
+        self,
+        head_end: int,
+        tail_start: int,
+        intended: int,
+        singles: list[int],
+        shape: _Shape,
+        read: int,
+    ) -> CompressionPlan:
+        n = len(self.messages)
+        tokens_in = self.cost(head_end, tail_start) + self.repairs(head_end, tail_start)
+        kept = self.cost(0, head_end) + self.cost(intended, n)  # once the rounds are done
+        low = MIN_BUDGET if shape.usual else TIGHT_MIN_BUDGET
+        budget = max(low, min(MAX_BUDGET, self.cost(head_end, intended) // 3))
+        marker = math.ceil((len(SUMMARY_MARKER) + 2) / self.ratio) + MESSAGE_OVERHEAD_TOKENS
+        if self.target is not None and not shape.usual:
+            budget = max(TIGHT_MIN_BUDGET, min(budget, self.target - kept - marker))
+        room = self.window - TEMPLATE_TOKENS - read - math.ceil(read * 0.15) - 16
+        budget = max(TIGHT_MIN_BUDGET, min(budget, room))
+        previous = next(
+            (i for i in range(head_end, tail_start) if is_summary(self.messages[i])), None
+        )
+        after = kept + (budget + marker if tail_start > head_end else 0)
+        return CompressionPlan(
+            head_end=head_end,
+            tail_start=tail_start,
+            tokens_in=tokens_in,
+            previous_summary=previous,
+            singles=tuple(singles),
+            budget=budget,
+            single_budget=self.single_budget,
+            cut_chars=self.cut_chars,
+            single_chars=int(self.input_limit * self.ratio),
+            tokens_after=after if tail_start > head_end else self.cost(0, n),
+            tight=not shape.usual,
+        )
+
+
 def plan_compression(
     messages: Sequence[ChatMessage],
     *,
     window_tokens: int,
+    calibration: TokenCalibration | None = None,
+    target_tokens: int | None = None,
     tail_fraction: float = 0.25,
     min_tail_messages: int = 6,
     input_fraction: float = 0.6,
@@ -69,54 +305,49 @@ def plan_compression(
     Args:
         messages: the active transcript, oldest first.
         window_tokens: the model's context window, in tokens.
-        tail_fraction: share of the window the tail may fill, by estimated tokens.
-        min_tail_messages: the tail has at least this many messages (fewer if the transcript
-            is short).
-        input_fraction: share of the window the middle may fill, so that the summary request
-            itself fits; a longer middle is cut at its end (the rest stays, between the
-            summary and the tail, for a later compression).
+        calibration: the session's token count (a default one when None).
+        target_tokens: the transcript's size the compression must reach (tokens), so the next
+            request fits; None plans the usual compression only.
+        tail_fraction: share of the window the usual tail may fill, by estimated tokens.
+        min_tail_messages: the usual tail has at least this many messages (fewer if the
+            transcript is short).
+        input_fraction: share of the window the summary call may read, so that it fits; a
+            longer middle is cut at its end (the rest stays, between the summary and the
+            tail, for a later compression).
 
     Returns:
         the plan; ``plan.empty`` when there is nothing worth summarising.
     """
-    n = len(messages)
-    head_end = 0
-    if head_end < n and messages[0].role == "system":
-        head_end = 1
-    first_user = next((i for i in range(head_end, n) if messages[i].role == "user"), None)
-    if first_user is not None and not is_summary(messages[first_user]):
-        following = next((i for i in range(first_user + 1, n) if messages[i].role == "user"), n)
-        head_end = following
-    elif first_user is not None:
-        head_end = first_user  # an earlier summary starts the middle: it gets updated
-
-    last_user = max((i for i in range(n) if messages[i].role == "user"), default=n)
-    budget = int(window_tokens * tail_fraction)
-    tail_start, used = n, 0
-    while tail_start > head_end:
-        cost = estimate_tokens(messages[tail_start - 1])
-        if n - tail_start >= min_tail_messages and used + cost > budget:
-            break
-        tail_start -= 1
-        used += cost
-    tail_start = min(tail_start, last_user)
-    tail_start = _keeps_tool_pairs(messages, max(tail_start, head_end))
-    head_end = min(head_end, tail_start)
-    limit, used, end = int(window_tokens * input_fraction), 0, head_end
-    while end < tail_start and used + estimate_tokens(messages[end]) <= limit:
-        used += estimate_tokens(messages[end])
-        end += 1
-    tail_start = max(head_end, _keeps_tool_pairs(messages, end))
-    # The summary is a user message: what follows it must not be one too, or chat templates
-    # that require user and assistant turns to alternate (Mistral's, Gemma's) reject the
-    # request. Keep the assistant turn before such a user message in the tail as well.
-    while head_end < tail_start < n and messages[tail_start].role == "user":
-        tail_start = max(head_end, _keeps_tool_pairs(messages, tail_start - 1))
-    middle = messages[head_end:tail_start]
-    previous = next((head_end + i for i, m in enumerate(middle) if is_summary(m)), None)
-    return CompressionPlan(
-        head_end=head_end,
-        tail_start=tail_start,
-        tokens_in=sum(estimate_tokens(m) for m in middle),
-        previous_summary=previous,
+    counter = calibration if calibration is not None else TokenCalibration()
+    costs = counter.costs(messages)
+    planner = _Planner(
+        messages,
+        costs,
+        window=window_tokens,
+        input_limit=int(window_tokens * input_fraction) - TEMPLATE_TOKENS,
+        chars_per_token=counter.chars_per_token,
+        target=target_tokens,
     )
+    usual = planner.plan(
+        _Shape(True, min_tail_messages, int(window_tokens * tail_fraction), usual=True)
+    )
+    # The transcript as the request will carry it (a missing tool result added, and so on).
+    if (
+        target_tokens is None
+        or planner.cost(0, len(messages)) + planner.repairs(0, len(messages)) <= target_tokens
+    ):
+        return usual
+    if not usual.empty and usual.tokens_after <= target_tokens:
+        return usual
+    best = usual
+    for first_exchange, min_tail in ((True, 2), (True, 0), (False, 0)):
+        head = planner.head_end(first_exchange)
+        room = target_tokens - planner.cost(0, head) - max(TIGHT_MIN_BUDGET, target_tokens // 4)
+        plan = planner.plan(_Shape(first_exchange, min_tail, max(0, room), usual=False))
+        if plan.empty:
+            continue
+        if plan.tokens_after <= target_tokens:
+            return plan
+        if best.empty or plan.tokens_after < best.tokens_after:
+            best = plan
+    return best

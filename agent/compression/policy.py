@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent.context.budget import largest_prompt
+
 COOLDOWN_STEPS_S: tuple[float, ...] = (60.0, 300.0, 900.0)
 """Waits after the first, second and third (and later) failed compression in a row."""
 
@@ -44,3 +46,31 @@ def should_compress(
     if cooldown_until is not None and now < cooldown_until:
         return False
     return prompt_tokens >= threshold * window_tokens
+
+
+AFTER_FRACTION = 0.5
+"""Share of the window a compression aims to leave the next request at, when it can."""
+
+
+def compression_target(
+    window_tokens: int, extra_tokens: int, *, measured: bool, after_fraction: float = AFTER_FRACTION
+) -> int:
+    """The size the transcript should come down to (tokens).
+
+    At most what still lets the next request fit (the transcript plus ``extra_tokens``, with
+    the count's headroom and the reply's reserve); within that, ``after_fraction`` of the
+    window, so the session has room to grow before the next compression, but never less than
+    half of what fits.
+
+    Args:
+        window_tokens: the context window.
+        extra_tokens: what the next request adds: its prompt and tool definitions (tokens).
+        measured: whether the count is calibrated by the server.
+        after_fraction: the share of the window to aim for.
+
+    Returns:
+        the target in tokens (0 when even an empty transcript would not fit).
+    """
+    limit = largest_prompt(window_tokens, measured=measured) - extra_tokens
+    comfortable = int(window_tokens * after_fraction) - extra_tokens
+    return max(0, min(limit, max(comfortable, limit // 2)))

@@ -7,9 +7,10 @@ the archived messages.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from agent.compression.plan import SUMMARY_MARKER, is_summary
+from agent.context.shrink import cut_middle
 from agent.provider.types import ChatMessage
 
 TEMPLATE = """Write a summary of the conversation below that lets the assistant carry on without it.
@@ -28,38 +29,75 @@ Use exactly these Markdown sections, each short and concrete:
 Reply with the summary only."""
 
 
-def _render(message: ChatMessage) -> str:
-    if message.role == "tool":
-        return f"[tool result {message.tool_call_id}]\n{message.content}"
+SINGLE_TEMPLATE = """Summarise the message below so that the conversation can go on without it:
+keep what was asked or stated, names, figures, file paths, errors and decisions; say what kind of
+text it is (a log, code, a document...). Reply with the summary only."""
+
+SINGLE_MARKER = "[desk: a long message, summarised on its own]"
+"""Heads a single's summary where it stands in for the message in the summary call."""
+
+
+def _render(message: ChatMessage, cut_chars: int | None, share_chars: int | None) -> str:
     text = message.content
+    if message.role == "tool" and cut_chars:
+        text = cut_middle(text, cut_chars)
+    if share_chars:
+        text = cut_middle(text, share_chars)
+    if message.role == "tool":
+        return f"[tool result {message.tool_call_id}]\n{text}"
     for call in message.tool_calls:
         text += f"\n[tool call {call.name} {call.arguments}]"
     return f"[{message.role}]\n{text}"
 
 
 def summary_request(
-    middle: Sequence[ChatMessage], *, focus: str | None = None
+    middle: Sequence[ChatMessage],
+    *,
+    focus: str | None = None,
+    cut_chars: int | None = None,
+    share_chars: int | None = None,
+    replaced: Mapping[int, str] | None = None,
 ) -> list[ChatMessage]:
     """The messages of the summary call.
 
     Args:
-        middle: the messages to summarise (an earlier summary among them is updated).
+        middle: the messages to summarise (an earlier summary among them is updated); unsent
+            prompts are left out.
         focus: what the person asked the summary to keep in view (``/compress FOCUS``).
+        cut_chars: tool outputs longer than this are read cut to a head and a tail.
+        share_chars: every message longer than this is read cut to a head and a tail (a
+            middle too long for one call).
+        replaced: position in ``middle`` -> the summary that stands in for that message (a
+            single summarised on its own).
 
     Returns:
         a system message with the template and one user message with the conversation.
     """
     focus_line = f"\nKeep this in focus: {focus}\n" if focus else ""
+    stand_ins = replaced or {}
     previous = [m for m in middle if is_summary(m)]
-    rest = [m for m in middle if not is_summary(m)]
+    rendered = []
+    for index, message in enumerate(middle):
+        if message.unsent or is_summary(message):
+            continue
+        if index in stand_ins:
+            rendered.append(f"[{message.role}]\n{SINGLE_MARKER}\n{stand_ins[index].strip()}")
+        else:
+            rendered.append(_render(message, cut_chars, share_chars))
     parts = []
     if previous:
         parts.append("An earlier summary, to update with what follows:\n\n" + previous[-1].content)
-    parts.append("\n\n".join(_render(m) for m in rest))
+    parts.append("\n\n".join(rendered))
     return [
         ChatMessage("system", TEMPLATE.format(focus=focus_line)),
         ChatMessage("user", "\n\n---\n\n".join(parts)),
     ]
+
+
+def single_request(message: ChatMessage, keep_chars: int) -> list[ChatMessage]:
+    """The messages of a single's own summary call (the message cut to ``keep_chars``)."""
+    text = cut_middle(message.content, keep_chars)
+    return [ChatMessage("system", SINGLE_TEMPLATE), ChatMessage("user", text)]
 
 
 def summary_message(text: str) -> ChatMessage:

@@ -31,6 +31,7 @@ from agent.provider.errors import (
     RateLimited,
     ServerError,
 )
+from agent.provider.overflow import context_overflow
 from agent.provider.sse import LineTooLong, data_lines
 from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
 
@@ -245,7 +246,9 @@ def _parse_chunk(data: str) -> dict[str, Any]:
     if not isinstance(chunk, dict):
         raise _malformed(f"{_kind(chunk)}, not an object", data)
     if "error" in chunk:
-        raise ServerError(f"model server failed mid-stream: {_error_text(chunk)}")
+        message = f"model server failed mid-stream: {_error_text(chunk)}"
+        overflow = context_overflow(400, chunk, data, message)  # llama.cpp's error event
+        raise overflow if overflow is not None else ServerError(message)
     return chunk
 
 
@@ -372,7 +375,12 @@ def _assemble_calls(calls: dict[int, dict[str, str]]) -> list[ToolCall]:
 
 def _status_error(response: httpx.Response, model: str) -> ProviderError:
     status = response.status_code
-    detail = _error_text(_json_or_none(response)) or _clip(response.text) or response.reason_phrase
+    data = _json_or_none(response)
+    detail = _error_text(data) or _clip(response.text) or response.reason_phrase
+    message = f"model server rejected the request ({status}): {detail}"
+    overflow = context_overflow(status, data, response.text, message)
+    if overflow is not None:
+        return overflow
     if status in (401, 403):
         return AuthError(f"model server refused the API key ({status}): {detail}", status=status)
     if status == 404 and ("model" in detail.lower()):
@@ -384,7 +392,7 @@ def _status_error(response: httpx.Response, model: str) -> ProviderError:
         return RateLimited(message, retry_after=retry_after)
     if status >= 500:
         return ServerError(f"model server failed ({status}): {detail}", status=status)
-    return BadRequest(f"model server rejected the request ({status}): {detail}", status=status)
+    return BadRequest(message, status=status)
 
 
 def _transport_error(exc: httpx.TransportError, base_url: str) -> ProviderError:

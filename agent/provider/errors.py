@@ -37,6 +37,54 @@ class BadRequest(ProviderError):
     """Any other HTTP 4xx: the server rejected the request."""
 
 
+class ContextOverflow(BadRequest):
+    """The server refused the request because it does not fit the context window.
+
+    Parsed from llama.cpp's, vLLM's, OpenAI's and TGI's phrasings
+    (:mod:`agent.provider.overflow`); the counts are the server's own, None where it gave none.
+
+    Attributes:
+        prompt_tokens: the prompt's size by the server's count.
+        window: the server's context window.
+        completion_tokens: the reply tokens the request asked room for, where said.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int = 400,
+        prompt_tokens: int | None = None,
+        window: int | None = None,
+        completion_tokens: int | None = None,
+    ) -> None:
+        super().__init__(message, status=status)
+        self.prompt_tokens = prompt_tokens
+        self.window = window
+        self.completion_tokens = completion_tokens
+
+
+class RequestTooLarge(ProviderError):
+    """desk did not send a request that cannot fit the context window (nothing was sent).
+
+    Attributes:
+        prompt_tokens: the prompt's size by desk's calibrated count.
+        reply_tokens: the room desk keeps for the reply.
+        window: the context window.
+    """
+
+    def __init__(self, *, prompt_tokens: int, reply_tokens: int, window: int) -> None:
+        message = (
+            f"not sent: the prompt needs about {prompt_tokens:,} tokens and the reply "
+            f"{reply_tokens:,}, but the context window is {window:,}; send a shorter prompt, "
+            "start a new session (/new), or set a larger context_window"
+        )
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.reply_tokens = reply_tokens
+        self.window = window
+
+
 class RateLimited(ProviderError):
     """HTTP 429.
 

@@ -40,12 +40,17 @@ class ChatMessage:
         content: the text (may be empty for an assistant message with tool calls).
         tool_calls: calls made by an assistant message.
         tool_call_id: for a ``tool`` message, the call it answers.
+        unsent: a user message of a turn that never ran (a queued prompt a system stop
+            dropped, or one whose request could not fit the window): kept in the transcript,
+            never sent to the model. Not part of equality: it says how the message is used,
+            not what it is.
     """
 
     role: Role
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    unsent: bool = field(default=False, compare=False)
 
     def to_wire(self) -> dict[str, Any]:
         """The message as the JSON object the server expects."""

@@ -126,7 +126,9 @@ class CompressionController:
         # queued meanwhile come after it), or above the reply of a prompt turn.
         children = view.transcript.children
         self._anchor = children[-1] if children else None
-        self._panel.begin(turn_id)
+        # The panel counts from the running turn's start, as the status bar does.
+        running = turn_id == view.running_turn
+        self._panel.begin(turn_id, started_at=self._status.started_at if running else None)
 
     async def ended(self, view: SessionView, payload: CompressionComplete) -> None:
         """``compression.complete``: the outcome on the panel, then one transcript line."""

@@ -1,10 +1,13 @@
-"""The status bar's context gauge: how full the server's context window is.
+"""The status bar's context gauge: how full the context window is, and whose figure it is.
 
-The window comes from the server once at start (:mod:`desk.server_facts`). What is used comes
-from each finished turn as the server counted it (its prompt plus the reply, which the next
-request carries too); for a turn the server sent no count for (stopped, failed) and for a
-resumed transcript it is estimated with the gateway's own rule of thumb
-(:func:`tui_gateway.text.tokens_in_chars`). A committed compression takes off what it saved.
+Once the gateway has sent the session's ``context.window`` the gauge is the gateway's: the
+window and where it came from (``window 2,048 from the server``, ``8,192 assumed: set
+context_window``), and what the next request carries by the session's calibrated count (the
+transcript and the tool definitions), sent again after every turn and compression. Until then
+the window comes from the server's facts at start (:mod:`desk.server_facts`) and what is used
+from each finished turn as the server counted it, or estimated with the gateway's own rule
+(:func:`tui_gateway.text.tokens_in_chars`). Either way the prompt being typed and the queued
+ones count too: they are what is sent next.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from textual.widgets import TextArea
+
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.events import MessageComplete
-from tui_gateway.text import tokens_in_chars
+from tui_gateway.events import ContextWindowKnown, MessageComplete
+from tui_gateway.text import DEFAULT_CHARS_PER_TOKEN, tokens_in_chars
 from tui_gateway.types import TranscriptEntry
 
 if TYPE_CHECKING:
@@ -27,21 +32,48 @@ def context_estimate(entries: Iterable[TranscriptEntry]) -> int:
 
 
 class ContextGauge:
-    """Keeps the status bar's ``context_window`` and ``context_used``.
+    """Keeps the status bar's ``context_window``, ``context_used``, ``context_pending`` and
+    ``window_note``.
 
     Args:
         status: the status bar.
+        prompt: the prompt box (what is typed there counts), or None.
     """
 
-    def __init__(self, status: StatusBar) -> None:
+    def __init__(self, status: StatusBar, prompt: TextArea | None = None) -> None:
         self._status = status
+        self._prompt = prompt
+        self._chars_per_token = DEFAULT_CHARS_PER_TOKEN
+
+    @property
+    def _counted(self) -> bool:
+        """True once the gateway's ``context.window`` came: its figures are the ones shown."""
+        return bool(self._status.window_note)
 
     def set_window(self, tokens: int) -> None:
         """The server's context window arrived (ignored once the status bar is gone)."""
         # The facts come from a thread and may land while the app exits, after the status bar
         # was removed (NoMatches('#status') was seen once): then there is nothing to update.
-        if self._status.is_attached:
+        if self._status.is_attached and not self._counted:
             self._status.context_window = tokens
+
+    def window_reported(self, view: SessionView, payload: ContextWindowKnown) -> None:
+        """``context.window``: the gateway's window, its source, and the next request's size."""
+        status = self._status
+        self._chars_per_token = payload.chars_per_token or DEFAULT_CHARS_PER_TOKEN
+        status.window_note = payload.text
+        status.context_window = payload.tokens
+        status.context_used = payload.used_tokens
+        self.count_pending(view)
+
+    def count_pending(self, view: SessionView | None) -> None:
+        """Count the prompt being typed and the view's queued prompts (sent next)."""
+        chars = len(self._prompt.text) if self._prompt is not None else 0
+        if view is not None:
+            for turn_id in view.queued:
+                block = view.transcript.prompt(turn_id)
+                chars += len(block.text) if block is not None else 0
+        self._status.context_pending = tokens_in_chars(chars, self._chars_per_token)
 
     def reset(self, entries: Iterable[TranscriptEntry]) -> None:
         """Another session is shown: estimate what its saved transcript takes."""
@@ -50,6 +82,8 @@ class ContextGauge:
     def turn_completed(self, view: SessionView, payload: MessageComplete) -> None:
         """A turn of the view's session ended: what the next request will carry."""
         status = self._status
+        if self._counted:
+            return  # the gateway's context.window, just before, counted the next request
         if payload.prompt_tokens is not None:
             status.context_used = payload.prompt_tokens + (payload.completion_tokens or 0)
         elif status.context_used is not None or payload.text:
@@ -62,6 +96,8 @@ class ContextGauge:
     def compressed(self, before_tokens: int, after_tokens: int) -> None:
         """A compression committed: take off what it saved."""
         status = self._status
+        if self._counted:
+            return  # the gateway's context.window, just before, counted what is left
         saved = max(0, before_tokens - after_tokens)
         # The gauge holds the server's count when it has one: take off what was saved
         # (estimated) rather than replace it by an estimate of another kind.

@@ -99,18 +99,29 @@ class CompressionPanel(Horizontal, can_focus=True):
         yield Button("Cancel", id="compression-cancel", variant="warning", compact=True)
 
     @property
+    def started_at(self) -> float:
+        """Clock time the shown compression's elapsed time counts from."""
+        return self._started_at
+
+    @property
     def running(self) -> bool:
         """True while a compression is shown and has not finished."""
         return self.turn_id is not None and self.outcome is None
 
-    def begin(self, turn_id: str) -> None:
-        """Show a new compression of ``turn_id`` (its first event arrived)."""
+    def begin(self, turn_id: str, started_at: float | None = None) -> None:
+        """Show a new compression of ``turn_id`` (its first event arrived).
+
+        Args:
+            turn_id: the turn that runs it.
+            started_at: clock time its elapsed time counts from (the running turn's start,
+                so the panel and the status bar agree); now when None.
+        """
         self.turn_id = turn_id
         self.outcome = None
         self.phase = ""
         self.before_tokens = self.after_tokens = None
         self.tokens_out = 0
-        self._started_at = self._clock()
+        self._started_at = self._clock() if started_at is None else started_at
         self.query_one(Button).disabled = False
         self.query_one(ProgressBar).update(total=None, progress=0)
         self.add_class("-open")

@@ -28,6 +28,7 @@ from desk.activity_messages import (
     ApprovalWasResolved,
     CompressionEnded,
     CompressionProgress,
+    ContextWindowReported,
     SessionStoreFailed,
     SessionWasEvicted,
     ToolCallCompleted,
@@ -123,6 +124,7 @@ class SessionView(Widget):
             case TurnStarted():
                 await c.turns.started(self, message.payload)
                 c.queue.renumber(self)
+                c.gauge.count_pending(self)
             case TurnStateChanged():
                 c.turns.state_changed(self, message.payload)
             case TurnCompleted():
@@ -131,9 +133,11 @@ class SessionView(Widget):
             case PromptWasQueued():
                 await c.turns.queued(self, message.payload)
                 c.queue.renumber(self)
+                c.gauge.count_pending(self)
             case PromptWasDropped():
                 c.turns.dropped(self, message.payload)
                 await c.queue.dropped(self, message.payload)
+                c.gauge.count_pending(self)
             case ToolCallStarted():
                 await c.tools.started(self, message.payload)
             case ToolCallOutput():
@@ -148,6 +152,8 @@ class SessionView(Widget):
                 await c.compression.progress(self, message.payload)
             case CompressionEnded():
                 await c.compression.ended(self, message.payload)
+            case ContextWindowReported():
+                c.gauge.window_reported(self, message.payload)
             case SessionWasEvicted():
                 await c.sessions.evicted(self, message.payload)
             case SessionStoreFailed():

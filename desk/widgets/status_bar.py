@@ -57,13 +57,16 @@ def context_percent(used: int | None, window: int | None) -> int | None:
     return max(0, round(100 * used / window))
 
 
-def server_text(connection: ConnectionInfo, model: str = "", percent: int | None = None) -> str:
-    """The right-hand side: ``"<model> · <host:port or demo model> · ctx <n>%"``."""
+def server_text(
+    connection: ConnectionInfo, model: str = "", percent: int | None = None, window: str = ""
+) -> str:
+    """The right-hand side: ``"<model> · <host:port or demo model> · ctx <n>%"``, then where
+    the window's figure came from once the gateway said (``window 2,048 from the server``)."""
     name = model or connection.model
     if len(name) > MODEL_WIDTH:
         name = name[: MODEL_WIDTH - 1] + "…"
     gauge = "ctx –" if percent is None else f"ctx {percent}%"
-    return " · ".join([name, server_label(connection), gauge])
+    return " · ".join([name, server_label(connection), gauge, *([window] if window else [])])
 
 
 class StatusBar(Horizontal):
@@ -94,7 +97,11 @@ class StatusBar(Horizontal):
     context_window: reactive[int | None] = reactive(None)
     """The server's context window in tokens, once known."""
     context_used: reactive[int | None] = reactive(None)
-    """Prompt tokens of the last finished turn, once known."""
+    """What the next request carries before its prompt (tokens), once known."""
+    context_pending: reactive[int] = reactive(0)
+    """Tokens of the prompt being typed and of the queued prompts (they are sent next)."""
+    window_note: reactive[str] = reactive("")
+    """Where the window's figure came from, as the gateway says it ("" until it does)."""
 
     def __init__(
         self, connection: ConnectionInfo, *, clock: Clock = time.monotonic, id: str | None = None
@@ -128,14 +135,19 @@ class StatusBar(Horizontal):
 
     def server_side_text(self) -> str:
         """The right-hand side as it should read now."""
-        percent = context_percent(self.context_used, self.context_window)
-        return terminal_safe(server_text(self.connection, self.model, percent))
+        percent = context_percent(self._context_total(), self.context_window)
+        return terminal_safe(server_text(self.connection, self.model, percent, self.window_note))
+
+    def _context_total(self) -> int | None:
+        if self.context_used is None and not self.context_pending:
+            return None
+        return (self.context_used or 0) + self.context_pending
 
     def _redraw_server(self) -> None:
         label = next(self.query(".server").results(Static), None)
         if label is not None:
             label.update(self.server_side_text())
-            percent = context_percent(self.context_used, self.context_window) or 0
+            percent = context_percent(self._context_total(), self.context_window) or 0
             self.set_class(percent >= 80, "-context-full")
 
     def watch_model(self) -> None:
@@ -145,6 +157,12 @@ class StatusBar(Horizontal):
         self._redraw_server()
 
     def watch_context_used(self) -> None:
+        self._redraw_server()
+
+    def watch_context_pending(self) -> None:
+        self._redraw_server()
+
+    def watch_window_note(self) -> None:
         self._redraw_server()
 
     def _redraw(self) -> None:

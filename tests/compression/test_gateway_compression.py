@@ -189,7 +189,8 @@ def test_failures_arm_the_cooldown_ladder_and_a_success_resets_it(
 def test_an_automatic_compression_waits_out_the_cooldown(
     provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
 ) -> None:
-    d = Desk(provider, tmp_path / "desk.db", compress_threshold=0.75)
+    # the transcript fills about half of this window: past the threshold, but it fits
+    d = Desk(provider, tmp_path / "desk.db", compress_threshold=0.3, context_window=16000)
     try:
         d.store.compressions.set_cooldown(d.session, time.time() + 60, 1)
         turn = d.gateway.prompt_submit(d.session, "reply with exactly: no compression").turn_id
@@ -227,3 +228,16 @@ def test_archived_messages_can_be_viewed_after_a_compression(desk: Desk) -> None
     text = "".join(o.text for o in desk.log.of_type(ConsoleOutput) if o.command_id == command)
     assert "messages replaced by summaries" in text
     assert "[user] question 1:" in text and "[assistant] answer 1:" in text
+
+
+def test_a_request_that_cannot_fit_compresses_first_cooldown_or_not(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    d = Desk(provider, tmp_path / "desk.db", compress_threshold=0.75)  # a 4,000-token window
+    try:
+        d.store.compressions.set_cooldown(d.session, time.time() + 60, 1)
+        turn = d.gateway.prompt_submit(d.session, "reply with exactly: made room").turn_id
+        assert d.log.complete(turn).text == "made room"
+        assert d.outcome(turn, timeout=0).status == "committed"
+    finally:
+        assert d.gateway.shutdown(timeout_s=10).threads_left == []

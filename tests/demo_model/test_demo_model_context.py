@@ -77,7 +77,7 @@ def test_tokenize_counts_as_the_prompt_is_counted(
         demo.root_url + "/tokenize",
         json={"content": "hi there", "with_pieces": True, "add_special": True},
     ).json()["tokens"]
-    assert [p["piece"] for p in pieces] == ["<s>", "hi", " the", "re"]
+    assert [p["piece"] for p in pieces] == ["<s>", "hi", " ther", "e"]
     assert httpx.post(demo.root_url + "/tokenize", json={"content": 3}).status_code == 400
 
 
@@ -90,7 +90,7 @@ def test_subword_pieces_round_trip(text: str) -> None:
 def test_subword_counts_like_a_real_vocabulary() -> None:
     prose = len(PROSE) / len(tokenize_subword(PROSE))
     code = 'def f(x: int) -> dict[str, int]:\n    return {"a": x * 2, "b": x // 3}\n'
-    assert 2.5 <= prose <= 3.6  # real vocabularies: 2.5-4.5 characters a token
+    assert 2.5 <= prose <= 4.0  # real vocabularies: 2.5-4.5 characters a token
     assert len(code) / len(tokenize_subword(code)) < prose
 
 

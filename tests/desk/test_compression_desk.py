@@ -28,7 +28,7 @@ from tests.desk.desk_testkit import (
     wait_until,
 )
 from tests.support import EventLog
-from tui_gateway.events import CompressionComplete, CompressionProgressed
+from tui_gateway.events import CompressionComplete, CompressionProgressed, ContextWindowKnown
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
@@ -40,13 +40,14 @@ def tokens_per_second() -> float:
 
 
 class Setup:
-    """A store holding a long transcript, and a gateway over it (automatic trigger off)."""
+    """A store holding a long transcript, and a gateway over it (automatic trigger off: the
+    transcript fits the window, so only ``/compress`` compresses)."""
 
-    def __init__(self, server: DemoModelServer, db: Path) -> None:
+    def __init__(self, server: DemoModelServer, db: Path, window: int = 3 * WINDOW) -> None:
         self.store = SqliteStore(db)
         provider = ProviderConfig(base_url=server.base_url, model="demo")
         config = GatewayConfig(
-            provider=provider, cwd=db.parent, context_window=WINDOW, compress_threshold=100.0
+            provider=provider, cwd=db.parent, context_window=window, compress_threshold=100.0
         )
         self.gateway = Gateway(config, store=self.store)
         self.log = EventLog()
@@ -130,8 +131,30 @@ async def test_compress_shows_the_panel_and_ends_compressed(setup: Setup) -> Non
         assert line.startswith("⇊ compressed ") and "→" in line and line.endswith(" tokens")
         assert f"{done.before_tokens:,} → {done.after_tokens:,}" in line
         assert app.running_turn is None and app.status_bar.state == "idle"
-        # The gauge drops by what was saved.
-        assert app.status_bar.context_used == 3900 - (done.before_tokens - done.after_tokens)
+        # The gauge shows what the next request carries now, as the gateway counts it.
+        window = setup.log.of_type(ContextWindowKnown)[-1]
+        assert app.status_bar.context_used == window.used_tokens < 3900
+
+
+async def test_the_panel_and_the_status_bar_count_from_the_turn_s_start(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    setup = Setup(demo_server, tmp_path / "desk.db", window=WINDOW)  # the prompt must compress
+    now = [100.0]
+    app = setup.app(clock=lambda: now[0])
+    demo_server.configure(tokens_per_second=60.0)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: bool(app.transcript.children), what="the session")
+            await submit(pilot, "reply with exactly: made room")
+            now[0] = 105.0  # the compression's first event comes later than the turn's start
+            panel = app.widgets.compression_panel
+            await wait_until(pilot, lambda: panel.phase == "summarize", what="the summary")
+            assert app.status_bar.started_at == 100.0
+            assert panel.started_at == app.status_bar.started_at
+    finally:
+        assert setup.gateway.shutdown(timeout_s=10).threads_left == []
+        setup.store.close()
 
 
 async def test_panel_shows_the_outcome_before_it_collapses(setup: Setup) -> None:
@@ -230,7 +253,7 @@ async def test_a_compress_queued_behind_a_turn_runs_and_leaves_the_queue(
 
 # -- snapshot -------------------------------------------------------------------------------------
 
-STALL_AFTER_TOKENS = 12
+STALL_AFTER_TOKENS = 64
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
+from agent.tokens import tokens_in_chars
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.slash import unknown_command
@@ -112,7 +113,7 @@ async def test_the_context_gauge_is_estimated_on_resume_and_reset_on_new(
     resuming_gateway: Gateway, demo_server: DemoModelServer
 ) -> None:
     app = resumed_app(resuming_gateway, demo_server.base_url)
-    expected = sum(len(e.content) // 4 for e in SAVED)
+    expected = sum(tokens_in_chars(len(e.content)) for e in SAVED)  # until the gateway says
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: saved_notes(app), what="the resumed transcript")
         assert app.status_bar.context_used == expected

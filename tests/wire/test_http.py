@@ -157,10 +157,10 @@ def test_a_queued_run_is_removed_by_its_stop(served: Served, demo_server: DemoMo
         assert name == "run.accepted" and accepted["queued"] is True
         stop = served.client.post(f"/v1/runs/{accepted['run_id']}/stop")
         assert stop.json()["stopped"] is True
-        name, dropped = next(events)
-        assert name == "prompt.queued"
-        name, dropped = next(events)
-        assert name == "prompt.dropped"
+        # the running turn's context.window may come at any moment: it says nothing of this run
+        names = (name for name, _data in events if name != "context.window")
+        assert next(names) == "prompt.queued"
+        assert next(names) == "prompt.dropped"
 
 
 def test_a_wrong_or_missing_token_is_401_on_every_route(served: Served) -> None:

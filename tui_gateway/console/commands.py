@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Protocol
 
 from agent.agent import Agent
+from agent.context.budget import ContextBudget, largest_prompt
+from agent.context.shrink import cut_middle
 from agent.events import AgentEvent, TextDelta
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
@@ -61,6 +63,11 @@ class ConsoleHost(Protocol):
 
     def provider_for(self, session_id: str) -> ProviderConfig:
         """The provider settings the session's turns use."""
+        ...
+
+    def context_budget(self, session_id: str) -> ContextBudget:
+        """The session's context window and calibrated count (a console agent's requests are
+        checked against it like a turn's)."""
         ...
 
     def session_cwd(self, session_id: str) -> Path:
@@ -130,6 +137,7 @@ def _digest(ctx: CommandContext, args: list[str]) -> None:
     if not args:
         raise CommandError("usage: digest PATH...")
     client = ChatClient(ctx.host.provider_for(ctx.session_id))
+    budget = ctx.host.context_budget(ctx.session_id)
     cwd = ctx.host.session_cwd(ctx.session_id)
     unreadable: list[str] = []
     for name in args:
@@ -142,21 +150,33 @@ def _digest(ctx: CommandContext, args: list[str]) -> None:
             unreadable.append(name)
             continue
         ctx.write(f"## {name}\n")
-        summary = _summarise(client, name, data.decode("utf-8", errors="replace"), ctx.write)
+        text = data.decode("utf-8", errors="replace")
+        summary = _summarise(client, budget, name, text, ctx.write)
         ctx.write("\n" if summary.endswith("\n") else "\n\n")
         ctx.check()
     if unreadable:
         raise CommandError(f"could not read {', '.join(unreadable)}")
 
 
-def _summarise(client: ChatClient, name: str, text: str, write: Callable[[str], None]) -> str:
+def _summarise(
+    client: ChatClient,
+    budget: ContextBudget,
+    name: str,
+    text: str,
+    write: Callable[[str], None],
+) -> str:
     def on_event(event: AgentEvent) -> None:
         if isinstance(event, TextDelta) and event.text:
             write(event.text)
 
-    agent = Agent(client, listener=on_event)  # registers with the console's scope on entry
+    # registers with the console's scope on entry; its request is checked against the window
+    agent = Agent(client, listener=on_event, context=budget)
     system = ChatMessage("system", "Summarise the file in at most five short bullet points.")
-    result = agent.run_conversation([system], f"File `{name}`:\n\n{text}")
+    head = f"File `{name}`:\n\n"
+    room = largest_prompt(budget.window.tokens, measured=budget.calibration.measured)
+    room -= budget.count([system, ChatMessage("user", head)])
+    keep = int(max(0, room) * budget.calibration.chars_per_token * 0.9)
+    result = agent.run_conversation([system], head + cut_middle(text, keep))
     if result.status == "interrupted":
         raise CommandStopped()
     if result.status == "failed":

@@ -1,0 +1,172 @@
+"""One session's context budget: the window, the calibrated count, and whether a request fits.
+
+A request fits when its prompt (by the session's calibrated count), a headroom for the count's
+error, and the room kept for the reply are all inside the window. The headroom is 3 % of the
+prompt plus 8 tokens once the server has counted something for the session, 15 % plus 16
+before. The reply keeps at least an eighth of the window, at most 1,024 tokens (at least 64);
+``max_tokens`` is then set to what is left, so that the reply cannot run past the window
+(left unset when more than 4,096 tokens are left and nothing else caps it: some servers refuse
+a ``max_tokens`` above the model's own output limit).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent.context.calibration import CountSource, TokenCalibration
+from agent.provider.types import ChatMessage
+from agent.provider.window import ContextWindow, WindowSource
+from agent.tokens import RequestSize, request_size
+
+MAX_REPLY_RESERVE = 1024
+"""Most tokens kept for the reply (an eighth of the window below 8,192)."""
+
+MIN_REPLY_RESERVE = 64
+"""Fewest tokens kept for the reply."""
+
+UNCAPPED_ROOM = 4096
+"""With more room than this for the reply, ``max_tokens`` is left to the server."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFit:
+    """Whether one request fits its window, with the figures.
+
+    Attributes:
+        prompt_tokens: the prompt by the calibrated count (tokens).
+        headroom: tokens kept for the count's error.
+        reserve: the least room the reply must have (tokens).
+        window: the context window (tokens).
+        max_tokens: the ``max_tokens`` to send (None: leave it to the server).
+        measured: True when the count is calibrated by the server's own counts.
+    """
+
+    prompt_tokens: int
+    headroom: int
+    reserve: int
+    window: int
+    max_tokens: int | None
+    measured: bool
+
+    @property
+    def fits(self) -> bool:
+        """True when prompt, headroom and the reply's reserve are inside the window."""
+        return self.prompt_tokens + self.headroom + self.reserve <= self.window
+
+    @property
+    def room(self) -> int:
+        """Tokens left for the reply after the prompt and the headroom."""
+        return self.window - self.prompt_tokens - self.headroom
+
+    @property
+    def over_by(self) -> int:
+        """Tokens the prompt would have to lose to fit (0 when it fits)."""
+        return max(0, self.prompt_tokens + self.headroom + self.reserve - self.window)
+
+
+def reply_reserve(window: int) -> int:
+    """The least room kept for a reply in a window of ``window`` tokens (an eighth of it,
+    within `MIN_REPLY_RESERVE` and `MAX_REPLY_RESERVE`)."""
+    return max(MIN_REPLY_RESERVE, min(MAX_REPLY_RESERVE, window // 8))
+
+
+def headroom(prompt_tokens: int, *, measured: bool) -> int:
+    """Tokens kept for the error of a count of ``prompt_tokens``."""
+    if measured:
+        return math.ceil(prompt_tokens * 0.03) + 8
+    return math.ceil(prompt_tokens * 0.15) + 16
+
+
+def largest_prompt(window: int, *, measured: bool) -> int:
+    """The largest prompt (tokens) that fits a window of ``window`` tokens with its headroom
+    and the reply's reserve (0 when none does)."""
+    share, fixed = (0.03, 8) if measured else (0.15, 16)
+    prompt = max(0, int((window - reply_reserve(window) - fixed - 1) / (1 + share)))
+    while (
+        prompt > 0 and prompt + headroom(prompt, measured=measured) + reply_reserve(window) > window
+    ):
+        prompt -= 1
+    return prompt
+
+
+class ContextBudget:
+    """A session's window and token calibration. Thread-safe.
+
+    Args:
+        window: the context window and where it came from.
+        calibration: the session's calibration (a fresh one when None).
+    """
+
+    def __init__(self, window: ContextWindow, calibration: TokenCalibration | None = None) -> None:
+        self._lock = threading.Lock()
+        self._window = window
+        self.calibration = calibration if calibration is not None else TokenCalibration()
+        self.tokenize_supported: bool | None = None
+        """Whether the server answers ``/tokenize`` (None: not tried yet)."""
+
+    @property
+    def window(self) -> ContextWindow:
+        """The window in use."""
+        with self._lock:
+            return self._window
+
+    def set_window(self, window: ContextWindow) -> None:
+        """Use another window from now on (e.g. the one a context-size 400 named)."""
+        with self._lock:
+            self._window = window
+
+    def learn_from_server(self, tokens: int, detail: str) -> None:
+        """The server named its window refusing a request (a 400): from now on it is the
+        window, even over a configured one (which was evidently wrong for this server)."""
+        with self._lock:
+            if tokens > 0 and tokens != self._window.tokens:
+                self._window = ContextWindow(tokens, WindowSource.SERVER, detail)
+
+    def count(self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]] = ()) -> int:
+        """The calibrated token count of a request."""
+        return self.calibration.count(messages, tools)
+
+    def fit_tokens(self, prompt_tokens: int, *, max_tokens: int | None = None) -> RequestFit:
+        """Whether a prompt of ``prompt_tokens`` fits, and the ``max_tokens`` to send.
+
+        Args:
+            prompt_tokens: the prompt by the calibrated count.
+            max_tokens: the caller's own cap on the reply, if any.
+        """
+        window = self.window.tokens
+        measured = self.calibration.measured
+        spare = headroom(prompt_tokens, measured=measured)
+        reserve = reply_reserve(window)
+        room = window - prompt_tokens - spare
+        cap = max_tokens
+        if room < UNCAPPED_ROOM or cap is not None:
+            cap = max(1, min(room, cap if cap is not None else room))
+        return RequestFit(prompt_tokens, spare, reserve, window, cap, measured)
+
+    def fit(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        max_tokens: int | None = None,
+    ) -> RequestFit:
+        """Whether the request sending ``messages`` with ``tools`` fits (see `fit_tokens`)."""
+        return self.fit_tokens(self.count(messages, tools), max_tokens=max_tokens)
+
+    def observe(self, size: RequestSize, tokens: int, source: CountSource) -> None:
+        """The server counted ``tokens`` for a request of ``size``: calibrate."""
+        self.calibration.observe(size, tokens, source)
+
+    def observe_request(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[dict[str, Any]],
+        tokens: int,
+        source: CountSource,
+    ) -> None:
+        """The server counted ``tokens`` for the request of ``messages`` and ``tools``."""
+        self.observe(request_size(messages, tools), tokens, source)

@@ -1,0 +1,100 @@
+"""Compression always gets the next request under the window, when anything can.
+
+Random transcripts of user, assistant, tool-call and tool-result messages of random sizes (turns
+stopped before their reply, tool calls a crash left without a result, prompts that were never
+sent), in random windows: when the next request would not fit, the compression desk plans (summaries
+simulated at their full budget, the longest a model may write) leaves a request that fits by
+the counter, alternates roles and pairs every tool call; or the prompt and tool definitions
+alone do not fit, which no compression can change.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent.compression.plan import SUMMARY_MARKER, TIGHT_MIN_BUDGET, plan_compression
+from agent.compression.policy import compression_target
+from agent.compression.rounds import run_rounds
+from agent.context.budget import ContextBudget
+from agent.context.shape import well_formed
+from agent.provider.types import ChatMessage, ToolCall
+from agent.provider.window import ContextWindow, WindowSource
+from agent.tools.registry import ToolRegistry, default_tools
+from demo_model.template import alternation_error
+
+TOOLS = ToolRegistry(default_tools()).schemas()
+WORDS = "the build failed because a test imported a module that moved last week "
+
+
+def text(size: int) -> str:
+    return (WORDS * (size // len(WORDS) + 1))[:size]
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> list[ChatMessage]:
+    out = [ChatMessage("system", "You are desk's agent. Be brief.")]
+    for n in range(draw(st.integers(1, 16))):
+        out.append(ChatMessage("user", text(draw(st.integers(1, 9000)))))
+        for k in range(draw(st.integers(0, 2))):
+            call = ToolCall(f"c{n}-{k}", "read_file", '{"path": "notes.txt"}')
+            out.append(ChatMessage("assistant", "", tool_calls=(call,)))
+            if draw(st.integers(0, 5)):  # else a crash left the call without its result
+                result = text(draw(st.integers(0, 30000)))
+                out.append(ChatMessage("tool", result, tool_call_id=call.id))
+        if not draw(st.integers(0, 6)):  # a queued prompt a system stop dropped
+            out.append(
+                ChatMessage("user", "not sent " + text(draw(st.integers(1, 900))), unsent=True)
+            )
+        if draw(st.booleans()):  # a reply; without one the turn was stopped or failed
+            out.append(ChatMessage("assistant", text(draw(st.integers(1, 6000)))))
+    return out
+
+
+def fake_summary(request: list[ChatMessage], budget: int) -> str:
+    """A summary as long as the budget allows, by the default count (3 characters a token)."""
+    return text(max(1, budget * 3 - len(SUMMARY_MARKER) - 2))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    history=sessions(),
+    window=st.sampled_from([1024, 2048, 4096, 8192, 32768]),
+    prompt_chars=st.integers(1, 4000),
+)
+def test_every_request_after_a_compression_fits(
+    history: list[ChatMessage], window: int, prompt_chars: int
+) -> None:
+    budget = ContextBudget(ContextWindow(window, WindowSource.SERVER))
+    calibration = budget.calibration
+    prompt = ChatMessage("user", text(prompt_chars))
+    if budget.fit(well_formed([*history, prompt]), TOOLS).fits:
+        return  # nothing to do
+    extra = budget.count([prompt], TOOLS)
+    target = compression_target(window, extra, measured=False)
+    plan = plan_compression(
+        history, window_tokens=window, calibration=calibration, target_tokens=target
+    )
+    shortest = f"{SUMMARY_MARKER}\n\n{fake_summary([], TIGHT_MIN_BUDGET)}"
+    best = well_formed([history[0], ChatMessage("user", shortest), prompt])
+    possible = budget.fit(best, TOOLS).fits  # the shortest summary of all but the system prompt
+    if plan.empty:
+        shape = [(m.role, len(m.content), len(m.tool_calls), m.unsent) for m in history]
+        assert not possible, f"nothing planned though it could fit: {plan} {target} {shape}"
+        return
+    done = run_rounds(
+        history,
+        plan,
+        window_tokens=window,
+        calibration=calibration,
+        target_tokens=target,
+        summarise=fake_summary,
+    )
+    assert done is not None
+    after = [*history[: done.start], done.summary, *history[done.end :]]
+    request = well_formed([*after, prompt])
+    assert alternation_error([m.to_wire() for m in request]) is None
+    assert not any("not sent" in m.content for m in request)
+    if possible:
+        fit = budget.fit(request, TOOLS)
+        assert fit.fits, (fit, plan, done.rounds)

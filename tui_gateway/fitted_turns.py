@@ -1,0 +1,161 @@
+"""Turns kept inside their session's context window.
+
+A prompt turn gets the session's :class:`agent.context.budget.ContextBudget` (every request of
+the turn is checked against the window before it is sent), compresses first when it is due
+(:class:`tui_gateway.compression.SessionCompression`), and, when its first request still could
+not fit (desk's count said so, or the server refused it as too large with its own count), is
+compressed with the corrected count and run once more. A turn whose request could not fit in
+the end sent nothing the model answered: its prompt stays in the transcript marked as not sent
+(later requests leave it out, so the session stays usable), and its error says so with the
+figures and what the person can do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agent.compression import Compressor
+from agent.events import TurnResult
+from agent.outcome import ExitReason, TurnStatus
+from agent.provider.client import ProviderConfig
+from agent.provider.errors import ContextOverflow, RequestTooLarge
+from agent.store import NOT_SENT_PREFIX
+from tui_gateway.compression import SessionCompression
+from tui_gateway.events import Payload, TurnState
+from tui_gateway.kinds import TurnActivity
+from tui_gateway.state import Session, Turn
+
+ADVICE = "send a shorter prompt, start a new session (/new), or set a larger context_window"
+"""What the person can do about a prompt that does not fit."""
+
+
+def did_not_fit(result: TurnResult) -> bool:
+    """True when the turn ended because its request could not fit the window."""
+    return isinstance(result.failure, RequestTooLarge | ContextOverflow)
+
+
+def not_sent_error(result: TurnResult) -> str:
+    """The one line a turn that could not fit ends with, figures first."""
+    failure = result.failure
+    if isinstance(failure, RequestTooLarge):
+        return failure.message
+    if isinstance(failure, ContextOverflow):
+        if failure.prompt_tokens is not None and failure.window is not None:
+            figures = (
+                f"the model server counted {failure.prompt_tokens:,} tokens for its "
+                f"{failure.window:,}-token window"
+            )
+        elif failure.window is not None:
+            figures = f"the model server's {failure.window:,}-token window is too small for it"
+        else:
+            figures = "the model server said it does not fit its context window"
+        return f"{NOT_SENT_PREFIX}{figures}; {ADVICE}"
+    return result.error or result.exit_reason
+
+
+class FittedTurns:
+    """Runs prompt and ``/compress`` turns inside their session's window.
+
+    Args:
+        compression: the gateway's compressions (and, through it, the sessions' windows).
+        publish: sends a payload for a session; never blocks.
+        tools: the tool definitions every request offers.
+        compression_started: told each compressor before it runs, so stops reach it (the
+            booking office's :meth:`~tui_gateway.booking.BookingOffice.compression_started`).
+    """
+
+    def __init__(
+        self,
+        compression: SessionCompression,
+        publish: Callable[[Session, Payload], None],
+        tools: Sequence[dict[str, Any]],
+        compression_started: Callable[[Turn, Compressor], None],
+    ) -> None:
+        self.compression = compression
+        self._publish = publish
+        self.tools = list(tools)
+        self._compression_started = compression_started
+
+    def start_compression(
+        self,
+        session: Session,
+        turn: Turn,
+        provider: ProviderConfig,
+        *,
+        manual: bool,
+        force: bool = False,
+    ) -> bool:
+        """Prepare the turn's compression, if one is due; True when it should run."""
+        try:
+            compressor = self.compression.prepare(
+                session,
+                turn,
+                provider,
+                manual=manual,
+                focus=turn.focus,
+                tools=self.tools,
+                force=force,
+            )
+        except Exception as exc:  # never let a compression bug take the turn down
+            detail = f"compression skipped: {type(exc).__name__}: {exc}"
+            self._publish(session, TurnState(turn.turn_id, TurnActivity.WAITING, detail))
+            return False
+        if compressor is None:
+            return False
+        self._compression_started(turn, compressor)
+        return True
+
+    def compress(
+        self, session: Session, turn: Turn, provider: ProviderConfig, *, manual: bool, force: bool
+    ) -> None:
+        """Compress for ``turn`` when one is due (``/compress``: always)."""
+        if self.start_compression(session, turn, provider, manual=manual, force=force):
+            assert turn.compressor is not None
+            if not manual:
+                self._publish(session, TurnState(turn.turn_id, TurnActivity.COMPRESSING))
+            self.compression.run(session, turn, turn.compressor)
+
+    def run_prompt(
+        self,
+        session: Session,
+        turn: Turn,
+        provider: ProviderConfig,
+        on_started: Callable[[], None],
+    ) -> TurnResult:
+        """Run a prompt turn: compress first when due, fit, and retry once if it did not fit.
+
+        Args:
+            session: the session.
+            turn: the turn (its agent runs it).
+            provider: the session's provider settings.
+            on_started: called once, right before the turn's first model request is made.
+
+        Returns:
+            the turn's outcome (``error`` says "not sent: ..." when it could not fit).
+        """
+        turn.agent.context = self.compression.windows.first_turn(session, provider, self.tools)
+        self.compress(session, turn, provider, manual=False, force=False)
+        on_started()
+        result = self._attempt(session, turn)
+        if did_not_fit(result) and not result.messages and turn.agent.stop_request is None:
+            turn.agent.carry_over()  # a stop from now on still ends the retry
+            self.compress(session, turn, provider, manual=False, force=True)
+            result = self._attempt(session, turn)
+        if did_not_fit(result) and not result.messages:
+            result.error = not_sent_error(result)
+        return result
+
+    def _attempt(self, session: Session, turn: Turn) -> TurnResult:
+        with session.lock:
+            history = list(session.history)
+        try:
+            return turn.agent.run_conversation(history, turn.prompt)
+        except Exception as exc:  # a bug below must still end the turn with one outcome
+            return TurnResult(
+                status=TurnStatus.FAILED,
+                exit_reason=ExitReason.failed(type(exc).__name__),
+                text="",
+                partial=True,
+                error=f"internal error: {exc}",
+            )
