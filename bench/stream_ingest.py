@@ -26,8 +26,11 @@ competed with the UI for the GIL and slowed itself down); its reply is replaced 
 document for the benchmark's prompt only (``plan_reply`` is wrapped before the fork); everything
 else is the shipped code.
 
-Run: ``python bench/stream_ingest.py [--rates 1000 5000 20000] [--repeats 3] [--paint-runs 5]``;
-prints JSON.
+With ``--store`` the gateway saves to a SQLite file as the desk does (the streamed reply's
+drafts included), so the cost of saving shows in the figures.
+
+Run: ``python bench/stream_ingest.py [--rates 1000 5000 20000] [--repeats 3] [--paint-runs 5]
+[--store]``; prints JSON.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from textual.screen import Screen
 
 import demo_model.admission as demo_admission
 from agent.provider.client import ProviderConfig
+from agent.store import SqliteStore
 from demo_model.config import DemoConfig
 from demo_model.replies import ReplyPlan, plan_reply, tokenize
 from demo_model.server import DemoModelServer
@@ -195,13 +199,21 @@ class ServerProcess:
         self._process.join(10.0)
 
 
-async def measure_rate(rate: float, tokens: int, size: tuple[int, int]) -> dict[str, Any]:
-    """Stream ``tokens`` tokens at ``rate`` tokens/s into the desk; the figures of that run."""
+async def measure_rate(
+    rate: float, tokens: int, size: tuple[int, int], *, store: bool = False
+) -> dict[str, Any]:
+    """Stream ``tokens`` tokens at ``rate`` tokens/s into the desk; the figures of that run.
+
+    With ``store`` the gateway saves to a SQLite file in a temporary folder, as the desk does
+    (drafts of the streaming reply included); without, sessions stay in memory.
+    """
     server = ServerProcess(
         DemoConfig(tokens_per_second=rate, max_tokens=tokens, n_ctx=tokens + 10_000)
     )
+    folder = tempfile.TemporaryDirectory(prefix="desk-bench-")
     gateway = Gateway(
-        GatewayConfig(provider=ProviderConfig(base_url=server.base_url, model="demo"))
+        GatewayConfig(provider=ProviderConfig(base_url=server.base_url, model="demo")),
+        store=SqliteStore(Path(folder.name) / "desk.db") if store else None,
     )
     info = ConnectionInfo("demo", server.base_url, is_demo=True, source="--demo")
     app = BenchDesk(gateway, info, handle_signals=False)
@@ -220,6 +232,7 @@ async def measure_rate(rate: float, tokens: int, size: tuple[int, int]) -> dict[
     finally:
         gateway.shutdown(timeout_s=5.0)
         server.stop()
+        folder.cleanup()
     first_token_at, completed_at = record["first_token_at"], record["completed_at"]
     assert app.final_paint_at is not None and app.complete_at is not None
     assert app.final_cpu is not None and app.submit_cpu is not None
@@ -237,6 +250,7 @@ async def measure_rate(rate: float, tokens: int, size: tuple[int, int]) -> dict[
         "paints": app.paints,
         "deltas": app.deltas,
         "outcome": reply.outcome,
+        "store": store,
     }
 
 
@@ -332,6 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--paint-runs", type=int, default=5)
     parser.add_argument("--width", type=int, default=120)
     parser.add_argument("--height", type=int, default=40)
+    parser.add_argument(
+        "--store", action="store_true", help="save to a SQLite file, drafts included, as desk does"
+    )
     args = parser.parse_args(argv)
     biggest = int(max(args.rates) * args.seconds)
     _install_long_reply(long_document(biggest))
@@ -340,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["stream_ingest"] = []
     for rate in args.rates:
         runs = [
-            asyncio.run(measure_rate(rate, int(rate * args.seconds), size))
+            asyncio.run(measure_rate(rate, int(rate * args.seconds), size, store=args.store))
             for _ in range(max(1, args.repeats))
         ]
         results["stream_ingest"].append(summarize(runs))

@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
 from tui_gateway.events import GatewayEvent, MessageComplete, MessageDelta, Payload
 
 P = TypeVar("P", bound=Payload)
+
+
+def poll_until(predicate: Callable[[], bool], timeout: float = 10.0, every_s: float = 0.02) -> bool:
+    """Check ``predicate`` every ``every_s`` seconds until it holds or ``timeout`` seconds pass.
+
+    For state another process changes (a file, a database row), which no event here announces;
+    returns whether it held. Never a fixed wait: it returns as soon as the state is there.
+    """
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(every_s)
+    return True
 
 
 class EventLog:

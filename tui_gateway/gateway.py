@@ -81,7 +81,9 @@ class Gateway:
         self._events = EventHub(config.coalesce_s)
         publish = self._events.publish
         self._table = SessionTable(config.max_sessions)
-        self._persistence = Persistence(store, publish)
+        self._persistence = Persistence(
+            store, publish, unsaved_dir=config.unsaved_dir, close_wait_s=config.store_wait_s
+        )
         compression = SessionCompression(
             config.provider,
             store,

@@ -128,7 +128,7 @@ class TurnRunner:
         listener = turn_listener(
             turn_id,
             lambda payload: self._publish(session, payload),
-            on_text=lambda text: self._persistence.note_text(turn_id, text),
+            on_text=lambda text: self._persistence.note_text(session, turn_id, text),
         )
         approve = None
         agents: list[Agent] = []  # filled below: the approver names who stopped the turn
@@ -205,6 +205,8 @@ class TurnRunner:
 
     def _start_compression(self, session: Session, turn: Turn, *, manual: bool) -> bool:
         """Prepare the turn's compression, if one is due; True when it should run."""
+        if not manual and self._persistence.waiting(session):
+            return False  # the saved transcript is behind the one in memory: not now
         provider = replace(self._config.provider, model=session.model)
         try:
             compressor = self._compression.prepare(

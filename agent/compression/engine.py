@@ -32,6 +32,7 @@ from agent.provider.client import ChatClient
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest, require_hard
 from agent.store import Cooldown, StoreError
+from agent.store.liveness import lease_holder
 from agent.tokens import estimate_tokens
 
 PHASES = tuple(CompressionPhase)
@@ -71,6 +72,10 @@ class CompressionOutcome:
         history: the new transcript, when committed.
         stop: the stop that cancelled it, or that arrived after admission.
         generation: the attempt's id.
+        closed_ms: for a cancel during the summary, milliseconds from the stop to the summary
+            request's connection being closed.
+        released_at: for a cancel, ``time.monotonic()`` once the attempt was rolled back and
+            its lease released.
     """
 
     status: CompressionStatus
@@ -81,6 +86,8 @@ class CompressionOutcome:
     stop: StopRequest | None = None
     generation: int | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    closed_ms: float | None = None
+    released_at: float | None = None
 
 
 ProgressListener = Callable[[CompressionProgress], None]
@@ -100,6 +107,9 @@ class Compressor:
         manual: True for ``/compress``: ignores the cooldown (a failure still arms it).
         lease_ttl_s: lease lifetime in seconds, renewed while the summary streams.
         clock: unix seconds now.
+        owner: the owner string of this process in the store (``store.owner``), named in the
+            lease holder so that a desk started after a crash takes the lease over at once;
+            None (no store) for a holder that names no process.
     """
 
     def __init__(
@@ -116,6 +126,7 @@ class Compressor:
         lease_ttl_s: float = 120.0,
         ladder: CooldownLadder | None = None,
         clock: Callable[[], float] = time.time,
+        owner: str | None = None,
     ) -> None:
         self.session_id = session_id
         self.history = list(history)
@@ -128,7 +139,8 @@ class Compressor:
         self._listener = listener or (lambda _p: None)
         self._ladder = ladder or CooldownLadder()
         self._clock = clock
-        self._holder = f"desk-{uuid.uuid4().hex[:12]}"
+        attempt = uuid.uuid4().hex[:12]
+        self._holder = lease_holder(owner, attempt) if owner else f"desk-{attempt}"
         self._started = time.monotonic()
         self._tokens_out = 0
         self._last_renew = 0.0
@@ -236,7 +248,8 @@ class Compressor:
         self._progress(CompressionPhase.SUMMARIZE)
         result = self._agent.run_conversation(summary_request(middle, focus=self.focus))
         if result.status == TurnStatus.INTERRUPTED or self.fence.state == FenceState.CANCELLED:
-            return self._cancelled(attempt)
+            closed = result.timings.stop_to_closed_ms if result.timings is not None else None
+            return self._cancelled(attempt, closed_ms=closed)
         if result.status != TurnStatus.COMPLETED:
             error = result.error or result.exit_reason
             self._abandon(attempt, CompressionStatus.FAILED, error, fail=True)
@@ -290,8 +303,12 @@ class Compressor:
             generation=attempt,
         )
 
-    def _cancelled(self, attempt: int) -> CompressionOutcome:
+    def _cancelled(self, attempt: int, *, closed_ms: float | None = None) -> CompressionOutcome:
         self._abandon(attempt, CompressionStatus.CANCELLED, None, fail=False)
         return self._outcome(
-            CompressionStatus.CANCELLED, "compression cancelled", generation=attempt
+            CompressionStatus.CANCELLED,
+            "compression cancelled",
+            generation=attempt,
+            closed_ms=closed_ms,
+            released_at=time.monotonic(),
         )

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, ProgressBar, Static
 
-from desk.receipts import format_elapsed
+from desk.receipts import format_elapsed, stop_figures
 from desk.widgets._css import css_beside
 from desk.widgets.status_bar import Clock
 from tui_gateway.events import CompressionComplete, CompressionProgressed
@@ -42,7 +42,11 @@ def outcome_text(outcome: CompressionComplete) -> str:
     if outcome.status == "committed":
         what = outcome.message.removesuffix(" into a summary") or "compressed"
         return terminal_safe(f"{what}: {outcome.before_tokens:,} → {outcome.after_tokens:,} tokens")
-    return terminal_safe(outcome.message or f"compression {outcome.status}")
+    text = outcome.message or f"compression {outcome.status}"
+    if outcome.status == "cancelled" and outcome.stop is not None:  # the cancel's own figures
+        by = "you" if outcome.stop.issuer == "user" else f"the system: {outcome.stop.reason}"
+        text = " · ".join([f"{text} by {by}", *stop_figures(outcome.stop)])
+    return terminal_safe(text)
 
 
 class CompressionPanel(Horizontal, can_focus=True):
