@@ -96,6 +96,7 @@ class Gateway:
             self._publish_to,
             max_workers=config.console_workers,
             timeout_s=config.console_timeout_s,
+            exit_bound_s=config.shutdown_timeout_s,
         )
         wait_s = config.shutdown_timeout_s
         self._booking = BookingOffice(

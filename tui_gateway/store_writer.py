@@ -225,8 +225,9 @@ class StoreWriter:
                 while not self._stopped:
                     if self._queue:
                         break
-                    if self._dirty:
-                        wait = self._last_drafts + self._interval - time.monotonic()
+                    if self._dirty:  # at once when closing: the last text is written too
+                        due = self._last_drafts + (0 if self._closing else self._interval)
+                        wait = due - time.monotonic()
                         if wait <= 0:
                             break
                     elif self._closing:

@@ -57,7 +57,8 @@ class GatewayConfig:
         provider: where the model server is.
         system_prompt: first message of every new session, or None.
         stream: stream replies (the default) or request whole bodies.
-        shutdown_timeout_s: how long shutdown waits for workers, in seconds.
+        shutdown_timeout_s: how long shutdown waits for workers, and how long a cancelled
+            console command may take to exit before it is reported stuck, in seconds.
         coalesce_s: seconds between delta deliveries to a subscriber.
         max_prompt_chars: longest prompt accepted, in characters.
         inactivity_timeout_s: a turn that receives nothing from the model server for this many

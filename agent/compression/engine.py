@@ -146,6 +146,7 @@ class Compressor:
         self._last_renew = 0.0
         self._budget = 0
         self._tokens_in = 0
+        self._abandoned = False
         # Created now, so a stop that arrives before the summary call still reaches it.
         self._agent = Agent(client, listener=self._on_event, inactivity_timeout_s=None)
 
@@ -199,6 +200,7 @@ class Compressor:
             now_cd = self._backend.cooldown(self.session_id)
             until, step = self._ladder.next(now_cd.step, self._clock())
             cooldown = Cooldown(until=until, step=step)
+        self._abandoned = True
         self._backend.abandon(self.session_id, attempt, self._holder, outcome, error, cooldown)
 
     def run(self) -> CompressionOutcome:
@@ -226,9 +228,13 @@ class Compressor:
         try:
             return self._run_attempt(attempt)
         except BaseException:
-            # Whatever went wrong, the lease is released once and nothing is committed.
-            if self.fence.state in (FenceState.OPEN, FenceState.CANCELLED):
-                self._abandon(attempt, CompressionStatus.FAILED, "internal error", fail=False)
+            # Whatever went wrong, the lease is released once and nothing is committed: a
+            # commit that was admitted but raised did not happen (its transaction rolled back).
+            if self.fence.state == FenceState.ADMITTED:
+                self.fence.settle(False)
+            if self.fence.state != FenceState.COMMITTED and not self._abandoned:
+                with contextlib.suppress(StoreError):  # the error being raised says more
+                    self._abandon(attempt, CompressionStatus.FAILED, "internal error", fail=False)
             raise
 
     def _run_attempt(self, attempt: int) -> CompressionOutcome:

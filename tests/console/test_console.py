@@ -3,6 +3,7 @@ the nested agent for real, and a queued command that is cancelled never runs."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from demo_model.server import DemoModelServer
-from tests.support import EventLog
+from tests.support import EventLog, poll_until
 from tui_gateway.events import ConsoleComplete, ConsoleOutput, SessionCreated
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -152,3 +153,34 @@ def test_a_queued_command_that_is_cancelled_never_runs(
         assert "should-never-exist" not in "\n".join(c.gateway.session_summaries())
     finally:
         assert c.gateway.shutdown(timeout_s=10).threads_left == []
+
+
+def test_a_command_deaf_to_its_cancel_is_reported_stuck_in_time(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    """``digest`` of a FIFO blocks in a read no scope can interrupt: the cancel is reported
+    as stuck once the exit bound has passed, while the worker is still blocked."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    console = Console(provider, tmp_path, shutdown_timeout_s=0.5)
+    writer: int | None = None
+    try:
+        command = console.run(f"digest {fifo.name}")
+
+        def reader_blocked() -> bool:  # the command opened the FIFO and waits for data
+            nonlocal writer
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                return False
+            return True
+
+        assert poll_until(reader_blocked, 10)
+        assert console.gateway.console_cancel(command, StopRequest.by_user(Surface.CONSOLE_CANCEL))
+        done = console.complete(command, timeout=10)  # before the worker exits
+        assert done.status == "cancelled" and "did not exit within 0.5 s" in done.message
+        assert any(t.startswith("desk-console-") for t in desk_threads())
+    finally:
+        if writer is not None:
+            os.close(writer)  # end of file: the read returns and the worker sees its cancel
+        assert console.gateway.shutdown(timeout_s=10).threads_left == []
