@@ -6,7 +6,7 @@ its stdout (uniform over the reply's first seconds), and kills it with SIGKILL. 
 
 - *on screen*: every character the child had written to its stdout (a pipe read to the end);
 - *saved*: the draft of its open turn in the database file (what the next desk recovers as the
-  partial reply);
+  partial reply), or the reply itself when it had ended before the kill;
 - *lost*: characters on screen but not saved (0 when the draft is ahead of the screen), also
   as milliseconds of stream (lost characters / the stream's characters per second);
 - *server_sent*: tokens the server had sent when it saw the connection close.
@@ -109,6 +109,13 @@ def one_run(server: DemoModelServer, folder: Path, index: int, after_s: float) -
     sent = record.tokens_generated if record is not None else None
     with SqliteStore(db, recover=False) as store:
         saved = "".join(t.draft or "" for t in store.turns.open_turns())
+        if not store.turns.open_turns():  # the reply had ended before the kill: it is saved
+            saved = "".join(
+                m.content
+                for session in store.sessions.list_sessions()
+                for m in store.transcript.active_messages(session.id)
+                if m.role == "assistant"
+            )
     server.records.clear()
     return {
         "after_s": round(killed_at - (screen.first_at or killed_at), 3),
@@ -125,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tps", type=float, default=50.0, help="tokens per second streamed")
-    parser.add_argument("--span", type=float, default=5.0, help="kill within this many seconds")
+    parser.add_argument(
+        "--span", type=float, default=4.5, help="kill within this many seconds (the reply: ~5 s)"
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     server = DemoModelServer(DemoConfig(tokens_per_second=args.tps, max_tokens=2000, slots=2))

@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from demo_model.records import RequestRecord
+from demo_model.server import DemoModelServer
 from tui_gateway.events import GatewayEvent, MessageComplete, MessageDelta, Payload
 
 P = TypeVar("P", bound=Payload)
@@ -65,3 +67,28 @@ class EventLog:
     def text_of(self, turn_id: str) -> str:
         """The streamed text of a turn, joined from its deltas."""
         return "".join(p.text for p in self.of_type(MessageDelta) if p.turn_id == turn_id)
+
+
+def cut_short(server: DemoModelServer, timeout: float = 10.0) -> RequestRecord:
+    """The server's record of the last request, once it saw the client close the connection;
+    checks that the close cut the reply short (what a person notices of a stop that really
+    stops, whatever the machine's load): the client left first, the reply never ended by
+    itself, it had sent less than half the tokens it would have, and the slot is free again.
+
+    How fast the close came is a figure, not a test: ``bench/cancel_latency.py`` and
+    ``bench/wire_stop_latency.py`` print it.
+    """
+
+    def closed(records: list[RequestRecord]) -> bool:
+        return bool(records) and records[-1].finished and records[-1].peer_closed_at is not None
+
+    assert server.records.wait_for(closed, timeout), "the model server never saw the close"
+    record = server.records.last()
+    assert record is not None
+    assert record.outcome == "client_closed" and record.completed_at is None, record.outcome
+    asked = record.request.get("max_tokens")
+    budget = min(asked, server.config.max_tokens) if isinstance(asked, int) else None
+    budget = budget or server.config.max_tokens
+    assert record.tokens_generated < budget / 2, (record.tokens_generated, budget)
+    assert record.slot_acquired_at is None or record.slot_released_at is not None
+    return record
