@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TypeVar
 
 from demo_model.records import RequestRecord
@@ -92,3 +96,40 @@ def cut_short(server: DemoModelServer, timeout: float = 10.0) -> RequestRecord:
     assert record.tokens_generated < budget / 2, (record.tokens_generated, budget)
     assert record.slot_acquired_at is None or record.slot_released_at is not None
     return record
+
+
+LOCKER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+"""
+
+
+@contextmanager
+def locked(db: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the database's write lock until the block ends (or it is told
+    to let go: a line on its stdin)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "locked\n"
+        yield child
+    finally:
+        release(child)
+
+
+def release(child: subprocess.Popen[str]) -> None:
+    """Let the locker go and wait for it."""
+    if child.poll() is None:
+        assert child.stdin is not None
+        child.stdin.write("\n")
+        child.stdin.flush()
+        child.stdin.close()
+    assert child.wait(10) == 0

@@ -150,7 +150,9 @@ class SavedSessions:
         session = Session(
             session_id=row.id, title=row.title, model=row.model or self._config.provider.model
         )
-        session.history = [m.to_chat() for m in messages]
+        # A prompt that never ran (shown as "not sent") is not history the model ever saw.
+        never_ran = {t.id for t in turns if t.not_sent}
+        session.history = [m.to_chat() for m in messages if m.turn_id not in never_ran]
         session.approvals = SessionApprovals(lambda payload: self._publish(session, payload))
         session, victim = self._table.add(session)
         if victim is not None:

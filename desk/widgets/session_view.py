@@ -29,6 +29,7 @@ from desk.activity_messages import (
     CompressionEnded,
     CompressionProgress,
     SessionStoreFailed,
+    SessionStoreWaiting,
     SessionWasEvicted,
     ToolCallCompleted,
     ToolCallOutput,
@@ -152,6 +153,8 @@ class SessionView(Widget):
                 await c.sessions.evicted(self, message.payload)
             case SessionStoreFailed():
                 await c.sessions.store_failed(self, message.payload)
+            case SessionStoreWaiting():
+                c.sessions.store_waiting(self.session_id, message.payload)
 
     # -- what the transcript's blocks ask --------------------------------------------------------
 

@@ -95,6 +95,8 @@ class StatusBar(Horizontal):
     """The server's context window in tokens, once known."""
     context_used: reactive[int | None] = reactive(None)
     """Prompt tokens of the last finished turn, once known."""
+    saving: reactive[str] = reactive("")
+    """Shown after the state while writes wait for the database ("" when all is saved)."""
 
     def __init__(
         self, connection: ConnectionInfo, *, clock: Clock = time.monotonic, id: str | None = None
@@ -124,6 +126,8 @@ class StatusBar(Horizontal):
             parts.append(self.detail)
         if self.queued:
             parts.append(f"{self.queued} queued")
+        if self.saving:
+            parts.append(f"⚠ {self.saving}")
         return terminal_safe(" · ".join(parts))
 
     def server_side_text(self) -> str:
@@ -174,4 +178,7 @@ class StatusBar(Horizontal):
         self._redraw()
 
     def watch_notice(self) -> None:
+        self._redraw()
+
+    def watch_saving(self) -> None:
         self._redraw()

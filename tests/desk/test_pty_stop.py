@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.store import SqliteStore
 from demo_model.config import DemoConfig
 from demo_model.records import RequestRecord
 from demo_model.server import DemoModelServer
@@ -249,3 +250,21 @@ def test_terminal_hang_up_while_streaming_quits_cleanly(pty_server: DemoModelSer
         screen.hang_up()  # the window closed: reads give end-of-file, writes fail
         assert proc.wait(timeout=10.0) == 0
         assert closed_at(pty_server, record) >= record.started_at
+
+
+def test_quitting_after_a_turn_says_how_to_resume_the_session(
+    pty_server: DemoModelServer, private_xdg_dirs: dict[str, Path]
+) -> None:
+    with desk_in_pty(pty_server) as (proc, screen):
+        screen.write(b"reply with exactly: kept for later\r")
+        screen.wait_for(b"kept for later", timeout_s=20.0)
+        assert pty_server.records.wait_for(lambda rs: bool(rs) and rs[-1].finished, 20)
+        mark = screen.size
+        screen.write(b"\x11")  # Ctrl+Q
+        assert proc.wait(timeout=15.0) == 0
+        left = screen.wait_for(b"\x1b[?1049l", timeout_s=5.0, start=mark)
+        screen.wait_for(b"desk --resume", timeout_s=5.0, start=left)
+        after = screen.since(left).decode("utf-8", errors="replace")
+    with SqliteStore(private_xdg_dirs["XDG_DATA_HOME"] / "desk" / "desk.db") as saved:
+        (session,) = saved.sessions.list_sessions()
+    assert f"to resume this session: desk --resume {session.id}" in after

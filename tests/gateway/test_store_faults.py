@@ -10,54 +10,14 @@ store that fails for good says so once, with that file.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
-from tests.support import EventLog
+from tests.support import EventLog, locked, release
 from tui_gateway.events import StoreFailed, StoreWaiting
 from tui_gateway.gateway import Gateway, GatewayConfig
-
-LOCKER = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")
-print("locked", flush=True)
-sys.stdin.readline()
-conn.execute("COMMIT")
-"""
-
-
-@contextmanager
-def locked(db: Path) -> Iterator[subprocess.Popen[str]]:
-    """Another process holding the database's write lock until the block ends (or it is told
-    to let go: a line on its stdin)."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", LOCKER, str(db)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None and child.stdout.readline() == "locked\n"
-        yield child
-    finally:
-        release(child)
-
-
-def release(child: subprocess.Popen[str]) -> None:
-    """Let the locker go and wait for it."""
-    if child.poll() is None:
-        assert child.stdin is not None
-        child.stdin.write("\n")
-        child.stdin.flush()
-        child.stdin.close()
-    assert child.wait(10) == 0
 
 
 def waiting_is(log: EventLog, waiting: bool, count: int = 1) -> bool:
