@@ -117,8 +117,9 @@ class StatusBar(Horizontal):
 
     def turn_text(self) -> str:
         """The left-hand side as it should read now."""
-        if self.notice:
-            return terminal_safe(self.notice)
+        if self.notice:  # a quit that waits for the database says so too
+            extra = f" · ⚠ {self.saving}" if self.saving else ""
+            return terminal_safe(self.notice + extra)
         parts = [f"{STATE_ICONS.get(self.state, '·')} {self.state}"]
         if self.state != "idle" and self.started_at is not None:
             parts[0] += f" {format_elapsed(self._clock() - self.started_at)}"
