@@ -88,6 +88,8 @@ class StoreWriter:
         publish: sends a payload for a session; never blocks.
         unsaved_dir: where exports go (None: :func:`tui_gateway.unsaved.default_folder`).
         draft_interval_s: seconds between two draft writes of one reply.
+        retry_s: the first and the longest pause between two tries of a write the database
+            could not take, in seconds.
     """
 
     def __init__(
@@ -97,11 +99,13 @@ class StoreWriter:
         *,
         unsaved_dir: Path | None = None,
         draft_interval_s: float = DRAFT_INTERVAL_S,
+        retry_s: tuple[float, float] = (RETRY_FIRST_S, RETRY_MAX_S),
     ) -> None:
         self._store = store
         self._publish = publish
         self._unsaved_dir = unsaved_dir
         self._interval = draft_interval_s
+        self._retry_first, self._retry_max = retry_s
         self._cond = threading.Condition()
         self._queue: deque[PendingWrite] = deque()
         self._drafts: dict[str, _Draft] = {}
@@ -219,7 +223,7 @@ class StoreWriter:
             self._dirty -= 1
 
     def _loop(self) -> None:
-        pause = RETRY_FIRST_S
+        pause = self._retry_first
         while True:
             with self._cond:
                 while not self._stopped:
@@ -242,12 +246,12 @@ class StoreWriter:
                 self._write_drafts()
                 continue
             if self._attempt(head):
-                pause = RETRY_FIRST_S
+                pause = self._retry_first
                 continue
             with self._cond:  # the database cannot take it now: pause, then the same again
                 if not self._stopped:
                     self._cond.wait(pause)
-            pause = min(RETRY_MAX_S, pause * 2)
+            pause = min(self._retry_max, pause * 2)
 
     def _attempt(self, write: PendingWrite) -> bool:
         """Try the head write; False when it must be tried again (the database is unavailable)."""
