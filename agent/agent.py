@@ -303,9 +303,12 @@ class Agent:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-            timings.connection_closed_at = time.monotonic()
             timings.stop_requested_at = stop.requested_at
-            if batch is not None:  # every tool call still gets exactly one result
+            stopped_tool = None
+            if batch is None:
+                timings.connection_closed_at = time.monotonic()
+            else:  # no request was open: the receipt is the tool's, not a connection's
+                stopped_tool = batch.stopped_tool(stop)
                 stopped = batch.stopped(stop)
                 for outcome in stopped[len(batch.outcomes) :]:
                     self._emit_tool_result(outcome.call.id, outcome.call.name, outcome.result)
@@ -314,6 +317,7 @@ class Agent:
             result = self._interrupted(stop, reply, added)
             result.children_ended = ledger.children_ended
             result.iterations = iterations
+            result.stopped_tool = stopped_tool
             return result
         except ProviderError as exc:
             stop = self.stop_request

@@ -116,6 +116,24 @@ class TurnTimings:
         return max(0.0, (self.connection_closed_at - self.stop_requested_at) * 1000.0)
 
 
+@dataclass(frozen=True, slots=True)
+class StoppedTool:
+    """The tool call a stop ended, and how long its process took to go.
+
+    Attributes:
+        name: the tool (``shell``, ``read_file``...).
+        pid: the process (group) it ran, or None when it ran none (a file tool, an approval
+            prompt).
+        ended_ms: milliseconds from the stop to that process group being gone, or None.
+        signals: the signals it took, in order (``("SIGTERM",)``, ``("SIGTERM", "SIGKILL")``).
+    """
+
+    name: str
+    pid: int | None = None
+    ended_ms: float | None = None
+    signals: tuple[str, ...] = ()
+
+
 @dataclass(slots=True)
 class TurnResult:
     """The one terminal outcome of a turn.
@@ -138,6 +156,8 @@ class TurnResult:
         timings: measured times.
         children_ended: child processes of the turn's tools that the turn ended.
         iterations: model calls made.
+        stopped_tool: the tool call running when the stop came, if one was (then no model
+            request was open: ``timings`` has no connection close for the stop).
     """
 
     status: TurnStatus
@@ -154,3 +174,4 @@ class TurnResult:
     timings: TurnTimings | None = None
     children_ended: int = 0
     iterations: int = 0
+    stopped_tool: StoppedTool | None = None

@@ -29,8 +29,11 @@ The demo model runs in a forked process of its own, as a real server would (in t
 competed with the UI for the GIL and slowed itself down); its ``reply_shape`` knob makes the
 reply; everything else is the shipped code.
 
+With ``--store`` the gateway saves to a SQLite file as the desk does (the streamed reply's
+drafts included), so the cost of saving shows in the figures.
+
 Run: ``python bench/stream_ingest.py [--rates 1000 5000 20000] [--shapes document paragraph
-lines] [--flushed] [--repeats 3] [--paint-runs 5]``; prints JSON.
+lines] [--flushed] [--repeats 3] [--paint-runs 5] [--store]``; prints JSON.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from rich.console import RenderableType
 from textual.screen import Screen
 
 from agent.provider.client import ProviderConfig
+from agent.store import SqliteStore
 from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
@@ -164,10 +168,20 @@ class ServerProcess:
 
 
 async def measure_rate(
-    rate: float, tokens: int, size: tuple[int, int], shape: str = "document", flushed: bool = False
+    rate: float,
+    tokens: int,
+    size: tuple[int, int],
+    shape: str = "document",
+    flushed: bool = False,
+    *,
+    store: bool = False,
 ) -> dict[str, Any]:
     """Stream ``tokens`` tokens at ``rate`` tokens/s into the desk, as a reply of ``shape``
-    (one SSE event per token when ``flushed``); the figures of that run."""
+    (one SSE event per token when ``flushed``); the figures of that run.
+
+    With ``store`` the gateway saves to a SQLite file in a temporary folder, as the desk does
+    (drafts of the streaming reply included); without, sessions stay in memory.
+    """
     server = ServerProcess(
         DemoConfig(
             tokens_per_second=rate,
@@ -177,8 +191,10 @@ async def measure_rate(
             flush_each_token=flushed,
         )
     )
+    folder = tempfile.TemporaryDirectory(prefix="desk-bench-")
     gateway = Gateway(
-        GatewayConfig(provider=ProviderConfig(base_url=server.base_url, model="demo"))
+        GatewayConfig(provider=ProviderConfig(base_url=server.base_url, model="demo")),
+        store=SqliteStore(Path(folder.name) / "desk.db") if store else None,
     )
     info = ConnectionInfo("demo", server.base_url, is_demo=True, source="--demo")
     app = BenchDesk(gateway, info, handle_signals=False)
@@ -197,6 +213,7 @@ async def measure_rate(
     finally:
         gateway.shutdown(timeout_s=5.0)
         server.stop()
+        folder.cleanup()
     first_token_at, completed_at = record["first_token_at"], record["completed_at"]
     assert app.final_paint_at is not None and app.complete_at is not None
     assert app.final_cpu is not None and app.submit_cpu is not None
@@ -216,6 +233,7 @@ async def measure_rate(
         "paints": app.paints,
         "deltas": app.deltas,
         "outcome": reply.outcome,
+        "store": store,
     }
 
 
@@ -315,6 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--paint-runs", type=int, default=5)
     parser.add_argument("--width", type=int, default=120)
     parser.add_argument("--height", type=int, default=40)
+    parser.add_argument(
+        "--store", action="store_true", help="save to a SQLite file, drafts included, as desk does"
+    )
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     size = (args.width, args.height)
@@ -324,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for rate in args.rates:
                 tokens = int(rate * args.seconds)
                 runs = [
-                    asyncio.run(measure_rate(rate, tokens, size, shape, flushed))
+                    asyncio.run(measure_rate(rate, tokens, size, shape, flushed, store=args.store))
                     for _ in range(max(1, args.repeats))
                 ]
                 summary = summarize(runs)

@@ -131,7 +131,7 @@ class ChatCompletions:
             return
         if kind == "http" and status is not None:
             self._finish(record, "fault", status=status, completed_at=time.monotonic())
-            await self._send_http_fault(send, status)
+            await self._send_http_fault(send, status, exchange.config.retry_after_s)
             return
         await self._run(exchange, receive, send)
         if exchange.drop:
@@ -423,10 +423,11 @@ class ChatCompletions:
             record.outcome = outcome
 
     @staticmethod
-    async def _send_http_fault(send: Send, status: int) -> None:
+    async def _send_http_fault(send: Send, status: int, retry_after_s: float) -> None:
         kinds = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error"}
         kind = kinds.get(status, "server_error" if status >= 500 else "invalid_request_error")
-        extra = [(b"retry-after", b"1")] if status in (429, 503) else []
+        wait = f"{retry_after_s:g}".encode()
+        extra = [(b"retry-after", wait)] if status in (429, 503) else []
         body = error_body(f"injected fault: HTTP {status}", kind, status)
         await send_json(send, status, body, extra)
 

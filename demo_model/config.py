@@ -104,9 +104,9 @@ class DemoConfig:
             and answers 401 otherwise (``/health`` and ``/demo/*`` stay open).
         fault: injected failure for chat completions: ``None``; ``"http:<status>"`` answers
             at once with that status and an OpenAI error body (429 and 503 add
-            ``Retry-After: 1``); ``"context"`` answers llama.cpp's context-size 400 with the
-            prompt's true count and ``n_ctx``, fit or not (a server whose window is smaller
-            than it says); ``"malformed"`` sends a broken JSON chunk after
+            ``Retry-After: <retry_after_s>``); ``"context"`` answers llama.cpp's context-size 400
+            with the prompt's true count and ``n_ctx``, fit or not (a server whose window is
+            smaller than it says); ``"malformed"`` sends a broken JSON chunk after
             ``fault_after_tokens`` tokens, then carries on (non-streaming: a truncated JSON
             body); ``"early_close"`` ends the response cleanly after ``fault_after_tokens``
             tokens with no ``finish_reason`` and no ``[DONE]`` (non-streaming: the connection
@@ -116,6 +116,7 @@ class DemoConfig:
             ``"stall"`` stops sending after ``fault_after_tokens`` tokens and waits until the
             client goes away.
         fault_after_tokens: how many tokens are sent before a stream fault acts.
+        retry_after_s: the ``Retry-After`` seconds of an injected 429 or 503.
         fault_times: how many requests the fault applies to before it clears itself
             (``None``: every request), e.g. ``fault="http:429", fault_times=1`` fails once.
         reasoning: emit ``reasoning_content`` deltas before the content, as llama.cpp does
@@ -146,6 +147,7 @@ class DemoConfig:
     fault: str | None = None
     fault_after_tokens: int = 3
     fault_times: int | None = None
+    retry_after_s: float = 1.0
     reasoning: bool = False
     usage_on_finish_chunk: bool = False
 
@@ -177,6 +179,8 @@ class DemoConfig:
             raise ValueError(f"reply_shape must be one of {REPLY_SHAPES}")
         if self.fault_after_tokens < 0:
             raise ValueError("fault_after_tokens must be >= 0")
+        if self.retry_after_s < 0:
+            raise ValueError("retry_after_s must be >= 0 seconds")
         if self.fault_times is not None and self.fault_times < 1:
             raise ValueError("fault_times must be None or >= 1")
         if not self.model:

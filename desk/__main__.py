@@ -25,6 +25,7 @@ from tui_gateway.config_file import read_config_file
 if TYPE_CHECKING:
     from desk.app import DeskApp
     from desk.ports import DeskGateway
+    from tui_gateway.types import ShutdownReport
 
 SWITCH_INTERVAL_S = 0.001
 """GIL switch interval desk runs with, in seconds (Python's default is 0.005)."""
@@ -164,10 +165,29 @@ def _run_app(
     try:
         app.run()
     finally:
-        gateway.shutdown()  # idempotent; a backstop if the app ended some other way
+        report = gateway.shutdown()  # idempotent; a backstop if the app ended some other way
     if app.exit_note:  # the quit gave up waiting for a worker: say so on the terminal too
         _error(app.exit_note)
+    for line in exit_lines(app.resume_hint, report):
+        print(line, file=sys.stderr if line.startswith("desk: ") else sys.stdout)
     return app.return_code or 0
+
+
+def exit_lines(resume_hint: str, report: ShutdownReport | None) -> list[str]:
+    """What the terminal says once the screen is restored: where what could not be saved is
+    (``desk: what could not be saved is in PATH``, on stderr), and how to resume the session
+    that was on screen.
+
+    Args:
+        resume_hint: the app's :attr:`~desk.app.DeskApp.resume_hint`.
+        report: the gateway's shutdown report.
+    """
+    lines = [
+        f"desk: what could not be saved is in {path}" for path in (report.unsaved if report else [])
+    ]
+    if resume_hint:
+        lines.append(resume_hint)
+    return lines
 
 
 if __name__ == "__main__":

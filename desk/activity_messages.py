@@ -21,6 +21,7 @@ from tui_gateway.events import (
     GatewayEvent,
     SessionEvicted,
     StoreFailed,
+    StoreWaiting,
     ToolComplete,
     ToolOutput,
     ToolStart,
@@ -112,6 +113,16 @@ class SessionStoreFailed(GatewayMessage):
         """The event payload."""
 
 
+class SessionStoreWaiting(GatewayMessage):
+    """``session.store_waiting``: the session's writes wait for the database, or are all
+    written again."""
+
+    def __init__(self, session_id: str, seq: int, payload: StoreWaiting) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
 class CompressionProgress(GatewayMessage):
     """``compression.progress``: a running compression's phase and counts.
 
@@ -179,4 +190,6 @@ def activity_message(event: GatewayEvent) -> GatewayMessage | None:
         return SessionWasEvicted(sid, seq, payload)
     if isinstance(payload, StoreFailed):
         return SessionStoreFailed(sid, seq, payload)
+    if isinstance(payload, StoreWaiting):
+        return SessionStoreWaiting(sid, seq, payload)
     return None

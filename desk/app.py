@@ -36,6 +36,7 @@ from desk.activity_messages import (
     ConsoleCommandEnded,
     ConsoleOutputArrived,
     SessionStoreFailed,
+    SessionStoreWaiting,
     SessionWasEvicted,
 )
 from desk.banner import banner_text
@@ -64,6 +65,7 @@ from desk.widgets import StatusBar, Transcript
 from desk.widgets.session_view import SessionView
 from desk.widgets.status_bar import Clock
 from desk.wiring import DeskWidgets, build_controllers
+from tui_gateway.types import ShutdownReport
 
 APP_CSS = Path(__file__).with_name("app.tcss")
 """The app's own layout CSS (widgets carry theirs in ``desk/widgets/*.tcss``)."""
@@ -124,6 +126,9 @@ class DeskApp(App[int]):
         """The gateway (injected)."""
         self.connection = connection
         """The model server shown."""
+        self.resume_hint = ""
+        """How to resume the session on screen, set as the desk exits ("" when none: no turn,
+        or not saved); ``desk`` prints it after the screen is restored."""
         self._handle_signals = handle_signals
         self._banner = banner_text(connection, config_path_shown(env))
         self.widgets = DeskWidgets.make(connection, clock)
@@ -240,6 +245,11 @@ class DeskApp(App[int]):
         return self.widgets.status
 
     @property
+    def shutdown_report(self) -> ShutdownReport | None:
+        """What the gateway's shutdown did, once it returned (its unsaved files among it)."""
+        return self.controllers.quit.report
+
+    @property
     def exit_note(self) -> str:
         """Set when a quit gave up waiting for workers (``desk`` prints it after exiting)."""
         return self.controllers.quit.exit_note
@@ -323,10 +333,13 @@ class DeskApp(App[int]):
         view = self.controllers.sessions.view
         if view is not None:  # it handles its events on a queue of its own: let it finish them
             await view.drained()
+        self.resume_hint = self.controllers.sessions.resume_hint()
         self.controllers.quit.after_shutdown()
 
     def on_unmount(self) -> None:
         """Backstop: whatever ended the app, every turn ends and nothing leaks."""
+        if not self.resume_hint:
+            self.resume_hint = self.controllers.sessions.resume_hint()
         self.controllers.quit.backstop()
         self._bridge.close()
 
@@ -347,7 +360,9 @@ class DeskApp(App[int]):
             case SessionWasEvicted():
                 await c.sessions.background_evicted(message.payload)
             case SessionStoreFailed():
-                c.sessions.background_store_failed(message.payload)
+                c.sessions.background_store_failed(message.session_id, message.payload)
+            case SessionStoreWaiting():
+                c.sessions.store_waiting(message.session_id, message.payload)
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_changed(self) -> None:

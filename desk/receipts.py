@@ -38,21 +38,39 @@ def format_stop_receipt(receipt: StopReceipt) -> str:
         receipt: the gateway's measurements of the stop.
 
     Returns:
-        e.g. ``"■ stopped by you · connection closed in 3 ms · worker exited in 5 ms"``, or
+        e.g. ``"■ stopped by you · connection closed in 3 ms · worker exited in 5 ms"``,
+        ``"■ stopped by you · shell (pid 4242) ended in 12 ms · worker exited in 14 ms"`` for
+        a stop during a tool (no connection was open), or
         ``"■ stopped by the system: the desk is quitting · ..."``.
     """
     if receipt.issuer == "user":
         parts = ["■ stopped by you"]
     else:
         parts = [f"■ stopped by the system: {receipt.reason}"]
-    if receipt.closed_ms is not None:
-        parts.append(f"connection closed in {format_ms(receipt.closed_ms)}")
-    if receipt.exited_ms is not None:
-        parts.append(f"worker exited in {format_ms(receipt.exited_ms)}")
+    parts.extend(stop_figures(receipt))
     if receipt.children_ended:
         noun = "process" if receipt.children_ended == 1 else "processes"
         parts.append(f"{receipt.children_ended} child {noun} ended")
     return " · ".join(parts)
+
+
+def stop_figures(receipt: StopReceipt) -> list[str]:
+    """What a stop measured, each part a short phrase: the tool it ended (and how fast its
+    process went), the connection it closed, a compression rolled back, the worker exit."""
+    parts: list[str] = []
+    if receipt.tool is not None:
+        if receipt.tool_pid is not None and receipt.tool_ended_ms is not None:
+            took = format_ms(receipt.tool_ended_ms)
+            parts.append(f"{receipt.tool} (pid {receipt.tool_pid}) ended in {took}")
+        else:
+            parts.append(f"during {receipt.tool}")
+    if receipt.closed_ms is not None:
+        parts.append(f"connection closed in {format_ms(receipt.closed_ms)}")
+    if receipt.rolled_back_ms is not None:
+        parts.append(f"rolled back in {format_ms(receipt.rolled_back_ms)}")
+    if receipt.exited_ms is not None:
+        parts.append(f"worker exited in {format_ms(receipt.exited_ms)}")
+    return parts
 
 
 FAILURE_MARK = "✖ "

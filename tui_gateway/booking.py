@@ -116,6 +116,7 @@ def receipt(turn: Turn) -> StopReceipt | None:
         return None
     stop = result.stop
     timings = result.timings
+    tool = result.stopped_tool
     return StopReceipt(
         issuer=stop.issuer.value,
         surface=stop.surface.value,
@@ -123,6 +124,9 @@ def receipt(turn: Turn) -> StopReceipt | None:
         closed_ms=timings.stop_to_closed_ms if timings is not None else None,
         exited_ms=turn.exited_ms(stop),
         children_ended=result.children_ended,
+        tool=tool.name if tool is not None else None,
+        tool_pid=tool.pid if tool is not None else None,
+        tool_ended_ms=tool.ended_ms if tool is not None else None,
     )
 
 
@@ -134,7 +138,8 @@ class BookingOffice:
 
     Args:
         table: the live sessions.
-        persistence: the store's writes (forgotten and not-sent prompts, abandoned turns).
+        persistence: the store's writes (forgotten and not-sent prompts, abandoned turns,
+            and the text they had streamed).
         console: the console, for :class:`ConsoleCommand` routes.
         publish: sends a payload for a session.
         wait_s: how long an eviction or a deletion waits for the stopped turn's worker, in
@@ -317,14 +322,16 @@ class BookingOffice:
 
     def close_stuck(self, sessions: Iterable[Session], stop: StopRequest) -> None:
         """After the shutdown bound: book the outcome of every turn whose worker is still
-        running (so it is never left open), then save every prompt dropped behind one."""
+        running (so it is never left open), with the reply it had streamed as its partial
+        reply, then save every prompt dropped behind one."""
         for session in sessions:
             with session.lock:
                 stuck = session.running
             if stuck is None or stuck.done.is_set():
                 continue
-            self.settle(session, stuck, _stopped_result(stop, ABANDONED))
-            self._persistence.turn_abandoned(session, stuck, stop, ABANDONED)
+            shown = self._persistence.draft_text(stuck.turn_id)
+            booked = self.settle(session, stuck, _stopped_result(stop, ABANDONED, shown))
+            self._persistence.turn_ended(session, stuck, booked)
         with self._unsent_lock:
             behind = list(self._unsent)
         for turn_id in behind:
@@ -377,12 +384,15 @@ def _require_hard(stop: StopRequest) -> None:
         raise GatewayError(SOFT_NOT_SUPPORTED, code=-32602)
 
 
-def _stopped_result(stop: StopRequest, error: str) -> TurnResult:
-    """The outcome booked for a turn ``stop`` ended without a result from its worker."""
+def _stopped_result(stop: StopRequest, error: str, shown: str = "") -> TurnResult:
+    """The outcome booked for a turn ``stop`` ended without a result from its worker; the
+    text it had streamed (``shown``) is kept as its partial reply."""
+    reply = [ChatMessage(role="assistant", content=shown)] if shown else []
     return TurnResult(
         status=TurnStatus.INTERRUPTED,
         exit_reason=stop.exit_reason(),
-        text="",
+        text=shown,
+        messages=reply,
         partial=True,
         stop=stop,
         error=error,

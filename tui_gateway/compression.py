@@ -128,9 +128,10 @@ class SessionCompression:
                 ),
             )
 
+        backend = self.backend(session)
         return Compressor(
             ChatClient(provider),
-            self.backend(session),
+            backend,
             session.session_id,
             history,
             window_tokens=window,
@@ -141,6 +142,7 @@ class SessionCompression:
             focus=focus,
             manual=manual,
             started_at=turn.started_at,
+            owner=backend.store.owner if isinstance(backend, StoreBackend) else None,
         )
 
     def _should(
@@ -166,13 +168,14 @@ class SessionCompression:
         """
         try:
             outcome = compressor.run()
-        except StoreError as exc:
+        except Exception as exc:  # the compressor released its lease; the turn goes on
+            why = exc.message if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
             self._publish(
                 session,
                 CompressionComplete(
                     turn_id=turn.turn_id,
                     status=CompressionStatus.FAILED,
-                    message=f"compression failed: {exc.message}",
+                    message=f"compression failed: {why}",
                     before_tokens=0,
                     after_tokens=0,
                 ),
@@ -186,12 +189,18 @@ class SessionCompression:
         stop = outcome.stop
         if stop is not None and outcome.status == CompressionStatus.CANCELLED:
             elapsed = (time.monotonic() - stop.requested_at) * 1000.0
-            receipt = StopReceipt(
+            released = outcome.released_at
+            receipt = StopReceipt(  # the compression's own figures, not a turn's
                 issuer=stop.issuer.value,
                 surface=stop.surface.value,
                 reason=stop.reason,
-                closed_ms=None,
+                closed_ms=outcome.closed_ms,
                 exited_ms=max(0.0, elapsed),
+                rolled_back_ms=(
+                    max(0.0, (released - stop.requested_at) * 1000.0)
+                    if released is not None
+                    else None
+                ),
             )
         self._publish(
             session,

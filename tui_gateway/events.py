@@ -37,10 +37,25 @@ class SessionEvicted(Payload):
 
 @dataclass(frozen=True, slots=True)
 class StoreFailed(Payload):
-    """Saving the session failed (``action`` says what); it goes on in memory only."""
+    """Saving the session failed for good (``action`` says what); it goes on in memory only,
+    and what it had not saved is in the file ``unsaved`` ("" when none could be written)."""
 
     TYPE: ClassVar[str] = "session.store_error"
     action: str
+    message: str
+    unsaved: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreWaiting(Payload):
+    """The session's writes wait for the database (``waiting``), or are all written now.
+
+    Nothing is dropped while it waits: the writes are kept in order and tried again.
+    ``message`` is one line (why it waits, or ``saved``).
+    """
+
+    TYPE: ClassVar[str] = "session.store_waiting"
+    waiting: bool
     message: str
 
 
@@ -204,9 +219,15 @@ class StopReceipt:
         issuer: ``user`` or ``system``.
         surface: where the stop came from (``desk.key``, ``gateway.shutdown``...).
         reason: short human text.
-        closed_ms: milliseconds from the stop to the provider connection being closed.
+        closed_ms: milliseconds from the stop to the provider connection being closed; None
+            when no request was open (a stop during a tool).
         exited_ms: milliseconds from the stop to the turn's worker having exited.
         children_ended: child processes of the turn that were ended.
+        tool: the tool call the stop ended, when one ran (then ``closed_ms`` is None).
+        tool_pid: the process (group) that tool call ran, if it ran one.
+        tool_ended_ms: milliseconds from the stop to that process group being gone.
+        rolled_back_ms: for a compression cancel, milliseconds from the stop to the attempt
+            being rolled back and its lease released.
     """
 
     issuer: str
@@ -215,6 +236,10 @@ class StopReceipt:
     closed_ms: float | None
     exited_ms: float | None
     children_ended: int = 0
+    tool: str | None = None
+    tool_pid: int | None = None
+    tool_ended_ms: float | None = None
+    rolled_back_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,6 +410,7 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     SessionCreated,
     SessionEvicted,
     StoreFailed,
+    StoreWaiting,
     PromptQueued,
     PromptDropped,
     MessageStart,
@@ -426,6 +452,7 @@ __all__ = [
     "SessionEvicted",
     "StopReceipt",
     "StoreFailed",
+    "StoreWaiting",
     "ToolComplete",
     "ToolOutput",
     "ToolStart",

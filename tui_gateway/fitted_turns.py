@@ -63,6 +63,8 @@ class FittedTurns:
         tools: the tool definitions every request offers.
         compression_started: told each compressor before it runs, so stops reach it (the
             booking office's :meth:`~tui_gateway.booking.BookingOffice.compression_started`).
+        saving_waits: True while a session's writes wait for the database; no automatic
+            compression starts then (the saved transcript is behind the one in memory).
     """
 
     def __init__(
@@ -71,11 +73,13 @@ class FittedTurns:
         publish: Callable[[Session, Payload], None],
         tools: Sequence[dict[str, Any]],
         compression_started: Callable[[Turn, Compressor], None],
+        saving_waits: Callable[[Session], bool] = lambda _session: False,
     ) -> None:
         self.compression = compression
         self._publish = publish
         self.tools = list(tools)
         self._compression_started = compression_started
+        self._saving_waits = saving_waits
 
     def start_compression(
         self,
@@ -87,6 +91,8 @@ class FittedTurns:
         force: bool = False,
     ) -> bool:
         """Prepare the turn's compression, if one is due; True when it should run."""
+        if not manual and self._saving_waits(session):
+            return False  # the saved transcript is behind the one in memory: not now
         try:
             compressor = self.compression.prepare(
                 session,

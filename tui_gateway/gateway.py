@@ -84,7 +84,9 @@ class Gateway:
         self._events = EventHub(config.coalesce_s)
         publish = self._events.publish
         self._table = SessionTable(config.max_sessions)
-        self._persistence = Persistence(store, publish)
+        self._persistence = Persistence(
+            store, publish, unsaved_dir=config.unsaved_dir, close_wait_s=config.store_wait_s
+        )
         tools = ToolRegistry(default_tools()) if config.tools else None
         schemas = tools.schemas() if tools is not None else []
         self._windows = SessionWindows(config.context_window, publish)
@@ -96,12 +98,19 @@ class Gateway:
             self._publish_to,
             max_workers=config.console_workers,
             timeout_s=config.console_timeout_s,
+            exit_bound_s=config.shutdown_timeout_s,
         )
         wait_s = config.shutdown_timeout_s
         self._booking = BookingOffice(
             self._table, self._persistence, self.console, publish, wait_s=wait_s
         )
-        fitted = FittedTurns(compression, publish, schemas, self._booking.compression_started)
+        fitted = FittedTurns(
+            compression,
+            publish,
+            schemas,
+            self._booking.compression_started,
+            saving_waits=lambda session: self._persistence.waiting(session) > 0,
+        )
         self._runner = TurnRunner(
             config,
             self._table,

@@ -1,13 +1,23 @@
-"""The gateway's writes to the session store, and what happens when the store fails.
+"""The gateway's writes to the session store: what is saved when, and never lost on the way.
 
-Every write goes through :meth:`Persistence.write`. A :class:`agent.store.StoreError` never
-reaches the caller: the session is marked detached (so no later write leaves a gap in the saved
-transcript), one ``session.store_error`` event tells the person in one line, and the session
-goes on in memory. Order matters for "nothing seen is lost": the turn's outcome is written
-before ``message.complete`` is published.
+Every write goes through :meth:`Persistence.write`, which hands it to the one writer thread
+(:class:`~tui_gateway.store_writer.StoreWriter`): writes are made in the order they were asked
+for; one the database cannot take now (locked by another program, a server gone away: a
+:class:`~agent.store.StoreTransient`) waits and is tried again for as long as it takes, with
+``session.store_waiting`` telling the person; only an error that will not pass, or a quit the
+database outlasts, gives the session up, and then what it had not saved is exported to a file
+whose path ``session.store_error`` shows. A session is never turned memory-only silently.
 
-Streamed text is checkpointed as a draft about once a second by a thread of its own, never on
-the turn's event loop (an fsync there would delay a stop).
+Order matters for "nothing seen is lost": the caller of a write waits until it is written (a
+prompt is saved before ``prompt.submit`` returns, a turn's row before its agent runs, its
+outcome before ``message.complete`` is published), except when the database is unavailable:
+then the caller waits :data:`PATIENCE_S` at most, and not at all once its session's writes are
+known to wait (the person sees the reply, the status bar says saving waits), and the write
+follows when the database is free.
+
+Streamed text is written as a draft by the writer thread every
+:data:`~tui_gateway.store_writer.DRAFT_INTERVAL_S` while it streams, never on the turn's event
+loop (an fsync there would delay a stop).
 
 A prompt is saved as waiting when it is submitted (:meth:`Persistence.prompt_submitted`), so a
 crash cannot lose it while it is queued behind a running turn, or while its own turn compresses
@@ -19,22 +29,24 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Sequence
 from itertools import groupby
-from typing import TypeVar
+from pathlib import Path
 
 from agent.events import TurnResult
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest
 from agent.store import NOT_SENT_PREFIX, SessionStore, StoreError, TurnOutcome, turn_messages
-from tui_gateway.events import Payload, StoreFailed
+from tui_gateway.events import Payload
 from tui_gateway.kinds import TurnStage
 from tui_gateway.state import Session, Turn
+from tui_gateway.store_writer import Apply, PendingWrite, StoreWriter
+from tui_gateway.unsaved import Unsaved, UnsavedMessage
 
-T = TypeVar("T")
-
-DRAFT_INTERVAL_S = 1.0
-"""Seconds between two draft checkpoints of a streaming reply."""
+PATIENCE_S = 1.0
+"""Seconds a caller that needs its write done (a turn's start, a turn's close) waits for it
+before going on without it (the write stays queued; the person is told saving waits)."""
 
 
 class Persistence:
@@ -43,48 +55,75 @@ class Persistence:
     Args:
         store: the store, or None to keep everything in memory.
         publish: sends a payload for a session; never blocks.
+        unsaved_dir: where writes the gateway gives up on are exported (None: the default,
+            see :mod:`tui_gateway.unsaved`).
+        close_wait_s: how long :meth:`close` waits for a database that is unavailable before
+            it exports what is still not written, in seconds.
     """
 
     def __init__(
-        self, store: SessionStore | None, publish: Callable[[Session, Payload], None]
+        self,
+        store: SessionStore | None,
+        publish: Callable[[Session, Payload], None],
+        *,
+        unsaved_dir: Path | None = None,
+        close_wait_s: float = 10.0,
     ) -> None:
         self.store = store
-        self._publish = publish
-        self._lock = threading.Lock()
-        self._drafts: dict[str, list[str]] = {}
-        self._dirty: set[str] = set()
-        self._closed = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._close_wait_s = close_wait_s
+        self._writer = (
+            StoreWriter(store, publish, unsaved_dir=unsaved_dir) if store is not None else None
+        )
+        self._closed_turns: set[str] = set()
+        self._closed_lock = threading.Lock()
+        self.unsaved: dict[str, Path] = {}
+        """Session id -> the file holding what could not be saved (filled by :meth:`close`)."""
         self.queue_lock = threading.Lock()
         """Held around handing a prompt to the session (queue or worker) and saving it, and
         around forgetting a removed one, so the saved queue has the in-memory order and a
         removed prompt is never saved after it was forgotten. Take it before any other lock."""
-        if store is not None:
-            self._thread = threading.Thread(
-                target=self._draft_loop, name="desk-drafts", daemon=True
-            )
-            self._thread.start()
 
-    def write(self, session: Session, action: str, fn: Callable[[SessionStore], T]) -> T | None:
-        """Run ``fn(store)`` for ``session``; on a store failure detach the session, once.
+    def write(
+        self,
+        session: Session,
+        action: str,
+        fn: Apply,
+        unsaved: Unsaved,
+        *,
+        wait: bool = True,
+    ) -> bool:
+        """Queue ``fn(store)`` for ``session``, behind every earlier write.
+
+        Args:
+            session: the session the write belongs to.
+            action: what it is for, in the person's words.
+            fn: the write.
+            unsaved: what it saves, exported if the store is given up.
+            wait: wait until it is written, up to :data:`PATIENCE_S` (not at all when the
+                session's writes wait for the database already).
 
         Returns:
-            what ``fn`` returned, or None without a store, for a detached session, or on failure.
+            True when it was written before this returned (never without ``wait``).
         """
-        store = self.store
-        if store is None or session.store_detached:
-            return None
-        try:
-            return fn(store)
-        except StoreError as exc:
-            if not session.store_detached:
-                session.store_detached = True
-                message = f"{exc.message}; this session is kept in memory only from now on"
-                self._publish(session, StoreFailed(action=action, message=message))
-            return None
+        writer = self._writer
+        if writer is None:
+            return False
+        pending = PendingWrite(session, action, fn, unsaved)
+        writer.submit(pending)
+        return writer.wait(pending, PATIENCE_S) if wait else False
+
+    def waiting(self, session: Session) -> int:
+        """How many writes of ``session`` are not in the store yet."""
+        return self._writer.pending(session) if self._writer is not None else 0
+
+    def forget(self, session: Session) -> None:
+        """The session is deleted: drop its waiting writes and drafts."""
+        if self._writer is not None:
+            self._writer.forget(session)
 
     def session_created(self, session: Session, cwd: str) -> None:
         """Save a new session with its first messages (the system prompt)."""
+        messages = list(session.history)
         self.write(
             session,
             "create the session",
@@ -93,8 +132,23 @@ class Persistence:
                 title=session.title,
                 model=session.model,
                 cwd=cwd,
-                messages=list(session.history),
+                messages=messages,
             ),
+            Unsaved(
+                "create the session",
+                session.session_id,
+                title=session.title,
+                messages=tuple(UnsavedMessage.of(m) for m in messages),
+            ),
+        )
+
+    def renamed(self, session: Session, title: str) -> None:
+        """Save the live session's new title."""
+        self.write(
+            session,
+            "rename the session",
+            lambda s: s.sessions.rename_session(session.session_id, title),
+            Unsaved("rename the session", session.session_id, title=title),
         )
 
     def turn_started(self, session: Session, turn: Turn) -> None:
@@ -103,15 +157,14 @@ class Persistence:
             title = session.title if session.title_unsaved else None
             session.title_unsaved = False
         if title is not None:
-            self.write(
-                session,
-                "name the session",
-                lambda s: s.sessions.rename_session(session.session_id, title),
-            )
+            self.renamed(session, title)
+        started = time.time()
+        prompt = UnsavedMessage("user", turn.prompt)
         self.write(
             session,
             "save the prompt",
-            lambda s: s.turns.start_turn(turn.turn_id, session.session_id, turn.prompt),
+            lambda s: s.turns.start_turn(turn.turn_id, session.session_id, turn.prompt, started),
+            Unsaved("save the prompt", session.session_id, turn.turn_id, (prompt,)),
         )
 
     def prompt_submitted(self, session: Session, turn: Turn) -> None:
@@ -124,10 +177,13 @@ class Persistence:
         with session.lock:
             if turn.state == TurnStage.DONE:
                 return
+        queued = time.time()
+        prompt = UnsavedMessage("user", turn.prompt)
         self.write(
             session,
             "save the prompt",
-            lambda s: s.queue.queue_prompt(turn.turn_id, session.session_id, turn.prompt),
+            lambda s: s.queue.queue_prompt(turn.turn_id, session.session_id, turn.prompt, queued),
+            Unsaved("save the queued prompt", session.session_id, turn.turn_id, (prompt,)),
         )
 
     def prompts_removed(self, session: Session, turns: Sequence[Turn]) -> None:
@@ -138,6 +194,7 @@ class Persistence:
                 session,
                 "forget the removed prompt",
                 lambda s: [s.queue.remove_queued_prompt(turn_id) for turn_id in ids],
+                Unsaved("forget the removed prompts", session.session_id),
             )
 
     def prompts_unsent(self, session: Session, dropped: Sequence[tuple[Turn, StopRequest]]) -> None:
@@ -158,62 +215,70 @@ class Persistence:
             session,
             "save the prompts that were not sent",
             lambda s: s.queue.close_unsent_prompts(session.session_id, prompts, outcome),
+            Unsaved(
+                "save the prompts that were not sent",
+                session.session_id,
+                messages=tuple(UnsavedMessage("user", text) for _id, text in prompts),
+                exit_reason=outcome.exit_reason,
+                error=outcome.error,
+            ),
         )
 
-    def note_text(self, turn_id: str, text: str) -> None:
-        """Remember streamed text for the next draft checkpoint (cheap; any thread)."""
-        if self.store is None or not text:
-            return
-        with self._lock:
-            self._drafts.setdefault(turn_id, []).append(text)
-            self._dirty.add(turn_id)
+    def note_text(self, session: Session, turn_id: str, text: str) -> None:
+        """Remember streamed text for the turn's next draft (cheap; any thread)."""
+        if self._writer is not None and text:
+            self._writer.note_text(session, turn_id, text)
+
+    def draft_text(self, turn_id: str) -> str:
+        """The reply text streamed so far for a running turn ("" without a store or text)."""
+        return self._writer.draft_text(turn_id) if self._writer is not None else ""
 
     def turn_ended(self, session: Session, turn: Turn, result: TurnResult) -> None:
-        """Save the turn's messages and close its row, exactly once (a late call writes nothing)."""
-        with self._lock:
-            self._drafts.pop(turn.turn_id, None)
-            self._dirty.discard(turn.turn_id)
+        """Save the turn's messages and close its row, exactly once (a later call writes
+        nothing)."""
+        with self._closed_lock:
+            if turn.turn_id in self._closed_turns:
+                return
+            self._closed_turns.add(turn.turn_id)
+        if self._writer is not None:
+            self._writer.end_draft(turn.turn_id)
         exited_ms = turn.exited_ms(result.stop) if result.stop is not None else None
-        outcome = TurnOutcome.from_result(result, stop_exited_ms=exited_ms)
+        outcome = TurnOutcome.from_result(result, stop_exited_ms=exited_ms, ended_at=time.time())
+        messages = turn_messages(result)
         self.write(
             session,
             "save the reply",
-            lambda s: s.turns.record_turn_end(turn.turn_id, turn_messages(result), outcome),
+            lambda s: s.turns.record_turn_end(turn.turn_id, messages, outcome),
+            Unsaved(
+                "save the reply",
+                session.session_id,
+                turn.turn_id,
+                tuple(UnsavedMessage.of(m.message, partial=m.partial) for m in messages),
+                exit_reason=outcome.exit_reason,
+                error=outcome.error,
+            ),
         )
-
-    def turn_abandoned(self, session: Session, turn: Turn, stop: StopRequest, error: str) -> None:
-        """Close a turn whose worker outlived the shutdown bound, so it is never left open:
-        as ``stop`` booked it, with ``error`` saying why it has no result."""
-        outcome = TurnOutcome.stopped(stop, error=error)
-        self.write(session, "close the turn", lambda s: s.turns.close_turn(turn.turn_id, outcome))
 
     def load_history(self, session: Session) -> list[ChatMessage] | None:
         """The saved transcript of ``session``, or None when it cannot be read."""
-        return self.write(
-            session, "load the session", lambda s: s.transcript.load_history(session.session_id)
-        )
+        store = self.store
+        if store is None:
+            return None
+        try:
+            return store.transcript.load_history(session.session_id)
+        except StoreError:
+            return None
 
-    def close(self, timeout_s: float = 2.0) -> None:
-        """Write the last drafts, end the draft thread and close the store."""
-        self._closed.set()
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-        self._flush_drafts()
+    def close(self) -> dict[str, Path]:
+        """Write what is queued (waiting for the database up to ``close_wait_s``), then close
+        the store; what could not be written is exported.
+
+        Returns:
+            session id -> the file holding what could not be saved (empty when all was).
+        """
+        if self._writer is not None:
+            self.unsaved = self._writer.close(self._close_wait_s)
         if self.store is not None:
             with contextlib.suppress(StoreError):  # closing is best effort at the exit
                 self.store.close()
-
-    def _draft_loop(self) -> None:
-        while not self._closed.wait(DRAFT_INTERVAL_S):
-            self._flush_drafts()
-
-    def _flush_drafts(self) -> None:
-        store = self.store
-        if store is None:
-            return
-        with self._lock:
-            dirty = {t: "".join(self._drafts.get(t, [])) for t in self._dirty}
-            self._dirty.clear()
-        for turn_id, text in dirty.items():
-            with contextlib.suppress(StoreError):  # best effort; the final write reports failures
-                store.turns.save_draft(turn_id, text, wait=False)
+        return self.unsaved

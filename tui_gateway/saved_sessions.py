@@ -144,7 +144,8 @@ class SavedSessions:
                 )
             )
         if live is not None:
-            if store is None or live.store_detached:  # nothing saved: what memory holds
+            # Nothing saved, or not all of it yet: what memory holds.
+            if store is None or live.store_detached or self._persistence.waiting(live):
                 with live.lock:
                     transcript = [
                         TranscriptEntry(
@@ -197,16 +198,17 @@ class SavedSessions:
         if not title:
             raise GatewayError("the title is empty", code=-32602)
         session = self._table.find(session_id)
-        if session is not None:
+        if session is not None:  # saved in order with its other writes, never dropped
             with session.lock:
                 session.title = title
+            self._persistence.renamed(session, title)
+            return
         store = self._persistence.store
         if store is not None:
             try:
                 store.sessions.rename_session(session_id, title)
             except StoreError as exc:
-                if session is None:
-                    raise GatewayError(exc.message) from exc
+                raise GatewayError(exc.message) from exc
 
     def delete(self, session_id: str) -> bool:
         """Delete a session for good: its running turn is stopped first (a user stop).
@@ -220,6 +222,7 @@ class SavedSessions:
         session = self._table.find(session_id)
         if session is not None:
             self._booking.delete(session)
+            self._persistence.forget(session)
         deleted = False
         store = self._persistence.store
         if store is not None:

@@ -3,8 +3,10 @@
 DESIGN.md, flow 5: the gateway refuses new work, publishes ``gateway.stopping``, has the
 booking office stop everything as ``gateway.shutdown`` (queued prompts dropped and saved as not
 sent, running turns and console commands hard-stopped), waits (bounded) until every worker has
-exited, books the turns whose worker outlived the bound, and only then closes the store and the
-subscriptions. It runs once; a second caller waits for the first one's report.
+exited, books the turns whose worker outlived the bound (with the reply they had streamed), and
+only then closes the store (writing what waits for the database, bounded, and exporting what it
+could not write) and the subscriptions. It runs once; a second caller waits for the first one's
+report.
 """
 
 from __future__ import annotations
@@ -80,13 +82,14 @@ class Shutdown:
         left = self._console.shutdown(stop, bound)
         left += self._runner.join(max(0.0, deadline - time.monotonic()))
         self._booking.close_stuck(sessions, stop)
-        self._persistence.close()
+        unsaved = self._persistence.close()
         self._events.close()
         self._report = ShutdownReport(
             turns_stopped=stopped,
             prompts_dropped=dropped,
             threads_left=left,
             elapsed_s=time.monotonic() - started,
+            unsaved=sorted(str(path) for path in unsaved.values()),
         )
         self._done.set()
         return self._report

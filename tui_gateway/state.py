@@ -73,7 +73,8 @@ class Session:
         seq: the last event sequence number used for this session.
         approvals: the session's approval prompts and always-allowed tools.
         last_used: ``time.monotonic()`` of the last prompt (eviction picks the oldest).
-        store_detached: True once a store write failed: the session is kept in memory only.
+        store_detached: True once the gateway gave its saving up (an error that will not pass,
+            or a quit the database outlasted): kept in memory only, later writes exported.
         title_unsaved: the title changed in memory and the store has not been told yet.
         last_request_tokens: prompt plus reply tokens the server reported for the last turn.
         context: the session's context window and calibrated token count (set when the

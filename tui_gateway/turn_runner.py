@@ -126,7 +126,7 @@ class TurnRunner:
         listener = turn_listener(
             turn_id,
             lambda payload: self._publish(session, payload),
-            on_text=lambda text: self._persistence.note_text(turn_id, text),
+            on_text=lambda text: self._persistence.note_text(session, turn_id, text),
         )
         approve = None
         agents: list[Agent] = []  # filled below: the approver names who stopped the turn

@@ -57,7 +57,8 @@ class GatewayConfig:
         provider: where the model server is.
         system_prompt: first message of every new session, or None.
         stream: stream replies (the default) or request whole bodies.
-        shutdown_timeout_s: how long shutdown waits for workers, in seconds.
+        shutdown_timeout_s: how long shutdown waits for workers, and how long a cancelled
+            console command may take to exit before it is reported stuck, in seconds.
         coalesce_s: seconds between delta deliveries to a subscriber.
         max_prompt_chars: longest prompt accepted, in characters.
         inactivity_timeout_s: a turn that receives nothing from the model server for this many
@@ -78,6 +79,11 @@ class GatewayConfig:
         context_window: the model's context window in tokens; None asks the server (llama.cpp
             ``/props``, Ollama ``/api/show``) and falls back to 8192.
         compress_threshold: a prompt larger than this share of the window is compressed first.
+        store_wait_s: how long a shutdown waits for a database that cannot take the last
+            writes (locked by another program, a server gone) before it exports them to a
+            file (see :mod:`tui_gateway.unsaved`), in seconds.
+        unsaved_dir: where writes that could not be saved are exported (None: beside the
+            default database, ``$XDG_DATA_HOME/desk/unsaved``).
     """
 
     provider: ProviderConfig
@@ -97,6 +103,8 @@ class GatewayConfig:
     max_sessions: int = 8
     context_window: int | None = None
     compress_threshold: float = 0.75
+    store_wait_s: float = 10.0
+    unsaved_dir: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,12 +139,15 @@ class ShutdownReport:
         prompts_dropped: queued prompts that will never run.
         threads_left: names of worker threads still alive at the deadline (empty on success).
         elapsed_s: seconds the shutdown took.
+        unsaved: files holding what could not be saved (the database stayed unavailable, or
+            failed for good); empty when everything was saved.
     """
 
     turns_stopped: int
     prompts_dropped: int
     threads_left: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+    unsaved: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

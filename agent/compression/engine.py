@@ -36,6 +36,7 @@ from agent.provider.types import ChatMessage
 from agent.provider.window import ContextWindow, WindowSource
 from agent.stops import StopRequest, require_hard
 from agent.store import Cooldown, StoreError
+from agent.store.liveness import lease_holder
 
 PHASES = tuple(CompressionPhase)
 """The phases in order."""
@@ -84,6 +85,10 @@ class CompressionOutcome:
         history: the new transcript, when committed.
         stop: the stop that cancelled it, or that arrived after admission.
         generation: the attempt's id.
+        closed_ms: for a cancel during the summary, milliseconds from the stop to the summary
+            request's connection being closed.
+        released_at: for a cancel, ``time.monotonic()`` once the attempt was rolled back and
+            its lease released.
     """
 
     status: CompressionStatus
@@ -95,6 +100,8 @@ class CompressionOutcome:
     stop: StopRequest | None = None
     generation: int | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    closed_ms: float | None = None
+    released_at: float | None = None
 
 
 ProgressListener = Callable[[CompressionProgress], None]
@@ -122,6 +129,9 @@ class Compressor:
         started_at: ``time.monotonic()`` the progress's ``elapsed_s`` counts from (the turn's
             start, so a frontend's panel and status bar agree); now when None.
         clock: unix seconds now.
+        owner: the owner string of this process in the store (``store.owner``), named in the
+            lease holder so that a desk started after a crash takes the lease over at once;
+            None (no store) for a holder that names no process.
     """
 
     def __init__(
@@ -142,6 +152,7 @@ class Compressor:
         started_at: float | None = None,
         ladder: CooldownLadder | None = None,
         clock: Callable[[], float] = time.time,
+        owner: str | None = None,
     ) -> None:
         self.session_id = session_id
         self.history = list(history)
@@ -159,7 +170,8 @@ class Compressor:
         self._listener = listener or (lambda _p: None)
         self._ladder = ladder or CooldownLadder()
         self._clock = clock
-        self._holder = f"desk-{uuid.uuid4().hex[:12]}"
+        attempt = uuid.uuid4().hex[:12]
+        self._holder = lease_holder(owner, attempt) if owner else f"desk-{attempt}"
         self._started = started_at if started_at is not None else time.monotonic()
         self._tokens_out = 0
         self._last_renew = 0.0
@@ -169,6 +181,7 @@ class Compressor:
         self._client = client
         self._agent_lock = threading.Lock()
         self._calls = 0
+        self._abandoned = False
         # Created now, so a stop that arrives before the summary call still reaches it.
         self._agent = self._new_agent()
 
@@ -258,6 +271,7 @@ class Compressor:
             now_cd = self._backend.cooldown(self.session_id)
             until, step = self._ladder.next(now_cd.step, self._clock())
             cooldown = Cooldown(until=until, step=step)
+        self._abandoned = True
         self._backend.abandon(self.session_id, attempt, self._holder, outcome, error, cooldown)
 
     def run(self) -> CompressionOutcome:
@@ -286,9 +300,13 @@ class Compressor:
         try:
             return self._run_attempt(attempt)
         except BaseException:
-            # Whatever went wrong, the lease is released once and nothing is committed.
-            if self.fence.state in (FenceState.OPEN, FenceState.CANCELLED):
-                self._abandon(attempt, CompressionStatus.FAILED, "internal error", fail=False)
+            # Whatever went wrong, the lease is released once and nothing is committed: a
+            # commit that was admitted but raised did not happen (its transaction rolled back).
+            if self.fence.state == FenceState.ADMITTED:
+                self.fence.settle(False)
+            if self.fence.state != FenceState.COMMITTED and not self._abandoned:
+                with contextlib.suppress(StoreError):  # the error being raised says more
+                    self._abandon(attempt, CompressionStatus.FAILED, "internal error", fail=False)
             raise
 
     def _run_attempt(self, attempt: int) -> CompressionOutcome:
@@ -342,7 +360,8 @@ class Compressor:
     def _unfinished(self, attempt: int, result: TurnResult) -> CompressionOutcome | None:
         """The outcome when a summary call did not complete (stopped or failed), else None."""
         if result.status == TurnStatus.INTERRUPTED or self.fence.state == FenceState.CANCELLED:
-            return self._cancelled(attempt)
+            closed = result.timings.stop_to_closed_ms if result.timings is not None else None
+            return self._cancelled(attempt, closed_ms=closed)
         if result.status != TurnStatus.COMPLETED:
             error = result.error or result.exit_reason
             self._abandon(attempt, CompressionStatus.FAILED, error, fail=True)
@@ -401,10 +420,14 @@ class Compressor:
             generation=attempt,
         )
 
-    def _cancelled(self, attempt: int) -> CompressionOutcome:
+    def _cancelled(self, attempt: int, *, closed_ms: float | None = None) -> CompressionOutcome:
         self._abandon(attempt, CompressionStatus.CANCELLED, None, fail=False)
         return self._outcome(
-            CompressionStatus.CANCELLED, "compression cancelled", generation=attempt
+            CompressionStatus.CANCELLED,
+            "compression cancelled",
+            generation=attempt,
+            closed_ms=closed_ms,
+            released_at=time.monotonic(),
         )
 
 

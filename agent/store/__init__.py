@@ -22,6 +22,7 @@ from agent.store.errors import (
     StoreNotFound,
     StoreReadOnly,
     StoreTooNew,
+    StoreTransient,
 )
 from agent.store.liveness import LocalLiveness, OwnerLiveness, current_owner, owner_alive
 from agent.store.opener import open_store, store_path
@@ -82,6 +83,7 @@ __all__ = [
     "StoreNotFound",
     "StoreReadOnly",
     "StoreTooNew",
+    "StoreTransient",
     "Transcript",
     "TurnOutcome",
     "TurnRow",

@@ -1,9 +1,11 @@
 """Typed store errors, each with a one-line human message naming the database file.
 
-The gateway catches :class:`StoreError` (the base of every error here), shows ``str(error)`` in
-the UI and keeps working on its in-memory transcript. ``sqlite3`` exceptions never leave the
-store: :func:`translate` maps them by their extended result code (``sqlite_errorcode``, Python
-3.11+), falling back to the message text.
+The gateway catches :class:`StoreError` (the base of every error here) and shows ``str(error)``
+in the UI. A :class:`StoreTransient` (the database cannot take the write now, but may later: a
+lock another process holds past the busy timeout, or, for a database server, a lost connection)
+is never a reason to drop a write: the gateway keeps it and retries. Every other error is final
+for that write. ``sqlite3`` exceptions never leave the store: :func:`translate` maps them by their
+extended result code (``sqlite_errorcode``, Python 3.11+), falling back to the message text.
 """
 
 from __future__ import annotations
@@ -41,7 +43,16 @@ class StoreError(Exception):
         return self.message
 
 
-class StoreLocked(StoreError):
+class StoreTransient(StoreError):
+    """The database cannot be used now but may be later: retry the same call, never drop it.
+
+    Every backend raises a subclass of this (and only this) for a condition that passes by
+    itself: SQLite for a lock held past the busy timeout (:class:`StoreLocked`), a database
+    server for a connection lost or refused. Nothing was written by the call that raised it.
+    """
+
+
+class StoreLocked(StoreTransient):
     """Another writer held the database for longer than the busy timeout."""
 
 

@@ -58,6 +58,7 @@ class GroupEnding:
         survivors: members still alive when the bounded wait ran out (0 unless a member is
             stuck in the kernel or left the group's reach).
         elapsed_s: seconds from the first signal to the group being gone (or to giving up).
+        gone_at: ``time.monotonic()`` when the group was seen gone (or the wait gave up).
     """
 
     pgid: int
@@ -66,6 +67,7 @@ class GroupEnding:
     signals: tuple[str, ...]
     survivors: int
     elapsed_s: float
+    gone_at: float = 0.0
 
 
 class ProcessLedger:
@@ -252,9 +254,10 @@ class ProcessGroup:
         if alive is not None:
             seen |= alive
             if not alive:
-                return GroupEnding(self.pgid, cause, 0, (), 0, 0.0)
+                return GroupEnding(self.pgid, cause, 0, (), 0, 0.0, time.monotonic())
         if not _signal_group(self.pgid, signal.SIGTERM):
-            return GroupEnding(self.pgid, cause, len(seen), (), 0, time.monotonic() - started)
+            now = time.monotonic()
+            return GroupEnding(self.pgid, cause, len(seen), (), 0, now - started, now)
         signals.append("SIGTERM")
         _signal_group(self.pgid, signal.SIGCONT)
         remaining = await self._wait_gone(seen, started + grace_s, None)
@@ -264,13 +267,15 @@ class ProcessGroup:
         if alive is None and not seen:  # no /proc: at least the leader was ended
             seen.add(self.leader)
         survivors = len(remaining)
+        now = time.monotonic()
         return GroupEnding(
             pgid=self.pgid,
             cause=cause,
             ended=max(0, len(seen) - survivors),
             signals=tuple(signals),
             survivors=survivors,
-            elapsed_s=time.monotonic() - started,
+            elapsed_s=now - started,
+            gone_at=now,
         )
 
     async def _wait_gone(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.events import StoppedTool
 from agent.provider.types import ChatMessage, ToolCall
 from agent.stops import StopRequest
 from agent.tools.base import (
@@ -160,6 +161,23 @@ class ToolBatch:
             return await tool.run(args, ctx)
         except Exception as exc:  # a tool bug must still answer the call
             return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+
+    @property
+    def running(self) -> ToolCall | None:
+        """The call running now (or when a stop cut :meth:`run` short), if any."""
+        return self.calls[self._current] if self._current is not None else None
+
+    def stopped_tool(self, stop: StopRequest) -> StoppedTool | None:
+        """The call ``stop`` cut short, with the process group it ended for that call (its
+        pid, and milliseconds from the stop to the group being gone); None between calls."""
+        call = self.running
+        if call is None:
+            return None
+        ending = next((e for e in reversed(self.ledger.endings) if e.cause == "stop"), None)
+        if ending is None or ending.gone_at < stop.requested_at:
+            return StoppedTool(call.name)
+        ended_ms = max(0.0, (ending.gone_at - stop.requested_at) * 1000.0)
+        return StoppedTool(call.name, ending.pgid, ended_ms, ending.signals)
 
     def stopped(self, stop: StopRequest) -> list[ToolOutcome]:
         """Answers for every call after a stop cut :meth:`run` short.

@@ -10,7 +10,8 @@ more" line that renders the next batch above when asked.
 
 ``session.evicted`` and ``session.store_error`` become a line in the transcript when they are
 about the session on screen (its view receives them), and a toast otherwise (the app does); so
-does a store that could not be opened.
+does a store that could not be opened. ``session.store_waiting`` of any session puts
+"saving is waiting for the database" in the status bar until its writes are all saved.
 """
 
 from __future__ import annotations
@@ -33,12 +34,16 @@ from desk.startup import Startup
 from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.events import SessionEvicted, StoreFailed
+from desk.widgets.user_prompt import UserPrompt
+from tui_gateway.events import SessionEvicted, StoreFailed, StoreWaiting
 from tui_gateway.types import GatewayError, TranscriptEntry
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway
     from desk.widgets.session_view import SessionView
+
+WAITING = "saving is waiting for the database"
+"""The status bar's words while a session's writes wait (``session.store_waiting``)."""
 
 Later = Callable[[Callable[[], object]], object]
 """Runs a callback once the UI is free (``App.call_later``, ``App.call_after_refresh``)."""
@@ -89,6 +94,7 @@ class SessionsController:
         self._startup = startup
         self._sidebar = sidebar
         self._status = status
+        self._waiting: set[str] = set()  # sessions whose writes wait for the database
         self._gauge = gauge
         self._turns = turns
         self._format_receipt = format_receipt
@@ -310,10 +316,35 @@ class SessionsController:
         await self.refresh()
 
     async def store_failed(self, view: SessionView, payload: StoreFailed) -> None:
-        """``session.store_error`` of the session shown: one line; it goes on in memory."""
+        """``session.store_error`` of the session shown: one line (naming the file that holds
+        what was not saved); it goes on in memory."""
+        self._waiting.discard(view.session_id)
+        self._status.saving = WAITING if self._waiting else ""
         await view.add_note(f"⚠ cannot {payload.action}: {payload.message}", error=True)
 
-    def background_store_failed(self, payload: StoreFailed) -> None:
+    def background_store_failed(self, session_id: str, payload: StoreFailed) -> None:
         """``session.store_error`` of another session: a toast."""
+        self._waiting.discard(session_id)
+        self._status.saving = WAITING if self._waiting else ""
         text = f"⚠ cannot {payload.action}: {payload.message}"
         self._notify(text, title="Session not saved", severity="warning")
+
+    def resume_hint(self) -> str:
+        """How to open the session on screen again, for the terminal after the desk exits:
+        ``to resume this session: desk --resume <id>``; "" when it has no turn, or sessions are
+        not saved (no database)."""
+        view = self.view
+        if view is None or self._startup.notice:
+            return ""
+        if not view.earlier and not view.transcript.query(UserPrompt):
+            return ""
+        return f"to resume this session: desk --resume {view.session_id}"
+
+    def store_waiting(self, session_id: str, payload: StoreWaiting) -> None:
+        """``session.store_waiting`` of any session: the status bar says saving waits for the
+        database while any session's writes wait (the database is one for all of them)."""
+        if payload.waiting:
+            self._waiting.add(session_id)
+        else:
+            self._waiting.discard(session_id)
+        self._status.saving = WAITING if self._waiting else ""

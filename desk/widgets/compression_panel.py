@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, ProgressBar, Static
 
-from desk.receipts import format_elapsed
+from desk.receipts import format_elapsed, format_ms
 from desk.widgets._css import css_beside
 from desk.widgets.status_bar import Clock
 from tui_gateway.events import CompressionComplete, CompressionProgressed
@@ -42,7 +42,17 @@ def outcome_text(outcome: CompressionComplete) -> str:
     if outcome.status == "committed":
         what = outcome.message.removesuffix(" into a summary") or "compressed"
         return terminal_safe(f"{what}: {outcome.before_tokens:,} → {outcome.after_tokens:,} tokens")
-    return terminal_safe(outcome.message or f"compression {outcome.status}")
+    text = outcome.message or f"compression {outcome.status}"
+    stop = outcome.stop
+    if outcome.status == "cancelled" and stop is not None:  # the cancel's own figures
+        by = "you" if stop.issuer == "user" else f"the system: {stop.reason}"
+        parts = [f"{text} by {by}"]
+        if stop.closed_ms is not None:
+            parts.append(f"summary connection closed in {format_ms(stop.closed_ms)}")
+        if stop.rolled_back_ms is not None:
+            parts.append(f"rolled back in {format_ms(stop.rolled_back_ms)}")
+        text = " · ".join(parts)
+    return terminal_safe(text)
 
 
 class CompressionPanel(Horizontal, can_focus=True):

@@ -30,6 +30,7 @@ from desk.activity_messages import (
     CompressionProgress,
     ContextWindowReported,
     SessionStoreFailed,
+    SessionStoreWaiting,
     SessionWasEvicted,
     ToolCallCompleted,
     ToolCallOutput,
@@ -158,6 +159,8 @@ class SessionView(Widget):
                 await c.sessions.evicted(self, message.payload)
             case SessionStoreFailed():
                 await c.sessions.store_failed(self, message.payload)
+            case SessionStoreWaiting():
+                c.sessions.store_waiting(self.session_id, message.payload)
 
     # -- what the transcript's blocks ask --------------------------------------------------------
 

@@ -102,6 +102,8 @@ class StatusBar(Horizontal):
     """Tokens of the prompt being typed and of the queued prompts (they are sent next)."""
     window_note: reactive[str] = reactive("")
     """Where the window's figure came from, as the gateway says it ("" until it does)."""
+    saving: reactive[str] = reactive("")
+    """Shown after the state while writes wait for the database ("" when all is saved)."""
 
     def __init__(
         self, connection: ConnectionInfo, *, clock: Clock = time.monotonic, id: str | None = None
@@ -122,8 +124,9 @@ class StatusBar(Horizontal):
 
     def turn_text(self) -> str:
         """The left-hand side as it should read now."""
-        if self.notice:
-            return terminal_safe(self.notice)
+        if self.notice:  # a quit that waits for the database says so too
+            extra = f" · ⚠ {self.saving}" if self.saving else ""
+            return terminal_safe(self.notice + extra)
         parts = [f"{STATE_ICONS.get(self.state, '·')} {self.state}"]
         if self.state != "idle" and self.started_at is not None:
             parts[0] += f" {format_elapsed(self._clock() - self.started_at)}"
@@ -131,6 +134,8 @@ class StatusBar(Horizontal):
             parts.append(self.detail)
         if self.queued:
             parts.append(f"{self.queued} queued")
+        if self.saving:
+            parts.append(f"⚠ {self.saving}")
         return terminal_safe(" · ".join(parts))
 
     def server_side_text(self) -> str:
@@ -192,4 +197,7 @@ class StatusBar(Horizontal):
         self._redraw()
 
     def watch_notice(self) -> None:
+        self._redraw()
+
+    def watch_saving(self) -> None:
         self._redraw()

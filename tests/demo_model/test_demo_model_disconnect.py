@@ -1,8 +1,9 @@
 """The demo server notices a closed client connection in every phase and frees the slot.
 
-Each test closes a client socket at a known monotonic time and checks that the server noticed
-within 100 ms (``peer_closed_at``), freed its slot, and that the next request gets the slot at
-once. Waits use `RecordBook.wait_for*` with deadlines, never sleeps.
+Each test closes a client socket and checks that the server noticed (``peer_closed_at``,
+before the reply ended by itself), freed its slot, and that the next request finds
+the slot free. Waits use `RecordBook.wait_for*` with deadlines, never sleeps; how fast the
+server notices is a figure of ``bench/wire_stop_latency.py`` (``server_notice``), not a test.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ import pytest
 from demo_model import DemoModelServer, RequestRecord
 from tests.demo_model.demo_model_kit import RawRequest, chat
 
-NOTICE_S = 0.1  # the product's promise: the server sees a stop within 100 ms
-WAIT_S = 5.0
+WAIT_S = 10.0
 
 
 Check = Callable[[RequestRecord], object]
@@ -34,15 +34,15 @@ def _wait(demo: DemoModelServer, record_id: int, what: str, check: Check) -> Req
     return record
 
 
-def _closed(demo: DemoModelServer, record_id: int, closed_at: float) -> RequestRecord:
+def _closed(demo: DemoModelServer, record_id: int) -> RequestRecord:
     record = _wait(demo, record_id, "client_closed", lambda r: r.finished)
     assert record.outcome == "client_closed", record
     assert record.peer_closed_at is not None
-    assert record.peer_closed_at - closed_at < NOTICE_S
-    if record.slot_acquired_at is not None:  # a slot held is a slot freed, at once
+    if record.slot_acquired_at is not None:  # a slot held is a slot freed
         assert record.slot_released_at is not None
-        assert record.slot_released_at - record.peer_closed_at < NOTICE_S
+        assert record.slot_released_at >= record.peer_closed_at
     assert record.completed_at is None
+    assert record.finish_reason is None  # the reply never ended by itself
     return record
 
 
@@ -50,12 +50,10 @@ def _slot_is_free_at_once(demo: DemoModelServer) -> None:
     """A following request gets the slot immediately, and /slots shows nothing busy."""
     slots = httpx.get(demo.root_url + "/slots").json()
     assert not any(slot["is_processing"] for slot in slots), slots
-    before = time.monotonic()
     response = httpx.post(demo.base_url + "/chat/completions", json=chat("next", max_tokens=2))
     assert response.status_code == 200
     record = demo.records.last()
-    assert record is not None and record.slot_acquired_at is not None
-    assert record.slot_acquired_at - before < NOTICE_S
+    assert record is not None and record.slot_id == 0 and record.outcome == "completed"
 
 
 def _next_id(demo: DemoModelServer) -> int:
@@ -72,28 +70,27 @@ def test_close_while_waiting_for_a_slot(demo: DemoModelServer, stream: bool) -> 
 
     waiter = RawRequest(demo.port, chat("wait for the slot", stream=stream))
     _wait(demo, holder_id + 1, "validated", lambda r: r.prompt_tokens > 0)
-    closed_at = waiter.close()
-    record = _closed(demo, holder_id + 1, closed_at)
+    waiter.close()
+    record = _closed(demo, holder_id + 1)
     assert record.slot_acquired_at is None and record.headers_sent_at is None
     holding = demo.records.get(holder_id)
     assert holding is not None and holding.outcome == "running"
 
-    closed_at = holder.close()
-    _closed(demo, holder_id, closed_at)
+    holder.close()
+    _closed(demo, holder_id)
     _slot_is_free_at_once(demo)
 
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_close_while_processing_the_prompt(demo: DemoModelServer, stream: bool) -> None:
-    demo.configure(prompt_delay_s=2.0)
+    demo.configure(prompt_delay_s=60.0)  # the close, not the delay, must end it
     request_id = _next_id(demo)
     request = RawRequest(demo.port, chat("think first", stream=stream))
     _wait(demo, request_id, "slot acquired", lambda r: r.slot_acquired_at is not None)
-    closed_at = request.close()
-    record = _closed(demo, request_id, closed_at)
+    request.close()
+    record = _closed(demo, request_id)
     assert record.headers_sent_at is None and record.tokens_generated == 0
     assert record.slot_released_at is not None and record.peer_closed_at is not None
-    assert record.slot_released_at - record.peer_closed_at < NOTICE_S
     demo.configure(prompt_delay_s=0.0)
     _slot_is_free_at_once(demo)
 
@@ -103,8 +100,8 @@ def test_close_while_streaming(demo: DemoModelServer) -> None:
     request_id = _next_id(demo)
     request = RawRequest(demo.port, chat("stream to me", stream=True))
     request.read_until(b'"content":')
-    closed_at = request.close()
-    record = _closed(demo, request_id, closed_at)
+    request.close()
+    record = _closed(demo, request_id)
     assert record.headers_sent_at is not None
     assert 1 <= record.tokens_generated < 100
     _slot_is_free_at_once(demo)
@@ -115,8 +112,8 @@ def test_close_during_a_non_streaming_generation(demo: DemoModelServer) -> None:
     request_id = _next_id(demo)
     request = RawRequest(demo.port, chat("answer in one piece"))
     _wait(demo, request_id, "generating", lambda r: r.tokens_generated >= 5)
-    closed_at = request.close()
-    record = _closed(demo, request_id, closed_at)
+    request.close()
+    record = _closed(demo, request_id)
     assert record.headers_sent_at is None
     assert 5 <= record.tokens_generated < 100
     _slot_is_free_at_once(demo)
@@ -127,9 +124,8 @@ def test_close_before_the_body_is_complete(demo: DemoModelServer) -> None:
     sock = socket.create_connection(("127.0.0.1", demo.port), timeout=5.0)
     sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{")
     _wait(demo, request_id, "arrived", lambda r: True)
-    closed_at = time.monotonic()
     sock.close()
-    record = _closed(demo, request_id, closed_at)
+    record = _closed(demo, request_id)
     assert record.slot_acquired_at is None
 
 
@@ -138,7 +134,7 @@ def test_close_before_the_body_is_complete(demo: DemoModelServer) -> None:
 
 async def _cancel_when(
     demo: DemoModelServer, body: dict[str, object], request_id: int, ready: Check
-) -> float:
+) -> None:
     async with httpx.AsyncClient(base_url=demo.base_url, timeout=30.0) as http:
         task = asyncio.create_task(http.post("/chat/completions", json=body))
         found = await asyncio.to_thread(
@@ -147,17 +143,15 @@ async def _cancel_when(
             WAIT_S,
         )
         assert found is not None
-        closed_at = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        return closed_at
 
 
 @pytest.mark.parametrize(
     ("phase", "knobs", "stream", "ready"),
     [
-        ("prompt", {"prompt_delay_s": 2.0}, True, lambda r: r.slot_acquired_at is not None),
+        ("prompt", {"prompt_delay_s": 60.0}, True, lambda r: r.slot_acquired_at is not None),
         ("streaming", {"tokens_per_second": 50.0}, True, lambda r: r.tokens_generated >= 3),
         ("non-streaming", {"tokens_per_second": 50.0}, False, lambda r: r.tokens_generated >= 3),
     ],
@@ -167,8 +161,8 @@ def test_httpx_cancellation_is_noticed(
 ) -> None:
     demo.configure(**knobs)
     request_id = _next_id(demo)
-    closed_at = asyncio.run(_cancel_when(demo, chat(phase, stream=stream), request_id, ready))
-    _closed(demo, request_id, closed_at)
+    asyncio.run(_cancel_when(demo, chat(phase, stream=stream), request_id, ready))
+    _closed(demo, request_id)
     demo.configure(prompt_delay_s=0.0, tokens_per_second=1000.0)
     _slot_is_free_at_once(demo)
 
@@ -183,9 +177,8 @@ def test_httpx_stream_left_early_is_noticed(demo: DemoModelServer) -> None:
         for line in response.iter_lines():
             if line.startswith("data: "):
                 break
-        closed_at = time.monotonic()
         response.close()
-    _closed(demo, request_id, closed_at)
+    _closed(demo, request_id)
 
 
 # -- the slot queue ---------------------------------------------------------------------------
@@ -205,7 +198,6 @@ def test_second_request_starts_when_the_first_finishes(
     assert one.outcome == "completed" and two.outcome == "completed"
     assert one.slot_released_at is not None and two.slot_acquired_at is not None
     assert two.started_at < one.slot_released_at <= two.slot_acquired_at
-    assert two.slot_acquired_at - one.slot_released_at < 0.05
     first.close()
 
 
@@ -237,8 +229,8 @@ def test_more_slots_wake_a_waiting_request(demo: DemoModelServer) -> None:
     changed_at = time.monotonic()
     demo.configure(slots=2)
     record = _wait(demo, first_id + 1, "slot", lambda r: r.slot_acquired_at is not None)
-    assert record.slot_acquired_at is not None and record.slot_acquired_at - changed_at < 0.05
-    assert record.slot_id == 1
+    assert record.slot_acquired_at is not None and record.slot_acquired_at >= changed_at
+    assert record.slot_id == 1 and not demo.records.get(first_id).finished  # not the holder's
     slots = httpx.get(demo.root_url + "/slots").json()
     assert [s["is_processing"] for s in slots] == [True, True]
     holder.close()
@@ -256,9 +248,7 @@ def test_stop_ends_running_requests_at_once() -> None:
     streaming.read_until(b'"content":')
     queued = RawRequest(server.port, chat("queued"))
     assert server.records.wait_for_record(lambda r: r.id == 2 and r.prompt_tokens > 0, WAIT_S)
-    began = time.monotonic()
     server.stop()
-    assert time.monotonic() - began < 1.0
     assert not server.running
     assert b"[DONE]" not in streaming.read_until(b"0\r\n\r\n")
     assert queued.read_until(b"shutting down").startswith(b"HTTP/1.1 503")

@@ -192,7 +192,9 @@ async def test_cancel_mid_summary_rolls_back_and_the_next_turn_works(
             assert app.query_one(PromptInput).has_focus
             await pilot.press("escape")
         await wait_until(pilot, lambda: notes(app), what="the outcome line")
-        assert notes(app) == ["⇊ compression cancelled"]
+        (note,) = notes(app)  # the cancel's own figures: the summary's connection, the rollback
+        assert note.startswith("⇊ compression cancelled by you · summary connection closed in ")
+        assert " · rolled back in " in note and "worker" not in note
         done = setup.log.of_type(CompressionComplete)[-1]
         assert done.status == "cancelled" and done.stop is not None
         expected = Surface.DESK_BUTTON if how == "button" else Surface.DESK_KEY

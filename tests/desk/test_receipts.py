@@ -23,6 +23,29 @@ def test_system_stop_marker_names_the_reason_and_children() -> None:
     )
 
 
+def test_a_stop_during_a_tool_names_its_process_not_a_connection() -> None:
+    receipt = StopReceipt(
+        "user",
+        "desk.key",
+        "stopped by you",
+        closed_ms=None,
+        exited_ms=2012.0,
+        children_ended=2,
+        tool="shell",
+        tool_pid=4242,
+        tool_ended_ms=2004.6,
+    )
+    assert format_stop_receipt(receipt) == (
+        "■ stopped by you · shell (pid 4242) ended in 2.0 s · worker exited in 2.0 s"
+        " · 2 child processes ended"
+    )
+    waiting = StopReceipt("user", "desk.key", "", None, 3.0, tool="write_file")
+    assert (
+        format_stop_receipt(waiting)
+        == "■ stopped by you · during write_file · worker exited in 3 ms"
+    )
+
+
 def test_marker_without_figures() -> None:
     receipt = StopReceipt("user", "desk.button", "stopped by you", None, None)
     assert format_stop_receipt(receipt) == "■ stopped by you"

@@ -10,6 +10,7 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
+from desk.__main__ import exit_lines
 from desk.app import DeskApp
 from desk.config import parse_options
 from desk.screens.confirm_delete import ConfirmDelete
@@ -27,6 +28,7 @@ from tests.desk.saved_sessions_kit import (
     build_long_store,
     build_store,
 )
+from tests.support import locked, release
 from tui_gateway.assembly import StoreUnavailable, build_gateway
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -307,6 +309,64 @@ async def test_a_store_error_is_one_line_and_the_turn_goes_on(
             assert reply.text == "kept"
     finally:
         gateway.shutdown(timeout_s=5.0)
+
+
+async def test_saving_that_waits_for_the_database_says_so_and_loses_nothing(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "desk.db"
+    store = SqliteStore(db, busy_timeout_s=0.2)
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider), store=store)
+    app = make_app(gateway, demo_server.base_url)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            with locked(db) as locker:  # another program holds the database
+                reply = await submit_and_get_reply(app, pilot, "reply with exactly: kept")
+                await wait_until(pilot, lambda: reply.outcome is not None, what="the turn")
+                await wait_until(
+                    pilot,
+                    lambda: "⚠ saving is waiting for the database" in app.status_bar.turn_text(),
+                    what="the status bar's warning",
+                )
+                release(locker)
+                await wait_until(
+                    pilot, lambda: "saving" not in app.status_bar.turn_text(), what="all saved"
+                )
+            assert notes(app) == []  # nothing was given up
+            session = app.session_id
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+    with SqliteStore(db) as check:
+        assert [m.content for m in check.transcript.active_messages(session)][-1] == "kept"
+
+
+async def test_a_quit_the_database_outlasts_says_where_the_unsaved_reply_is(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "desk.db"
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    config = GatewayConfig(provider=provider, store_wait_s=0.3, unsaved_dir=tmp_path / "unsaved")
+    gateway = Gateway(config, store=SqliteStore(db, busy_timeout_s=0.2))
+    app = make_app(gateway, demo_server.base_url)
+    try:
+        with locked(db):
+            async with app.run_test(size=(120, 40)) as pilot:
+                reply = await submit_and_get_reply(app, pilot, "reply with exactly: in the file")
+                await wait_until(pilot, lambda: reply.outcome is not None, what="the turn")
+                await pilot.press("ctrl+q")
+                await wait_until(None, lambda: app.return_code is not None, what="the exit")
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+    report = app.shutdown_report
+    assert report is not None
+    (path,) = report.unsaved
+    assert "in the file" in Path(path).read_text()
+    lines = exit_lines(app.resume_hint, report)
+    assert lines == [
+        f"desk: what could not be saved is in {path}",
+        f"to resume this session: desk --resume {app.session_id}",
+    ]
 
 
 async def test_an_evicted_session_says_so(demo_server: DemoModelServer, tmp_path: Path) -> None:

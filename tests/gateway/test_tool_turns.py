@@ -95,6 +95,12 @@ def test_a_stop_during_a_tool_ends_its_process_group_and_names_who_stopped(
         assert "the user" not in result.content
     assert result.is_error
     assert done.stop is not None and done.stop.children_ended >= 1
+    # The receipt is the tool's: its process and how long it took to go (it ignored SIGTERM,
+    # so SIGKILL after the grace), not a connection that was not open.
+    assert done.stop.closed_ms is None
+    assert done.stop.tool == "shell" and done.stop.tool_pid == pids[0]
+    assert done.stop.tool_ended_ms is not None and done.stop.exited_ms is not None
+    assert done.stop.tool_ended_ms <= done.stop.exited_ms
     for pid in pids:  # gone, or a zombie waiting for init to reap it
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     assert_every_call_answered(gateway, session)

@@ -9,7 +9,8 @@ import pytest
 
 from agent.provider.types import ChatMessage, Role
 from agent.store import SessionStore, StoreNotFound
-from tests.store.conftest import FakeClock, StoreFactory
+from agent.store.liveness import lease_holder
+from tests.store.conftest import FakeClock, ScriptedLiveness, StoreFactory
 
 
 @pytest.fixture
@@ -75,3 +76,35 @@ def test_leases_expire_across_a_reopen(store_factory: StoreFactory, clock: FakeC
     clock.advance(31)
     with closing(store_factory()) as s:
         assert s.leases.acquire_lease("s1", "new-holder", ttl_s=30)
+
+
+def test_a_lease_whose_holder_is_provably_gone_is_taken_over_at_once(
+    store_factory: StoreFactory,
+) -> None:
+    live = {"desk-a:1:1": True}
+    liveness = ScriptedLiveness("desk-b:2:2", lambda owner: live.get(owner, False))
+    with closing(store_factory(liveness=liveness)) as store:
+        store.sessions.create_session("s", messages=[ChatMessage("system", "sys")])
+        running = lease_holder("desk-a:1:1", "attempt-1")
+        assert store.leases.acquire_lease("s", running, ttl_s=120)
+        assert not store.leases.acquire_lease("s", "desk-b:2:2/attempt-2", ttl_s=120)
+        assert not store.leases.acquire_lease("s", "desk-c", ttl_s=120)  # names no owner
+        live["desk-a:1:1"] = False  # its process died with the lease unexpired
+        assert store.leases.acquire_lease("s", "desk-b:2:2/attempt-2", ttl_s=120)
+        lease = store.leases.get_lease("s")
+        assert lease is not None and lease.holder == "desk-b:2:2/attempt-2"
+        assert not store.leases.release_lease("s", running)  # the dead one's release: no-op
+
+
+def test_reopening_releases_the_leases_of_holders_that_are_gone(
+    store_factory: StoreFactory,
+) -> None:
+    with closing(store_factory(liveness=ScriptedLiveness("desk-a:1:1"))) as first:
+        first.sessions.create_session("s", messages=[ChatMessage("system", "sys")])
+        assert first.leases.acquire_lease("s", lease_holder("desk-a:1:1", "x"), ttl_s=120)
+        attempt = first.compressions.begin_compression("s", lease_holder("desk-a:1:1", "x"))
+    gone = ScriptedLiveness("desk-b:2:2", lambda _owner: False)
+    with closing(store_factory(liveness=gone)) as later:
+        assert later.leases.get_lease("s") is None
+        row = later.compressions.get_compression(attempt.id)
+        assert row is not None and row.outcome == "abandoned"

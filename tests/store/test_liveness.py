@@ -7,7 +7,9 @@ import os
 import socket
 import subprocess
 import sys
+import uuid
 from contextlib import closing
+from pathlib import Path
 
 from agent.store import (
     LocalLiveness,
@@ -15,14 +17,17 @@ from agent.store import (
     current_owner,
     owner_alive,
 )
+from agent.store.liveness import boot_id, pid_namespace
 from tests.store.conftest import ScriptedLiveness, StoreFactory
 
 
 def test_this_process_is_alive() -> None:
     owner = current_owner()
-    host, pid, _start = owner.split(":")
+    host, pid, start, boot, namespace = owner.split(":")
     assert host == socket.gethostname() and int(pid) == os.getpid()
+    assert (boot, namespace) == (boot_id(), pid_namespace())
     assert owner_alive(owner)
+    assert owner_alive(current_owner("another-host"))  # the host is a label, nothing more
 
 
 def test_a_reaped_child_is_dead_and_a_zombie_too() -> None:
@@ -30,29 +35,90 @@ def test_a_reaped_child_is_dead_and_a_zombie_too() -> None:
         [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
     )
     owner = f"{socket.gethostname()}:{child.pid}:-"
+    new_owner = f"elsewhere:{child.pid}:-:{boot_id()}:{pid_namespace()}"
     try:
-        assert owner_alive(owner)
+        assert owner_alive(owner) and owner_alive(new_owner)
         child.kill()
         # Not reaped yet: a zombie. /proc says so before wait() removes it.
         os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
-        assert not owner_alive(owner)
+        assert not owner_alive(owner) and not owner_alive(new_owner)
     finally:
         child.wait()
-    assert not owner_alive(owner)
+    assert not owner_alive(owner) and not owner_alive(new_owner)
 
 
 def test_a_reused_pid_is_not_the_owner() -> None:
-    host, pid, start = current_owner().split(":")
+    host, pid, start, boot, namespace = current_owner().split(":")
     if start == "-":
         return  # no /proc here: start times are unknown
     assert not owner_alive(f"{host}:{pid}:{int(start) + 1}")
+    assert not owner_alive(f"{host}:{pid}:{int(start) + 1}:{boot}:{namespace}")
+
+
+def test_an_owner_of_an_earlier_boot_is_gone_whatever_its_pid() -> None:
+    host, pid, start, boot, namespace = current_owner().split(":")
+    if boot == "-":
+        return  # no boot id here
+    assert not owner_alive(f"{host}:{pid}:{start}:{uuid.uuid4()}:{namespace}")
 
 
 def test_other_hosts_and_garbage() -> None:
-    assert owner_alive("some-other-host.invalid:1:1")  # cannot check: assume alive
+    assert owner_alive("some-other-host.invalid:1:1")  # an older desk's: cannot check, alive
     assert not owner_alive("")
     assert not owner_alive("garbage")
     assert not owner_alive(f"{socket.gethostname()}:0:-")
+    assert not owner_alive("a:b:c:d:e") and not owner_alive("a:1:2:3")
+
+
+LIFE_LOCK_HOLDER = """
+import sys
+from pathlib import Path
+from agent.store.liveness import hold_life_lock
+assert hold_life_lock(Path(sys.argv[1]))
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_an_owner_in_another_pid_namespace_is_alive_while_its_life_lock_is_held(
+    tmp_path: Path,
+) -> None:
+    """A sibling container on the same volume: its pid means nothing here, its lock does."""
+    locks = tmp_path / "desk.db-owners"
+    child = subprocess.Popen(
+        [sys.executable, "-c", LIFE_LOCK_HOLDER, str(locks)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "held\n"
+        (lock,) = locks.iterdir()
+        boot, namespace, pid, start = _parts(lock.name)
+        assert pid == str(child.pid)
+        elsewhere = f"another-container:{pid}:{start}:{boot}:1{namespace}"  # another pid ns
+        assert owner_alive(elsewhere, locks)
+        (tmp_path / "renamed").mkdir()
+        other = tmp_path / "renamed" / f"{boot}-1{namespace}-{pid}-{start}"
+        lock.rename(other)  # the same lock, now under the name the other namespace has
+        assert owner_alive(elsewhere, tmp_path / "renamed")
+        child.kill()
+        child.wait(10)
+        assert not owner_alive(elsewhere, tmp_path / "renamed")  # the kernel let go
+        assert owner_alive(elsewhere, tmp_path / "nowhere")  # no lock to ask: cannot tell
+        assert owner_alive(elsewhere)  # no lock folder at all: cannot tell
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait(10)
+
+
+def _parts(name: str) -> tuple[str, str, str, str]:
+    """``boot-pidns-pid-start`` (the boot id has dashes of its own)."""
+    rest, start = name.rsplit("-", 1)
+    rest, pid = rest.rsplit("-", 1)
+    boot, namespace = rest.rsplit("-", 1)
+    return boot, namespace, pid, start
 
 
 def test_the_local_liveness_is_this_process_and_proc() -> None:

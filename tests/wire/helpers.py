@@ -21,8 +21,6 @@ from tui_gateway.events import EVENT_TYPES, MessageComplete, Payload, StopReceip
 from tui_gateway.wire.codec import field_types
 
 ROOT = Path(__file__).resolve().parents[2]
-CLOSE_BOUND_S = 0.1
-"""The model server must see the connection close within this many seconds of a stop."""
 
 
 SETTINGS_VARIABLES = (
@@ -202,14 +200,6 @@ class RawStdio:
 def slow_reply(server: DemoModelServer, tokens_per_second: float = 40.0) -> None:
     """Make the demo model slow enough that a turn is still streaming when the test stops it."""
     server.configure(tokens_per_second=tokens_per_second)
-
-
-def close_delay_s(server: DemoModelServer, since: float, timeout: float = 5.0) -> float:
-    """Seconds from ``since`` until the demo server saw a client close its connection."""
-    record = server.records.wait_for_record(lambda r: r.peer_closed_at is not None, timeout)
-    assert record is not None, "the model server never saw the connection close"
-    assert record.peer_closed_at is not None
-    return record.peer_closed_at - since
 
 
 def payloads() -> st.SearchStrategy[Payload]:

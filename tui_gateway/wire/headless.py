@@ -143,8 +143,10 @@ def run_turn(
         return EXIT_USER_STOP
     finally:
         restore()
-        gateway.shutdown()
+        report = gateway.shutdown()
         gateway.unsubscribe(sub)
+        for path in report.unsaved:  # the database stayed unavailable: nothing is lost
+            _say(f"desk: what could not be saved is in {path}", err)
     complete = turn.complete
     assert complete is not None
     code = exit_code(complete)

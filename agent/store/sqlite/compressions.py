@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from agent.provider.types import ChatMessage
 from agent.store.errors import StoreNotFound
+from agent.store.liveness import holder_owner
 from agent.store.rows import CompressionAttemptRow, Cooldown, MessageRow, NewMessage
 from agent.store.sqlite.shared import (
     StoreContext,
@@ -36,6 +37,8 @@ class SqliteCompressions:
         self._db = context.db
         self._path = context.path
         self._clock = context.clock
+        self._owner = context.owner
+        self._liveness = context.liveness
 
     def set_cooldown(self, session_id: str, until: float | None, step: int) -> None:
         """Set the session's automatic-compression cooldown (``until=None, step=0`` clears it).
@@ -287,7 +290,8 @@ class SqliteCompressions:
             return True
 
     def recover_abandoned_compressions(self) -> list[int]:
-        """End open attempts whose holder no longer holds an unexpired lease, as ``abandoned``.
+        """Release the leases of holders whose process is provably gone, then end open attempts
+        whose holder no longer holds an unexpired lease, as ``abandoned``.
 
         Such an attempt can never commit (commit needs the lease), so closing it only tidies
         the record; the cooldown is left unchanged.
@@ -297,6 +301,16 @@ class SqliteCompressions:
         """
         now = self._clock()
         with self._db.write() as conn:
+            for session_id, holder in conn.execute(
+                "SELECT session_id, holder FROM compression_leases"
+            ).fetchall():
+                owner = holder_owner(holder)
+                gone = owner is not None and owner != self._owner
+                if gone and not self._liveness.is_alive(owner or ""):
+                    conn.execute(
+                        "DELETE FROM compression_leases WHERE session_id = ? AND holder = ?",
+                        (session_id, holder),
+                    )
             rows = conn.execute(
                 "SELECT a.id FROM compression_attempts AS a WHERE a.ended_at IS NULL"
                 " AND NOT EXISTS (SELECT 1 FROM compression_leases AS l"

@@ -140,12 +140,16 @@ class Connections:
             )
 
     @contextmanager
-    def write(self, *, wait: bool = True) -> Iterator[sqlite3.Connection]:
+    def write(self, *, wait: bool = True, durable: bool = True) -> Iterator[sqlite3.Connection]:
         """One write transaction: ``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error.
 
         Args:
             wait: False to fail at once with :class:`StoreLocked` instead of waiting (up to the
                 busy timeout) when another writer holds the database.
+            durable: False to commit this one transaction with ``synchronous = NORMAL`` (no
+                fsync): in WAL mode it still survives a killed process, and the next durable
+                commit (or checkpoint) fsyncs it with the rest; only a power cut before then
+                can lose it. For frequent checkpoints that a later durable write replaces.
 
         Yields:
             the writer connection, inside the transaction.
@@ -157,10 +161,13 @@ class Connections:
         """
         self._check_open()
         self._acquire(wait)
+        relaxed = not durable and self._synchronous != "NORMAL" and not self.memory
         try:
             self._check_open()
             conn = self._writer
             try:
+                if relaxed:
+                    conn.execute("PRAGMA synchronous = NORMAL")
                 if not wait:
                     conn.execute("PRAGMA busy_timeout = 0")
                 try:
@@ -181,6 +188,9 @@ class Connections:
                 _rollback(conn)
                 raise
         finally:
+            if relaxed:
+                with contextlib.suppress(sqlite3.Error):  # outside the transaction: cannot fail
+                    self._writer.execute(f"PRAGMA synchronous = {self._synchronous}")
             self._lock.release()
 
     @contextmanager

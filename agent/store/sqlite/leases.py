@@ -1,10 +1,13 @@
 """Compression leases of the SQLite store: the ``compression_leases`` table, one row per session.
 
 A commit checks the lease inside its own transaction (:mod:`~agent.store.sqlite.compressions`),
-so a holder whose lease expired can never commit."""
+so a holder whose lease expired can never commit. A holder names its owner process
+(``<owner>/<attempt>``): a lease whose process is provably gone is taken over at once, not
+after its expiry."""
 
 from __future__ import annotations
 
+from agent.store.liveness import holder_owner
 from agent.store.rows import LeaseRow
 from agent.store.sqlite.shared import StoreContext, columns, require_session
 
@@ -22,15 +25,20 @@ class SqliteLeases:
         self._db = context.db
         self._path = context.path
         self._clock = context.clock
+        self._owner = context.owner
+        self._liveness = context.liveness
 
     def acquire_lease(self, session_id: str, holder: str, ttl_s: float) -> bool:
-        """Take the session's compression lease when nobody holds it or the holding one expired.
+        """Take the session's compression lease when nobody holds it, the holding one expired,
+        or its holder's process is provably gone (a crash during a compression).
 
         Taking it again while holding it renews it.
 
         Args:
             session_id: the session.
-            holder: who takes it (e.g. ``<owner>/<attempt id>``).
+            holder: who takes it: ``<owner>/<attempt id>``
+                (:func:`~agent.store.liveness.lease_holder`), so that a later desk can tell
+                the holder is gone; a holder naming no owner is freed by its expiry only.
             ttl_s: seconds until it expires unless renewed.
 
         Returns:
@@ -42,6 +50,12 @@ class SqliteLeases:
         now = self._clock()
         with self._db.write() as conn:
             require_session(conn, session_id, self._path)
+            held = conn.execute(
+                "SELECT holder FROM compression_leases WHERE session_id = ? AND expires_at > ?",
+                (session_id, now),
+            ).fetchone()
+            if held is not None and held[0] != holder and self._holder_gone(held[0]):
+                conn.execute("DELETE FROM compression_leases WHERE session_id = ?", (session_id,))
             cur = conn.execute(
                 "INSERT INTO compression_leases (session_id, holder, acquired_at, expires_at)"
                 " VALUES (?, ?, ?, ?)"
@@ -89,3 +103,8 @@ class SqliteLeases:
                 (session_id,),
             ).fetchone()
         return None if row is None else LeaseRow(*row)
+
+    def _holder_gone(self, holder: str) -> bool:
+        """Whether the process that took a lease is provably gone (never this process)."""
+        owner = holder_owner(holder)
+        return owner is not None and owner != self._owner and not self._liveness.is_alive(owner)

@@ -51,7 +51,7 @@ class SqliteStore:
             ``NORMAL`` (durable across a killed process only; faster).
         liveness: this process's owner identity (written on the turns and queued prompts it
             starts) and whether another owner still runs (crash recovery); default
-            :class:`~agent.store.liveness.LocalLiveness`.
+            :func:`default_liveness`.
         recover: run crash recovery on open.
 
     Raises:
@@ -74,10 +74,10 @@ class SqliteStore:
         recover: bool = True,
     ) -> None:
         self.path = resolve(path)
-        live = liveness if liveness is not None else LocalLiveness()
-        self._owner = live.owner
         if self.path != MEMORY:
             _prepare_file(Path(self.path))
+        live = liveness if liveness is not None else default_liveness(self.path)
+        self._owner = live.owner
         self._db = Connections(self.path, busy_timeout_s=busy_timeout_s, synchronous=synchronous)
         context = StoreContext(self._db, self.path, clock, self._owner, live)
         self.sessions: Final = SqliteSessions(context)
@@ -143,6 +143,13 @@ class SqliteStore:
                     conn.execute(statement)
                 version += 1
                 conn.execute(f"PRAGMA user_version = {version}")
+
+
+def default_liveness(path: str) -> LocalLiveness:
+    """The liveness of a store at ``path``: :class:`~agent.store.liveness.LocalLiveness` with
+    its life locks in ``<path>-owners`` (beside the file, where every process that opens it
+    sees them); none for an in-memory database."""
+    return LocalLiveness(None if path == MEMORY else Path(f"{path}-owners"))
 
 
 def _prepare_file(path: Path) -> None:

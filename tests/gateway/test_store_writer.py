@@ -1,0 +1,133 @@
+"""The gateway's writer thread on a real SQLite store: the last text noted before a quit is
+written by the quit, every piece noted is in the draft, and writes land in order, once, however
+often the database is busy (a property over random schedules of busy and failed writes)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent.store import SqliteStore, StoreLocked, StoreReadOnly
+from tests.support import poll_until
+from tui_gateway.events import Payload, StoreFailed, StoreWaiting
+from tui_gateway.state import Session
+from tui_gateway.store_writer import PendingWrite, StoreWriter
+from tui_gateway.unsaved import Unsaved
+
+
+def open_turn(db: Path) -> tuple[SqliteStore, Session]:
+    store = SqliteStore(db)
+    store.sessions.create_session("s")
+    store.turns.start_turn("t", "s", "a prompt")
+    return store, Session("s", title="", model="demo")
+
+
+def draft(store: SqliteStore) -> str | None:
+    row = store.turns.get_turn("t")
+    return row.draft if row is not None else None
+
+
+def test_the_last_text_before_a_quit_is_in_the_database(tmp_path: Path) -> None:
+    store, session = open_turn(tmp_path / "desk.db")
+    published: list[Payload] = []
+    writer = StoreWriter(store, lambda _s, p: published.append(p), draft_interval_s=3600.0)
+    try:
+        writer.note_text(session, "t", "all of ")
+        assert poll_until(lambda: draft(store) == "all of ")  # the first piece goes at once
+        writer.note_text(session, "t", "it")  # the next would wait an hour
+        assert writer.close(timeout_s=10) == {}
+        assert draft(store) == "all of it"
+        assert published == []
+    finally:
+        store.close()
+
+
+def test_every_piece_noted_is_in_the_draft(tmp_path: Path) -> None:
+    store, session = open_turn(tmp_path / "desk.db")
+    writer = StoreWriter(store, lambda _s, _p: None, draft_interval_s=3600.0)
+    try:
+        pieces = [f"{n} " for n in range(5000)]
+        for piece in pieces:
+            writer.note_text(session, "t", piece)
+        assert writer.draft_text("t") == "".join(pieces)
+        writer.close(timeout_s=10)
+        assert draft(store) == "".join(pieces)
+    finally:
+        store.close()
+
+
+@dataclass
+class Script:
+    """Writes whose outcome the test decides: how many times each meets a busy database first,
+    and which one fails for good."""
+
+    transient: list[int]
+    fatal_at: int | None
+    applied: list[int] = field(default_factory=list)
+
+    def write(self, index: int) -> Callable[[object], object]:
+        left = [self.transient[index]]
+
+        def apply(_store: object) -> object:
+            if left[0] > 0:
+                left[0] -= 1
+                raise StoreLocked("the database is busy (scripted)")
+            if index == self.fatal_at:
+                raise StoreReadOnly("the database is read-only (scripted)")
+            self.applied.append(index)
+            return index
+
+        return apply
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    transient=st.lists(st.integers(0, 3), min_size=1, max_size=12),
+    fatal=st.none() | st.integers(0, 11),
+)
+def test_writes_land_in_order_once_however_often_the_database_is_busy(
+    transient: list[int], fatal: int | None, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Each write meets a busy database a random number of times; one may fail for good. The
+    ones before a fatal failure land in order, once each; from it on, nothing is written and
+    everything is exported, in order; the session is told it waits, and given up at most once."""
+    folder = tmp_path_factory.mktemp("unsaved")
+    fatal_at = fatal if fatal is not None and fatal < len(transient) else None
+    script = Script(transient, fatal_at)
+    published: list[Payload] = []
+    session = Session("s", title="", model="demo")
+    with SqliteStore(":memory:") as store:
+        writer = StoreWriter(
+            store, lambda _s, p: published.append(p), unsaved_dir=folder, retry_s=(0.001, 0.004)
+        )
+        writes = [
+            PendingWrite(session, f"write {i}", script.write(i), Unsaved(f"write {i}", "s"))
+            for i in range(len(transient))
+        ]
+        for write in writes:
+            writer.submit(write)
+        for write in writes:
+            assert write.done.wait(30)
+        writer.close(timeout_s=10)
+    end = len(transient) if fatal_at is None else fatal_at
+    assert script.applied == list(range(end))
+    assert [w.written for w in writes] == [i < end for i in range(len(writes))]
+    failed = [p for p in published if isinstance(p, StoreFailed)]
+    waits = [p for p in published if isinstance(p, StoreWaiting)]
+    if any(transient[:end]):
+        assert waits and waits[0].waiting
+    if fatal_at is None:
+        assert failed == [] and not session.store_detached
+        assert not waits or not waits[-1].waiting  # told when all was saved again
+    else:
+        (gave_up,) = failed
+        lines = Path(gave_up.unsaved).read_text().splitlines()
+        assert [json.loads(line)["action"] for line in lines] == [
+            f"write {i}" for i in range(fatal_at, len(transient))
+        ]
