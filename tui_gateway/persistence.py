@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import groupby
 from typing import TypeVar
 
@@ -179,6 +180,28 @@ class Persistence:
             session,
             "save the reply",
             lambda s: s.turns.record_turn_end(turn.turn_id, turn_messages(result), outcome),
+        )
+
+    def child_started(self, session: Session, child: Turn) -> None:
+        """Save a running child agent's turn under its parent turn (no transcript message: a
+        child's messages are its own, not the session's)."""
+        assert child.child is not None
+        parent = child.child.parent_turn_id
+        self.write(
+            session,
+            "save the child agent",
+            lambda s: s.turns.start_turn(
+                child.turn_id, session.session_id, child.prompt, parent_turn_id=parent
+            ),
+        )
+
+    def child_ended(self, session: Session, child: Turn, result: TurnResult) -> None:
+        """Close a child agent's turn with its outcome, usage and final reply, exactly once."""
+        exited_ms = child.exited_ms(result.stop) if result.stop is not None else None
+        outcome = TurnOutcome.from_result(result, stop_exited_ms=exited_ms)
+        outcome = replace(outcome, reply=result.text)
+        self.write(
+            session, "save the child agent", lambda s: s.turns.close_turn(child.turn_id, outcome)
         )
 
     def turn_abandoned(self, session: Session, turn: Turn, stop: StopRequest, error: str) -> None:
