@@ -9,7 +9,7 @@ processes are left.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -43,7 +43,13 @@ TWO_SLOW = (
 class Tree:
     """A gateway over a store, its event log, and waits on child agents' events."""
 
-    def __init__(self, provider: ProviderConfig, tmp: Path, **config: object) -> None:
+    def __init__(
+        self,
+        provider: ProviderConfig,
+        tmp: Path,
+        agent_factory: Callable[[AgentSetup], Agent] | None = None,
+        **config: object,
+    ) -> None:
         self.db = tmp / "desk.db"
         self.store = SqliteStore(self.db)
         settings: dict[str, object] = {"approvals": False, "cwd": tmp}
@@ -51,6 +57,7 @@ class Tree:
         self.gateway = Gateway(
             GatewayConfig(provider=provider, **settings),  # type: ignore[arg-type]
             store=self.store,
+            agent_factory=agent_factory,
         )
         self.log = EventLog()
         self.gateway.subscribe(self.log)
@@ -249,10 +256,8 @@ def test_a_child_that_starts_after_its_parent_was_stopped_is_stopped_on_entry(
             assert go_on.wait(10)
         return real(setup)
 
-    tree = Tree(provider, tmp_path)
-    tree.gateway = Gateway(GatewayConfig(provider=provider, approvals=False), agent_factory=factory)
-    tree.gateway.subscribe(tree.log)
-    session = tree.gateway.session_create()
+    tree = Tree(provider, tmp_path, agent_factory=factory)
+    session = tree.session
     try:
         turn = tree.gateway.prompt_submit(session, "delegate: never asked").turn_id
         assert building.wait(10)
