@@ -159,7 +159,11 @@ def _run_app(
     from desk.app import DeskApp
 
     app: DeskApp = DeskApp(
-        gateway, connection, escape_delay_ms=options.escape_delay_ms, startup=startup
+        gateway,
+        connection,
+        escape_delay_ms=options.escape_delay_ms,
+        startup=startup,
+        busy_input=options.settings.busy_input,
     )
     try:
         app.run()

@@ -63,6 +63,7 @@ from desk.widgets import StatusBar, Transcript
 from desk.widgets.session_view import SessionView
 from desk.widgets.status_bar import Clock
 from desk.wiring import DeskWidgets, build_controllers
+from tui_gateway.settings import BusyInput
 
 APP_CSS = Path(__file__).with_name("app.tcss")
 """The app's own layout CSS (widgets carry theirs in ``desk/widgets/*.tcss``)."""
@@ -80,6 +81,8 @@ class DeskApp(App[int]):
             ESC byte waits before it is the Esc key).
         handle_signals: handle SIGTERM and SIGHUP as a system quit while the app runs.
         startup: resume or new session, and the start-up notice.
+        busy_input: what Enter does while a turn runs: ``queue`` (the default) or ``steer``;
+            Ctrl+T does the other.
     """
 
     CSS_PATH = APP_CSS
@@ -109,6 +112,7 @@ class DeskApp(App[int]):
         escape_delay_ms: int | None = None,
         handle_signals: bool = True,
         startup: Startup | None = None,
+        busy_input: BusyInput = "queue",
     ) -> None:
         if escape_delay_ms is not None:
             # Final in Textual, but its parser reads it for every ESC, so setting it works.
@@ -121,7 +125,7 @@ class DeskApp(App[int]):
         """The model server shown."""
         self._handle_signals = handle_signals
         self._banner = banner_text(connection, config_path_shown(env))
-        self.widgets = DeskWidgets.make(connection, clock)
+        self.widgets = DeskWidgets.make(connection, clock, busy_input=busy_input)
         """The main screen's widgets (the session's view aside)."""
         self._bridge = GatewayBridge(gateway, self, self._view_for)
         self.controllers = build_controllers(
