@@ -319,3 +319,22 @@ def test_the_console_lists_the_children_and_stops_one(tree: Tree) -> None:
     row = tree.store.turns.get_turn(child.turn_id)
     assert row is not None and row.stop_surface == "console.stop"
     assert command
+
+
+def test_an_eviction_stops_the_children_as_the_system(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    demo_server.configure(slots=4)
+    tree = Tree(provider, tmp_path, max_sessions=1)
+    try:
+        turn = tree.gateway.prompt_submit(tree.session, TWO_SLOW).turn_id
+        children = tree.started(2)
+        tree.streaming(*(c.turn_id for c in children))
+        tree.gateway.session_create()  # one session too many: the running one is evicted
+        want = "interrupted_by_system(session.evicted)"
+        assert tree.log.complete(turn).exit_reason == want
+        for child in children:
+            assert tree.ended(child.turn_id).exit_reason == want
+        assert tree.gateway.worker_threads() == []
+    finally:
+        assert tree.gateway.shutdown(timeout_s=10).threads_left == []
