@@ -11,6 +11,10 @@ task, and the ``CancelledError`` surfaces at the await the turn is blocked on (c
 headers, stream read, retry sleep, a tool, an approval). A stop that arrives before the turn
 started is kept and ends the turn on entry; one that arrives after the turn's outcome is fixed
 is recorded as late and changes nothing.
+
+Each turn has an :class:`~agent.scope.InterruptScope` (:attr:`Agent.scope`) where the child
+agents of its ``delegate`` calls register: the stop reaches them on the stopping thread first.
+A soft interrupt is a steer, delivered at the next model-call boundary (:mod:`agent.steering`).
 """
 
 from __future__ import annotations
@@ -26,9 +30,7 @@ from typing import Any
 from agent.context.budget import ContextBudget
 from agent.events import (
     AgentListener,
-    ToolCompleted,
-    ToolOutput,
-    ToolStarted,
+    SteerDelivered,
     TurnResult,
     TurnTimings,
 )
@@ -37,15 +39,16 @@ from agent.outcome import ExitReason, TurnStatus
 from agent.provider.client import ChatClient
 from agent.provider.connection import ProviderConnection
 from agent.provider.errors import ProviderError
-from agent.provider.types import ChatMessage, Completion, ToolCall, Usage
-from agent.scope import current_scope
+from agent.provider.types import ChatMessage, Completion, Usage
+from agent.scope import InterruptScope, current_scope
+from agent.steering import Steer, SteerInbox, bridged
 from agent.stops import StopRequest, Surface, require_hard
 from agent.stream_batch import DEFAULT_INTERVAL_S
-from agent.tools.base import ToolResult
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver, ToolBatch
 from agent.tools.workspace import Workspace
+from agent.turn_tools import tool_batch, tool_completed
 
 _IDLE, _RUNNING, _DONE = "idle", "running", "done"
 
@@ -126,6 +129,8 @@ class Agent:
         self._task: asyncio.Task[Any] | None = None
         self._cancellable = False
         self._connection: ProviderConnection | None = None
+        self._scope = InterruptScope("agent")
+        self._inbox = SteerInbox()
 
     # -- stopping ------------------------------------------------------------------------------
 
@@ -139,9 +144,11 @@ class Agent:
         Args:
             stop: who stops, from where, and why.
 
+        It also cancels the turn's :attr:`scope` on this thread: every child agent, same stop.
+
         Raises:
-            ValueError: for a soft stop (``hard=False``): soft interrupts are not supported yet,
-                and a stop is never silently ignored.
+            ValueError: for a soft stop (``hard=False``): a soft interrupt is a steer and
+                carries text (:meth:`steer`); a stop is never silently ignored.
         """
         require_hard(stop)
         with self._lock:
@@ -151,10 +158,12 @@ class Agent:
             self._stop = stop
             loop = self._loop
             connection = self._connection
+            scope = self._scope
         if connection is not None:
             # Close the provider connection from this thread, now: the turn's loop may be
             # waiting for the GIL behind a busy UI. The cancel below then unwinds the turn.
             connection.shut_down()
+        scope.cancel(stop)  # every child agent of the turn, with the same stop
         if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop closed: the turn already ended
                 loop.call_soon_threadsafe(self._cancel_on_loop)
@@ -179,7 +188,41 @@ class Agent:
             if self._stop is None and self._late:
                 self._stop = self._late[0]
             self._late = []
+            self._inbox = SteerInbox()  # the last run closed its inbox; a steer may come still
             self._state = _IDLE
+
+    @property
+    def scope(self) -> InterruptScope:
+        """The scope of the current (or next) turn: child agents register here, and a hard
+        stop of the turn cancels it (a child registering after that is stopped on entry)."""
+        with self._lock:
+            return self._scope
+
+    def steer(self, steer: Steer) -> bool:
+        """Give the turn more input at its next model-call boundary (see :mod:`agent.steering`);
+        safe from any thread, before the turn too (it then waits for the first call's end).
+
+        Returns:
+            False when the turn cannot take it any more (it ended, took its last boundary, or
+            a hard stop is on its way): the caller runs it as a prompt instead.
+        """
+        with self._lock:
+            if self._stop is not None:
+                return False
+            inbox = self._inbox
+        return inbox.offer(steer)
+
+    def _boundary(
+        self, added: list[ChatMessage], before: list[ChatMessage], *, room: bool, final: bool
+    ) -> bool:
+        """Deliver the steers held (after ``before``, the reply so far); True if any."""
+        steers = [] if self.stop_request is not None else self._inbox.take(room=room, final=final)
+        if steers:
+            added.extend(before)
+        for steer in steers:
+            added.append(steer.message())
+            self.listener(SteerDelivered.of(steer))
+        return bool(steers)
 
     def _set_connection(self, connection: ProviderConnection | None) -> None:
         with self._lock:
@@ -224,6 +267,7 @@ class Agent:
                 raise RuntimeError("this agent is already running a turn")
             if self._state == _DONE:
                 self._stop, self._late = None, []
+                self._inbox, self._scope = SteerInbox(), InterruptScope("agent")
             self._state = _RUNNING
             self._loop = asyncio.get_running_loop()
             self._task = asyncio.current_task()
@@ -250,8 +294,10 @@ class Agent:
                 self._loop = None
                 self._task = None
                 result_late = list(self._late)
+            undelivered = self._inbox.close()
         timings.ended_at = time.monotonic()
         result.late_stops = result_late
+        result.undelivered = undelivered
         result.timings = timings
         return result
 
@@ -278,20 +324,33 @@ class Agent:
                     iterations += 1
                     reply = Completion()
                     reply = await self._call_model(
-                        conn, messages + added, reply, timings, iterations
+                        conn, bridged(messages + added), reply, timings, iterations
                     )
+                    room = iterations < self.max_iterations
                     if not reply.tool_calls or self.tools is None:
+                        before = _reply_messages(reply)
+                        if self._boundary(added, before, room=room, final=True):
+                            continue
                         break
                     added.append(
                         ChatMessage("assistant", reply.content, tool_calls=tuple(reply.tool_calls))
                     )
-                    batch = self._tool_batch(reply, ledger)
+                    batch = tool_batch(
+                        self.tools,
+                        reply.tool_calls,
+                        self.listener,
+                        cwd=self.cwd,
+                        ledger=ledger,
+                        approve=self.approve,
+                        workspace=self.workspace,
+                    )
                     self._watch_paused = True  # a tool may run long without the provider
                     outcomes = await batch.run()
                     self._watch_paused = False
                     self._last_activity = time.monotonic()
                     added.extend(outcome.message() for outcome in outcomes)
                     batch = None
+                    self._boundary(added, [], room=room, final=False)
                 # The reply is whole: from here on a stop is late. Closing the client below
                 # must not turn a finished turn into an interrupted one.
                 self._cancellable = False
@@ -311,7 +370,7 @@ class Agent:
                 stopped_tool = batch.stopped_tool(stop)
                 stopped = batch.stopped(stop)
                 for outcome in stopped[len(batch.outcomes) :]:
-                    self._emit_tool_result(outcome.call.id, outcome.call.name, outcome.result)
+                    self.listener(tool_completed(outcome.call, outcome.result))
                 added.extend(outcome.message() for outcome in stopped)
                 reply = Completion()
             result = self._interrupted(stop, reply, added)
@@ -363,44 +422,6 @@ class Agent:
             usage=reply.usage,
             children_ended=ledger.children_ended,
             iterations=iterations,
-        )
-
-    def _tool_batch(self, reply: Completion, ledger: ProcessLedger) -> ToolBatch:
-        assert self.tools is not None
-
-        def on_start(call: ToolCall) -> None:
-            self.listener(ToolStarted(call_id=call.id, name=call.name, arguments=call.arguments))
-
-        def on_output(call: ToolCall, text: str) -> None:
-            self.listener(ToolOutput(call_id=call.id, text=text))
-
-        def on_complete(call: ToolCall, result: ToolResult) -> None:
-            self._emit_tool_result(call.id, call.name, result)
-
-        return ToolBatch(
-            self.tools,
-            reply.tool_calls,
-            cwd=self.cwd,
-            ledger=ledger,
-            on_start=on_start,
-            on_output=on_output,
-            on_complete=on_complete,
-            approve=self.approve,
-            workspace=self.workspace,
-        )
-
-    def _emit_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
-        stopped_by = result.stopped_by.describe() if result.stopped_by is not None else None
-        self.listener(
-            ToolCompleted(
-                call_id=call_id,
-                name=name,
-                content=result.content,
-                is_error=result.is_error,
-                exit_code=result.exit_code,
-                stopped_by=stopped_by,
-                children_ended=result.children_ended,
-            )
         )
 
     async def _call_model(

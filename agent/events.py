@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from agent.outcome import ExitReason, TurnStatus
 from agent.provider.errors import ProviderError
 from agent.provider.types import ChatMessage, Usage
+from agent.steering import Steer
 from agent.stops import StopRequest
 
 
@@ -86,7 +87,39 @@ class ToolCompleted:
     children_ended: int = 0
 
 
-AgentEvent = ModelCallStarted | TextDelta | Retrying | ToolStarted | ToolOutput | ToolCompleted
+@dataclass(frozen=True, slots=True)
+class SteerDelivered:
+    """A steer reached the turn at a model-call boundary: it is now a user message of the
+    transcript, right after what the turn streamed so far, and the next request carries it.
+
+    Attributes:
+        steer_id: the steer.
+        text: its text, as given.
+        issuer: ``user`` or ``system`` (a background child agent's answer).
+        surface: where it came from.
+    """
+
+    steer_id: str
+    text: str
+    issuer: str
+    surface: str
+
+    @classmethod
+    def of(cls, steer: Steer) -> SteerDelivered:
+        """The event of a delivered ``steer``."""
+        stop = steer.stop
+        return cls(steer.steer_id, steer.text, stop.issuer.value, stop.surface.value)
+
+
+AgentEvent = (
+    ModelCallStarted
+    | TextDelta
+    | Retrying
+    | ToolStarted
+    | ToolOutput
+    | ToolCompleted
+    | SteerDelivered
+)
 AgentListener = Callable[[AgentEvent], None]
 
 
@@ -158,6 +191,8 @@ class TurnResult:
         iterations: model calls made.
         stopped_tool: the tool call running when the stop came, if one was (then no model
             request was open: ``timings`` has no connection close for the stop).
+        undelivered: steers the turn took but never delivered (it was stopped, failed, or ran
+            out of model calls first), in the order they came; the host runs them as prompts.
     """
 
     status: TurnStatus
@@ -175,3 +210,4 @@ class TurnResult:
     children_ended: int = 0
     iterations: int = 0
     stopped_tool: StoppedTool | None = None
+    undelivered: list[Steer] = field(default_factory=list)

@@ -31,10 +31,12 @@ class Surface(StrEnum):
     HEADLESS_SIGINT = "headless.sigint"
     CONSOLE_TIMEOUT = "console.timeout"
     API_STOP = "api.stop"
+    API_STEER = "api.steer"
     API_DISCONNECT = "api.disconnect"
     GATEWAY_SHUTDOWN = "gateway.shutdown"
     SESSION_EVICTED = "session.evicted"
     INACTIVITY = "inactivity"
+    DELEGATE_RESULT = "delegate.result"
 
 
 USER_SURFACES: frozenset[Surface] = frozenset(
@@ -46,6 +48,7 @@ USER_SURFACES: frozenset[Surface] = frozenset(
         Surface.SESSION_DELETE,
         Surface.HEADLESS_SIGINT,
         Surface.API_STOP,
+        Surface.API_STEER,
     }
 )
 """Surfaces that only a person can trigger; every other surface is a system surface."""
@@ -60,9 +63,12 @@ class StopRequest:
         surface: who asked (a :class:`Surface`).
         reason: short human text, shown in the stop receipt.
         hard: True for a hard cancel (aborts everything, compression included, before commit).
-            False asks for a soft interrupt ("consider this", delivered at the turn's next
-            model call), which is not built yet: everything that takes a stop refuses a soft
-            one with ``ValueError`` (the gateway with a ``GatewayError``), none ignores it.
+            False is a soft interrupt, a steer: "consider this", delivered to the running turn
+            at its next model-call boundary, never cutting a stream, a tool or a compression.
+            A soft stop travels with its text in an :class:`agent.steering.Steer`; everything
+            that only stops (``Agent.interrupt``, ``InterruptScope.cancel``,
+            ``Compressor.interrupt``, the gateway's stop methods) refuses one with
+            ``ValueError`` (the gateway with a ``GatewayError``), none ignores it.
         requested_at: ``time.monotonic()`` seconds when the stop was made.
 
     Raises:
@@ -94,6 +100,13 @@ class StopRequest:
         """A hard stop booked to the system, from a system surface."""
         return cls(issuer=Issuer.SYSTEM, surface=surface, reason=reason)
 
+    @classmethod
+    def soft(cls, surface: Surface, reason: str) -> StopRequest:
+        """A soft interrupt (a steer) from ``surface``, booked to the party the surface belongs
+        to (the person for a user surface, else the system)."""
+        issuer = Issuer.USER if surface in USER_SURFACES else Issuer.SYSTEM
+        return cls(issuer=issuer, surface=surface, reason=reason, hard=False)
+
     def exit_reason(self) -> ExitReason:
         """The exit reason a turn ended by this stop gets.
 
@@ -120,15 +133,31 @@ class StopRequest:
         }
 
 
-SOFT_NOT_SUPPORTED = "soft interrupts are not supported yet: only hard stops are delivered"
-"""The one-line refusal of a soft stop (``hard=False``) until steering delivers them."""
+SOFT_IS_A_STEER = (
+    "a soft interrupt is a steer: it carries text and is delivered with Agent.steer "
+    "(prompt.steer on the wire); only hard stops are taken here"
+)
+"""The one-line refusal of a soft stop (``hard=False``) by what only stops."""
+
+HARD_IS_NOT_A_STEER = "a steer is a soft interrupt (hard=False); a hard stop goes to interrupt"
+"""The one-line refusal of a hard stop where a steer is expected."""
 
 
 def require_hard(stop: StopRequest) -> None:
-    """Refuse a soft stop: nothing that takes a stop may silently ignore one.
+    """Refuse a soft stop where only a hard stop makes sense: none is silently ignored.
 
     Raises:
-        ValueError: when ``stop.hard`` is False (message :data:`SOFT_NOT_SUPPORTED`).
+        ValueError: when ``stop.hard`` is False (message :data:`SOFT_IS_A_STEER`).
     """
     if not stop.hard:
-        raise ValueError(SOFT_NOT_SUPPORTED)
+        raise ValueError(SOFT_IS_A_STEER)
+
+
+def require_soft(stop: StopRequest) -> None:
+    """Refuse a hard stop where a steer (a soft interrupt) is expected.
+
+    Raises:
+        ValueError: when ``stop.hard`` is True (message :data:`HARD_IS_NOT_A_STEER`).
+    """
+    if stop.hard:
+        raise ValueError(HARD_IS_NOT_A_STEER)

@@ -1,14 +1,17 @@
 """Stop latency of desk's gateway against the demo model, at random moments of each phase.
 
 For each phase (waiting for the first byte, streaming, non-streaming, a running shell tool, a
-console ``digest`` whose nested agent streams) it runs N stops at a random moment of the phase,
-and measures:
+console ``digest`` whose nested agent streams, a turn whose two child agents stream) it runs N
+stops at a random moment of the phase, and measures:
 
 - ``server_close_ms``: from the stop to the moment the model server noticed the closed
   connection (the server's own record, both on the system-wide monotonic clock);
 - ``worker_exit_ms``: from the stop to the turn's worker having returned (the gateway's receipt;
   for the console, the command's worker thread joined);
-- ``child_gone_ms`` (tool phase): from the stop to the shell's process being gone.
+- ``child_gone_ms`` (tool phase): from the stop to the shell's process being gone;
+- delegation phase: from the parent's stop to the model server noticing each child agent's
+  closed connection (one background child, one foreground; both streaming), and to the
+  parent's worker having exited (after its children).
 
 Prints one JSON object with p50/p95/p99/max per phase. Usage::
 
@@ -39,10 +42,13 @@ from agent.stops import StopRequest, Surface  # noqa: E402
 from demo_model.config import DemoConfig  # noqa: E402
 from demo_model.server import DemoModelServer  # noqa: E402
 from tests.support import EventLog  # noqa: E402
-from tui_gateway.events import MessageDelta, ToolOutput  # noqa: E402
+from tui_gateway.events import ChildStarted, MessageDelta, ToolOutput  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 
-PHASES = ("first_byte", "streaming", "non_streaming", "tool", "console")
+PHASES = ("first_byte", "streaming", "non_streaming", "tool", "console", "delegation")
+TWO_CHILDREN = (
+    "delegate in background: [demo tps=20] map the north\ndelegate: [demo tps=20] map the south"
+)
 TOOL_PROMPT = 'call tool shell with {"command": "echo pid=$$; sleep 30"}'
 
 
@@ -118,8 +124,52 @@ def run_tool_or_console(phase: str, stops: int, rng: random.Random, tmp: Path) -
     return figures
 
 
+def run_delegation(stops: int, rng: random.Random) -> dict[str, Any]:
+    """Stops of a turn while its two child agents stream: parent stop -> each child's close."""
+    server = DemoModelServer(DemoConfig(tokens_per_second=200.0, slots=3))
+    server.start()
+    provider = ProviderConfig(base_url=server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider, approvals=False))
+    log = EventLog()
+    gateway.subscribe(log)
+    pause = threading.Event()
+    close_ms: list[float] = []
+    exit_ms: list[float] = []
+    session = gateway.session_create()
+    try:
+        for _ in range(stops):
+            server.records.clear()
+            seen = len(log.of_type(ChildStarted))
+            turn_id = gateway.prompt_submit(session, TWO_CHILDREN).turn_id
+            log.wait_for(lambda ev, n=seen: len(log.of_type(ChildStarted)) >= n + 2, 10)
+            children = {c.turn_id for c in log.of_type(ChildStarted)[seen:]}
+            log.wait_for(
+                lambda ev, kids=children: kids <= {d.turn_id for d in log.of_type(MessageDelta)},
+                10,
+            )
+            pause.wait(rng.uniform(0.0, 0.3))
+            stop = StopRequest.by_user(Surface.DESK_KEY)
+            gateway.session_interrupt(session, stop, turn_id=turn_id)
+            complete = log.complete(turn_id, timeout=10)
+            server.records.wait_for(lambda recs: all(r.finished for r in recs), 5)
+            for record in server.records.list():
+                if record.messages[0].get("role") == "system" and record.peer_closed_at:
+                    close_ms.append((record.peer_closed_at - stop.requested_at) * 1000.0)
+            if complete.stop is not None and complete.stop.exited_ms is not None:
+                exit_ms.append(complete.stop.exited_ms)
+    finally:
+        gateway.shutdown(timeout_s=10)
+        server.stop()
+    return {
+        "stop_to_child_server_close_ms": percentiles(close_ms),
+        "stop_to_parent_worker_exit_ms": percentiles(exit_ms),
+    }
+
+
 def run_phase(phase: str, stops: int, rng: random.Random) -> dict[str, Any]:
     """Run ``stops`` stopped turns in one phase; returns the figures."""
+    if phase == "delegation":
+        return run_delegation(stops, rng)
     if phase in ("tool", "console"):
         with tempfile.TemporaryDirectory() as tmp:
             return run_tool_or_console(phase, stops, rng, Path(tmp))
@@ -174,9 +224,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stops", type=int, default=100, help="stops per phase")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--phase", choices=PHASES, action="append", help="only these phases")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    figures = {phase: run_phase(phase, args.stops, rng) for phase in PHASES}
+    figures = {phase: run_phase(phase, args.stops, rng) for phase in args.phase or PHASES}
     print(
         json.dumps({"bench": "cancel_latency", "stops_per_phase": args.stops, **figures}, indent=2)
     )

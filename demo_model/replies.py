@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .scripted import delegate_calls
+from .scripted import delegate_calls, without_delegations
 from .tokens import Tokenizer
 from .tokens import tokenize as tokenize
 
@@ -198,14 +198,16 @@ def tool_calls_for(
     There are calls only when ``tools`` is non-empty, the last non-system message is not a tool
     result, and the last user message contains ``call tool NAME with ARGS`` (once per call) or
     ``delegate: TASK`` / ``delegate in background: TASK`` lines (a ``delegate`` call with
-    ``{"task": TASK, "background": false/true}``, see `demo_model.scripted`).
+    ``{"task": TASK, "background": false/true}``, see `demo_model.scripted`). A ``call tool``
+    phrase inside a ``delegate:`` line is the child's task, not a call of this request.
     """
     if not tools or _trailing_tool_results(messages):
         return ()
     prompt = last_user_text(messages)
+    own = without_delegations(prompt)  # a delegate line's text is the child's to act on
     found: list[tuple[str, str]] = []
-    for match in _TOOL_RE.finditer(prompt):
-        found.append((match.group(1), _arguments_at(prompt, match.end())))
+    for match in _TOOL_RE.finditer(own):
+        found.append((match.group(1), _arguments_at(own, match.end())))
     found.extend(("delegate", arguments) for arguments in delegate_calls(prompt))
     calls: list[ToolCallPlan] = []
     for name, arguments in found:

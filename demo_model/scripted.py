@@ -46,6 +46,11 @@ def delegate_calls(prompt: str) -> list[str]:
     ]
 
 
+def without_delegations(prompt: str) -> str:
+    """Return the prompt without its ``delegate:`` lines (their text is the children's)."""
+    return _DELEGATE_RE.sub("", prompt)
+
+
 @dataclass(frozen=True)
 class Directive:
     """Per-request knob changes a prompt asked for with ``[demo ...]``.
@@ -62,7 +67,7 @@ def directive_in(prompt: str) -> Directive:
 
     Unknown names and unparsable numbers are ignored.
     """
-    text = _DELEGATE_RE.sub("", prompt)
+    text = without_delegations(prompt)
     changes: dict[str, float] = {}
     for match in _DIRECTIVE_RE.finditer(text):
         for name, value in _SETTING_RE.findall(match.group(1)):

@@ -13,10 +13,11 @@ before the app started.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from desk.config import ConfigError, ConnectionInfo, DeskOptions, choose_server, parse_options
 from desk.startup import Startup, unsaved_notice
@@ -48,7 +49,17 @@ def _tune_switch_interval(env: Mapping[str, str]) -> None:
 
 
 def _error(message: str) -> None:
-    print(f"desk: {message}", file=sys.stderr)
+    _say(f"desk: {message}", sys.stderr)
+
+
+def _say(line: str, stream: TextIO) -> None:
+    """Write a line to the terminal; a terminal that hung up gets nothing (no traceback, and
+    the exit status stays the app's)."""
+    try:
+        print(line, file=stream, flush=True)
+    except OSError:  # EIO on a closed pty, EPIPE on a closed pipe: nobody is reading
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())  # the exit's flush too
 
 
 def run_subcommand(name: str, argv: Sequence[str]) -> int:
@@ -160,7 +171,11 @@ def _run_app(
     from desk.app import DeskApp
 
     app: DeskApp = DeskApp(
-        gateway, connection, escape_delay_ms=options.escape_delay_ms, startup=startup
+        gateway,
+        connection,
+        escape_delay_ms=options.escape_delay_ms,
+        startup=startup,
+        busy_input=options.settings.busy_input,
     )
     try:
         app.run()
@@ -169,7 +184,7 @@ def _run_app(
     if app.exit_note:  # the quit gave up waiting for a worker: say so on the terminal too
         _error(app.exit_note)
     for line in exit_lines(app.resume_hint, report):
-        print(line, file=sys.stderr if line.startswith("desk: ") else sys.stdout)
+        _say(line, sys.stderr if line.startswith("desk: ") else sys.stdout)
     return app.return_code or 0
 
 

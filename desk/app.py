@@ -65,6 +65,7 @@ from desk.widgets import StatusBar, Transcript
 from desk.widgets.session_view import SessionView
 from desk.widgets.status_bar import Clock
 from desk.wiring import DeskWidgets, build_controllers
+from tui_gateway.settings import BusyInput
 from tui_gateway.types import ShutdownReport
 
 APP_CSS = Path(__file__).with_name("app.tcss")
@@ -84,6 +85,8 @@ class DeskApp(App[int]):
         handle_signals: handle SIGTERM and SIGHUP as a system quit while the app runs.
         startup: resume or new session, and the start-up notice.
         stop_key: the key that stops the running turn (Esc by default; Ctrl+C stops too).
+        busy_input: what Enter does while a turn runs: ``queue`` (the default) or ``steer``;
+            Ctrl+T does the other.
     """
 
     CSS_PATH = APP_CSS
@@ -113,6 +116,7 @@ class DeskApp(App[int]):
         handle_signals: bool = True,
         startup: Startup | None = None,
         stop_key: StopKey | None = None,
+        busy_input: BusyInput = "queue",
     ) -> None:
         if escape_delay_ms is not None:
             # Final in Textual, but its parser reads it for every ESC, so setting it works.
@@ -131,7 +135,7 @@ class DeskApp(App[int]):
         or not saved); ``desk`` prints it after the screen is restored."""
         self._handle_signals = handle_signals
         self._banner = banner_text(connection, config_path_shown(env))
-        self.widgets = DeskWidgets.make(connection, clock)
+        self.widgets = DeskWidgets.make(connection, clock, busy_input=busy_input)
         """The main screen's widgets (the session's view aside)."""
         self._bridge = GatewayBridge(gateway, self, self._view_for)
         self.controllers = build_controllers(

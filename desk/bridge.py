@@ -18,6 +18,7 @@ from collections.abc import Callable
 from textual.message_pump import MessagePump
 
 from desk.activity_messages import activity_message
+from desk.agent_messages import agent_message
 from desk.messages import (
     GatewayIsStopping,
     GatewayMessage,
@@ -70,7 +71,8 @@ def to_message(event: GatewayEvent) -> GatewayMessage | None:
         return PromptWasDropped(sid, seq, payload)
     if isinstance(payload, GatewayStopping):
         return GatewayIsStopping(sid, seq, payload)
-    return activity_message(event)  # tool, approval, console and session events
+    # tool, approval, console and session events; then steers and child agents
+    return activity_message(event) or agent_message(event)
 
 
 def _no_view(session_id: str) -> MessagePump | None:

@@ -10,10 +10,12 @@ from typing import Protocol
 from agent.stops import StopRequest
 from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.types import (
+    ChildInfo,
     ConsoleCommandInfo,
     ResumedSession,
     SessionInfo,
     ShutdownReport,
+    SteerResult,
     SubmitResult,
 )
 
@@ -33,8 +35,20 @@ class DeskGateway(Protocol):
         """Create a session; returns its id."""
         ...
 
-    def prompt_submit(self, session_id: str, text: str) -> SubmitResult:
-        """Run or queue a prompt; raises ``GatewayError`` for a refused prompt."""
+    def prompt_submit(
+        self, session_id: str, text: str, *, stop: StopRequest | None = None
+    ) -> SubmitResult:
+        """Run or queue a prompt (with ``stop``: stop the running turn and run it next);
+        raises ``GatewayError`` for a refused prompt."""
+        ...
+
+    def prompt_steer(self, session_id: str, text: str, stop: StopRequest) -> SteerResult:
+        """Give the running turn ``text`` at its next model-call boundary (a soft ``stop``);
+        with nothing running it becomes a prompt."""
+        ...
+
+    def session_agents(self, session_id: str) -> list[ChildInfo]:
+        """The session's child agents, live and ended."""
         ...
 
     def session_interrupt(

@@ -1,8 +1,9 @@
 """The transcript blocks of a saved session: what ``session.resume`` returned, as widgets.
 
-User prompts, replies (a reply saved as partial is marked as stopped), tool calls in brief and
-a compression's summary, each with the stop receipt or error line the live turn showed under
-it. A long transcript renders only its last messages at first (:func:`split_recent`), under an
+User prompts (a steer marked as one), replies (a reply saved as partial is marked as stopped),
+tool calls in brief, a compression's summary, and the child agents a turn delegated to (their
+outcomes and answers), each with the stop receipt or error line the live turn showed under it.
+A long transcript renders only its last messages at first (:func:`split_recent`), under an
 "N earlier messages · show more" line.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from textual.widget import Widget
 
 from desk.receipts import format_stop_receipt
+from desk.widgets.agent_card import AgentCard
 from desk.widgets.saved_reply import SavedReply, note_line
 from desk.widgets.saved_summary import SavedSummary
 from desk.widgets.saved_tool_calls import SavedToolCalls
@@ -58,7 +60,10 @@ def saved_blocks(
         if entry.role == "user" and entry.summary:
             blocks.append(SavedSummary(entry.content))
         elif entry.role == "user":
-            blocks.append(UserPrompt(f"saved{offset + index}", entry.content))
+            prompt = UserPrompt(f"saved{offset + index}", entry.content)
+            if entry.steer:
+                prompt.status = "steered"
+            blocks.append(prompt)
         elif entry.role == "assistant":
             if entry.content.strip() or (entry.partial and not entry.tool_names):
                 blocks.append(SavedReply(entry.content, partial=entry.partial, note=note))
@@ -79,5 +84,29 @@ def saved_blocks(
             blocks.append(SavedToolCalls(["tool"], [entry.content]))
         if note:  # a turn that ended without a reply to put it under
             blocks.append(SavedReply("", note=note))
+        blocks.extend(_saved_agents(entries[index]))
         index += 1
     return blocks
+
+
+def _saved_agents(entry: TranscriptEntry) -> list[Widget]:
+    """The finished child agents a saved turn delegated to (on its last message), in order;
+    a child's child is indented under it."""
+    depth: dict[str, int] = {}
+    cards: list[Widget] = []
+    for child in entry.children:
+        depth[child.turn_id] = depth.get(child.parent_turn_id, 0) + 1
+        card = AgentCard(
+            child.turn_id,
+            child.parent_turn_id,
+            child.task,
+            background=False,
+            clock=lambda: 0.0,
+            started_at=0.0,
+        )
+        card.set_class(depth[child.turn_id] > 1, "-nested")
+        card.show_outcome(
+            child.exit_reason, child.reply, completed=child.status == "completed", note=child.note
+        )
+        cards.append(card)
+    return cards

@@ -18,6 +18,7 @@ from textual.widgets import Button, Footer
 
 from desk.config import ConnectionInfo
 from desk.controllers import DeskControllers
+from desk.controllers.agents import AgentsController
 from desk.controllers.compression import CompressionController
 from desk.controllers.console import ConsoleController
 from desk.controllers.export import ExportController
@@ -40,6 +41,7 @@ from desk.widgets.prompt_input import PromptInput
 from desk.widgets.session_view import SessionView
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import Clock, StatusBar
+from tui_gateway.settings import BusyInput
 
 PLACEHOLDER = "Ask anything · Enter sends · Ctrl+J new line"
 """The prompt box's placeholder."""
@@ -78,15 +80,22 @@ class DeskWidgets:
         yield self.sidebar
 
     @classmethod
-    def make(cls, connection: ConnectionInfo, clock: Clock = time.monotonic) -> DeskWidgets:
+    def make(
+        cls,
+        connection: ConnectionInfo,
+        clock: Clock = time.monotonic,
+        *,
+        busy_input: BusyInput = "queue",
+    ) -> DeskWidgets:
         """The widgets, not mounted yet.
 
         Args:
             connection: the model server the status bar shows.
             clock: the clock of elapsed times.
+            busy_input: what Enter does in the prompt box while a turn runs.
         """
         return cls(
-            prompt=PromptInput(id="prompt", placeholder=PLACEHOLDER),
+            prompt=PromptInput(id="prompt", placeholder=PLACEHOLDER, busy_input=busy_input),
             stop_button=Button("■ Stop", id="stop", variant="error", disabled=True, compact=True),
             status=StatusBar(connection, clock=clock, id="status"),
             console_panel=ConsolePanel(id="console"),
@@ -135,6 +144,7 @@ def build_controllers(
         gateway,
         status=status,
         stop_button=widgets.stop_button,
+        prompt=widgets.prompt,
         clock=clock,
         format_receipt=format_receipt,
         turn_ended=turn_ended,
@@ -167,6 +177,10 @@ def build_controllers(
         connection=connection,
         run_action=app.run_action,
         notify=notify,
+    )
+    agents = AgentsController(gateway, clock=clock, format_receipt=format_receipt, notify=notify)
+    tools = ToolCallsController(
+        gateway, clock=clock, notify=notify, focus_prompt=focus_prompt, box_for=agents.box_for
     )
     compression = CompressionController(
         gateway,
@@ -210,7 +224,8 @@ def build_controllers(
     return DeskControllers(
         turns=turns,
         queue=queue,
-        tools=ToolCallsController(gateway, clock=clock, notify=notify, focus_prompt=focus_prompt),
+        tools=tools,
+        agents=agents,
         compression=compression,
         console=console,
         sessions=sessions,

@@ -84,6 +84,8 @@ def gateway_config(
         denied_paths=denied + database,
         max_sessions=max_sessions,
         context_window=settings.context_window,
+        delegate_depth=settings.delegate_depth,
+        delegate_width=settings.delegate_width,
     )
 
 

@@ -4,45 +4,48 @@ A :class:`~agent.stops.StopRequest` comes in from one of the gateway's contract 
 (``session.interrupt``, ``compression.cancel``, ``console.cancel``, a frontend that went away, an
 eviction, a deletion, the shutdown). The office
 
-1. **routes** it to what it stops: a :class:`Route`. Today there are two: :class:`LocalTurn` (a
-   turn on this gateway's worker, the compression inside it first, then its agent) and
-   :class:`ConsoleCommand`. A turn running on another host (several gateways on one
+1. **routes** it to what it stops: a :class:`~tui_gateway.routes.Route`
+   (:mod:`tui_gateway.routes`). Today there are three: :class:`LocalTurn`
+   (a turn on this gateway's worker, the compression inside it first, then its agent, whose
+   scope reaches every child agent it started), :class:`LocalChild` (one child agent alone)
+   and :class:`ConsoleCommand`. A turn running on another host (several gateways on one
    PostgreSQL store) will be one more route, a durable stop row plus ``NOTIFY``, chosen in
    :meth:`BookingOffice.route` by the turn's owner;
 2. **decides what happens to the queued prompts** of the session (:class:`QueuePolicy`): kept
    for a user stop of the running turn, dropped and saved as not sent for a system stop,
-   forgotten for a deletion;
+   forgotten for a deletion; the policies that drop (a system stop, a deletion) also stop the
+   session's background child agents whose parent turn has ended;
 3. **fixes the turn's outcome exactly once** (:meth:`BookingOffice.settle`): the first outcome
    booked stands, whether the worker's result or the one a stop gives a worker that outlived
    the shutdown bound; a late result never overwrites it.
 
-A soft stop (``hard=False``) is refused with a ``GatewayError`` (code -32602) until the steer
-(soft interrupt at the next model call) is built: nothing here ignores one silently.
+A soft stop (``hard=False``) is a steer, not a stop: :meth:`BookingOffice.steer` routes it,
+with its text, to the running turn's agent, which delivers it at its next model-call boundary
+(never cutting a stream, a tool call or a compression). Every stop method refuses a soft one
+with a ``GatewayError`` (code -32602): nothing here ignores one silently.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+import time
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Protocol
 
 from agent.compression import Compressor, FenceState
 from agent.events import TurnResult
 from agent.outcome import TurnStatus
 from agent.provider.types import ChatMessage
-from agent.stops import SOFT_NOT_SUPPORTED, StopRequest, Surface
+from agent.steering import Steer
+from agent.stops import SOFT_IS_A_STEER, StopRequest, Surface
 from tui_gateway.console import Console
-from tui_gateway.events import Payload, PromptDropped, SessionEvicted, StopReceipt, TurnState
-from tui_gateway.kinds import TurnActivity, TurnKind, TurnStage
+from tui_gateway.events import PromptDropped, SessionEvicted
+from tui_gateway.kinds import TurnKind, TurnStage
 from tui_gateway.persistence import Persistence
+from tui_gateway.routes import ConsoleCommand, LocalChild, LocalTurn, Publish, Route, receipt
 from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session, Turn
 from tui_gateway.types import GatewayError
-
-Publish = Callable[[Session | None, Payload], None]
-"""Sends a payload for a session (None: gateway-wide); never blocks."""
 
 ABANDONED = "the worker did not exit within the shutdown bound"
 """The error booked for a turn whose worker outlived the shutdown bound."""
@@ -59,75 +62,6 @@ class QueuePolicy(StrEnum):
     never ran (``not sent: <reason>``) once the running turn is saved."""
     FORGET = "forget"
     """A deletion, or the person removing one: dropped and never saved."""
-
-
-class Route(Protocol):
-    """Something running that a stop can reach."""
-
-    def deliver(self, stop: StopRequest) -> str | None:
-        """Hard-stop it with ``stop``; the id of what was stopped, or None when it had ended."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class LocalTurn:
-    """A turn running on this gateway's worker.
-
-    The compression inside it is stopped first (before commit admission that rolls it back;
-    after, the commit completes and the stop ends the rest of the turn), then its agent, which
-    shuts the provider socket down and cancels the turn's task.
-    """
-
-    session: Session
-    turn: Turn
-    publish: Publish
-
-    def deliver(self, stop: StopRequest) -> str:
-        """Stop the turn; returns its id."""
-        compressor = self.turn.compressor
-        if compressor is not None:
-            compressor.interrupt(stop)
-        self.turn.agent.interrupt(stop)
-        stopping = TurnState(self.turn.turn_id, TurnActivity.STOPPING, stop.reason)
-        self.publish(self.session, stopping)
-        return self.turn.turn_id
-
-
-@dataclass(frozen=True, slots=True)
-class ConsoleCommand:
-    """A console command, queued (dropped unrun) or running (its scope is cancelled)."""
-
-    console: Console
-    command_id: str
-
-    def deliver(self, stop: StopRequest) -> str | None:
-        """Cancel the command; returns its id, or None when it had finished."""
-        return self.command_id if self.console.cancel(self.command_id, stop) else None
-
-
-def receipt(turn: Turn) -> StopReceipt | None:
-    """The receipt of the stop booked as the turn's outcome, from the gateway's measurements.
-
-    Returns:
-        None when no stop ended the turn (or no outcome is booked yet).
-    """
-    result = turn.result
-    if result is None or result.stop is None:
-        return None
-    stop = result.stop
-    timings = result.timings
-    tool = result.stopped_tool
-    return StopReceipt(
-        issuer=stop.issuer.value,
-        surface=stop.surface.value,
-        reason=stop.reason,
-        closed_ms=timings.stop_to_closed_ms if timings is not None else None,
-        exited_ms=turn.exited_ms(stop),
-        children_ended=result.children_ended,
-        tool=tool.name if tool is not None else None,
-        tool_pid=tool.pid if tool is not None else None,
-        tool_ended_ms=tool.ended_ms if tool is not None else None,
-    )
 
 
 class BookingOffice:
@@ -166,11 +100,17 @@ class BookingOffice:
         # moves on and pops the entry; popped under _unsent_lock, so one caller gets it.
         self._unsent: dict[str, tuple[Session, list[tuple[Turn, StopRequest]]]] = {}
         self._unsent_lock = threading.Lock()
+        # What a system stop or a deletion did to the queue behind a running turn (turn id ->
+        # policy, stop), for the steers that turn ends without delivering.
+        self._fates: dict[str, tuple[QueuePolicy, StopRequest]] = {}
 
     # -- routes --------------------------------------------------------------------------------
 
-    def route(self, session: Session, turn: Turn) -> Route:
-        """The route to a running turn of ``session`` (today always on this gateway)."""
+    def route(self, session: Session, turn: Turn) -> LocalTurn | LocalChild:
+        """The route to a running turn (or child agent) of ``session`` (today always on this
+        gateway)."""
+        if turn.child is not None:
+            return LocalChild(session, turn, self._publish)
         return LocalTurn(session, turn, self._publish)
 
     def book(
@@ -198,6 +138,10 @@ class BookingOffice:
             for turn in queued:
                 turn.state = TurnStage.DONE
             prompts = [t for t in queued if t.kind == TurnKind.PROMPT]
+            children = [] if queue is QueuePolicy.KEEP else session.live_children()
+            if running is not None and queue is not QueuePolicy.KEEP:
+                with self._unsent_lock:
+                    self._fates.setdefault(running.turn_id, (queue, stop))
             if prompts and queue is QueuePolicy.DROP and running is not None:
                 with self._unsent_lock:
                     _session, later = self._unsent.setdefault(running.turn_id, (session, []))
@@ -207,6 +151,8 @@ class BookingOffice:
         for turn in queued:
             dropped = PromptDropped(turn_id=turn.turn_id, text=turn.prompt, reason=stop.reason)
             self._publish(session, dropped)
+        for child in children:  # background ones whose parent ended too: same stop
+            self.route(session, child).deliver(stop)
         if running is None or (turn_id is not None and running.turn_id != turn_id):
             return None, len(queued)
         self.route(session, running).deliver(stop)
@@ -217,6 +163,9 @@ class BookingOffice:
     ) -> str | None:
         """``session.interrupt``: hard-stop the running turn; queued prompts are kept.
 
+        ``turn_id`` may name a child agent: that child is stopped alone (its own children with
+        it), its parent goes on, and nothing queued changes.
+
         Returns:
             the id of the turn the stop was sent to, or None when nothing ran.
 
@@ -225,8 +174,59 @@ class BookingOffice:
         """
         session = self._table.get(session_id)
         _require_hard(stop)
+        if turn_id is not None:
+            with session.lock:
+                child = session.children.get(turn_id)
+            if child is not None:
+                return self.route(session, child).deliver(stop)
         running, _kept = self.book(session, stop, QueuePolicy.KEEP, turn_id)
         return running.turn_id if running is not None else None
+
+    def steer(self, session_id: str, steer: Steer) -> Turn | None:
+        """``prompt.steer``: hand ``steer`` to the session's running prompt turn.
+
+        Returns:
+            the turn that took it, or None: nothing runs, a ``/compress`` runs (the turn after
+            it gets the text as a prompt), or the turn had taken its last boundary.
+
+        Raises:
+            GatewayError: unknown session.
+        """
+        session = self._table.get(session_id)
+        with session.lock:
+            running = session.running
+        if running is None or running.kind != TurnKind.PROMPT:
+            return None
+        route = self.route(session, running)
+        assert isinstance(route, LocalTurn)
+        return running if route.steer(steer) else None
+
+    def queue_fate(self, turn_id: str) -> tuple[QueuePolicy, StopRequest] | None:
+        """What a stop that dropped (or forgot) the queue did behind the turn ``turn_id``, once
+        (the turn's worker asks when the turn ended); None when the queue was kept."""
+        with self._unsent_lock:
+            return self._fates.pop(turn_id, None)
+
+    def drop_unsent(
+        self,
+        session: Session,
+        behind: Turn,
+        turns: list[Turn],
+        stop: StopRequest,
+        *,
+        forget: bool = False,
+    ) -> None:
+        """Prompts ``stop`` keeps from running (steers the stopped turn never took), as it
+        did the queue: shown as dropped now, and saved as not sent once ``behind`` is saved
+        (unless ``forget``: a deletion)."""
+        if not forget:
+            with self._unsent_lock:
+                _session, later = self._unsent.setdefault(behind.turn_id, (session, []))
+                later.extend((turn, stop) for turn in turns)
+        for turn in turns:
+            turn.state = TurnStage.DONE
+            dropped = PromptDropped(turn_id=turn.turn_id, text=turn.prompt, reason=stop.reason)
+            self._publish(session, dropped)
 
     def cancel_compression(self, session_id: str, stop: StopRequest) -> bool:
         """``compression.cancel``: hard-stop the running compression (the turn running it).
@@ -321,17 +321,22 @@ class BookingOffice:
         return stopped, dropped
 
     def close_stuck(self, sessions: Iterable[Session], stop: StopRequest) -> None:
-        """After the shutdown bound: book the outcome of every turn whose worker is still
-        running (so it is never left open), with the reply it had streamed as its partial
-        reply, then save every prompt dropped behind one."""
+        """After the shutdown bound: book the outcome of every turn and child agent whose worker
+        is still running (so it is never left open), with the reply it had streamed as its
+        partial reply, then save every prompt dropped behind one."""
         for session in sessions:
             with session.lock:
-                stuck = session.running
-            if stuck is None or stuck.done.is_set():
-                continue
-            shown = self._persistence.draft_text(stuck.turn_id)
-            booked = self.settle(session, stuck, _stopped_result(stop, ABANDONED, shown))
-            self._persistence.turn_ended(session, stuck, booked)
+                running = session.running
+                children = session.live_children()
+            if running is not None and not running.done.is_set():
+                shown = self._persistence.draft_text(running.turn_id)
+                booked = self.settle(session, running, _stopped_result(stop, ABANDONED, shown))
+                self._persistence.turn_ended(session, running, booked)
+            for child in children:
+                if child.done.is_set():
+                    continue
+                booked = self.settle(session, child, _stopped_result(stop, ABANDONED))
+                self._persistence.child_ended(session, child, booked)
         with self._unsent_lock:
             behind = list(self._unsent)
         for turn_id in behind:
@@ -374,14 +379,17 @@ class BookingOffice:
     # -- inside --------------------------------------------------------------------------------
 
     def _stop_and_wait(self, session: Session, stop: StopRequest, queue: QueuePolicy) -> None:
+        with session.lock:
+            children = session.live_children()
         running, _dropped = self.book(session, stop, queue)
-        if running is not None:
-            running.done.wait(self._wait_s)
+        deadline = time.monotonic() + self._wait_s
+        for turn in ([running] if running is not None else []) + children:
+            turn.done.wait(max(0.0, deadline - time.monotonic()))
 
 
 def _require_hard(stop: StopRequest) -> None:
     if not stop.hard:
-        raise GatewayError(SOFT_NOT_SUPPORTED, code=-32602)
+        raise GatewayError(SOFT_IS_A_STEER, code=-32602)
 
 
 def _stopped_result(stop: StopRequest, error: str, shown: str = "") -> TurnResult:
@@ -403,7 +411,9 @@ __all__ = [
     "ABANDONED",
     "BookingOffice",
     "ConsoleCommand",
+    "LocalChild",
     "LocalTurn",
+    "Publish",
     "QueuePolicy",
     "Route",
     "receipt",

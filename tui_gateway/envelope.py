@@ -1,7 +1,8 @@
-"""The envelope of every gateway event and the base of every payload.
+"""The envelope of every gateway event, the base of every payload, and the stop receipt.
 
 :class:`GatewayEvent` carries a payload with its session and per-session ``seq``; every payload
-class (:mod:`tui_gateway.events`) derives from :class:`Payload`.
+class (:mod:`tui_gateway.events`, :mod:`tui_gateway.steer_events`) derives from :class:`Payload`;
+:class:`StopReceipt` is part of several payloads.
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ PROTOCOL_VERSION = 2
 any incompatible change. 2: a stop's params are one nested ``stop`` object, without ``hard``."""
 
 
+def _listed(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``asdict``'s dict factory that makes JSON arrays of tuples."""
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in items}
+
+
 @dataclass(frozen=True, slots=True)
 class Payload:
     """Base of every event payload; ``TYPE`` is the event's wire name."""
@@ -23,14 +29,45 @@ class Payload:
     """Control events are never coalesced or dropped."""
 
     def to_wire(self) -> dict[str, Any]:
-        """The payload as JSON-ready data, with its ``version``."""
-        data = asdict(self)
+        """The payload as JSON-ready data (tuples as lists), with its ``version``."""
+        data: dict[str, Any] = asdict(self, dict_factory=_listed)
         data["version"] = PROTOCOL_VERSION
         return data
 
     def merged(self, later: Payload) -> Payload | None:
         """This payload and the ``later`` one as one, when they can be coalesced; else None."""
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class StopReceipt:
+    """What a stop cost, from the gateway's own measurements.
+
+    Attributes:
+        issuer: ``user`` or ``system``.
+        surface: where the stop came from (``desk.key``, ``gateway.shutdown``...).
+        reason: short human text.
+        closed_ms: milliseconds from the stop to the provider connection being closed; None
+            when no request was open (a stop during a tool).
+        exited_ms: milliseconds from the stop to the turn's worker having exited.
+        children_ended: child processes of the turn that were ended.
+        tool: the tool call the stop ended, when one ran (then ``closed_ms`` is None).
+        tool_pid: the process (group) that tool call ran, if it ran one.
+        tool_ended_ms: milliseconds from the stop to that process group being gone.
+        rolled_back_ms: for a compression cancel, milliseconds from the stop to the attempt
+            being rolled back and its lease released.
+    """
+
+    issuer: str
+    surface: str
+    reason: str
+    closed_ms: float | None
+    exited_ms: float | None
+    children_ended: int = 0
+    tool: str | None = None
+    tool_pid: int | None = None
+    tool_ended_ms: float | None = None
+    rolled_back_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

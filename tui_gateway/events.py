@@ -14,8 +14,9 @@ from typing import ClassVar
 from agent.compression.status import CompressionPhase, CompressionStatus
 from agent.events import ToolCompleted
 from agent.outcome import ExitReason, TurnStatus
-from tui_gateway.envelope import PROTOCOL_VERSION, GatewayEvent, Payload
+from tui_gateway.envelope import PROTOCOL_VERSION, GatewayEvent, Payload, StopReceipt
 from tui_gateway.kinds import TurnActivity
+from tui_gateway.steer_events import ChildCompleted, ChildStarted, PromptSteered
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,37 +213,6 @@ class TurnState(Payload):
 
 
 @dataclass(frozen=True, slots=True)
-class StopReceipt:
-    """What a stop cost, from the gateway's own measurements.
-
-    Attributes:
-        issuer: ``user`` or ``system``.
-        surface: where the stop came from (``desk.key``, ``gateway.shutdown``...).
-        reason: short human text.
-        closed_ms: milliseconds from the stop to the provider connection being closed; None
-            when no request was open (a stop during a tool).
-        exited_ms: milliseconds from the stop to the turn's worker having exited.
-        children_ended: child processes of the turn that were ended.
-        tool: the tool call the stop ended, when one ran (then ``closed_ms`` is None).
-        tool_pid: the process (group) that tool call ran, if it ran one.
-        tool_ended_ms: milliseconds from the stop to that process group being gone.
-        rolled_back_ms: for a compression cancel, milliseconds from the stop to the attempt
-            being rolled back and its lease released.
-    """
-
-    issuer: str
-    surface: str
-    reason: str
-    closed_ms: float | None
-    exited_ms: float | None
-    children_ended: int = 0
-    tool: str | None = None
-    tool_pid: int | None = None
-    tool_ended_ms: float | None = None
-    rolled_back_ms: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class MessageComplete(Payload):
     """The turn's one terminal outcome.
 
@@ -257,6 +227,10 @@ class MessageComplete(Payload):
         prompt_tokens: prompt size the server reported (tokens), if it did.
         completion_tokens: reply size the server reported (tokens), if it did.
         elapsed_s: seconds from the turn's start to its end.
+        undelivered: ids of the steers the turn took but ended before delivering: the
+            person's run next as prompts (a ``prompt.queued`` with that id as ``turn_id``
+            follows, or a ``prompt.dropped`` after a system stop); a background child's answer
+            stays a note (its card).
     """
 
     TYPE: ClassVar[str] = "message.complete"
@@ -269,6 +243,7 @@ class MessageComplete(Payload):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     elapsed_s: float = 0.0
+    undelivered: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,6 +388,7 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     StoreWaiting,
     PromptQueued,
     PromptDropped,
+    PromptSteered,
     MessageStart,
     MessageDelta,
     TurnState,
@@ -425,6 +401,8 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     CompressionProgressed,
     CompressionComplete,
     ContextWindowKnown,
+    ChildStarted,
+    ChildCompleted,
     ConsoleOutput,
     ConsoleComplete,
     GatewayStopping,
@@ -434,6 +412,8 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
 __all__ = [
     "ApprovalRequest",
     "ApprovalResolved",
+    "ChildCompleted",
+    "ChildStarted",
     "CompressionComplete",
     "CompressionProgressed",
     "ConsoleComplete",
@@ -448,6 +428,7 @@ __all__ = [
     "Payload",
     "PromptDropped",
     "PromptQueued",
+    "PromptSteered",
     "SessionCreated",
     "SessionEvicted",
     "StopReceipt",

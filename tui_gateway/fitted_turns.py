@@ -147,7 +147,9 @@ class FittedTurns:
         if did_not_fit(result) and not result.messages and turn.agent.stop_request is None:
             turn.agent.carry_over()  # a stop from now on still ends the retry
             self.compress(session, turn, provider, manual=False, force=True)
+            first = result
             result = self._attempt(session, turn)
+            result.undelivered[:0] = first.undelivered  # steers the first attempt never took
         if did_not_fit(result) and not result.messages:
             result.error = not_sent_error(result)
         return result

@@ -27,8 +27,10 @@ from pathlib import Path
 from agent.context.budget import ContextBudget
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
+from agent.steering import Steer
 from agent.stops import StopRequest
 from agent.store import SessionStore
+from agent.tools.delegate import delegate_schema
 from agent.tools.registry import ToolRegistry, default_tools
 from agent.tools.workspace import Workspace
 from tui_gateway.approvals import SessionApprovals
@@ -51,12 +53,14 @@ from tui_gateway.turn_runner import TurnRunner, default_agent_factory
 from tui_gateway.types import (
     AgentFactory,
     AgentSetup,
+    ChildInfo,
     ConsoleCommandInfo,
     GatewayConfig,
     GatewayError,
     ResumedSession,
     SessionInfo,
     ShutdownReport,
+    SteerResult,
     SubmitResult,
 )
 
@@ -89,6 +93,8 @@ class Gateway:
         )
         tools = ToolRegistry(default_tools()) if config.tools else None
         schemas = tools.schemas() if tools is not None else []
+        if tools is not None and config.delegate_depth > 0:
+            schemas.append(delegate_schema())  # every turn's agent offers it (see delegation)
         self._windows = SessionWindows(config.context_window, publish)
         compression = SessionCompression(
             self._windows, store, publish, threshold=config.compress_threshold, tools=schemas
@@ -266,24 +272,74 @@ class Gateway:
 
     # -- turns ---------------------------------------------------------------------------------
 
-    def prompt_submit(self, session_id: str, text: str) -> SubmitResult:
+    def prompt_submit(
+        self, session_id: str, text: str, *, stop: StopRequest | None = None
+    ) -> SubmitResult:
         """``prompt.submit``: run ``text`` as the next turn, or queue it behind the running one.
+
+        Args:
+            session_id: the session.
+            text: the prompt.
+            stop: "stop and send": hard-stop the running turn with this stop (queued prompts
+                are kept) and run ``text`` next, ahead of them; None queues it as usual.
 
         Returns:
             the turn id and whether it was queued.
 
         Raises:
-            GatewayError: unknown session, empty or oversized prompt, or shutting down.
+            GatewayError: unknown session, empty or oversized prompt, a soft ``stop``, or
+                shutting down.
         """
+        self._check_text(text, "prompt")
+        if stop is not None and not stop.hard:
+            raise GatewayError("stop and send takes a hard stop", code=-32602)
+        return self._runner.submit(session_id, text, kind=TurnKind.PROMPT, stop=stop)
+
+    def prompt_steer(self, session_id: str, text: str, stop: StopRequest) -> SteerResult:
+        """``prompt.steer``: give the running turn ``text`` at its next model-call boundary.
+
+        It never cuts a stream, a tool call or a compression. When nothing runs, or a
+        ``/compress`` runs, or the turn has taken its last boundary, the text becomes a
+        normal prompt (queued behind what runs). A turn that ends before delivering it (a
+        stop, a failure) runs it next as a prompt.
+
+        Args:
+            session_id: the session.
+            text: what to add (not empty).
+            stop: the soft interrupt: who steers, from where, why (``hard`` False).
+
+        Raises:
+            GatewayError: unknown session, empty or oversized text, a hard ``stop``, or
+                shutting down.
+        """
+        self._check_text(text, "steer")
+        try:
+            steer = Steer(stop, text)
+        except ValueError as exc:
+            raise GatewayError(str(exc), code=-32602) from exc
+        taker = self._booking.steer(session_id, steer)
+        if taker is not None:
+            return SteerResult(taker.turn_id, True, False, steer.steer_id)
+        sent = self._runner.submit(session_id, text, kind=TurnKind.PROMPT, turn_id=steer.steer_id)
+        return SteerResult(sent.turn_id, False, sent.queued, steer.steer_id)
+
+    def session_agents(self, session_id: str) -> list[ChildInfo]:
+        """``session.agents``: the session's child agents, live and ended, oldest first.
+
+        Raises:
+            GatewayError: unknown session.
+        """
+        return self._runner.delegation.children(self._table.get(session_id))
+
+    def _check_text(self, text: str, what: str) -> None:
         if not text.strip():
-            raise GatewayError("the prompt is empty", code=-32602)
+            raise GatewayError(f"the {what} is empty", code=-32602)
         if len(text) > self.config.max_prompt_chars:
             raise GatewayError(
-                f"the prompt is {len(text):,} characters; the limit is "
+                f"the {what} is {len(text):,} characters; the limit is "
                 f"{self.config.max_prompt_chars:,}",
                 code=-32602,
             )
-        return self._runner.submit(session_id, text, kind=TurnKind.PROMPT)
 
     def session_compress(self, session_id: str, focus: str | None = None) -> SubmitResult:
         """``session.compress``: compress the transcript now (``/compress [focus]``).
@@ -334,19 +390,21 @@ class Gateway:
         """``session.interrupt``: hard-stop the session's running turn with ``stop``.
 
         Queued prompts stay queued: the person asked for them, and the next one starts as soon
-        as the stopped turn has closed its connection.
+        as the stopped turn has closed its connection. Every child agent of the turn is
+        stopped with it (same issuer and surface).
 
         Args:
             session_id: the session.
             stop: who stops and why (its issuer is booked as given); it must be hard.
-            turn_id: stop only this turn; when another turn runs now, nothing happens.
+            turn_id: stop only this turn; when another turn runs now, nothing happens. A child
+                agent's id stops that child alone (its parent goes on).
 
         Returns:
             the id of the turn the stop was sent to, or None when nothing ran.
 
         Raises:
-            GatewayError: unknown session; a soft stop (code -32602: soft interrupts are not
-                supported yet).
+            GatewayError: unknown session; a soft stop (code -32602: a soft interrupt is a
+                steer, :meth:`prompt_steer`).
         """
         return self._booking.interrupt(session_id, stop, turn_id)
 
@@ -421,5 +479,6 @@ __all__ = [
     "GatewayConfig",
     "GatewayError",
     "ShutdownReport",
+    "SteerResult",
     "SubmitResult",
 ]

@@ -14,10 +14,27 @@ class TurnStage(StrEnum):
 
 
 class TurnKind(StrEnum):
-    """What a turn runs: a prompt (a model turn) or a ``/compress``."""
+    """What a turn runs: a prompt (a model turn), a ``/compress``, or a child agent's task (a
+    ``delegate`` call of another turn)."""
 
     PROMPT = "prompt"
     COMPRESS = "compress"
+    CHILD = "child"
+
+
+class ChildDelivery(StrEnum):
+    """How a child agent's answer reached the agent that delegated it.
+
+    ``tool_result``: a foreground child; its answer was the ``delegate`` call's result.
+    ``steer``: a background child; its answer was handed to the running parent as a steer
+    (a ``prompt.steered`` event with the child's id as ``steer_id`` follows when the parent
+    takes it at its next boundary). ``note``: a background child whose parent had ended; its
+    answer stays a note in the transcript (its card), and on its turn's row.
+    """
+
+    TOOL_RESULT = "tool_result"
+    STEER = "steer"
+    NOTE = "note"
 
 
 class TurnActivity(StrEnum):
@@ -36,4 +53,4 @@ class TurnActivity(StrEnum):
     COMPRESSING = "compressing"
 
 
-__all__ = ["TurnActivity", "TurnKind", "TurnStage"]
+__all__ = ["ChildDelivery", "TurnActivity", "TurnKind", "TurnStage"]

@@ -31,6 +31,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import groupby
 from pathlib import Path
 
@@ -254,6 +255,39 @@ class Persistence:
                 session.session_id,
                 turn.turn_id,
                 tuple(UnsavedMessage.of(m.message, partial=m.partial) for m in messages),
+                exit_reason=outcome.exit_reason,
+                error=outcome.error,
+            ),
+        )
+
+    def child_started(self, session: Session, child: Turn) -> None:
+        """Save a running child agent's turn under its parent turn (no transcript message: a
+        child's messages are its own, not the session's)."""
+        assert child.child is not None
+        parent = child.child.parent_turn_id
+        self.write(
+            session,
+            "save the child agent",
+            lambda s: s.turns.start_turn(
+                child.turn_id, session.session_id, child.prompt, parent_turn_id=parent
+            ),
+            Unsaved("save the child agent", session.session_id, child.turn_id),
+        )
+
+    def child_ended(self, session: Session, child: Turn, result: TurnResult) -> None:
+        """Close a child agent's turn with its outcome, usage and final reply, exactly once."""
+        exited_ms = child.exited_ms(result.stop) if result.stop is not None else None
+        outcome = TurnOutcome.from_result(result, stop_exited_ms=exited_ms, ended_at=time.time())
+        outcome = replace(outcome, reply=result.text)
+        self.write(
+            session,
+            "save the child agent's outcome",
+            lambda s: s.turns.close_turn(child.turn_id, outcome),
+            Unsaved(
+                "save the child agent's outcome",
+                session.session_id,
+                child.turn_id,
+                (UnsavedMessage("assistant", result.text),) if result.text else (),
                 exit_reason=outcome.exit_reason,
                 error=outcome.error,
             ),

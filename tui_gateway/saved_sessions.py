@@ -21,6 +21,7 @@ from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session
 from tui_gateway.types import (
+    ChildOutcome,
     GatewayConfig,
     GatewayError,
     ResumedSession,
@@ -127,11 +128,17 @@ class SavedSessions:
             raise GatewayError(exc.message) from exc
         notes = {t.id: note for t in turns if (note := _turn_note(t))}
         receipts = {t.id: receipt for t in turns if (receipt := _turn_receipt(t))}
+        children = _children_by_root(turns)
         last_of_turn = {m.turn_id or "": i for i, m in enumerate(messages)}
+        prompted: set[str] = set()  # turns whose prompt was seen: a later user message steered
         transcript: list[TranscriptEntry] = []
         for i, m in enumerate(messages):
             turn = m.turn_id or ""
             last = last_of_turn[turn] == i  # a turn's note goes on its last message
+            summary = m.role == "user" and m.content.startswith(SUMMARY_MARKER)
+            steer = m.role == "user" and bool(turn) and turn in prompted and not summary
+            if m.role == "user" and turn:
+                prompted.add(turn)
             transcript.append(
                 TranscriptEntry(
                     role=m.role,
@@ -140,7 +147,9 @@ class SavedSessions:
                     tool_names=tuple(c.name for c in m.tool_calls),
                     note=notes.get(turn, "") if last else "",
                     stop=receipts.get(turn) if last else None,
-                    summary=m.role == "user" and m.content.startswith(SUMMARY_MARKER),
+                    summary=summary,
+                    steer=steer,
+                    children=children.get(turn, ()) if last else (),
                 )
             )
         if live is not None:
@@ -231,6 +240,37 @@ class SavedSessions:
             except StoreError as exc:
                 raise GatewayError(exc.message) from exc
         return deleted or session is not None
+
+
+def _children_by_root(turns: list[TurnRow]) -> dict[str, tuple[ChildOutcome, ...]]:
+    """Child agents' turns grouped under the session's turn at the root of their tree (a
+    child's child under its grandparent's turn), each group in the order they started."""
+    parents = {t.id: t.parent_turn_id for t in turns}
+
+    def root(turn_id: str) -> str:
+        seen: set[str] = set()
+        while (up := parents.get(turn_id)) is not None and turn_id not in seen:
+            seen.add(turn_id)
+            turn_id = up
+        return turn_id
+
+    grouped: dict[str, list[ChildOutcome]] = {}
+    for t in turns:
+        if t.parent_turn_id is None:
+            continue
+        outcome = ChildOutcome(
+            turn_id=t.id,
+            parent_turn_id=t.parent_turn_id,
+            task=t.prompt,
+            status=t.status,
+            exit_reason=t.exit_reason or "",
+            reply=t.reply or "",
+            note=_turn_note(t),
+            prompt_tokens=t.prompt_tokens,
+            completion_tokens=t.completion_tokens,
+        )
+        grouped.setdefault(root(t.id), []).append(outcome)
+    return {key: tuple(group) for key, group in grouped.items()}
 
 
 def _turn_receipt(turn: TurnRow) -> StopReceipt | None:

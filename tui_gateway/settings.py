@@ -15,8 +15,16 @@ API key              ``--api-key KEY``       ``OPENAI_API_KEY``       ``api_key`
 session database     ``--db PATH|URL``       ``DESK_DB``              ``db``
 context window       ``--context-window N``  ``DESK_CONTEXT_WINDOW``  ``context_window``
 workspace            ``--workspace DIR``     ``DESK_WORKSPACE``       ``workspace``
+Enter while busy                                                      ``busy_input``
+child agent depth                                                     ``delegate_depth``
+child agents at once                                                  ``delegate_width``
 MCP servers                                                           ``[mcp_servers.NAME]``
 ===================  ======================  =======================  ====================
+
+``busy_input`` is ``"queue"`` (the default: Enter while a turn runs queues the prompt) or
+``"steer"`` (Enter steers the running turn); the other is one key away in the desk.
+``delegate_depth`` (default 2; 0 turns delegation off) and ``delegate_width`` (default 4) bound
+the child agents of the ``delegate`` tool.
 
 An empty flag or variable counts as not given; relative paths (``db``, ``workspace``) start
 from the working directory wherever they were given. A bad value raises :class:`SettingsError`
@@ -40,6 +48,7 @@ from tui_gateway.config_file import CONFIG_NAME, ConfigFile, SettingsError
 from tui_gateway.mcp_settings import McpServerSettings, parse_mcp_servers
 
 __all__ = [
+    "BusyInput",
     "FILE_KEYS",
     "FLAGS",
     "ENVIRONMENT",
@@ -52,8 +61,23 @@ __all__ = [
     "resolve_settings",
 ]
 
-SettingKey = Literal["base_url", "model", "api_key", "db", "context_window", "workspace", "demo"]
-"""The settings every entry point takes (``demo`` is a flag only)."""
+SettingKey = Literal[
+    "base_url",
+    "model",
+    "api_key",
+    "db",
+    "context_window",
+    "workspace",
+    "demo",
+    "busy_input",
+    "delegate_depth",
+    "delegate_width",
+]
+"""The settings every entry point takes (``demo`` is a flag only; ``busy_input`` and the
+``delegate_*`` limits are config-file keys only)."""
+
+BusyInput = Literal["queue", "steer"]
+"""What Enter does while a turn runs: queue the prompt, or steer the running turn."""
 
 FLAGS: Final[Mapping[SettingKey, str]] = MappingProxyType(
     {
@@ -81,7 +105,18 @@ ENVIRONMENT: Final[Mapping[SettingKey, str]] = MappingProxyType(
 """The environment variable of each setting that has one."""
 
 FILE_KEYS: Final[frozenset[str]] = frozenset(
-    {"base_url", "model", "api_key", "db", "context_window", "workspace", "mcp_servers"}
+    {
+        "base_url",
+        "model",
+        "api_key",
+        "db",
+        "context_window",
+        "workspace",
+        "mcp_servers",
+        "busy_input",
+        "delegate_depth",
+        "delegate_width",
+    }
 )
 """The config file's keys resolved here; every other key is kept in ``Settings.other_keys``."""
 
@@ -158,6 +193,9 @@ class Settings:
         context_window: the model's context window in tokens (> 0), or None to ask the server.
         workspace: the absolute directory tool calls run in.
         demo: run the built-in demo model instead of any configured server (``--demo``).
+        busy_input: what Enter does while a turn runs (``queue`` or ``steer``).
+        delegate_depth: how deep child agents may nest (0: no ``delegate`` tool).
+        delegate_width: most child agents one agent runs at once.
         mcp_servers: the config file's ``[mcp_servers.NAME]`` tables by name, in file order.
         other_keys: the config file's top-level keys not resolved here (``theme``...), as read.
         config_file: the config file that was read (it may not exist), or None for none.
@@ -171,6 +209,9 @@ class Settings:
     context_window: int | None = None
     workspace: Path = field(default_factory=Path.cwd)
     demo: bool = False
+    busy_input: BusyInput = "queue"
+    delegate_depth: int = 2
+    delegate_width: int = 4
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=lambda: _frozen({}))
     other_keys: Mapping[str, Any] = field(default_factory=lambda: _frozen({}))
     config_file: Path | None = None
@@ -218,8 +259,9 @@ def resolve_settings(
     origins: dict[SettingKey, Origin] = {}
 
     def first(key: SettingKey, check: Check[T]) -> T | None:
-        flag = Origin(Source.FLAG, FLAGS[key])
-        candidates: list[tuple[object, Origin]] = [(flags.get(key), flag)]
+        candidates: list[tuple[object, Origin]] = []
+        if key in FLAGS:
+            candidates.append((flags.get(key), Origin(Source.FLAG, FLAGS[key])))
         if key in ENVIRONMENT:
             variable = ENVIRONMENT[key]
             candidates.append((env.get(variable), Origin(Source.ENVIRONMENT, variable)))
@@ -240,6 +282,9 @@ def resolve_settings(
     db = first("db", _text)
     context_window = first("context_window", _window)
     workspace = first("workspace", lambda raw, origin: _directory(raw, origin, here))
+    busy_input: BusyInput | None = first("busy_input", _busy_input)
+    depth = first("delegate_depth", lambda raw, origin: _count(raw, origin, 0, 8))
+    width = first("delegate_width", lambda raw, origin: _count(raw, origin, 1, 32))
     if db is None and store_default is StoreDefault.USER_DATA:
         db = str(default_db_path())
     demo = bool(flags.get("demo"))
@@ -254,6 +299,9 @@ def resolve_settings(
         context_window=context_window,
         workspace=workspace if workspace is not None else here,
         demo=demo,
+        busy_input="queue" if busy_input is None else busy_input,
+        delegate_depth=2 if depth is None else depth,
+        delegate_width=4 if width is None else width,
         mcp_servers=mcp_servers,
         other_keys=_frozen({k: v for k, v in data.items() if k not in FILE_KEYS}),
         config_file=path,
@@ -294,6 +342,25 @@ def _window(raw: object, origin: Origin) -> int | None:
     if value < 1:
         raise SettingsError(f"{what}, not {value}")
     return value
+
+
+def _busy_input(raw: object, origin: Origin) -> BusyInput | None:
+    text = _text(raw, origin)
+    if text is None:
+        return None
+    if text == "queue":
+        return "queue"
+    if text == "steer":
+        return "steer"
+    raise SettingsError(f'{origin.where} must be "queue" or "steer", not {text!r}')
+
+
+def _count(raw: object, origin: Origin, low: int, high: int) -> int | None:
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise SettingsError(f"{origin.where} must be a whole number {low}..{high}, not {raw!r}")
+    if not low <= raw <= high:
+        raise SettingsError(f"{origin.where} must be {low}..{high}, not {raw}")
+    return raw
 
 
 def _directory(raw: object, origin: Origin, cwd: Path) -> Path | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agent.agent import Agent
@@ -12,9 +13,37 @@ from agent.compression import Compressor
 from agent.context.budget import ContextBudget
 from agent.events import TurnResult
 from agent.provider.types import ChatMessage
+from agent.scope import InterruptScope, Registration
 from agent.stops import StopRequest
 from tui_gateway.approvals import SessionApprovals
-from tui_gateway.kinds import TurnKind, TurnStage
+from tui_gateway.kinds import ChildDelivery, TurnKind, TurnStage
+
+
+@dataclass(slots=True)
+class ChildOf:
+    """What a child agent's turn knows of the agent that delegated it.
+
+    Attributes:
+        parent_turn_id: the turn (a session's turn, or another child) whose ``delegate`` call
+            started it.
+        parent: that turn's agent (a background child's answer steers it).
+        scope: the child's own scope, registered in the parent's (:attr:`Agent.scope`): the
+            parent's hard stop cancels it, and stopping this child alone cancels only it.
+        registration: its membership of the parent's scope (ended when the child ends).
+        background: True when the parent did not wait for it.
+        depth: 1 for a child of a session's turn, 2 for that child's child...
+        call_id: the parent's ``delegate`` call.
+        delivery: how its answer reached the parent, once it has one.
+    """
+
+    parent_turn_id: str
+    parent: Agent
+    scope: InterruptScope
+    registration: Registration
+    background: bool
+    depth: int
+    call_id: str
+    delivery: ChildDelivery | None = None
 
 
 @dataclass(slots=True)
@@ -35,6 +64,8 @@ class Turn:
         kind: ``prompt`` (a model turn) or ``compress`` (a ``/compress`` turn).
         focus: for a ``compress`` turn, what the summary should keep in view.
         compressor: the compression running in this turn, if any (stops reach it first).
+        child: for a child agent's turn (``kind`` ``child``), its link to its parent.
+        urgent: a prompt sent with "stop and send": queued ahead of everything else.
     """
 
     turn_id: str
@@ -49,6 +80,27 @@ class Turn:
     kind: TurnKind = TurnKind.PROMPT
     focus: str | None = None
     compressor: Compressor | None = None
+    child: ChildOf | None = None
+    urgent: bool = False
+    _on_done: list[Callable[[], None]] = field(default_factory=list)
+    _done_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def when_done(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (on the thread that ends the turn) once :attr:`done` is set; at
+        once, on this thread, when it is set already."""
+        with self._done_lock:
+            if not self.done.is_set():
+                self._on_done.append(callback)
+                return
+        callback()
+
+    def finish(self) -> None:
+        """Set :attr:`done` and run the callbacks :meth:`when_done` registered."""
+        with self._done_lock:
+            self.done.set()
+            callbacks, self._on_done = self._on_done, []
+        for callback in callbacks:
+            callback()
 
     def exited_ms(self, stop: StopRequest) -> float | None:
         """Milliseconds from ``stop`` to the turn's worker having exited (None until it has)."""
@@ -82,6 +134,8 @@ class Session:
         weak_after: after a compression that left the session above the compression
             threshold, its size then (tokens): automatic compression waits until the session
             has grown past it instead of running again on every turn; None otherwise.
+        children: every child agent's turn of the session, by id, in the order they started
+            (also in :attr:`turns`).
     """
 
     session_id: str
@@ -100,3 +154,8 @@ class Session:
     last_request_tokens: int = 0
     context: ContextBudget | None = None
     weak_after: int | None = None
+    children: dict[str, Turn] = field(default_factory=dict)
+
+    def live_children(self) -> list[Turn]:
+        """The child agents running now (call with :attr:`lock` held)."""
+        return [c for c in self.children.values() if c.state != TurnStage.DONE]

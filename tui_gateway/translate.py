@@ -9,6 +9,7 @@ from agent.events import (
     AgentListener,
     ModelCallStarted,
     Retrying,
+    SteerDelivered,
     TextDelta,
     ToolCompleted,
     ToolOutput,
@@ -66,5 +67,10 @@ def turn_listener(
             publish(ev.ToolOutput(turn_id=turn_id, call_id=event.call_id, text=event.text))
         elif isinstance(event, ToolCompleted):
             publish(ev.ToolComplete.of(turn_id, event))
+        elif isinstance(event, SteerDelivered):
+            steered = ev.PromptSteered(
+                turn_id, event.steer_id, event.text, event.issuer, event.surface
+            )
+            publish(steered)
 
     return on_event

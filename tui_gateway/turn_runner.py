@@ -4,7 +4,14 @@ One worker thread per running turn (:class:`~tui_gateway.workers.TurnWorkers`); 
 ends, the next queued one of its session runs on the same worker. The outcome a turn's agent
 returns is handed to the booking office (:meth:`~tui_gateway.booking.BookingOffice.settle`),
 which books it unless a stop booked one first; the runner then saves it and only then
-publishes ``message.complete``.
+publishes ``message.complete``. Agents are built by :class:`~tui_gateway.delegation.Delegation`
+(which also runs the child agents their ``delegate`` calls start, on the same workers); a turn
+ended by a hard stop waits (bounded) for its children before its outcome is published.
+
+Steers the turn took but never delivered (it was stopped or failed first) are the person's
+text all the same: they run next as prompts (their steer id becomes the turn id), unless the
+stop dropped the session's queue (then they are dropped with it, saved as not sent) or forgot
+it (a deletion). A background child's answer that never reached its parent stays a note.
 """
 
 from __future__ import annotations
@@ -16,11 +23,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent.agent import Agent
+from agent.events import TurnResult
 from agent.provider.client import ChatClient
 from agent.provider.types import ChatMessage
+from agent.stops import Issuer, StopRequest
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import Workspace
-from tui_gateway.booking import BookingOffice, Publish, receipt
+from tui_gateway.booking import BookingOffice, Publish, QueuePolicy, receipt
+from tui_gateway.delegation import Delegation
 from tui_gateway.events import MessageComplete, MessageStart, PromptQueued
 from tui_gateway.fitted_turns import FittedTurns, did_not_fit
 from tui_gateway.kinds import TurnKind, TurnStage
@@ -87,11 +97,19 @@ class TurnRunner:
         self._fitted = fitted
         self._booking = booking
         self._publish = publish
-        self._agent_factory = agent_factory
-        self._tools = tools
-        self._cwd = cwd
-        self._workspace = workspace
         self._workers = TurnWorkers()
+        self.delegation = Delegation(
+            config,
+            persistence,
+            booking,
+            publish,
+            self._workers,
+            agent_factory=agent_factory,
+            tools=tools,
+            cwd=cwd,
+            workspace=workspace,
+        )
+        """Builds every turn's agent and runs the child agents they delegate to."""
 
     def alive(self) -> list[threading.Thread]:
         """The worker threads that are alive now."""
@@ -102,45 +120,59 @@ class TurnRunner:
         return self._workers.join_all(timeout_s)
 
     def submit(
-        self, session_id: str, text: str, *, kind: TurnKind, focus: str | None = None
+        self,
+        session_id: str,
+        text: str,
+        *,
+        kind: TurnKind,
+        focus: str | None = None,
+        turn_id: str | None = None,
+        stop: StopRequest | None = None,
     ) -> SubmitResult:
         """A new turn of ``kind`` in the session: run now, or queued behind the running one.
+
+        Args:
+            session_id: the session.
+            text: the prompt ("" for a compress turn).
+            kind: what it runs.
+            focus: a compress turn's focus.
+            turn_id: its id (a steer's id when the steer became a prompt); None for a new one.
+            stop: "stop and send": hard-stop the turn running now with this stop and run
+                this one next, ahead of every queued prompt.
 
         Raises:
             GatewayError: unknown session, or shutting down.
         """
         session = self._table.get(session_id)
-        turn = self._new_turn(session, text, kind, focus)
+        turn = self._new_turn(session, text, kind, focus, turn_id)
+        turn.urgent = stop is not None
         with self._persistence.queue_lock:  # the saved queue keeps the in-memory order
-            queued, position = self._enqueue(session, turn)
+            queued, position, ahead = self._enqueue(session, turn)
             if kind == TurnKind.PROMPT:  # waiting in the queue, or for its worker: saved, shown
                 self._persistence.prompt_submitted(session, turn)
         if queued:
             shown = text if kind == TurnKind.PROMPT else f"/compress {focus or ''}".strip()
             queued_event = PromptQueued(turn_id=turn.turn_id, text=shown, position=position)
             self._publish(session, queued_event)
+        if stop is not None and ahead is not None:
+            self._booking.interrupt(session_id, stop, turn_id=ahead.turn_id)
         return SubmitResult(turn_id=turn.turn_id, queued=queued)
 
-    def _new_turn(self, session: Session, text: str, kind: TurnKind, focus: str | None) -> Turn:
-        turn_id = uuid.uuid4().hex[:12]
+    def _new_turn(
+        self,
+        session: Session,
+        text: str,
+        kind: TurnKind,
+        focus: str | None,
+        turn_id: str | None = None,
+    ) -> Turn:
+        turn_id = turn_id or uuid.uuid4().hex[:12]
         listener = turn_listener(
             turn_id,
             lambda payload: self._publish(session, payload),
             on_text=lambda text: self._persistence.note_text(session, turn_id, text),
         )
-        approve = None
-        agents: list[Agent] = []  # filled below: the approver names who stopped the turn
-
-        def who_stopped() -> str:
-            stop = agents[0].stop_request if agents else None
-            return stop.describe() if stop is not None else "stopped"
-
-        if self._config.approvals and session.approvals is not None:
-            approve = session.approvals.approver(turn_id, who_stopped)
-        provider = replace(self._config.provider, model=session.model)
-        setup = AgentSetup(listener, approve, self._tools, self._cwd, provider, self._workspace)
-        agent = self._agent_factory(setup)
-        agents.append(agent)
+        agent = self.delegation.build(session, turn_id, listener, depth=0)
         return Turn(
             turn_id=turn_id,
             session_id=session.session_id,
@@ -150,11 +182,13 @@ class TurnRunner:
             focus=focus,
         )
 
-    def _enqueue(self, session: Session, turn: Turn) -> tuple[bool, int]:
-        """Run ``turn`` now on a worker, or queue it behind the running one.
+    def _enqueue(self, session: Session, turn: Turn) -> tuple[bool, int, Turn | None]:
+        """Run ``turn`` now on a worker, or queue it behind the running one (an urgent one
+        ahead of every other queued turn but earlier urgent ones).
 
         Returns:
-            whether it was queued, and its place in the queue (1 = next; 0 when it runs).
+            whether it was queued, its place in the queue (1 = next; 0 when it runs), and the
+            turn running ahead of it (None when it runs now).
 
         Raises:
             GatewayError: when the gateway is shutting down.
@@ -166,8 +200,12 @@ class TurnRunner:
                 if not session.title and turn.kind == TurnKind.PROMPT:
                     session.title = _title_from(turn.prompt)
                     session.title_unsaved = True  # the worker saves it with the turn
-                queued = session.running is not None
-                if queued:
+                ahead = session.running
+                queued = ahead is not None
+                if queued and turn.urgent:
+                    position = _urgent_place(session) + 1
+                    session.queue.insert(position - 1, turn)
+                elif queued:
                     session.queue.append(turn)
                     position = len(session.queue)
                 else:
@@ -176,7 +214,7 @@ class TurnRunner:
                 session.last_used = time.monotonic()
             if not queued:
                 self._workers.start(turn.turn_id, lambda: self._run(session, turn))
-        return queued, position
+        return queued, position, ahead
 
     def _run(self, session: Session, turn: Turn) -> None:
         while True:
@@ -212,6 +250,8 @@ class TurnRunner:
         result = self._fitted.run_prompt(
             session, turn, provider, lambda: self._persistence.turn_started(session, turn)
         )
+        if result.stop is not None:  # the whole tree ends before the outcome is shown
+            self.delegation.wait_children(session, turn.turn_id)
         turn.worker_exited_at = time.monotonic()
         booked = self._booking.settle(session, turn, result)
         # A prompt whose request could not fit stays in the transcript, never sent again.
@@ -224,6 +264,36 @@ class TurnRunner:
                 session.last_request_tokens = usage.prompt_tokens + usage.completion_tokens
         # What the next request carries now (before message.complete, the turn's last event).
         self._fitted.compression.windows.publish(session, provider, self._fitted.tools)
+        self._undelivered(session, turn, result)
+
+    def _undelivered(self, session: Session, turn: Turn, result: TurnResult) -> None:
+        """The person's steers the turn never delivered: next as prompts, ahead of the queue
+        (behind any "stop and send" prompt), or dropped with the queue (see the module
+        docstring)."""
+        fate = self._booking.queue_fate(turn.turn_id)
+        steers = [s for s in result.undelivered if s.stop.issuer is Issuer.USER]
+        if not steers:
+            return
+        turns = [self._new_turn(session, s.text, TurnKind.PROMPT, None, s.steer_id) for s in steers]
+        if fate is not None:
+            policy, stop = fate
+            self._booking.drop_unsent(
+                session, turn, turns, stop, forget=policy is QueuePolicy.FORGET
+            )
+            return
+        with self._persistence.queue_lock:
+            with session.lock:
+                at = _urgent_place(session)
+                for offset, queued in enumerate(turns):
+                    session.turns[queued.turn_id] = queued
+                    session.queue.insert(at + offset, queued)
+            for queued in turns:
+                self._persistence.prompt_submitted(session, queued)
+        for offset, queued in enumerate(turns):
+            event = PromptQueued(
+                turn_id=queued.turn_id, text=queued.prompt, position=at + offset + 1
+            )
+            self._publish(session, event)
 
 
 def complete_event(turn: Turn) -> MessageComplete:
@@ -249,7 +319,18 @@ def complete_event(turn: Turn) -> MessageComplete:
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
         elapsed_s=elapsed,
+        undelivered=tuple(s.steer_id for s in result.undelivered),
     )
+
+
+def _urgent_place(session: Session) -> int:
+    """How many "stop and send" prompts lead the queue (call with the session's lock)."""
+    count = 0
+    for queued in session.queue:
+        if not queued.urgent:
+            break
+        count += 1
+    return count
 
 
 def _title_from(text: str, limit: int = 48) -> str:

@@ -84,6 +84,10 @@ class GatewayConfig:
             file (see :mod:`tui_gateway.unsaved`), in seconds.
         unsaved_dir: where writes that could not be saved are exported (None: beside the
             default database, ``$XDG_DATA_HOME/desk/unsaved``).
+        delegate_depth: how deep child agents may nest (1: a turn's children cannot delegate
+            again); 0 offers no ``delegate`` tool. A call beyond it gets a tool error.
+        delegate_width: most child agents one agent runs at once; a call beyond it gets a
+            tool error.
     """
 
     provider: ProviderConfig
@@ -105,6 +109,8 @@ class GatewayConfig:
     compress_threshold: float = 0.75
     store_wait_s: float = 10.0
     unsaved_dir: Path | None = None
+    delegate_depth: int = 2
+    delegate_width: int = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +134,83 @@ class SubmitResult:
 
     turn_id: str
     queued: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SteerResult:
+    """What ``prompt.steer`` did.
+
+    Attributes:
+        turn_id: the running turn the text will reach at its next model-call boundary
+            (``steered``), or the new turn it became (not ``steered``).
+        steered: True when the running turn took it (a ``prompt.steered`` event follows when
+            it is delivered); False when it became a normal prompt: nothing ran, or what runs
+            is a ``/compress`` (the turn after it gets it), or the turn had taken its last
+            boundary already.
+        queued: for a prompt, whether it waits behind a running turn.
+        steer_id: the steer's id (equal to ``turn_id`` when it became a prompt).
+    """
+
+    turn_id: str
+    steered: bool
+    queued: bool
+    steer_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChildInfo:
+    """One child agent of a session (``session.agents``, ``/agents``).
+
+    Attributes:
+        turn_id: the child's turn id (``session.interrupt`` with it stops the child alone).
+        parent_turn_id: the turn whose ``delegate`` call started it.
+        task: what it was asked.
+        background: the parent did not wait for it.
+        depth: 1 for a child of a session's turn, 2 for its child...
+        running: it runs now.
+        status: its outcome's status once it ended ("" while it runs).
+        exit_reason: its outcome's exit reason once it ended ("" while it runs).
+        elapsed_s: seconds it has run (or ran).
+    """
+
+    turn_id: str
+    parent_turn_id: str
+    task: str
+    background: bool
+    depth: int
+    running: bool
+    status: str = ""
+    exit_reason: str = ""
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ChildOutcome:
+    """A saved child agent's turn, as a resumed session shows it.
+
+    Attributes:
+        turn_id: the child's turn id.
+        parent_turn_id: the turn whose ``delegate`` call started it (a session's turn, or
+            another child).
+        task: what it was asked.
+        status: ``completed``, ``interrupted``, ``failed``, ``max_iterations`` (``running``
+            when the process that ran it is still running it).
+        exit_reason: its exit reason ("" while it runs).
+        reply: its final answer as saved ("" when it gave none).
+        note: who stopped it or why it failed, as for a turn ("" when it completed).
+        prompt_tokens: its last request's prompt size (tokens), if the server said.
+        completion_tokens: its last reply's size (tokens), if the server said.
+    """
+
+    turn_id: str
+    parent_turn_id: str
+    task: str
+    status: str
+    exit_reason: str
+    reply: str = ""
+    note: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +270,9 @@ class TranscriptEntry:
             a frontend can show the same receipt it showed live.
         summary: True for the summary a compression wrote in place of the messages it
             replaced (a ``user`` message whose first line is a marker, not something typed).
+        steer: a user message that was a steer, delivered inside its turn (not a prompt).
+        children: on the last message of a turn: the child agents it (and they) delegated
+            to, in the order they started, with their outcomes.
     """
 
     role: str
@@ -196,6 +282,8 @@ class TranscriptEntry:
     note: str = ""
     stop: StopReceipt | None = None
     summary: bool = False
+    steer: bool = False
+    children: tuple[ChildOutcome, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -195,8 +195,9 @@ class Compressor:
         admission the commit completes first.
 
         Raises:
-            ValueError: for a soft stop (``hard=False``): soft interrupts are not supported yet
-                (they will never abort a compression), and none is silently ignored.
+            ValueError: for a soft stop (``hard=False``): a soft interrupt never aborts a
+                compression (a steer waits for the turn after it), and none is silently
+                ignored.
         """
         require_hard(stop)
         if self.fence.cancel(stop):

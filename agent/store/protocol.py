@@ -133,8 +133,10 @@ class Turns(Protocol):
         started_at: float | None = None,
         *,
         record_prompt: bool = True,
+        parent_turn_id: str | None = None,
     ) -> TurnRow:
-        """Write a running turn and its prompt message, in one transaction."""
+        """Write a running turn and its prompt message, in one transaction (a child agent's
+        turn, under ``parent_turn_id``, records no message)."""
         ...
 
     def save_draft(self, turn_id: str, text: str, *, wait: bool = True) -> bool:

@@ -130,6 +130,10 @@ class TurnRow:
         children_ended: how many child processes of the turn's tools the turn ended.
         error: one line for a failed turn.
         draft: the streamed reply text last checkpointed while the turn ran (None once closed).
+        parent_turn_id: for a child agent's turn, the turn whose ``delegate`` call started it
+            (None for a turn of the session itself).
+        reply: for a child agent's turn, its final reply text once closed (its messages are
+            not part of the session's transcript); None otherwise.
     """
 
     id: str
@@ -150,6 +154,8 @@ class TurnRow:
     children_ended: int | None
     error: str | None
     draft: str | None
+    parent_turn_id: str | None = None
+    reply: str | None = None
 
     @property
     def is_open(self) -> bool:
@@ -200,6 +206,7 @@ class TurnOutcome:
         stop_exited_ms: milliseconds from the stop to the worker exiting.
         children_ended: how many child processes of the turn's tools the turn ended.
         error: one line for a failed turn.
+        reply: a child agent's final reply text, kept on its row (None for other turns).
     """
 
     status: str
@@ -214,6 +221,7 @@ class TurnOutcome:
     stop_exited_ms: float | None = None
     children_ended: int | None = None
     error: str | None = None
+    reply: str | None = None
 
     def __post_init__(self) -> None:
         if self.status == RUNNING or not self.status:

@@ -68,12 +68,14 @@ class ToolContext:
         ledger: where tools that start processes book the processes they end, so the host can
             say "N child processes ended" even when the call ended by a stop (share one ledger
             per turn).
+        call_id: the id of the tool call being run ("" outside a batch).
     """
 
     cwd: Path
     on_output: Callable[[str], None] = _discard
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
     ledger: ProcessLedger = field(default_factory=ProcessLedger)
+    call_id: str = ""
 
     def resolve(self, path: str) -> Path:
         """``path`` made absolute against :attr:`cwd` (``~`` is expanded; not resolved further)."""

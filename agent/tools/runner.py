@@ -155,7 +155,11 @@ class ToolBatch:
                 self.on_output(call, text)
 
         ctx = ToolContext(
-            cwd=self.cwd, on_output=tee, max_output_bytes=self.max_output_bytes, ledger=self.ledger
+            cwd=self.cwd,
+            on_output=tee,
+            max_output_bytes=self.max_output_bytes,
+            ledger=self.ledger,
+            call_id=call.id,
         )
         try:
             return await tool.run(args, ctx)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from desk.controllers.agents import AgentsController
     from desk.controllers.compression import CompressionController
     from desk.controllers.console import ConsoleController
     from desk.controllers.export import ExportController
@@ -35,6 +36,7 @@ class DeskControllers:
         turns: prompts, stops and turn events (:mod:`desk.controllers.turns`).
         queue: queued prompts (:mod:`desk.controllers.queue`).
         tools: tool cards and approvals (:mod:`desk.controllers.tool_calls`).
+        agents: child agents' cards (:mod:`desk.controllers.agents`).
         compression: ``/compress`` and its panel (:mod:`desk.controllers.compression`).
         console: the console panel and commands (:mod:`desk.controllers.console`).
         sessions: which session is shown, the sidebar (:mod:`desk.controllers.sessions`).
@@ -49,6 +51,7 @@ class DeskControllers:
     turns: TurnsController
     queue: QueueController
     tools: ToolCallsController
+    agents: AgentsController
     compression: CompressionController
     console: ConsoleController
     sessions: SessionsController

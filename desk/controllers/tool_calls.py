@@ -14,7 +14,10 @@ gateway resolves the approval as denied (``approval.resolved{reason: stopped}``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from textual.widget import Widget
 
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.widgets.approval_prompt import ApprovalPrompt
@@ -46,12 +49,20 @@ class ToolCallsController:
         clock: the clock a card's running time is measured with.
         notify: shows a toast.
         focus_prompt: gives the focus back to the prompt box.
+        box_for: where a child agent's tool cards go (its card's box), None for a turn's own.
     """
 
     def __init__(
-        self, gateway: DeskGateway, *, clock: Clock, notify: Notify, focus_prompt: FocusPrompt
+        self,
+        gateway: DeskGateway,
+        *,
+        clock: Clock,
+        notify: Notify,
+        focus_prompt: FocusPrompt,
+        box_for: Callable[[str], Widget | None] = lambda _turn_id: None,
     ) -> None:
         self._gateway = gateway
+        self._box_for = box_for
         self._clock = clock
         self._notify = notify
         self._focus_prompt = focus_prompt
@@ -78,6 +89,10 @@ class ToolCallsController:
         if len(self._cards) >= MAX_CARDS:  # forget cards of sessions no longer on screen
             self._cards = {k: c for k, c in self._cards.items() if c.is_attached}
         self._cards[call_id] = card
+        box = self._box_for(turn_id)
+        if box is not None:  # a child agent's call: inside the child's card
+            await box.mount(card)
+            return card
         transcript = view.transcript
         reply = transcript.reply(turn_id)
         if reply is None or not reply.is_attached:

@@ -1,8 +1,12 @@
 """Turns of the session on screen: a prompt in, a stop out, and the turn's events drawn.
 
-A prompt goes to the gateway with ``prompt_submit``; while a turn runs the gateway queues it.
-A stop goes with ``session_interrupt`` (it only schedules a cancel, so it is fast and never
-blocks). The gateway's ``message.start`` / ``message.delta`` / ``turn.state`` /
+A prompt goes to the gateway with ``prompt_submit``; while a turn runs the gateway queues it,
+or, when the person steers (Enter with ``busy_input = "steer"``, or Ctrl+T), ``prompt_steer``
+hands it to the running turn: it waits at the end of the transcript, marked as a steer, and
+moves to where the turn took it when ``prompt.steered`` arrives (between the reply so far and
+the rest). "Stop and send" (Ctrl+S) is ``prompt_submit`` with a user stop: the turn stops and
+the text runs next. A stop goes with ``session_interrupt`` (it only schedules a cancel, so it
+is fast and never blocks). The gateway's ``message.start`` / ``message.delta`` / ``turn.state`` /
 ``message.complete`` and ``prompt.queued`` / ``prompt.dropped`` come back through the session's
 view; this controller draws them into the view's transcript and keeps the status bar and the
 Stop button in step with the running turn.
@@ -13,22 +17,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from textual.widgets import Button
+from textual.widgets import Button, Static
 
 from agent.stops import StopRequest, Surface
 from desk.controllers.ports import Notify
 from desk.receipts import ReceiptFormatter, format_failure
 from desk.stop_key import EarlyStop, key_stop
+from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import Clock, StatusBar
+from desk.widgets.user_prompt import UserPrompt
 from tui_gateway.events import (
     MessageComplete,
     MessageDelta,
     MessageStart,
     PromptDropped,
     PromptQueued,
+    PromptSteered,
     TurnState,
 )
-from tui_gateway.types import GatewayError, SubmitResult
+from tui_gateway.text import terminal_safe
+from tui_gateway.types import GatewayError, SteerResult, SubmitResult
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway
@@ -36,6 +45,12 @@ if TYPE_CHECKING:
 
 COMMAND_STOP_REASON = "stopped with /stop"
 """The reason a ``/stop`` typed in the prompt box or the console gives."""
+
+STEER_REASON = "typed while the turn ran"
+"""The reason of a steer from the prompt box."""
+
+STOP_AND_SEND_REASON = "stopped to send a new prompt"
+"""The reason of the stop that "stop and send" makes."""
 
 
 def note_for(payload: MessageComplete, format_receipt: ReceiptFormatter) -> str:
@@ -56,6 +71,7 @@ class TurnsController:
         gateway: the gateway turns run on.
         status: the status bar (turn state, elapsed time, queued count).
         stop_button: the Stop button (enabled while a turn runs).
+        prompt: the prompt box (told when a turn runs: its keys and footer change).
         clock: the clock the elapsed time is measured with.
         format_receipt: turns a stop receipt into the marker under a stopped turn.
         turn_ended: True once a turn's ``message.complete`` was posted (the bridge knows).
@@ -69,6 +85,7 @@ class TurnsController:
         *,
         status: StatusBar,
         stop_button: Button,
+        prompt: PromptInput,
         clock: Clock,
         format_receipt: ReceiptFormatter,
         turn_ended: Callable[[str], bool],
@@ -78,6 +95,7 @@ class TurnsController:
         self._gateway = gateway
         self._status = status
         self._stop_button = stop_button
+        self._prompt = prompt
         self._clock = clock
         self._format_receipt = format_receipt
         self._turn_ended = turn_ended
@@ -102,6 +120,7 @@ class TurnsController:
             status.detail = ""
             status.started_at = self._clock()
         self._stop_button.disabled = turn_id is None
+        self._prompt.busy = turn_id is not None
         self._refresh_bindings()
 
     def set_queued(self, view: SessionView) -> None:
@@ -141,6 +160,67 @@ class TurnsController:
         if early is not None and not result.queued:
             self._gateway.session_interrupt(view.session_id, early, turn_id=result.turn_id)
         return result
+
+    def steer(self, view: SessionView, text: str) -> SteerResult | None:
+        """Steer the view's running turn with ``text`` (as the person, from the keyboard).
+
+        Returns:
+            what the gateway did (steered, or made it a prompt); None when it refused it.
+        """
+        stop = StopRequest.soft(Surface.DESK_KEY, STEER_REASON)
+        try:
+            return self._gateway.prompt_steer(view.session_id, text, stop)
+        except GatewayError as exc:
+            self._notify(exc.message, title="Not sent", severity="error")
+            return None
+
+    def stop_and_send(self, view: SessionView, text: str) -> SubmitResult | None:
+        """Stop the running turn as the person and run ``text`` next, ahead of the queue."""
+        stop = StopRequest.by_user(Surface.DESK_KEY, STOP_AND_SEND_REASON)
+        try:
+            result = self._gateway.prompt_submit(view.session_id, text, stop=stop)
+        except GatewayError as exc:
+            self._notify(exc.message, title="Prompt not sent", severity="error")
+            return None
+        if view.running_turn is not None:
+            self.set_stopping()
+        return result
+
+    async def show_steer(self, view: SessionView, text: str, result: SteerResult) -> None:
+        """Show a steer the running turn took (waiting for its next step), or the prompt it
+        became."""
+        if not result.steered:
+            sent = SubmitResult(turn_id=result.turn_id, queued=result.queued)
+            await self.show_sent(view, text, sent)
+            return
+        block = await view.transcript.add_prompt(result.steer_id, text)
+        block.status = "steer"
+
+    async def steered(self, view: SessionView, payload: PromptSteered) -> None:
+        """``prompt.steered``: the steer moves to where the turn took it, and the rest of the
+        reply goes under it (a background child's answer shows as a line there)."""
+        transcript = view.transcript
+        reply = transcript.reply(payload.turn_id)
+        if reply is None or not reply.is_attached:
+            reply = await transcript.add_reply(payload.turn_id)
+        if payload.issuer == "user":
+            block = transcript.prompt(payload.steer_id)
+            if block is None or not block.is_attached:
+                block = await transcript.add_prompt(payload.steer_id, payload.text)
+            block.status = "steered"
+            shown: UserPrompt | Static = block
+        else:
+            line = f"↳ the answer of agent {payload.steer_id[:6]} reached the turn here"
+            shown = Static(terminal_safe(line), classes="note", markup=False)
+            await transcript.mount(shown)
+        if reply.text.strip() or reply.reasoning.strip():
+            await reply.finish(reply.text, "completed")  # the reply so far, then the steer
+            transcript.move_child(shown, after=reply)
+            rest = AssistantReply(payload.turn_id, segment=reply.segment + 1)
+            await transcript.mount(rest, after=shown)
+            transcript.set_reply(payload.turn_id, rest)
+        else:
+            transcript.move_child(shown, before=reply)
 
     async def show_sent(self, view: SessionView, text: str, result: SubmitResult) -> None:
         """Show a prompt the gateway took: running, or queued behind the running turn."""

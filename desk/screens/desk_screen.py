@@ -18,7 +18,7 @@ from desk.controllers import DeskControllers
 from desk.slash import parse_slash, unknown_command
 from desk.widgets.compression_panel import CompressionPanel
 from desk.widgets.console_panel import ConsolePanel
-from desk.widgets.prompt_input import PromptInput
+from desk.widgets.prompt_input import PromptInput, SendMode
 from desk.widgets.session_view import SessionView
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.wiring import DeskWidgets
@@ -40,17 +40,20 @@ class DeskScreen(Screen[None]):
     # -- the prompt box ------------------------------------------------------------------------
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        """Run a command, or send the prompt; while a turn runs the gateway queues it."""
+        """Run a command, or send the prompt: while a turn runs the gateway queues it, the
+        running turn takes it as a steer, or it stops the turn and runs at once (``how``)."""
         c = self._controllers
         view = c.sessions.view
         if view is None:
             return
         text = message.text.lstrip("\n").rstrip()  # stray blank lines around it mean nothing
         if text and not c.quit.started:
-            await self._submitted(view, text, message.key_time)
+            await self._submitted(view, text, message.how, message.key_time)
         c.queue.renumber(view)
 
-    async def _submitted(self, view: SessionView, text: str, key_time: float | None) -> None:
+    async def _submitted(
+        self, view: SessionView, text: str, how: SendMode, key_time: float | None
+    ) -> None:
         c, prompt = self._controllers, self._widgets.prompt
         if await self._run_command(view, text):
             prompt.clear()
@@ -59,7 +62,16 @@ class DeskScreen(Screen[None]):
         if unknown is not None:  # a mistyped command is never sent to the model
             await view.add_note(f"unknown command {unknown} — F1 lists the commands", error=True)
             return
-        result = c.turns.send(view, text, key_time)
+        if how is SendMode.STEER:
+            steered = c.turns.steer(view, text)
+            if steered is not None:
+                prompt.clear()
+                await c.turns.show_steer(view, text, steered)
+            return
+        if how is SendMode.STOP_AND_SEND:
+            result = c.turns.stop_and_send(view, text)
+        else:
+            result = c.turns.send(view, text, key_time)
         if result is not None:
             prompt.clear()
             await c.turns.show_sent(view, text, result)

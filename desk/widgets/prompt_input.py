@@ -3,6 +3,11 @@
 Up on the first line recalls earlier prompts and Down on the last line comes back
 (:class:`desk.prompt_history.PromptHistory`).
 
+While a turn runs (:attr:`PromptInput.busy`) Enter does what the ``busy_input`` setting says:
+queue the text as the next prompt, or steer the running turn with it (delivered at its next
+model-call boundary); Ctrl+T does the other, and Ctrl+S stops the running turn and sends the
+text at once ("stop and send"). The footer names what each key does now.
+
 Tab completes a slash command (one line ``/word``, no space yet): one match becomes ``/name ``;
 several complete to their common prefix and are listed in a :class:`SlashHints` just above the
 box, and Tab again goes through them. Anywhere else Tab moves the focus, as before.
@@ -11,6 +16,7 @@ box, and Tab again goes through them. Anywhere else Tab moves the focus, as befo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import ClassVar
 
 from textual import events
@@ -23,6 +29,7 @@ from desk.prompt_history import PromptHistory
 from desk.slash import SlashCommand, command_named, common_prefix, completions
 from desk.widgets._css import css_beside
 from desk.widgets.slash_hints import SlashHints
+from tui_gateway.settings import BusyInput
 
 
 def completing_slash(text: str) -> bool:
@@ -30,6 +37,19 @@ def completing_slash(text: str) -> bool:
     return (
         text.startswith("/") and not text.startswith("//") and " " not in text and "\n" not in text
     )
+
+
+class SendMode(StrEnum):
+    """How the text of a :class:`PromptInput.Submitted` is to go."""
+
+    SEND = "send"
+    """Nothing runs: the next turn."""
+    QUEUE = "queue"
+    """A turn runs: wait behind it."""
+    STEER = "steer"
+    """A turn runs: give it the text at its next model-call boundary."""
+    STOP_AND_SEND = "stop and send"
+    """A turn runs: stop it (as the person) and run the text at once."""
 
 
 class PromptInput(TextArea):
@@ -42,8 +62,14 @@ class PromptInput(TextArea):
     DEFAULT_CSS = css_beside(__file__)
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # Shown in the footer; the keys themselves are handled in _on_key (see there).
+        # Shown in the footer; the keys themselves are handled in _on_key (see there), and
+        # check_action shows the ones that say what each key does now.
         Binding("enter", "submit", "Send"),
+        Binding("enter", "busy_queue", "Queue"),
+        Binding("enter", "busy_steer", "Steer"),
+        Binding("ctrl+t", "other_steer", "Steer", key_display="^t"),
+        Binding("ctrl+t", "other_queue", "Queue", key_display="^t"),
+        Binding("ctrl+s", "stop_and_send", "Stop+send", key_display="^s"),
         Binding("ctrl+j,shift+enter", "newline", "New line", key_display="^j"),
         # Shown only while the text is a /command to complete (elsewhere Tab moves the focus).
         Binding("tab", "complete_slash", "Complete", tooltip="Complete the slash command"),
@@ -51,28 +77,39 @@ class PromptInput(TextArea):
 
     SUBMIT_KEYS: ClassVar[frozenset[str]] = frozenset({"enter"})
     """Keys that send the prompt."""
+    OTHER_KEYS: ClassVar[frozenset[str]] = frozenset({"ctrl+t"})
+    """Keys that, while a turn runs, do what Enter does not (steer or queue)."""
+    STOP_AND_SEND_KEYS: ClassVar[frozenset[str]] = frozenset({"ctrl+s"})
+    """Keys that stop the running turn and send the text at once."""
     NEWLINE_KEYS: ClassVar[frozenset[str]] = frozenset({"ctrl+j", "shift+enter"})
     """Keys that insert a line break."""
     COMPLETE_KEYS: ClassVar[frozenset[str]] = frozenset({"tab"})
     """Keys that complete a slash command (only while :func:`completing_slash`)."""
 
     class Submitted(Message):
-        """The person pressed Enter.
+        """The person pressed Enter (or Ctrl+T, Ctrl+S).
 
         Args:
             text: the prompt box's text.
-            key_time: when the Enter key was made (``Message.time``), or None when no key
-                sent it.
+            how: how it is to go.
+            key_time: when the key that sent it was made (``Message.time``), or None when no
+                key sent it.
         """
 
-        def __init__(self, text: str, key_time: float | None = None) -> None:
+        def __init__(
+            self, text: str, how: SendMode = SendMode.SEND, key_time: float | None = None
+        ) -> None:
             super().__init__()
             self.text = text
             """The prompt box's text."""
+            self.how = how
+            """How it is to go (see :class:`SendMode`)."""
             self.key_time = key_time
-            """When the Enter key was made, or None."""
+            """When the key was made, or None."""
 
-    def __init__(self, *, id: str | None = None, placeholder: str = "") -> None:
+    def __init__(
+        self, *, id: str | None = None, placeholder: str = "", busy_input: BusyInput = "queue"
+    ) -> None:
         super().__init__(
             id=id,
             placeholder=placeholder,
@@ -83,6 +120,9 @@ class PromptInput(TextArea):
         )
         self.prompt_history = PromptHistory()
         """Prompts sent from this box (Up on the first line recalls them)."""
+        self.busy_input: BusyInput = busy_input
+        """What Enter does while a turn runs (the other is Ctrl+T)."""
+        self._busy = False
         self.console_commands: Sequence[SlashCommand] = ()
         """The gateway console's commands, completed after the desk's own (set by the app)."""
         self._hints: SlashHints | None = None
@@ -111,6 +151,14 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.action_submit(event.time)
+        elif event.key in self.OTHER_KEYS:
+            event.stop()
+            event.prevent_default()
+            self.action_other_steer()
+        elif event.key in self.STOP_AND_SEND_KEYS:
+            event.stop()
+            event.prevent_default()
+            self.action_stop_and_send()
         elif event.key in self.NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
@@ -122,24 +170,80 @@ class PromptInput(TextArea):
         else:
             await super()._on_key(event)
 
+    @property
+    def busy(self) -> bool:
+        """True while a turn runs (set by the turns controller); the footer follows it."""
+        return self._busy
+
+    @busy.setter
+    def busy(self, value: bool) -> None:
+        if value != self._busy:
+            self._busy = value
+            self.refresh_bindings()
+
+    def _mode(self, *, other: bool = False) -> SendMode:
+        """How Enter (or, with ``other``, Ctrl+T) sends now."""
+        if not self._busy:
+            return SendMode.SEND
+        steer = (self.busy_input == "steer") != other
+        return SendMode.STEER if steer else SendMode.QUEUE
+
     def action_submit(self, key_time: float | None = None) -> None:
         """Send the text to whoever listens (the app), and remember it.
 
         Args:
             key_time: when the Enter key that sends it was made, or None.
         """
-        self._reset_completion()
+        self._send(self._mode(), key_time)
+
+    def action_busy_queue(self) -> None:
+        """Enter while a turn runs (``busy_input = "queue"``), e.g. clicked in the footer."""
+        self.action_submit()
+
+    def action_busy_steer(self) -> None:
+        """Enter while a turn runs (``busy_input = "steer"``)."""
+        self.action_submit()
+
+    def action_other_steer(self) -> None:
+        """Ctrl+T while a turn runs and Enter queues: steer instead."""
+        self._send(self._mode(other=True))
+
+    def action_other_queue(self) -> None:
+        """Ctrl+T while a turn runs and Enter steers: queue instead."""
+        self._send(self._mode(other=True))
+
+    def action_stop_and_send(self) -> None:
+        """Ctrl+S: stop the running turn and send the text at once."""
+        self._send(SendMode.STOP_AND_SEND if self._busy else SendMode.SEND)
+
+    def _send(self, how: SendMode, key_time: float | None = None) -> None:
+        text = self.text
+        if not text.strip():
+            return
+
         if self._hints is not None:
             self._hints.hide()  # the command is sent; an edit shows it again
         self.prompt_history.add(self.text)
-        self.post_message(self.Submitted(self.text, key_time))
+        self.post_message(self.Submitted(self.text, how, key_time))
 
     # -- slash completion ---------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Offer Tab (footer, help, the key itself) only while a /command is being typed."""
+        """Offer Tab (footer, help, the key itself) only while a /command is being typed, and
+        name what Enter, Ctrl+T and Ctrl+S do now (Ctrl+S only while a turn runs)."""
         if action == "complete_slash":
             return completing_slash(self.text)
+        steering = self.busy_input == "steer"
+        shown = {
+            "submit": not self._busy,
+            "busy_queue": self._busy and not steering,
+            "busy_steer": self._busy and steering,
+            "other_steer": self._busy and not steering,
+            "other_queue": self._busy and steering,
+            "stop_and_send": self._busy,
+        }
+        if action in shown:
+            return shown[action]
         return super().check_action(action, parameters)
 
     def action_complete_slash(self) -> None:

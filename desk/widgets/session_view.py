@@ -36,6 +36,7 @@ from desk.activity_messages import (
     ToolCallOutput,
     ToolCallStarted,
 )
+from desk.agent_messages import AgentCompleted, AgentStarted, PromptWasSteered
 from desk.messages import (
     GatewayMessage,
     PromptWasDropped,
@@ -46,6 +47,7 @@ from desk.messages import (
     TurnStateChanged,
 )
 from desk.widgets._css import css_beside
+from desk.widgets.agent_card import AgentCard
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.transcript import Transcript
@@ -120,8 +122,20 @@ class SessionView(Widget):
             return
         c = self._controllers
         match message:
+            case ReplyDelta() if c.agents.owns(message.payload.turn_id):
+                c.agents.delta(message.payload)
             case ReplyDelta():
                 await c.turns.delta(self, message.payload)
+            case TurnStateChanged() if c.agents.owns(message.payload.turn_id):
+                c.agents.state_changed(message.payload)
+            case AgentStarted():
+                await c.agents.started(self, message.payload)
+            case AgentCompleted():
+                c.agents.completed(message.payload)
+            case PromptWasSteered() if c.agents.owns(message.payload.turn_id):
+                await c.agents.steered(message.payload)
+            case PromptWasSteered():
+                await c.turns.steered(self, message.payload)
             case TurnStarted():
                 await c.turns.started(self, message.payload)
                 c.queue.renumber(self)
@@ -167,6 +181,10 @@ class SessionView(Widget):
     def on_user_prompt_remove_requested(self, message: UserPrompt.RemoveRequested) -> None:
         """✕ or Delete on a queued prompt."""
         self._controllers.queue.remove(self, message.turn_id)
+
+    def on_agent_card_stop_requested(self, message: AgentCard.StopRequested) -> None:
+        """A child agent's Stop: that child alone."""
+        self._controllers.agents.stop(self, message.turn_id)
 
     def on_approval_prompt_decided(self, message: ApprovalPrompt.Decided) -> None:
         """y / a / n (or a button) on an approval prompt."""

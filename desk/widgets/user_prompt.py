@@ -27,7 +27,8 @@ class UserPrompt(Widget):
     DEFAULT_CSS = css_beside(__file__)
 
     status: reactive[str] = reactive("sent")
-    """``sent``, ``queued`` or ``dropped``."""
+    """``sent``, ``queued``, ``dropped``, ``steer`` (waiting for the running turn's next
+    step) or ``steered`` (the running turn took it there)."""
 
     detail: reactive[str] = reactive("")
     """Why a prompt was dropped."""
@@ -89,7 +90,12 @@ class UserPrompt(Widget):
             return  # not composed yet; on_mount shows it
         self.set_class(self.status == "queued", "-queued")
         self.set_class(self.status == "dropped", "-dropped")
-        if self.status == "queued":
+        self.set_class(self.status in ("steer", "steered"), "-steer")
+        if self.status == "steer":
+            label.update("steers the running turn at its next step (never cuts a reply)")
+        elif self.status == "steered":
+            label.update("added while the turn ran")
+        elif self.status == "queued":
             place = f" #{self.position}" if self.position else ""
             label.update(
                 f"queued{place} · runs when the current turn ends · ✕ or Delete removes it"

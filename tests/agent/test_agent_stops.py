@@ -101,7 +101,7 @@ def test_a_soft_interrupt_is_refused_and_the_turn_goes_on(provider: ProviderConf
     thread, results = run_in_thread(agent, PROMPT)
     assert hold.reached.wait(5)
     soft = StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while running", hard=False)
-    with pytest.raises(ValueError, match="soft interrupts are not supported yet"):
+    with pytest.raises(ValueError, match="a soft interrupt is a steer"):
         agent.interrupt(soft)
     assert agent.stop_request is None
     hold.release.set()

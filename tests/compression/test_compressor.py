@@ -133,7 +133,7 @@ def test_a_soft_interrupt_is_refused_and_never_aborts(
     thread, out = run_in_thread(c)
     assert hold.reached.wait(10)
     soft = StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while compressing", hard=False)
-    with pytest.raises(ValueError, match="soft interrupts are not supported yet"):
+    with pytest.raises(ValueError, match="a soft interrupt is a steer"):
         c.interrupt(soft)
     assert c.fence.stop is None
     hold.release.set()

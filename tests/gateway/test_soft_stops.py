@@ -1,7 +1,7 @@
-"""A soft stop (``hard=False``) is refused, not ignored, until the steer is built.
+"""A soft stop (``hard=False``) is a steer: every method that only stops refuses one.
 
-The gateway answers it with a ``GatewayError`` (code -32602, one line), books nothing, and the
-running turn goes on to its end as if nothing was sent.
+The gateway answers it with a ``GatewayError`` (code -32602, one line naming ``prompt.steer``),
+books nothing, and the running turn goes on to its end as if nothing was sent.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_session_interrupt_refuses_a_soft_stop_and_the_turn_goes_on(
     session = gateway.session_create()
     turn_id = gateway.prompt_submit(session, "Tell me about soft stops").turn_id
     assert log.wait_for(lambda events: any(isinstance(e.payload, MessageDelta) for e in events))
-    with pytest.raises(GatewayError, match="soft interrupts are not supported yet") as refused:
+    with pytest.raises(GatewayError, match="a soft interrupt is a steer") as refused:
         gateway.session_interrupt(session, SOFT)
     assert refused.value.code == -32602
     complete = log.complete(turn_id, timeout=30)
@@ -58,4 +58,4 @@ def test_every_stop_route_refuses_a_soft_stop(
         with pytest.raises(GatewayError) as refused:
             call()
         assert refused.value.code == -32602
-        assert "soft interrupts are not supported yet" in refused.value.message
+        assert "a soft interrupt is a steer" in refused.value.message

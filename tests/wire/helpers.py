@@ -17,7 +17,7 @@ from agent.outcome import ExitReason
 from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, Surface
 from demo_model.server import DemoModelServer
-from tui_gateway.events import EVENT_TYPES, MessageComplete, Payload, StopReceipt
+from tui_gateway.events import EVENT_TYPES, ChildCompleted, MessageComplete, Payload, StopReceipt
 from tui_gateway.wire.codec import field_types
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -219,16 +219,19 @@ def payloads() -> st.SearchStrategy[Payload]:
         st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True).map(ExitReason.failed),
         st.integers(0, 10**6).map(ExitReason.max_iterations),
     )
-    others = [
-        st.builds(cls, **_finite_floats(cls)) for cls in EVENT_TYPES if cls is not MessageComplete
+    outcomes = (MessageComplete, ChildCompleted)
+    others = [st.builds(cls, **_finite_floats(cls)) for cls in EVENT_TYPES if cls not in outcomes]
+    ended = [
+        st.builds(
+            cls,
+            exit_reason=exit_reasons,
+            stop=st.none() | receipts,
+            undelivered=st.lists(text, max_size=3).map(tuple),
+            **_finite_floats(cls),
+        )
+        for cls in outcomes
     ]
-    complete = st.builds(
-        MessageComplete,
-        exit_reason=exit_reasons,
-        stop=st.none() | receipts,
-        **_finite_floats(MessageComplete),
-    )
-    return st.one_of(*others, complete)
+    return st.one_of(*others, *ended)
 
 
 def _finite_floats(cls: type[Payload]) -> dict[str, st.SearchStrategy[float | None]]:

@@ -28,6 +28,8 @@ EXPECTED_METHODS = {  # DESIGN.md section 4, the brief, and what desk's port cal
     "session.list",
     "session.resume",
     "prompt.submit",
+    "prompt.steer",
+    "session.agents",
     "prompt.remove",
     "session.interrupt",
     "approval.respond",

@@ -295,3 +295,30 @@ def test_a_server_on_every_interface_answers_for_the_address_it_was_reached_by()
     assert not check.allows(None, server)
     named = HostCheck(Starlette(), host="devbox.lan")
     assert named.allows("DEVBOX.lan:8765", server) and not named.allows("devbox.lan", server)
+
+
+def test_a_steer_over_http_reaches_the_running_run_as_the_user(
+    served: Served, demo_server: DemoModelServer
+) -> None:
+    demo_server.configure(tokens_per_second=40.0)
+    session = served.client.post("/v1/sessions", json={}).json()["session_id"]
+    body = {"prompt": "reply with exactly: one two three four five"}
+    with served.client.stream("POST", f"/v1/sessions/{session}/runs", json=body) as response:
+        lines = response.iter_lines()
+        for name, _data in sse_events(lines):
+            if name == "message.delta":
+                break
+        steer = served.client.post(
+            f"/v1/sessions/{session}/steer", json={"text": "reply with exactly: six"}
+        )
+        assert steer.status_code == 200 and steer.json()["steered"] is True
+        rest = [(name, data) for name, data in sse_events(lines)]
+    names = [name for name, _ in rest]
+    assert "prompt.steered" in names and names[-1] == "message.complete"
+    steered = next(data for name, data in rest if name == "prompt.steered")
+    assert steered["payload"]["surface"] == "api.steer"  # type: ignore[index]
+    assert rest[-1][1]["payload"]["text"] == "six"  # type: ignore[index]
+    empty = served.client.post(f"/v1/sessions/{session}/steer", json={"text": " "})
+    assert empty.status_code == 400
+    unknown = served.client.post("/v1/sessions/nope/steer", json={"text": "x"})
+    assert unknown.status_code == 404

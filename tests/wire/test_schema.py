@@ -186,6 +186,24 @@ def _drive(raw: RecordingStdio, demo: DemoModelServer) -> tuple[list[Any], list[
     done = raw.call("prompt.submit", {"session_id": session, "text": "reply with exactly: a b c"})
     raw.event("message.complete", turn_id=done["result"]["turn_id"])
 
+    delegated = {"session_id": session, "text": "delegate: reply with exactly: child done"}
+    parent = raw.call("prompt.submit", delegated)["result"]["turn_id"]
+    child = raw.event("child.start", parent_turn_id=parent)["params"]["payload"]["turn_id"]
+    raw.event("child.complete", turn_id=child)
+    raw.event("message.complete", turn_id=parent)
+    agents = raw.call("session.agents", {"session_id": session})["result"]["agents"]
+    assert [a["turn_id"] for a in agents] == [child]
+
+    demo.configure(tokens_per_second=40.0)
+    words = {"session_id": session, "text": "reply with exactly: one two three four five six"}
+    steered = raw.call("prompt.submit", words)["result"]["turn_id"]
+    raw.event("message.delta", turn_id=steered)
+    steer = {"session_id": session, "text": "and seven", "stop": stop}
+    assert raw.call("prompt.steer", steer)["result"]["steered"] is True
+    raw.event("prompt.steered", turn_id=steered)
+    raw.event("message.complete", turn_id=steered)
+    demo.configure(tokens_per_second=400.0)
+
     tool = 'call tool shell with {"command": "echo schema"}'
     turn = raw.call("prompt.submit", {"session_id": session, "text": tool})["result"]["turn_id"]
     asked = raw.event("approval.request", turn_id=turn)["params"]["payload"]
@@ -266,6 +284,9 @@ def test_every_line_of_a_real_stdio_session_fits_the_schema(
         "tool.complete",
         "prompt.queued",
         "prompt.dropped",
+        "prompt.steered",
+        "child.start",
+        "child.complete",
         "turn.state",
         "compression.complete",
         "console.output",

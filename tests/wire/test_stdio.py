@@ -19,10 +19,13 @@ from tests.wire.helpers import (
     slow_reply,
 )
 from tui_gateway.events import (
+    ChildCompleted,
+    ChildStarted,
     CompressionComplete,
     GatewayEvent,
     MessageComplete,
     MessageDelta,
+    PromptSteered,
     SessionCreated,
 )
 from tui_gateway.gateway import Gateway
@@ -372,3 +375,36 @@ def test_a_soft_interrupt_is_refused_before_it_reaches_the_wire(remote: RemoteGa
         with pytest.raises(GatewayError) as caught:
             call()
         assert caught.value.code == -32602 and "soft interrupt" in caught.value.message
+
+
+def test_steer_stop_and_send_and_child_agents_over_the_wire(
+    remote: RemoteGateway, demo_server: DemoModelServer
+) -> None:
+    log = EventLog()
+    remote.subscribe(log)
+    session = remote.session_create()
+    demo_server.configure(slots=3, tokens_per_second=40.0)
+    turn = remote.prompt_submit(session, "reply with exactly: one two three four five").turn_id
+    assert log.wait_for(first_delta_of(turn))  # type: ignore[arg-type]
+    typed = StopRequest.soft(Surface.DESK_KEY, "typed while it ran")
+    steered = remote.prompt_steer(session, "reply with exactly: six", typed)
+    assert steered.steered and steered.turn_id == turn
+    assert log.complete(turn).text == "six"
+    (landed,) = log.of_type(PromptSteered)
+    assert (landed.turn_id, landed.steer_id) == (turn, steered.steer_id)
+    with pytest.raises(GatewayError) as caught:  # a hard stop is no steer: refused here
+        remote.prompt_steer(session, "x", StopRequest.by_user(Surface.DESK_KEY))
+    assert caught.value.code == -32602
+
+    parent = remote.prompt_submit(session, "delegate: [demo tps=5] a slow child").turn_id
+    assert log.wait_for(lambda _e: bool(log.of_type(ChildStarted)), 10)
+    (child,) = log.of_type(ChildStarted)
+    [info] = remote.session_agents(session)
+    assert info.turn_id == child.turn_id and info.running
+    now = remote.prompt_submit(
+        session, "reply with exactly: now", stop=StopRequest.by_user(Surface.DESK_KEY)
+    )
+    assert log.complete(parent).exit_reason == "interrupted_by_user"
+    assert log.wait_for(lambda _e: bool(log.of_type(ChildCompleted)), 10)
+    assert log.of_type(ChildCompleted)[0].exit_reason == "interrupted_by_user"
+    assert log.complete(now.turn_id).text == "now"

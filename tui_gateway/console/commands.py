@@ -22,7 +22,7 @@ from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope
 from agent.stops import StopRequest, Surface
-from tui_gateway.types import ConsoleCommandInfo
+from tui_gateway.types import ChildInfo, ConsoleCommandInfo
 
 DIGEST_MAX_BYTES = 64_000
 """Largest part of a file ``digest`` sends to the model, in bytes."""
@@ -78,6 +78,10 @@ class ConsoleHost(Protocol):
         """``(role, content)`` of the messages compressions archived, oldest first."""
         ...
 
+    def session_agents(self, session_id: str) -> list[ChildInfo]:
+        """The session's child agents, live and ended."""
+        ...
+
 
 @dataclass(slots=True)
 class CommandContext:
@@ -124,6 +128,29 @@ def _stop(ctx: CommandContext, _args: list[str]) -> None:
     stop = StopRequest.by_user(Surface.CONSOLE_STOP, "stopped with /stop")
     turn = ctx.host.session_interrupt(ctx.session_id, stop)
     ctx.write("stopped the running turn\n" if turn else "nothing is running\n")
+
+
+def _agents(ctx: CommandContext, args: list[str]) -> None:
+    agents = ctx.host.session_agents(ctx.session_id)
+    if args:
+        if len(args) != 2 or args[0] != "stop":
+            raise CommandError("usage: /agents [stop ID]")
+        found = [a for a in agents if a.turn_id.startswith(args[1])]
+        if len(found) != 1:
+            what = "no child agent" if not found else "more than one child agent"
+            raise CommandError(f"{what} has an id starting with {args[1]!r}; /agents lists them")
+        stop = StopRequest.by_user(Surface.CONSOLE_STOP, "stopped with /agents stop")
+        stopped = ctx.host.session_interrupt(ctx.session_id, stop, turn_id=found[0].turn_id)
+        ctx.write(f"stopped child agent {found[0].turn_id}\n" if stopped else "it had ended\n")
+        return
+    if not agents:
+        ctx.write("no child agents in this session: the model starts them with delegate\n")
+        return
+    for a in agents:
+        state = "running" if a.running else a.exit_reason
+        kind = "background" if a.background else "foreground"
+        indent = "  " * (a.depth - 1)
+        ctx.write(f"{indent}{a.turn_id}  {kind}  {state}  {a.elapsed_s:.1f} s  {a.task}\n")
 
 
 def _model(ctx: CommandContext, args: list[str]) -> None:
@@ -200,6 +227,7 @@ COMMANDS: dict[str, tuple[Command, str, str]] = {
     "sessions": (_sessions, "/sessions", "list the live sessions"),
     "new": (_new, "/new [TITLE]", "start a new session"),
     "stop": (_stop, "/stop", "stop this session's running turn"),
+    "agents": (_agents, "/agents [stop ID]", "list this session's child agents, or stop one"),
     "model": (_model, "/model NAME", "use another model in this session"),
     "digest": (_digest, "digest PATH...", "summarise files with the model"),
     "archived": (_archived, "/archived", "show the messages compressions replaced"),

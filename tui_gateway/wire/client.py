@@ -29,14 +29,23 @@ from typing import IO, Any, TypeVar
 
 from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest
-from tui_gateway.events import GatewayEvent, MessageComplete, MessageStart
+from tui_gateway.events import (
+    ChildCompleted,
+    ChildStarted,
+    GatewayEvent,
+    MessageComplete,
+    MessageStart,
+)
+from tui_gateway.kinds import ChildDelivery
 from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.types import (
+    ChildInfo,
     ConsoleCommandInfo,
     GatewayError,
     ResumedSession,
     SessionInfo,
     ShutdownReport,
+    SteerResult,
     SubmitResult,
 )
 from tui_gateway.wire import contract as c
@@ -81,6 +90,7 @@ class RemoteGateway:
         self._lock = threading.Lock()
         self._subs: list[Subscription] = []
         self._running: set[tuple[str, str]] = set()
+        self._children: dict[tuple[str, str], str] = {}  # (session, child) -> its parent
         self._last_seq: dict[str, int] = {}
         self._ready: Future[c.Ready] = Future()
         self._report: ShutdownReport | None = None
@@ -184,6 +194,10 @@ class RemoteGateway:
                 self._running.add((event.session_id, payload.turn_id))
             elif isinstance(payload, MessageComplete):
                 self._running.discard((event.session_id, payload.turn_id))
+            elif isinstance(payload, ChildStarted):
+                self._children[(event.session_id, payload.turn_id)] = payload.parent_turn_id
+            elif isinstance(payload, ChildCompleted):
+                self._children.pop((event.session_id, payload.turn_id), None)
             self._last_seq[event.session_id] = max(
                 event.seq, self._last_seq.get(event.session_id, 0)
             )
@@ -194,8 +208,22 @@ class RemoteGateway:
     def _on_exit(self) -> None:
         with self._lock:
             orphans = sorted(self._running)
-        # A turn still running when the child died would never end for the subscribers: end
-        # it here, once, as failed (the child booked nothing).
+            children = sorted(self._children.items())
+        # A turn (or child agent) still running when the process died would never end for the
+        # subscribers: end it here, once, as failed (the process booked nothing).
+        failed = ExitReason.failed("GatewayExited")
+        for (session_id, child_id), parent in children:
+            ended = ChildCompleted(
+                turn_id=child_id,
+                parent_turn_id=parent,
+                status=TurnStatus.FAILED,
+                exit_reason=failed,
+                text="",
+                delivery=ChildDelivery.NOTE,
+                error="the gateway process exited while the child agent ran",
+            )
+            seq = self._last_seq.get(session_id, 0) + 1
+            self._deliver(GatewayEvent(ended.TYPE, session_id, seq, ended))
         for session_id, turn_id in orphans:
             complete = MessageComplete(
                 turn_id=turn_id,
@@ -258,10 +286,27 @@ class RemoteGateway:
         params = c.SessionDeleteParams(session_id=session_id)
         return self._call("session.delete", params, c.SessionDeleteResult).deleted
 
-    def prompt_submit(self, session_id: str, text: str) -> SubmitResult:
-        """``prompt.submit``: run or queue a prompt."""
-        params = c.PromptSubmitParams(session_id=session_id, text=text)
+    def prompt_submit(
+        self, session_id: str, text: str, *, stop: StopRequest | None = None
+    ) -> SubmitResult:
+        """``prompt.submit``: run or queue a prompt (with ``stop``: stop and send)."""
+        wire = _stop_params(stop) if stop is not None else None
+        params = c.PromptSubmitParams(session_id=session_id, text=text, stop=wire)
         return self._call("prompt.submit", params, SubmitResult)
+
+    def prompt_steer(self, session_id: str, text: str, stop: StopRequest) -> SteerResult:
+        """``prompt.steer``: text for the running turn at its next boundary.
+
+        Raises:
+            GatewayError: ``stop`` is a hard stop (code -32602, nothing sent), or refused.
+        """
+        params = c.PromptSteerParams(session_id, text, _stop_params(stop, soft=True))
+        return self._call("prompt.steer", params, SteerResult)
+
+    def session_agents(self, session_id: str) -> list[ChildInfo]:
+        """``session.agents``: the session's child agents."""
+        params = c.SessionAgentsParams(session_id=session_id)
+        return self._call("session.agents", params, c.SessionAgentsResult).agents
 
     def prompt_remove(self, session_id: str, turn_id: str) -> bool:
         """``prompt.remove``: drop a queued prompt; False when it is not queued any more."""
@@ -384,9 +429,10 @@ class RemoteGateway:
         self.shutdown()
 
 
-def _stop_params(stop: StopRequest) -> c.StopParams:
-    """The ``stop`` object of ``stop``; a soft interrupt is refused before anything is sent."""
+def _stop_params(stop: StopRequest, *, soft: bool = False) -> c.StopParams:
+    """The ``stop`` object of ``stop``; a soft interrupt where a hard stop goes (or the reverse)
+    is refused before anything is sent."""
     try:
-        return c.StopParams.of(stop)
+        return c.StopParams.of(stop, soft=soft)
     except ValueError as exc:
         raise GatewayError(str(exc), code=c.INVALID_PARAMS) from None

@@ -78,6 +78,8 @@ class Dispatcher:
             "session.rename": self._session_rename,
             "session.delete": self._session_delete,
             "prompt.submit": self._prompt_submit,
+            "prompt.steer": self._prompt_steer,
+            "session.agents": self._session_agents,
             "prompt.remove": self._prompt_remove,
             "session.interrupt": self._session_interrupt,
             "session.compress": self._session_compress,
@@ -203,7 +205,14 @@ class Dispatcher:
         return c.SessionDeleteResult(deleted=self.gateway.session_delete(p.session_id))
 
     def _prompt_submit(self, p: c.PromptSubmitParams) -> Any:
-        return self.gateway.prompt_submit(p.session_id, p.text)
+        stop = p.stop.request() if p.stop is not None else None
+        return self.gateway.prompt_submit(p.session_id, p.text, stop=stop)
+
+    def _prompt_steer(self, p: c.PromptSteerParams) -> Any:
+        return self.gateway.prompt_steer(p.session_id, p.text, p.stop.request(hard=False))
+
+    def _session_agents(self, p: c.SessionAgentsParams) -> c.SessionAgentsResult:
+        return c.SessionAgentsResult(agents=self.gateway.session_agents(p.session_id))
 
     def _prompt_remove(self, p: c.PromptRemoveParams) -> c.PromptRemoveResult:
         return c.PromptRemoveResult(removed=self.gateway.prompt_remove(p.session_id, p.turn_id))

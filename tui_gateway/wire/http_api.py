@@ -86,6 +86,7 @@ class DeskApi:
             Route("/v1/sessions", self.create_session, methods=["POST"]),
             Route("/v1/sessions", self.list_sessions, methods=["GET"]),
             Route("/v1/sessions/{session_id}/runs", self.create_run, methods=["POST"]),
+            Route("/v1/sessions/{session_id}/steer", self.steer, methods=["POST"]),
             Route("/v1/sessions/{session_id}/messages", self.messages, methods=["GET"]),
             Route("/v1/sessions/{session_id}/events", self.events, methods=["GET"]),
             Route("/v1/runs/{run_id}/stop", self.stop_run, methods=["POST"]),
@@ -153,6 +154,17 @@ class DeskApi:
             on_close=listener.close,
             headers={"x-desk-run-id": run_id},
         )
+
+    async def steer(self, request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        body = json_object(await read_json(request, self.max_body_bytes))
+        text = _string(body, "text")
+        stop = StopRequest.soft(Surface.API_STEER, "steered through the API")
+        try:
+            result = await asyncio.to_thread(self.gateway.prompt_steer, session_id, text, stop)
+        except GatewayError as exc:
+            raise http_error_of(exc) from None
+        return JSONResponse(encode(result))
 
     async def stop_run(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]

@@ -124,7 +124,15 @@ V3: tuple[str, ...] = (
 )
 """Version 3: prompts waiting for their turn to start, so a crash or a quit cannot lose them."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3)
+V4: tuple[str, ...] = (
+    "ALTER TABLE turns ADD COLUMN parent_turn_id TEXT REFERENCES turns(id) ON DELETE CASCADE",
+    "ALTER TABLE turns ADD COLUMN reply TEXT",
+    "CREATE INDEX turns_parent ON turns(parent_turn_id) WHERE parent_turn_id IS NOT NULL",
+)
+"""Version 4: child agents' turns, under the turn that delegated them (``parent_turn_id``),
+with their final reply kept on the row (their messages are not the session's transcript)."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -50,6 +50,7 @@ class SqliteTurns:
         started_at: float | None = None,
         *,
         record_prompt: bool = True,
+        parent_turn_id: str | None = None,
     ) -> TurnRow:
         """Write a running turn and (by default) its prompt as a user message, in one transaction.
 
@@ -64,13 +65,16 @@ class SqliteTurns:
             prompt: the person's text.
             started_at: unix seconds; None for the clock.
             record_prompt: also append ``prompt`` as a ``user`` message of this turn.
+            parent_turn_id: for a child agent's turn, the turn that delegated it (a turn of
+                the same session); its prompt is then never recorded as a message.
 
         Returns:
             the new turn row.
 
         Raises:
             StoreNotFound: no such session.
-            StoreError: the turn id exists already, or the write failed (nothing was written).
+            StoreError: the turn id exists already, the parent is no turn of the session, or the
+                write failed (nothing was written).
         """
         now = self._clock()
         started = now if started_at is None else started_at
@@ -78,13 +82,21 @@ class SqliteTurns:
             require_session(conn, session_id, self._path)
             if conn.execute("SELECT 1 FROM turns WHERE id = ?", (turn_id,)).fetchone():
                 raise StoreError(f"a turn {turn_id!r} exists already", self._path)
+            if (
+                parent_turn_id is not None
+                and not conn.execute(
+                    "SELECT 1 FROM turns WHERE id = ? AND session_id = ?",
+                    (parent_turn_id, session_id),
+                ).fetchone()
+            ):
+                raise StoreError(f"no parent turn {parent_turn_id!r} in the session", self._path)
             conn.execute(
-                "INSERT INTO turns (id, session_id, prompt, owner, started_at, status)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (turn_id, session_id, prompt, self._owner, started, RUNNING),
+                "INSERT INTO turns (id, session_id, prompt, owner, started_at, status,"
+                " parent_turn_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (turn_id, session_id, prompt, self._owner, started, RUNNING, parent_turn_id),
             )
             conn.execute("DELETE FROM queued_prompts WHERE turn_id = ?", (turn_id,))
-            if record_prompt:
+            if record_prompt and parent_turn_id is None:
                 user = NewMessage(ChatMessage(role="user", content=prompt))
                 insert_messages(conn, session_id, [user], turn_id, now)
             else:
@@ -171,7 +183,7 @@ class SqliteTurns:
                 "UPDATE turns SET ended_at = ?, status = ?, exit_reason = ?, stop_issuer = ?,"
                 " stop_surface = ?, stop_reason = ?, prompt_tokens = ?, completion_tokens = ?,"
                 " stop_closed_ms = ?, stop_exited_ms = ?, children_ended = ?, error = ?,"
-                " draft = NULL WHERE id = ? AND ended_at IS NULL",
+                " reply = ?, draft = NULL WHERE id = ? AND ended_at IS NULL",
                 (
                     now if outcome.ended_at is None else outcome.ended_at,
                     outcome.status,
@@ -185,6 +197,7 @@ class SqliteTurns:
                     outcome.stop_exited_ms,
                     outcome.children_ended,
                     outcome.error,
+                    outcome.reply,
                     turn_id,
                 ),
             )

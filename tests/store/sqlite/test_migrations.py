@@ -146,7 +146,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
     finally:
         conn.close()
     with SqliteStore(db_path, clock=clock) as s:
-        assert s.schema_version() == SCHEMA_VERSION == 3
+        assert s.schema_version() == SCHEMA_VERSION == 4
         assert s.integrity_check() == "ok"
         assert [(x.role, x.content, x.turn_id) for x in s.transcript.all_messages("old")] == [
             ("user", "hi", "t1"),
@@ -159,3 +159,6 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
         assert s.queue.queued_prompts() == []
         assert s.queue.queue_prompt("t2", "old", "next")  # the new table works on migrated data
         assert [q.turn_id for q in s.queue.queued_prompts("old")] == ["t2"]
+        assert turn.parent_turn_id is None and turn.reply is None  # version 4's columns
+        s.turns.start_turn("c1", "old", "a task", parent_turn_id="t1")
+        assert [m.turn_id for m in s.transcript.all_messages("old")] == ["t1", "t1"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tui_gateway.types import ResumedSession, ShutdownReport, SubmitResult
+from tui_gateway.types import ResumedSession, ShutdownReport, SteerResult, SubmitResult
 from tui_gateway.wire.contract.console import (
     ConsoleCancelParams,
     ConsoleCancelResult,
@@ -42,7 +42,10 @@ from tui_gateway.wire.contract.turns import (
     CompressionCancelResult,
     PromptRemoveParams,
     PromptRemoveResult,
+    PromptSteerParams,
     PromptSubmitParams,
+    SessionAgentsParams,
+    SessionAgentsResult,
     SessionCompressParams,
     SessionInterruptParams,
     SessionInterruptResult,
@@ -112,7 +115,20 @@ METHODS: tuple[Method, ...] = (
         PromptSubmitParams,
         SubmitResult,
         "Run the prompt as the session's next turn, or queue it behind the running one (a "
-        "`prompt.queued` event says so). Its events follow as notifications.",
+        "`prompt.queued` event says so). Its events follow as notifications. With `stop` "
+        '("stop and send") the running turn is hard-stopped with it (queued prompts are kept) '
+        "and this prompt runs next, ahead of them.",
+    ),
+    Method(
+        "prompt.steer",
+        PromptSteerParams,
+        SteerResult,
+        "Give the running turn more input without stopping it (a soft interrupt): the text is "
+        "delivered at its next model-call boundary, after the current stream or tool call, "
+        "never cutting one, and becomes a user message there (a `prompt.steered` event shows "
+        "where). During a compression it waits for the turn after it. When nothing runs, or a "
+        "`/compress` runs, or the turn has taken its last boundary, it becomes a normal prompt "
+        "(`steered` false); a turn that ends before delivering it runs it next as a prompt.",
     ),
     Method(
         "prompt.remove",
@@ -144,6 +160,13 @@ METHODS: tuple[Method, ...] = (
         "Hard-stop the session's running compression, booked to the `stop`'s issuer. Before "
         "commit admission everything is rolled back; after it, the commit completes and the "
         "stop ends the rest of the turn.",
+    ),
+    Method(
+        "session.agents",
+        SessionAgentsParams,
+        SessionAgentsResult,
+        "The session's child agents (started by `delegate` tool calls), live and ended. Stop "
+        "one alone with `session.interrupt` and its `turn_id`: its parent goes on.",
     ),
     Method(
         "approval.respond",

@@ -64,6 +64,16 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "POST",
+        "/v1/sessions/{session_id}/steer",
+        '`{"text": string}`',
+        '200 `{"turn_id", "steered", "queued", "steer_id"}` (SteerResult)',
+        "Steer the session's running turn as the user (`prompt.steer` with surface "
+        "`api.steer`): the text reaches it at its next model-call boundary, never cutting a "
+        "stream or a tool call; when nothing runs it becomes a normal prompt (`steered` false; "
+        "its events are on the session's events route). 400 for empty or oversized text.",
+    ),
+    Route(
+        "POST",
         "/v1/runs/{run_id}/stop",
         '`{"reason": string}` (optional)',
         '200 `{"run_id", "stopped"}`',

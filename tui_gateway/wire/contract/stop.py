@@ -6,8 +6,9 @@ every params object and checked once, here, by building the :class:`agent.stops.
 states: an issuer that does not match the surface, or an empty reason, is an invalid-params
 error (``-32602``) and the request changes nothing.
 
-A stop on the wire is always a hard stop. A soft interrupt ("consider this") is not a stop and
-will be a method of its own (``prompt.steer``).
+The object never says ``hard``: the method does. It is a hard stop everywhere but in
+``prompt.steer``, where the same object states who steers (a soft interrupt, carried beside the
+steer's text).
 """
 
 from __future__ import annotations
@@ -37,8 +38,11 @@ class StopParams:
     def __post_init__(self) -> None:
         self.request()
 
-    def request(self) -> StopRequest:
+    def request(self, *, hard: bool = True) -> StopRequest:
         """The :class:`StopRequest` these params state (made now: its ``requested_at`` is now).
+
+        Args:
+            hard: False for ``prompt.steer``'s soft interrupt.
 
         Raises:
             ValueError: the issuer does not match the surface, or the reason is empty.
@@ -46,17 +50,29 @@ class StopParams:
         if not self.reason.strip():
             raise ValueError("reason must not be empty: say why the work is stopped")
         return StopRequest(
-            issuer=Issuer(self.issuer), surface=Surface(self.surface), reason=self.reason
+            issuer=Issuer(self.issuer),
+            surface=Surface(self.surface),
+            reason=self.reason,
+            hard=hard,
         )
 
     @classmethod
-    def of(cls, stop: StopRequest) -> StopParams:
+    def of(cls, stop: StopRequest, *, soft: bool = False) -> StopParams:
         """The wire form of ``stop``.
 
+        Args:
+            stop: the stop.
+            soft: it goes to ``prompt.steer``, which takes a soft interrupt only.
+
         Raises:
-            ValueError: ``stop`` is a soft interrupt (``hard=False``), which is not a stop, or
-                its reason is empty.
+            ValueError: ``stop`` is soft where a hard stop is carried (a soft interrupt is a
+                steer: ``prompt.steer``), hard where a steer is, or its reason is empty.
         """
-        if not stop.hard:
-            raise ValueError("a soft interrupt is not a stop: the wire carries hard stops only")
+        if stop.hard == soft:
+            raise ValueError(
+                "a hard stop is not a steer"
+                if soft
+                else "a soft interrupt is a steer: "
+                "the stop methods carry hard stops only (send text with prompt.steer)"
+            )
         return cls(issuer=stop.issuer, surface=stop.surface, reason=stop.reason)

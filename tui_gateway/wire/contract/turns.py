@@ -1,8 +1,8 @@
 """Params and results of the methods that run, stop and answer a session's turns.
 
-``prompt.submit``, ``prompt.remove``, ``session.interrupt``, ``session.compress``,
-``compression.cancel`` and ``approval.respond``. The two stops carry one
-:class:`~tui_gateway.wire.contract.stop.StopParams`.
+``prompt.submit``, ``prompt.steer``, ``prompt.remove``, ``session.interrupt``,
+``session.compress``, ``compression.cancel``, ``approval.respond`` and ``session.agents``. Each
+that stops (or steers) carries one :class:`~tui_gateway.wire.contract.stop.StopParams`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from tui_gateway.types import ChildInfo
 from tui_gateway.wire.contract.stop import StopParams
 
 
@@ -20,10 +21,51 @@ class PromptSubmitParams:
     Attributes:
         session_id: the session.
         text: the prompt (not empty; at most the gateway's ``max_prompt_chars``).
+        stop: "stop and send": hard-stop the running turn with this stop (queued prompts are
+            kept) and run this prompt next, ahead of them; null queues it as usual.
     """
 
     session_id: str
     text: str
+    stop: StopParams | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSteerParams:
+    """Params of ``prompt.steer``: text for the running turn, and who steers.
+
+    Attributes:
+        session_id: the session.
+        text: what to add (not empty; at most the gateway's ``max_prompt_chars``).
+        stop: the soft interrupt: who steers, from where (a person's surface, e.g.
+            ``desk.key``, ``api.steer``), and why.
+    """
+
+    session_id: str
+    text: str
+    stop: StopParams
+
+
+@dataclass(frozen=True, slots=True)
+class SessionAgentsParams:
+    """Params of ``session.agents``.
+
+    Attributes:
+        session_id: the session.
+    """
+
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionAgentsResult:
+    """Result of ``session.agents``.
+
+    Attributes:
+        agents: the session's child agents, live and ended, in the order they started.
+    """
+
+    agents: list[ChildInfo]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,75 @@
+"""A turn's tool calls as agent events: the batch that runs them, and each call's one result."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from agent.events import AgentListener, ToolCompleted, ToolOutput, ToolStarted
+from agent.provider.types import ToolCall
+from agent.tools.base import ToolResult
+from agent.tools.process import ProcessLedger
+from agent.tools.registry import ToolRegistry
+from agent.tools.runner import Approver, ToolBatch
+from agent.tools.workspace import Workspace
+
+
+def tool_completed(call: ToolCall, result: ToolResult) -> ToolCompleted:
+    """The ``ToolCompleted`` event of a call's one result (a stop named by its party)."""
+    stopped_by = result.stopped_by.describe() if result.stopped_by is not None else None
+    return ToolCompleted(
+        call_id=call.id,
+        name=call.name,
+        content=result.content,
+        is_error=result.is_error,
+        exit_code=result.exit_code,
+        stopped_by=stopped_by,
+        children_ended=result.children_ended,
+    )
+
+
+def tool_batch(
+    tools: ToolRegistry,
+    calls: Sequence[ToolCall],
+    listener: AgentListener,
+    *,
+    cwd: Path,
+    ledger: ProcessLedger,
+    approve: Approver | None,
+    workspace: Workspace | None,
+) -> ToolBatch:
+    """The batch that runs one assistant message's ``calls``, reporting to ``listener``.
+
+    Args:
+        tools: the turn's tools.
+        calls: the calls, in order.
+        listener: gets ``ToolStarted``, ``ToolOutput`` and ``ToolCompleted`` events.
+        cwd: where the calls run.
+        ledger: the turn's process ledger.
+        approve: asks the person before a call that needs it (None: run every call).
+        workspace: the file tools' boundary (None: one at ``cwd``).
+    """
+
+    def on_start(call: ToolCall) -> None:
+        listener(ToolStarted(call_id=call.id, name=call.name, arguments=call.arguments))
+
+    def on_output(call: ToolCall, text: str) -> None:
+        listener(ToolOutput(call_id=call.id, text=text))
+
+    def on_complete(call: ToolCall, result: ToolResult) -> None:
+        listener(tool_completed(call, result))
+
+    return ToolBatch(
+        tools,
+        calls,
+        cwd=cwd,
+        ledger=ledger,
+        on_start=on_start,
+        on_output=on_output,
+        on_complete=on_complete,
+        approve=approve,
+        workspace=workspace,
+    )
+
+
+__all__ = ["tool_batch", "tool_completed"]

@@ -1,0 +1,171 @@
+"""Child agents of the session on screen: a card each, nested where their ``delegate`` call is.
+
+``child.start`` mounts an :class:`~desk.widgets.agent_card.AgentCard` right under the tool card
+of the ``delegate`` call that started it (inside its parent's card when the parent is a child
+itself). The child's own events (its streamed text, its state) go to its card; its tool calls
+are mounted inside the card's box (:meth:`AgentsController.box_for`, asked by the tool-calls
+controller). ``child.complete`` shows its outcome. The card's Stop stops that child alone, as
+the person, through ``session_interrupt`` with the child's id: its parent goes on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.widget import Widget
+from textual.widgets import Static
+
+from agent.stops import StopRequest, Surface
+from desk.controllers.ports import Notify
+from desk.receipts import ReceiptFormatter, format_failure
+from desk.widgets.agent_card import AgentCard
+from desk.widgets.status_bar import Clock
+from desk.widgets.tool_card import ToolCard
+from tui_gateway.events import (
+    ChildCompleted,
+    ChildStarted,
+    MessageDelta,
+    PromptSteered,
+    TurnState,
+)
+from tui_gateway.text import terminal_safe
+from tui_gateway.types import ChildOutcome, GatewayError
+
+if TYPE_CHECKING:
+    from desk.ports import DeskGateway
+    from desk.widgets.session_view import SessionView
+
+STOP_REASON = "stopped with the agent's Stop"
+"""The reason of a stop from a child's card."""
+
+
+def note_for(result: ChildCompleted, format_receipt: ReceiptFormatter) -> str:
+    """The line under a finished child: its stop receipt or error line, "" when completed."""
+    if result.status == "interrupted" and result.stop is not None:
+        return format_receipt(result.stop)
+    if result.status == "failed":
+        return format_failure(result.error, result.exit_reason)
+    if result.status != "completed":
+        return f"■ {result.exit_reason}"
+    return ""
+
+
+class AgentsController:
+    """The child-agent cards of the session a view shows.
+
+    Args:
+        gateway: the gateway (``session_interrupt`` for a card's Stop).
+        clock: the clock of the cards' running times.
+        format_receipt: how stop receipts read.
+        notify: shows a toast.
+    """
+
+    def __init__(
+        self,
+        gateway: DeskGateway,
+        *,
+        clock: Clock,
+        format_receipt: ReceiptFormatter,
+        notify: Notify,
+    ) -> None:
+        self._gateway = gateway
+        self._clock = clock
+        self._format_receipt = format_receipt
+        self._notify = notify
+        self._cards: dict[str, AgentCard] = {}
+
+    def owns(self, turn_id: str) -> bool:
+        """True when ``turn_id`` is a child agent's (its events go to its card)."""
+        return turn_id in self._cards
+
+    def card(self, turn_id: str) -> AgentCard | None:
+        """The card of a child agent, if shown."""
+        card = self._cards.get(turn_id)
+        return card if card is not None and card.is_attached else None
+
+    @property
+    def cards(self) -> list[AgentCard]:
+        """The cards shown, in the order they started."""
+        return [c for c in self._cards.values() if c.is_attached]
+
+    def box_for(self, turn_id: str) -> Widget | None:
+        """Where a child agent's own tool cards go (None: not a child's turn)."""
+        card = self.card(turn_id)
+        return card.box if card is not None else None
+
+    async def started(self, view: SessionView, payload: ChildStarted) -> None:
+        """``child.start``: a card right under the ``delegate`` call that started it."""
+        p = payload
+        card = AgentCard(
+            p.turn_id, p.parent_turn_id, p.task, background=p.background, clock=self._clock
+        )
+        self._cards[p.turn_id] = card
+        call = next((c for c in view.transcript.query(ToolCard) if c.call_id == p.call_id), None)
+        parent = self.card(p.parent_turn_id)
+        if call is not None and isinstance(call.parent, Widget):
+            await call.parent.mount(card, after=call)
+        elif parent is not None:
+            await parent.box.mount(card)
+        else:
+            await view.transcript.mount(card)
+
+    def delta(self, payload: MessageDelta) -> None:
+        """A child's streamed text."""
+        card = self.card(payload.turn_id)
+        if card is not None:
+            card.add_text(payload.text)
+
+    def state_changed(self, payload: TurnState) -> None:
+        """A child's ``turn.state``: its card says when it is being stopped."""
+        card = self.card(payload.turn_id)
+        if card is not None and payload.state == "stopping":
+            card.stopping()
+
+    async def steered(self, payload: PromptSteered) -> None:
+        """A child took a steer (its own child's answer): a line in its card."""
+        card = self.card(payload.turn_id)
+        if card is not None:
+            line = f"↳ the answer of agent {payload.steer_id[:6]} reached it here"
+            await card.box.mount(Static(terminal_safe(line), classes="note", markup=False))
+
+    def completed(self, payload: ChildCompleted) -> None:
+        """``child.complete``: the card shows the outcome."""
+        card = self.card(payload.turn_id)
+        if card is not None:
+            card.finish(payload, note_for(payload, self._format_receipt))
+
+    def stop(self, view: SessionView, turn_id: str) -> None:
+        """A card's Stop: stop that child alone, as the person."""
+        stop = StopRequest.by_user(Surface.DESK_BUTTON, STOP_REASON)
+        try:
+            stopped = self._gateway.session_interrupt(view.session_id, stop, turn_id=turn_id)
+        except GatewayError as exc:
+            self._notify(exc.message, title="Agent not stopped", severity="error")
+            return
+        card = self.card(turn_id)
+        if stopped is not None and card is not None:
+            card.stopping()
+
+    async def show_saved(self, view: SessionView, outcomes: tuple[ChildOutcome, ...]) -> None:
+        """The children of a saved turn, finished, at the end of the transcript (resume)."""
+        for outcome in outcomes:
+            card = AgentCard(
+                outcome.turn_id,
+                outcome.parent_turn_id,
+                outcome.task,
+                background=False,
+                clock=self._clock,
+            )
+            self._cards[outcome.turn_id] = card
+            parent = self.card(outcome.parent_turn_id)
+            await (parent.box if parent is not None else view.transcript).mount(card)
+            card.show_outcome(
+                outcome.exit_reason,
+                outcome.reply,
+                completed=outcome.status == "completed",
+                note=outcome.note,
+            )
+
+    def forget(self) -> None:
+        """The view changed session: its cards are gone."""
+        self._cards = {k: c for k, c in self._cards.items() if c.is_attached}

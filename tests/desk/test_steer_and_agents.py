@@ -1,0 +1,201 @@
+"""Pilot tests of steering and child agents, over a real gateway and demo model server.
+
+While a turn runs, Enter queues (``busy_input = "queue"``, the default) or steers
+(``"steer"``), Ctrl+T does the other, Ctrl+S stops the turn and sends at once; the footer
+names each. A ``delegate`` call shows a child agent's card under its tool card, with its live
+output and a Stop of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.provider.client import ProviderConfig
+from agent.stops import StopRequest, Surface
+from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
+from desk.app import DeskApp
+from desk.widgets.agent_card import AgentCard
+from desk.widgets.prompt_input import PromptInput
+from desk.widgets.user_prompt import UserPrompt
+from tests.desk.desk_testkit import click_until, connection, submit, wait_until
+from tests.support import EventLog
+from tui_gateway.events import ChildCompleted, MessageComplete, MessageDelta, PromptSteered
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+pytestmark = pytest.mark.anyio
+
+SAID = " ".join(f"word{i}" for i in range(120))
+WORDS = f"reply with exactly: {SAID}"
+
+
+@pytest.fixture
+def gateway(demo_server: DemoModelServer, tmp_path: Path) -> Iterator[tuple[Gateway, EventLog]]:
+    demo_server.configure(slots=3)
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gw = Gateway(GatewayConfig(provider=provider, cwd=tmp_path, approvals=False))
+    log = EventLog()
+    gw.subscribe(log)
+    try:
+        yield gw, log
+    finally:
+        assert gw.shutdown(timeout_s=5.0).threads_left == []
+
+
+def desk(gateway: Gateway, demo: DemoModelServer, busy_input: str = "queue") -> DeskApp:
+    return DeskApp(
+        gateway,
+        connection(demo.base_url),
+        handle_signals=False,
+        busy_input=busy_input,  # type: ignore[arg-type]
+    )
+
+
+def footer_actions(app: DeskApp) -> dict[str, str]:
+    """What the footer shows for the prompt box's keys now: key -> description."""
+    box = app.query_one(PromptInput)
+    return {
+        key: active.binding.description
+        for key, active in app.screen.active_bindings.items()
+        if active.node is box and active.binding.show
+    }
+
+
+async def running(app: DeskApp, pilot: object) -> str:
+    await wait_until(pilot, lambda: app.running_turn is not None, what="a running turn")  # type: ignore[arg-type]
+    turn = app.running_turn
+    assert turn is not None
+    return turn
+
+
+@pytest.mark.parametrize("busy_input", ["queue", "steer"])
+async def test_the_footer_says_what_enter_and_ctrl_t_do_while_a_turn_runs(
+    busy_input: str, gateway: tuple[Gateway, EventLog], demo_server: DemoModelServer
+) -> None:
+    gw, _log = gateway
+    demo_server.configure(tokens_per_second=20.0)
+    app = desk(gw, demo_server, busy_input)
+    async with app.run_test(size=(120, 40)) as pilot:
+        idle = footer_actions(app)
+        assert idle.get("enter") == "Send" and "ctrl+s" not in idle and "ctrl+t" not in idle
+        await submit(pilot, "tell me a long story")
+        await running(app, pilot)
+        await wait_until(pilot, lambda: app.query_one(PromptInput).busy, what="a busy box")
+        busy = footer_actions(app)
+        enter, other = ("Queue", "Steer") if busy_input == "queue" else ("Steer", "Queue")
+        assert (busy["enter"], busy["ctrl+t"], busy["ctrl+s"]) == (enter, other, "Stop+send")
+
+
+async def test_enter_steers_when_set_to_and_the_steer_lands_where_the_turn_took_it(
+    gateway: tuple[Gateway, EventLog], demo_server: DemoModelServer
+) -> None:
+    gw, log = gateway
+    demo_server.configure(tokens_per_second=40.0)
+    app = desk(gw, demo_server, "steer")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, WORDS)
+        turn = await running(app, pilot)
+        await submit(pilot, "reply with exactly: nine")
+        await wait_until(pilot, lambda: log.of_type(MessageComplete), what="the turn's end")
+        await wait_until(pilot, lambda: app.running_turn is None, what="idle")
+        (steered,) = log.of_type(PromptSteered)
+        block = app.transcript.prompt(steered.steer_id)
+        assert block is not None and block.status == "steered"
+        first = app.transcript.query_one(f"#reply-{turn}")
+        order = list(app.transcript.children)
+        assert order.index(first) < order.index(block)  # the first reply, then the steer
+        assert first.text == SAID  # never cut
+        rest = app.transcript.reply(turn)
+        assert rest is not None and rest.text == "nine" and order.index(block) < order.index(rest)
+
+
+async def test_ctrl_t_steers_when_enter_queues_and_ctrl_s_stops_and_sends(
+    gateway: tuple[Gateway, EventLog], demo_server: DemoModelServer
+) -> None:
+    gw, log = gateway
+    demo_server.configure(tokens_per_second=20.0)
+    app = desk(gw, demo_server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, "tell me a long story")
+        turn = await running(app, pilot)
+        box = app.query_one(PromptInput)
+        box.text = "and a moral"
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: box.text == "", what="the steer sent")
+        assert [p.status for p in app.transcript.query(UserPrompt)][-1] == "steer"
+        box.text = "reply with exactly: right now"
+        await pilot.press("ctrl+s")
+
+        def done(turn_id: str) -> bool:
+            return any(c.turn_id == turn_id for c in log.of_type(MessageComplete))
+
+        await wait_until(pilot, lambda: done(turn), what="the stopped turn")
+        stopped = next(c for c in log.of_type(MessageComplete) if c.turn_id == turn)
+        assert stopped.exit_reason == "interrupted_by_user"
+        assert stopped.stop is not None and stopped.stop.reason == "stopped to send a new prompt"
+        completes = lambda: [c for c in log.of_type(MessageComplete) if c.turn_id != turn]  # noqa: E731
+        await wait_until(pilot, lambda: len(completes()) == 2, timeout_s=30, what="both prompts")
+        # stop and send ran first; the steer the stopped turn never took ran after it
+        assert completes()[0].text == "right now"
+        assert completes()[1].turn_id == stopped.undelivered[0]
+
+
+async def test_a_child_agent_card_shows_live_output_and_its_stop_stops_it_alone(
+    gateway: tuple[Gateway, EventLog], demo_server: DemoModelServer
+) -> None:
+    gw, log = gateway
+    app = desk(gw, demo_server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, "delegate: [demo tps=10] map the north")
+        await wait_until(pilot, lambda: app.controllers.agents.cards, what="a child's card")
+        (card,) = app.controllers.agents.cards
+        assert card.agent_task == "[demo tps=10] map the north" and card.running
+        await wait_until(pilot, lambda: card.text, what="the child's live output")
+        call = next(c for c in app.controllers.tools.cards if c.tool == "delegate")
+        siblings = list(card.parent.children)  # type: ignore[union-attr]
+        assert siblings.index(call) + 1 == siblings.index(card)  # right under its call
+        stop = card.query_one(".stop")
+        await click_until(pilot, stop, lambda: log.of_type(ChildCompleted), what="its stop")
+        await wait_until(pilot, lambda: not card.running, what="the card's outcome")
+        (ended,) = log.of_type(ChildCompleted)
+        assert ended.exit_reason == "interrupted_by_user"
+        await wait_until(pilot, lambda: log.of_type(MessageComplete), timeout_s=15, what="parent")
+        (parent,) = log.of_type(MessageComplete)
+        assert parent.status == "completed"  # the parent went on
+        assert "the person stopped the child agent" in parent.text
+        assert "stopped by you" in card.query_one(".outcome").render().plain  # type: ignore[attr-defined]
+
+
+async def test_a_resumed_session_shows_steers_and_its_children(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    demo_server.configure(slots=3, tokens_per_second=40.0)
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    store = SqliteStore(tmp_path / "desk.db")
+    gw = Gateway(GatewayConfig(provider=provider, cwd=tmp_path, approvals=False), store=store)
+    log = EventLog()
+    gw.subscribe(log)
+    try:
+        session = gw.session_create()
+        turn = gw.prompt_submit(session, WORDS).turn_id
+        assert log.wait_for(lambda ev: any(isinstance(e.payload, MessageDelta) for e in ev))
+        gw.prompt_steer(
+            session, "reply with exactly: more", StopRequest.soft(Surface.DESK_KEY, "t")
+        )
+        log.complete(turn, timeout=15)
+        child_turn = gw.prompt_submit(session, "delegate: reply with exactly: child done").turn_id
+        log.complete(child_turn, timeout=15)
+        entries = gw.session_resume(session).transcript
+        app = DeskApp(gw, connection(demo_server.base_url), handle_signals=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await app.controllers.sessions.show(session, entries)
+            await pilot.pause()
+            prompts = list(app.transcript.query(UserPrompt))
+            assert [p.status for p in prompts] == ["sent", "steered", "sent"]
+            (card,) = app.transcript.query(AgentCard)
+            assert card.outcome == "completed" and card.text == "child done"
+    finally:
+        assert gw.shutdown(timeout_s=5.0).threads_left == []
