@@ -84,6 +84,7 @@ def gateway_config(
         denied_paths=denied + database,
         max_sessions=max_sessions,
         context_window=settings.context_window,
+        mcp_servers=tuple(settings.mcp_servers.values()),
     )
 
 

@@ -16,6 +16,7 @@ from agent.events import ToolCompleted
 from agent.outcome import ExitReason, TurnStatus
 from tui_gateway.envelope import PROTOCOL_VERSION, GatewayEvent, Payload
 from tui_gateway.kinds import TurnActivity
+from tui_gateway.mcp_events import McpServerChanged
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,6 +370,7 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     ConsoleOutput,
     ConsoleComplete,
     GatewayStopping,
+    McpServerChanged,
 )
 """Every payload type the gateway emits."""
 
@@ -385,6 +387,7 @@ __all__ = [
     "MessageComplete",
     "MessageDelta",
     "MessageStart",
+    "McpServerChanged",
     "PROTOCOL_VERSION",
     "Payload",
     "PromptDropped",

@@ -12,6 +12,7 @@ Method names follow the contract (DESIGN.md section 4): ``session.create`` is
 - :class:`~tui_gateway.persistence.Persistence` and
   :class:`~tui_gateway.compression.SessionCompression`: the store's writes, compressions;
 - :class:`~tui_gateway.console.Console`: console commands;
+- :class:`~tui_gateway.mcp_servers.McpServers` (``Gateway.mcp``): the MCP servers;
 - :class:`~tui_gateway.event_hub.EventHub`: events to subscribers (a slow one never blocks a
   worker);
 - :class:`~tui_gateway.shutdown.Shutdown`: the one shutdown.
@@ -38,6 +39,7 @@ from tui_gateway.console.commands import command_infos
 from tui_gateway.event_hub import EventHub
 from tui_gateway.events import Payload, SessionCreated
 from tui_gateway.kinds import TurnKind
+from tui_gateway.mcp_servers import McpServers
 from tui_gateway.persistence import Persistence
 from tui_gateway.saved_sessions import SavedSessions
 from tui_gateway.session_table import SessionTable
@@ -80,6 +82,9 @@ class Gateway:
         self._cwd = config.cwd if config.cwd is not None else Path.cwd()
         self._events = EventHub(config.coalesce_s)
         publish = self._events.publish
+        self.mcp = McpServers(
+            config.mcp_servers if config.tools else (), lambda p: publish(None, p), cwd=self._cwd
+        )
         self._table = SessionTable(config.max_sessions)
         self._persistence = Persistence(store, publish)
         compression = SessionCompression(
@@ -110,6 +115,7 @@ class Gateway:
             tools=ToolRegistry(default_tools()) if config.tools else None,
             cwd=self._cwd,
             workspace=Workspace.at(self._cwd, config.denied_paths),
+            extra_tools=self.mcp.tools,
         )
         self._saved = SavedSessions(config, self._table, self._persistence, self._booking, publish)
         self._shutdown = Shutdown(
@@ -120,7 +126,9 @@ class Gateway:
             self._persistence,
             self._events,
             bound_s=wait_s,
+            mcp=self.mcp,
         )
+        self.mcp.start()
 
     # -- subscribers ---------------------------------------------------------------------------
 

@@ -15,19 +15,21 @@ API key              ``--api-key KEY``       ``OPENAI_API_KEY``       ``api_key`
 session database     ``--db PATH|URL``       ``DESK_DB``              ``db``
 context window       ``--context-window N``  ``DESK_CONTEXT_WINDOW``  ``context_window``
 workspace            ``--workspace DIR``     ``DESK_WORKSPACE``       ``workspace``
-MCP servers                                                           ``[mcp_servers.NAME]``
+MCP servers          ``--mcp NAME=CMD...``                           ``[mcp_servers.NAME]``
 ===================  ======================  =======================  ====================
 
-An empty flag or variable counts as not given; relative paths (``db``, ``workspace``) start
-from the working directory wherever they were given. A bad value raises :class:`SettingsError`
-with one line naming the flag, the variable, or the file and its key; a bad value below one
-that wins is not read. Keys of the file not resolved here are kept (:attr:`Settings.other_keys`).
+``--mcp`` may be given several times; each adds a server for the run, replacing a table of the
+same name. An empty flag or variable counts as not given; relative paths (``db``,
+``workspace``) start from the working directory wherever they were given. A bad value raises
+:class:`SettingsError` with one line naming the flag, the variable, or the file and its key; a
+bad value below one that wins is not read. Keys of the file not resolved here are kept
+(:attr:`Settings.other_keys`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -37,7 +39,7 @@ from urllib.parse import urlsplit
 
 from agent.store import default_db_path
 from tui_gateway.config_file import CONFIG_NAME, ConfigFile, SettingsError
-from tui_gateway.mcp_settings import McpServerSettings, parse_mcp_servers
+from tui_gateway.mcp_settings import McpServerSettings, parse_mcp_flag, parse_mcp_servers
 
 __all__ = [
     "FILE_KEYS",
@@ -158,7 +160,8 @@ class Settings:
         context_window: the model's context window in tokens (> 0), or None to ask the server.
         workspace: the absolute directory tool calls run in.
         demo: run the built-in demo model instead of any configured server (``--demo``).
-        mcp_servers: the config file's ``[mcp_servers.NAME]`` tables by name, in file order.
+        mcp_servers: the config file's ``[mcp_servers.NAME]`` tables by name, in file order,
+            then the ``--mcp`` servers (a flag's server replaces a table of its name).
         other_keys: the config file's top-level keys not resolved here (``theme``...), as read.
         config_file: the config file that was read (it may not exist), or None for none.
         origins: where each setting came from; :meth:`origin` reads it.
@@ -194,11 +197,13 @@ def resolve_settings(
     *,
     store_default: StoreDefault,
     cwd: Path | None = None,
+    mcp_flags: Sequence[str] = (),
 ) -> Settings:
     """Resolve every setting: flag, then environment, then config file, then default.
 
     Args:
         flags: the parsed flags by setting (None or "" when not given; ``demo`` a bool).
+        mcp_flags: the ``--mcp NAME=COMMAND...`` values, in order.
         env: the environment (``os.environ``).
         file: the config file read at start, or None to read none.
         store_default: where sessions go when no ``db`` is given.
@@ -245,7 +250,11 @@ def resolve_settings(
     demo = bool(flags.get("demo"))
     if demo:
         origins["demo"] = Origin(Source.FLAG, FLAGS["demo"])
-    mcp_servers = parse_mcp_servers(data.get("mcp_servers"), path) if path else _frozen({})
+    mcp_servers = dict(parse_mcp_servers(data.get("mcp_servers"), path) if path else {})
+    for text in mcp_flags:
+        server = parse_mcp_flag(text)
+        mcp_servers.pop(server.name, None)
+        mcp_servers[server.name] = server
     return Settings(
         base_url=base_url,
         model=model,
@@ -254,7 +263,7 @@ def resolve_settings(
         context_window=context_window,
         workspace=workspace if workspace is not None else here,
         demo=demo,
-        mcp_servers=mcp_servers,
+        mcp_servers=MappingProxyType(mcp_servers),
         other_keys=_frozen({k: v for k, v in data.items() if k not in FILE_KEYS}),
         config_file=path,
         origins=MappingProxyType(origins),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from agent.events import TurnResult
 from agent.outcome import ExitReason, TurnStatus
 from agent.provider.client import ChatClient
 from agent.provider.types import ChatMessage
+from agent.tools.base import Tool
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import Workspace
 from tui_gateway.booking import BookingOffice, Publish, receipt
@@ -67,6 +69,8 @@ class TurnRunner:
         tools: the tools offered to the model, or None.
         cwd: the directory tool calls run in.
         workspace: where file tools read without asking, and what they never touch.
+        extra_tools: more tools to offer with ``tools``, asked for each turn when it is
+            submitted (the MCP servers' tools that are ready then).
     """
 
     def __init__(
@@ -82,6 +86,7 @@ class TurnRunner:
         tools: ToolRegistry | None,
         cwd: Path,
         workspace: Workspace | None = None,
+        extra_tools: Callable[[], Sequence[Tool]] | None = None,
     ) -> None:
         self._config = config
         self._table = table
@@ -93,6 +98,7 @@ class TurnRunner:
         self._tools = tools
         self._cwd = cwd
         self._workspace = workspace
+        self._extra_tools = extra_tools
         self._workers = TurnWorkers()
 
     def alive(self) -> list[threading.Thread]:
@@ -140,7 +146,9 @@ class TurnRunner:
         if self._config.approvals and session.approvals is not None:
             approve = session.approvals.approver(turn_id, who_stopped)
         provider = replace(self._config.provider, model=session.model)
-        setup = AgentSetup(listener, approve, self._tools, self._cwd, provider, self._workspace)
+        setup = AgentSetup(
+            listener, approve, self._turn_tools(), self._cwd, provider, self._workspace
+        )
         agent = self._agent_factory(setup)
         agents.append(agent)
         return Turn(
@@ -151,6 +159,12 @@ class TurnRunner:
             kind=kind,
             focus=focus,
         )
+
+    def _turn_tools(self) -> ToolRegistry | None:
+        extra = self._extra_tools() if self._extra_tools is not None else ()
+        if self._tools is None or not extra:
+            return self._tools
+        return ToolRegistry([*self._tools, *extra])
 
     def _enqueue(self, session: Session, turn: Turn) -> tuple[bool, int]:
         """Run ``turn`` now on a worker, or queue it behind the running one.

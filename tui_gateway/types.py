@@ -13,6 +13,7 @@ from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
 from agent.tools.workspace import Workspace
 from tui_gateway.events import StopReceipt
+from tui_gateway.mcp_settings import McpServerSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,8 @@ class GatewayConfig:
         context_window: the model's context window in tokens; None asks the server (llama.cpp
             ``/props``, Ollama ``/api/show``) and falls back to 8192.
         compress_threshold: a prompt larger than this share of the window is compressed first.
+        mcp_servers: the MCP servers whose tools the model is offered besides the built-in
+            ones (started with the gateway; none when ``tools`` is False).
     """
 
     provider: ProviderConfig
@@ -97,6 +100,7 @@ class GatewayConfig:
     max_sessions: int = 8
     context_window: int | None = None
     compress_threshold: float = 0.75
+    mcp_servers: tuple[McpServerSettings, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
