@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from agent.mcp.status import McpState, ServerStatus
@@ -28,7 +28,7 @@ class McpServerChanged(Payload):
     name: str
     state: McpState
     transport: str
-    tools: tuple[str, ...] = ()
+    tools: list[str] = field(default_factory=list)
     message: str = ""
 
     @classmethod
@@ -38,7 +38,7 @@ class McpServerChanged(Payload):
             name=status.name,
             state=status.state,
             transport=status.transport,
-            tools=tuple(tool.exposed for tool in status.tools),
+            tools=[tool.exposed for tool in status.tools],
             message=status.message,
         )
 

@@ -33,7 +33,7 @@ STARTUP_S = 60.0
 """Generous: servers start slowly on a loaded two-core machine."""
 
 
-def test_server(
+def our_server(
     name: str, witness: Witness | None, *flags: str, **settings: object
 ) -> McpServerSettings:
     """Settings of the test server under ``name`` (extra flags go on its command line)."""
@@ -45,9 +45,6 @@ def test_server(
         startup_timeout_s=STARTUP_S,
         **settings,  # type: ignore[arg-type]
     )
-
-
-test_server.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 
 def time_command() -> str:
@@ -130,8 +127,8 @@ def mcp_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpRig]:
     demo.start()
     witness = Witness()
     servers = (
-        test_server("test", witness, approval=McpApproval.ALWAYS),
-        test_server("tight", witness, tool_timeout_s=1.0, allow_read_only=True),
+        our_server("test", witness, approval=McpApproval.ALWAYS),
+        our_server("tight", witness, tool_timeout_s=1.0, allow_read_only=True),
         McpServerSettings(
             name="time",
             command=time_command(),
@@ -139,7 +136,7 @@ def mcp_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpRig]:
             startup_timeout_s=STARTUP_S,
             allow_read_only=True,
         ),
-        test_server("broken", witness, "--fail-start"),
+        our_server("broken", witness, "--fail-start"),
     )
     provider = ProviderConfig(base_url=demo.base_url, model=demo.config.model)
     cwd = tmp_path_factory.mktemp("mcp-workspace")

@@ -19,6 +19,8 @@ from agent.stops import StopRequest, Surface
 from tests.mcp.conftest import McpRig
 from tui_gateway.events import (
     ApprovalRequest,
+    ConsoleComplete,
+    ConsoleOutput,
     GatewayEvent,
     MessageComplete,
     ToolComplete,
@@ -177,3 +179,46 @@ def test_a_server_that_fails_to_start_is_listed_failed_and_offers_no_tools(
     done, result = run(mcp_rig, call("mcp__broken__echo", text="x"))
     assert done.status == "completed" and result.is_error
     assert "there is no tool named 'mcp__broken__echo'" in result.content
+
+
+def console(rig: McpRig, line: str, timeout: float = 60.0) -> tuple[ConsoleComplete, str]:
+    """Run a console command line in a new session; its outcome and output."""
+    command = rig.gateway.console_run(rig.gateway.session_create(), line)
+
+    def done(events: list[GatewayEvent]) -> bool:
+        return any(
+            isinstance(e.payload, ConsoleComplete) and e.payload.command_id == command
+            for e in events
+        )
+
+    assert rig.log.wait_for(done, timeout)
+    (complete,) = [p for p in rig.log.of_type(ConsoleComplete) if p.command_id == command]
+    text = "".join(p.text for p in rig.log.of_type(ConsoleOutput) if p.command_id == command)
+    return complete, text
+
+
+def test_the_mcp_command_lists_servers_states_and_tools(mcp_rig: McpRig) -> None:
+    complete, text = console(mcp_rig, "/mcp")
+    assert complete.status == "ok"
+    lines = {line.split()[0]: line for line in text.splitlines()}
+    assert list(lines) == ["test", "tight", "time", "broken"]
+    assert lines["time"].split()[1:3] == ["ready", "stdio"]
+    assert "2 tools: mcp__time__get_current_time, mcp__time__convert_time" in lines["time"]
+    assert lines["broken"].split()[1] == "failed"
+    assert lines["broken"].endswith("exited with code 1: error: this server was told not to start")
+
+
+def test_mcp_restart_starts_a_server_again(mcp_rig: McpRig) -> None:
+    mark = mcp_rig.witness.mark
+    complete, text = console(mcp_rig, "/mcp restart tight")
+    assert complete.status == "ok", complete.message
+    assert text.startswith("restarting tight...\n")
+    assert text.splitlines()[-1].split()[:2] == ["tight", "ready"]
+    mcp_rig.witness.wait_event("started", since=mark, name="tight")  # a new process
+    complete, _ = console(mcp_rig, "/mcp restart broken")
+    assert complete.status == "error"
+    assert complete.message == (
+        "mcp: broken failed: exited with code 1: error: this server was told not to start"
+    )
+    complete, _ = console(mcp_rig, "/mcp restart nowhere")
+    assert complete.status == "error" and "there is no MCP server 'nowhere'" in complete.message

@@ -10,7 +10,9 @@ system-wide monotonic time ``at``.
 Tools: ``echo`` (read-only), ``slow`` (sleeps, honours a cancel), ``stubborn`` (sees the cancel
 and goes on anyway, never answering), ``crash`` (exits mid-call), ``large`` (a big answer with
 control characters in it), ``garbage`` (writes a line that is not JSON-RPC instead of an answer),
-``spawn`` (starts a child process that stays in the server's group).
+``spawn`` (starts a child process that stays in the server's group). Flags make it misbehave:
+``--fail-start``, ``--ignore-sigterm``, ``--linger`` (it does not exit when its stdin ends),
+``--spawn-child`` (a child in its group from the start).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -125,6 +128,12 @@ def main() -> None:
     )
     parser.add_argument("--ignore-sigterm", action="store_true")
     parser.add_argument("--fail-start", action="store_true", help="exit 1 before serving")
+    parser.add_argument(
+        "--spawn-child", action="store_true", help="start a child that stays in the group"
+    )
+    parser.add_argument(
+        "--linger", action="store_true", help="do not exit when stdin ends (a thread holds on)"
+    )
     args = parser.parse_args()
     if args.witness:
         _witness = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -133,6 +142,12 @@ def main() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _wire = os.readlink("/proc/self/fd/1")
     report("started", pgid=os.getpgrp(), name=args.name)
+    if args.linger:  # a non-daemon thread keeps the process after the server returns
+        threading.Thread(target=time.sleep, args=(300,), name="linger").start()
+    if args.spawn_child:
+        child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+        _children.append(child)
+        report("spawned", child=child.pid)
     if args.fail_start:
         print("error: this server was told not to start", file=sys.stderr, flush=True)
         sys.exit(1)
