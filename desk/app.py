@@ -47,6 +47,7 @@ from desk.gc_tuning import tune_gc
 from desk.messages import (
     GatewayIsStopping,
     GatewayMessage,
+    McpServerNotice,
     ServerFactsFetched,
     ShutdownFinished,
     TerminalClosed,
@@ -321,8 +322,8 @@ class DeskApp(App[int]):
 
     @on(GatewayMessage)
     async def _gateway_message(self, message: GatewayMessage) -> None:
-        """Console events (of any session), ``gateway.stopping``, and the notices of sessions
-        not shown; other events of sessions not shown change nothing on screen."""
+        """Console events (of any session), ``gateway.stopping``, ``mcp.server``, and the
+        notices of sessions not shown; other events of sessions not shown change nothing."""
         c = self.controllers
         match message:
             case ConsoleOutputArrived():
@@ -335,6 +336,8 @@ class DeskApp(App[int]):
                 await c.sessions.background_evicted(message.payload)
             case SessionStoreFailed():
                 c.sessions.background_store_failed(message.payload)
+            case McpServerNotice():
+                await c.mcp.changed(message.payload)
 
     def on_server_facts_fetched(self, message: ServerFactsFetched) -> None:
         """The context window for the gauge, and the models for the palette."""

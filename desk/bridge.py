@@ -21,6 +21,7 @@ from desk.activity_messages import activity_message
 from desk.messages import (
     GatewayIsStopping,
     GatewayMessage,
+    McpServerNotice,
     PromptWasDropped,
     PromptWasQueued,
     ReplyDelta,
@@ -39,6 +40,7 @@ from tui_gateway.events import (
     PromptQueued,
     TurnState,
 )
+from tui_gateway.mcp_events import McpServerChanged
 from tui_gateway.subscription import Subscription
 
 ViewFor = Callable[[str], MessagePump | None]
@@ -70,6 +72,8 @@ def to_message(event: GatewayEvent) -> GatewayMessage | None:
         return PromptWasDropped(sid, seq, payload)
     if isinstance(payload, GatewayStopping):
         return GatewayIsStopping(sid, seq, payload)
+    if isinstance(payload, McpServerChanged):
+        return McpServerNotice(sid, seq, payload)
     return activity_message(event)  # tool, approval, console and session events
 
 

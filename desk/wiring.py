@@ -22,6 +22,7 @@ from desk.controllers.compression import CompressionController
 from desk.controllers.console import ConsoleController
 from desk.controllers.export import ExportController
 from desk.controllers.gauge import ContextGauge
+from desk.controllers.mcp import McpController
 from desk.controllers.palette import PaletteController
 from desk.controllers.queue import QueueController
 from desk.controllers.quit import QuitController
@@ -202,4 +203,5 @@ def build_controllers(
             exit=app.exit,
             shutdown_finished=shutdown_finished,
         ),
+        mcp=McpController(status, lambda: sessions.view, notify),
     )

@@ -83,7 +83,9 @@ class Gateway:
         self._events = EventHub(config.coalesce_s)
         publish = self._events.publish
         self.mcp = McpServers(
-            config.mcp_servers if config.tools else (), lambda p: publish(None, p), cwd=self._cwd
+            config.mcp_servers if config.tools else (),
+            lambda payload, key: publish(None, payload, sticky=key),
+            cwd=self._cwd,
         )
         self._table = SessionTable(config.max_sessions)
         self._persistence = Persistence(store, publish)
@@ -133,7 +135,8 @@ class Gateway:
     # -- subscribers ---------------------------------------------------------------------------
 
     def subscribe(self, callback: EventCallback) -> Subscription:
-        """Deliver every event from now on to ``callback``, on a delivery thread of its own."""
+        """Deliver every event from now on to ``callback``, on a delivery thread of its own
+        (first each MCP server's latest ``mcp.server`` event: a frontend learns their state)."""
         return self._events.subscribe(callback)
 
     def unsubscribe(self, sub: Subscription) -> None:

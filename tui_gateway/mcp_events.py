@@ -45,12 +45,12 @@ class McpServerChanged(Payload):
     @property
     def line(self) -> str:
         """``mcp: NAME failed: MESSAGE`` (or ``mcp: NAME ready, 2 tools``), one line."""
-        if self.state is McpState.FAILED:
+        if self.state == McpState.FAILED:
             return f"mcp: {self.name} failed: {self.message}"
-        if self.state is McpState.READY:
+        if self.state == McpState.READY:
             count = len(self.tools)
             return f"mcp: {self.name} ready, {count} tool{'s' if count != 1 else ''}"
-        return f"mcp: {self.name} {self.state.value}"
+        return f"mcp: {self.name} {McpState(self.state).value}"
 
 
-__all__ = ["McpServerChanged"]
+__all__ = ["McpServerChanged", "McpState"]

@@ -46,14 +46,15 @@ class McpServers:
 
     Args:
         servers: the configured servers (disabled ones are listed, never started).
-        publish: sends a gateway-wide payload; must not block.
+        publish: sends a gateway-wide payload that later subscribers get too, kept under the
+            key given (one per server); must not block.
         cwd: the working directory of stdio servers (the workspace).
     """
 
     def __init__(
         self,
         servers: Sequence[McpServerSettings],
-        publish: Callable[[Payload], None],
+        publish: Callable[[Payload, str], None],
         *,
         cwd: Path,
     ) -> None:
@@ -70,7 +71,7 @@ class McpServers:
         self._closing: concurrent.futures.Future[object] | None = None
 
     def _changed(self, status: ServerStatus) -> None:
-        self._publish(McpServerChanged.of(status))
+        self._publish(McpServerChanged.of(status), f"mcp.server {status.name}")
 
     @property
     def thread(self) -> threading.Thread | None:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from desk.controllers.console import ConsoleController
     from desk.controllers.export import ExportController
     from desk.controllers.gauge import ContextGauge
+    from desk.controllers.mcp import McpController
     from desk.controllers.palette import PaletteController
     from desk.controllers.queue import QueueController
     from desk.controllers.quit import QuitController
@@ -42,6 +43,7 @@ class DeskControllers:
         palette: the command palette and the model choice (:mod:`desk.controllers.palette`).
         export: ``/export`` (:mod:`desk.controllers.export`).
         quit: quitting (:mod:`desk.controllers.quit`).
+        mcp: the MCP servers' failures on screen (:mod:`desk.controllers.mcp`).
     """
 
     turns: TurnsController
@@ -55,3 +57,4 @@ class DeskControllers:
     palette: PaletteController
     export: ExportController
     quit: QuitController
+    mcp: McpController

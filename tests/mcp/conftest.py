@@ -122,7 +122,7 @@ class McpRig:
 def mcp_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpRig]:
     """The shared gateway: servers ``test`` (approval always), ``tight`` (asks, read-only tools
     allowed, 1 s tool timeout), ``time`` (the published server, read-only tools allowed) and
-    ``broken`` (fails to start)."""
+    ``broken`` (fails to start), ``closed`` (approval never)."""
     demo = DemoModelServer(DemoConfig(tokens_per_second=2000.0))
     demo.start()
     witness = Witness()
@@ -137,6 +137,7 @@ def mcp_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpRig]:
             allow_read_only=True,
         ),
         our_server("broken", witness, "--fail-start"),
+        our_server("closed", witness, approval=McpApproval.NEVER),
     )
     provider = ProviderConfig(base_url=demo.base_url, model=demo.config.model)
     cwd = tmp_path_factory.mktemp("mcp-workspace")

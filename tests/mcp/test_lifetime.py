@@ -1,4 +1,5 @@
-"""No MCP server process outlives desk: not after a shutdown, not after kill -9 of desk.
+"""No MCP server process outlives a gateway shutdown (desk's quit and kill -9 in a real terminal:
+``test_desk_pty.py``; the guard's parent-death signal alone: ``test_guard.py``).
 
 Each test server reports its process group (and the pid of a child it started in that group,
 ``--spawn-child``) to the witness; the test then ends desk's side one way or another and waits,
@@ -9,8 +10,6 @@ the grace; after kill -9 of desk only the guard's parent-death signal is left to
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,10 +19,9 @@ import pytest
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from tests.mcp.conftest import alive_in_group, our_server, ready, wait_exited
-from tests.mcp.witness import Witness, server_command
+from tests.mcp.witness import Witness
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.mcp_settings import McpApproval
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 
@@ -68,56 +66,3 @@ def test_a_gateway_shutdown_ends_every_server_group_even_a_stubborn_one(
         assert wait_exited(members) == set()
         assert alive_in_group(pgid) == set()
     assert {s.state for s in gateway.mcp.statuses()} == {"stopped"}
-
-
-def test_kill_9_of_the_gateway_process_leaves_no_server_process(witness: Witness) -> None:
-    # --linger: the server does not go when its stdin ends, so only the guard can end it.
-    command = server_command(witness, "--name", "orphan", "--spawn-child", "--linger")
-    gateway = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tui_gateway.wire",
-            "gateway",
-            "--stdio",
-            "--demo",
-            "--mcp",
-            "orphan=" + subprocess.list2cmdline(command),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        pgid, members = group_of(witness, "orphan")
-        gateway.send_signal(signal.SIGKILL)
-        assert gateway.wait(timeout=10) == -signal.SIGKILL
-        assert wait_exited(members) == set(), "a server process outlived kill -9 of its gateway"
-        assert alive_in_group(pgid) == set()
-    finally:
-        if gateway.poll() is None:
-            gateway.kill()
-            gateway.wait()
-        assert gateway.stdin is not None
-        gateway.stdin.close()
-
-
-def test_approval_never_refuses_without_asking(
-    demo_server: DemoModelServer, witness: Witness, tmp_path: Path
-) -> None:
-    servers = (our_server("closed", witness, approval=McpApproval.NEVER),)
-    provider = ProviderConfig(base_url=demo_server.base_url, model=demo_server.config.model)
-    gateway = Gateway(GatewayConfig(provider=provider, cwd=tmp_path, mcp_servers=servers))
-    log = EventLog()
-    gateway.subscribe(log)
-    try:
-        ready(log, "closed")
-        session = gateway.session_create()
-        prompt = 'call tool mcp__closed__echo with {"text": "x"}'
-        done = log.complete(gateway.prompt_submit(session, prompt).turn_id, timeout=20)
-        assert done.status == "completed"
-        (tool,) = [m for m in gateway.history(session) if m.role == "tool"]
-        assert 'approval = "never"' in tool.content
-        assert witness.of("call") == []
-    finally:
-        gateway.shutdown(timeout_s=20)

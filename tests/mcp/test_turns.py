@@ -17,6 +17,7 @@ import pytest
 
 from agent.stops import StopRequest, Surface
 from tests.mcp.conftest import McpRig
+from tests.support import EventLog
 from tui_gateway.events import (
     ApprovalRequest,
     ConsoleComplete,
@@ -201,7 +202,7 @@ def test_the_mcp_command_lists_servers_states_and_tools(mcp_rig: McpRig) -> None
     complete, text = console(mcp_rig, "/mcp")
     assert complete.status == "ok"
     lines = {line.split()[0]: line for line in text.splitlines()}
-    assert list(lines) == ["test", "tight", "time", "broken"]
+    assert list(lines) == ["test", "tight", "time", "broken", "closed"]
     assert lines["time"].split()[1:3] == ["ready", "stdio"]
     assert "2 tools: mcp__time__get_current_time, mcp__time__convert_time" in lines["time"]
     assert lines["broken"].split()[1] == "failed"
@@ -222,3 +223,25 @@ def test_mcp_restart_starts_a_server_again(mcp_rig: McpRig) -> None:
     )
     complete, _ = console(mcp_rig, "/mcp restart nowhere")
     assert complete.status == "error" and "there is no MCP server 'nowhere'" in complete.message
+
+
+def test_approval_never_refuses_without_asking(mcp_rig: McpRig) -> None:
+    mark = mcp_rig.witness.mark
+    done, result = run(mcp_rig, call("mcp__closed__echo", text="x"))
+    assert done.status == "completed" and result.is_error
+    assert 'approval = "never"' in result.content
+    assert not [p for p in mcp_rig.log.of_type(ApprovalRequest) if p.turn_id == done.turn_id]
+    assert [e for e in mcp_rig.witness.events[mark:] if e["event"] == "call"] == []
+
+
+def test_a_subscriber_that_comes_later_learns_each_servers_state_first(mcp_rig: McpRig) -> None:
+    late = EventLog()
+    subscription = mcp_rig.gateway.subscribe(late)
+    try:
+        assert late.wait_for(lambda ev: len(ev) >= 5)
+        first = [e.payload for e in late.events[:5]]
+        assert all(isinstance(p, McpServerChanged) for p in first)
+        states = {p.name: p.state for p in first if isinstance(p, McpServerChanged)}
+        assert states == {s.name: s.state for s in mcp_rig.gateway.mcp.statuses()}
+    finally:
+        mcp_rig.gateway.unsubscribe(subscription)
