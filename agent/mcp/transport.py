@@ -81,8 +81,12 @@ class StderrTail:
         with contextlib.suppress(OSError):
             self.writer.close()
 
-    def _drain(self) -> None:
-        while self._fd is not None:
+    def _drain(self, rounds: int = 8) -> None:
+        """Read what is there (at most ``rounds`` chunks: a flood of stderr must not hold the
+        loop; the reader is called again for the rest)."""
+        for _ in range(rounds):
+            if self._fd is None:
+                return
             try:
                 data = os.read(self._fd, _READ)
             except BlockingIOError:
@@ -119,9 +123,9 @@ class StderrTail:
         self._fd = None
 
     def close(self) -> None:
-        """Read what is left in the pipe, then close it."""
+        """Read what is left in the pipe (up to 4 MiB), then close it."""
         self.spawned()
-        self._drain()
+        self._drain(rounds=64)
         if self._partial:
             self._take(b"\n")
         self._detach()
