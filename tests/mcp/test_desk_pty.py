@@ -37,8 +37,10 @@ def witness() -> Iterator[Witness]:
 def test_no_server_process_outlives_desk(witness: Witness, tmp_path: Path, how: str) -> None:
     server = DemoModelServer(DemoConfig(tokens_per_second=200))
     server.start()
-    # --linger: the server does not go when its stdin ends (after kill -9 only the guard is left)
-    command = server_command(witness, "--name", "pty", "--spawn-child", "--linger")
+    # --linger: the server does not go when its stdin ends, so after kill -9 only the guard can
+    # end it (a server that does not go at quit: test_lifetime.py)
+    linger = ("--linger",) if how == "kill -9" else ()
+    command = server_command(witness, "--name", "pty", "--spawn-child", *linger)
     args = [
         "--mcp",
         "pty=" + subprocess.list2cmdline(command),
