@@ -1,8 +1,8 @@
 """Stop latency of desk's gateway against the demo model, at random moments of each phase.
 
 For each phase (waiting for the first byte, streaming, non-streaming, a running shell tool, a
-console ``digest`` whose nested agent streams, a turn whose two child agents stream) it runs N
-stops at a random moment of the phase, and measures:
+console ``digest`` whose nested agent streams, a turn whose two child agents stream, a running
+MCP tool call) it runs N stops at a random moment of the phase, and measures:
 
 - ``server_close_ms``: from the stop to the moment the model server noticed the closed
   connection (the server's own record, both on the system-wide monotonic clock);
@@ -12,10 +12,13 @@ stops at a random moment of the phase, and measures:
 - delegation phase: from the parent's stop to the model server noticing each child agent's
   closed connection (one background child, one foreground; both streaming), and to the
   parent's worker having exited (after its children).
+- ``server_notified_ms`` (mcp phase): from the stop to the MCP server (the test server of
+  ``tests/mcp/servers``, over stdio) seeing ``notifications/cancelled`` for the call, by its own
+  report on the system-wide monotonic clock; ``worker_exit_ms`` there is the turn closed.
 
 Prints one JSON object with p50/p95/p99/max per phase. Usage::
 
-    .venv/bin/python bench/cancel_latency.py [--stops 100] [--seed 1]
+    .venv/bin/python bench/cancel_latency.py [--stops 100] [--seed 1] [--phases mcp,tool]
 """
 
 from __future__ import annotations
@@ -41,14 +44,18 @@ from agent.provider.client import ProviderConfig  # noqa: E402
 from agent.stops import StopRequest, Surface  # noqa: E402
 from demo_model.config import DemoConfig  # noqa: E402
 from demo_model.server import DemoModelServer  # noqa: E402
+from tests.mcp.witness import Witness, server_command  # noqa: E402
 from tests.support import EventLog  # noqa: E402
 from tui_gateway.events import ChildStarted, MessageDelta, ToolOutput  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
+from tui_gateway.mcp_events import McpServerChanged  # noqa: E402
+from tui_gateway.mcp_settings import McpApproval, McpServerSettings  # noqa: E402
 
-PHASES = ("first_byte", "streaming", "non_streaming", "tool", "console", "delegation")
+PHASES = ("first_byte", "streaming", "non_streaming", "tool", "console", "delegation", "mcp")
 TWO_CHILDREN = (
     "delegate in background: [demo tps=20] map the north\ndelegate: [demo tps=20] map the south"
 )
+MCP_PROMPT = 'call tool mcp__bench__slow with {"seconds": 600}'
 TOOL_PROMPT = 'call tool shell with {"command": "echo pid=$$; sleep 30"}'
 
 
@@ -166,10 +173,61 @@ def run_delegation(stops: int, rng: random.Random) -> dict[str, Any]:
     }
 
 
+def run_mcp(stops: int, rng: random.Random, tmp: Path) -> dict[str, Any]:
+    """Stops during an MCP tool call (the test server's ``slow``, over stdio)."""
+    server = DemoModelServer(DemoConfig(tokens_per_second=200.0))
+    server.start()
+    witness = Witness()
+    command = server_command(witness, "--name", "bench")
+    mcp = McpServerSettings(
+        name="bench",
+        command=command[0],
+        args=command[1:],
+        startup_timeout_s=60.0,
+        approval=McpApproval.ALWAYS,
+    )
+    provider = ProviderConfig(base_url=server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider, cwd=tmp, mcp_servers=(mcp,)))
+    log = EventLog()
+    gateway.subscribe(log)
+    pause = threading.Event()
+    closed_ms: list[float] = []
+    notified_ms: list[float] = []
+    try:
+        ready = log.wait_for(
+            lambda ev: any(p.state == "ready" for p in log.of_type(McpServerChanged)), 60
+        )
+        assert ready, "the MCP server did not start"
+        session = gateway.session_create()
+        for _ in range(stops):
+            mark = witness.mark
+            turn_id = gateway.prompt_submit(session, MCP_PROMPT).turn_id
+            called = witness.wait_event("call", tool="slow", since=mark)
+            pause.wait(rng.uniform(0.0, 0.2))
+            stop = StopRequest.by_user(Surface.DESK_KEY)
+            gateway.session_interrupt(session, stop, turn_id=turn_id)
+            complete = log.complete(turn_id, timeout=10)
+            if complete.stop is not None and complete.stop.exited_ms is not None:
+                closed_ms.append(complete.stop.exited_ms)
+            seen = witness.wait_event("cancelled", since=mark, request=called["request"])
+            notified_ms.append((seen["at"] - stop.requested_at) * 1000.0)
+    finally:
+        gateway.shutdown(timeout_s=20)
+        witness.close()
+        server.stop()
+    return {
+        "stop_to_turn_closed_ms": percentiles(closed_ms),
+        "stop_to_server_notified_ms": percentiles(notified_ms),
+    }
+
+
 def run_phase(phase: str, stops: int, rng: random.Random) -> dict[str, Any]:
     """Run ``stops`` stopped turns in one phase; returns the figures."""
     if phase == "delegation":
         return run_delegation(stops, rng)
+    if phase == "mcp":
+        with tempfile.TemporaryDirectory() as tmp:
+            return run_mcp(stops, rng, Path(tmp))
     if phase in ("tool", "console"):
         with tempfile.TemporaryDirectory() as tmp:
             return run_tool_or_console(phase, stops, rng, Path(tmp))
@@ -224,10 +282,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stops", type=int, default=100, help="stops per phase")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--phase", choices=PHASES, action="append", help="only these phases")
+    parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated phases")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    figures = {phase: run_phase(phase, args.stops, rng) for phase in args.phase or PHASES}
+    phases = [p for p in args.phases.split(",") if p]
+    unknown = set(phases) - set(PHASES)
+    if unknown:
+        parser.error(f"unknown phases: {', '.join(sorted(unknown))} (known: {', '.join(PHASES)})")
+    figures = {phase: run_phase(phase, args.stops, rng) for phase in phases}
     print(
         json.dumps({"bench": "cancel_latency", "stops_per_phase": args.stops, **figures}, indent=2)
     )

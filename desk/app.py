@@ -48,6 +48,7 @@ from desk.gc_tuning import tune_gc
 from desk.messages import (
     GatewayIsStopping,
     GatewayMessage,
+    McpServerNotice,
     ServerFactsFetched,
     ShutdownFinished,
     TerminalClosed,
@@ -351,8 +352,8 @@ class DeskApp(App[int]):
 
     @on(GatewayMessage)
     async def _gateway_message(self, message: GatewayMessage) -> None:
-        """Console events (of any session), ``gateway.stopping``, and the notices of sessions
-        not shown; other events of sessions not shown change nothing on screen."""
+        """Console events (of any session), ``gateway.stopping``, ``mcp.server``, and the
+        notices of sessions not shown; other events of sessions not shown change nothing."""
         c = self.controllers
         match message:
             case ConsoleOutputArrived():
@@ -367,6 +368,8 @@ class DeskApp(App[int]):
                 c.sessions.background_store_failed(message.session_id, message.payload)
             case SessionStoreWaiting():
                 c.sessions.store_waiting(message.session_id, message.payload)
+            case McpServerNotice():
+                await c.mcp.changed(message.payload)
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_changed(self) -> None:

@@ -22,6 +22,7 @@ from desk.agent_messages import agent_message
 from desk.messages import (
     GatewayIsStopping,
     GatewayMessage,
+    McpServerNotice,
     PromptWasDropped,
     PromptWasQueued,
     ReplyDelta,
@@ -40,6 +41,7 @@ from tui_gateway.events import (
     PromptQueued,
     TurnState,
 )
+from tui_gateway.mcp_events import McpServerChanged
 from tui_gateway.subscription import Subscription
 
 ViewFor = Callable[[str], MessagePump | None]
@@ -71,6 +73,8 @@ def to_message(event: GatewayEvent) -> GatewayMessage | None:
         return PromptWasDropped(sid, seq, payload)
     if isinstance(payload, GatewayStopping):
         return GatewayIsStopping(sid, seq, payload)
+    if isinstance(payload, McpServerChanged):
+        return McpServerNotice(sid, seq, payload)
     # tool, approval, console and session events; then steers and child agents
     return activity_message(event) or agent_message(event)
 

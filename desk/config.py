@@ -23,7 +23,7 @@ from desk.probe import LOCAL_SERVERS, ProbeResult, probe
 from desk.user_config import DEFAULT_ESCAPE_DELAY_MS, MAX_ESCAPE_DELAY_MS, file_escape_delay
 from tui_gateway.config_file import ConfigFile, config_path
 from tui_gateway.settings import Settings, SettingsError, StoreDefault, resolve_settings
-from tui_gateway.settings_flags import add_settings_flags, flag_values
+from tui_gateway.settings_flags import add_settings_flags, flag_values, mcp_flag_values
 
 __all__ = [
     "DEFAULT_ESCAPE_DELAY_MS",
@@ -186,7 +186,12 @@ def parse_options(
     if file is not None and not isinstance(file, ConfigFile):
         file = ConfigFile(config_path(env), MappingProxyType(dict(file)), exists=True)
     settings = resolve_settings(
-        flag_values(args), env, file, store_default=StoreDefault.USER_DATA, cwd=cwd
+        flag_values(args),
+        env,
+        file,
+        store_default=StoreDefault.USER_DATA,
+        cwd=cwd,
+        mcp_flags=mcp_flag_values(args),
     )
     escape_delay = args.escdelay
     if escape_delay is None:

@@ -22,6 +22,7 @@ from tui_gateway.events import (
     PromptQueued,
     TurnState,
 )
+from tui_gateway.mcp_events import McpServerChanged
 
 
 class GatewayMessage(Message):
@@ -118,6 +119,17 @@ class GatewayIsStopping(GatewayMessage):
     FOR_VIEW = False
 
     def __init__(self, session_id: str, seq: int, payload: GatewayStopping) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
+
+
+class McpServerNotice(GatewayMessage):
+    """``mcp.server``: an MCP server changed state (gateway-wide: to the app)."""
+
+    FOR_VIEW = False
+
+    def __init__(self, session_id: str, seq: int, payload: McpServerChanged) -> None:
         super().__init__(session_id, seq)
         self.payload = payload
         """The event payload."""

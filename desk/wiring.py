@@ -23,6 +23,7 @@ from desk.controllers.compression import CompressionController
 from desk.controllers.console import ConsoleController
 from desk.controllers.export import ExportController
 from desk.controllers.gauge import ContextGauge
+from desk.controllers.mcp import McpController
 from desk.controllers.palette import PaletteController
 from desk.controllers.queue import QueueController
 from desk.controllers.quit import QuitController
@@ -235,4 +236,5 @@ def build_controllers(
         export=ExportController(model=lambda: palette.model),
         quit=quit,
         stops=stops,
+        mcp=McpController(status, lambda: sessions.view, notify),
     )

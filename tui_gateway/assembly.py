@@ -86,6 +86,7 @@ def gateway_config(
         context_window=settings.context_window,
         delegate_depth=settings.delegate_depth,
         delegate_width=settings.delegate_width,
+        mcp_servers=tuple(settings.mcp_servers.values()),
     )
 
 

@@ -29,7 +29,7 @@ from agent.context.shape import well_formed
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.store import SessionStore, StoreError
-from tui_gateway.context_window import SessionWindows
+from tui_gateway.context_window import OfferedTools, SessionWindows, no_tools
 from tui_gateway.events import CompressionComplete, CompressionProgressed, Payload, StopReceipt
 from tui_gateway.state import Session, Turn
 
@@ -45,7 +45,7 @@ class SessionCompression:
         store: the store, when there is one.
         publish: sends a payload for a session.
         threshold: share of the window that triggers an automatic compression.
-        tools: the tool definitions every request offers (for the ``context.window`` sent
+        tools: the tool definitions a request offers now (for the ``context.window`` sent
             before a compression's outcome).
     """
 
@@ -56,10 +56,10 @@ class SessionCompression:
         publish: Callable[[Session, Payload], None],
         *,
         threshold: float,
-        tools: Sequence[dict[str, Any]] = (),
+        tools: OfferedTools = no_tools,
     ) -> None:
         self.windows = windows
-        self.tools = list(tools)
+        self._offered = tools
         self._store = store
         self._publish = publish
         self.threshold = threshold
@@ -184,7 +184,7 @@ class SessionCompression:
         message = outcome.message
         if outcome.status == CompressionStatus.COMMITTED and outcome.history is not None:
             message = self._settle(session, compressor, outcome)
-            self.windows.publish_budget(session, compressor.context, self.tools)
+            self.windows.publish_budget(session, compressor.context, self._offered())
         receipt = None
         stop = outcome.stop
         if stop is not None and outcome.status == CompressionStatus.CANCELLED:

@@ -27,6 +27,15 @@ from tui_gateway.state import Session
 
 Learn = Callable[[ProviderConfig, int | None], ContextWindow]
 
+OfferedTools = Callable[[], list[dict[str, Any]]]
+"""The tool definitions a request offers now (the ``tools`` array's elements): the built-in
+tools, ``delegate`` and the MCP servers' tools, whose list changes as servers come and go."""
+
+
+def no_tools() -> list[dict[str, Any]]:
+    """An :data:`OfferedTools` for a gateway that offers none."""
+    return []
+
 
 def _learn(provider: ProviderConfig, configured: int | None) -> ContextWindow:
     return learn_context_window(provider, configured=configured)

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -39,7 +40,7 @@ from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope
 from agent.steering import Steer
 from agent.stops import StopRequest, Surface
-from agent.tools.base import ToolResult
+from agent.tools.base import Tool, ToolResult
 from agent.tools.delegate import DelegateRequest, DelegateTool
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import Workspace
@@ -123,6 +124,8 @@ class Delegation:
         tools: the tools offered besides ``delegate``, or None for none at all.
         cwd: where tool calls run.
         workspace: the file tools' boundary.
+        extra_tools: the tools offered now besides those (the MCP servers'), asked for each
+            agent as it is built.
     """
 
     def __init__(
@@ -137,6 +140,7 @@ class Delegation:
         tools: ToolRegistry | None,
         cwd: Path,
         workspace: Workspace | None,
+        extra_tools: Callable[[], Sequence[Tool]] | None = None,
     ) -> None:
         self._config = config
         self._persistence = persistence
@@ -147,6 +151,7 @@ class Delegation:
         self._tools = tools
         self._cwd = cwd
         self._workspace = workspace
+        self._extra_tools = extra_tools
 
     # -- building agents -----------------------------------------------------------------------
 
@@ -166,7 +171,8 @@ class Delegation:
             approve = session.approvals.approver(turn_id, who_stopped)
         tools = None
         if self._tools is not None:
-            tools = ToolRegistry(list(self._tools))
+            extra = self._extra_tools() if self._extra_tools is not None else ()
+            tools = ToolRegistry([*self._tools, *extra])
             if self._config.delegate_depth > 0:
                 tools.add(DelegateTool(launcher))
         provider = replace(self._config.provider, model=session.model)

@@ -2,8 +2,9 @@
 
 Two threads may publish for one session at once (a worker's deltas, a caller's ``prompt.queued``
 or ``turn.state``): numbering and queueing happen under one lock, so every subscriber receives a
-session's events in ``seq`` order. :meth:`Subscription.publish` only appends to a deque, so
-publishing never waits on a subscriber.
+session's events in ``seq`` order. A *sticky* event (each MCP server's latest state) is kept
+under its key and handed first to a subscriber that comes later, under the same lock.
+:meth:`Subscription.publish` only appends to a deque, so publishing never waits on a subscriber.
 """
 
 from __future__ import annotations
@@ -28,12 +29,16 @@ class EventHub:
         self._publish_lock = threading.Lock()  # numbering + queueing an event, as one step
         self._subscriptions: list[Subscription] = []
         self._gateway_seq = 0
+        self._sticky: dict[str, GatewayEvent] = {}
 
     def subscribe(self, callback: EventCallback) -> Subscription:
         """Deliver every event from now on to ``callback``, on a delivery thread of its own."""
         sub = Subscription(callback, coalesce_s=self._coalesce_s)
-        with self._lock:
-            self._subscriptions.append(sub)
+        with self._publish_lock:  # no event comes between the sticky ones and the first live one
+            for event in self._sticky.values():
+                sub.publish(event)
+            with self._lock:
+                self._subscriptions.append(sub)
         return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
@@ -43,9 +48,16 @@ class EventHub:
                 self._subscriptions.remove(sub)
         sub.close()
 
-    def publish(self, session: Session | None, payload: Payload) -> None:
+    def publish(self, session: Session | None, payload: Payload, sticky: str = "") -> None:
         """Number ``payload`` in its session (or gateway-wide for None) and queue it for every
-        subscriber; never blocks on a subscriber. Thread-safe."""
+        subscriber; never blocks on a subscriber. Thread-safe.
+
+        Args:
+            session: the session, or None for a gateway-wide event.
+            payload: the event's payload.
+            sticky: a key under which the event is kept (replacing the one before) and given
+                to every later subscriber first; "" keeps nothing.
+        """
         with self._publish_lock:
             if session is None:
                 with self._lock:
@@ -62,6 +74,8 @@ class EventHub:
                 subs = list(self._subscriptions)
             for sub in subs:
                 sub.publish(event)
+            if sticky:
+                self._sticky[sticky] = event
 
     def close(self) -> None:
         """Deliver what is queued to every subscriber, then end their delivery threads."""

@@ -16,6 +16,7 @@ from agent.events import ToolCompleted
 from agent.outcome import ExitReason, TurnStatus
 from tui_gateway.envelope import PROTOCOL_VERSION, GatewayEvent, Payload, StopReceipt
 from tui_gateway.kinds import TurnActivity
+from tui_gateway.mcp_events import McpServerChanged
 from tui_gateway.steer_events import ChildCompleted, ChildStarted, PromptSteered
 
 
@@ -406,6 +407,7 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     ConsoleOutput,
     ConsoleComplete,
     GatewayStopping,
+    McpServerChanged,
 )
 """Every payload type the gateway emits."""
 
@@ -424,6 +426,7 @@ __all__ = [
     "MessageComplete",
     "MessageDelta",
     "MessageStart",
+    "McpServerChanged",
     "PROTOCOL_VERSION",
     "Payload",
     "PromptDropped",

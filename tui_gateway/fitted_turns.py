@@ -12,7 +12,7 @@ figures and what the person can do.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from agent.compression import Compressor
@@ -22,6 +22,7 @@ from agent.provider.client import ProviderConfig
 from agent.provider.errors import ContextOverflow, RequestTooLarge
 from agent.store import NOT_SENT_PREFIX
 from tui_gateway.compression import SessionCompression
+from tui_gateway.context_window import OfferedTools
 from tui_gateway.events import Payload, TurnState
 from tui_gateway.kinds import TurnActivity
 from tui_gateway.state import Session, Turn
@@ -60,7 +61,7 @@ class FittedTurns:
     Args:
         compression: the gateway's compressions (and, through it, the sessions' windows).
         publish: sends a payload for a session; never blocks.
-        tools: the tool definitions every request offers.
+        tools: the tool definitions a request offers now.
         compression_started: told each compressor before it runs, so stops reach it (the
             booking office's :meth:`~tui_gateway.booking.BookingOffice.compression_started`).
         saving_waits: True while a session's writes wait for the database; no automatic
@@ -71,15 +72,20 @@ class FittedTurns:
         self,
         compression: SessionCompression,
         publish: Callable[[Session, Payload], None],
-        tools: Sequence[dict[str, Any]],
+        tools: OfferedTools,
         compression_started: Callable[[Turn, Compressor], None],
         saving_waits: Callable[[Session], bool] = lambda _session: False,
     ) -> None:
         self.compression = compression
         self._publish = publish
-        self.tools = list(tools)
+        self._offered = tools
         self._compression_started = compression_started
         self._saving_waits = saving_waits
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tool definitions a request offers now."""
+        return self._offered()
 
     def start_compression(
         self,

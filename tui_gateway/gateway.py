@@ -12,6 +12,7 @@ Method names follow the contract (DESIGN.md section 4): ``session.create`` is
 - :class:`~tui_gateway.persistence.Persistence` and
   :class:`~tui_gateway.compression.SessionCompression`: the store's writes, compressions;
 - :class:`~tui_gateway.console.Console`: console commands;
+- :class:`~tui_gateway.mcp_servers.McpServers` (``Gateway.mcp``): the MCP servers;
 - :class:`~tui_gateway.event_hub.EventHub`: events to subscribers (a slow one never blocks a
   worker);
 - :class:`~tui_gateway.shutdown.Shutdown`: the one shutdown.
@@ -23,6 +24,7 @@ import threading
 import uuid
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from agent.context.budget import ContextBudget
 from agent.provider.client import ProviderConfig
@@ -30,6 +32,7 @@ from agent.provider.types import ChatMessage
 from agent.steering import Steer
 from agent.stops import StopRequest
 from agent.store import SessionStore
+from agent.tools.base import tool_schema
 from agent.tools.delegate import delegate_schema
 from agent.tools.registry import ToolRegistry, default_tools
 from agent.tools.workspace import Workspace
@@ -43,6 +46,7 @@ from tui_gateway.event_hub import EventHub
 from tui_gateway.events import Payload, SessionCreated
 from tui_gateway.fitted_turns import FittedTurns
 from tui_gateway.kinds import TurnKind
+from tui_gateway.mcp_servers import McpServers
 from tui_gateway.persistence import Persistence
 from tui_gateway.saved_sessions import SavedSessions
 from tui_gateway.session_table import SessionTable
@@ -87,17 +91,26 @@ class Gateway:
         self._cwd = config.cwd if config.cwd is not None else Path.cwd()
         self._events = EventHub(config.coalesce_s)
         publish = self._events.publish
+        self.mcp = McpServers(
+            config.mcp_servers if config.tools else (),
+            lambda payload, key: publish(None, payload, sticky=key),
+            cwd=self._cwd,
+        )
         self._table = SessionTable(config.max_sessions)
         self._persistence = Persistence(
             store, publish, unsaved_dir=config.unsaved_dir, close_wait_s=config.store_wait_s
         )
         tools = ToolRegistry(default_tools()) if config.tools else None
-        schemas = tools.schemas() if tools is not None else []
+        built_in = tools.schemas() if tools is not None else []
         if tools is not None and config.delegate_depth > 0:
-            schemas.append(delegate_schema())  # every turn's agent offers it (see delegation)
+            built_in.append(delegate_schema())  # every turn's agent offers it (see delegation)
+
+        def offered() -> list[dict[str, Any]]:  # what a request carries now, MCP tools included
+            return [*built_in, *(tool_schema(tool) for tool in self.mcp.tools())]
+
         self._windows = SessionWindows(config.context_window, publish)
         compression = SessionCompression(
-            self._windows, store, publish, threshold=config.compress_threshold, tools=schemas
+            self._windows, store, publish, threshold=config.compress_threshold, tools=offered
         )
         self.console = Console(
             self,
@@ -113,7 +126,7 @@ class Gateway:
         fitted = FittedTurns(
             compression,
             publish,
-            schemas,
+            offered,
             self._booking.compression_started,
             saving_waits=lambda session: self._persistence.waiting(session) > 0,
         )
@@ -128,11 +141,12 @@ class Gateway:
             tools=tools,
             cwd=self._cwd,
             workspace=Workspace.at(self._cwd, config.denied_paths),
+            extra_tools=self.mcp.tools,
         )
         self._saved = SavedSessions(
-            config, self._table, self._persistence, self._booking, publish, self._windows, schemas
+            config, self._table, self._persistence, self._booking, publish, self._windows, offered
         )
-        self._schemas = schemas
+        self._offered = offered
         self._shutdown = Shutdown(
             self._table,
             self._booking,
@@ -141,12 +155,15 @@ class Gateway:
             self._persistence,
             self._events,
             bound_s=wait_s,
+            mcp=self.mcp,
         )
+        self.mcp.start()
 
     # -- subscribers ---------------------------------------------------------------------------
 
     def subscribe(self, callback: EventCallback) -> Subscription:
-        """Deliver every event from now on to ``callback``, on a delivery thread of its own."""
+        """Deliver every event from now on to ``callback``, on a delivery thread of its own
+        (first each MCP server's latest ``mcp.server`` event: a frontend learns their state)."""
         return self._events.subscribe(callback)
 
     def unsubscribe(self, sub: Subscription) -> None:
@@ -171,7 +188,7 @@ class Gateway:
         session, victim = self._table.add(session)
         self._persistence.session_created(session, str(self._cwd))
         self._events.publish(session, SessionCreated(title=title, model=session.model))
-        self._windows.announce(session, self.config.provider, self._schemas)
+        self._windows.announce(session, self.config.provider, self._offered())
         if victim is not None:
             self._booking.evict(victim)
         return session.session_id

@@ -11,14 +11,19 @@ The convention is Codex's::
     tool_timeout_s = 60
     enabled = true
     approval = "ask"                # or "always", "never"
+    allow_read_only = false         # true: tools the server flags readOnlyHint run unasked
 
 Keys this module does not know are kept in :attr:`McpServerSettings.extra`.
+
+For one run, ``--mcp NAME=COMMAND...`` adds a stdio server (``NAME=http://...`` a streamable
+HTTP one) with the defaults above; it replaces a table of the same name (:func:`parse_mcp_flag`).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -27,7 +32,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from tui_gateway.config_file import ConfigFileError
+from tui_gateway.config_file import ConfigFileError, SettingsError
 
 DEFAULT_STARTUP_TIMEOUT_S = 10.0
 """How long a server may take to start and list its tools, in seconds."""
@@ -47,6 +52,7 @@ _KNOWN = frozenset(
         "tool_timeout_s",
         "enabled",
         "approval",
+        "allow_read_only",
     }
 )
 
@@ -86,6 +92,8 @@ class McpServerSettings:
         tool_timeout_s: seconds one tool call may take.
         enabled: False keeps the server configured but not started.
         approval: whether calls of its tools ask first.
+        allow_read_only: with ``approval = "ask"``, tools the server flags ``readOnlyHint`` run
+            without asking (the flag is the server's word: trust the server first).
         extra: keys of the table this version does not know, kept as read.
     """
 
@@ -99,6 +107,7 @@ class McpServerSettings:
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     enabled: bool = True
     approval: McpApproval = McpApproval.ASK
+    allow_read_only: bool = False
     extra: Mapping[str, Any] = field(default_factory=_empty)
 
     @property
@@ -161,6 +170,9 @@ def _server(name: str, table: dict[str, Any], path: Path, key: str) -> McpServer
     enabled = table.get("enabled", True)
     if not isinstance(enabled, bool):
         raise bad("enabled", "true or false")
+    allow_read_only = table.get("allow_read_only", False)
+    if not isinstance(allow_read_only, bool):
+        raise bad("allow_read_only", "true or false")
     return McpServerSettings(
         name=name,
         command=command,
@@ -172,6 +184,7 @@ def _server(name: str, table: dict[str, Any], path: Path, key: str) -> McpServer
         tool_timeout_s=_seconds(table, "tool_timeout_s", DEFAULT_TOOL_TIMEOUT_S, bad),
         enabled=enabled,
         approval=McpApproval(approval),
+        allow_read_only=allow_read_only,
         extra=MappingProxyType({k: v for k, v in table.items() if k not in _KNOWN}),
     )
 
@@ -199,3 +212,31 @@ def _seconds(table: dict[str, Any], item: str, default: float, bad: _Bad) -> flo
     if not (value > 0 and math.isfinite(value)):
         raise bad(item, "a positive number of seconds")
     return float(value)
+
+
+def parse_mcp_flag(text: str) -> McpServerSettings:
+    """One ``--mcp NAME=COMMAND...`` flag: a stdio server (``NAME=URL``: streamable HTTP).
+
+    The command line is split like a shell's (``--mcp 'time=mcp-server-time --local-timezone
+    UTC'``); the server gets the defaults of a table that names nothing else.
+
+    Raises:
+        SettingsError: no ``=``, a bad name, an empty or unsplittable command (one line).
+    """
+    name, sep, command = text.partition("=")
+    usage = "--mcp takes NAME=COMMAND (e.g. --mcp 'time=mcp-server-time')"
+    if not sep or not name.strip():
+        raise SettingsError(f"{usage}, not {text!r}")
+    name = name.strip()
+    if not _NAME_RE.fullmatch(name):
+        raise SettingsError(f"--mcp {name}: a server name is letters, digits, '_' and '-' only")
+    parts = urlsplit(command.strip())
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return McpServerSettings(name=name, url=command.strip())
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise SettingsError(f"--mcp {name}: cannot split the command line: {exc}") from None
+    if not words:
+        raise SettingsError(f"{usage}: the command after {name}= is empty")
+    return McpServerSettings(name=name, command=words[0], args=tuple(words[1:]))

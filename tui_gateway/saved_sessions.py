@@ -7,15 +7,19 @@ gateway's persistence, makes resumed sessions live in the session table, and lea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from agent.compression.plan import SUMMARY_MARKER, is_summary
 from agent.store import StoreError, TurnRow
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice, Publish
-from tui_gateway.context_window import SessionWindows, saved_budget, saved_history
+from tui_gateway.context_window import (
+    OfferedTools,
+    SessionWindows,
+    no_tools,
+    saved_budget,
+    saved_history,
+)
 from tui_gateway.events import StopReceipt
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
@@ -40,7 +44,7 @@ class SavedSessions:
         booking: evicts and deletes.
         publish: sends a payload for a session.
         windows: the sessions' context windows (a resumed one is calibrated and announced).
-        tools: the tool definitions every request offers.
+        tools: the tool definitions a request offers now.
     """
 
     def __init__(
@@ -51,10 +55,10 @@ class SavedSessions:
         booking: BookingOffice,
         publish: Publish,
         windows: SessionWindows,
-        tools: Sequence[dict[str, Any]] = (),
+        tools: OfferedTools = no_tools,
     ) -> None:
         self._windows = windows
-        self._tools = list(tools)
+        self._tools = tools
         self._config = config
         self._table = table
         self._persistence = persistence
@@ -172,13 +176,13 @@ class SavedSessions:
         )
         # Prompts that never ran are marked not sent; the saved counts calibrate the session.
         session.history = saved_history(messages, turns)
-        session.context = saved_budget(messages, turns, self._tools)
+        session.context = saved_budget(messages, turns, self._tools())
         session.approvals = SessionApprovals(lambda payload: self._publish(session, payload))
         session, victim = self._table.add(session)
         if victim is not None:
             self._booking.evict(victim)
         provider = replace(self._config.provider, model=session.model)
-        self._windows.announce(session, provider, self._tools)
+        self._windows.announce(session, provider, self._tools())
         return ResumedSession(session.session_id, session.title, session.model, transcript)
 
     def archived(self, session_id: str) -> list[tuple[str, str]]:

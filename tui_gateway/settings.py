@@ -18,13 +18,14 @@ workspace            ``--workspace DIR``     ``DESK_WORKSPACE``       ``workspac
 Enter while busy                                                      ``busy_input``
 child agent depth                                                     ``delegate_depth``
 child agents at once                                                  ``delegate_width``
-MCP servers                                                           ``[mcp_servers.NAME]``
+MCP servers          ``--mcp NAME=CMD...``                           ``[mcp_servers.NAME]``
 ===================  ======================  =======================  ====================
 
 ``busy_input`` is ``"queue"`` (the default: Enter while a turn runs queues the prompt) or
 ``"steer"`` (Enter steers the running turn); the other is one key away in the desk.
 ``delegate_depth`` (default 2; 0 turns delegation off) and ``delegate_width`` (default 4) bound
-the child agents of the ``delegate`` tool.
+the child agents of the ``delegate`` tool. ``--mcp`` may be given several times; each adds a
+server for the run, replacing a table of the same name.
 
 An empty flag or variable counts as not given; relative paths (``db``, ``workspace``) start
 from the working directory wherever they were given. A bad value raises :class:`SettingsError`
@@ -35,7 +36,7 @@ that wins is not read. Keys of the file not resolved here are kept (:attr:`Setti
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -45,7 +46,7 @@ from urllib.parse import urlsplit
 
 from agent.store import default_db_path
 from tui_gateway.config_file import CONFIG_NAME, ConfigFile, SettingsError
-from tui_gateway.mcp_settings import McpServerSettings, parse_mcp_servers
+from tui_gateway.mcp_settings import McpServerSettings, parse_mcp_flag, parse_mcp_servers
 
 __all__ = [
     "BusyInput",
@@ -196,7 +197,8 @@ class Settings:
         busy_input: what Enter does while a turn runs (``queue`` or ``steer``).
         delegate_depth: how deep child agents may nest (0: no ``delegate`` tool).
         delegate_width: most child agents one agent runs at once.
-        mcp_servers: the config file's ``[mcp_servers.NAME]`` tables by name, in file order.
+        mcp_servers: the config file's ``[mcp_servers.NAME]`` tables by name, in file order,
+            then the ``--mcp`` servers (a flag's server replaces a table of its name).
         other_keys: the config file's top-level keys not resolved here (``theme``...), as read.
         config_file: the config file that was read (it may not exist), or None for none.
         origins: where each setting came from; :meth:`origin` reads it.
@@ -235,11 +237,13 @@ def resolve_settings(
     *,
     store_default: StoreDefault,
     cwd: Path | None = None,
+    mcp_flags: Sequence[str] = (),
 ) -> Settings:
     """Resolve every setting: flag, then environment, then config file, then default.
 
     Args:
         flags: the parsed flags by setting (None or "" when not given; ``demo`` a bool).
+        mcp_flags: the ``--mcp NAME=COMMAND...`` values, in order.
         env: the environment (``os.environ``).
         file: the config file read at start, or None to read none.
         store_default: where sessions go when no ``db`` is given.
@@ -290,7 +294,11 @@ def resolve_settings(
     demo = bool(flags.get("demo"))
     if demo:
         origins["demo"] = Origin(Source.FLAG, FLAGS["demo"])
-    mcp_servers = parse_mcp_servers(data.get("mcp_servers"), path) if path else _frozen({})
+    mcp_servers = dict(parse_mcp_servers(data.get("mcp_servers"), path) if path else {})
+    for text in mcp_flags:
+        server = parse_mcp_flag(text)
+        mcp_servers.pop(server.name, None)
+        mcp_servers[server.name] = server
     return Settings(
         base_url=base_url,
         model=model,
@@ -302,7 +310,7 @@ def resolve_settings(
         busy_input="queue" if busy_input is None else busy_input,
         delegate_depth=2 if depth is None else depth,
         delegate_width=4 if width is None else width,
-        mcp_servers=mcp_servers,
+        mcp_servers=MappingProxyType(mcp_servers),
         other_keys=_frozen({k: v for k, v in data.items() if k not in FILE_KEYS}),
         config_file=path,
         origins=MappingProxyType(origins),

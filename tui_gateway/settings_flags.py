@@ -37,7 +37,8 @@ _VALUE_KEYS: tuple[SettingKey, ...] = (
 def add_settings_flags(
     parser: argparse.ArgumentParser, *, store_default: StoreDefault, demo: bool = True
 ) -> None:
-    """Add ``--base-url --model --api-key --db --context-window --workspace`` (and ``--demo``).
+    """Add ``--base-url --model --api-key --db --context-window --workspace --mcp`` (and
+    ``--demo``).
 
     The values stay strings (None when not given): :func:`resolve_settings` checks them, so a
     bad flag reads like a bad variable or file value.
@@ -85,6 +86,14 @@ def add_settings_flags(
         help="the directory tool calls run in (env DESK_WORKSPACE, config workspace; "
         "default: the current directory)",
     )
+    group.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="NAME=COMMAND",
+        help="use the MCP server COMMAND (a command line; or an http(s) URL) as NAME for this "
+        "run; may be repeated (config [mcp_servers.NAME])",
+    )
     if demo:
         group.add_argument(FLAGS["demo"], action="store_true", help="use the built-in demo model")
 
@@ -117,5 +126,15 @@ def load_settings(
         SettingsError: the file cannot be read or parsed, or a value is bad (one line).
     """
     return resolve_settings(
-        flag_values(args), env, read_config_file(env), store_default=store_default, cwd=cwd
+        flag_values(args),
+        env,
+        read_config_file(env),
+        store_default=store_default,
+        cwd=cwd,
+        mcp_flags=mcp_flag_values(args),
     )
+
+
+def mcp_flag_values(args: argparse.Namespace) -> tuple[str, ...]:
+    """The ``--mcp`` values of a namespace parsed by a parser :func:`add_settings_flags` set up."""
+    return tuple(getattr(args, "mcp", None) or ())

@@ -2,11 +2,11 @@
 
 DESIGN.md, flow 5: the gateway refuses new work, publishes ``gateway.stopping``, has the
 booking office stop everything as ``gateway.shutdown`` (queued prompts dropped and saved as not
-sent, running turns and console commands hard-stopped), waits (bounded) until every worker has
-exited, books the turns whose worker outlived the bound (with the reply they had streamed), and
-only then closes the store (writing what waits for the database, bounded, and exporting what it
-could not write) and the subscriptions. It runs once; a second caller waits for the first one's
-report.
+sent, running turns and console commands hard-stopped), ends its MCP servers, waits (bounded)
+until every worker and server has exited, books the turns whose worker outlived the bound
+(with the reply they had streamed), and only then closes the store (writing what waits for the
+database, bounded, and exporting what it could not write) and the subscriptions. It runs once;
+a second caller waits for the first one's report.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from tui_gateway.booking import BookingOffice
 from tui_gateway.console import Console
 from tui_gateway.event_hub import EventHub
 from tui_gateway.events import GatewayStopping
+from tui_gateway.mcp_servers import McpServers
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
 from tui_gateway.turn_runner import TurnRunner
@@ -36,6 +37,8 @@ class Shutdown:
         persistence: closed last but one.
         events: closed last, after the final events were delivered.
         bound_s: the default bound of the wait, in seconds.
+        mcp: the MCP servers, ended once every turn was stopped (their close runs while the
+            workers are joined).
     """
 
     def __init__(
@@ -48,6 +51,7 @@ class Shutdown:
         events: EventHub,
         *,
         bound_s: float,
+        mcp: McpServers | None = None,
     ) -> None:
         self._table = table
         self._booking = booking
@@ -56,6 +60,7 @@ class Shutdown:
         self._persistence = persistence
         self._events = events
         self._bound_s = bound_s
+        self._mcp = mcp
         self._report: ShutdownReport | None = None
         self._done = threading.Event()
 
@@ -79,8 +84,12 @@ class Shutdown:
         self._events.publish(None, GatewayStopping(turns=running, timeout_s=bound))
         stopped, dropped = self._booking.stop_all(stop)
         deadline = time.monotonic() + bound
+        if self._mcp is not None:
+            self._mcp.begin_close()
         left = self._console.shutdown(stop, bound)
         left += self._runner.join(max(0.0, deadline - time.monotonic()))
+        if self._mcp is not None:
+            left += self._mcp.close(max(0.0, deadline - time.monotonic()))
         self._booking.close_stuck(sessions, stop)
         unsaved = self._persistence.close()
         self._events.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from agent.events import TurnResult
 from agent.provider.client import ChatClient
 from agent.provider.types import ChatMessage
 from agent.stops import Issuer, StopRequest
+from agent.tools.base import Tool
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import Workspace
 from tui_gateway.booking import BookingOffice, Publish, QueuePolicy, receipt
@@ -75,6 +77,8 @@ class TurnRunner:
         tools: the tools offered to the model, or None.
         cwd: the directory tool calls run in.
         workspace: where file tools read without asking, and what they never touch.
+        extra_tools: more tools to offer with ``tools``, asked for each turn when it is
+            submitted (the MCP servers' tools that are ready then).
     """
 
     def __init__(
@@ -90,6 +94,7 @@ class TurnRunner:
         tools: ToolRegistry | None,
         cwd: Path,
         workspace: Workspace | None = None,
+        extra_tools: Callable[[], Sequence[Tool]] | None = None,
     ) -> None:
         self._config = config
         self._table = table
@@ -108,6 +113,7 @@ class TurnRunner:
             tools=tools,
             cwd=cwd,
             workspace=workspace,
+            extra_tools=extra_tools,
         )
         """Builds every turn's agent and runs the child agents they delegate to."""
 

@@ -13,6 +13,7 @@ from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
 from agent.tools.workspace import Workspace
 from tui_gateway.events import StopReceipt
+from tui_gateway.mcp_settings import McpServerSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,8 @@ class GatewayConfig:
             again); 0 offers no ``delegate`` tool. A call beyond it gets a tool error.
         delegate_width: most child agents one agent runs at once; a call beyond it gets a
             tool error.
+        mcp_servers: the MCP servers whose tools the model is offered besides the built-in
+            ones (started with the gateway; none when ``tools`` is False).
     """
 
     provider: ProviderConfig
@@ -111,6 +114,7 @@ class GatewayConfig:
     unsaved_dir: Path | None = None
     delegate_depth: int = 2
     delegate_width: int = 4
+    mcp_servers: tuple[McpServerSettings, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

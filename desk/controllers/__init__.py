@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from desk.controllers.console import ConsoleController
     from desk.controllers.export import ExportController
     from desk.controllers.gauge import ContextGauge
+    from desk.controllers.mcp import McpController
     from desk.controllers.palette import PaletteController
     from desk.controllers.queue import QueueController
     from desk.controllers.quit import QuitController
@@ -46,6 +47,7 @@ class DeskControllers:
         export: ``/export`` (:mod:`desk.controllers.export`).
         quit: quitting (:mod:`desk.controllers.quit`).
         stops: the stop keys, from the input thread and the UI (:mod:`desk.controllers.stop_keys`).
+        mcp: the MCP servers' failures on screen (:mod:`desk.controllers.mcp`).
     """
 
     turns: TurnsController
@@ -61,3 +63,4 @@ class DeskControllers:
     export: ExportController
     quit: QuitController
     stops: StopKeysController
+    mcp: McpController

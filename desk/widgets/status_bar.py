@@ -92,6 +92,8 @@ class StatusBar(Horizontal):
     """Prompts waiting behind the running turn."""
     notice: reactive[str] = reactive("")
     """Overrides the left side when set (e.g. ``stopping 1 turn…``)."""
+    mcp: reactive[str] = reactive("")
+    """The MCP servers that failed (``mcp: NAME failed: ...``), after the state; "" for none."""
     model: reactive[str] = reactive("")
     """The model shown ("" for the connection's)."""
     context_window: reactive[int | None] = reactive(None)
@@ -136,6 +138,8 @@ class StatusBar(Horizontal):
             parts.append(f"{self.queued} queued")
         if self.saving:
             parts.append(f"⚠ {self.saving}")
+        if self.mcp:
+            parts.append(self.mcp)
         return terminal_safe(" · ".join(parts))
 
     def server_side_text(self) -> str:
@@ -200,4 +204,7 @@ class StatusBar(Horizontal):
         self._redraw()
 
     def watch_saving(self) -> None:
+        self._redraw()
+
+    def watch_mcp(self) -> None:
         self._redraw()

@@ -1,5 +1,5 @@
-"""``[mcp_servers.NAME]`` tables: read into typed settings (not used yet), checked with one
-line naming the file and the key, unknown keys kept."""
+"""``[mcp_servers.NAME]`` tables: read into typed settings, checked with one line naming the
+file and the key, unknown keys kept; ``--mcp NAME=COMMAND`` adds or replaces one for a run."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tui_gateway.config_file import ConfigFileError, read_config_file
+from tui_gateway.config_file import ConfigFileError, SettingsError, read_config_file
 from tui_gateway.mcp_settings import McpApproval, McpServerSettings
 from tui_gateway.settings import StoreDefault, resolve_settings
+from tui_gateway.wire.options import parser, settings_from
 
 EXAMPLE = """\
 model = "m"
@@ -69,6 +70,7 @@ def test_the_codex_tables_are_read_in_file_order(tmp_path: Path) -> None:
         ('[mcp_servers.x]\ncommand = "a"\nenv = { A = 1 }\n', "mcp_servers.x.env must be a table"),
         ('[mcp_servers.x]\ncommand = "a"\ntool_timeout_s = 0\n', "tool_timeout_s must be a posi"),
         ('[mcp_servers.x]\ncommand = "a"\nenabled = "yes"\n', "mcp_servers.x.enabled must be"),
+        ('[mcp_servers.x]\ncommand = "a"\nallow_read_only = 1\n', "x.allow_read_only must be"),
         ('[mcp_servers.x]\nurl = "ws://h/mcp"\n', "mcp_servers.x.url must be an http(s) URL"),
         ('[mcp_servers."a.b"]\ncommand = "a"\n', "a server name is letters, digits"),
         ('mcp_servers = "time"\n', "mcp_servers must be a table"),
@@ -82,3 +84,49 @@ def test_a_bad_server_table_is_one_line_naming_the_file_and_key(
     assert message in info.value.message
     assert info.value.message.startswith(str(tmp_path / "desk" / "config.toml") + ": ")
     assert "\n" not in info.value.message
+
+
+def test_allow_read_only_is_read(tmp_path: Path) -> None:
+    found = servers(tmp_path, '[mcp_servers.t]\ncommand = "t"\nallow_read_only = true\n')
+    assert found["t"].allow_read_only and not found["t"].extra
+
+
+def flagged(tmp_path: Path, *argv: str) -> dict[str, McpServerSettings]:
+    path = tmp_path / "desk" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(EXAMPLE)
+    args = parser("desk gateway", "test").parse_args(list(argv))
+    return dict(settings_from(args, {"XDG_CONFIG_HOME": str(tmp_path)}).mcp_servers)
+
+
+def test_mcp_flags_add_servers_for_the_run_and_replace_a_table_of_the_same_name(
+    tmp_path: Path,
+) -> None:
+    found = flagged(
+        tmp_path,
+        "--mcp",
+        "time=uvx mcp-server-time --local-timezone 'Europe/Paris'",
+        "--mcp",
+        "remote=http://127.0.0.1:9/mcp",
+    )
+    assert list(found) == ["docs", "time", "remote"]
+    assert found["time"] == McpServerSettings(
+        name="time", command="uvx", args=("mcp-server-time", "--local-timezone", "Europe/Paris")
+    )
+    assert found["remote"].transport == "http" and found["remote"].url == "http://127.0.0.1:9/mcp"
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("time", "--mcp takes NAME=COMMAND"),
+        ("=cmd", "--mcp takes NAME=COMMAND"),
+        ("a.b=cmd", "--mcp a.b: a server name is letters"),
+        ("time=", "the command after time= is empty"),
+        ("time='unclosed", "--mcp time: cannot split the command line"),
+    ],
+)
+def test_a_bad_mcp_flag_is_one_line(tmp_path: Path, flag: str, message: str) -> None:
+    with pytest.raises(SettingsError) as info:
+        flagged(tmp_path, "--mcp", flag)
+    assert message in info.value.message and "\n" not in info.value.message

@@ -8,11 +8,12 @@ scope when its turn begins, so a cancel or a timeout stops the model request at 
 
 from __future__ import annotations
 
+import concurrent.futures
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agent.agent import Agent
 from agent.context.budget import ContextBudget, largest_prompt
@@ -23,6 +24,10 @@ from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope
 from agent.stops import StopRequest, Surface
 from tui_gateway.types import ChildInfo, ConsoleCommandInfo
+
+if TYPE_CHECKING:
+    from agent.mcp import ServerStatus
+    from tui_gateway.mcp_servers import McpServers
 
 DIGEST_MAX_BYTES = 64_000
 """Largest part of a file ``digest`` sends to the model, in bytes."""
@@ -80,6 +85,10 @@ class ConsoleHost(Protocol):
 
     def session_agents(self, session_id: str) -> list[ChildInfo]:
         """The session's child agents, live and ended."""
+
+    @property
+    def mcp(self) -> McpServers:
+        """The gateway's MCP servers."""
         ...
 
 
@@ -222,6 +231,61 @@ def _archived(ctx: CommandContext, _args: list[str]) -> None:
         ctx.write(f"[{role}] {content}\n")
 
 
+MCP_RESTART_WAIT_S = 120.0
+"""Longest ``/mcp restart NAME`` waits for the server to be ready, in seconds."""
+
+
+def mcp_line(status: ServerStatus) -> str:
+    """One line of ``/mcp``: name, state, transport, then its tools or why it failed."""
+    head = f"{status.name:<16} {status.state.value:<9} {status.transport:<5}"
+    if status.message:
+        return f"{head} {status.message}"
+    if status.tools:
+        names = ", ".join(tool.exposed for tool in status.tools)
+        count = len(status.tools)
+        return f"{head} {count} tool{'s' if count != 1 else ''}: {names}"
+    return head.rstrip()
+
+
+def _mcp(ctx: CommandContext, args: list[str]) -> None:
+    if args and args[0] == "restart":
+        if len(args) != 2:
+            raise CommandError("usage: /mcp restart NAME")
+        _mcp_restart(ctx, args[1])
+        return
+    if args:
+        raise CommandError("usage: /mcp (list the servers) or /mcp restart NAME")
+    statuses = ctx.host.mcp.statuses()
+    if not statuses:
+        ctx.write("no MCP servers: add [mcp_servers.NAME] to config.toml, or --mcp NAME=COMMAND\n")
+        return
+    for status in statuses:
+        ctx.write(mcp_line(status) + "\n")
+
+
+def _mcp_restart(ctx: CommandContext, name: str) -> None:
+    from tui_gateway.types import GatewayError
+
+    try:
+        future = ctx.host.mcp.restart(name)
+    except GatewayError as exc:
+        raise CommandError(exc.message) from None
+    ctx.write(f"restarting {name}...\n")
+    waited = 0.0
+    while waited < MCP_RESTART_WAIT_S:
+        ctx.check()
+        try:
+            status = future.result(timeout=0.05)  # short waits: a cancel is seen at once
+        except concurrent.futures.TimeoutError:
+            waited += 0.05
+            continue
+        ctx.write(mcp_line(status) + "\n")
+        if status.message:
+            raise CommandError(f"mcp: {name} failed: {status.message}")
+        return
+    raise CommandError(f"mcp: {name} is still starting after {MCP_RESTART_WAIT_S:g} s")
+
+
 COMMANDS: dict[str, tuple[Command, str, str]] = {
     "help": (_help, "/help", "list the commands"),
     "sessions": (_sessions, "/sessions", "list the live sessions"),
@@ -231,6 +295,7 @@ COMMANDS: dict[str, tuple[Command, str, str]] = {
     "model": (_model, "/model NAME", "use another model in this session"),
     "digest": (_digest, "digest PATH...", "summarise files with the model"),
     "archived": (_archived, "/archived", "show the messages compressions replaced"),
+    "mcp": (_mcp, "/mcp [restart NAME]", "list the MCP servers and their tools; restart one"),
 }
 """Command name -> (function, usage, one-line description)."""
 

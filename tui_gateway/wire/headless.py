@@ -7,6 +7,9 @@ ended: 0 completed, 130 stopped by the user, 143 stopped by the system, 1 failed
 stderr). A second Ctrl+C while the first stop is under way exits at once (130).
 
 Tool calls that need approval are denied (a line on stderr says so) unless ``approve`` is set.
+The turn is submitted once every MCP server has started or failed (bounded by their
+``startup_timeout_s``), so that it is offered their tools; a server that fails says so on stderr
+(``mcp: NAME failed: ...``).
 
 On a terminal the reply is printed with its control characters made visible
 (:func:`agent.terminal_text.terminal_safe`): a reply must not clear the screen or retitle the
@@ -28,6 +31,7 @@ from agent.stops import StopRequest, Surface
 from agent.terminal_text import terminal_safe
 from tui_gateway.events import ApprovalRequest, GatewayEvent, MessageComplete, MessageDelta
 from tui_gateway.gateway import Gateway
+from tui_gateway.mcp_events import McpServerChanged
 from tui_gateway.types import GatewayError
 
 EXIT_COMPLETED = 0
@@ -69,9 +73,12 @@ class _Turn:
             self.gateway.session_interrupt(self.session_id, self.user_stop)
 
     def on_event(self, event: GatewayEvent) -> None:
+        payload = event.payload
+        if isinstance(payload, McpServerChanged) and payload.message:
+            _say(payload.line, self.err)
+            return
         if event.session_id != self.session_id or self.done.is_set():
             return
-        payload = event.payload
         if isinstance(payload, MessageDelta) and payload.text:
             self._write(payload.text)
         elif isinstance(payload, ApprovalRequest):
@@ -133,6 +140,7 @@ def run_turn(
                 turn.session_id = gateway.session_resume(session_id).session_id
             else:
                 turn.session_id = gateway.session_create()
+            gateway.mcp.wait_started()  # the turn is offered the tools of the servers ready now
             gateway.prompt_submit(turn.session_id, prompt)
             turn.apply_user_stop()  # a Ctrl+C that came before the turn existed
         except GatewayError as exc:

@@ -1,0 +1,191 @@
+"""Opening one MCP server's message streams: stdio behind the guard, or streamable HTTP.
+
+Imports the MCP SDK, so it is imported on the MCP loop when a server first starts, never when
+desk starts (the SDK takes about a second to import).
+
+stdio goes through the SDK's own transport (``mcp.client.stdio.stdio_client``): it starts the
+program in a new session (its own process group) and at the end closes its stdin, waits, then
+sends SIGTERM and, after a grace, SIGKILL to the group. The program it is given is the guard
+(:mod:`agent.mcp.guard`) with the server's command line after it, so the group also ends when
+desk dies without that cleanup. The server's stderr goes to a pipe read on the loop
+(:class:`StderrTail`): it must never reach desk's terminal, and its last lines say why a server
+failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections import deque
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from agent.mcp import guard
+from agent.mcp.status import ServerSpec
+from agent.terminal_text import terminal_safe
+
+# The SDK logs what it copes with (a bad line, a server gone) as warnings and tracebacks; with no
+# handler Python would print them on stderr, which is desk's screen. desk reports them itself.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
+
+GUARD = Path(guard.__file__).resolve()
+"""The guard script, run by path."""
+
+Streams = tuple[Any, Any]
+"""The transport's (read stream, write stream) pair, as ``ClientSession`` takes them."""
+
+_LINES_KEPT = 20
+_LINE_CHARS = 300
+_READ = 65_536
+
+
+class StderrTail:
+    """A pipe for a server's stderr, read on the loop; keeps its last lines and the guard's.
+
+    Make it on the loop, :meth:`attach` it, hand :attr:`writer` to the transport, call
+    :meth:`spawned` once the process runs and :meth:`close` at the end.
+    """
+
+    def __init__(self) -> None:
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        self._fd: int | None = read_fd
+        self.writer = os.fdopen(write_fd, "w")
+        """The write end, handed to the transport as the server's stderr."""
+        self.lines: deque[str] = deque(maxlen=_LINES_KEPT)
+        """The last lines the server wrote (each cut to 300 characters, made terminal-safe)."""
+        self.exit: str | None = None
+        """How the server exited, from the guard (``3``, ``signal SIGKILL``), once it did."""
+        self.group: int | None = None
+        """The server's process group, from the guard's first line."""
+        self._partial = b""
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def attach(self) -> None:
+        """Start reading on the running loop."""
+        loop = asyncio.get_running_loop()
+        assert self._fd is not None
+        loop.add_reader(self._fd, self._drain)
+        self._loop = loop
+
+    def spawned(self) -> None:
+        """Close this process's copy of the write end (the server holds its own)."""
+        with contextlib.suppress(OSError):
+            self.writer.close()
+
+    def _drain(self, rounds: int = 8) -> None:
+        """Read what is there (at most ``rounds`` chunks: a flood of stderr must not hold the
+        loop; the reader is called again for the rest)."""
+        for _ in range(rounds):
+            if self._fd is None:
+                return
+            try:
+                data = os.read(self._fd, _READ)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._detach()
+                return
+            self._take(data)
+
+    def _take(self, data: bytes) -> None:
+        *complete, self._partial = (self._partial + data).split(b"\n")
+        if len(self._partial) > _READ:
+            complete.append(self._partial)
+            self._partial = b""
+        for raw in complete:
+            line = terminal_safe(raw.decode("utf-8", "replace")).strip()
+            if line.startswith(guard.EXIT_MARK):
+                self.exit = line.removeprefix(guard.EXIT_MARK)
+            elif line.startswith(guard.GROUP_MARK):
+                with contextlib.suppress(ValueError):
+                    self.group = int(line.removeprefix(guard.GROUP_MARK))
+            elif line:
+                self.lines.append(line[:_LINE_CHARS])
+
+    def _detach(self) -> None:
+        if self._fd is None:
+            return
+        if self._loop is not None:
+            with contextlib.suppress(Exception):
+                self._loop.remove_reader(self._fd)
+        os.close(self._fd)
+        self._fd = None
+
+    def close(self) -> None:
+        """Read what is left in the pipe (up to 4 MiB), then close it."""
+        self.spawned()
+        self._drain(rounds=64)
+        if self._partial:
+            self._take(b"\n")
+        self._detach()
+
+    def summary(self) -> str:
+        """``exited with code 3: <last line>`` / ``killed by SIGKILL`` / the last line / ""."""
+        last = self.lines[-1] if self.lines else ""
+        if self.exit is None:
+            return last
+        how = f"killed by {self.exit[7:]}" if self.exit.startswith("signal ") else None
+        how = how or f"exited with code {self.exit}"
+        return f"{how}: {last}" if last else how
+
+
+@contextlib.asynccontextmanager
+async def open_streams(
+    spec: ServerSpec, *, cwd: Path, stderr: StderrTail | None, grace_s: float
+) -> AsyncIterator[Streams]:
+    """The read and write streams of one server, open for the block.
+
+    Args:
+        spec: the server.
+        cwd: the working directory of a stdio server.
+        stderr: where a stdio server's stderr goes (attached to the running loop here); None
+            for an HTTP server.
+        grace_s: seconds the guard gives the group between SIGTERM and SIGKILL.
+
+    Raises:
+        OSError: a stdio server's guard cannot be started.
+    """
+    if spec.command is not None:
+        assert stderr is not None, "a stdio server needs somewhere for its stderr"
+        stderr.attach()
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=[
+                "-I",
+                "-S",
+                str(GUARD),
+                str(os.getpid()),
+                f"{grace_s:g}",
+                "--",
+                spec.command,
+                *spec.args,
+            ],
+            env=dict(spec.env),
+            cwd=cwd,
+            encoding_error_handler="replace",
+        )
+        async with stdio_client(params, errlog=stderr.writer) as streams:
+            stderr.spawned()
+            yield streams
+        return
+    assert spec.url is not None
+    timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults for MCP over HTTP
+    async with (
+        httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout) as client,
+        streamable_http_client(spec.url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+__all__ = ["GUARD", "StderrTail", "Streams", "open_streams"]
