@@ -17,11 +17,13 @@ from agent.store.errors import (
     StoreClosed,
     StoreCorrupt,
     StoreError,
+    StoreFenced,
     StoreFull,
     StoreLocked,
     StoreNotFound,
     StoreReadOnly,
     StoreTooNew,
+    StoreUnreachable,
 )
 from agent.store.liveness import LocalLiveness, OwnerLiveness, current_owner, owner_alive
 from agent.store.opener import open_store, store_path
@@ -77,11 +79,13 @@ __all__ = [
     "StoreClosed",
     "StoreCorrupt",
     "StoreError",
+    "StoreFenced",
     "StoreFull",
     "StoreLocked",
     "StoreNotFound",
     "StoreReadOnly",
     "StoreTooNew",
+    "StoreUnreachable",
     "Transcript",
     "TurnOutcome",
     "TurnRow",
