@@ -27,7 +27,7 @@ from pathlib import Path
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest
-from agent.store import SessionStore
+from agent.store import SessionStore, SharedStore
 from agent.tools.registry import ToolRegistry, default_tools
 from agent.tools.workspace import Workspace
 from tui_gateway.approvals import SessionApprovals
@@ -39,6 +39,7 @@ from tui_gateway.event_hub import EventHub
 from tui_gateway.events import Payload, SessionCreated
 from tui_gateway.kinds import TurnKind
 from tui_gateway.persistence import Persistence
+from tui_gateway.remote import RemoteStops
 from tui_gateway.saved_sessions import SavedSessions
 from tui_gateway.session_table import SessionTable
 from tui_gateway.shutdown import Shutdown
@@ -96,9 +97,15 @@ class Gateway:
             timeout_s=config.console_timeout_s,
         )
         wait_s = config.shutdown_timeout_s
-        self._booking = BookingOffice(
-            self._table, self._persistence, self.console, publish, wait_s=wait_s
+        shared = store if isinstance(store, SharedStore) else None
+        remote = RemoteStops(shared.stops, shared.owner) if shared is not None else None
+        self._booking = booking = BookingOffice(
+            self._table, self._persistence, self.console, publish, wait_s=wait_s, remote=remote
         )
+        if remote is not None:  # stops other hosts send for turns running here
+            remote.listen(
+                booking.interrupt, lambda sid, stop, _t: booking.cancel_compression(sid, stop)
+            )
         self._runner = TurnRunner(
             config,
             self._table,
@@ -182,6 +189,10 @@ class Gateway:
             False when there was no such session.
         """
         return self._saved.delete(session_id)
+
+    def turn_session(self, turn_id: str) -> str | None:
+        """The session of a turn run here or saved in the store (possibly by another host)."""
+        return self._saved.turn_session(turn_id)
 
     def archived_messages(self, session_id: str) -> list[tuple[str, str]]:
         """``(role, content)`` of the messages compressions archived in the session, oldest

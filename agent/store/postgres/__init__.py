@@ -12,13 +12,13 @@ claims with fencing numbers (:mod:`~agent.store.postgres.claims`), stop rows wit
 from __future__ import annotations
 
 from agent.store.postgres.compressions import PostgresCompressions
-from agent.store.postgres.events import PostgresEvents, StoredEvent, StoredReplay
+from agent.store.postgres.events import PostgresEvents
 from agent.store.postgres.hosts import Host, HostLiveness
 from agent.store.postgres.leases import PostgresLeases
 from agent.store.postgres.queued import PostgresQueue
 from agent.store.postgres.schema import SCHEMA_VERSION
 from agent.store.postgres.sessions import PostgresSessions
-from agent.store.postgres.stops import PostgresStops, RunningTurn, StopKind, StopLetter
+from agent.store.postgres.stops import PostgresStops
 from agent.store.postgres.store import PostgresStore
 from agent.store.postgres.transcript import PostgresTranscript
 from agent.store.postgres.turns import PostgresTurns
@@ -36,9 +36,4 @@ __all__ = [
     "PostgresStore",
     "PostgresTranscript",
     "PostgresTurns",
-    "RunningTurn",
-    "StopKind",
-    "StopLetter",
-    "StoredEvent",
-    "StoredReplay",
 ]

@@ -16,37 +16,9 @@ last number, in order, without gaps (other than unused numbers) or duplicates.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from agent.store.postgres.database import Cursor, Database
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """One event as kept: its session, number, type and wire params (JSON text)."""
-
-    session_id: str
-    seq: int
-    type: str
-    params: str
-
-
-@dataclass(frozen=True, slots=True)
-class StoredReplay:
-    """What :meth:`PostgresEvents.since` found.
-
-    Attributes:
-        events: the kept events after the asked number, oldest first.
-        truncated: True when events after the asked number are no longer kept (numbers a
-            host reserved and never used are gaps, not truncation).
-        last_seq: the newest number kept (the asked one when nothing newer is kept).
-        known: False when the session has no events kept at all.
-    """
-
-    events: list[StoredEvent]
-    truncated: bool
-    last_seq: int
-    known: bool
+from agent.store.shared import StoredEvent, StoredReplay
 
 
 class PostgresEvents:

@@ -19,69 +19,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import psycopg
 
 from agent.store.errors import StoreError
 from agent.store.postgres.database import Cursor, Database
+from agent.store.shared import Deliver, RunningTurn, StopKind, StopLetter
 
 _log = logging.getLogger(__name__)
 
 RECHECK_S = 5.0
 """Seconds between two looks for waiting rows without a notification (a safety net)."""
-
-
-class StopKind(StrEnum):
-    """What a stop row stops."""
-
-    TURN = "turn"
-    """The running turn (``session.interrupt``)."""
-    COMPRESSION = "compression"
-    """The running compression only (``compression.cancel``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class StopLetter:
-    """One stop row, as the host it is addressed to takes it.
-
-    Attributes:
-        id: the row id.
-        session_id: the session.
-        turn_id: the turn the sender saw running, or None for "whatever runs".
-        kind: what to stop.
-        issuer: ``user`` or ``system``, as the sender booked it.
-        surface: the sender's surface (``api.stop``, ``desk.key``...).
-        reason: the sender's human text.
-        sent_by: the sending host's owner string.
-        age_s: seconds from the row's commit to its taking, on the database's clock.
-    """
-
-    id: int
-    session_id: str
-    turn_id: str | None
-    kind: StopKind
-    issuer: str
-    surface: str
-    reason: str
-    sent_by: str
-    age_s: float
-
-
-@dataclass(frozen=True, slots=True)
-class RunningTurn:
-    """The open turn of a session, and who runs it."""
-
-    turn_id: str
-    session_id: str
-    owner: str
-
-
-Deliver = Callable[[list[StopLetter]], None]
-"""Receives the stops this host took, oldest first; called on the listener thread."""
 
 
 class PostgresStops:

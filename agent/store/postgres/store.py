@@ -58,6 +58,9 @@ class PostgresStore:
         clock: wall-clock source in unix seconds, for row times and compression leases.
         liveness: this store's owner identity and the rule for others; default
             :class:`~agent.store.postgres.hosts.HostLiveness`.
+        owner: the owner string of the default liveness (default: this process's,
+            :func:`~agent.store.liveness.current_owner`); two stores of one process that act
+            as two hosts (tests, benchmarks) give two.
         recover: run crash recovery on open.
         reconnect_s: how long a call waits for a database that is away, in seconds.
         host_ttl_s: this host's lease, in seconds (how long a host cut off from the database
@@ -82,6 +85,7 @@ class PostgresStore:
         schema: str | None = None,
         clock: Clock = time.time,
         liveness: OwnerLiveness | None = None,
+        owner: str | None = None,
         recover: bool = True,
         reconnect_s: float = 30.0,
         host_ttl_s: float = 10.0,
@@ -94,7 +98,7 @@ class PostgresStore:
         self.where = self._db.where
         self._host: Host | None = None
         try:
-            live = liveness if liveness is not None else HostLiveness(self._db, grace_s=grace_s)
+            live = liveness or HostLiveness(self._db, owner, grace_s=grace_s)
             self._owner = live.owner
             first = self._db.first
             with first.transaction(), first.cursor() as cur:
