@@ -27,7 +27,7 @@ from pathlib import Path
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest
-from agent.store import SessionStore, SharedStore
+from agent.store import SessionStore, SharedStore, StoredReplay
 from agent.tools.registry import ToolRegistry, default_tools
 from agent.tools.workspace import Workspace
 from tui_gateway.approvals import SessionApprovals
@@ -42,6 +42,7 @@ from tui_gateway.persistence import Persistence
 from tui_gateway.remote import RemoteStops
 from tui_gateway.saved_sessions import SavedSessions
 from tui_gateway.session_table import SessionTable
+from tui_gateway.shared_events import SharedEvents
 from tui_gateway.shutdown import Shutdown
 from tui_gateway.state import Session, Turn
 from tui_gateway.subscription import EventCallback, Subscription
@@ -79,7 +80,9 @@ class Gateway:
     ) -> None:
         self.config = config
         self._cwd = config.cwd if config.cwd is not None else Path.cwd()
-        self._events = EventHub(config.coalesce_s)
+        shared = store if isinstance(store, SharedStore) else None
+        journal = SharedEvents(shared.events) if shared is not None else None
+        self._events = EventHub(config.coalesce_s, journal)
         publish = self._events.publish
         self._table = SessionTable(config.max_sessions)
         self._persistence = Persistence(store, publish)
@@ -97,7 +100,6 @@ class Gateway:
             timeout_s=config.console_timeout_s,
         )
         wait_s = config.shutdown_timeout_s
-        shared = store if isinstance(store, SharedStore) else None
         remote = RemoteStops(shared.stops, shared.owner) if shared is not None else None
         self._booking = booking = BookingOffice(
             self._table, self._persistence, self.console, publish, wait_s=wait_s, remote=remote
@@ -138,6 +140,12 @@ class Gateway:
     def unsubscribe(self, sub: Subscription) -> None:
         """Stop delivering to ``sub`` and end its delivery thread."""
         self._events.unsubscribe(sub)
+
+    def stored_events(self, session_id: str, seq: int) -> StoredReplay | None:
+        """The events a shared store kept of the session after ``seq`` (any host's), or None
+        (no shared store, or it cannot be read); ``session.events.since`` asks it when its
+        ring never saw the session."""
+        return self._events.stored_since(session_id, seq)
 
     def _publish_to(self, session_id: str, payload: Payload) -> None:
         self._events.publish(self._table.find(session_id), payload)

@@ -80,6 +80,7 @@ class Shutdown:
         left = self._console.shutdown(stop, bound)
         left += self._runner.join(max(0.0, deadline - time.monotonic()))
         self._booking.close_stuck(sessions, stop)
+        self._events.flush_journal()  # a shared store's kept events, while it is open
         self._persistence.close()
         self._events.close()
         self._report = ShutdownReport(

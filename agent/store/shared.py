@@ -131,8 +131,9 @@ class EventLog(Protocol):
         """Reserve the next ``count`` numbers; the number before the block, or None."""
         ...
 
-    def append(self, events: Sequence[StoredEvent]) -> int:
-        """Keep events (of saved sessions), in one transaction; how many were written."""
+    def append(self, events: Sequence[StoredEvent], *, wait: bool = True) -> int:
+        """Keep events (of saved sessions), in one transaction; how many were written
+        (``wait=False``: give up at once when the database is away or busy)."""
         ...
 
     def since(self, session_id: str, seq: int, *, limit: int = 10_000) -> StoredReplay:

@@ -1,11 +1,14 @@
 """Which host holds each session's live state, and the fencing number every write checks.
 
 Several gateways on one database must never both write one session: each keeps the session's
-transcript in memory and appends to it. So a session belongs to one owner at a time through its
-row of ``session_claims`` (owner, fence). Every write of a session's rows (the session, its
-messages, turns, queued prompts, compression attempts and lease) starts with
+transcript in memory and appends to it. So a session belongs to one owner at a time through the
+claim on its row (``sessions.claim_owner``, ``claim_fence``). Every write of a session's rows
+(the session, its messages, turns, queued prompts, compression attempts and lease) starts with
 :meth:`Claims.hold` inside its transaction, which locks the session's row (so writers of one
-session take turns, and positions and generations are counted without a race) and then:
+session take turns, and positions and generations are counted without a race) and reads the
+claim in the same statement: a writer that waited for the lock gets the row as the previous
+writer committed it (PostgreSQL re-reads a locked row that changed), so two hosts taking a
+session over at once cannot both win. Then it:
 
 - takes the claim when nobody holds it, drawing a fresh fencing number from ``fences``;
 - goes on when this owner holds it;
@@ -68,9 +71,7 @@ class Claims:
             StoreFenced: another owner holds it and runs, or took it over from this store.
         """
         cur.execute(
-            "SELECT c.owner, c.fence FROM sessions AS s"
-            " LEFT JOIN session_claims AS c ON c.session_id = s.id"
-            " WHERE s.id = %s FOR NO KEY UPDATE OF s",
+            "SELECT claim_owner, claim_fence FROM sessions WHERE id = %s FOR NO KEY UPDATE",
             (session_id,),
         )
         row = cur.fetchone()
@@ -96,18 +97,11 @@ class Claims:
                     self._where,
                     owner,
                 )
-        if owner is not None:
-            cur.execute(
-                "UPDATE session_claims SET owner = %s, fence = nextval('fences'),"
-                " claimed_at = clock_timestamp() WHERE session_id = %s RETURNING fence",
-                (self.owner, session_id),
-            )
-        else:
-            cur.execute(
-                "INSERT INTO session_claims (session_id, owner, fence)"
-                " VALUES (%s, %s, nextval('fences')) RETURNING fence",
-                (session_id, self.owner),
-            )
+        cur.execute(
+            "UPDATE sessions SET claim_owner = %s, claim_fence = nextval('fences')"
+            " WHERE id = %s RETURNING claim_fence",
+            (self.owner, session_id),
+        )
         taken = cur.fetchone()
         assert taken is not None
         self._remember(session_id, int(taken[0]))
@@ -140,7 +134,7 @@ class Claims:
             how many claims were released.
         """
         cur.execute(
-            "DELETE FROM session_claims WHERE owner = %s AND session_id = ANY(%s)",
+            "UPDATE sessions SET claim_owner = NULL WHERE claim_owner = %s AND id = ANY(%s)",
             (self.owner, self.held()),
         )
         return cur.rowcount

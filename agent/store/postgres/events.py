@@ -59,9 +59,14 @@ class PostgresEvents:
 
         return self._db.write(tx, wait=wait)
 
-    def append(self, events: Sequence[StoredEvent]) -> int:
+    def append(self, events: Sequence[StoredEvent], *, wait: bool = True) -> int:
         """Keep ``events`` (of saved sessions; others are skipped), in one transaction, and
         forget each session's events older than its last ``keep``.
+
+        Args:
+            events: the events, in any order.
+            wait: False to give up at once (:class:`~agent.store.errors.StoreUnreachable`)
+                when the database is away or a session's row is locked.
 
         Returns:
             how many were written (an event kept already is skipped).
@@ -95,7 +100,7 @@ class PostgresEvents:
                 )
             return written
 
-        return self._db.write(tx)
+        return self._db.write(tx, wait=wait)
 
     def since(self, session_id: str, seq: int, *, limit: int = 10_000) -> StoredReplay:
         """The kept events of ``session_id`` numbered above ``seq``, oldest first.

@@ -13,9 +13,10 @@ SQLite uses its ``rowid``), plus what several hosts need:
 - ``hosts``: one row per open store (a gateway process): its owner string, the key of the
   session-level advisory lock it holds while it runs, and a lease (``expires_at``, the
   database's clock) its heartbeat renews;
-- ``session_claims``: which owner holds each session's live state, with a fencing number from
-  the ``fences`` sequence (a takeover draws a larger one, and a write with an older one is
-  refused);
+- ``sessions.claim_owner`` and ``claim_fence``: which owner holds each session's live state,
+  with a fencing number from the ``fences`` sequence (a takeover draws a larger one, and a
+  write with an older one is refused); on the session's own row, so a writer that waited for
+  the row's lock reads the claim as the previous writer left it;
 - ``stop_requests``: stops sent to a turn on another host (a durable row, announced with
   ``NOTIFY``), taken once;
 - ``session_events``: the events published for each session, numbered per session from
@@ -41,6 +42,8 @@ V1: tuple[str, ...] = (
         compression_cooldown_step  INTEGER NOT NULL DEFAULT 0,
         event_seq                  BIGINT NOT NULL DEFAULT 0,
         events_dropped_through     BIGINT NOT NULL DEFAULT 0,
+        claim_owner                TEXT,
+        claim_fence                BIGINT NOT NULL DEFAULT 0,
         created_order              BIGINT GENERATED ALWAYS AS IDENTITY
     )
     """,
@@ -146,15 +149,7 @@ V1: tuple[str, ...] = (
     """,
     "CREATE INDEX hosts_owner ON hosts(owner)",
     "CREATE SEQUENCE fences",
-    """
-    CREATE TABLE session_claims (
-        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
-        owner      TEXT NOT NULL,
-        fence      BIGINT NOT NULL,
-        claimed_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
-    )
-    """,
-    "CREATE INDEX session_claims_owner ON session_claims(owner)",
+    "CREATE INDEX sessions_claim_owner ON sessions(claim_owner) WHERE claim_owner IS NOT NULL",
     """
     CREATE TABLE stop_requests (
         id           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
