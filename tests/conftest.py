@@ -6,14 +6,17 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
 
 from agent.provider.client import ProviderConfig
+from agent.store.postgres import PostgresStore
 from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
-from tests.pg_cluster import REQUIRE_ENV, Cluster, NoPostgres, start_cluster
+from tests.pg_cluster import REQUIRE_ENV, Cluster, NoPostgres, OpenHost, start_cluster
+from tests.pg_proxy import Proxy
 
 
 @pytest.fixture
@@ -63,3 +66,38 @@ def pg_database(pg_cluster: Cluster) -> Iterator[str]:
     finally:
         with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def schema(pg_cluster: Cluster) -> Iterator[str]:
+    """A schema of its own for the test (dropped after)."""
+    name = f"h_{uuid.uuid4().hex[:12]}"
+    yield name
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+@pytest.fixture
+def open_host(pg_cluster: Cluster, schema: str) -> Iterator[OpenHost]:
+    """Opens PostgreSQL stores on the test's schema, each as the host its owner string names;
+    all are closed at the end. Pass ``url=`` to reach the cluster another way (a proxy)."""
+    opened: list[PostgresStore] = []
+
+    def open_one(owner: str, **options: Any) -> PostgresStore:
+        url = options.pop("url", pg_cluster.url)
+        options.setdefault("reconnect_s", 10.0)
+        store = PostgresStore(url, schema=schema, owner=owner, **options)
+        opened.append(store)
+        return store
+
+    yield open_one
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def proxy(pg_cluster: Cluster) -> Iterator[Proxy]:
+    """A proxy in front of the cluster (see :mod:`tests.pg_proxy`)."""
+    p = Proxy(pg_cluster.port)
+    yield p
+    p.close()

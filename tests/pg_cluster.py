@@ -19,8 +19,11 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from agent.store.postgres import PostgresStore
 
 REQUIRE_ENV = "DESK_REQUIRE_POSTGRES"
 """Set to 1 (``.ci/run`` does) to fail, not skip, the PostgreSQL tests when no server is
@@ -28,6 +31,11 @@ installed."""
 
 USER = "desk"
 """The cluster's superuser."""
+
+
+OpenHost = Callable[..., PostgresStore]
+"""Opens a store as one host (the ``open_host`` fixture): ``open_host("host-a:1:1", **options)``
+with :class:`PostgresStore`'s options (``url=`` reaches the cluster another way)."""
 
 
 class NoPostgres(RuntimeError):
