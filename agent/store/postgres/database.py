@@ -216,6 +216,16 @@ class Database:
 
         return self._retrying(attempt, self.reconnect_s if wait else 0.0)
 
+    def statement(self, fn: Callable[[Cursor], T]) -> T:
+        """Run ``fn``'s one statement in autocommit: its own transaction, one round trip
+        (no ``BEGIN`` and ``COMMIT`` of their own), waiting for a database that is away as
+        :meth:`write` does.
+
+        Raises:
+            StoreUnreachable, StoreClosed, StoreError: as for :meth:`write`.
+        """
+        return self.read(fn, wait_s=self.reconnect_s)
+
     def read(self, fn: Callable[[Cursor], T], *, wait_s: float | None = None) -> T:
         """Run ``fn`` on a pooled connection in autocommit (each statement its own snapshot).
 

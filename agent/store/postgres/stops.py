@@ -90,7 +90,7 @@ class PostgresStops:
         surface: str,
         reason: str,
     ) -> int:
-        """Write a stop row for ``running`` and notify its owner, in one transaction.
+        """Write a stop row for ``running`` and notify its owner, in one statement.
 
         Returns:
             the row id.
@@ -99,10 +99,14 @@ class PostgresStops:
             StoreError: it could not be written (nothing was sent).
         """
 
-        def tx(cur: Cursor) -> int:
+        def one(cur: Cursor) -> int:
+            # One statement, so one round trip: the row and its notification commit together
+            # (PostgreSQL delivers a NOTIFY at its transaction's commit).
             cur.execute(
-                "INSERT INTO stop_requests (session_id, turn_id, target, kind, issuer, surface,"
-                " reason, sent_by) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                "WITH row AS (INSERT INTO stop_requests (session_id, turn_id, target, kind,"
+                " issuer, surface, reason, sent_by)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id, target)"
+                " SELECT id, pg_notify(%s, target) FROM row",
                 (
                     running.session_id,
                     running.turn_id,
@@ -112,14 +116,14 @@ class PostgresStops:
                     surface,
                     reason,
                     self._owner,
+                    self.channel,
                 ),
             )
             row = cur.fetchone()
             assert row is not None
-            cur.execute("SELECT pg_notify(%s, %s)", (self.channel, running.owner))
             return int(row[0])
 
-        return self._db.write(tx)
+        return self._db.statement(one)
 
     def take(self, cur: Cursor) -> list[StopLetter]:
         """Take every stop addressed to this store's owner that nobody took yet, oldest first.
