@@ -101,13 +101,11 @@ class Gateway:
         )
         wait_s = config.shutdown_timeout_s
         remote = RemoteStops(shared.stops, shared.owner) if shared is not None else None
-        self._booking = booking = BookingOffice(
+        self._booking = BookingOffice(
             self._table, self._persistence, self.console, publish, wait_s=wait_s, remote=remote
         )
         if remote is not None:  # stops other hosts send for turns running here
-            remote.listen(
-                booking.interrupt, lambda sid, stop, _t: booking.cancel_compression(sid, stop)
-            )
+            remote.listen(self._booking)
         self._runner = TurnRunner(
             config,
             self._table,
@@ -142,9 +140,7 @@ class Gateway:
         self._events.unsubscribe(sub)
 
     def stored_events(self, session_id: str, seq: int) -> StoredReplay | None:
-        """The events a shared store kept of the session after ``seq`` (any host's), or None
-        (no shared store, or it cannot be read); ``session.events.since`` asks it when its
-        ring never saw the session."""
+        """The events a shared store kept of the session after ``seq`` (any host's), or None."""
         return self._events.stored_since(session_id, seq)
 
     def _publish_to(self, session_id: str, payload: Payload) -> None:

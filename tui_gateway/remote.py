@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from agent.stops import Issuer, StopRequest, Surface
 from agent.store import RunningTurn, StopKind, StopLetter, StopMail, StoreError
@@ -27,8 +27,19 @@ from tui_gateway.types import GatewayError
 
 _log = logging.getLogger(__name__)
 
-TakeStop = Callable[[str, StopRequest, "str | None"], object]
-"""Books a stop that came from another host: ``(session id, stop, turn id or None)``."""
+
+class Office(Protocol):
+    """What books the stops other hosts send (the gateway's booking office)."""
+
+    def interrupt(
+        self, session_id: str, stop: StopRequest, turn_id: str | None = None
+    ) -> str | None:
+        """Hard-stop the session's running turn (only ``turn_id``, when given)."""
+        ...
+
+    def cancel_compression(self, session_id: str, stop: StopRequest) -> bool:
+        """Hard-stop the session's running compression."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +116,10 @@ class RemoteStops:
             return None
         return RemoteTurn(self._mail, running, kind)
 
-    def listen(self, interrupt: TakeStop, cancel_compression: TakeStop) -> None:
-        """Book every stop other hosts send here: a turn's with ``interrupt``, a compression's
-        with ``cancel_compression`` (on the store's listener thread)."""
+    def listen(self, office: Office) -> None:
+        """Book every stop other hosts send here with ``office`` (on the store's listener
+        thread): a turn's with its ``interrupt``, a compression's with its
+        ``cancel_compression``."""
 
         def deliver(letters: list[StopLetter]) -> None:
             for letter in letters:
@@ -116,9 +128,11 @@ class RemoteStops:
                 except ValueError as exc:
                     _log.warning("a stop from %s is not understood: %s", letter.sent_by, exc)
                     continue
-                take = interrupt if letter.kind is StopKind.TURN else cancel_compression
                 try:
-                    take(letter.session_id, stop, letter.turn_id)
+                    if letter.kind is StopKind.TURN:
+                        office.interrupt(letter.session_id, stop, letter.turn_id)
+                    else:
+                        office.cancel_compression(letter.session_id, stop)
                 except GatewayError:
                     continue  # the session is not live here any more: nothing runs to stop
 
