@@ -82,6 +82,16 @@ def connection_kwargs(schema: str | None) -> dict[str, Any]:
     return kwargs
 
 
+class _Stale(Exception):
+    """A call failed on a pooled connection that turned out broken (ended by the server)."""
+
+
+def _stale_or(exc: psycopg.OperationalError, conn: psycopg.Connection[Any]) -> BaseException:
+    """``exc`` itself, or :class:`_Stale` when it came from a connection that is now broken
+    and is worth running again at once on another."""
+    return _Stale() if conn.broken and transient(exc) else exc
+
+
 def transient(exc: BaseException) -> bool:
     """Whether ``exc`` is worth waiting out: the database could not be reached, or the
     transaction lost a deadlock or a serialization check."""
@@ -208,11 +218,14 @@ class Database:
         """
 
         def attempt(timeout: float) -> T:
-            pool = self._pool
-            with pool.connection(timeout=timeout) as conn, conn.transaction(), conn.cursor() as cur:
-                if not wait:
-                    cur.execute("SET LOCAL lock_timeout = '50ms'")
-                return fn(cur)
+            with self._pool.connection(timeout=timeout) as conn:
+                try:
+                    with conn.transaction(), conn.cursor() as cur:
+                        if not wait:
+                            cur.execute("SET LOCAL lock_timeout = '50ms'")
+                        return fn(cur)
+                except psycopg.OperationalError as exc:
+                    raise _stale_or(exc, conn) from exc
 
         return self._retrying(attempt, self.reconnect_s if wait else 0.0)
 
@@ -238,14 +251,19 @@ class Database:
         """
 
         def attempt(timeout: float) -> T:
-            with self._pool.connection(timeout=timeout) as conn, conn.cursor() as cur:
-                return fn(cur)
+            with self._pool.connection(timeout=timeout) as conn:
+                try:
+                    with conn.cursor() as cur:
+                        return fn(cur)
+                except psycopg.OperationalError as exc:
+                    raise _stale_or(exc, conn) from exc
 
         return self._retrying(attempt, self.reconnect_s if wait_s is None else wait_s)
 
     def _retrying(self, attempt: Callable[[float], T], bound_s: float) -> T:
         deadline = time.monotonic() + bound_s
         pause = 0.05
+        stale = 0
         while True:
             self._check_open()
             left = deadline - time.monotonic()
@@ -253,6 +271,19 @@ class Database:
                 return attempt(max(0.05, min(left, CONNECT_TIMEOUT_S)))
             except StoreError:
                 raise
+            except _Stale:
+                # A pooled connection the server had ended (a restart): the pool drops it;
+                # the next one is tried at once, as many times as the pool may hold.
+                stale += 1
+                if stale <= self._pool.max_size:
+                    continue
+                if self._closed.wait(min(pause, max(0.0, deadline - time.monotonic()))):
+                    continue
+                if time.monotonic() >= deadline:
+                    raise StoreUnreachable(
+                        f"cannot reach the session database {self.where} (connection lost)",
+                        self.where,
+                    ) from None
             except (psycopg.Error, PoolTimeout) as exc:
                 if self._closed.is_set():
                     raise StoreClosed(
