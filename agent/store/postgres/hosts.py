@@ -66,8 +66,9 @@ class HostLiveness:
         """Whether a store of ``owner`` still runs on this database (see the module docstring).
 
         Returns:
-            True when it may still run; True as well when the database cannot be asked (a row
-            of an owner that might run is never taken from it on a guess). Never raises.
+            True when it may still run; True as well when the database cannot be asked within
+            2 s (a row of an owner that might run is never taken from it on a guess). Never
+            raises.
         """
 
         def q(cur: Cursor) -> bool:
@@ -82,7 +83,7 @@ class HostLiveness:
             return bool(row and row[0])
 
         try:
-            return self._db.read(q, wait_s=0.0)
+            return self._db.read(q, wait_s=2.0)
         except StoreError:
             return True
 

@@ -40,6 +40,9 @@ from agent.store.postgres.transcript import PostgresTranscript
 from agent.store.postgres.turns import PostgresTurns
 from agent.store.sqlite.shared import Clock
 
+FORGET_EVERY_S = 60.0
+"""Seconds between two deletions of long-gone hosts' rows by a sweeping store."""
+
 
 class PostgresStore:
     """Sessions, transcripts, turns, queued prompts and compression state in PostgreSQL.
@@ -125,7 +128,7 @@ class PostgresStore:
             )
             if left:
                 self.recover()
-            self._last_sweep = time.monotonic()
+            self._last_sweep = self._last_forget = time.monotonic()
             self._sweep_s = sweep_s
             self._host.start(self._sweep if recover and sweep_s is not None else None)
         except BaseException:
@@ -163,9 +166,10 @@ class PostgresStore:
     def _sweep(self) -> None:
         if self._sweep_s is None or time.monotonic() - self._last_sweep < self._sweep_s:
             return
-        self._last_sweep = time.monotonic()
+        self._last_sweep = now = time.monotonic()
         self.recover()
-        if self._host is not None:
+        if self._host is not None and now - self._last_forget >= FORGET_EVERY_S:
+            self._last_forget = now
             self._db.write(self._host.forget_gone_hosts)
 
     def close(self) -> None:
