@@ -1,15 +1,23 @@
-"""Shared fixtures: the project's own model server on loopback, a private home for desk's files."""
+"""Shared fixtures: the project's own model server on loopback, a private home for desk's files,
+a throwaway PostgreSQL cluster, and thread bookkeeping."""
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 from agent.provider.client import ProviderConfig
+from agent.store.postgres import PostgresStore
 from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
+from tests.pg_cluster import REQUIRE_ENV, Cluster, NoPostgres, OpenHost, start_cluster
+from tests.pg_proxy import Proxy
 
 
 @pytest.fixture
@@ -47,3 +55,70 @@ def private_xdg_dirs(
         path.mkdir()
         monkeypatch.setenv(name, str(path))
     return dirs
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """A PostgreSQL cluster of its own for the whole test session (see :mod:`tests.pg_cluster`).
+
+    Without the server binaries its tests skip, with the reason; with ``DESK_REQUIRE_POSTGRES=1``
+    (CI) they fail instead, so a CI machine without PostgreSQL can never pass them unseen.
+    """
+    try:
+        cluster = start_cluster()
+    except NoPostgres as exc:
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"{exc} ({REQUIRE_ENV}=1)")
+        pytest.skip(str(exc))
+    try:
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture
+def pg_database(pg_cluster: Cluster) -> Iterator[str]:
+    """The URL of a new, empty database of :func:`pg_cluster`, dropped after the test."""
+    name = f"desk_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield pg_cluster.url_of(name)
+    finally:
+        with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def schema(pg_cluster: Cluster) -> Iterator[str]:
+    """A schema of its own for the test (dropped after)."""
+    name = f"h_{uuid.uuid4().hex[:12]}"
+    yield name
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+@pytest.fixture
+def open_host(pg_cluster: Cluster, schema: str) -> Iterator[OpenHost]:
+    """Opens PostgreSQL stores on the test's schema, each as the host its owner string names;
+    all are closed at the end. Pass ``url=`` to reach the cluster another way (a proxy)."""
+    opened: list[PostgresStore] = []
+
+    def open_one(owner: str, **options: Any) -> PostgresStore:
+        url = options.pop("url", pg_cluster.url)
+        options.setdefault("reconnect_s", 10.0)
+        store = PostgresStore(url, schema=schema, owner=owner, **options)
+        opened.append(store)
+        return store
+
+    yield open_one
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def proxy(pg_cluster: Cluster) -> Iterator[Proxy]:
+    """A proxy in front of the cluster (see :mod:`tests.pg_proxy`)."""
+    p = Proxy(pg_cluster.port)
+    yield p
+    p.close()

@@ -5,12 +5,13 @@ A :class:`~agent.stops.StopRequest` comes in from one of the gateway's contract 
 eviction, a deletion, the shutdown). The office
 
 1. **routes** it to what it stops: a :class:`~tui_gateway.routes.Route`
-   (:mod:`tui_gateway.routes`). Today there are three: :class:`LocalTurn`
-   (a turn on this gateway's worker, the compression inside it first, then its agent, whose
-   scope reaches every child agent it started), :class:`LocalChild` (one child agent alone)
-   and :class:`ConsoleCommand`. A turn running on another host (several gateways on one
-   PostgreSQL store) will be one more route, a durable stop row plus ``NOTIFY``, chosen in
-   :meth:`BookingOffice.route` by the turn's owner;
+   (:mod:`tui_gateway.routes`). There are four: :class:`LocalTurn` (a turn on this gateway's
+   worker, the compression inside it first, then its agent, whose scope reaches every child
+   agent it started), :class:`LocalChild` (one child agent alone), :class:`ConsoleCommand`,
+   and :class:`~tui_gateway.remote.RemoteTurn`: a turn running on another host (several
+   gateways on one PostgreSQL store), reached with a durable stop row plus ``NOTIFY`` when the
+   session is not live here (:meth:`BookingOffice.route_elsewhere`); that host books it as if
+   it had been asked there;
 2. **decides what happens to the queued prompts** of the session (:class:`QueuePolicy`): kept
    for a user stop of the running turn, dropped and saved as not sent for a system stop,
    forgotten for a deletion; the policies that drop (a system stop, a deletion) also stop the
@@ -38,10 +39,12 @@ from agent.outcome import TurnStatus
 from agent.provider.types import ChatMessage
 from agent.steering import Steer
 from agent.stops import SOFT_IS_A_STEER, StopRequest, Surface
+from agent.store import StopKind
 from tui_gateway.console import Console
 from tui_gateway.events import PromptDropped, SessionEvicted
 from tui_gateway.kinds import TurnKind, TurnStage
 from tui_gateway.persistence import Persistence
+from tui_gateway.remote import RemoteStops
 from tui_gateway.routes import ConsoleCommand, LocalChild, LocalTurn, Publish, Route, receipt
 from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session, Turn
@@ -78,6 +81,7 @@ class BookingOffice:
         publish: sends a payload for a session.
         wait_s: how long an eviction or a deletion waits for the stopped turn's worker, in
             seconds.
+        remote: the stops to and from other hosts of a shared store, or None.
     """
 
     def __init__(
@@ -88,8 +92,10 @@ class BookingOffice:
         publish: Publish,
         *,
         wait_s: float,
+        remote: RemoteStops | None = None,
     ) -> None:
         self._table = table
+        self._remote = remote
         self._persistence = persistence
         self._console = console
         self._publish = publish
@@ -106,12 +112,24 @@ class BookingOffice:
 
     # -- routes --------------------------------------------------------------------------------
 
-    def route(self, session: Session, turn: Turn) -> LocalTurn | LocalChild:
-        """The route to a running turn (or child agent) of ``session`` (today always on this
-        gateway)."""
+    def route(self, session: Session, turn: Turn) -> Route:
+        """The route to a running turn (or child agent) of ``session``, live on this
+        gateway."""
         if turn.child is not None:
             return LocalChild(session, turn, self._publish)
         return LocalTurn(session, turn, self._publish)
+
+    def route_elsewhere(self, session_id: str, turn_id: str | None, kind: StopKind) -> Route:
+        """The route to the turn of a session that is not live here: on another host.
+
+        Raises:
+            GatewayError: no such session here, and no turn of it runs on another host
+                (code -32602), or the store cannot be read.
+        """
+        found = None if self._remote is None else self._remote.route(session_id, turn_id, kind)
+        if found is None:
+            raise GatewayError(f"no session {session_id!r}", code=-32602)
+        return found
 
     def book(
         self,
@@ -172,8 +190,10 @@ class BookingOffice:
         Raises:
             GatewayError: unknown session, or a soft stop (code -32602).
         """
-        session = self._table.get(session_id)
         _require_hard(stop)
+        session = self._table.find(session_id)
+        if session is None:  # live on another host, or nowhere
+            return self.route_elsewhere(session_id, turn_id, StopKind.TURN).deliver(stop)
         if turn_id is not None:
             with session.lock:
                 child = session.children.get(turn_id)
@@ -237,8 +257,11 @@ class BookingOffice:
         Raises:
             GatewayError: unknown session, or a soft stop (code -32602).
         """
-        session = self._table.get(session_id)
         _require_hard(stop)
+        session = self._table.find(session_id)
+        if session is None:  # live on another host (its gateway checks the fence), or nowhere
+            route = self.route_elsewhere(session_id, None, StopKind.COMPRESSION)
+            return route.deliver(stop) is not None
         with session.lock:
             turn = session.running
         if (

@@ -31,7 +31,7 @@ from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.steering import Steer
 from agent.stops import StopRequest
-from agent.store import SessionStore
+from agent.store import SessionStore, SharedStore, StoredReplay
 from agent.tools.base import tool_schema
 from agent.tools.delegate import delegate_schema
 from agent.tools.registry import ToolRegistry, default_tools
@@ -48,8 +48,10 @@ from tui_gateway.fitted_turns import FittedTurns
 from tui_gateway.kinds import TurnKind
 from tui_gateway.mcp_servers import McpServers
 from tui_gateway.persistence import Persistence
+from tui_gateway.remote import RemoteStops
 from tui_gateway.saved_sessions import SavedSessions
 from tui_gateway.session_table import SessionTable
+from tui_gateway.shared_events import SharedEvents
 from tui_gateway.shutdown import Shutdown
 from tui_gateway.state import Session, Turn
 from tui_gateway.subscription import EventCallback, Subscription
@@ -89,7 +91,9 @@ class Gateway:
     ) -> None:
         self.config = config
         self._cwd = config.cwd if config.cwd is not None else Path.cwd()
-        self._events = EventHub(config.coalesce_s)
+        shared = store if isinstance(store, SharedStore) else None
+        journal = SharedEvents(shared.events) if shared is not None else None
+        self._events = EventHub(config.coalesce_s, journal)
         publish = self._events.publish
         self.mcp = McpServers(
             config.mcp_servers if config.tools else (),
@@ -120,8 +124,9 @@ class Gateway:
             exit_bound_s=config.shutdown_timeout_s,
         )
         wait_s = config.shutdown_timeout_s
+        remote = RemoteStops(shared.stops, shared.owner) if shared is not None else None
         self._booking = BookingOffice(
-            self._table, self._persistence, self.console, publish, wait_s=wait_s
+            self._table, self._persistence, self.console, publish, wait_s=wait_s, remote=remote
         )
         fitted = FittedTurns(
             compression,
@@ -130,6 +135,8 @@ class Gateway:
             self._booking.compression_started,
             saving_waits=lambda session: self._persistence.waiting(session) > 0,
         )
+        if remote is not None:  # stops other hosts send for turns running here
+            remote.listen(self._booking)
         self._runner = TurnRunner(
             config,
             self._table,
@@ -169,6 +176,10 @@ class Gateway:
     def unsubscribe(self, sub: Subscription) -> None:
         """Stop delivering to ``sub`` and end its delivery thread."""
         self._events.unsubscribe(sub)
+
+    def stored_events(self, session_id: str, seq: int) -> StoredReplay | None:
+        """The events a shared store kept of the session after ``seq`` (any host's), or None."""
+        return self._events.stored_since(session_id, seq)
 
     def _publish_to(self, session_id: str, payload: Payload) -> None:
         self._events.publish(self._table.find(session_id), payload)
@@ -221,6 +232,10 @@ class Gateway:
             False when there was no such session.
         """
         return self._saved.delete(session_id)
+
+    def turn_session(self, turn_id: str) -> str | None:
+        """The session of a turn run here or saved in the store (possibly by another host)."""
+        return self._saved.turn_session(turn_id)
 
     def archived_messages(self, session_id: str) -> list[tuple[str, str]]:
         """``(role, content)`` of the messages compressions archived in the session, oldest

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agent.compression.plan import SUMMARY_MARKER, is_summary
-from agent.store import StoreError, TurnRow
+from agent.store import SharedStore, StoreError, TurnRow
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice, Publish
 from tui_gateway.context_window import (
@@ -171,6 +171,11 @@ class SavedSessions:
                     ]
             return ResumedSession(live.session_id, live.title, live.model, transcript)
         assert row is not None
+        if isinstance(store, SharedStore):  # several hosts: the session becomes this one's
+            try:
+                store.claim_session(row.id)
+            except StoreError as exc:
+                raise GatewayError(exc.message) from exc
         session = Session(
             session_id=row.id, title=row.title, model=row.model or self._config.provider.model
         )
@@ -184,6 +189,21 @@ class SavedSessions:
         provider = replace(self._config.provider, model=session.model)
         self._windows.announce(session, provider, self._tools())
         return ResumedSession(session.session_id, session.title, session.model, transcript)
+
+    def turn_session(self, turn_id: str) -> str | None:
+        """The session of a turn live here or saved in the store, or None."""
+        for session in self._table.all():
+            with session.lock:
+                if turn_id in session.turns:
+                    return session.session_id
+        store = self._persistence.store
+        if store is None:
+            return None
+        try:
+            turn = store.turns.get_turn(turn_id)
+        except StoreError:
+            return None
+        return turn.session_id if turn is not None else None
 
     def archived(self, session_id: str) -> list[tuple[str, str]]:
         """``(role, content)`` of the messages compressions archived in the session (kept in

@@ -91,6 +91,7 @@ class Shutdown:
         if self._mcp is not None:
             left += self._mcp.close(max(0.0, deadline - time.monotonic()))
         self._booking.close_stuck(sessions, stop)
+        self._events.flush_journal()  # a shared store's kept events, while it is open
         unsaved = self._persistence.close()
         self._events.close()
         self._report = ShutdownReport(

@@ -123,6 +123,8 @@ class Session:
         turns: every turn of the session, by id.
         lock: guards this session's fields; never held while calling out.
         seq: the last event sequence number used for this session.
+        seq_limit: the last number of the block a shared store reserved for this session's
+            events on this host (see :mod:`tui_gateway.shared_events`); 0 before the first.
         approvals: the session's approval prompts and always-allowed tools.
         last_used: ``time.monotonic()`` of the last prompt (eviction picks the oldest).
         store_detached: True once the gateway gave its saving up (an error that will not pass,
@@ -147,6 +149,7 @@ class Session:
     turns: dict[str, Turn] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     seq: int = 0
+    seq_limit: int = 0
     approvals: SessionApprovals | None = None
     last_used: float = field(default_factory=time.monotonic)
     store_detached: bool = False

@@ -4,7 +4,9 @@
 (:mod:`agent.store.protocol`: ``store.sessions``, ``store.transcript``, ``store.turns``,
 ``store.queue``, ``store.leases``, ``store.compressions``); ``SqliteStore`` the embedded
 implementation (:mod:`agent.store.sqlite`: standard library ``sqlite3``, WAL mode) at
-:func:`default_db_path` unless ``--db PATH`` says otherwise, opened by :func:`open_store`.
+:func:`default_db_path` unless ``--db PATH`` says otherwise, and ``PostgresStore``
+(:mod:`agent.store.postgres`, psycopg 3) for several gateway hosts on one database
+(``--db postgresql://...``; a :class:`SharedStore`), both opened by :func:`open_store`.
 Owner liveness (which process owns an open turn, and whether it still runs) is an
 :class:`OwnerLiveness` the store is given.
 Every failure is a :class:`StoreError` with a one-line message; the gateway shows it and keeps
@@ -17,15 +19,17 @@ from agent.store.errors import (
     StoreClosed,
     StoreCorrupt,
     StoreError,
+    StoreFenced,
     StoreFull,
     StoreLocked,
     StoreNotFound,
     StoreReadOnly,
     StoreTooNew,
     StoreTransient,
+    StoreUnreachable,
 )
 from agent.store.liveness import LocalLiveness, OwnerLiveness, current_owner, owner_alive
-from agent.store.opener import open_store, store_path
+from agent.store.opener import is_server_url, open_store, store_path
 from agent.store.paths import default_db_path
 from agent.store.protocol import (
     Compressions,
@@ -51,11 +55,30 @@ from agent.store.rows import (
     TurnRow,
     turn_messages,
 )
+from agent.store.shared import (
+    EventLog,
+    RunningTurn,
+    SharedStore,
+    StopKind,
+    StopLetter,
+    StopMail,
+    StoredEvent,
+    StoredReplay,
+)
 from agent.store.sqlite import SqliteStore
 from agent.store.sqlite.schema import SCHEMA_VERSION
 from agent.tokens import estimate_tokens
 
 __all__ = [
+    "EventLog",
+    "RunningTurn",
+    "SharedStore",
+    "StopKind",
+    "StopLetter",
+    "StopMail",
+    "StoredEvent",
+    "StoredReplay",
+    "is_server_url",
     "CRASH_EXIT_REASON",
     "NOT_SENT_CRASH_ERROR",
     "NOT_SENT_PREFIX",
@@ -78,12 +101,14 @@ __all__ = [
     "StoreClosed",
     "StoreCorrupt",
     "StoreError",
+    "StoreFenced",
     "StoreFull",
     "StoreLocked",
     "StoreNotFound",
     "StoreReadOnly",
     "StoreTooNew",
     "StoreTransient",
+    "StoreUnreachable",
     "Transcript",
     "TurnOutcome",
     "TurnRow",

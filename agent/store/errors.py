@@ -72,6 +72,30 @@ class StoreTooNew(StoreError):
     """The file was written by a newer desk whose schema this one does not know."""
 
 
+class StoreUnreachable(StoreLocked):
+    """The database server could not be reached (a restart, a lost network) for longer than
+    the store waits.
+
+    A :class:`StoreLocked`: like a lock it is transient, and the same write may succeed later,
+    so whatever waits out a locked database waits this out too.
+    """
+
+
+class StoreFenced(StoreError):
+    """A write to a session another host owns now (several gateways on one database).
+
+    The session was live on another host, or was taken over from this one while this one was
+    away (its fencing number is older than the session's): the write is refused whole.
+
+    Attributes:
+        owner: the owner string of the host that holds the session.
+    """
+
+    def __init__(self, message: str, path: str | Path = "", owner: str = "") -> None:
+        super().__init__(message, path)
+        self.owner = owner
+
+
 class StoreNotFound(StoreError, LookupError):
     """A mutation names a session or turn that does not exist (deleted, or never created)."""
 

@@ -1,7 +1,9 @@
 """One way to open a session store, from whatever names it: a path, or a database URL.
 
 Every entry point (``desk``, ``desk run``, ``desk serve``, ``desk gateway``) opens its store
-here, so they all accept the same ``--db`` values.
+here, so they all accept the same ``--db`` values: a file path or ``sqlite:///PATH`` (SQLite,
+the embedded default), or ``postgresql://user@host/dbname`` (PostgreSQL, for several gateway
+hosts on one database).
 """
 
 from __future__ import annotations
@@ -14,6 +16,20 @@ from agent.store.errors import StoreError
 from agent.store.paths import default_db_path
 from agent.store.protocol import SessionStore
 from agent.store.sqlite import SqliteStore
+
+POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
+"""URL schemes of a PostgreSQL database."""
+
+SWEEP_S = 1.0
+"""Seconds between two crash-recovery sweeps of a gateway on PostgreSQL."""
+
+
+def is_server_url(location: str | os.PathLike[str] | None) -> bool:
+    """Whether ``location`` names a PostgreSQL server (a URL), not a file."""
+    if location is None:
+        return False
+    text = os.fspath(location)
+    return "://" in text and urlsplit(text).scheme in POSTGRES_SCHEMES
 
 
 def store_path(location: str | os.PathLike[str] | None) -> Path:
@@ -32,22 +48,32 @@ def store_path(location: str | os.PathLike[str] | None) -> Path:
     if scheme == "sqlite":
         return Path(text.split("://", 1)[1]).expanduser()
     if scheme:
-        raise StoreError(f"cannot open a {scheme!r} database: use a file path or sqlite:///PATH")
+        raise StoreError(
+            f"cannot open a {scheme!r} database: use a file path, sqlite:///PATH or"
+            " postgresql://user@host/dbname"
+        )
     return Path(text).expanduser()
 
 
 def open_store(location: str | os.PathLike[str] | None) -> SessionStore:
     """Open (creating and migrating as needed) the store ``location`` names.
 
+    A PostgreSQL store is opened as a gateway host: its heartbeat keeps recovering the turns
+    of hosts that are gone (see :class:`~agent.store.postgres.PostgresStore`).
+
     Args:
-        location: a file path, ``sqlite:///PATH``, or None for the default place
-            (``$XDG_DATA_HOME/desk/desk.db``).
+        location: a file path, ``sqlite:///PATH``, ``postgresql://...``, or None for the
+            default place (``$XDG_DATA_HOME/desk/desk.db``).
 
     Returns:
         the open store; the caller closes it.
 
     Raises:
         StoreError: it cannot be opened (locked, read-only, corrupt, too new, a directory,
-            an unknown kind of URL), with a one-line message.
+            unreachable, an unknown kind of URL), with a one-line message.
     """
+    if location is not None and is_server_url(location):
+        from agent.store.postgres import PostgresStore  # psycopg only when asked for
+
+        return PostgresStore(os.fspath(location), sweep_s=SWEEP_S)
     return SqliteStore(store_path(location))

@@ -3,27 +3,40 @@ owner liveness the test decides.
 
 The modules of ``tests/store`` are a conformance suite: they take their stores from
 :func:`store_factory` only and use nothing but the interfaces of :mod:`agent.store.protocol`,
-so each runs once per backend in :data:`BACKENDS`. A second backend (PostgreSQL) joins them by
-adding its name there and a :class:`StoreFactory` of its own to :func:`_factory`. What only
-SQLite has (its file, WAL mode, migrations, locks, SIGKILL durability) is tested in
-``tests/store/sqlite``.
+so each runs once per backend in :data:`BACKENDS`: SQLite (a file per test) and PostgreSQL (a
+schema per test in the session's throwaway cluster, :func:`tests.conftest.pg_cluster`). What
+only one backend has is tested beside: SQLite's file, WAL mode, migrations, locks and SIGKILL
+durability in ``tests/store/sqlite``; PostgreSQL's hosts, claims, stop rows and reconnection in
+``tests/store/postgres``.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+import psycopg
 import pytest
 
-from agent.store import OwnerLiveness, SessionStore, SqliteStore, current_owner, owner_alive
+from agent.store import (
+    SCHEMA_VERSION,
+    OwnerLiveness,
+    SessionStore,
+    SqliteStore,
+    current_owner,
+    owner_alive,
+)
+from agent.store.postgres import SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION
+from agent.store.postgres import PostgresStore
 from agent.store.sqlite.connections import Synchronous
+from tests.pg_cluster import Cluster
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]
 """The store backends every conformance test runs against."""
 
 
@@ -63,10 +76,12 @@ class StoreFactory(Protocol):
     Attributes:
         backend: the backend's name, one of :data:`BACKENDS`.
         clock: the clock of every store it opens (the test moves it).
+        schema_version: the schema version of a current database of this backend.
     """
 
     backend: str
     clock: FakeClock
+    schema_version: int
 
     def __call__(
         self, *, liveness: OwnerLiveness | None = None, recover: bool = True
@@ -101,6 +116,7 @@ class SqliteFactory:
     """
 
     backend = "sqlite"
+    schema_version = SCHEMA_VERSION
 
     def __init__(
         self,
@@ -143,9 +159,78 @@ class SqliteFactory:
             shutil.rmtree(self._owns, ignore_errors=True)
 
 
-def _factory(backend: str, db_path: Path, clock: FakeClock) -> StoreFactory:
+_EMPTY_SCHEMAS: dict[str, list[str]] = {}
+"""Migrated schemas emptied after a test, by cluster URL: the next factory takes one instead of
+creating and migrating its own (a hundred property-test examples each want a fresh database)."""
+
+_TABLES = (
+    "sessions, turns, messages, compression_attempts, compression_leases, queued_prompts,"
+    " hosts, stop_requests, session_events"
+)
+
+
+class PostgresFactory:
+    """:class:`StoreFactory` of :class:`PostgresStore`, on one schema of its own in the test
+    session's cluster (emptied by :meth:`close`, then given to a later factory).
+
+    Args:
+        url: the cluster's database URL.
+        clock: the stores' clock.
+    """
+
+    backend = "postgres"
+    schema_version = POSTGRES_SCHEMA_VERSION
+
+    def __init__(self, url: str, clock: FakeClock) -> None:
+        self.url = url
+        self.clock = clock
+        empty = _EMPTY_SCHEMAS.setdefault(url, [])
+        self.schema = empty.pop() if empty else f"t_{uuid.uuid4().hex[:12]}"
+        self._opened: list[PostgresStore] = []
+
+    def __call__(
+        self, *, liveness: OwnerLiveness | None = None, recover: bool = True
+    ) -> PostgresStore:
+        store = PostgresStore(
+            self.url,
+            schema=self.schema,
+            clock=self.clock,
+            liveness=liveness,
+            recover=recover,
+            reconnect_s=10.0,
+            max_connections=4,
+        )
+        self._opened.append(store)
+        return store
+
+    def fresh(self) -> PostgresFactory:
+        return PostgresFactory(self.url, FakeClock())
+
+    def close(self) -> None:
+        for store in self._opened:
+            store.close()
+        self._opened.clear()
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            migrated = conn.execute(
+                "SELECT to_regclass(%s) IS NOT NULL", (f"{self.schema}.session_events",)
+            ).fetchone()
+            if migrated is None or not migrated[0]:
+                conn.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+                return
+            conn.execute(f"SET search_path = {self.schema}")
+            conn.execute(f"TRUNCATE {_TABLES} RESTART IDENTITY CASCADE")
+            conn.execute("ALTER SEQUENCE fences RESTART")
+        _EMPTY_SCHEMAS.setdefault(self.url, []).append(self.schema)
+
+
+def _factory(
+    request: pytest.FixtureRequest, backend: str, db_path: Path, clock: FakeClock
+) -> StoreFactory:
     if backend == "sqlite":
         return SqliteFactory(db_path, clock)
+    if backend == "postgres":
+        cluster: Cluster = request.getfixturevalue("pg_cluster")
+        return PostgresFactory(cluster.url, clock)
     raise AssertionError(f"no store factory for the backend {backend!r}")
 
 
@@ -166,7 +251,7 @@ def store_factory(
     request: pytest.FixtureRequest, db_path: Path, clock: FakeClock
 ) -> Iterator[StoreFactory]:
     """Opens stores of one backend (each test runs once per backend) with the fake clock."""
-    factory = _factory(request.param, db_path, clock)
+    factory = _factory(request, request.param, db_path, clock)
     try:
         yield factory
     finally:

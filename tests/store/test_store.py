@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from agent.store import (
-    SCHEMA_VERSION,
     Compressions,
     Leases,
     PromptQueue,
@@ -18,7 +17,9 @@ from agent.store import (
 from tests.store.conftest import StoreFactory
 
 
-def test_the_store_and_each_group_satisfy_their_interfaces(store: SessionStore) -> None:
+def test_the_store_and_each_group_satisfy_their_interfaces(
+    store_factory: StoreFactory, store: SessionStore
+) -> None:
     assert isinstance(store, SessionStore)
     assert isinstance(store.sessions, Sessions)
     assert isinstance(store.transcript, Transcript)
@@ -26,7 +27,7 @@ def test_the_store_and_each_group_satisfy_their_interfaces(store: SessionStore) 
     assert isinstance(store.queue, PromptQueue)
     assert isinstance(store.leases, Leases)
     assert isinstance(store.compressions, Compressions)
-    assert store.schema_version() == SCHEMA_VERSION
+    assert store.schema_version() == store_factory.schema_version
 
 
 def test_a_closed_store(store_factory: StoreFactory) -> None:

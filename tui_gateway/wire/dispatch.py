@@ -9,6 +9,7 @@ its own code.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -246,6 +247,15 @@ class Dispatcher:
         if self.ring is None:
             raise RpcError(c.GATEWAY_ERROR, "this gateway keeps no replay ring")
         replay = self.ring.since(p.session_id, p.seq)
+        if not replay.known and p.session_id:  # published by another host of a shared store?
+            stored = self.gateway.stored_events(p.session_id, p.seq)
+            if stored is not None and stored.known:
+                return c.EventsSinceResult(
+                    session_id=p.session_id,
+                    events=[c.WireEvent(**json.loads(e.params)) for e in stored.events],
+                    truncated=stored.truncated,
+                    last_seq=stored.last_seq,
+                )
         if not replay.known and p.session_id and p.session_id not in self.gateway.live_sessions():
             raise RpcError(c.INVALID_PARAMS, f"no session {p.session_id!r}")
         events = [c.WireEvent(**event_params(e)) for e in replay.events]

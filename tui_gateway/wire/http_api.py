@@ -172,10 +172,16 @@ class DeskApi:
         reason = "stopped through the API"
         if body is not None:
             reason = _string(json_object(body), "reason", default=reason) or reason
+        stop = StopRequest.by_user(Surface.API_STOP, reason)
         session_id = self.runs.session_of(run_id)
+        if session_id is not None:  # started here: stopped at once, on the loop
+            stopped = self.runs.stop(session_id, run_id, stop)
+            return JSONResponse({"run_id": run_id, "stopped": stopped})
+        # Started by another host of a shared store, or long ago: the store says where.
+        session_id = await asyncio.to_thread(self.gateway.turn_session, run_id)
         if session_id is None:
             raise HttpError(404, f"no run {run_id!r}", "not_found_error")
-        stopped = self.runs.stop(session_id, run_id, StopRequest.by_user(Surface.API_STOP, reason))
+        stopped = await asyncio.to_thread(self.runs.stop, session_id, run_id, stop)
         return JSONResponse({"run_id": run_id, "stopped": stopped})
 
     async def messages(self, request: Request) -> Response:

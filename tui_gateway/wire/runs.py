@@ -52,7 +52,7 @@ class Runs:
                 self._runs.popitem(last=False)
 
     def session_of(self, run_id: str) -> str | None:
-        """The session of a known run, or None."""
+        """The session of a run started here, or None."""
         with self._lock:
             return self._runs.get(run_id)
 

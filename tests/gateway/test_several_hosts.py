@@ -1,0 +1,161 @@
+"""Two gateways on one PostgreSQL store, in one process (each its own host): a stop asked of
+host B stops the turn host A runs, booked once with B's stop; an event stream resumes on B; a
+database that goes away mid-turn keeps the turn, and its text lands when it is back."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from agent.provider.client import ProviderConfig
+from agent.stops import StopRequest, Surface
+from agent.store.postgres import PostgresStore
+from demo_model.server import DemoModelServer
+from tests.pg_proxy import Proxy
+from tests.store.postgres.conftest import OpenHost
+from tests.support import EventLog
+from tests.wire.helpers import close_delay_s
+from tui_gateway.events import MessageComplete, MessageDelta, StoreFailed
+from tui_gateway.gateway import Gateway, GatewayConfig
+from tui_gateway.wire.dispatch import Dispatcher
+from tui_gateway.wire.replay import ReplayRing
+
+Host = tuple[Gateway, EventLog, PostgresStore]
+
+
+@pytest.fixture
+def hosts(provider: ProviderConfig, open_host: OpenHost) -> Iterator[Callable[..., Host]]:
+    """Opens a gateway on its own store of the test's schema, as host ``owner``."""
+    made: list[Gateway] = []
+
+    def make(owner: str, **options: Any) -> Host:
+        store = open_host(owner, sweep_s=0.2, heartbeat_s=0.2, grace_s=0.5, **options)
+        gateway = Gateway(GatewayConfig(provider=provider), store=store)
+        log = EventLog()
+        gateway.subscribe(log)
+        store.stops.wait_listening(10)
+        made.append(gateway)
+        return gateway, log, store
+
+    yield make
+    for gateway in made:
+        gateway.shutdown(timeout_s=5)
+
+
+def streaming(log: EventLog, turn_id: str) -> bool:
+    return log.wait_for(
+        lambda events: any(
+            isinstance(e.payload, MessageDelta) and e.payload.turn_id == turn_id for e in events
+        ),
+        10.0,
+    )
+
+
+def test_a_stop_through_host_b_stops_the_turn_on_host_a_once(
+    hosts: Callable[..., Host], demo_server: DemoModelServer
+) -> None:
+    (a, a_log, store), (b, _b_log, _) = hosts("host-a:1:1"), hosts("host-b:2:2")
+    demo_server.configure(tokens_per_second=40.0)
+    session = a.session_create()
+    turn_id = a.prompt_submit(session, "tell me a long story").turn_id
+    assert streaming(a_log, turn_id)
+    stop = StopRequest.by_user(Surface.API_STOP, "stopped through host b")
+    assert b.session_interrupt(session, stop) == turn_id
+    done = a_log.complete(turn_id, timeout=10)
+    assert close_delay_s(demo_server, stop.requested_at) >= 0.0  # the server saw the close
+    assert done.exit_reason == "interrupted_by_user"
+    assert done.stop is not None and (done.stop.surface, done.stop.reason) == (
+        "api.stop",
+        "stopped through host b",
+    )
+    row = store.turns.get_turn(turn_id)
+    assert row is not None and (row.exit_reason, row.stop_surface, row.stop_reason) == (
+        "interrupted_by_user",
+        "api.stop",
+        "stopped through host b",
+    )
+    # Exactly once: a second stop through b finds nothing running, and the outcome stands.
+    with pytest.raises(Exception, match="no session"):
+        b.session_interrupt(session, StopRequest.by_system(Surface.API_DISCONNECT, "late"))
+    assert len(a_log.of_type(MessageComplete)) == 1
+    assert store.turns.get_turn(turn_id).exit_reason == "interrupted_by_user"  # type: ignore[union-attr]
+
+
+def test_a_compression_cancel_through_host_b_reaches_host_a(
+    hosts: Callable[..., Host], demo_server: DemoModelServer
+) -> None:
+    (a, a_log, _store), (b, _b_log, _) = hosts("host-a:1:1"), hosts("host-b:2:2")
+    demo_server.configure(tokens_per_second=40.0)
+    session = a.session_create()
+    turn_id = a.prompt_submit(session, "tell me a long story").turn_id
+    assert streaming(a_log, turn_id)
+    # No compression runs on a: the cancel travels, and a books nothing for it.
+    stop = StopRequest.by_user(Surface.DESK_BUTTON, "cancel the compression")
+    assert b.compression_cancel(session, stop) is True
+    a_store_stops = _store.stops
+    assert _wait(lambda: a_store_stops.taken == 1)
+    a.session_interrupt(session, StopRequest.by_user(Surface.DESK_KEY))
+    assert a_log.complete(turn_id, timeout=10).stop.surface == "desk.key"  # type: ignore[union-attr]
+
+
+def test_an_event_stream_resumes_on_another_host_without_gaps_or_duplicates(
+    hosts: Callable[..., Host], demo_server: DemoModelServer
+) -> None:
+    (a, a_log, _), (b, _b_log, _) = hosts("host-a:1:1"), hosts("host-b:2:2")
+    demo_server.configure(tokens_per_second=400.0)
+    session = a.session_create()
+    turn_id = a.prompt_submit(session, "tell me a story").turn_id
+    final = a_log.complete(turn_id, timeout=20)
+    mine = [e for e in a_log.events if e.session_id == session]
+    cut = next(i for i, e in enumerate(mine) if isinstance(e.payload, MessageDelta))
+    seen, last = mine[: cut + 1], mine[cut].seq  # the client saw these, then reconnected to b
+    on_b = Dispatcher(b, ReplayRing())
+
+    def resumed() -> dict[str, Any]:
+        return on_b.call("session.events.since", {"session_id": session, "seq": last})
+
+    assert _wait(lambda: resumed()["events"][-1]["type"] == "message.complete")
+    rest = resumed()["events"]
+    seqs = [e["seq"] for e in rest]
+    assert seqs == sorted(set(seqs)) and seqs[0] > last and not resumed()["truncated"]
+    text = "".join(e.payload.text for e in seen if isinstance(e.payload, MessageDelta)) + "".join(
+        e["payload"]["text"] for e in rest if e["type"] == "message.delta"
+    )
+    assert text == final.text
+
+
+def test_a_database_that_goes_away_mid_turn_keeps_the_turn_and_writes_it_when_back(
+    proxy: Proxy,
+    hosts: Callable[..., Host],
+    demo_server: DemoModelServer,
+    open_host: OpenHost,
+) -> None:
+    a, a_log, _ = hosts("host-a:1:1", url=proxy.url("postgres"), reconnect_s=60.0)
+    demo_server.configure(tokens_per_second=200.0)
+    session = a.session_create()
+    turn_id = a.prompt_submit(session, "tell me a story").turn_id
+    assert streaming(a_log, turn_id)
+    proxy.cut()  # the database goes away mid-turn
+    record = demo_server.records.wait_for_record(lambda r: r.outcome != "running", 20.0)
+    assert record is not None and record.outcome == "completed"  # the turn ran to its end
+    proxy.restore()
+    done = a_log.complete(turn_id, timeout=60)
+    assert done.exit_reason == "completed" and not a_log.of_type(StoreFailed)
+    reader = open_host("reader:9:9", recover=False)
+    saved = [(m.role, m.content) for m in reader.transcript.all_messages(session)]
+    assert saved[-1] == ("assistant", done.text)
+    assert reader.turns.get_turn(turn_id).exit_reason == "completed"  # type: ignore[union-attr]
+
+
+def _wait(check: Callable[[], bool], timeout_s: float = 20.0) -> bool:
+    done = threading.Event()
+    deadline = timeout_s
+    while deadline > 0:
+        if check():
+            return True
+        done.wait(0.05)
+        deadline -= 0.05
+    return False
