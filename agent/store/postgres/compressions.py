@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from agent.provider.types import ChatMessage
 from agent.store.errors import StoreFenced, StoreNotFound
+from agent.store.liveness import holder_owner
 from agent.store.postgres.database import Cursor
 from agent.store.postgres.shared import StoreContext, insert_messages
 from agent.store.rows import CompressionAttemptRow, Cooldown, MessageRow, NewMessage
@@ -30,6 +31,8 @@ class PostgresCompressions:
         self._where = context.where
         self._clock = context.clock
         self._claims = context.claims
+        self._owner = context.owner
+        self._liveness = context.liveness
 
     def _attempt_session(self, cur: Cursor, attempt_id: int) -> tuple[str, int, float | None]:
         cur.execute(
@@ -294,15 +297,31 @@ class PostgresCompressions:
         return self._db.write(tx)
 
     def recover_abandoned_compressions(self) -> list[int]:
-        """End open attempts whose holder no longer holds an unexpired lease, as ``abandoned``
-        (no claim is needed: such an attempt can never commit, and the cooldown is unchanged).
+        """Release the leases of holders whose owner is provably gone, then end open attempts
+        whose holder no longer holds an unexpired lease, as ``abandoned`` (no claim is needed:
+        such an attempt can never commit, and the cooldown is unchanged).
 
         Returns:
             the ids of the attempts ended.
         """
         now = self._clock()
 
+        def held(cur: Cursor) -> list[tuple[str, str]]:
+            cur.execute("SELECT session_id, holder FROM compression_leases")
+            return [(str(r[0]), str(r[1])) for r in cur.fetchall()]
+
+        gone = []  # asked before the transaction: liveness reads the database on its own
+        for session_id, holder in self._db.read(held):
+            owner = holder_owner(holder)
+            if owner is not None and owner != self._owner and not self._liveness.is_alive(owner):
+                gone.append((session_id, holder))
+
         def tx(cur: Cursor) -> list[int]:
+            for session_id, holder in gone:
+                cur.execute(
+                    "DELETE FROM compression_leases WHERE session_id = %s AND holder = %s",
+                    (session_id, holder),
+                )
             cur.execute(
                 "UPDATE compression_attempts AS a SET ended_at = %s, outcome = 'abandoned',"
                 " error = 'desk stopped during this compression' WHERE a.ended_at IS NULL"
