@@ -142,7 +142,9 @@ async def test_the_panel_and_the_status_bar_count_from_the_turn_s_start(
     setup = Setup(demo_server, tmp_path / "desk.db", window=WINDOW)  # the prompt must compress
     now = [100.0]
     app = setup.app(clock=lambda: now[0])
-    demo_server.configure(tokens_per_second=60.0)
+    # The summary stalls after a few tokens: its phase stays on the panel however slowly a
+    # loaded machine lets the test look (the quit at the end stops it).
+    demo_server.configure(fault="stall", fault_after_tokens=5, fault_times=1)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_until(pilot, lambda: bool(app.transcript.children), what="the session")
