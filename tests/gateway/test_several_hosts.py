@@ -16,8 +16,7 @@ from agent.store.postgres import PostgresStore
 from demo_model.server import DemoModelServer
 from tests.pg_proxy import Proxy
 from tests.store.postgres.conftest import OpenHost
-from tests.support import EventLog
-from tests.wire.helpers import close_delay_s
+from tests.support import EventLog, cut_short
 from tui_gateway.events import MessageComplete, MessageDelta, StoreFailed
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.wire.dispatch import Dispatcher
@@ -65,7 +64,7 @@ def test_a_stop_through_host_b_stops_the_turn_on_host_a_once(
     stop = StopRequest.by_user(Surface.API_STOP, "stopped through host b")
     assert b.session_interrupt(session, stop) == turn_id
     done = a_log.complete(turn_id, timeout=10)
-    assert close_delay_s(demo_server, stop.requested_at) >= 0.0  # the server saw the close
+    cut_short(demo_server)  # the server saw the close, cutting the reply short
     assert done.exit_reason == "interrupted_by_user"
     assert done.stop is not None and (done.stop.surface, done.stop.reason) == (
         "api.stop",
@@ -145,8 +144,13 @@ def test_a_database_that_goes_away_mid_turn_keeps_the_turn_and_writes_it_when_ba
     done = a_log.complete(turn_id, timeout=60)
     assert done.exit_reason == "completed" and not a_log.of_type(StoreFailed)
     reader = open_host("reader:9:9", recover=False)
-    saved = [(m.role, m.content) for m in reader.transcript.all_messages(session)]
-    assert saved[-1] == ("assistant", done.text)
+
+    def saved() -> bool:  # the writes waited for the database, and land once it is back
+        messages = [(m.role, m.content) for m in reader.transcript.all_messages(session)]
+        row = reader.turns.get_turn(turn_id)
+        return messages[-1] == ("assistant", done.text) and row is not None and not row.is_open
+
+    assert _wait(saved, 60.0), "the reply was never written once the database was back"
     assert reader.turns.get_turn(turn_id).exit_reason == "completed"  # type: ignore[union-attr]
 
 
