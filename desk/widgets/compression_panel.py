@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.clock import Clock as TextualClock
@@ -19,6 +20,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, ProgressBar, Static
+from textual.widgets._progress_bar import Bar
 
 from desk.receipts import format_elapsed, format_ms
 from desk.widgets._css import css_beside
@@ -188,6 +190,13 @@ class CompressionPanel(Horizontal, can_focus=True):
         """Esc on the panel."""
         if self.running and self.turn_id is not None:
             self.post_message(self.CancelRequested(self.turn_id, by_key=True))
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The bar rounds its fill to its width when it is set; set before the panel was laid
+        out (it opens with the first progress event) it kept an unrounded fill: round it now,
+        so the same progress always draws the same bar."""
+        bar = self.query_one(ProgressBar)
+        bar.query_one(Bar).percentage = bar.percentage
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """The Cancel button."""
