@@ -24,7 +24,6 @@ import threading
 import uuid
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from agent.context.budget import ContextBudget
 from agent.provider.client import ProviderConfig
@@ -32,9 +31,6 @@ from agent.provider.types import ChatMessage
 from agent.steering import Steer
 from agent.stops import StopRequest
 from agent.store import SessionStore, SharedStore, StoredReplay
-from agent.tools.base import tool_schema
-from agent.tools.delegate import delegate_schema
-from agent.tools.registry import ToolRegistry, default_tools
 from agent.tools.workspace import Workspace
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice
@@ -55,6 +51,7 @@ from tui_gateway.shared_events import SharedEvents
 from tui_gateway.shutdown import Shutdown
 from tui_gateway.state import Session, Turn
 from tui_gateway.subscription import EventCallback, Subscription
+from tui_gateway.tool_offer import ToolOffer, check_text
 from tui_gateway.turn_runner import TurnRunner, default_agent_factory
 from tui_gateway.types import (
     AgentFactory,
@@ -104,14 +101,8 @@ class Gateway:
         self._persistence = Persistence(
             store, publish, unsaved_dir=config.unsaved_dir, close_wait_s=config.store_wait_s
         )
-        tools = ToolRegistry(default_tools()) if config.tools else None
-        built_in = tools.schemas() if tools is not None else []
-        if tools is not None and config.delegate_depth > 0:
-            built_in.append(delegate_schema())  # every turn's agent offers it (see delegation)
-
-        def offered() -> list[dict[str, Any]]:  # what a request carries now, MCP tools included
-            return [*built_in, *(tool_schema(tool) for tool in self.mcp.tools())]
-
+        offer = ToolOffer(config, self.mcp)
+        offered = offer.schemas
         self._windows = SessionWindows(config.context_window, publish)
         compression = SessionCompression(
             self._windows, store, publish, threshold=config.compress_threshold, tools=offered
@@ -145,7 +136,7 @@ class Gateway:
             self._booking,
             publish,
             agent_factory=agent_factory or default_agent_factory(config),
-            tools=tools,
+            tools=offer.registry,
             cwd=self._cwd,
             workspace=Workspace.at(self._cwd, config.denied_paths),
             extra_tools=self.mcp.tools,
@@ -322,7 +313,7 @@ class Gateway:
             GatewayError: unknown session, empty or oversized prompt, a soft ``stop``, or
                 shutting down.
         """
-        self._check_text(text, "prompt")
+        check_text(text, "prompt", self.config.max_prompt_chars)
         if stop is not None and not stop.hard:
             raise GatewayError("stop and send takes a hard stop", code=-32602)
         return self._runner.submit(session_id, text, kind=TurnKind.PROMPT, stop=stop)
@@ -344,7 +335,7 @@ class Gateway:
             GatewayError: unknown session, empty or oversized text, a hard ``stop``, or
                 shutting down.
         """
-        self._check_text(text, "steer")
+        check_text(text, "steer", self.config.max_prompt_chars)
         try:
             steer = Steer(stop, text)
         except ValueError as exc:
@@ -362,16 +353,6 @@ class Gateway:
             GatewayError: unknown session.
         """
         return self._runner.delegation.children(self._table.get(session_id))
-
-    def _check_text(self, text: str, what: str) -> None:
-        if not text.strip():
-            raise GatewayError(f"the {what} is empty", code=-32602)
-        if len(text) > self.config.max_prompt_chars:
-            raise GatewayError(
-                f"the {what} is {len(text):,} characters; the limit is "
-                f"{self.config.max_prompt_chars:,}",
-                code=-32602,
-            )
 
     def session_compress(self, session_id: str, focus: str | None = None) -> SubmitResult:
         """``session.compress``: compress the transcript now (``/compress [focus]``).
