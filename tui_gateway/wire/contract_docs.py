@@ -204,8 +204,9 @@ def _routes() -> list[str]:
         "## HTTP routes",
         "",
         "`desk serve` binds 127.0.0.1 unless told otherwise. Every route needs "
-        "`Authorization: Bearer <token>`; the token is made on first start, printed once and kept "
-        "in `$XDG_CONFIG_HOME/desk/token` (mode 0600). A refused request changes nothing.",
+        "`Authorization: Bearer <token>`; the token is made on first start and kept "
+        "in `$XDG_CONFIG_HOME/desk/token` (mode 0600); `desk serve` prints that file's path, "
+        "never the token. A refused request changes nothing.",
         "",
         "| method | path | body | response | what |",
         "|---|---|---|---|---|",
