@@ -113,7 +113,9 @@ class SavedSessions:
         store = self._persistence.store
         live = self._table.find(session_id) if session_id else None
         if store is None and live is None:
-            raise GatewayError("there are no saved sessions (running without a database)")
+            raise GatewayError(
+                "saved sessions cannot be read: this run keeps its sessions in memory (no database)"
+            )
         try:
             row = None
             if store is not None:
