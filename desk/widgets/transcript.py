@@ -41,7 +41,8 @@ class Transcript(VerticalScroll):
         self._unsettled.append(message.widget)
         if not self._settling:
             self._settling = True
-            self.run_worker(self._settle_chunks(), group="settle")
+            # The function, not a coroutine: one made while the app quits would never be awaited.
+            self.run_worker(self._settle_chunks, group="settle")  # type: ignore[arg-type]
 
     async def _settle_chunks(self) -> None:
         try:
