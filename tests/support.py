@@ -133,3 +133,34 @@ def release(child: subprocess.Popen[str]) -> None:
         child.stdin.flush()
         child.stdin.close()
     assert child.wait(10) == 0
+
+
+CLAIMER = """
+import sys
+from agent.store import SqliteStore
+store = SqliteStore(sys.argv[1])
+store.claim_session(sys.argv[2])
+print("claimed", flush=True)
+sys.stdin.readline()
+store.close()
+"""
+
+
+@contextmanager
+def claimed(db: Path, session_id: str) -> Iterator[subprocess.Popen[str]]:
+    """Another desk process holding ``session_id`` of the database live until the block ends
+    (or it is told to close: a line on its stdin; or it is killed)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", CLAIMER, str(db), session_id],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "claimed\n"
+        yield child
+    finally:
+        if child.returncode is None and child.poll() is None:
+            release(child)
+        else:
+            child.wait(10)

@@ -315,11 +315,13 @@ class BookingOffice:
         return stopped + self._console.cancel_all(stop)
 
     def evict(self, session: Session) -> None:
-        """Stop the session's work as ``session.evicted``, wait for it, then drop the session."""
+        """Stop the session's work as ``session.evicted``, wait for it, then drop the session
+        and give its claim back (another desk may open it now)."""
         stop = StopRequest.by_system(Surface.SESSION_EVICTED, "too many live sessions")
         self._stop_and_wait(session, stop, QueuePolicy.DROP)
         self._publish(session, SessionEvicted(reason=stop.reason))
         self._table.remove(session.session_id)
+        self._persistence.released(session)
 
     def delete(self, session: Session) -> None:
         """Stop the session's work as ``session.delete`` (a user stop), wait, drop the session;

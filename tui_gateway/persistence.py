@@ -143,6 +143,18 @@ class Persistence:
             ),
         )
 
+    def released(self, session: Session) -> None:
+        """The session is live here no more (evicted): give its claim back, behind its other
+        writes, so another desk may open it."""
+        sid = session.session_id
+        self.write(
+            session,
+            "let the session go",
+            lambda s: _release(s, sid),
+            Unsaved("let the session go", sid),
+            wait=False,
+        )
+
     def renamed(self, session: Session, title: str) -> None:
         """Save the live session's new title."""
         self.write(
@@ -316,3 +328,10 @@ class Persistence:
             with contextlib.suppress(StoreError):  # closing is best effort at the exit
                 self.store.close()
         return self.unsaved
+
+
+def _release(store: SessionStore, session_id: str) -> None:
+    """Give a session's claim back; a store that cannot take it now loses nothing (a claim
+    of a process that is gone is free to take anyway)."""
+    with contextlib.suppress(StoreError):
+        store.release_session(session_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agent.compression.plan import SUMMARY_MARKER, is_summary
-from agent.store import SharedStore, StoreError, TurnRow
+from agent.store import StoreError, TurnRow
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice, Publish
 from tui_gateway.context_window import (
@@ -108,7 +108,8 @@ class SavedSessions:
             the session and its transcript (archived messages left out).
 
         Raises:
-            GatewayError: no such session, no store, or the store cannot be read.
+            GatewayError: no such session, no store, the store cannot be read, or another desk
+                that still runs holds the session live (one line naming it).
         """
         store = self._persistence.store
         live = self._table.find(session_id) if session_id else None
@@ -128,6 +129,10 @@ class SavedSessions:
                 raise GatewayError(
                     f"no saved session {session_id!r}" if session_id else "no saved session yet"
                 )
+            if store is not None and row is not None and live is None:
+                # Live in one gateway at a time: another live desk's session is refused here,
+                # before anything of it is read (its transcript is still being written there).
+                store.claim_session(row.id)
             messages = store.transcript.active_messages(row.id) if store is not None and row else []
             turns = store.turns.list_turns(row.id) if store is not None and row else []
         except StoreError as exc:
@@ -173,11 +178,6 @@ class SavedSessions:
                     ]
             return ResumedSession(live.session_id, live.title, live.model, transcript)
         assert row is not None
-        if isinstance(store, SharedStore):  # several hosts: the session becomes this one's
-            try:
-                store.claim_session(row.id)
-            except StoreError as exc:
-                raise GatewayError(exc.message) from exc
         session = Session(
             session_id=row.id, title=row.title, model=row.model or self._config.provider.model
         )

@@ -328,6 +328,26 @@ class SessionStore(Protocol):
         :class:`~agent.store.liveness.OwnerLiveness` names it)."""
         ...
 
+    def claim_session(self, session_id: str) -> int:
+        """Take (or keep) the session for this store's owner now: a session is live in one
+        gateway at a time. Creating a session claims it too; an owner that is provably gone
+        loses its claims at once.
+
+        Returns:
+            the fencing number the claim holds now.
+
+        Raises:
+            StoreNotFound: no such session.
+            StoreFenced: another owner holds it and still runs (a one-line message naming
+                the session).
+        """
+        ...
+
+    def release_session(self, session_id: str) -> None:
+        """Give the session's claim back (it is live here no more); nothing when not held.
+        :meth:`close` gives back every claim the store took."""
+        ...
+
     def schema_version(self) -> int:
         """The schema version of the database (1, 2, 3...)."""
         ...

@@ -6,9 +6,10 @@ live on another host. It adds:
 - :attr:`SharedStore.stops` (:class:`StopMail`): a stop for a turn another host runs travels as
   a durable row plus a notification; each host listens for the stops addressed to it;
 - :attr:`SharedStore.events` (:class:`EventLog`): a session's event numbers come from the
-  database in blocks, and its events are kept, so a client resumes on any host;
-- :meth:`SharedStore.claim_session`: a session's live state belongs to one host at a time
-  (a fencing number; see :mod:`agent.store.postgres.claims`).
+  database in blocks, and its events are kept, so a client resumes on any host.
+
+(A session's live state belongs to one owner at a time on every store:
+:meth:`~agent.store.protocol.SessionStore.claim_session`.)
 
 The values they exchange are defined here, so the gateway codes against this module only.
 """
@@ -153,13 +154,4 @@ class SharedStore(SessionStore, Protocol):
     @property
     def events(self) -> EventLog:
         """Event numbers and kept events (:class:`EventLog`)."""
-        ...
-
-    def claim_session(self, session_id: str) -> int:
-        """Take (or keep) the session for this host now; its fencing number.
-
-        Raises:
-            StoreNotFound: no such session.
-            StoreFenced: a live host holds it.
-        """
         ...

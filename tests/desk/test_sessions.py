@@ -28,7 +28,7 @@ from tests.desk.saved_sessions_kit import (
     build_long_store,
     build_store,
 )
-from tests.support import locked, release
+from tests.support import claimed, locked, release
 from tui_gateway.assembly import StoreUnavailable, build_gateway
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -137,6 +137,26 @@ async def test_resume_of_an_unknown_id_says_so_and_starts_a_new_session(
         (note,) = notes(app)
         assert note.startswith("⚠ cannot resume: no saved session 'nope'")
         assert app.session_id not in (OLDER_ID, NEWER_ID)
+
+
+async def test_a_session_open_in_another_desk_is_refused_in_one_line_and_the_desk_goes_on(
+    store_gateway: Gateway, demo_server: DemoModelServer, db: Path
+) -> None:
+    with claimed(db, NEWER_ID) as other:  # desk A has it open
+        app = make_app(store_gateway, demo_server.base_url, resume=True, resume_id=NEWER_ID)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_until(pilot, lambda: notes(app), what="the notice")
+            assert notes(app) == [
+                f"⚠ cannot resume: session {NEWER_ID} is open in another desk (pid {other.pid});"
+                " close it there first; this is a new session"
+            ]
+            (note,) = app.transcript.query_children(".note")
+            assert note.size.height == 1  # one line on screen, no traceback
+            assert app.session_id not in (OLDER_ID, NEWER_ID) and blocks(app) == []
+            assert NEWER_ID not in store_gateway.live_sessions()
+            reply = await submit_and_get_reply(app, pilot, "reply with exactly: still here")
+            await wait_until(pilot, lambda: reply.outcome is not None, what="the new turn")
+            assert reply.text == "still here"
 
 
 async def test_the_sidebar_lists_opens_renames_and_deletes_with_a_confirmation(

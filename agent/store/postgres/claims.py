@@ -127,6 +127,20 @@ class Claims:
         with self._lock:
             return list(self._held)
 
+    def release(self, cur: Cursor, session_id: str) -> bool:
+        """Give back this owner's claim on one session (it is live here no more).
+
+        Returns:
+            True when a claim was released.
+        """
+        with self._lock:
+            self._held.pop(session_id, None)
+        cur.execute(
+            "UPDATE sessions SET claim_owner = NULL WHERE id = %s AND claim_owner = %s",
+            (session_id, self.owner),
+        )
+        return cur.rowcount == 1
+
     def release_all(self, cur: Cursor) -> int:
         """Give back every claim of this store's owner that it took (a clean close).
 

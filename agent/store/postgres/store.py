@@ -230,6 +230,15 @@ class PostgresStore:
 
         return self._db.write(tx)
 
+    def release_session(self, session_id: str) -> None:
+        """Give the session's claim back (it is live on this host no more), in one
+        transaction; nothing when this host does not hold it."""
+
+        def tx(cur: Cursor) -> bool:
+            return self._claims.release(cur, session_id)
+
+        self._db.write(tx)
+
 
 def _channel(schema: str | None) -> str:
     """The ``NOTIFY`` channel of the stores of one schema."""

@@ -132,7 +132,14 @@ V4: tuple[str, ...] = (
 """Version 4: child agents' turns, under the turn that delegated them (``parent_turn_id``),
 with their final reply kept on the row (their messages are not the session's transcript)."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4)
+V5: tuple[str, ...] = (
+    "ALTER TABLE sessions ADD COLUMN claim_owner TEXT",
+    "ALTER TABLE sessions ADD COLUMN claim_fence INTEGER NOT NULL DEFAULT 0",
+)
+"""Version 5: which desk holds each session live (``claim_owner``, None: nobody) and the
+number of times it was claimed (``claim_fence``), see :mod:`agent.store.sqlite.claims`."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from agent.provider.types import ChatMessage
 from agent.store.errors import StoreError, StoreNotFound
 from agent.store.rows import NewMessage, SessionRow
+from agent.store.sqlite.claims import SqliteClaims
 from agent.store.sqlite.shared import StoreContext, as_new, columns, insert_messages
 
 _SESSION_COLUMNS = columns(SessionRow)
@@ -19,9 +20,11 @@ class SqliteSessions:
 
     Args:
         context: what the table groups of the store share (connections, clock, owner).
+        claims: the store's claims (a new session is claimed by its creator).
     """
 
-    def __init__(self, context: StoreContext) -> None:
+    def __init__(self, context: StoreContext, claims: SqliteClaims) -> None:
+        self._claims = claims
         self._db = context.db
         self._path = context.path
         self._clock = context.clock
@@ -36,7 +39,8 @@ class SqliteSessions:
         created_at: float | None = None,
         messages: Sequence[ChatMessage | NewMessage] = (),
     ) -> SessionRow:
-        """Create a session, with its first messages (e.g. the system prompt), in one transaction.
+        """Create a session, with its first messages (e.g. the system prompt) and this store's
+        claim, in one transaction.
 
         Args:
             session_id: the id; None for a new random one (12 hex digits).
@@ -62,6 +66,7 @@ class SqliteSessions:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (sid, title, model, cwd, now, now),
             )
+            self._claims.take_new(conn, sid)
             insert_messages(conn, sid, [as_new(m) for m in messages], None, now)
             row = conn.execute(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (sid,)
@@ -133,4 +138,5 @@ class SqliteSessions:
         """
         with self._db.write() as conn:
             cur = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-            return cur.rowcount == 1
+        self._claims.forget(session_id)
+        return cur.rowcount == 1

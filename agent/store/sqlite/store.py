@@ -11,13 +11,15 @@ not at all, and whatever a call reported as written survives a killed process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
 from typing import Final
 
-from agent.store.errors import StoreCorrupt, StoreReadOnly, StoreTooNew
+from agent.store.errors import StoreCorrupt, StoreError, StoreReadOnly, StoreTooNew
 from agent.store.liveness import LocalLiveness, OwnerLiveness
+from agent.store.sqlite.claims import SqliteClaims
 from agent.store.sqlite.compressions import SqliteCompressions
 from agent.store.sqlite.connections import MEMORY, Connections, Synchronous, resolve
 from agent.store.sqlite.leases import SqliteLeases
@@ -80,7 +82,8 @@ class SqliteStore:
         self._owner = live.owner
         self._db = Connections(self.path, busy_timeout_s=busy_timeout_s, synchronous=synchronous)
         context = StoreContext(self._db, self.path, clock, self._owner, live)
-        self.sessions: Final = SqliteSessions(context)
+        self._claims = SqliteClaims(context)
+        self.sessions: Final = SqliteSessions(context, self._claims)
         self.transcript: Final = SqliteTranscript(context)
         self.turns: Final = SqliteTurns(context)
         self.queue: Final = SqliteQueue(context)
@@ -99,8 +102,37 @@ class SqliteStore:
     # -- lifecycle -----------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the database (idempotent). Later calls raise ``StoreClosed``."""
+        """Give back this store's session claims and close the database (idempotent). Later
+        calls raise ``StoreClosed``."""
+        if self._db.closed:
+            return
+        with contextlib.suppress(StoreError):  # unwritable now: a claim of a gone owner is free
+            self._claims.release_all()
         self._db.close()
+
+    def claim_session(self, session_id: str) -> int:
+        """Take (or keep) the session for this store's owner now, in one transaction: a
+        session is live in one desk at a time (:mod:`~agent.store.sqlite.claims`).
+
+        Taking it over from an owner that is gone closes what that owner left open (its turns,
+        its queued prompts) first, as opening the file after a crash would.
+
+        Returns:
+            the fencing number.
+
+        Raises:
+            StoreNotFound: no such session.
+            StoreFenced: another desk holds it and still runs.
+        """
+        fence, previous = self._claims.claim(session_id)
+        if previous is not None:
+            self.turns.recover_open_turns()
+            self.queue.recover_queued_prompts()
+        return fence
+
+    def release_session(self, session_id: str) -> None:
+        """Give the session's claim back (it is live here no more); nothing when not held."""
+        self._claims.release(session_id)
 
     def __enter__(self) -> SqliteStore:
         return self

@@ -146,7 +146,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
     finally:
         conn.close()
     with SqliteStore(db_path, clock=clock) as s:
-        assert s.schema_version() == SCHEMA_VERSION == 4
+        assert s.schema_version() == SCHEMA_VERSION == 5
         assert s.integrity_check() == "ok"
         assert [(x.role, x.content, x.turn_id) for x in s.transcript.all_messages("old")] == [
             ("user", "hi", "t1"),
@@ -162,3 +162,6 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
         assert turn.parent_turn_id is None and turn.reply is None  # version 4's columns
         s.turns.start_turn("c1", "old", "a task", parent_turn_id="t1")
         assert [m.turn_id for m in s.transcript.all_messages("old")] == ["t1", "t1"]
+        s.claim_session("old")  # version 5's columns: a migrated session is claimed like a new one
+    with SqliteStore(db_path, clock=clock) as s:
+        assert s.claim_session("old") >= 1  # given back when the first store closed
