@@ -2,8 +2,10 @@
 
 Every command a tool runs is started in a new session (``start_new_session=True``), so it leads
 its own process group whose id (pgid) is the child's pid, and every process it starts joins that
-group unless it deliberately leaves it (``setsid``/``setpgid``, which this module cannot follow).
-:class:`ProcessGroup` ends such a group the way ``systemd`` ends a unit:
+group unless it deliberately leaves it (``setsid``/``setpgid``). Those are followed when the
+group is led by a guard (:mod:`agent.guard`, a child subreaper): every live descendant of the
+guard is a member too, found by parent pid in ``/proc`` and signalled by pid when it is outside
+the group. :class:`ProcessGroup` ends such a group the way ``systemd`` ends a unit:
 
 1. ``killpg(pgid, SIGTERM)`` then ``SIGCONT`` (so stopped members get to handle the TERM);
 2. poll until no member is alive, for at most ``grace_s`` seconds;
