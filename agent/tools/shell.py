@@ -164,6 +164,13 @@ class ShellRun:
             child.close()
 
     async def _supervise(self, child: _Child, reader: asyncio.Future[None]) -> ToolResult:
+        # The timeout is the command's: it starts once the guard forked the shell.
+        begun: set[asyncio.Future[Any]] = {child.protocol.started, child.exited}
+        await asyncio.wait(
+            begun,
+            timeout=_REAP_WAIT_S,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
         done, _ = await asyncio.wait({child.exited}, timeout=self.timeout_s)
         if not done:
             self.timed_out = True
@@ -277,6 +284,7 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
         super().__init__(limit=_READ_CHUNK, loop=loop)
         self.exited: asyncio.Future[int] = loop.create_future()
         self.reaped: asyncio.Future[int] = loop.create_future()
+        self.started: asyncio.Future[None] = loop.create_future()
         self.transport: asyncio.SubprocessTransport | None = None
         self._loop = loop
         self._status_fd: int | None = status_fd
@@ -299,6 +307,8 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
             with contextlib.suppress(ValueError):
                 if word == "pid":
                     self.command_pid = int(value)
+                    if not self.started.done():
+                        self.started.set_result(None)
                 elif word == "exit" and not self.exited.done():
                     self.exited.set_result(int(value))
         if not data or len(self._status) > 256:
