@@ -166,7 +166,7 @@ class McpServers:
         """End every server (see :meth:`begin_close`), then the MCP loop, within ``timeout_s``.
 
         A server still running at the deadline is left to its guard: ending the loop's thread
-        makes every guard end its server's process group (:mod:`agent.mcp.guard`).
+        makes every guard end its server's process group (:mod:`agent.guard`).
 
         Returns:
             names of the servers not stopped in time, and of the loop's thread if it is alive.

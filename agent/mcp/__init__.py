@@ -10,7 +10,7 @@ first starts):
   :class:`McpUnavailable`: what a server is told to be, and what it is;
 * :func:`exposed_names`: the model's names for a server's tools.
 
-Internals: :mod:`agent.mcp.transport` (stdio behind :mod:`agent.mcp.guard`, streamable HTTP) and
+Internals: :mod:`agent.mcp.transport` (stdio behind :mod:`agent.guard`, streamable HTTP) and
 :mod:`agent.mcp.results` (listings and answers as desk's tools and text).
 """
 

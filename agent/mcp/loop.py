@@ -7,7 +7,7 @@ server outlives every turn. So every MCP client of a gateway lives on one loop t
 a stop cancels that future, which only schedules the cancel on this loop (a write to its wake-up
 pipe): a stop never waits for this loop to be free.
 
-The thread is the parent of every stdio server's guard (:mod:`agent.mcp.guard`), whose
+The thread is the parent of every stdio server's guard (:mod:`agent.guard`), whose
 parent-death signal is tied to the thread that forked it: when this thread ends, whether
 :meth:`McpLoop.stop` ended it or the process died, every guard ends its server's process group.
 """

@@ -6,7 +6,7 @@ desk starts (the SDK takes about a second to import).
 stdio goes through the SDK's own transport (``mcp.client.stdio.stdio_client``): it starts the
 program in a new session (its own process group) and at the end closes its stdin, waits, then
 sends SIGTERM and, after a grace, SIGKILL to the group. The program it is given is the guard
-(:mod:`agent.mcp.guard`) with the server's command line after it, so the group also ends when
+(:mod:`agent.guard`) with the server's command line after it, so the group also ends when
 desk dies without that cleanup. The server's stderr goes to a pipe read on the loop
 (:class:`StderrTail`): it must never reach desk's terminal, and its last lines say why a server
 failed.
@@ -28,7 +28,7 @@ import httpx2
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from agent.mcp import guard
+from agent import guard
 from agent.mcp.status import ServerSpec
 from agent.terminal_text import terminal_safe
 

@@ -181,7 +181,7 @@ class ToolBatch:
         if ending is None or ending.gone_at < stop.requested_at:
             return StoppedTool(call.name)
         ended_ms = max(0.0, (ending.gone_at - stop.requested_at) * 1000.0)
-        return StoppedTool(call.name, ending.pgid, ended_ms, ending.signals)
+        return StoppedTool(call.name, ending.command_pid, ended_ms, ending.signals)
 
     def stopped(self, stop: StopRequest) -> list[ToolOutcome]:
         """Answers for every call after a stop cut :meth:`run` short.

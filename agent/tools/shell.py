@@ -1,15 +1,20 @@
 """The ``shell`` tool: run a command in its own process group, stream its output, end it for real.
 
-The command runs as ``/bin/sh -c <command>`` in a new session (``start_new_session=True``), so
-it leads its own process group, with stdin from ``/dev/null`` (it must never read the desk's
-terminal) and stderr merged into stdout. Output is passed to ``ctx.on_output`` as it arrives
+The command runs as ``/bin/sh -c <command>`` under a guard (:mod:`agent.guard`, with
+``--status-fd``) started in a new session (``start_new_session=True``), so the guard leads the
+command's process group and is the child subreaper of every process the command starts; stdin
+is ``/dev/null`` (it must never read the desk's terminal) and stderr is merged into stdout. The
+guard ends the whole tree if desk dies, even by SIGKILL, and desk ends the whole tree (the
+group, and the guard's descendants that left it with ``setsid``) on a stop, a timeout or when
+the command leaves processes behind. Output is passed to ``ctx.on_output`` as it arrives
 and kept, head and tail, within ``ctx.max_output_bytes``.
 
 How it ends:
 
-* **exit**: the shell exits. Output still arriving is drained for ``drain_s``; members of the
-  group that still run then (background jobs) are ended like below (``cause="leftover"``), so
-  no process of a turn outlives it. The result carries the exit code.
+* **exit**: the shell exits (the guard says so on a status pipe). Output still arriving is
+  drained for ``drain_s``; processes of the tree that still run then (background jobs, daemons
+  that ``setsid``) are ended like below (``cause="leftover"``), so no process of a turn outlives
+  it. The result carries the exit code.
 * **timeout**: after ``timeout`` seconds the group is ended and the result is an error that says
   so.
 * **stop**: the awaiting task is cancelled (that is how a hard stop arrives). The group gets
@@ -25,19 +30,23 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import dataclasses
 import logging
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent import guard as _guard
 from agent.tools.base import ToolContext, ToolResult, count_processes
 from agent.tools.output import OutputBuffer
 from agent.tools.process import GroupEnding, ProcessGroup, ProcessLedger, run_to_completion
 
 _log = logging.getLogger(__name__)
 
+_GUARD = Path(_guard.__file__).resolve()
 _READ_CHUNK = 65_536
 _REAP_WAIT_S = 5.0
 
@@ -62,7 +71,8 @@ class ShellRun:
         env: extra environment variables on top of this process's environment.
 
     Attributes:
-        pid: the shell's pid (and the group id) once started, else None.
+        group: the process group id (the guard's pid) once started, else None; ``pid`` is the
+            shell's own.
         exit_code: the shell's exit status after it exited by itself (negative: signal).
         timed_out: True when the timeout ended the command.
         stopped: True when a cancel (hard stop) ended the command.
@@ -94,12 +104,20 @@ class ShellRun:
         self.ledger = ledger if ledger is not None else ProcessLedger()
         self.env = env
         self.output = OutputBuffer(max_output_bytes)
-        self.pid: int | None = None
+        self.group: int | None = None
+        self._child: _Child | None = None
         self.exit_code: int | None = None
         self.timed_out = False
         self.stopped = False
         self.endings: list[GroupEnding] = []
         self._callback_failed = False
+
+    @property
+    def pid(self) -> int | None:
+        """The shell's pid once started (the guard's, which is the group id, until known)."""
+        if self._child is not None and self._child.protocol.command_pid is not None:
+            return self._child.protocol.command_pid
+        return self.group
 
     @property
     def children_ended(self) -> int:
@@ -118,7 +136,7 @@ class ShellRun:
             asyncio.CancelledError: on a hard stop, after the whole group is gone and the shell
                 is reaped.
         """
-        spawn = asyncio.ensure_future(_spawn(self.command, self.cwd, self.env))
+        spawn = asyncio.ensure_future(_spawn(self.command, self.cwd, self.env, self.grace_s))
         try:
             child = await asyncio.shield(spawn)
         except asyncio.CancelledError:
@@ -126,7 +144,7 @@ class ShellRun:
             self.stopped = True
             started = await _settle(spawn)
             if started is not None:
-                self.pid = started.pid
+                self.group, self._child = started.pid, started
                 try:
                     await run_to_completion(asyncio.ensure_future(self._end(started, None, "stop")))
                 finally:
@@ -134,7 +152,7 @@ class ShellRun:
             raise
         except OSError as exc:
             return ToolResult.error(f"could not start the command in {self.cwd}: {exc}")
-        self.pid = child.pid
+        self.group, self._child = child.pid, child
         reader = asyncio.ensure_future(self._pump(child.stdout))
         try:
             return await self._supervise(child, reader)
@@ -146,6 +164,13 @@ class ShellRun:
             child.close()
 
     async def _supervise(self, child: _Child, reader: asyncio.Future[None]) -> ToolResult:
+        # The timeout is the command's: it starts once the guard forked the shell.
+        begun: set[asyncio.Future[Any]] = {child.protocol.started, child.exited}
+        await asyncio.wait(
+            begun,
+            timeout=_REAP_WAIT_S,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
         done, _ = await asyncio.wait({child.exited}, timeout=self.timeout_s)
         if not done:
             self.timed_out = True
@@ -162,7 +187,7 @@ class ShellRun:
         self.exit_code = child.exited.result()
         await asyncio.wait({reader}, timeout=self.drain_s)
         notes: list[str] = []
-        if ProcessGroup(child.pid).exists():
+        if ProcessGroup(child.pid, guard=child.pid).exists():
             ending = await run_to_completion(
                 asyncio.ensure_future(self._end(child, reader, "leftover"))
             )
@@ -218,14 +243,16 @@ class ShellRun:
         self, child: _Child, reader: asyncio.Future[None] | None, cause: str
     ) -> GroupEnding:
         """End the group, reap the shell, finish reading; book the ending in the ledger."""
-        ending = await ProcessGroup(child.pid).terminate(
+        ending = await ProcessGroup(child.pid, guard=child.pid).terminate(
             grace_s=self.grace_s, kill_wait_s=self.kill_wait_s, cause=cause
         )
+        if child.protocol.command_pid is not None:
+            ending = dataclasses.replace(ending, pid=child.protocol.command_pid)
         if ending.ended or ending.signals:
             self.endings.append(ending)
             self.ledger.record(ending)
-        # The shell is reaped by asyncio's child watcher, which then resolves ``exited``.
-        await asyncio.wait({child.exited}, timeout=_REAP_WAIT_S)
+        # The guard is reaped by asyncio's child watcher, which then resolves ``reaped``.
+        await asyncio.wait({child.reaped}, timeout=_REAP_WAIT_S)
         if reader is not None:
             await self._close_reader(reader)
         return ending
@@ -243,17 +270,57 @@ class ShellRun:
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """asyncio's stream protocol plus an ``exited`` future resolved when the shell is reaped.
+    """asyncio's stream protocol plus ``exited`` (the command's status) and ``reaped`` futures.
 
     ``asyncio.subprocess.Process.wait()`` (Python 3.11) returns only once the output pipe is
-    closed too, which never happens while a background grandchild holds it; the shell's own
-    exit is what the tool must see, so it is taken from ``process_exited``.
+    closed too, which never happens while a background grandchild holds it; the command's own
+    exit is what the tool must see. The guard writes the shell's pid (``pid <n>``), then its
+    exit on the status pipe (``exit <code>``)
+    and lingers while the command's leftovers run; ``exited`` takes the code from there, or
+    the guard's own status if it ended without saying (``reaped`` is its exit).
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, status_fd: int) -> None:
         super().__init__(limit=_READ_CHUNK, loop=loop)
         self.exited: asyncio.Future[int] = loop.create_future()
+        self.reaped: asyncio.Future[int] = loop.create_future()
+        self.started: asyncio.Future[None] = loop.create_future()
         self.transport: asyncio.SubprocessTransport | None = None
+        self._loop = loop
+        self._status_fd: int | None = status_fd
+        self._status = b""
+        self.command_pid: int | None = None
+        """The shell's pid, from the guard's first status line."""
+        loop.add_reader(status_fd, self._read_status)
+
+    def _read_status(self) -> None:
+        assert self._status_fd is not None
+        try:
+            data = os.read(self._status_fd, 64)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        *lines, self._status = (self._status + data).split(b"\n")
+        for raw in lines:
+            word, _, value = raw.decode("ascii", "replace").partition(" ")
+            with contextlib.suppress(ValueError):
+                if word == "pid":
+                    self.command_pid = int(value)
+                    if not self.started.done():
+                        self.started.set_result(None)
+                elif word == "exit" and not self.exited.done():
+                    self.exited.set_result(int(value))
+        if not data or len(self._status) > 256:
+            self.close_status()
+
+    def close_status(self) -> None:
+        """Stop reading the status pipe and close it (idempotent)."""
+        if self._status_fd is None:
+            return
+        self._loop.remove_reader(self._status_fd)
+        os.close(self._status_fd)
+        self._status_fd = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -264,49 +331,79 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
         super().process_exited()
         assert self.transport is not None
         code = self.transport.get_returncode()
+        code = code if code is not None else -1
+        if self._status_fd is not None:
+            self._read_status()  # the guard's last words, if it wrote them
+        self.close_status()
         if not self.exited.done():
-            self.exited.set_result(code if code is not None else -1)
+            self.exited.set_result(code)
+        if not self.reaped.done():
+            self.reaped.set_result(code)
 
 
 @dataclass(slots=True)
 class _Child:
-    """A started shell: its pid, output stream, exit future and transport."""
+    """A started guard and command: the guard's pid (the group), output, futures, transport."""
 
     pid: int
     stdout: asyncio.StreamReader
     exited: asyncio.Future[int]
+    reaped: asyncio.Future[int]
     transport: asyncio.SubprocessTransport
+    protocol: _Protocol
 
     def close(self) -> None:
         """Release the pipes (the process is gone by now; this never signals a live group)."""
+        self.protocol.close_status()
         self.transport.close()
 
 
-async def _spawn(command: str, cwd: Path, extra_env: Mapping[str, str] | None) -> _Child:
-    """Start ``/bin/sh -c command`` in a new session (its own process group).
+async def _spawn(
+    command: str, cwd: Path, extra_env: Mapping[str, str] | None, grace_s: float
+) -> _Child:
+    """Start ``/bin/sh -c command`` under the guard, in a new session (its own process group).
 
-    This is ``asyncio.create_subprocess_exec`` with the same arguments, plus a protocol that
-    reports the shell's exit on its own (see :class:`_Protocol`).
+    This is ``asyncio.create_subprocess_exec`` of the guard with the shell after it, plus a
+    protocol that reports the shell's exit on its own (see :class:`_Protocol`). It must run on
+    a thread that outlives the command: the guard's parent-death signal follows the thread.
 
     Raises:
-        OSError: when the shell cannot be started (e.g. ``cwd`` is missing).
+        OSError: when the guard cannot be started (e.g. ``cwd`` is missing).
     """
     loop = asyncio.get_running_loop()
     env = {**os.environ, **NON_INTERACTIVE_ENV, **(extra_env or {})}
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _Protocol(loop),
-        "/bin/sh",
-        "-c",
-        command,
-        start_new_session=True,
-        cwd=cwd,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
+    status_read, status_write = os.pipe()
+    os.set_blocking(status_read, False)
+    guard = [sys.executable, "-I", "-S", str(_GUARD), str(os.getpid()), f"{grace_s:g}"]
+    try:
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(loop, status_read),
+            *guard,
+            "--status-fd",
+            str(status_write),
+            "--",
+            "/bin/sh",
+            "-c",
+            command,
+            start_new_session=True,
+            pass_fds=(status_write,),
+            cwd=cwd,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+    except BaseException:
+        with contextlib.suppress(OSError):
+            loop.remove_reader(status_read)
+            os.close(status_read)
+        raise
+    finally:
+        os.close(status_write)
     assert protocol.stdout is not None
-    return _Child(transport.get_pid(), protocol.stdout, protocol.exited, transport)
+    return _Child(
+        transport.get_pid(), protocol.stdout, protocol.exited, protocol.reaped, transport, protocol
+    )
 
 
 async def _settle(spawn: asyncio.Future[_Child]) -> _Child | None:

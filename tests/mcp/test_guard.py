@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from agent.mcp import guard
+from agent import guard
 from agent.mcp.transport import GUARD
 from tests.mcp.conftest import alive_in_group, wait_exited
 

@@ -1,0 +1,61 @@
+"""The shell tool ends the command's whole tree, not only its process group.
+
+A process that leaves the group (``setsid``) is still a descendant of the tool's guard, and one
+orphaned on the way (a subshell that exits) is adopted by the guard, a child subreaper: a stop,
+a timeout and the command's own end all reach them, and they are counted in the receipt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.tools import ShellTool
+from agent.tools.process import has_procfs
+from tests.tools.shellkit import Output, context, is_dead, run
+
+pytestmark = pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and has_procfs()), reason="Linux /proc and subreaper"
+)
+
+SETSID_AND_WAIT = "setsid sleep 303 & echo pid=$!; echo pid=$$; sleep 304 & echo pid=$!; wait"
+
+
+def pids_of(text: str) -> list[int]:
+    return [int(part.split()[0]) for part in text.split("pid=")[1:]]
+
+
+def test_a_stop_ends_a_descendant_that_left_the_group(tmp_path: Path) -> None:
+    async def scenario() -> tuple[list[int], int]:
+        output = Output()
+        ctx = context(tmp_path, output)
+        run_ = ShellTool(grace_s=0.5).start({"command": SETSID_AND_WAIT}, ctx)
+        task = asyncio.create_task(run_.run())
+        await output.wait_for(r"(pid=\d+\n.*){3}")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return pids_of(output.text), run_.children_ended
+
+    pids, ended = run(scenario())
+    assert all(is_dead(pid) for pid in pids), pids
+    assert ended == 3  # the shell, `sleep 304` and the `setsid` one
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["setsid sleep 305 & echo pid=$!", "(setsid sleep 306 & echo pid=$!) ; echo done"],
+    ids=["setsid-child", "orphaned-setsid-grandchild"],
+)
+def test_a_daemon_left_behind_is_ended_when_the_command_exits(command: str, tmp_path: Path) -> None:
+    output = Output()
+    ctx = context(tmp_path, output)
+    result = run(ShellTool().run({"command": command}, ctx))
+    [pid] = pids_of(output.text)
+    assert is_dead(pid)
+    assert result.exit_code == 0 and not result.is_error
+    assert result.children_ended == 1
+    assert "[ended 1 child process still running after the command exited]" in result.content

@@ -1,0 +1,68 @@
+"""``desk run`` killed with SIGKILL mid-tool leaves no process of the tool's tree behind.
+
+SIGKILL runs no cleanup in desk: the tool's guard, a child of desk that the kernel tells when
+its parent dies, ends the command's group and every descendant of its own (a ``setsid`` one
+included). The test reads the tree's pids from a file the command writes, kills ``desk run``,
+and polls ``/proc`` with a generous deadline until none of them runs.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from agent.provider.client import ProviderConfig
+from agent.tools.process import has_procfs
+from tests.wire.helpers import Child, wire_cmd
+
+pytestmark = pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and has_procfs()), reason="Linux /proc"
+)
+
+DEADLINE_S = 30.0
+
+
+def running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def poll(condition: object, what: str) -> None:
+    """Poll ``condition()`` until it holds, failing after :data:`DEADLINE_S` seconds."""
+    assert callable(condition)
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(0.05)
+
+
+def test_sigkill_of_desk_run_mid_tool_ends_the_tools_whole_tree(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    pids_file = tmp_path / "pids"
+    command = (
+        f"echo $$ > {pids_file}.tmp; sleep 307 & echo $! >> {pids_file}.tmp; "
+        f"setsid sleep 308 & echo $! >> {pids_file}.tmp; mv {pids_file}.tmp {pids_file}; wait"
+    )
+    prompt = "call tool shell with " + json.dumps({"command": command})
+    desk = Child(wire_cmd("run", provider, "--yes", prompt))
+    try:
+        poll(pids_file.exists, "the command to write its pids")
+        shell, *children = [int(line) for line in pids_file.read_text().split()]
+        guard = psutil.Process(shell).ppid()
+        tree = [guard, shell, *children]
+        assert psutil.Process(guard).ppid() == desk.proc.pid
+        assert all(running(pid) for pid in tree)
+        desk.proc.send_signal(signal.SIGKILL)
+        assert desk.wait() == -signal.SIGKILL
+        poll(lambda: not any(running(pid) for pid in tree), f"{tree} to end")
+    finally:
+        desk.kill()
