@@ -10,7 +10,8 @@ text at once ("stop and send"). The footer names what each key does now.
 
 Tab completes a slash command (one line ``/word``, no space yet): one match becomes ``/name ``;
 several complete to their common prefix and are listed in a :class:`SlashHints` just above the
-box, and Tab again goes through them. Anywhere else Tab moves the focus, as before.
+box, and Tab again goes through them. With nothing to complete Tab does nothing: it never moves
+the focus away from what is being typed (Shift+Tab does, on purpose).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class PromptInput(TextArea):
         Binding("ctrl+t", "other_queue", "Queue", key_display="^t"),
         Binding("ctrl+s", "stop_and_send", "Stop+send", key_display="^s"),
         Binding("ctrl+j,shift+enter", "newline", "New line", key_display="^j"),
-        # Shown only while the text is a /command to complete (elsewhere Tab moves the focus).
+        # Shown only while the text is a /command to complete (elsewhere Tab does nothing).
         Binding("tab", "complete_slash", "Complete", tooltip="Complete the slash command"),
     ]
 
@@ -142,11 +143,11 @@ class PromptInput(TextArea):
         return self._hints
 
     async def _on_key(self, event: events.Key) -> None:
-        # Enter, Ctrl+J and Tab (on a /command) are handled here, in this widget's own queue,
-        # after the keys typed before them: a binding (priority ones run as the key arrives at
-        # the app) could read the text before the last typed characters were inserted. Tab on
-        # other text goes on to the bindings: check_action hides ours, so the screen's
-        # focus_next runs as before.
+        # Enter, Ctrl+J and Tab are handled here, in this widget's own queue, after the keys
+        # typed before them: a binding (priority ones run as the key arrives at the app) could
+        # read the text before the last typed characters were inserted. Tab with nothing to
+        # complete is taken too, and does nothing: the app's focus_next would move the focus
+        # away mid-sentence, and the keys typed after it would be lost.
         if event.key in self.SUBMIT_KEYS:
             event.stop()
             event.prevent_default()
@@ -163,10 +164,11 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.action_newline()
-        elif event.key in self.COMPLETE_KEYS and completing_slash(self.text):
+        elif event.key in self.COMPLETE_KEYS:
             event.stop()
             event.prevent_default()
-            self.action_complete_slash()
+            if completing_slash(self.text):
+                self.action_complete_slash()
         else:
             await super()._on_key(event)
 

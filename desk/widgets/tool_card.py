@@ -57,6 +57,10 @@ class ToolCard(Widget, can_focus=True):
         clock: the clock the duration is measured with (seconds).
     """
 
+    FOCUS_ON_CLICK = False
+    """A click does what it does without taking the focus from the prompt box (Shift+Tab or
+    Tab from another control still reach it)."""
+
     DEFAULT_CSS = css_beside(__file__)
 
     BINDINGS: ClassVar[list[BindingType]] = [
