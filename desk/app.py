@@ -102,6 +102,8 @@ class DeskApp(App[int]):
         Binding("f1", "help", "Help"),
         Binding("pageup", "page_transcript(-1)", "Scroll up", show=False, priority=True),
         Binding("pagedown", "page_transcript(1)", "Scroll down", show=False, priority=True),
+        # End also moves the prompt box's cursor: the action lets the key go on (SkipAction).
+        Binding("end,ctrl+end", "follow_transcript", "Follow", show=False, priority=True),
     ]
 
     view_class: ClassVar[type[SessionView]] = SessionView  # benches count what a view handles
@@ -414,6 +416,14 @@ class DeskApp(App[int]):
     def action_page_transcript(self, direction: int) -> None:
         """PageUp / PageDown scroll the transcript while the prompt box keeps the focus."""
         self.view.transcript.page(direction)
+
+    def action_follow_transcript(self) -> None:
+        """End / Ctrl+End: back to the end of the transcript, following it again; the key goes
+        on to the focused widget (End moves the prompt box's cursor too)."""
+        view = self.controllers.sessions.view
+        if view is not None and isinstance(self.screen, DeskScreen):
+            view.transcript.follow()
+        raise SkipAction()
 
     # -- help and palette ----------------------------------------------------------------------
 

@@ -50,6 +50,7 @@ from desk.widgets._css import css_beside
 from desk.widgets.agent_card import AgentCard
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.earlier_messages import EarlierMessages
+from desk.widgets.follow_marker import FollowMarker
 from desk.widgets.transcript import Transcript
 from desk.widgets.user_prompt import UserPrompt
 from tui_gateway.text import terminal_safe
@@ -85,12 +86,15 @@ class SessionView(Widget):
         """Saved messages above the rendered ones, waiting behind "show more"."""
         self.transcript = Transcript(id="transcript")
         """The session's blocks: banner, prompts, replies, tool cards and notes."""
+        self.follow_marker = FollowMarker()
+        """ "new output below", shown while the transcript does not follow."""
         self._controllers = controllers
         self._banner = banner
 
     def compose(self) -> ComposeResult:
         with self.transcript:
             yield Static(self._banner, classes="banner", markup=False)
+        yield self.follow_marker
 
     async def drained(self, timeout_s: float = DRAIN_S) -> None:
         """Return once the view handled every message posted to it before this call (or after
@@ -177,6 +181,16 @@ class SessionView(Widget):
                 c.sessions.store_waiting(self.session_id, message.payload)
 
     # -- what the transcript's blocks ask --------------------------------------------------------
+
+    def on_transcript_following(self, message: Transcript.Following) -> None:
+        """The transcript stopped (or started again) following the newest content."""
+        message.stop()
+        self.follow_marker.show_state(message.following, message.new_below)
+
+    def on_follow_marker_clicked(self, message: FollowMarker.Clicked) -> None:
+        """A click on "new output below": back to the end."""
+        message.stop()
+        self.transcript.follow()
 
     def on_user_prompt_remove_requested(self, message: UserPrompt.RemoveRequested) -> None:
         """✕ or Delete on a queued prompt."""
