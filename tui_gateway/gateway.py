@@ -60,6 +60,7 @@ from tui_gateway.types import (
     ConsoleCommandInfo,
     GatewayConfig,
     GatewayError,
+    QueuedPromptInfo,
     ResumedSession,
     SessionInfo,
     ShutdownReport,
@@ -372,6 +373,21 @@ class Gateway:
             False if it is not queued any more.
         """
         return self._booking.remove_prompt(session_id, turn_id)
+
+    def session_queue(self, session_id: str) -> list[QueuedPromptInfo]:
+        """``session.queue``: the prompts waiting in the session's queue, in order (1 runs
+        next). Raises GatewayError for an unknown session."""
+        return self._runner.queued(session_id)
+
+    def prompt_edit(self, session_id: str, turn_id: str, text: str) -> bool:
+        """``prompt.edit``: replace a queued prompt's text before it runs, in its place (a
+        ``prompt.queued`` with the new text follows); False when it is not queued any more.
+
+        Raises:
+            GatewayError: unknown session, or an empty or oversized text.
+        """
+        self._check_text(text, "prompt")
+        return self._runner.edit(session_id, turn_id, text)
 
     def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:
         """``approval.respond``: answer a pending tool approval.
