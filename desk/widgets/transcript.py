@@ -140,11 +140,11 @@ class Transcript(VerticalScroll):
         """Turn ids of the replies shown, in the order they were added."""
         return list(self._replies)
 
-    async def add_prompt(self, turn_id: str, text: str, *, queued: bool = False) -> UserPrompt:
+    async def add_prompt(self, turn_id: str, text: str) -> UserPrompt:
         """Show a prompt at the bottom (or return the one already shown for this turn)."""
         block = self._prompts.get(turn_id)
         if block is None:
-            block = UserPrompt(turn_id, text, queued=queued)
+            block = UserPrompt(turn_id, text)
             self._prompts[turn_id] = block
             await self.mount(block)
         return block
