@@ -20,6 +20,7 @@ from agent.provider.types import ToolCall
 from agent.tools.runner import Approver
 from tui_gateway.approval_preview import change_preview
 from tui_gateway.events import ApprovalRequest, ApprovalResolved, Payload
+from tui_gateway.types import GatewayError
 
 DECISIONS = ("once", "always", "deny")
 """What the person can answer: allow once, allow always for this session, deny."""
@@ -112,10 +113,11 @@ class SessionApprovals:
             False when nothing waits under that id any more (answered, or its turn stopped).
 
         Raises:
-            ValueError: for an unknown decision.
+            GatewayError: for an unknown decision (code -32602).
         """
         if decision not in DECISIONS:
-            raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
+            choices = ", ".join(DECISIONS)
+            raise GatewayError(f"decision must be one of {choices}, not {decision!r}", code=-32602)
         with self._lock:
             pending = self._pending.get(request_id)
         if pending is None:

@@ -39,6 +39,7 @@ from tui_gateway.kinds import TurnKind, TurnStage
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session, Turn
+from tui_gateway.tool_offer import check_text
 from tui_gateway.translate import turn_listener
 from tui_gateway.types import (
     AgentFactory,
@@ -198,8 +199,9 @@ class TurnRunner:
             ``/compress``).
 
         Raises:
-            GatewayError: unknown session.
+            GatewayError: unknown session, or an empty or oversized text.
         """
+        check_text(text, "prompt", self._config.max_prompt_chars)
         session = self._table.get(session_id)
         with self._persistence.queue_lock:  # the saved text follows the order of the edits
             with session.lock:
