@@ -62,9 +62,9 @@ async def test_typing_while_an_approval_arrives_never_answers_it(app: DeskApp) -
         await submit(pilot, shell("echo typed"))
         await pilot.press(*"then: ")  # the person goes on typing their next prompt
         prompt = await shown_prompt(app, pilot)
-        await pilot.press(*" yna")
+        await pilot.press(*"yna yes")
         assert prompt.waiting and prompt.answer is None
-        assert box.text == "then:  yna" and app.focused is box
+        assert box.text == "then: yna yes" and app.focused is box
         assert KEY_HINT in str(prompt.query_one(".keys").render())
 
         box.text = ""
