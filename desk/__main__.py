@@ -169,12 +169,14 @@ def _run_app(
     gateway: DeskGateway, connection: ConnectionInfo, options: DeskOptions, startup: Startup
 ) -> int:
     from desk.app import DeskApp
+    from desk.stop_key import StopKey
 
     app: DeskApp = DeskApp(
         gateway,
         connection,
         escape_delay_ms=options.escape_delay_ms,
         startup=startup,
+        stop_key=StopKey.parse(options.settings.stop_key),
         busy_input=options.settings.busy_input,
     )
     try:

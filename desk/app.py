@@ -29,6 +29,7 @@ from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.driver import Driver
+from textual.errors import NoWidget
 from textual.screen import Screen
 from textual.widgets import TextArea
 
@@ -39,6 +40,7 @@ from desk.activity_messages import (
     SessionStoreWaiting,
     SessionWasEvicted,
 )
+from desk.approval_keys import Decision
 from desk.banner import banner_text
 from desk.bridge import GatewayBridge
 from desk.commands import DeskCommands, PaletteCommand
@@ -63,6 +65,7 @@ from desk.startup import Startup
 from desk.stop_key import StopKey
 from desk.user_config import config_path_shown
 from desk.widgets import StatusBar, Transcript
+from desk.widgets.click_button import ButtonPresses
 from desk.widgets.session_view import SessionView
 from desk.widgets.status_bar import Clock
 from desk.wiring import DeskWidgets, build_controllers
@@ -102,6 +105,12 @@ class DeskApp(App[int]):
         Binding("f1", "help", "Help"),
         Binding("pageup", "page_transcript(-1)", "Scroll up", show=False, priority=True),
         Binding("pagedown", "page_transcript(1)", "Scroll down", show=False, priority=True),
+        # End also moves the prompt box's cursor: the action lets the key go on (SkipAction).
+        Binding("end,ctrl+end", "follow_transcript", "Follow", show=False, priority=True),
+        # Shown while an approval waits (check_action); they answer wherever the focus is.
+        Binding("alt+y", "answer_approval('once')", "Allow once", key_display="M-y", priority=True),
+        Binding("alt+a", "answer_approval('always')", "Always", key_display="M-a", priority=True),
+        Binding("alt+n", "answer_approval('deny')", "Deny", key_display="M-n", priority=True),
     ]
 
     view_class: ClassVar[type[SessionView]] = SessionView  # benches count what a view handles
@@ -135,6 +144,7 @@ class DeskApp(App[int]):
         """How to resume the session on screen, set as the desk exits ("" when none: no turn,
         or not saved); ``desk`` prints it after the screen is restored."""
         self._handle_signals = handle_signals
+        self._presses = ButtonPresses()
         self._banner = banner_text(connection, config_path_shown(env))
         self.widgets = DeskWidgets.make(connection, clock, busy_input=busy_input)
         """The main screen's widgets (the session's view aside)."""
@@ -194,6 +204,7 @@ class DeskApp(App[int]):
 
     async def on_mount(self) -> None:
         c, prompt = self.controllers, self.widgets.prompt
+        prompt.answer_key = self._answer_key
         self._bridge.start()
         prompt.console_commands = console_slash_commands(c.console.load_commands())
         await c.sessions.start()  # a new session, or the resumed one (--resume)
@@ -266,10 +277,24 @@ class DeskApp(App[int]):
             prompt.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Show Stop dimmed in the footer while nothing runs (Esc then reaches other widgets)."""
+        """Show Stop dimmed in the footer while nothing runs (Esc then reaches other widgets),
+        and the approval keys only while an approval waits."""
         if action == "stop" and self.running_turn is None:
             return None
+        if action == "answer_approval":
+            return self.controllers.tools.waiting is not None
         return True
+
+    def _answer_key(self, event: events.Key) -> bool:
+        """The prompt box asks whether a key answers a waiting approval (see
+        :mod:`desk.approval_keys`)."""
+        box_empty = not self.widgets.prompt.text
+        return self.controllers.tools.answer_key(event.key, event.time, box_empty=box_empty)
+
+    def action_answer_approval(self, decision: Decision) -> None:
+        """Alt+y / Alt+a / Alt+n: answer the waiting approval at once."""
+        if not self.controllers.tools.answer_now(decision):
+            raise SkipAction()
 
     # -- stops ---------------------------------------------------------------------------------
 
@@ -296,9 +321,23 @@ class DeskApp(App[int]):
         return self.controllers.stops.from_input_thread(key, read_at, key_time)
 
     async def on_event(self, event: events.Event) -> None:
-        """Note when each key was made (a stop it makes counts from then)."""
+        """Note when each key was made (a stop it makes counts from then, and an approval
+        reads the typing rhythm), and where each mouse press landed (a button takes a release
+        in the same place, see :mod:`desk.widgets.click_button`)."""
         if isinstance(event, events.Key):
             self.controllers.stops.key_time = event.time
+            self.controllers.tools.keys.key_arrived(event.time)  # the typing rhythm
+        elif isinstance(event, events.MouseDown | events.MouseUp) and not event.is_forwarded:
+            try:
+                under, _ = self.get_widget_at(event.screen_x, event.screen_y)
+            except NoWidget:
+                under = None
+            if isinstance(event, events.MouseDown):
+                self._presses.mouse_down(under)
+            else:
+                await super().on_event(event)  # Textual's click, when it makes one
+                self._presses.mouse_up(event, under)
+                return
         await super().on_event(event)
 
     def action_stop(self) -> None:
@@ -415,6 +454,14 @@ class DeskApp(App[int]):
         """PageUp / PageDown scroll the transcript while the prompt box keeps the focus."""
         self.view.transcript.page(direction)
 
+    def action_follow_transcript(self) -> None:
+        """End / Ctrl+End: back to the end of the transcript, following it again; the key goes
+        on to the focused widget (End moves the prompt box's cursor too)."""
+        view = self.controllers.sessions.view
+        if view is not None and isinstance(self.screen, DeskScreen):
+            view.transcript.follow()
+        raise SkipAction()
+
     # -- help and palette ----------------------------------------------------------------------
 
     def action_help(self) -> None:
@@ -423,7 +470,10 @@ class DeskApp(App[int]):
             self.screen.dismiss(None)
             return
         sections = help_sections(
-            self.screen.active_bindings, self.controllers.console.commands, self.palette_commands()
+            self.screen.active_bindings,
+            self.controllers.console.commands,
+            self.palette_commands(),
+            stop_key=self.stop_key,
         )
         self.push_screen(HelpScreen(sections))
 

@@ -12,6 +12,7 @@ from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.types import (
     ChildInfo,
     ConsoleCommandInfo,
+    QueuedPromptInfo,
     ResumedSession,
     SessionInfo,
     ShutdownReport,
@@ -82,6 +83,14 @@ class DeskGateway(Protocol):
 
     def prompt_remove(self, session_id: str, turn_id: str) -> bool:
         """Remove a queued prompt; False when it is not queued any more."""
+        ...
+
+    def prompt_edit(self, session_id: str, turn_id: str, text: str) -> bool:
+        """Replace a queued prompt's text in its place; False when it is not queued any more."""
+        ...
+
+    def session_queue(self, session_id: str) -> list[QueuedPromptInfo]:
+        """The prompts waiting in the session's queue, in order."""
         ...
 
     def console_run(self, session_id: str, line: str) -> str:

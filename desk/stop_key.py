@@ -21,9 +21,7 @@ import threading
 from dataclasses import dataclass
 
 from agent.stops import Issuer, StopRequest, Surface
-
-DEFAULT_STOP_KEY = "escape"
-"""The stop key when none is configured."""
+from tui_gateway.settings import DEFAULT_STOP_KEY, parse_stop_key
 
 DOUBLE_PRESS_S = 0.5
 """Longest time between the two presses of a double stop key, in seconds."""
@@ -50,18 +48,13 @@ class StopKey:
     def parse(cls, text: str) -> StopKey:
         """``"escape"``, ``"ctrl+g"``, ``"escape escape"`` (a double press)...
 
+        The grammar is the setting's (:func:`tui_gateway.settings.parse_stop_key`).
+
         Raises:
             ValueError: not one key name, or one name twice (one line saying what is taken).
         """
-        words = text.strip().lower().split()
-        if len(words) == 2 and words[0] == words[1]:
-            return cls(_key_name(words[0]), double=True)
-        if len(words) != 1:
-            raise ValueError(
-                f"stop_key must be one key (e.g. 'escape', 'ctrl+g') or one key twice "
-                f"('escape escape'), not {text!r}"
-            )
-        return cls(_key_name(words[0]))
+        key, double = parse_stop_key(text)
+        return cls(key, double=double)
 
     @property
     def label(self) -> str:
@@ -73,13 +66,6 @@ class StopKey:
     def keys(self) -> frozenset[str]:
         """Every key that may stop (the stop key and Ctrl+C)."""
         return frozenset({self.key}) | ALWAYS_STOP_KEYS
-
-
-def _key_name(word: str) -> str:
-    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789+_")
-    if not word or set(word) - allowed or word.startswith("+") or word.endswith("+"):
-        raise ValueError(f"stop_key: {word!r} is not a key name (e.g. 'escape', 'ctrl+g', 'f9')")
-    return word
 
 
 class StopPresses:

@@ -70,6 +70,19 @@ def full_command(name: str, arguments: str) -> str | None:
     return terminal_safe(command) if isinstance(command, str) else None
 
 
+def written_path(name: str, arguments: str) -> str | None:
+    """The file a ``write_file`` call writes, as the model named it (made safe to show), else
+    None."""
+    if name != "write_file":
+        return None
+    try:
+        args = json.loads(arguments)
+    except ValueError:
+        return None
+    path = args.get("path") if isinstance(args, dict) else None
+    return terminal_safe(path) if isinstance(path, str) else None
+
+
 def stopped_text(stopped_by: str) -> str:
     """``stopped by the user`` reads ``stopped by you`` on the person's own screen."""
     return "stopped by you" if stopped_by == "stopped by the user" else stopped_by

@@ -36,9 +36,11 @@ from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter
 from desk.startup import Startup
 from desk.stop_key import StopKey
+from desk.widgets.click_button import ClickButton
 from desk.widgets.compression_panel import CompressionPanel
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.prompt_input import PromptInput
+from desk.widgets.queue_list import QueueList
 from desk.widgets.session_view import SessionView
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import Clock, StatusBar
@@ -58,6 +60,7 @@ class DeskWidgets:
         status: the status bar.
         console_panel: the console panel (F2).
         compression_panel: the compression panel.
+        queue: the queued prompts, above the prompt box.
         sidebar: the sessions sidebar (Ctrl+B).
     """
 
@@ -66,6 +69,7 @@ class DeskWidgets:
     status: StatusBar
     console_panel: ConsolePanel
     compression_panel: CompressionPanel
+    queue: QueueList
     sidebar: SessionsSidebar
 
     def layout(self) -> ComposeResult:
@@ -73,6 +77,7 @@ class DeskWidgets:
         the session's view above the console panel."""
         yield self.console_panel
         yield self.compression_panel
+        yield self.queue
         with Horizontal(id="input-row"):
             yield self.prompt
             yield self.stop_button
@@ -97,10 +102,13 @@ class DeskWidgets:
         """
         return cls(
             prompt=PromptInput(id="prompt", placeholder=PLACEHOLDER, busy_input=busy_input),
-            stop_button=Button("■ Stop", id="stop", variant="error", disabled=True, compact=True),
+            stop_button=ClickButton(
+                "■ Stop", id="stop", variant="error", disabled=True, compact=True
+            ),
             status=StatusBar(connection, clock=clock, id="status"),
             console_panel=ConsolePanel(id="console"),
             compression_panel=CompressionPanel(clock=clock, id="compression"),
+            queue=QueueList(id="queue"),
             sidebar=SessionsSidebar(id="sessions"),
         )
 
@@ -152,7 +160,14 @@ def build_controllers(
         refresh_bindings=app.refresh_bindings,
         notify=notify,
     )
-    queue = QueueController(gateway, turns=turns, notify=notify, focus_prompt=focus_prompt)
+    queue = QueueController(
+        gateway,
+        turns=turns,
+        queue_list=widgets.queue,
+        prompt=widgets.prompt,
+        notify=notify,
+        focus_prompt=focus_prompt,
+    )
     gauge = ContextGauge(status, widgets.prompt)
     sessions = SessionsController(
         gateway,
@@ -161,6 +176,7 @@ def build_controllers(
         status=status,
         gauge=gauge,
         turns=turns,
+        queue=queue,
         format_receipt=format_receipt,
         running_turn_of=running_turn_of,
         mount_view=mount_view,
@@ -181,7 +197,12 @@ def build_controllers(
     )
     agents = AgentsController(gateway, clock=clock, format_receipt=format_receipt, notify=notify)
     tools = ToolCallsController(
-        gateway, clock=clock, notify=notify, focus_prompt=focus_prompt, box_for=agents.box_for
+        gateway,
+        clock=clock,
+        notify=notify,
+        focus_prompt=focus_prompt,
+        refresh_bindings=app.refresh_bindings,
+        box_for=agents.box_for,
     )
     compression = CompressionController(
         gateway,

@@ -2,7 +2,9 @@
 
 The future lives on the turn's own event loop, so a hard stop (which cancels the turn's task)
 wakes the wait at once and the call is answered "stopped by ...". The person's answer arrives
-from another thread and is handed to the loop with ``call_soon_threadsafe``.
+from another thread and is handed to the loop with ``call_soon_threadsafe``. The request says
+what a ``write_file`` will change: its diff against the file on disk, read here, on the
+gateway's side (:mod:`tui_gateway.approval_preview`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Any
 
 from agent.provider.types import ToolCall
 from agent.tools.runner import Approver
+from tui_gateway.approval_preview import change_preview
 from tui_gateway.events import ApprovalRequest, ApprovalResolved, Payload
+from tui_gateway.types import GatewayError
 
 DECISIONS = ("once", "always", "deny")
 """What the person can answer: allow once, allow always for this session, deny."""
@@ -52,7 +56,8 @@ class SessionApprovals:
                 ``approval.resolved`` of a prompt that a stop ended.
         """
 
-        async def approve(call: ToolCall, _args: dict[str, Any], reason: str) -> bool:
+        async def approve(call: ToolCall, args: dict[str, Any], reason: str) -> bool:
+            preview = change_preview(call.name, args)  # what a write_file will change, on disk
             with self._lock:
                 if call.name in self.always:
                     return True
@@ -67,6 +72,9 @@ class SessionApprovals:
                     tool=call.name,
                     arguments=call.arguments,
                     reason=reason,
+                    preview_kind=preview.kind,
+                    preview=preview.text,
+                    preview_note=preview.note,
                 )
             )
             try:
@@ -105,10 +113,11 @@ class SessionApprovals:
             False when nothing waits under that id any more (answered, or its turn stopped).
 
         Raises:
-            ValueError: for an unknown decision.
+            GatewayError: for an unknown decision (code -32602).
         """
         if decision not in DECISIONS:
-            raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
+            choices = ", ".join(DECISIONS)
+            raise GatewayError(f"decision must be one of {choices}, not {decision!r}", code=-32602)
         with self._lock:
             pending = self._pending.get(request_id)
         if pending is None:

@@ -174,9 +174,22 @@ class ToolComplete(Payload, ToolCompleted):
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest(Payload):
     """A tool call waits for the person: answer with ``approval.respond`` (once/always/deny).
-    ``reason`` says why a call asks that its tool alone would not (a file tool's path outside
-    the workspace, resolved: ``read_file on /etc/hosts, outside the workspace /home/me/p``);
-    "" when the tool always asks (``shell``, ``write_file``)."""
+
+    Attributes:
+        turn_id: the turn whose call waits.
+        request_id: what ``approval.respond`` answers.
+        tool: the tool.
+        arguments: the call's JSON arguments, as the model sent them.
+        reason: why a call asks that its tool alone would not (a file tool's path outside the
+            workspace, resolved: ``read_file on /etc/hosts, outside the workspace /home/me/p``);
+            "" when the tool always asks (``shell``, ``write_file``).
+        preview_kind: what ``preview`` holds: ``diff`` (a unified diff from the file on disk to
+            what a ``write_file`` writes), ``new_file`` (the first lines of a file that does
+            not exist yet), or "" (nothing to show).
+        preview: the diff or the new file's first lines, as read (not made safe to show).
+        preview_note: the size of the change in one line (``+12 −3 lines · 2,345 → 2,410
+            bytes``, ``new file · 85 lines · 3,210 bytes``), or why there is no diff.
+    """
 
     TYPE: ClassVar[str] = "approval.request"
     turn_id: str
@@ -184,6 +197,9 @@ class ApprovalRequest(Payload):
     tool: str
     arguments: str
     reason: str = ""
+    preview_kind: str = ""
+    preview: str = ""
+    preview_note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,7 @@ from tui_gateway.types import (
     ConsoleCommandInfo,
     GatewayConfig,
     GatewayError,
+    QueuedPromptInfo,
     ResumedSession,
     SessionInfo,
     ShutdownReport,
@@ -366,12 +367,18 @@ class Gateway:
         return self._runner.submit(session_id, "", kind=TurnKind.COMPRESS, focus=focus)
 
     def prompt_remove(self, session_id: str, turn_id: str) -> bool:
-        """Remove a queued prompt before it runs (it is forgotten, never saved).
-
-        Returns:
-            False if it is not queued any more.
-        """
+        """``prompt.remove``: forget a queued prompt before it runs (never saved); False if it
+        is not queued any more."""
         return self._booking.remove_prompt(session_id, turn_id)
+
+    def session_queue(self, session_id: str) -> list[QueuedPromptInfo]:
+        """``session.queue``: the session's queued prompts, in order (GatewayError: unknown)."""
+        return self._runner.queued(session_id)
+
+    def prompt_edit(self, session_id: str, turn_id: str, text: str) -> bool:
+        """``prompt.edit``: a queued prompt's new text, in its place; False when it is not
+        queued any more (GatewayError: unknown session, empty or oversized text)."""
+        return self._runner.edit(session_id, turn_id, text)
 
     def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:
         """``approval.respond``: answer a pending tool approval.
@@ -387,13 +394,8 @@ class Gateway:
         Raises:
             GatewayError: unknown session or decision.
         """
-        session = self._table.get(session_id)
-        if session.approvals is None:
-            return False
-        try:
-            return session.approvals.respond(request_id, decision)
-        except ValueError as exc:
-            raise GatewayError(str(exc), code=-32602) from exc
+        approvals = self._table.get(session_id).approvals
+        return approvals is not None and approvals.respond(request_id, decision)
 
     # -- stops (all booked by the booking office) ----------------------------------------------
 

@@ -210,6 +210,22 @@ class Persistence:
                 Unsaved("forget the removed prompts", session.session_id),
             )
 
+    def prompt_edited(self, session: Session, turn: Turn) -> None:
+        """Save the new text of a queued prompt the person edited (call with
+        :attr:`queue_lock` held, right after the edit)."""
+        text = turn.prompt
+        self.write(
+            session,
+            "save the edited prompt",
+            lambda s: s.queue.edit_queued_prompt(turn.turn_id, text),
+            Unsaved(
+                "save the edited prompt",
+                session.session_id,
+                turn.turn_id,
+                (UnsavedMessage("user", text),),
+            ),
+        )
+
     def prompts_unsent(self, session: Session, dropped: Sequence[tuple[Turn, StopRequest]]) -> None:
         """Save queued prompts a system stop dropped as turns that never ran, in queue order.
 

@@ -140,6 +140,7 @@ class SavedSessions:
         notes = {t.id: note for t in turns if (note := _turn_note(t))}
         receipts = {t.id: receipt for t in turns if (receipt := _turn_receipt(t))}
         children = _children_by_root(turns)
+        unsent = {t.id for t in turns if t.not_sent}
         last_of_turn = {m.turn_id or "": i for i, m in enumerate(messages)}
         prompted: set[str] = set()  # turns whose prompt was seen: a later user message steered
         transcript: list[TranscriptEntry] = []
@@ -161,6 +162,7 @@ class SavedSessions:
                     summary=summary,
                     steer=steer,
                     children=children.get(turn, ()) if last else (),
+                    unsent=m.role == "user" and turn in unsent,
                 )
             )
         if live is not None:

@@ -16,6 +16,7 @@ session database     ``--db PATH|URL``       ``DESK_DB``              ``db``
 context window       ``--context-window N``  ``DESK_CONTEXT_WINDOW``  ``context_window``
 workspace            ``--workspace DIR``     ``DESK_WORKSPACE``       ``workspace``
 Enter while busy                                                      ``busy_input``
+the stop key                                                          ``stop_key``
 child agent depth                                                     ``delegate_depth``
 child agents at once                                                  ``delegate_width``
 MCP servers          ``--mcp NAME=CMD...``                           ``[mcp_servers.NAME]``
@@ -23,6 +24,9 @@ MCP servers          ``--mcp NAME=CMD...``                           ``[mcp_serv
 
 ``busy_input`` is ``"queue"`` (the default: Enter while a turn runs queues the prompt) or
 ``"steer"`` (Enter steers the running turn); the other is one key away in the desk.
+``stop_key`` names the desk's stop key (Ctrl+C always stops too): one key name, ``"escape"``
+by default (``"ctrl+g"``, ``"f9"``...), or one key twice, ``"escape escape"``, for a double press
+(:func:`parse_stop_key`).
 ``delegate_depth`` (default 2; 0 turns delegation off) and ``delegate_width`` (default 4) bound
 the child agents of the ``delegate`` tool. ``--mcp`` may be given several times; each adds a
 server for the run, replacing a table of the same name.
@@ -50,6 +54,7 @@ from tui_gateway.mcp_settings import McpServerSettings, parse_mcp_flag, parse_mc
 
 __all__ = [
     "BusyInput",
+    "DEFAULT_STOP_KEY",
     "FILE_KEYS",
     "FLAGS",
     "ENVIRONMENT",
@@ -59,8 +64,12 @@ __all__ = [
     "SettingsError",
     "Source",
     "StoreDefault",
+    "parse_stop_key",
     "resolve_settings",
 ]
+
+DEFAULT_STOP_KEY: Final = "escape"
+"""The stop key when none is configured."""
 
 SettingKey = Literal[
     "base_url",
@@ -71,11 +80,12 @@ SettingKey = Literal[
     "workspace",
     "demo",
     "busy_input",
+    "stop_key",
     "delegate_depth",
     "delegate_width",
 ]
-"""The settings every entry point takes (``demo`` is a flag only; ``busy_input`` and the
-``delegate_*`` limits are config-file keys only)."""
+"""The settings every entry point takes (``demo`` is a flag only; ``busy_input``,
+``stop_key`` and the ``delegate_*`` limits are config-file keys only)."""
 
 BusyInput = Literal["queue", "steer"]
 """What Enter does while a turn runs: queue the prompt, or steer the running turn."""
@@ -115,6 +125,7 @@ FILE_KEYS: Final[frozenset[str]] = frozenset(
         "workspace",
         "mcp_servers",
         "busy_input",
+        "stop_key",
         "delegate_depth",
         "delegate_width",
     }
@@ -195,6 +206,8 @@ class Settings:
         workspace: the absolute directory tool calls run in.
         demo: run the built-in demo model instead of any configured server (``--demo``).
         busy_input: what Enter does while a turn runs (``queue`` or ``steer``).
+        stop_key: the desk's stop key as :func:`parse_stop_key` writes it (``escape``, or
+            ``escape escape`` for a double press).
         delegate_depth: how deep child agents may nest (0: no ``delegate`` tool).
         delegate_width: most child agents one agent runs at once.
         mcp_servers: the config file's ``[mcp_servers.NAME]`` tables by name, in file order,
@@ -212,6 +225,7 @@ class Settings:
     workspace: Path = field(default_factory=Path.cwd)
     demo: bool = False
     busy_input: BusyInput = "queue"
+    stop_key: str = DEFAULT_STOP_KEY
     delegate_depth: int = 2
     delegate_width: int = 4
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=lambda: _frozen({}))
@@ -287,6 +301,7 @@ def resolve_settings(
     context_window = first("context_window", _window)
     workspace = first("workspace", lambda raw, origin: _directory(raw, origin, here))
     busy_input: BusyInput | None = first("busy_input", _busy_input)
+    stop_key = first("stop_key", _stop_key)
     depth = first("delegate_depth", lambda raw, origin: _count(raw, origin, 0, 8))
     width = first("delegate_width", lambda raw, origin: _count(raw, origin, 1, 32))
     if db is None and store_default is StoreDefault.USER_DATA:
@@ -308,6 +323,7 @@ def resolve_settings(
         workspace=workspace if workspace is not None else here,
         demo=demo,
         busy_input="queue" if busy_input is None else busy_input,
+        stop_key=DEFAULT_STOP_KEY if stop_key is None else stop_key,
         delegate_depth=2 if depth is None else depth,
         delegate_width=4 if width is None else width,
         mcp_servers=MappingProxyType(mcp_servers),
@@ -361,6 +377,49 @@ def _busy_input(raw: object, origin: Origin) -> BusyInput | None:
     if text == "steer":
         return "steer"
     raise SettingsError(f'{origin.where} must be "queue" or "steer", not {text!r}')
+
+
+def parse_stop_key(text: str) -> tuple[str, bool]:
+    """Read a stop key setting: one key name, or one key name twice (a double press).
+
+    Key names are Textual's, lower case: ``escape``, ``ctrl+g``, ``f9``, ``alt+s``.
+
+    Args:
+        text: e.g. ``"escape"``, ``"Ctrl+G"``, ``"escape escape"``.
+
+    Returns:
+        the key name and whether it takes two presses.
+
+    Raises:
+        ValueError: not one key name, or one key name twice (one line saying what is taken).
+    """
+    words = text.strip().lower().split()
+    if len(words) == 2 and words[0] == words[1]:
+        return _key_name(words[0]), True
+    if len(words) != 1:
+        raise ValueError(
+            "stop_key must be one key (e.g. 'escape', 'ctrl+g') or one key twice "
+            f"('escape escape'), not {text!r}"
+        )
+    return _key_name(words[0]), False
+
+
+def _key_name(word: str) -> str:
+    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789+_")
+    if not word or set(word) - allowed or word.startswith("+") or word.endswith("+"):
+        raise ValueError(f"stop_key: {word!r} is not a key name (e.g. 'escape', 'ctrl+g', 'f9')")
+    return word
+
+
+def _stop_key(raw: object, origin: Origin) -> str | None:
+    text = _text(raw, origin)
+    if text is None:
+        return None
+    try:
+        key, double = parse_stop_key(text)
+    except ValueError as exc:
+        raise SettingsError(f"{origin.where}: {exc}") from None
+    return f"{key} {key}" if double else key
 
 
 def _count(raw: object, origin: Origin, low: int, high: int) -> int | None:

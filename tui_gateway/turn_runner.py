@@ -39,8 +39,15 @@ from tui_gateway.kinds import TurnKind, TurnStage
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session, Turn
+from tui_gateway.tool_offer import check_text
 from tui_gateway.translate import turn_listener
-from tui_gateway.types import AgentFactory, AgentSetup, GatewayConfig, SubmitResult
+from tui_gateway.types import (
+    AgentFactory,
+    AgentSetup,
+    GatewayConfig,
+    QueuedPromptInfo,
+    SubmitResult,
+)
 from tui_gateway.workers import TurnWorkers
 
 
@@ -157,12 +164,56 @@ class TurnRunner:
             if kind == TurnKind.PROMPT:  # waiting in the queue, or for its worker: saved, shown
                 self._persistence.prompt_submitted(session, turn)
         if queued:
-            shown = text if kind == TurnKind.PROMPT else f"/compress {focus or ''}".strip()
+            shown = text if kind == TurnKind.PROMPT else _compress_text(turn)
             queued_event = PromptQueued(turn_id=turn.turn_id, text=shown, position=position)
             self._publish(session, queued_event)
         if stop is not None and ahead is not None:
             self._booking.interrupt(session_id, stop, turn_id=ahead.turn_id)
         return SubmitResult(turn_id=turn.turn_id, queued=queued)
+
+    def queued(self, session_id: str) -> list[QueuedPromptInfo]:
+        """The prompts waiting in the session's queue, in order.
+
+        Raises:
+            GatewayError: unknown session.
+        """
+        session = self._table.get(session_id)
+        with session.lock:
+            queue = list(session.queue)
+        return [
+            QueuedPromptInfo(
+                turn_id=turn.turn_id,
+                text=turn.prompt if turn.kind == TurnKind.PROMPT else _compress_text(turn),
+                position=position,
+                editable=turn.kind == TurnKind.PROMPT,
+            )
+            for position, turn in enumerate(queue, start=1)
+        ]
+
+    def edit(self, session_id: str, turn_id: str, text: str) -> bool:
+        """Replace the text of a queued prompt, keeping its turn id and its place; a
+        ``prompt.queued`` with the new text and its place follows.
+
+        Returns:
+            False when it is not a queued prompt any more (it runs, it ended, or it is a
+            ``/compress``).
+
+        Raises:
+            GatewayError: unknown session, or an empty or oversized text.
+        """
+        check_text(text, "prompt", self._config.max_prompt_chars)
+        session = self._table.get(session_id)
+        with self._persistence.queue_lock:  # the saved text follows the order of the edits
+            with session.lock:
+                queue = list(session.queue)
+                turn = next((t for t in queue if t.turn_id == turn_id), None)
+                if turn is None or turn.kind != TurnKind.PROMPT:
+                    return False
+                turn.prompt = text
+                position = queue.index(turn) + 1
+            self._persistence.prompt_edited(session, turn)
+        self._publish(session, PromptQueued(turn_id=turn_id, text=text, position=position))
+        return True
 
     def _new_turn(
         self,
@@ -342,3 +393,8 @@ def _urgent_place(session: Session) -> int:
 def _title_from(text: str, limit: int = 48) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _compress_text(turn: Turn) -> str:
+    """How a queued compression reads in the queue: ``/compress [focus]``."""
+    return f"/compress {turn.focus or ''}".strip()

@@ -141,6 +141,23 @@ class SubmitResult:
 
 
 @dataclass(frozen=True, slots=True)
+class QueuedPromptInfo:
+    """One prompt waiting in a session's queue (``session.queue``).
+
+    Attributes:
+        turn_id: its turn id (``prompt.remove`` and ``prompt.edit`` take it).
+        text: the prompt, or ``/compress [focus]`` for a queued compression.
+        position: its place, 1 runs next.
+        editable: a prompt (``prompt.edit`` takes it), not a queued compression.
+    """
+
+    turn_id: str
+    text: str
+    position: int
+    editable: bool
+
+
+@dataclass(frozen=True, slots=True)
 class SteerResult:
     """What ``prompt.steer`` did.
 
@@ -277,6 +294,8 @@ class TranscriptEntry:
         steer: a user message that was a steer, delivered inside its turn (not a prompt).
         children: on the last message of a turn: the child agents it (and they) delegated
             to, in the order they started, with their outcomes.
+        unsent: a prompt that waited in the queue and never ran (the desk quit, a crash, a
+            system stop): a frontend may offer to send it again.
     """
 
     role: str
@@ -288,6 +307,7 @@ class TranscriptEntry:
     summary: bool = False
     steer: bool = False
     children: tuple[ChildOutcome, ...] = ()
+    unsent: bool = False
 
 
 @dataclass(frozen=True, slots=True)

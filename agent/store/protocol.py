@@ -187,6 +187,10 @@ class PromptQueue(Protocol):
         """Forget a queued prompt the person removed; False when it was not queued."""
         ...
 
+    def edit_queued_prompt(self, turn_id: str, prompt: str) -> bool:
+        """Replace a queued prompt's text, keeping its place; False when it was not queued."""
+        ...
+
     def queued_prompts(self, session_id: str | None = None) -> list[QueuedPromptRow]:
         """Queued prompts of a session (or all), in queue order."""
         ...

@@ -70,9 +70,7 @@ class ContextGauge:
         """Count the prompt being typed and the view's queued prompts (sent next)."""
         chars = len(self._prompt.text) if self._prompt is not None else 0
         if view is not None:
-            for turn_id in view.queued:
-                block = view.transcript.prompt(turn_id)
-                chars += len(block.text) if block is not None else 0
+            chars += view.queue.pending_chars()
         self._status.context_pending = tokens_in_chars(chars, self._chars_per_token)
 
     def reset(self, entries: Iterable[TranscriptEntry]) -> None:

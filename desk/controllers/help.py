@@ -14,6 +14,7 @@ from textual.widgets import TextArea
 from desk.commands import PaletteCommand
 from desk.screens.help_screen import HelpRows, key_label
 from desk.slash import SLASH_COMMANDS
+from desk.stop_key import StopKey
 from desk.widgets.prompt_input import PromptInput
 from tui_gateway.types import ConsoleCommandInfo
 
@@ -25,8 +26,12 @@ HELP_TEXT: dict[str, str] = {
     "command_palette": "Command palette: every command",
     "page_transcript(-1)": "Scroll the transcript up",
     "page_transcript(1)": "Scroll the transcript down",
-    "app.focus_next": "Move the focus to the next control",
+    "app.focus_next": "Move the focus to the next control (from the prompt box: Shift+Tab)",
     "app.focus_previous": "Move the focus to the previous control",
+    "follow_transcript": "Back to the end of the transcript, following it again",
+    "answer_approval('once')": "Allow the waiting tool call once (at any time)",
+    "answer_approval('always')": "Allow the waiting tool's calls for this session (at any time)",
+    "answer_approval('deny')": "Deny the waiting tool call (at any time)",
     "toggle_console": "Show or hide the console panel",
     "toggle_sessions": "Show or hide the sessions sidebar",
 }
@@ -36,17 +41,36 @@ HELP_KEY_ORDER = ("escape", "ctrl+c", "ctrl+q", "f1", "ctrl+p", "f2", "ctrl+b")
 """Keys listed first on the help screen, in this order (the rest follow as bound)."""
 
 PROMPT_KEYS: tuple[tuple[str, str], ...] = (
-    ("Up", "Recall the previous prompt (on the first line)"),
+    (
+        "Up",
+        "Recall the previous prompt (on the first line); on an empty box with prompts "
+        "queued, edit the last of them",
+    ),
     ("Down", "Newer prompts, then back to what you were typing (on the last line)"),
-    ("Tab", "Complete a /command (Tab again: the next match)"),
+    ("Tab", "Complete a /command (Tab again: the next match); otherwise nothing"),
+    ("y / a / n", "Answer a waiting approval: after a pause, with the box empty"),
 )
 """Keys of the prompt box that are not bindings (handled in its key handler)."""
+
+
+def stop_key_help(stop_key: StopKey) -> str:
+    """What F1 says of the stop key, and where it is set."""
+    if stop_key.double:
+        what = (
+            f"Pressed twice within {stop_key.window_s:g} s: stop the running turn (one press "
+            "does what the key does elsewhere)"
+        )
+    else:
+        what = "Stop the running turn (with nothing running it does nothing)"
+    setting = f"{stop_key.key} {stop_key.key}" if stop_key.double else stop_key.key
+    return f'{what} · stop_key = "{setting}" in config.toml'
 
 
 def help_sections(
     bindings: Mapping[str, ActiveBinding],
     console: Iterable[ConsoleCommandInfo],
     palette: Iterable[PaletteCommand],
+    stop_key: StopKey | None = None,
 ) -> list[tuple[str, HelpRows]]:
     """The help screen's sections.
 
@@ -54,6 +78,7 @@ def help_sections(
         bindings: the screen's active bindings (``Screen.active_bindings``).
         console: the commands the gateway's console runs.
         palette: the command palette's entries (those it lists unasked are shown).
+        stop_key: the configured stop key (its row names it, and a double press).
 
     Returns:
         (title, rows) per section: keys, the prompt box's keys, slash commands, palette.
@@ -66,16 +91,21 @@ def help_sections(
         if binding.system:
             continue
         what = HELP_TEXT.get(binding.action) or binding.description or binding.action
+        label = key_label(key)
+        if binding.action == "stop" and stop_key is not None:
+            what, label = stop_key_help(stop_key), _stop_label(stop_key)
         if isinstance(active.node, PromptInput):
             if (binding.key, binding.action) in own_prompt_keys:
-                prompt.setdefault(key_label(key), what)
+                prompt.setdefault(label, what)
         elif not isinstance(active.node, TextArea):
-            keys.setdefault(key_label(key), what)
+            keys.setdefault(label, what)
     prompt.update(PROMPT_KEYS)
     slash = [(command.usage, command.help) for command in SLASH_COMMANDS]
     slash += [(command.usage, command.summary) for command in console]
     listed = [(c.title, c.help) for c in palette if c.discover]
     first = [key_label(key) for key in HELP_KEY_ORDER]
+    if stop_key is not None:
+        first.insert(0, _stop_label(stop_key))
     ordered = sorted(keys.items(), key=lambda row: first.index(row[0]) if row[0] in first else 99)
     return [
         ("Keys", ordered),
@@ -83,3 +113,8 @@ def help_sections(
         ("Slash commands (typed in the prompt box)", slash),
         ("Command palette (Ctrl+P; type to search, e.g. a theme or model name)", listed),
     ]
+
+
+def _stop_label(stop_key: StopKey) -> str:
+    label = key_label(stop_key.key)
+    return f"{label} {label}" if stop_key.double else label

@@ -1,10 +1,20 @@
-"""Queued prompts: their place in the queue, and removing one before it runs.
+"""The queue above the prompt box: the session's waiting prompts, in order, removable and
+editable, and the prompts not sent when the desk last closed, offered again.
 
-A prompt sent while a turn runs is shown at the end of the transcript as queued (by
-:class:`desk.controllers.turns.TurnsController`); this controller numbers the queued prompts
-(#1 runs next) and handles their ✕ / Delete through ``prompt_remove``. A prompt the person
-removed disappears when its ``prompt.dropped`` arrives; one the system dropped stays, struck
-through, with the reason.
+The view keeps the session's :class:`~desk.queue_state.SessionQueue` (the turns controller
+adds a prompt the gateway queued and takes it away as it runs or is dropped); this controller
+shows it in the :class:`~desk.widgets.queue_list.QueueList` (:meth:`QueueController.sync`, after
+every change) and does what its lines ask:
+
+- ✕ removes a prompt (``prompt_remove``; it goes when its ``prompt.dropped`` arrives), or
+  forgets a prompt offered again;
+- ✎, or Up on an empty prompt box (the last one), edits a prompt in the prompt box: Enter saves
+  the new text in the prompt's place (``prompt_edit``), an empty box gives the edit up; a
+  prompt that starts running meanwhile keeps its old text and the edit stays in the box;
+- ↻ sends a prompt offered again (``prompt_submit``: it runs, or waits behind the queue).
+
+A session shown again gets its queue from ``session_queue``; a resumed one offers the prompts
+that were still queued when it was last closed (the trailing prompts saved as not sent).
 """
 
 from __future__ import annotations
@@ -13,24 +23,36 @@ from typing import TYPE_CHECKING
 
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.turns import TurnsController
-from desk.widgets.user_prompt import UserPrompt
-from tui_gateway.events import PromptDropped
-from tui_gateway.types import GatewayError
+from desk.queue_state import SessionQueue
+from desk.widgets.prompt_input import PromptInput
+from desk.widgets.queue_list import QueueList
+from desk.widgets.queued_item import QueueAction
+from tui_gateway.types import GatewayError, TranscriptEntry
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
-REMOVED = "removed"
-"""``prompt.dropped`` reason of a prompt the person removed."""
+
+def unsent_tail(entries: list[TranscriptEntry]) -> list[str]:
+    """The prompts still queued when a saved session was last closed: the run of prompts saved
+    as not sent at the end of its transcript, in order."""
+    tail: list[str] = []
+    for entry in reversed(entries):
+        if entry.role != "user" or not entry.unsent:
+            break
+        tail.append(entry.content)
+    return tail[::-1]
 
 
 class QueueController:
-    """Queued prompts of the session a view shows.
+    """The queue of the session a view shows.
 
     Args:
-        gateway: the gateway (``prompt_remove``).
-        turns: keeps the status bar's queued count.
+        gateway: the gateway (``prompt_remove``, ``prompt_edit``, ``session_queue``).
+        turns: sends a prompt offered again, and keeps the status bar's queued count.
+        queue_list: the list above the prompt box.
+        prompt: the prompt box (it edits queued prompts).
         notify: shows a toast.
         focus_prompt: gives the focus back to the prompt box.
     """
@@ -40,67 +62,160 @@ class QueueController:
         gateway: DeskGateway,
         *,
         turns: TurnsController,
+        queue_list: QueueList,
+        prompt: PromptInput,
         notify: Notify,
         focus_prompt: FocusPrompt,
     ) -> None:
         self._gateway = gateway
         self._turns = turns
+        self._list = queue_list
+        self._prompt = prompt
         self._notify = notify
         self._focus_prompt = focus_prompt
 
-    @staticmethod
-    def queued_prompts(view: SessionView) -> list[UserPrompt]:
-        """The view's queued prompt blocks, in queue order."""
-        return [
-            block
-            for block in view.transcript.query_children(UserPrompt)
-            if block.status == "queued"
-        ]
-
-    def renumber(self, view: SessionView) -> None:
-        """Number the queued prompts again (#1 runs next)."""
-        for position, block in enumerate(self.queued_prompts(view), start=1):
-            block.position = position
-
-    async def dropped(self, view: SessionView, payload: PromptDropped) -> None:
-        """``prompt.dropped`` (after the turn controller marked it): one the person removed
-        disappears."""
-        if payload.reason == REMOVED:
-            block = view.transcript.prompt(payload.turn_id)
-            if block is not None and block.is_attached:
-                refocus = block.has_focus_within
-                await block.remove()
-                if refocus:
-                    self._focus_prompt()
-        self.renumber(view)
-
-    async def take_queued(self, view: SessionView, turn_id: str) -> bool:
-        """Take a queued turn's card away as the turn starts.
-
-        A queued ``/compress`` is shown as a queued card (its ✕ can still cancel it) but, once
-        it runs, it never gets a ``message.start``: its compression panel and outcome line
-        stand for it instead.
-
-        Returns:
-            True if a queued card was removed.
-        """
-        transcript = view.transcript
-        block = transcript.prompt(turn_id)
-        view.queued.discard(turn_id)
+    async def sync(self, view: SessionView) -> None:
+        """Show the view's queue as it is now (call after every change). An edited prompt
+        that left the queue (it runs, or was dropped) ends the edit; its text stays in the
+        box."""
+        queue = view.queue
+        editing = self._prompt.editing
+        if editing is not None and queue.get(editing) is None:
+            self._prompt.editing = None
+            self._notify(
+                "the queued prompt you were editing left the queue before the edit was "
+                "saved; your text is still in the prompt box",
+                title="Not edited",
+                severity="warning",
+            )
+        self._prompt.has_queue = queue.last() is not None
         self._turns.set_queued(view)
-        if block is None or block.status != "queued":
-            return False
-        refocus = block.has_focus_within
-        transcript.forget_prompt(turn_id)
-        await block.remove()
-        if refocus:
-            self._focus_prompt()
-        self.renumber(view)
-        return True
+        if self._list.is_attached:
+            await self._list.show(queue, self._prompt.editing)
+
+    async def load(self, view: SessionView) -> None:
+        """A session is shown: its queue as the gateway holds it now."""
+        try:
+            waiting = self._gateway.session_queue(view.session_id)
+        except GatewayError:
+            waiting = []  # a session the gateway no longer holds: nothing waits
+        for info in waiting:
+            view.queue.add(info.turn_id, info.text, info.position, compress=not info.editable)
+        await self.sync(view)
+
+    async def offer_unsent(self, view: SessionView, entries: list[TranscriptEntry]) -> None:
+        """A resumed session: offer again the prompts that were still queued when it was last
+        closed (they are saved as not sent, and run only if the person sends them)."""
+        for text in unsent_tail(entries):
+            view.queue.hold(text)
+        await self.sync(view)
+
+    async def chosen(self, view: SessionView, key: str, action: QueueAction) -> None:
+        """A queue line's ✎, ✕ or ↻."""
+        entry = view.queue.get(key)
+        if entry is None:
+            return
+        if action == "edit":
+            self.edit(view, key)
+        elif action == "remove" and entry.kind == "held":
+            view.queue.pop(key)
+            await self.sync(view)
+        elif action == "remove":
+            self.remove(view, key)
+        else:
+            await self.resend(view, key)
 
     def remove(self, view: SessionView, turn_id: str) -> None:
-        """✕ or Delete on a queued prompt: ask the gateway to drop it."""
+        """✕ on a queued prompt: ask the gateway to drop it (it goes with ``prompt.dropped``)."""
         try:
             self._gateway.prompt_remove(view.session_id, turn_id)
         except GatewayError as exc:
             self._notify(exc.message, title="Not removed", severity="error")
+
+    async def resend(self, view: SessionView, key: str) -> None:
+        """↻ on a prompt offered again: send it (it runs, or waits behind the queue)."""
+        entry = view.queue.get(key)
+        if entry is None:
+            return
+        result = self._turns.send(view, entry.text)
+        if result is not None:
+            view.queue.pop(key)
+            await self._turns.show_sent(view, entry.text, result)
+        await self.sync(view)
+
+    def edit(self, view: SessionView, key: str) -> None:
+        """✎: the prompt box takes the prompt's text to edit; a draft it held goes to the
+        prompt history (Up recalls it)."""
+        entry = view.queue.get(key)
+        if entry is None or not entry.editable:
+            return
+        prompt = self._prompt
+        if prompt.editing is None and prompt.text.strip():
+            prompt.prompt_history.add(prompt.text)
+            self._notify("your draft is in the prompt history: Up recalls it", title="Editing")
+        prompt.editing = None  # the text set below is not the box being emptied
+        prompt.text = entry.text
+        prompt.move_cursor(prompt.document.end)
+        prompt.editing = key
+        self._focus_prompt()
+        self._prompt.call_later(self.sync, view)
+
+    def edit_last(self, view: SessionView) -> None:
+        """Up on an empty prompt box: edit the last queued prompt."""
+        entry = view.queue.last()
+        if entry is not None:
+            self.edit(view, entry.key)
+
+    async def save_edit(self, view: SessionView, key: str, text: str) -> None:
+        """Enter while the box edits ``key``: its new text, in its place.
+
+        A held prompt is sent with its new text. When the prompt is no longer queued the text
+        stays in the box (a toast says so), and Enter then sends it as a prompt of its own.
+        """
+        prompt = self._prompt
+        entry = view.queue.get(key)
+        prompt.editing = None
+        if entry is not None and entry.kind == "held":
+            entry.text = text
+            await self.resend(view, key)
+            if view.queue.get(key) is None:
+                prompt.clear()
+            return
+        edited = False
+        if entry is not None:
+            try:
+                edited = self._gateway.prompt_edit(view.session_id, key, text)
+            except GatewayError as exc:
+                self._notify(exc.message, title="Not edited", severity="error")
+                await self.sync(view)
+                return
+        if edited and entry is not None:
+            entry.text = text  # the gateway's prompt.queued says so too
+            prompt.clear()
+        else:
+            self._notify(
+                "that prompt is not queued any more (it ran); your text is still here: Enter "
+                "sends it as a new prompt",
+                title="Not edited",
+                severity="warning",
+            )
+        await self.sync(view)
+
+    async def edit_cancelled(self, view: SessionView) -> None:
+        """The box was emptied while it edited: the queued prompt stays as it was."""
+        await self.sync(view)
+
+    async def take_queued(self, view: SessionView, turn_id: str) -> bool:
+        """A queued ``/compress`` starts (it never gets a ``message.start``: its compression
+        panel and outcome line stand for it): its line goes.
+
+        Returns:
+            True if a queued line was taken away.
+        """
+        taken = view.queue.pop(turn_id) is not None
+        if taken:
+            await self.sync(view)
+        return taken
+
+
+__all__ = ["QueueController", "SessionQueue", "unsent_tail"]

@@ -26,6 +26,7 @@ from textual.widget import Widget
 
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify
+from desk.controllers.queue import QueueController
 from desk.controllers.turns import TurnsController
 from desk.receipts import ReceiptFormatter
 from desk.saved_blocks import saved_blocks, split_recent
@@ -62,6 +63,8 @@ class SessionsController:
         status: the status bar (the shown session's model).
         gauge: the context gauge (an estimate of a shown transcript).
         turns: shows a session's running turn as running.
+        queue: shows a session's queued prompts (and offers again those a resumed session had
+            left unsent).
         format_receipt: how stop receipts of saved turns read.
         running_turn_of: the turn that runs now in a session, if any (the bridge knows).
         mount_view: makes and mounts the view of a session (the app does; it is the parent).
@@ -81,6 +84,7 @@ class SessionsController:
         status: StatusBar,
         gauge: ContextGauge,
         turns: TurnsController,
+        queue: QueueController,
         format_receipt: ReceiptFormatter,
         running_turn_of: Callable[[str], str | None],
         mount_view: Callable[[str], Awaitable[SessionView]],
@@ -97,6 +101,7 @@ class SessionsController:
         self._waiting: set[str] = set()  # sessions whose writes wait for the database
         self._gauge = gauge
         self._turns = turns
+        self._queue = queue
         self._format_receipt = format_receipt
         self._running_turn_of = running_turn_of
         self._mount_view = mount_view
@@ -141,6 +146,8 @@ class SessionsController:
     ) -> None:
         self._reset_status_bar(entries, model)
         await self._render(view, entries)
+        await self._queue.load(view)
+        await self._queue.offer_unsent(view, entries)
         self._after_refresh(self._mark_rendered)
 
     def _mark_rendered(self) -> None:
@@ -168,10 +175,16 @@ class SessionsController:
         self._reset_status_bar(transcript, model)
         self._turns.set_running(view, None)
         self._turns.set_running(view, self._running_turn_of(session_id))
-        self._turns.set_queued(view)
         await self._render(view, transcript)
+        await self._queue.load(view)
+        if not self._turns_running(view):
+            await self._queue.offer_unsent(view, transcript)
         self._focus_prompt()
         await self.refresh()
+
+    @staticmethod
+    def _turns_running(view: SessionView) -> bool:
+        return view.running_turn is not None or len(view.queue) > 0
 
     def _reset_status_bar(self, entries: list[TranscriptEntry], model: str) -> None:
         self._status.model = model

@@ -8,8 +8,11 @@ rest of the reply (``message.complete`` carries the last model call's text, whic
 what that last block shows).
 
 Approvals: ``approval.request`` mounts an :class:`ApprovalPrompt` in the card of the call that
-asks and focuses it (y / a / n). Esc is not taken from the app: it stops the turn, and the
-gateway resolves the approval as denied (``approval.resolved{reason: stopped}``).
+asks, without the focus: only a deliberate key answers it (:mod:`desk.approval_keys`), read
+here from the prompt box (:meth:`ToolCallsController.answer_key`) and from the app's Alt
+chords (:meth:`ToolCallsController.answer_now`); the oldest prompt still waiting takes it. Esc
+is not taken from the app: it stops the turn, and the gateway resolves the approval as denied
+(``approval.resolved{reason: stopped}``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from textual.widget import Widget
 
+from desk.approval_keys import ApprovalKeys, Decision
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.assistant_reply import AssistantReply
@@ -49,6 +53,7 @@ class ToolCallsController:
         clock: the clock a card's running time is measured with.
         notify: shows a toast.
         focus_prompt: gives the focus back to the prompt box.
+        refresh_bindings: tells the footer the Alt+y / Alt+a / Alt+n keys came or went.
         box_for: where a child agent's tool cards go (its card's box), None for a turn's own.
     """
 
@@ -59,6 +64,7 @@ class ToolCallsController:
         clock: Clock,
         notify: Notify,
         focus_prompt: FocusPrompt,
+        refresh_bindings: Callable[[], None] = lambda: None,
         box_for: Callable[[str], Widget | None] = lambda _turn_id: None,
     ) -> None:
         self._gateway = gateway
@@ -66,8 +72,11 @@ class ToolCallsController:
         self._clock = clock
         self._notify = notify
         self._focus_prompt = focus_prompt
+        self._refresh_bindings = refresh_bindings
         self._cards: dict[str, ToolCard] = {}
         self._approvals: dict[str, ApprovalPrompt] = {}
+        self.keys = ApprovalKeys()
+        """The typing rhythm (the app notes every key in it) and the deliberate-key rule."""
 
     def card(self, call_id: str) -> ToolCard | None:
         """The card of a tool call, if shown."""
@@ -143,8 +152,40 @@ class ToolCallsController:
         if card is None:  # not expected: tool.start comes first; still, never lose a prompt
             call_id = f"approval-{p.request_id}"
             card = await self._card_for(view, p.turn_id, call_id, p.tool, p.arguments)
-        prompt = await card.ask_approval(p.request_id, p.tool, p.arguments, p.reason)
+        prompt = await card.ask_approval(p)
         self._approvals[p.request_id] = prompt
+        self._refresh_bindings()
+
+    @property
+    def waiting(self) -> ApprovalPrompt | None:
+        """The oldest approval prompt on screen that nobody answered yet, if any."""
+        return next((p for p in self._approvals.values() if p.is_attached and p.waiting), None)
+
+    def answer_key(self, key: str, at: float, *, box_empty: bool) -> bool:
+        """A key in the prompt box: True when it answered the waiting prompt (it is then not
+        typed); ordinary typing, and keys typed before the prompt appeared, never do.
+
+        Args:
+            key: the key.
+            at: when it was made (``Message.time``).
+            box_empty: the prompt box holds no text.
+        """
+        prompt = self.waiting
+        if prompt is None:
+            return False
+        decision = self.keys.answer(key, at, prompt.shown_at, box_empty=box_empty)
+        if decision is None:
+            return False
+        prompt.decide(decision)
+        return True
+
+    def answer_now(self, decision: Decision) -> bool:
+        """Alt+y / Alt+a / Alt+n: answer the waiting prompt; False when none waits."""
+        prompt = self.waiting
+        if prompt is None:
+            return False
+        prompt.decide(decision)
+        return True
 
     def decided(self, view: SessionView, prompt: ApprovalPrompt, decision: str) -> None:
         """y / a / n (or a button): send the answer to the gateway."""
@@ -156,7 +197,9 @@ class ToolCallsController:
         if not pending and prompt.decision is None:
             prompt.resolve(decision, "it was no longer waiting")
             self._approvals.pop(prompt.request_id, None)
-        self._focus_prompt()
+        self._refresh_bindings()
+        if prompt.has_focus_within:
+            self._focus_prompt()
 
     def approval_resolved(self, payload: ApprovalResolved) -> None:
         """``approval.resolved``: the prompt shows the decision and gives the focus back."""
@@ -169,5 +212,6 @@ class ToolCallsController:
         card = prompt.parent
         if isinstance(card, ToolCard):
             card.approval_resolved(allowed=p.decision in ("once", "always"))
+        self._refresh_bindings()
         if had_focus:
             self._focus_prompt()

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 COMMAND_STOP_REASON = "stopped with /stop"
 """The reason a ``/stop`` typed in the prompt box or the console gives."""
 
+REMOVED = "removed"
+"""``prompt.dropped`` reason of a prompt the person removed."""
+
 STEER_REASON = "typed while the turn ran"
 """The reason of a steer from the prompt box."""
 
@@ -125,7 +128,7 @@ class TurnsController:
 
     def set_queued(self, view: SessionView) -> None:
         """Show how many of the view's prompts wait in the queue."""
-        self._status.queued = len(view.queued)
+        self._status.queued = len(view.queue)
 
     def set_stopping(self) -> None:
         """Say the running turn (or compression) is being stopped."""
@@ -223,12 +226,13 @@ class TurnsController:
             transcript.move_child(shown, before=reply)
 
     async def show_sent(self, view: SessionView, text: str, result: SubmitResult) -> None:
-        """Show a prompt the gateway took: running, or queued behind the running turn."""
-        await view.transcript.add_prompt(result.turn_id, text, queued=result.queued)
+        """Show a prompt the gateway took: running (in the transcript), or queued behind the
+        running turn (in the queue above the prompt box: the caller syncs it)."""
         if result.queued:
-            view.queued.add(result.turn_id)
+            view.queue.add(result.turn_id, text)
             self.set_queued(view)
         else:
+            await view.transcript.add_prompt(result.turn_id, text)
             self.set_running(view, result.turn_id)
 
     def stop(self, view: SessionView, surface: Surface, read_at: float | None = None) -> str | None:
@@ -266,7 +270,7 @@ class TurnsController:
         transcript = view.transcript
         prompt = await transcript.add_prompt(payload.turn_id, payload.prompt)
         prompt.status = "sent"
-        view.queued.discard(payload.turn_id)
+        view.queue.pop(payload.turn_id)  # it leaves the queue for the transcript
         self.set_queued(view)
         await transcript.add_reply(payload.turn_id)
         self.set_running(view, payload.turn_id)
@@ -300,18 +304,24 @@ class TurnsController:
             self.set_running(view, None)
 
     async def queued(self, view: SessionView, payload: PromptQueued) -> None:
-        """``prompt.queued``: show the prompt as waiting."""
-        block = await view.transcript.add_prompt(payload.turn_id, payload.text, queued=True)
-        if block.status != "sent":  # it may already have started
-            block.status = "queued"
-            view.queued.add(payload.turn_id)
-            self.set_queued(view)
-
-    def dropped(self, view: SessionView, payload: PromptDropped) -> None:
-        """``prompt.dropped``: a queued prompt will never run."""
+        """``prompt.queued``: the prompt waits at its place (again, with its new text, after an
+        edit)."""
         block = view.transcript.prompt(payload.turn_id)
-        if block is not None:
-            block.detail = payload.reason
-            block.status = "dropped"
-        view.queued.discard(payload.turn_id)
+        if block is not None and block.status == "sent":
+            return  # it has started already
+        compress = payload.text.startswith("/compress")  # a queued compression's line
+        view.queue.add(payload.turn_id, payload.text, payload.position, compress=compress)
         self.set_queued(view)
+
+    async def dropped(self, view: SessionView, payload: PromptDropped) -> None:
+        """``prompt.dropped``: a queued prompt will never run. One the person removed just
+        goes; one the system dropped stays in the transcript, struck through, with why."""
+        view.queue.pop(payload.turn_id)
+        self.set_queued(view)
+        if payload.reason == REMOVED:
+            return
+        block = view.transcript.prompt(payload.turn_id)
+        if block is None:
+            block = await view.transcript.add_prompt(payload.turn_id, payload.text)
+        block.detail = payload.reason
+        block.status = "dropped"

@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from desk.widgets._css import css_beside
+from desk.widgets.click_button import ClickButton
 from tui_gateway.text import terminal_safe
 
 
@@ -46,8 +47,8 @@ class ConfirmDelete(ModalScreen[bool]):
                 detail += " Its running turn is stopped first."
             yield Static(detail, classes="detail", markup=False)
             with Horizontal(classes="choices"):
-                yield Button("y  Delete", id="confirm-delete", variant="error", compact=True)
-                yield Button("n  Cancel", id="confirm-cancel", compact=True)
+                yield ClickButton("y  Delete", id="confirm-delete", variant="error", compact=True)
+                yield ClickButton("n  Cancel", id="confirm-cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#confirm-cancel", Button).focus()

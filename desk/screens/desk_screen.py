@@ -2,16 +2,23 @@
 
 The app composes the widgets onto it (:meth:`desk.wiring.DeskWidgets.layout`) and mounts the
 session's view at the top. The screen hands what these widgets post to the controller of that
-concern: the prompt box's text (a command, or a prompt for the model), the Stop button, the
-panels' commands and Cancel buttons, the sidebar's open / rename / delete, and where the focus
-is (the console's stop keys depend on it).
+concern: the prompt box's text (a command, a prompt for the model, or a queued prompt's new
+text), the Stop button, the queue's ✎ / ✕ / ↻, the panels' commands and Cancel buttons, the
+sidebar's open / rename / delete, and where the focus is (the console's stop keys depend on
+it).
+
+It also keeps the typing in the prompt box: a printable key that reaches the screen (the
+focused widget took no text and has no binding for it: a tool card, a button, the sessions
+list) goes to the prompt box, which takes the focus back, or to the console's command line
+when the focus is inside the console panel. Nothing typed is lost to a stray focus.
 """
 
 from __future__ import annotations
 
 from textual import events
 from textual.screen import Screen
-from textual.widgets import Button
+from textual.widget import Widget
+from textual.widgets import Button, Input, TextArea
 
 from agent.stops import Surface
 from desk.controllers import DeskControllers
@@ -19,6 +26,7 @@ from desk.slash import parse_slash, unknown_command
 from desk.widgets.compression_panel import CompressionPanel
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.prompt_input import PromptInput, SendMode
+from desk.widgets.queued_item import QueuedItem
 from desk.widgets.session_view import SessionView
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.wiring import DeskWidgets
@@ -39,6 +47,39 @@ class DeskScreen(Screen[None]):
 
     # -- the prompt box ------------------------------------------------------------------------
 
+    def on_key(self, event: events.Key) -> None:
+        """A printable key nobody took: type it where text goes (see the module docstring)."""
+        if not event.is_printable or event.character is None:
+            return
+        focused = self.focused
+        if isinstance(focused, (Input, TextArea)):
+            return  # it takes text itself (a key that reaches here was refused on purpose)
+        active = self.active_bindings.get(event.key)
+        if active is not None and active.enabled:
+            return  # the focused widget's own key (``d`` in the sessions list...)
+        target = self._text_home(focused)
+        if target is None:
+            return
+        event.stop()
+        event.prevent_default()
+        target.focus()
+        if isinstance(target, Input):
+            target.insert_text_at_cursor(event.character)
+        else:
+            target.insert(event.character)
+
+    def _text_home(self, focused: Widget | None) -> Input | TextArea | None:
+        """Where a key typed at ``focused`` goes: the console's command line from inside the
+        console panel, else the prompt box (None when it is disabled: the desk is quitting)."""
+        node: Widget | None = focused
+        while node is not None:
+            if isinstance(node, ConsolePanel) and node.is_open:
+                return node.input
+            parent = node.parent
+            node = parent if isinstance(parent, Widget) else None
+        prompt = self._widgets.prompt
+        return None if prompt.disabled else prompt
+
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         """Run a command, or send the prompt: while a turn runs the gateway queues it, the
         running turn takes it as a steer, or it stops the turn and runs at once (``how``)."""
@@ -47,9 +88,35 @@ class DeskScreen(Screen[None]):
         if view is None:
             return
         text = message.text.lstrip("\n").rstrip()  # stray blank lines around it mean nothing
+        if text and not c.quit.started and message.how is SendMode.EDIT:
+            editing = self._widgets.prompt.editing
+            if editing is not None:
+                await c.queue.save_edit(view, editing, text)
+                return
         if text and not c.quit.started:
+            view.transcript.follow()  # what is sent, and its answer, come into view
             await self._submitted(view, text, message.how, message.key_time)
-        c.queue.renumber(view)
+        await c.queue.sync(view)
+        c.gauge.count_pending(view)
+
+    async def on_prompt_input_edit_last(self, message: PromptInput.EditLast) -> None:
+        """Up on an empty prompt box with prompts queued: edit the last of them."""
+        view = self._controllers.sessions.view
+        if view is not None:
+            self._controllers.queue.edit_last(view)
+
+    async def on_prompt_input_edit_cancelled(self, message: PromptInput.EditCancelled) -> None:
+        """The prompt box was emptied (or sent its text as a new prompt) while it edited."""
+        view = self._controllers.sessions.view
+        if view is not None:
+            await self._controllers.queue.edit_cancelled(view)
+
+    async def on_queued_item_chosen(self, message: QueuedItem.Chosen) -> None:
+        """✎, ✕ or ↻ on a line of the queue."""
+        message.stop()
+        view = self._controllers.sessions.view
+        if view is not None:
+            await self._controllers.queue.chosen(view, message.key, message.action)
 
     async def _submitted(
         self, view: SessionView, text: str, how: SendMode, key_time: float | None

@@ -19,6 +19,7 @@ from textual.widgets import Button, Static
 from desk.receipts import format_elapsed
 from desk.tool_text import tail_lines
 from desk.widgets._css import css_beside
+from desk.widgets.click_button import ClickButton
 from desk.widgets.status_bar import Clock
 from tui_gateway.events import ChildCompleted
 from tui_gateway.text import terminal_safe
@@ -109,7 +110,9 @@ class AgentCard(Widget):
         with Horizontal(classes="summary"):
             yield Static(" ".join(title.split()), classes="title", markup=False)
             yield Static("", classes="state", markup=False)
-            yield Button("■ Stop", classes="stop", compact=True, tooltip="stop this agent only")
+            yield ClickButton(
+                "■ Stop", classes="stop", compact=True, tooltip="stop this agent only"
+            )
         yield Static("", classes="output", markup=False)
         yield self.box
         yield Static("", classes="outcome", markup=False)

@@ -1,11 +1,19 @@
 """The approval prompt inside a tool card: allow once (y), allow always (a), deny (n).
 
-It takes the focus when it appears so the keys work at once; Esc is not one of its keys: Esc
-stops the turn, and the gateway then resolves the approval as denied.
+It shows what the call will change: a ``write_file`` its diff against the file on disk (or a
+new file's first lines) with the size of the change, a ``shell`` call its whole command, each
+syntax coloured in a box that scrolls (:class:`~desk.widgets.change_preview.ChangePreview`).
+
+It never takes the focus: the prompt box keeps the keyboard, and only a deliberate key answers
+(:mod:`desk.approval_keys`): Alt+y / Alt+a / Alt+n at any time, or y / a / n after a pause with
+the prompt box empty; the card says so. Focused on purpose (Shift+Tab), its own y / a / n work
+once :data:`~desk.approval_keys.ANSWER_PAUSE_S` passed since it appeared. Esc is not one of
+its keys: Esc stops the turn, and the gateway then resolves the approval as denied.
 """
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -15,8 +23,12 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
-from desk.tool_text import describe_arguments, full_command, stopped_text
+from desk.approval_keys import ANSWER_PAUSE_S, KEY_HINT, Decision
+from desk.tool_text import describe_arguments, full_command, stopped_text, written_path
 from desk.widgets._css import css_beside
+from desk.widgets.change_preview import ChangePreview
+from desk.widgets.click_button import ClickButton
+from tui_gateway.events import ApprovalRequest
 from tui_gateway.text import terminal_safe
 
 DECISION_TEXT: dict[str, str] = {
@@ -26,24 +38,22 @@ DECISION_TEXT: dict[str, str] = {
 }
 """What a resolved prompt says for each decision."""
 
-COMMAND_LINES = 6
-"""Most lines of a shell command shown in the prompt."""
-
 
 class ApprovalPrompt(Widget, can_focus=True):
     """Asks whether a tool call may run. Posts :class:`ApprovalPrompt.Decided`.
 
     Args:
-        request_id: the ``approval.request`` id.
-        tool: the tool's name.
-        arguments: the call's JSON arguments.
-        reason: why the call asks beyond its tool (``read_file on /etc/hosts, outside the
-            workspace ...``), or "".
+        request: the ``approval.request`` (its tool, arguments, reason and preview).
+        shown_at: when it appeared (``time.monotonic()``); now when None.
     """
 
     DEFAULT_CSS = css_beside(__file__)
 
+    FOCUS_ON_CLICK = False
+    """A click on the card (not on a button) leaves the focus in the prompt box."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
+        # Alt+y / Alt+a / Alt+n are the app's (they answer wherever the focus is).
         Binding("y", "decide('once')", "Allow once"),
         Binding("a", "decide('always')", "Allow always"),
         Binding("n", "decide('deny')", "Deny"),
@@ -64,46 +74,77 @@ class ApprovalPrompt(Widget, can_focus=True):
             self.decision = decision
             """``once``, ``always`` or ``deny``."""
 
-    def __init__(self, request_id: str, tool: str, arguments: str, reason: str = "") -> None:
+    def __init__(self, request: ApprovalRequest, *, shown_at: float | None = None) -> None:
         super().__init__(classes="-pending")
-        self.reason = reason
-        """Why the call asks beyond its tool ("" when its tool always asks)."""
-        self.request_id = request_id
+        self.request = request
+        """The ``approval.request`` this prompt answers."""
+        self.request_id = request.request_id
         """The ``approval.request`` id."""
-        self.tool = tool
+        self.tool = request.tool
         """The tool asking."""
-        self.arguments = arguments
+        self.arguments = request.arguments
         """The call's JSON arguments."""
+        self.reason = request.reason
+        """Why the call asks beyond its tool ("" when its tool always asks)."""
+        self.shown_at = time.monotonic() if shown_at is None else shown_at
+        """When it appeared (``time.monotonic()``): a plain key answers only later."""
         self.answer: str | None = None
         """The decision the person sent, once sent."""
         self.decision: str | None = None
         """The decision the gateway resolved, once resolved."""
 
+    @property
+    def waiting(self) -> bool:
+        """True while nobody has answered and the gateway has not resolved it."""
+        return self.answer is None and self.decision is None
+
     def compose(self) -> ComposeResult:
+        request, tool = self.request, terminal_safe(self.tool)
         command = full_command(self.tool, self.arguments)
-        tool = terminal_safe(self.tool)
+        path = written_path(self.tool, self.arguments)
+        preview: ChangePreview | None = None
+        note = request.preview_note
         if command is not None:
-            lines = command.splitlines() or [""]
-            shown = "\n".join(lines[:COMMAND_LINES])
-            if len(lines) > COMMAND_LINES:
-                shown += f"\n… {len(lines) - COMMAND_LINES} more lines"
-            question, detail = f"Allow {tool} to run this command?", shown
-        elif self.reason:  # e.g. a path outside the workspace: the resolved path says it all
-            question, detail = f"Allow {tool}?", terminal_safe(self.reason)
+            question = f"Allow {tool} to run this command?"
+            lines = command.count("\n") + 1
+            note = f"{lines:,} lines" if lines > 1 else ""
+            preview = ChangePreview(command, "shell")
+        elif path is not None and request.preview_kind == "diff":
+            question = f"Allow {tool} to change {path}?"
+            preview = ChangePreview(request.preview, "diff") if request.preview else None
+        elif path is not None and request.preview_kind == "new_file":
+            question = f"Allow {tool} to create {path}?"
+            preview = ChangePreview(request.preview, "file", path=path)
+        elif path is not None:
+            question = f"Allow {tool} to write {path}?"
         else:
             question = f"Allow {tool}?"
-            detail = describe_arguments(self.tool, self.arguments, limit=400)
         yield Static(question, classes="question", markup=False)
-        yield Static(detail, classes="detail", markup=False)
+        if self.reason:  # e.g. a path outside the workspace: the resolved path says it all
+            yield Static(terminal_safe(self.reason), classes="detail", markup=False)
+        elif preview is None and path is None:
+            detail = describe_arguments(self.tool, self.arguments, limit=400)
+            yield Static(detail, classes="detail", markup=False)
+        if note:
+            yield Static(terminal_safe(note), classes="size", markup=False)
+        if preview is not None:
+            yield preview
         with Horizontal(classes="choices"):
-            yield Button("y  Allow once", id="approve-once", compact=True, variant="success")
-            yield Button("a  Allow always (this session)", id="approve-always", compact=True)
-            yield Button("n  Deny", id="approve-deny", compact=True, variant="error")
+            yield ClickButton("y  Allow once", id="approve-once", compact=True, variant="success")
+            yield ClickButton("a  Allow always (this session)", id="approve-always", compact=True)
+            yield ClickButton("n  Deny", id="approve-deny", compact=True, variant="error")
+        yield Static(KEY_HINT, classes="keys", markup=False)
         yield Static("", classes="resolution", markup=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Its keys work once it waited :data:`ANSWER_PAUSE_S` (it has the focus on purpose)."""
+        if action == "decide":
+            return self.waiting and time.monotonic() - self.shown_at >= ANSWER_PAUSE_S
+        return True
 
     def action_decide(self, decision: str) -> None:
         """Send ``decision`` (once per prompt)."""
-        if self.answer is not None or self.decision is not None:
+        if not self.waiting:
             return
         self.answer = decision
         for button in self.query(Button):
@@ -111,6 +152,10 @@ class ApprovalPrompt(Widget, can_focus=True):
         self.query_one(".resolution", Static).update("…")
         self.add_class("-sent")
         self.post_message(self.Decided(self, decision))
+
+    def decide(self, decision: Decision) -> None:
+        """Answer with ``decision`` (a deliberate key read by the desk)."""
+        self.action_decide(decision)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """The buttons do what the keys do."""

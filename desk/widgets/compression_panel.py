@@ -24,6 +24,7 @@ from textual.widgets._progress_bar import Bar
 
 from desk.receipts import format_elapsed, format_ms
 from desk.widgets._css import css_beside
+from desk.widgets.click_button import ClickButton
 from desk.widgets.status_bar import Clock
 from tui_gateway.events import CompressionComplete, CompressionProgressed
 from tui_gateway.text import terminal_safe
@@ -108,7 +109,7 @@ class CompressionPanel(Horizontal, can_focus=True):
             classes="bar",
         )
         yield Static("", classes="counts", markup=False)
-        yield Button("Cancel", id="compression-cancel", variant="warning", compact=True)
+        yield ClickButton("Cancel", id="compression-cancel", variant="warning", compact=True)
 
     @property
     def started_at(self) -> float:

@@ -18,6 +18,7 @@ from textual.reactive import reactive
 from textual.widgets import Button, Input, Log
 
 from desk.widgets._css import css_beside
+from desk.widgets.click_button import ClickButton
 from desk.widgets.console_input import ConsoleInput
 from tui_gateway.text import terminal_safe
 
@@ -66,7 +67,7 @@ class ConsolePanel(Vertical):
                 placeholder="console · /help · digest PATH… · Up/Down history",
                 id="console-input",
             )
-            yield Button("Cancel", id="console-cancel", variant="warning", compact=True)
+            yield ClickButton("Cancel", id="console-cancel", variant="warning", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#console-cancel", Button).disabled = True

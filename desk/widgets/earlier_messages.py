@@ -19,6 +19,10 @@ class EarlierMessages(Static, can_focus=True):
         count: how many messages are not shown.
     """
 
+    FOCUS_ON_CLICK = False
+    """A click does what it does without taking the focus from the prompt box (Shift+Tab or
+    Tab from another control still reach it)."""
+
     DEFAULT_CSS = css_beside(__file__)
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "request", "Show more")]

@@ -1,7 +1,10 @@
 """The prompt box: a multi-line text area where Enter sends and Ctrl+J inserts a new line.
 
 Up on the first line recalls earlier prompts and Down on the last line comes back
-(:class:`desk.prompt_history.PromptHistory`).
+(:class:`desk.prompt_history.PromptHistory`); on an empty box while prompts wait in the queue,
+Up edits the last of them instead (:class:`PromptInput.EditLast`). While the box edits a
+queued prompt (:attr:`PromptInput.editing`), Enter saves the edit in the prompt's place, and
+emptying the box cancels the edit.
 
 While a turn runs (:attr:`PromptInput.busy`) Enter does what the ``busy_input`` setting says:
 queue the text as the next prompt, or steer the running turn with it (delivered at its next
@@ -10,12 +13,13 @@ text at once ("stop and send"). The footer names what each key does now.
 
 Tab completes a slash command (one line ``/word``, no space yet): one match becomes ``/name ``;
 several complete to their common prefix and are listed in a :class:`SlashHints` just above the
-box, and Tab again goes through them. Anywhere else Tab moves the focus, as before.
+box, and Tab again goes through them. With nothing to complete Tab does nothing: it never moves
+the focus away from what is being typed (Shift+Tab does, on purpose).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import ClassVar
 
@@ -50,6 +54,8 @@ class SendMode(StrEnum):
     """A turn runs: give it the text at its next model-call boundary."""
     STOP_AND_SEND = "stop and send"
     """A turn runs: stop it (as the person) and run the text at once."""
+    EDIT = "edit"
+    """The box edits a queued prompt: its new text, in its place."""
 
 
 class PromptInput(TextArea):
@@ -65,13 +71,14 @@ class PromptInput(TextArea):
         # Shown in the footer; the keys themselves are handled in _on_key (see there), and
         # check_action shows the ones that say what each key does now.
         Binding("enter", "submit", "Send"),
+        Binding("enter", "save_edit", "Save edit"),
         Binding("enter", "busy_queue", "Queue"),
         Binding("enter", "busy_steer", "Steer"),
         Binding("ctrl+t", "other_steer", "Steer", key_display="^t"),
         Binding("ctrl+t", "other_queue", "Queue", key_display="^t"),
         Binding("ctrl+s", "stop_and_send", "Stop+send", key_display="^s"),
         Binding("ctrl+j,shift+enter", "newline", "New line", key_display="^j"),
-        # Shown only while the text is a /command to complete (elsewhere Tab moves the focus).
+        # Shown only while the text is a /command to complete (elsewhere Tab does nothing).
         Binding("tab", "complete_slash", "Complete", tooltip="Complete the slash command"),
     ]
 
@@ -107,6 +114,21 @@ class PromptInput(TextArea):
             self.key_time = key_time
             """When the key was made, or None."""
 
+    class EditLast(Message):
+        """Up on an empty box while prompts wait in the queue: edit the last of them."""
+
+    class EditCancelled(Message):
+        """The box was emptied while it edited a queued prompt: the edit is given up.
+
+        Args:
+            key: the queued prompt it edited.
+        """
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+            """The queued prompt it edited."""
+
     def __init__(
         self, *, id: str | None = None, placeholder: str = "", busy_input: BusyInput = "queue"
     ) -> None:
@@ -123,6 +145,12 @@ class PromptInput(TextArea):
         self.busy_input: BusyInput = busy_input
         """What Enter does while a turn runs (the other is Ctrl+T)."""
         self._busy = False
+        self.has_queue = False
+        """Prompts wait in the queue (set by the desk): Up on an empty box edits the last."""
+        self._editing: str | None = None
+        self.answer_key: Callable[[events.Key], bool] | None = None
+        """Asked first for every key: True when the desk took it as an answer (an approval
+        waiting, see :mod:`desk.approval_keys`), so it is not typed. Set by the app."""
         self.console_commands: Sequence[SlashCommand] = ()
         """The gateway console's commands, completed after the desk's own (set by the app)."""
         self._hints: SlashHints | None = None
@@ -142,12 +170,15 @@ class PromptInput(TextArea):
         return self._hints
 
     async def _on_key(self, event: events.Key) -> None:
-        # Enter, Ctrl+J and Tab (on a /command) are handled here, in this widget's own queue,
-        # after the keys typed before them: a binding (priority ones run as the key arrives at
-        # the app) could read the text before the last typed characters were inserted. Tab on
-        # other text goes on to the bindings: check_action hides ours, so the screen's
-        # focus_next runs as before.
-        if event.key in self.SUBMIT_KEYS:
+        # Enter, Ctrl+J and Tab are handled here, in this widget's own queue, after the keys
+        # typed before them: a binding (priority ones run as the key arrives at the app) could
+        # read the text before the last typed characters were inserted. Tab with nothing to
+        # complete is taken too, and does nothing: the app's focus_next would move the focus
+        # away mid-sentence, and the keys typed after it would be lost.
+        if self.answer_key is not None and self.answer_key(event):
+            event.stop()
+            event.prevent_default()
+        elif event.key in self.SUBMIT_KEYS:
             event.stop()
             event.prevent_default()
             self.action_submit(event.time)
@@ -163,10 +194,11 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.action_newline()
-        elif event.key in self.COMPLETE_KEYS and completing_slash(self.text):
+        elif event.key in self.COMPLETE_KEYS:
             event.stop()
             event.prevent_default()
-            self.action_complete_slash()
+            if completing_slash(self.text):
+                self.action_complete_slash()
         else:
             await super()._on_key(event)
 
@@ -181,8 +213,21 @@ class PromptInput(TextArea):
             self._busy = value
             self.refresh_bindings()
 
+    @property
+    def editing(self) -> str | None:
+        """The key of the queued prompt the box edits (set by the desk), or None."""
+        return self._editing
+
+    @editing.setter
+    def editing(self, key: str | None) -> None:
+        if key != self._editing:
+            self._editing = key
+            self.refresh_bindings()
+
     def _mode(self, *, other: bool = False) -> SendMode:
         """How Enter (or, with ``other``, Ctrl+T) sends now."""
+        if self._editing is not None and not other:
+            return SendMode.EDIT
         if not self._busy:
             return SendMode.SEND
         steer = (self.busy_input == "steer") != other
@@ -195,6 +240,10 @@ class PromptInput(TextArea):
             key_time: when the Enter key that sends it was made, or None.
         """
         self._send(self._mode(), key_time)
+
+    def action_save_edit(self) -> None:
+        """Enter while the box edits a queued prompt (e.g. clicked in the footer)."""
+        self.action_submit()
 
     def action_busy_queue(self) -> None:
         """Enter while a turn runs (``busy_input = "queue"``), e.g. clicked in the footer."""
@@ -223,6 +272,9 @@ class PromptInput(TextArea):
 
         if self._hints is not None:
             self._hints.hide()  # the command is sent; an edit shows it again
+        if how is not SendMode.EDIT and self._editing is not None:  # sent as a prompt of its own
+            key, self.editing = self._editing, None
+            self.post_message(self.EditCancelled(key))
         self.prompt_history.add(self.text)
         self.post_message(self.Submitted(self.text, how, key_time))
 
@@ -234,10 +286,12 @@ class PromptInput(TextArea):
         if action == "complete_slash":
             return completing_slash(self.text)
         steering = self.busy_input == "steer"
+        editing = self._editing is not None
         shown = {
-            "submit": not self._busy,
-            "busy_queue": self._busy and not steering,
-            "busy_steer": self._busy and steering,
+            "submit": not self._busy and not editing,
+            "save_edit": editing,
+            "busy_queue": self._busy and not steering and not editing,
+            "busy_steer": self._busy and steering and not editing,
             "other_steer": self._busy and not steering,
             "other_queue": self._busy and steering,
             "stop_and_send": self._busy,
@@ -287,6 +341,9 @@ class PromptInput(TextArea):
         """Keep the hint list (and Tab in the footer) in step with the text."""
         if event.text_area is not self:
             return
+        if self._editing is not None and not self.text.strip():
+            key, self.editing = self._editing, None
+            self.post_message(self.EditCancelled(key))
         if self.text != self._cycle_text:
             self._reset_completion()
         completing = completing_slash(self.text)
@@ -338,7 +395,11 @@ class PromptInput(TextArea):
             self._hints.remove()
 
     def action_cursor_up(self, select: bool = False) -> None:
-        """Up: on the first (visual) line recall the previous prompt, else move the cursor."""
+        """Up: on an empty box with prompts queued edit the last of them; on the first
+        (visual) line recall the previous prompt; else move the cursor."""
+        if not select and not self.text and self.has_queue and self._editing is None:
+            self.post_message(self.EditLast())
+            return
         if not select and self.navigator.is_first_wrapped_line(self.cursor_location):
             recalled = self.prompt_history.older(self.text)
             if recalled is not None:

@@ -4,12 +4,13 @@ The app shows one :class:`SessionView` at a time; switching sessions mounts a ne
 place. The bridge posts the gateway events of the view's session straight to the view (see
 :mod:`desk.bridge`), so every message handled here is about this view's own session, and the
 view hands each one to the controller of its concern (:mod:`desk.controllers`). Messages that
-the blocks of the transcript post (a queued prompt's ✕, an approval's answer, "show more")
-pass through the view on their way up, and go to their controllers the same way.
+the blocks of the transcript post (an approval's answer, a child's Stop, "show more") pass
+through the view on their way up, and go to their controllers the same way.
 
 The view keeps what is true of its session only: the running turn (read by the terminal's
 input thread for the stop keys, see :meth:`desk.app.DeskApp.stop_from_input_thread`), the
-queued prompts and the saved messages not rendered yet.
+queued prompts (:class:`desk.queue_state.SessionQueue`, shown above the prompt box) and the
+saved messages not rendered yet.
 """
 
 from __future__ import annotations
@@ -46,12 +47,13 @@ from desk.messages import (
     TurnStarted,
     TurnStateChanged,
 )
+from desk.queue_state import SessionQueue
 from desk.widgets._css import css_beside
 from desk.widgets.agent_card import AgentCard
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.earlier_messages import EarlierMessages
+from desk.widgets.follow_marker import FollowMarker
 from desk.widgets.transcript import Transcript
-from desk.widgets.user_prompt import UserPrompt
 from tui_gateway.text import terminal_safe
 from tui_gateway.types import TranscriptEntry
 
@@ -79,18 +81,21 @@ class SessionView(Widget):
         """The session this view shows."""
         self.running_turn: str | None = None
         """The turn shown as running, if any (the terminal's input thread reads it too)."""
-        self.queued: set[str] = set()
-        """Turn ids of the prompts shown as queued."""
+        self.queue = SessionQueue()
+        """The prompts waiting in the session's queue, in order (and those offered again)."""
         self.earlier: list[TranscriptEntry] = []
         """Saved messages above the rendered ones, waiting behind "show more"."""
         self.transcript = Transcript(id="transcript")
         """The session's blocks: banner, prompts, replies, tool cards and notes."""
+        self.follow_marker = FollowMarker()
+        """ "new output below", shown while the transcript does not follow."""
         self._controllers = controllers
         self._banner = banner
 
     def compose(self) -> ComposeResult:
         with self.transcript:
             yield Static(self._banner, classes="banner", markup=False)
+        yield self.follow_marker
 
     async def drained(self, timeout_s: float = DRAIN_S) -> None:
         """Return once the view handled every message posted to it before this call (or after
@@ -138,7 +143,7 @@ class SessionView(Widget):
                 await c.turns.steered(self, message.payload)
             case TurnStarted():
                 await c.turns.started(self, message.payload)
-                c.queue.renumber(self)
+                await c.queue.sync(self)
                 c.gauge.count_pending(self)
             case TurnStateChanged():
                 c.turns.state_changed(self, message.payload)
@@ -147,11 +152,11 @@ class SessionView(Widget):
                 c.gauge.turn_completed(self, message.payload)
             case PromptWasQueued():
                 await c.turns.queued(self, message.payload)
-                c.queue.renumber(self)
+                await c.queue.sync(self)
                 c.gauge.count_pending(self)
             case PromptWasDropped():
-                c.turns.dropped(self, message.payload)
-                await c.queue.dropped(self, message.payload)
+                await c.turns.dropped(self, message.payload)
+                await c.queue.sync(self)
                 c.gauge.count_pending(self)
             case ToolCallStarted():
                 await c.tools.started(self, message.payload)
@@ -178,9 +183,15 @@ class SessionView(Widget):
 
     # -- what the transcript's blocks ask --------------------------------------------------------
 
-    def on_user_prompt_remove_requested(self, message: UserPrompt.RemoveRequested) -> None:
-        """✕ or Delete on a queued prompt."""
-        self._controllers.queue.remove(self, message.turn_id)
+    def on_transcript_following(self, message: Transcript.Following) -> None:
+        """The transcript stopped (or started again) following the newest content."""
+        message.stop()
+        self.follow_marker.show_state(message.following, message.new_below)
+
+    def on_follow_marker_clicked(self, message: FollowMarker.Clicked) -> None:
+        """A click on "new output below": back to the end."""
+        message.stop()
+        self.transcript.follow()
 
     def on_agent_card_stop_requested(self, message: AgentCard.StopRequested) -> None:
         """A child agent's Stop: that child alone."""

@@ -30,7 +30,7 @@ from desk.tool_text import (
 from desk.widgets._css import css_beside
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.status_bar import Clock
-from tui_gateway.events import ToolComplete
+from tui_gateway.events import ApprovalRequest, ToolComplete
 from tui_gateway.text import terminal_safe
 
 LIVE_TAIL_LINES = 8
@@ -56,6 +56,10 @@ class ToolCard(Widget, can_focus=True):
         arguments: the call's JSON arguments.
         clock: the clock the duration is measured with (seconds).
     """
+
+    FOCUS_ON_CLICK = False
+    """A click does what it does without taking the focus from the prompt box (Shift+Tab or
+    Tab from another control still reach it)."""
 
     DEFAULT_CSS = css_beside(__file__)
 
@@ -143,16 +147,12 @@ class ToolCard(Widget, can_focus=True):
         self.output = (self.output + text)[-MAX_KEPT_CHARS:]
         self._show_output()
 
-    async def ask_approval(
-        self, request_id: str, tool: str, arguments: str, reason: str = ""
-    ) -> ApprovalPrompt:
-        """Show the approval prompt inside the card (``approval.request``) and focus it
-        (``reason``: why a call asks that its tool alone would not, e.g. a path outside the
-        workspace)."""
-        prompt = ApprovalPrompt(request_id, tool, arguments, reason)
+    async def ask_approval(self, request: ApprovalRequest) -> ApprovalPrompt:
+        """Show the approval prompt inside the card (``approval.request``); it does not take
+        the focus (see :mod:`desk.widgets.approval_prompt`)."""
+        prompt = ApprovalPrompt(request)
         self.approval = prompt
         await self.mount(prompt, after=self.query_one(".summary"))
-        prompt.focus()
         self._show_state()
         return prompt
 

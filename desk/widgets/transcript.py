@@ -7,6 +7,7 @@ from collections import deque
 
 from textual.containers import VerticalScroll
 from textual.geometry import Size
+from textual.message import Message
 
 from desk.widgets._css import css_beside
 from desk.widgets.assistant_reply import AssistantReply
@@ -18,7 +19,10 @@ class Transcript(VerticalScroll):
     """Prompt and reply blocks, newest at the bottom; stays scrolled to the end while anchored.
 
     It anchors itself as soon as its content overflows; scrolling up releases the anchor and
-    scrolling back to the end restores it (Textual's anchor rules).
+    scrolling back to the end restores it (Textual's anchor rules). While it does not follow
+    the newest content it says so with :class:`Transcript.Following` (the view shows a "new
+    output below" marker); :meth:`follow` (a prompt sent, End) goes back to the end and
+    follows again.
 
     Blocks are found by turn id through dictionaries, not DOM queries, so a long transcript
     costs nothing per streamed delta. Reply chunks whose height is still an estimate are
@@ -28,8 +32,25 @@ class Transcript(VerticalScroll):
 
     DEFAULT_CSS = css_beside(__file__)
 
+    class Following(Message):
+        """The transcript started or stopped following the newest content.
+
+        Args:
+            following: True when it shows the end and stays there as content is added.
+            new_below: while not following, True once content was added below what is shown.
+        """
+
+        def __init__(self, following: bool, new_below: bool) -> None:
+            super().__init__()
+            self.following = following
+            """True when it follows the newest content."""
+            self.new_below = new_below
+            """Content was added below since it stopped following."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self._said: tuple[bool, bool] = (True, False)  # (following, new_below) last posted
+        self._new_below = False
         self._prompts: dict[str, UserPrompt] = {}
         self._replies: dict[str, AssistantReply] = {}
         self._unsettled: deque[SealedMarkdown] = deque()
@@ -59,11 +80,39 @@ class Transcript(VerticalScroll):
         """True while reply chunks wait to replace their estimated height by the real one."""
         return self._settling
 
-    def watch_virtual_size(self, size: Size) -> None:
+    def watch_virtual_size(self, old: Size, size: Size) -> None:
         # Anchor once the content overflows: anchoring earlier would bottom-align a short
         # transcript (Textual scrolls an anchored view to its end even when it fits).
         if not self.is_anchored and size.height > self.scrollable_content_region.height:
             self.anchor()
+        if size.height > old.height and not self.following:
+            self._new_below = True
+        self._say_following()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)  # Textual's: the scrollbar, the anchor
+        self._say_following()
+
+    @property
+    def following(self) -> bool:
+        """True while the newest content stays in view (the person did not scroll away)."""
+        return not (self._anchored and self._anchor_released)
+
+    def follow(self) -> None:
+        """Go to the end and follow the newest content again (a prompt sent, End)."""
+        if self.virtual_size.height > self.scrollable_content_region.height:
+            self.anchor()  # scrolls to the end, at once
+        self.scroll_end(animate=False, immediate=True)  # and clears a released anchor
+        self._say_following()
+
+    def _say_following(self) -> None:
+        following = self.following
+        if following:
+            self._new_below = False
+        said = (following, self._new_below)
+        if said != self._said:
+            self._said = said
+            self.post_message(self.Following(*said))
 
     def page(self, direction: int) -> None:
         """Scroll a page up (``direction`` < 0) or down, whatever has the focus."""
@@ -72,6 +121,7 @@ class Transcript(VerticalScroll):
             self.scroll_page_up(animate=False)
         else:
             self.scroll_page_down(animate=False)  # at the end the anchor comes back
+        self._say_following()
 
     def prompt(self, turn_id: str) -> UserPrompt | None:
         """The prompt block of a turn, if shown."""
@@ -90,11 +140,11 @@ class Transcript(VerticalScroll):
         """Turn ids of the replies shown, in the order they were added."""
         return list(self._replies)
 
-    async def add_prompt(self, turn_id: str, text: str, *, queued: bool = False) -> UserPrompt:
+    async def add_prompt(self, turn_id: str, text: str) -> UserPrompt:
         """Show a prompt at the bottom (or return the one already shown for this turn)."""
         block = self._prompts.get(turn_id)
         if block is None:
-            block = UserPrompt(turn_id, text, queued=queued)
+            block = UserPrompt(turn_id, text)
             self._prompts[turn_id] = block
             await self.mount(block)
         return block

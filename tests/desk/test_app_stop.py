@@ -16,7 +16,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.messages import ReplyDelta, ShutdownFinished, TurnCompleted
-from desk.widgets import AssistantReply, UserPrompt
+from desk.widgets import AssistantReply
 from desk.widgets.session_view import SessionView
 from tests.desk.desk_testkit import (
     submit,
@@ -141,22 +141,23 @@ async def test_prompt_typed_while_a_turn_runs_is_queued_then_runs(
         first = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
         await wait_until(pilot, lambda: first.text, what="streaming")
         await submit(pilot, "reply with exactly: queued one")
-        queued = [p for p in desk_app.transcript.query(UserPrompt) if p.status == "queued"]
-        assert len(queued) == 1
+        (queued,) = desk_app.view.queue.queued  # listed above the prompt box, not in the transcript
+        assert queued.text == "reply with exactly: queued one"
         assert desk_app.status_bar.queued == 1
         assert "1 queued" in desk_app.status_bar.turn_text()
 
         await pilot.press("escape")
         await wait_until(
             pilot,
-            lambda: (r := desk_app.transcript.reply(queued[0].turn_id)) and r.outcome,
+            lambda: (r := desk_app.transcript.reply(queued.key)) and r.outcome,
             what="the queued prompt to run",
         )
-        second = desk_app.transcript.reply(queued[0].turn_id)
+        second = desk_app.transcript.reply(queued.key)
         assert second is not None and second.text == "queued one"
         assert first.outcome == "interrupted"
-        assert queued[0].status == "sent"
-        assert desk_app.status_bar.queued == 0
+        block = desk_app.transcript.prompt(queued.key)
+        assert block is not None and block.status == "sent"
+        assert desk_app.status_bar.queued == 0 and not desk_app.view.queue.entries
 
 
 async def test_ctrl_q_while_streaming_is_a_system_stop_and_leaves_no_thread(

@@ -17,7 +17,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.slash import completions
 from desk.startup import Startup
-from desk.widgets import PromptInput, UserPrompt
+from desk.widgets import PromptInput
 from desk.widgets.compression_panel import CompressionPanel
 from tests.compression.kit import WINDOW, long_transcript, snapshot
 from tests.desk.desk_testkit import (
@@ -216,20 +216,22 @@ async def test_a_prompt_typed_during_compression_is_queued_then_runs(
     async with app.run_test(size=(120, 40)) as pilot:
         await start_compress_mid_summary(app, pilot, demo_server)
         await submit(pilot, "reply with exactly: after")
-        blocks = list(app.transcript.query(UserPrompt))
-        queued = blocks[-1]
-        assert queued.status == "queued" and app.status_bar.queued == 1
+        (queued,) = app.view.queue.queued
+        assert queued.text == "reply with exactly: after" and app.status_bar.queued == 1
         assert app.widgets.compression_panel.running  # a soft prompt never aborts a compression
         demo_server.configure(tokens_per_second=400.0)
-        await wait_until(pilot, lambda: queued.status == "sent", what="the queued prompt runs")
-        reply = app.transcript.reply(queued.turn_id)
+        await wait_until(
+            pilot, lambda: app.transcript.reply(queued.key), what="the queued prompt runs"
+        )
+        reply = app.transcript.reply(queued.key)
         await wait_until(pilot, lambda: reply is not None and reply.outcome is not None)
         assert reply is not None and reply.text == "after"
         assert setup.log.of_type(CompressionComplete)[-1].status == "committed"
         assert notes(app) and notes(app)[-1].startswith("⇊ compressed ")
         children = list(app.transcript.children)
         note = app.transcript.query(".compression-note").last()
-        assert children.index(note) < children.index(queued)  # where the compression ran
+        block = app.transcript.prompt(queued.key)
+        assert children.index(note) < children.index(block)  # where the compression ran
 
 
 async def test_a_compress_queued_behind_a_turn_runs_and_leaves_the_queue(
@@ -240,14 +242,16 @@ async def test_a_compress_queued_behind_a_turn_runs_and_leaves_the_queue(
         demo_server.configure(tokens_per_second=40.0)
         first = await submit_and_get_reply(app, pilot, "Tell me about stopping streams")
         await submit(pilot, "/compress")
-        card = next(b for b in app.transcript.query(UserPrompt) if b.status == "queued")
-        assert card.text == "/compress" and app.status_bar.queued == 1
+        await wait_until(pilot, lambda: app.widgets.queue.items, what="the queue's line")
+        (line,) = app.widgets.queue.items
+        assert line.entry.text == "/compress" and not line.entry.editable
+        assert not line.query(".edit") and app.status_bar.queued == 1
         demo_server.configure(tokens_per_second=4000.0)
         await wait_until(pilot, lambda: first.outcome is not None, what="the first turn")
         await wait_until(pilot, lambda: notes(app), what="the compression's outcome line")
         await wait_until(pilot, lambda: app.status_bar.state == "idle", what="idle")
-        assert not card.is_attached  # the compression stands for it now
-        assert app.status_bar.queued == 0 and app.controllers.queue.queued_prompts(app.view) == []
+        assert not line.is_attached  # the compression stands for it now
+        assert app.status_bar.queued == 0 and app.view.queue.entries == []
         await submit(pilot, "reply with exactly: next")
         reply = app.transcript.reply(app.transcript.reply_turn_ids[-1])
         assert reply is not None

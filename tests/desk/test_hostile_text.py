@@ -144,7 +144,7 @@ async def test_an_approval_shows_a_hostile_command_and_a_resolved_path_safely(
         shown = screen_text(app)
         assert_safe(shown, "the approval prompt")
         assert "Allow shell to run this command?" in shown and "␛[?1049l" in shown
-        await pilot.press("n")
+        await pilot.press("alt+n")  # a chord answers at once
         await wait_until(pilot, lambda: app.running_turn is None, what="the denial")
 
         outside = tmp_path.parent / ("outside-\x1b[2J-" + tmp_path.name)
@@ -164,5 +164,5 @@ async def test_an_approval_shows_a_hostile_command_and_a_resolved_path_safely(
         shown = screen_text(app)
         assert_safe(shown, "the approval prompt")
         assert f"outside-␛[2J-{tmp_path.name}" in shown
-        await pilot.press("n")
+        await pilot.press("alt+n")  # a chord answers at once
         await wait_until(pilot, lambda: app.running_turn is None, what="the denial")

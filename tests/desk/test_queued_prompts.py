@@ -1,56 +1,176 @@
-"""Queued prompts: numbered in queue order, removable with their ✕ or Delete."""
+"""The queue above the prompt box: queued prompts listed in order, each removable and editable
+(Up on an empty box edits the last), and the prompts still queued at quit offered again when
+the session is resumed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from agent.provider.client import ProviderConfig
+from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
-from desk.widgets import UserPrompt
-from tests.desk.desk_testkit import click_until, submit, submit_and_get_reply, wait_until
-from tui_gateway.gateway import Gateway
+from desk.startup import Startup
+from desk.widgets import PromptInput, UserPrompt
+from desk.widgets.queued_item import QueuedItem
+from tests.desk.desk_testkit import (
+    click_until,
+    connection,
+    submit,
+    submit_and_get_reply,
+    wait_until,
+)
+from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
 
 LONG_PROMPT = "Tell me about stopping streams"
 
 
+def lines(app: DeskApp) -> list[tuple[str, str]]:
+    """The queue as shown: (place, text) per line, top to bottom."""
+    return [
+        (str(item.query_one(".place").render()), str(item.query_one(".text").render()))
+        for item in app.widgets.queue.items
+    ]
+
+
+def queued_in_gateway(gateway: Gateway, app: DeskApp) -> list[str]:
+    return [info.text for info in gateway.session_queue(app.session_id)]
+
+
 @pytest.mark.parametrize("tokens_per_second", [8.0])  # the first turn outlasts the test
-async def test_a_queued_prompt_is_numbered_and_removed_with_its_x(
+async def test_queued_prompts_are_listed_above_the_box_in_order_and_removed_with_x(
     desk_app: DeskApp, gateway: Gateway
 ) -> None:
     async with desk_app.run_test(size=(120, 40)) as pilot:
         first = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
         await wait_until(pilot, lambda: first.text, what="streaming")
-        await submit(pilot, "reply with exactly: one")
-        await submit(pilot, "reply with exactly: two")
-        queued = desk_app.controllers.queue.queued_prompts(desk_app.view)
-        assert [p.text for p in queued] == ["reply with exactly: one", "reply with exactly: two"]
-        assert [p.position for p in queued] == [1, 2]
-        assert "queued #1" in str(queued[0].query_one(".prompt-status").render())
-        assert desk_app.status_bar.queued == 2
-
-        one, two = queued
-        # The card moves while the first reply streams above it: click until it is gone.
-        await click_until(
-            pilot, one.query_one(".remove"), lambda: not one.is_attached, what="the card to go"
-        )
-        assert [p.text for p in desk_app.controllers.queue.queued_prompts(desk_app.view)] == [
-            "reply with exactly: two"
+        for n in ("one", "two", "three"):
+            await submit(pilot, f"reply with exactly: {n}")
+        await wait_until(pilot, lambda: len(lines(desk_app)) == 3, what="three lines")
+        assert lines(desk_app) == [
+            ("#1", "reply with exactly: one"),
+            ("#2", "reply with exactly: two"),
+            ("#3", "reply with exactly: three"),
         ]
-        assert two.position == 1
-        assert desk_app.status_bar.queued == 1
+        queue = desk_app.widgets.queue
+        assert queue.region.bottom <= desk_app.query_one("#input-row").region.y  # above it
+        assert [p.text for p in desk_app.transcript.query(UserPrompt)] == [LONG_PROMPT]
+        assert desk_app.status_bar.queued == 3
 
-        two.query_one(".remove").focus()
-        await pilot.press("delete")
-        await wait_until(
-            pilot, lambda: not two.is_attached, timeout_s=30.0, what="the second card to go"
+        two = queue.items[1]
+        await click_until(
+            pilot, two.query_one(".remove"), lambda: not two.is_attached, what="the line to go"
         )
-        assert (
-            desk_app.controllers.queue.queued_prompts(desk_app.view) == []
-            and desk_app.status_bar.queued == 0
-        )
+        assert lines(desk_app) == [
+            ("#1", "reply with exactly: one"),
+            ("#2", "reply with exactly: three"),
+        ]
+        assert queued_in_gateway(gateway, desk_app) == [
+            "reply with exactly: one",
+            "reply with exactly: three",
+        ]
+        assert desk_app.status_bar.queued == 2
+        assert desk_app.focused is desk_app.query_one(PromptInput)  # a click took no focus
+
+        await pilot.press("escape")  # the first turn stops; the queue runs in order
+        await wait_until(pilot, lambda: gateway.running_turns == 0 and not lines(desk_app))
+        assert [p.text for p in desk_app.transcript.query(UserPrompt)] == [
+            LONG_PROMPT,
+            "reply with exactly: one",
+            "reply with exactly: three",
+        ]
+        assert not queue.display
+
+
+@pytest.mark.parametrize("tokens_per_second", [8.0])
+async def test_a_queued_prompt_is_edited_in_its_place_and_up_edits_the_last(
+    desk_app: DeskApp, gateway: Gateway
+) -> None:
+    async with desk_app.run_test(size=(120, 40)) as pilot:
+        box = desk_app.query_one(PromptInput)
+        first = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: first.text, what="streaming")
+        for n in ("one", "two", "three"):
+            await submit(pilot, f"reply with exactly: {n}")
+        await wait_until(pilot, lambda: len(lines(desk_app)) == 3, what="three lines")
+
+        middle = desk_app.widgets.queue.items[1]
+        await click_until(pilot, middle.query_one(".edit"), lambda: box.editing is not None)
+        assert box.text == "reply with exactly: two" and middle.has_class("-editing")
+        box.text = "reply with exactly: TWO"
+        await pilot.press("enter")  # saves it in its place
+        await wait_until(pilot, lambda: box.editing is None and box.text == "", what="saved")
+        assert queued_in_gateway(gateway, desk_app) == [
+            "reply with exactly: one",
+            "reply with exactly: TWO",
+            "reply with exactly: three",
+        ]
+        assert lines(desk_app)[1] == ("#2", "reply with exactly: TWO")
+
+        await pilot.press("up")  # on an empty box: the last queued prompt
+        await wait_until(pilot, lambda: box.text == "reply with exactly: three", what="recall")
+        assert box.editing == desk_app.widgets.queue.items[2].entry.key
+        box.text = ""  # an empty box gives the edit up
+        await wait_until(pilot, lambda: box.editing is None, what="the edit given up")
+        assert queued_in_gateway(gateway, desk_app)[2] == "reply with exactly: three"
 
         await pilot.press("escape")
-        await wait_until(pilot, lambda: first.outcome is not None, what="the stop")
-        await wait_until(pilot, lambda: gateway.running_turns == 0, what="nothing running")
-        assert [p.status for p in desk_app.transcript.query(UserPrompt)] == ["sent"]
+        await wait_until(pilot, lambda: gateway.running_turns == 0 and not lines(desk_app))
+        texts = [p.text for p in desk_app.transcript.query(UserPrompt)]
+        assert texts[2] == "reply with exactly: TWO"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "desk.db"
+
+
+def store_gateway(server: DemoModelServer, db: Path) -> Gateway:
+    provider = ProviderConfig(base_url=server.base_url, model="demo")
+    return Gateway(GatewayConfig(provider=provider, cwd=db.parent), store=SqliteStore(db))
+
+
+@pytest.mark.parametrize("tokens_per_second", [8.0])
+async def test_prompts_queued_at_quit_are_offered_again_on_resume(
+    demo_server: DemoModelServer, db: Path
+) -> None:
+    gateway = store_gateway(demo_server, db)
+    app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = await submit_and_get_reply(app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: first.text, what="streaming")
+        await submit(pilot, "reply with exactly: later one")
+        await submit(pilot, "reply with exactly: later two")
+        await wait_until(pilot, lambda: len(lines(app)) == 2, what="two queued")
+        session = app.session_id
+        await pilot.press("ctrl+q")
+        await wait_until(None, lambda: app.return_code is not None, what="the quit")
+    gateway.shutdown(timeout_s=5.0)
+
+    demo_server.configure(tokens_per_second=400.0)
+    again = store_gateway(demo_server, db)
+    startup = Startup(resume=True, resume_id=session)
+    app = DeskApp(again, connection(demo_server.base_url), handle_signals=False, startup=startup)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: len(lines(app)) == 2, what="the offered prompts")
+            assert lines(app) == [
+                ("not sent", "reply with exactly: later one"),
+                ("not sent", "reply with exactly: later two"),
+            ]
+            assert again.session_queue(session) == []  # offered: nothing runs unasked
+            held = app.widgets.queue.items[1]
+            await click_until(pilot, held.query_one(".resend"), lambda: not held.is_attached)
+            await wait_until(pilot, lambda: again.running_turns == 0, what="the turn")
+            replies = [r.text for r in app.transcript.query(UserPrompt)]
+            assert replies[-1] == "reply with exactly: later two"
+            assert lines(app) == [("not sent", "reply with exactly: later one")]
+            app.widgets.queue.items[0].query_one(".remove").press()  # ✕ forgets it
+            await wait_until(pilot, lambda: not lines(app), what="forgotten")
+            assert not isinstance(app.focused, QueuedItem)
+    finally:
+        again.shutdown(timeout_s=5.0)

@@ -7,6 +7,7 @@ runs for real in ``tmp_path``.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from desk.activity_messages import ToolCallCompleted, ToolCallStarted
 from desk.app import DeskApp
+from desk.approval_keys import ANSWER_PAUSE_S
 from desk.messages import ReplyDelta, TurnCompleted, TurnStarted
 from desk.widgets import AssistantReply
 from desk.widgets.approval_prompt import ApprovalPrompt
@@ -54,16 +56,19 @@ def app(tool_gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
 
 
 async def approval_prompt(app: DeskApp, pilot: object) -> ApprovalPrompt:
-    """Wait until the approval prompt is shown and has the focus (its keys work then)."""
+    """Wait until the approval prompt is shown and a plain key may answer it (it never takes
+    the focus: the prompt box keeps it, and a plain key answers only after a pause)."""
 
-    def focused_prompt() -> ApprovalPrompt | None:
+    def shown() -> ApprovalPrompt | None:
         # One query, no ``first()``: under load the prompt may go between two queries.
-        found = next(app.screen.query(ApprovalPrompt).results(ApprovalPrompt), None)
-        return found if found is not None and found.has_focus else None
+        return next(app.screen.query(ApprovalPrompt).results(ApprovalPrompt), None)
 
-    await wait_until(pilot, focused_prompt, timeout_s=30.0, what="the focused approval prompt")  # type: ignore[arg-type]
-    prompt = focused_prompt()
+    await wait_until(pilot, shown, timeout_s=30.0, what="the approval prompt")  # type: ignore[arg-type]
+    prompt = shown()
     assert prompt is not None
+    assert app.focused is app.query_one("#prompt")  # the prompt box kept the focus
+    ready = prompt.shown_at + ANSWER_PAUSE_S + 0.05
+    await wait_until(pilot, lambda: time.monotonic() > ready, what="the pause")  # type: ignore[arg-type]
     return prompt
 
 

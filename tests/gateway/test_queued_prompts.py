@@ -14,6 +14,7 @@ from agent.store import CRASH_EXIT_REASON, NOT_SENT_CRASH_ERROR, SqliteStore, Tu
 from demo_model.server import DemoModelServer
 from tests.store.conftest import ScriptedLiveness
 from tests.support import EventLog
+from tui_gateway.events import PromptQueued
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 DEAD = "gone-host:4242:1"
@@ -292,3 +293,44 @@ def test_a_prompt_whose_turn_has_not_started_survives_a_crash(
     finally:
         store.turns.go.set()
         assert gateway.shutdown(timeout_s=5).threads_left == []
+
+
+def test_an_edited_prompt_keeps_its_place_runs_with_its_new_text_and_is_saved(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    hang_first_request(demo_server)
+    store = SqliteStore(tmp_path / "desk.db")
+    gateway, log = open_gateway(provider, store)
+    try:
+        session = gateway.session_create()
+        first = submit_hanging(gateway, session, demo_server)
+        queued = [gateway.prompt_submit(session, f"reply with exactly: q{n}") for n in range(3)]
+        middle = queued[1].turn_id
+        assert gateway.prompt_edit(session, middle, "reply with exactly: edited")
+        assert [q.prompt for q in store.queue.queued_prompts(session)] == [
+            "reply with exactly: q0",
+            "reply with exactly: edited",
+            "reply with exactly: q2",
+        ]
+        announced = [p for p in log.of_type(PromptQueued) if p.turn_id == middle]
+        assert [(p.text, p.position) for p in announced] == [
+            ("reply with exactly: q1", 2),
+            ("reply with exactly: edited", 2),
+        ]
+        assert not gateway.prompt_edit(session, first, "too late")  # it runs: not queued
+        assert not gateway.prompt_edit(session, "nope", "x")
+        gateway.session_interrupt(session, StopRequest.by_user(Surface.DESK_KEY), turn_id=first)
+        for q in queued:
+            log.complete(q.turn_id, timeout=10.0)
+        assert gateway.turn(session, middle).result is not None
+        assert log.text_of(middle) == "edited"
+        assert [text for _id, text in user_messages(store, session)] == [
+            "hang",
+            "reply with exactly: q0",
+            "reply with exactly: edited",
+            "reply with exactly: q2",
+        ]
+        assert not gateway.prompt_edit(session, middle, "after it ran")
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+        store.close()

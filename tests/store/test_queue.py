@@ -92,6 +92,32 @@ def test_a_removed_prompt_is_never_saved(store_factory: StoreFactory, clock: Fak
         assert s.turns.get_turn("q2") is None
 
 
+def test_an_edited_prompt_keeps_its_place_and_a_crash_keeps_the_edit(
+    store_factory: StoreFactory, clock: FakeClock
+) -> None:
+    with closing(crashed(store_factory)) as s:
+        s.sessions.create_session("s1")
+        for n in range(3):
+            clock.advance(1)
+            s.queue.queue_prompt(f"q{n}", "s1", f"waiting {n}")
+        assert s.queue.edit_queued_prompt("q1", "edited 1")
+        assert not s.queue.edit_queued_prompt("nope", "x")
+        queued = s.queue.queued_prompts("s1")
+        assert [(q.turn_id, q.prompt) for q in queued] == [
+            ("q0", "waiting 0"),
+            ("q1", "edited 1"),
+            ("q2", "waiting 2"),
+        ]
+        s.turns.start_turn("q0", "s1", "waiting 0")
+        assert not s.queue.edit_queued_prompt("q0", "too late")  # it started
+    with closing(reopen(store_factory)) as s:
+        assert transcript(s, "s1") == [
+            ("user", "waiting 0", "q0"),
+            ("user", "edited 1", "q1"),
+            ("user", "waiting 2", "q2"),
+        ]
+
+
 def test_a_crash_turns_the_queue_into_turns_that_never_ran_in_order(
     store_factory: StoreFactory, clock: FakeClock
 ) -> None:

@@ -31,6 +31,8 @@ EXPECTED_METHODS = {  # DESIGN.md section 4, the brief, and what desk's port cal
     "prompt.steer",
     "session.agents",
     "prompt.remove",
+    "prompt.edit",
+    "session.queue",
     "session.interrupt",
     "approval.respond",
     "console.commands",

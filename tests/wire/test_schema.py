@@ -217,6 +217,12 @@ def _drive(raw: RecordingStdio, demo: DemoModelServer) -> tuple[list[Any], list[
     raw.event("message.delta", turn_id=running)
     queued = raw.call("prompt.submit", story)["result"]
     assert queued["queued"] is True
+    waiting = raw.call("session.queue", {"session_id": session})["result"]["prompts"]
+    assert [(p["turn_id"], p["position"], p["editable"]) for p in waiting] == [
+        (queued["turn_id"], 1, True)
+    ]
+    edit = {"session_id": session, "turn_id": queued["turn_id"], "text": "a shorter story"}
+    assert raw.call("prompt.edit", edit)["result"] == {"edited": True}
     removed = {"session_id": session, "turn_id": queued["turn_id"]}
     assert raw.call("prompt.remove", removed)["result"] == {"removed": True}
     interrupt = {"session_id": session, "stop": stop, "turn_id": running}

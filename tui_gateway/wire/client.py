@@ -42,6 +42,7 @@ from tui_gateway.types import (
     ChildInfo,
     ConsoleCommandInfo,
     GatewayError,
+    QueuedPromptInfo,
     ResumedSession,
     SessionInfo,
     ShutdownReport,
@@ -312,6 +313,17 @@ class RemoteGateway:
         """``prompt.remove``: drop a queued prompt; False when it is not queued any more."""
         params = c.PromptRemoveParams(session_id=session_id, turn_id=turn_id)
         return self._call("prompt.remove", params, c.PromptRemoveResult).removed
+
+    def session_queue(self, session_id: str) -> list[QueuedPromptInfo]:
+        """``session.queue``: the prompts waiting in the session's queue, in order."""
+        params = c.SessionQueueParams(session_id=session_id)
+        return self._call("session.queue", params, c.SessionQueueResult).prompts
+
+    def prompt_edit(self, session_id: str, turn_id: str, text: str) -> bool:
+        """``prompt.edit``: replace a queued prompt's text in its place; False when it is not
+        queued any more."""
+        params = c.PromptEditParams(session_id=session_id, turn_id=turn_id, text=text)
+        return self._call("prompt.edit", params, c.PromptEditResult).edited
 
     def session_interrupt(
         self, session_id: str, stop: StopRequest, turn_id: str | None = None

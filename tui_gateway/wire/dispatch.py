@@ -82,6 +82,8 @@ class Dispatcher:
             "prompt.steer": self._prompt_steer,
             "session.agents": self._session_agents,
             "prompt.remove": self._prompt_remove,
+            "prompt.edit": self._prompt_edit,
+            "session.queue": self._session_queue,
             "session.interrupt": self._session_interrupt,
             "session.compress": self._session_compress,
             "compression.cancel": self._compression_cancel,
@@ -217,6 +219,12 @@ class Dispatcher:
 
     def _prompt_remove(self, p: c.PromptRemoveParams) -> c.PromptRemoveResult:
         return c.PromptRemoveResult(removed=self.gateway.prompt_remove(p.session_id, p.turn_id))
+
+    def _session_queue(self, p: c.SessionQueueParams) -> c.SessionQueueResult:
+        return c.SessionQueueResult(prompts=self.gateway.session_queue(p.session_id))
+
+    def _prompt_edit(self, p: c.PromptEditParams) -> c.PromptEditResult:
+        return c.PromptEditResult(edited=self.gateway.prompt_edit(p.session_id, p.turn_id, p.text))
 
     def _session_interrupt(self, p: c.SessionInterruptParams) -> c.SessionInterruptResult:
         turn = self.gateway.session_interrupt(p.session_id, p.stop.request(), turn_id=p.turn_id)

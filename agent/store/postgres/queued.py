@@ -86,6 +86,22 @@ class PostgresQueue:
 
         return self._db.write(tx)
 
+    def edit_queued_prompt(self, turn_id: str, prompt: str) -> bool:
+        """Replace a queued prompt's text, keeping its place; False when it was not queued."""
+
+        def tx(cur: Cursor) -> bool:
+            cur.execute("SELECT session_id FROM queued_prompts WHERE turn_id = %s", (turn_id,))
+            found = cur.fetchone()
+            if found is None:
+                return False
+            self._claims.hold(cur, found[0])
+            cur.execute(
+                "UPDATE queued_prompts SET prompt = %s WHERE turn_id = %s", (prompt, turn_id)
+            )
+            return cur.rowcount == 1
+
+        return self._db.write(tx)
+
     def queued_prompts(self, session_id: str | None = None) -> list[QueuedPromptRow]:
         """The session's queued prompts (every session's, with None), in queue order."""
 

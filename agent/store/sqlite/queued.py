@@ -7,6 +7,7 @@ lives in ``queued_prompts`` until exactly one of these happens, each in one tran
 - its turn starts: :meth:`~agent.store.sqlite.turns.SqliteTurns.start_turn` writes the turn and
   its user message and deletes the row, together (so a crash can neither lose nor double it);
 - the person removes it: :meth:`SqliteQueue.remove_queued_prompt` deletes it, keeping nothing;
+  (an edit, :meth:`SqliteQueue.edit_queued_prompt`, only replaces its text, in its place);
 - the system drops it (a quit, a disconnect, an eviction):
   :meth:`SqliteQueue.close_unsent_prompts` turns it into a closed turn that never ran;
 - its process dies: :meth:`SqliteQueue.recover_queued_prompts` (run on open) does the same,
@@ -99,6 +100,18 @@ class SqliteQueue:
         """
         with self._db.write() as conn:
             cur = conn.execute("DELETE FROM queued_prompts WHERE turn_id = ?", (turn_id,))
+            return cur.rowcount == 1
+
+    def edit_queued_prompt(self, turn_id: str, prompt: str) -> bool:
+        """Replace the text of a queued prompt the person edited; its place stays.
+
+        Returns:
+            False when it was not queued (it started, was closed, or was never saved).
+        """
+        with self._db.write() as conn:
+            cur = conn.execute(
+                "UPDATE queued_prompts SET prompt = ? WHERE turn_id = ?", (prompt, turn_id)
+            )
             return cur.rowcount == 1
 
     def queued_prompts(self, session_id: str | None = None) -> list[QueuedPromptRow]:

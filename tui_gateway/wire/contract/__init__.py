@@ -68,6 +68,8 @@ from tui_gateway.wire.contract.turns import (
     ApprovalRespondResult,
     CompressionCancelParams,
     CompressionCancelResult,
+    PromptEditParams,
+    PromptEditResult,
     PromptRemoveParams,
     PromptRemoveResult,
     PromptSteerParams,
@@ -77,6 +79,8 @@ from tui_gateway.wire.contract.turns import (
     SessionCompressParams,
     SessionInterruptParams,
     SessionInterruptResult,
+    SessionQueueParams,
+    SessionQueueResult,
 )
 
 __all__ = [
@@ -112,6 +116,8 @@ __all__ = [
     "GatewayShutdownParams",
     "Method",
     "Notification",
+    "PromptEditParams",
+    "PromptEditResult",
     "PromptRemoveParams",
     "PromptRemoveResult",
     "PromptSteerParams",
@@ -128,6 +134,8 @@ __all__ = [
     "SessionDeleteResult",
     "SessionInterruptParams",
     "SessionInterruptResult",
+    "SessionQueueParams",
+    "SessionQueueResult",
     "SessionListParams",
     "SessionListResult",
     "SessionRenameParams",

@@ -40,6 +40,8 @@ from tui_gateway.wire.contract.turns import (
     ApprovalRespondResult,
     CompressionCancelParams,
     CompressionCancelResult,
+    PromptEditParams,
+    PromptEditResult,
     PromptRemoveParams,
     PromptRemoveResult,
     PromptSteerParams,
@@ -49,6 +51,8 @@ from tui_gateway.wire.contract.turns import (
     SessionCompressParams,
     SessionInterruptParams,
     SessionInterruptResult,
+    SessionQueueParams,
+    SessionQueueResult,
 )
 
 
@@ -135,6 +139,21 @@ METHODS: tuple[Method, ...] = (
         PromptRemoveParams,
         PromptRemoveResult,
         "Remove a queued prompt before it runs (a `prompt.dropped` event follows).",
+    ),
+    Method(
+        "prompt.edit",
+        PromptEditParams,
+        PromptEditResult,
+        "Replace the text of a queued prompt before it runs, keeping its turn id and its place "
+        "in the queue (a `prompt.queued` event with the new text and its place follows).",
+    ),
+    Method(
+        "session.queue",
+        SessionQueueParams,
+        SessionQueueResult,
+        "The prompts waiting in the session's queue, in the order they will run (a frontend "
+        "that shows a session again lists them; `prompt.queued`, `message.start` and "
+        "`prompt.dropped` keep it up to date from then on).",
     ),
     Method(
         "session.interrupt",

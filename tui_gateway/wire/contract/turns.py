@@ -1,6 +1,7 @@
 """Params and results of the methods that run, stop and answer a session's turns.
 
-``prompt.submit``, ``prompt.steer``, ``prompt.remove``, ``session.interrupt``,
+``prompt.submit``, ``prompt.steer``, ``prompt.remove``, ``prompt.edit``, ``session.queue``,
+``session.interrupt``,
 ``session.compress``, ``compression.cancel``, ``approval.respond`` and ``session.agents``. Each
 that stops (or steers) carries one :class:`~tui_gateway.wire.contract.stop.StopParams`.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tui_gateway.types import ChildInfo
+from tui_gateway.types import ChildInfo, QueuedPromptInfo
 from tui_gateway.wire.contract.stop import StopParams
 
 
@@ -90,6 +91,55 @@ class PromptRemoveResult:
     """
 
     removed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SessionQueueParams:
+    """Params of ``session.queue``.
+
+    Attributes:
+        session_id: the session.
+    """
+
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionQueueResult:
+    """Result of ``session.queue``.
+
+    Attributes:
+        prompts: the prompts waiting, in the order they will run.
+    """
+
+    prompts: list[QueuedPromptInfo]
+
+
+@dataclass(frozen=True, slots=True)
+class PromptEditParams:
+    """Params of ``prompt.edit``.
+
+    Attributes:
+        session_id: the session.
+        turn_id: the queued prompt's turn id (from ``prompt.submit``).
+        text: its new text (not empty; at most the gateway's ``max_prompt_chars``).
+    """
+
+    session_id: str
+    turn_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PromptEditResult:
+    """Result of ``prompt.edit``.
+
+    Attributes:
+        edited: false when the prompt was not queued any more (it runs, or it ended), or is a
+            queued ``/compress``.
+    """
+
+    edited: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,83 @@
+"""The prompt box keeps the keyboard: Tab with nothing to complete does nothing, a click in the
+transcript does not take the typing away, and printable keys typed while something that takes
+no text has the focus still reach the prompt box."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
+from desk.app import DeskApp
+from desk.widgets import PromptInput
+from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def tool_app(demo_server: DemoModelServer, tmp_path: Path) -> Iterator[DeskApp]:
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider, cwd=tmp_path, approvals=False))
+    try:
+        yield DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+def box(app: DeskApp) -> PromptInput:
+    return app.query_one(PromptInput)
+
+
+def footer_actions(app: DeskApp) -> set[str]:
+    return {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
+
+
+@pytest.mark.parametrize("tokens_per_second", [8.0])  # the turn runs while the test types
+async def test_tab_with_nothing_to_complete_keeps_the_typing(desk_app: DeskApp) -> None:
+    async with desk_app.run_test(size=(100, 30)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, "Tell me about stopping streams")
+        await wait_until(pilot, lambda: reply.text, what="streaming")  # Stop is enabled now
+        await pilot.press(*"hello", "tab", *" world")
+        assert box(desk_app).text == "hello world"
+        assert desk_app.focused is box(desk_app)
+        assert "busy_queue" in footer_actions(desk_app)  # the footer still says Enter queues
+        await pilot.press("escape")
+
+
+async def test_a_click_in_the_transcript_does_not_take_the_typing(tool_app: DeskApp) -> None:
+    async with tool_app.run_test(size=(100, 30)) as pilot:
+        await submit(pilot, "call tool shell with " + json.dumps({"command": "echo hi"}))
+        await wait_until(pilot, lambda: tool_app.controllers.tools.cards, what="the card")
+        (card,) = tool_app.controllers.tools.cards
+        await wait_until(pilot, lambda: tool_app.running_turn is None, what="the turn's end")
+        await pilot.press(*"hello")
+        await pilot.click(card)
+        await pilot.click(tool_app.transcript, offset=(5, 1))
+        assert tool_app.focused is box(tool_app)  # Enter still sends, not folds the card
+        await pilot.press(*" world")
+        assert box(tool_app).text == "hello world"
+        assert tool_app.focused is box(tool_app)
+        assert card.expanded  # the click did what a click on a card does
+
+
+async def test_printable_keys_go_to_the_prompt_box_from_a_control_that_takes_no_text(
+    tool_app: DeskApp,
+) -> None:
+    async with tool_app.run_test(size=(100, 30)) as pilot:
+        await submit(pilot, "call tool shell with " + json.dumps({"command": "echo hi"}))
+        await wait_until(pilot, lambda: tool_app.controllers.tools.cards, what="the card")
+        (card,) = tool_app.controllers.tools.cards
+        await wait_until(pilot, lambda: card.done, what="the result")
+        await pilot.press(*"hello")
+        card.focus()  # moved there on purpose (Shift+Tab): its own keys work
+        await pilot.press("enter")
+        assert card.expanded
+        await pilot.press(*" world")  # but it takes no text: the typing goes on in the box
+        assert box(tool_app).text == "hello world"
+        assert tool_app.focused is box(tool_app)

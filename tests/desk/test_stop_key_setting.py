@@ -1,0 +1,99 @@
+"""The stop key is configurable: ``stop_key`` in config.toml (Esc by default, or one key twice
+for a double press) reaches the desk from the entry point, and F1 names it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from demo_model.server import DemoModelServer
+from desk.__main__ import main
+from desk.app import DeskApp
+from desk.screens.help_screen import HelpScreen
+from desk.stop_key import StopKey
+from tests.desk.desk_testkit import connection, submit_and_get_reply, wait_until
+from tui_gateway.config_file import read_config_file
+from tui_gateway.gateway import Gateway
+from tui_gateway.settings import SettingsError, StoreDefault, resolve_settings
+
+pytestmark = pytest.mark.anyio
+
+
+def config(config_home: Path, text: str) -> Path:
+    path = config_home / "desk" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "setting"),
+    [
+        ("", "escape"),
+        ('stop_key = "Ctrl+G"\n', "ctrl+g"),
+        ('stop_key = "escape escape"\n', "escape escape"),
+    ],
+)
+def test_the_setting_is_read_from_the_config_file(
+    config_home: Path, text: str, setting: str
+) -> None:
+    config(config_home, text)
+    file = read_config_file({"XDG_CONFIG_HOME": str(config_home)})
+    settings = resolve_settings({}, {}, file, store_default=StoreDefault.MEMORY)
+    assert settings.stop_key == setting
+
+
+def test_a_bad_stop_key_names_the_file_and_key(
+    config_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = config(config_home, 'stop_key = "escape ctrl+g"\n')
+    file = read_config_file({"XDG_CONFIG_HOME": str(config_home)})
+    with pytest.raises(SettingsError, match="stop_key must be one key"):
+        resolve_settings({}, {}, file, store_default=StoreDefault.MEMORY)
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"desk: {path}: stop_key: stop_key must be one key") and err.count("\n") == 1
+    )
+
+
+def test_desk_starts_with_the_configured_stop_key(
+    config_home: Path, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config(config_home, 'stop_key = "escape escape"\n')
+    seen: list[StopKey] = []
+
+    def run(app: DeskApp) -> None:  # the terminal is not ours in a test: record and leave
+        seen.append(app.stop_key)
+
+    monkeypatch.setattr(DeskApp, "run", run)
+    assert main(["--base-url", demo_server.base_url, "--model", "demo"]) == 0
+    assert seen == [StopKey("escape", double=True)]
+
+
+@pytest.mark.parametrize("tokens_per_second", [8.0])
+async def test_a_double_stop_key_stops_on_the_second_press_and_f1_says_so(
+    gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    app = DeskApp(
+        gateway,
+        connection(demo_server.base_url),
+        handle_signals=False,
+        stop_key=StopKey.parse("escape escape"),
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        reply = await submit_and_get_reply(app, pilot, "Tell me about stopping streams")
+        await wait_until(pilot, lambda: reply.text, what="streaming")
+        await pilot.press("escape")  # one press: an ordinary Esc
+        await pilot.pause(0.6)  # past the double press's window
+        await pilot.press("escape")
+        assert reply.outcome is None and app.running_turn is not None
+        await pilot.press("escape")  # the second of a pair: a stop
+        await wait_until(pilot, lambda: reply.outcome == "interrupted", what="the stop")
+
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        keys = dict(dict(app.screen.sections)["Keys"])
+        assert keys["Esc Esc"].startswith("Pressed twice within 0.5 s: stop the running turn")
+        assert 'stop_key = "escape escape" in config.toml' in keys["Esc Esc"]
