@@ -233,7 +233,9 @@ def build_controllers(
         gauge=gauge,
         themes=themes,
         palette=palette,
-        export=ExportController(model=lambda: palette.model),
+        export=ExportController(
+            gateway, model=lambda: palette.model, format_receipt=format_receipt
+        ),
         quit=quit,
         stops=stops,
         mcp=McpController(status, lambda: sessions.view, notify),

@@ -7,9 +7,11 @@ gateway's persistence, makes resumed sessions live in the session table, and lea
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from agent.compression.plan import SUMMARY_MARKER, is_summary
+from agent.provider.types import ToolCall
 from agent.store import SharedStore, StoreError, TurnRow
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice, Publish
@@ -29,6 +31,7 @@ from tui_gateway.types import (
     GatewayConfig,
     GatewayError,
     ResumedSession,
+    SavedToolCall,
     SessionInfo,
     TranscriptEntry,
 )
@@ -151,6 +154,8 @@ class SavedSessions:
                     content=m.content,
                     partial=m.partial,
                     tool_names=tuple(c.name for c in m.tool_calls),
+                    tool_calls=_calls(m.tool_calls),
+                    tool_call_id=m.tool_call_id or "",
                     note=notes.get(turn, "") if last else "",
                     stop=receipts.get(turn) if last else None,
                     summary=summary,
@@ -167,6 +172,8 @@ class SavedSessions:
                             role=m.role,
                             content=m.content,
                             tool_names=tuple(c.name for c in m.tool_calls),
+                            tool_calls=_calls(m.tool_calls),
+                            tool_call_id=m.tool_call_id or "",
                             summary=is_summary(m),
                         )
                         for m in live.history
@@ -266,6 +273,11 @@ class SavedSessions:
             except StoreError as exc:
                 raise GatewayError(exc.message) from exc
         return deleted or session is not None
+
+
+def _calls(calls: Sequence[ToolCall]) -> tuple[SavedToolCall, ...]:
+    """A message's tool calls as a frontend gets them."""
+    return tuple(SavedToolCall(c.id, c.name, c.arguments) for c in calls)
 
 
 def _children_by_root(turns: list[TurnRow]) -> dict[str, tuple[ChildOutcome, ...]]:
