@@ -200,6 +200,7 @@ def build_controllers(
         status=status,
         turns=turns,
         show_session=lambda session_id: sessions.show(session_id, []),
+        shown=lambda: sessions.view,
         open_sessions=sessions.open_sidebar,
         notify=notify,
     )

@@ -125,11 +125,13 @@ class ConsoleCommandInfo:
         name: the command word, without a leading ``/`` (``digest``, ``sessions``).
         usage: how it is typed, e.g. ``/new [TITLE]`` or ``digest PATH...``.
         summary: one line saying what it does.
+        markdown: its output is Markdown (``digest``'s summaries): a frontend may render it.
     """
 
     name: str
     usage: str
     summary: str
+    markdown: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,7 +91,7 @@ class DeskScreen(Screen[None]):
         elif name == "compress":
             await c.compression.start(view, arg or None)
         else:
-            return c.console.run_typed(view, text)  # console commands and /stop
+            return await c.console.run_typed(view, text)  # console commands and /stop
         return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -139,7 +139,7 @@ async def test_new_with_a_title_switches_and_the_next_prompt_goes_there(
         await submit(pilot, "/new My release plan")
         await wait_until(pilot, lambda: app.session_id != first, what="the switch")
         panel = app.query_one(ConsolePanel)
-        assert f"new session {app.session_id}" in "\n".join(panel.output.lines)
+        assert f"new session {app.session_id}" in panel.text
         assert not list(app.transcript.query(AssistantReply))
         assert app.status_bar.context_used == 0 and app.status_bar.state == "idle"
         reply = await submit_and_get_reply(app, pilot, "in the new one")

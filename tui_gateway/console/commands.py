@@ -299,11 +299,14 @@ COMMANDS: dict[str, tuple[Command, str, str]] = {
 }
 """Command name -> (function, usage, one-line description)."""
 
+MARKDOWN_OUTPUT = frozenset({"digest"})
+"""The commands whose output is Markdown."""
+
 
 def command_infos() -> list[ConsoleCommandInfo]:
     """What :data:`COMMANDS` holds, by name (``console.commands``)."""
     return [
-        ConsoleCommandInfo(name=name, usage=usage, summary=what)
+        ConsoleCommandInfo(name=name, usage=usage, summary=what, markdown=name in MARKDOWN_OUTPUT)
         for name, (_fn, usage, what) in sorted(COMMANDS.items())
     ]
 
