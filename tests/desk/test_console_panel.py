@@ -79,7 +79,8 @@ async def test_f2_opens_the_console_and_help_lists_the_commands(app: DeskApp) ->
         await type_in_console(pilot, "/help")
         await wait_until(pilot, lambda: "✓ done in" in output(panel), what="/help's outcome")
         text = output(panel)
-        assert "› /help" in text and "digest PATH..." in text and "/model NAME" in text
+        assert "› /help" in text and "digest PATH..." in text and "/model [NAME]" in text
+        assert "/server [URL]" in text
 
         await pilot.press("up")  # history
         assert panel.input.value == "/help"
@@ -231,7 +232,7 @@ async def test_one_line_answers_of_typed_commands_go_to_the_transcript(app: Desk
         panel = app.widgets.console_panel
         await submit(pilot, "/model demo")
         await wait_until(pilot, lambda: notes(app), what="the answer in the transcript")
-        assert notes(app)[-1] == "/model demo — this session now uses model demo"
+        assert notes(app)[-1] == "/model demo — this session now uses model demo (new sessions too)"
         assert not panel.is_open and app.focused is app.query_one("#prompt")
 
         await submit(pilot, "/model a b")
