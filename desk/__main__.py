@@ -5,10 +5,16 @@
 probed) and return their exit code. ``desk --gateway-cmd CMD`` runs the app against a gateway
 in a child process (:class:`tui_gateway.wire.client.RemoteGateway`) instead of an embedded one.
 
+On a terminal the first frame is drawn before anything heavy is imported, and keys typed
+meanwhile are kept for the app (:mod:`desk.early_frame`). No model server is asked before the
+app runs: the gateway checks a configured server in the background once the desk is on screen
+(:mod:`tui_gateway.model_server`), so a server that cannot be reached or refuses the key is
+one line on screen, not an exit. With nothing configured, llama.cpp's and Ollama's default
+addresses are probed first (about 300 ms at most), then the demo model starts.
+
 Exit codes: 0 after a normal quit (Ctrl+Q, or SIGTERM/SIGHUP handled as a system quit),
-2 for a bad flag or an unusable configured server (one line on stderr, no traceback),
-1 when the app crashed (Textual restores the terminal and prints the error), 130 for Ctrl+C
-before the app started.
+2 for a bad flag or setting (one line on stderr, no traceback), 1 when the app crashed
+(Textual restores the terminal and prints the error), 130 for Ctrl+C before the app started.
 """
 
 from __future__ import annotations
@@ -19,13 +25,13 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from desk.config import ConfigError, ConnectionInfo, DeskOptions, choose_server, parse_options
-from desk.startup import Startup, unsaved_notice
-from tui_gateway.config_file import read_config_file
+from desk.early_frame import EarlyFrame, default_theme_chosen
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any of them
     from desk.app import DeskApp
+    from desk.config import ConnectionInfo, DeskOptions
     from desk.ports import DeskGateway
+    from desk.startup import Startup
     from tui_gateway.types import ShutdownReport
 
 SWITCH_INTERVAL_S = 0.001
@@ -89,32 +95,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_subcommand(args[0], args[1:])
         except KeyboardInterrupt:
             return 130
-    _tune_switch_interval(os.environ)
+    frame = EarlyFrame.show(args, os.environ, coloured=default_theme_chosen(os.environ))
     try:
+        _tune_switch_interval(os.environ)
+        from desk.config import ConfigError, parse_options
+        from tui_gateway.config_file import read_config_file
+
         try:
             options = parse_options(args, os.environ, read_config_file(os.environ))
         except ConfigError as exc:
+            if frame is not None:
+                frame.close()  # the main screen back before the line is written
             _error(exc.message)
             return 2
         if options.gateway_cmd:
-            return _run_remote(options)
-        return _run_embedded(options)
+            return _run_remote(options, frame)
+        return _run_embedded(options, frame)
     except KeyboardInterrupt:
         return 130
+    finally:
+        if frame is not None:
+            frame.close()
 
 
-def _run_embedded(options: DeskOptions) -> int:
+def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
     from agent.provider.client import ProviderConfig
+    from desk.config import ConnectionInfo, choose_server
+    from desk.startup import Startup, unsaved_notice
     from tui_gateway.assembly import StoreUnavailable, build_gateway
 
     settings = options.settings
     demo = None
     try:
-        try:
-            choice = choose_server(settings)
-        except ConfigError as exc:
-            _error(exc.message)
-            return 2
+        choice = choose_server(settings)  # probes only when nothing is configured
         api_key = settings.api_key
         if choice.base_url is None:
             from desk.demo import start_demo_server
@@ -122,14 +135,16 @@ def _run_embedded(options: DeskOptions) -> int:
             try:
                 demo = start_demo_server()
             except Exception as exc:  # the fallback itself failed: say so, no traceback
+                if frame is not None:
+                    frame.close()
                 _error(f"cannot start the demo model: {exc}")
                 return 1
             model = settings.model or demo.config.model
             connection = ConnectionInfo(model, demo.base_url, is_demo=True, source=choice.source)
             api_key = None
         else:
-            assert choice.model is not None
-            connection = ConnectionInfo(choice.model, choice.base_url, source=choice.source)
+            model = choice.model or ""  # "": the first one the server lists
+            connection = ConnectionInfo(model, choice.base_url, source=choice.source)
         provider = ProviderConfig(
             base_url=connection.base_url, model=connection.model, api_key=api_key
         )
@@ -140,14 +155,16 @@ def _run_embedded(options: DeskOptions) -> int:
             gateway = build_gateway(settings, provider, persist=False)
             notice = unsaved_notice(exc.reason)
         startup = Startup(resume=options.resume, resume_id=options.resume_id, notice=notice)
-        return _run_app(gateway, connection, options, startup)
+        return _run_app(gateway, connection, options, startup, frame)
     finally:
         if demo is not None:
             demo.stop()
 
 
-def _run_remote(options: DeskOptions) -> int:
+def _run_remote(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
     """``--gateway-cmd CMD``: the app against a gateway in a child process."""
+    from desk.config import ConnectionInfo
+    from desk.startup import Startup
     from tui_gateway.types import GatewayError
     from tui_gateway.wire.client import RemoteGateway
 
@@ -155,6 +172,8 @@ def _run_remote(options: DeskOptions) -> int:
     try:
         remote = RemoteGateway(options.gateway_cmd)
     except (GatewayError, ValueError) as exc:  # ValueError: shlex could not split CMD
+        if frame is not None:
+            frame.close()
         _error(f"--gateway-cmd: {getattr(exc, 'message', exc)}")
         return 2
     ready = remote.ready
@@ -162,11 +181,15 @@ def _run_remote(options: DeskOptions) -> int:
         ready.model, ready.base_url, is_demo=ready.demo, source="--gateway-cmd"
     )
     startup = Startup(resume=options.resume, resume_id=options.resume_id)
-    return _run_app(remote, connection, options, startup)
+    return _run_app(remote, connection, options, startup, frame)
 
 
 def _run_app(
-    gateway: DeskGateway, connection: ConnectionInfo, options: DeskOptions, startup: Startup
+    gateway: DeskGateway,
+    connection: ConnectionInfo,
+    options: DeskOptions,
+    startup: Startup,
+    frame: EarlyFrame | None = None,
 ) -> int:
     from desk.app import DeskApp
     from desk.stop_key import StopKey
@@ -179,10 +202,14 @@ def _run_app(
         stop_key=StopKey.parse(options.settings.stop_key),
         busy_input=options.settings.busy_input,
     )
+    if frame is not None:
+        frame.hand_over()  # Textual leaves the alternate screen itself
     try:
         app.run()
     finally:
         report = gateway.shutdown()  # idempotent; a backstop if the app ended some other way
+        if frame is not None:
+            frame.close()  # the terminal's own modes back, before anything is printed
     if app.exit_note:  # the quit gave up waiting for a worker: say so on the terminal too
         _error(app.exit_note)
     for line in exit_lines(app.resume_hint, report):

@@ -51,7 +51,7 @@ from desk.messages import (
     GatewayIsStopping,
     GatewayMessage,
     McpServerNotice,
-    ServerFactsFetched,
+    ServerStatusNotice,
     ShutdownFinished,
     TerminalClosed,
 )
@@ -59,7 +59,6 @@ from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter, format_stop_receipt
 from desk.screens.desk_screen import DeskScreen
 from desk.screens.help_screen import HelpScreen
-from desk.server_facts import api_key_of, fetch_in_background
 from desk.slash import console_slash_commands
 from desk.startup import Startup
 from desk.stop_key import StopKey
@@ -213,11 +212,10 @@ class DeskApp(App[int]):
             c.quit.install_signals()
         self.call_after_refresh(tune_gc)  # once the first screen is built
         c.themes.report_problems()
-        fetch_in_background(
-            self.connection.base_url,
-            lambda facts: self.post_message(ServerFactsFetched(facts)),
-            api_key=api_key_of(self.gateway),
+        self.watch(
+            self.widgets.status, "model", lambda _model: c.server.model_changed(), init=False
         )
+        await c.server.start()  # asks in the background: nothing here waits for the server
 
     async def _mount_view(self, session_id: str) -> SessionView:
         view = self.view_class(session_id, self.controllers, banner=self._banner)
@@ -391,8 +389,9 @@ class DeskApp(App[int]):
 
     @on(GatewayMessage)
     async def _gateway_message(self, message: GatewayMessage) -> None:
-        """Console events (of any session), ``gateway.stopping``, ``mcp.server``, and the
-        notices of sessions not shown; other events of sessions not shown change nothing."""
+        """Console events (of any session), ``gateway.stopping``, ``mcp.server``,
+        ``server.status``, and the notices of sessions not shown; other events of sessions not
+        shown change nothing."""
         c = self.controllers
         match message:
             case ConsoleOutputArrived():
@@ -409,17 +408,13 @@ class DeskApp(App[int]):
                 c.sessions.store_waiting(message.session_id, message.payload)
             case McpServerNotice():
                 await c.mcp.changed(message.payload)
+            case ServerStatusNotice():
+                await c.server.changed(message.payload)
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_changed(self) -> None:
         """What is typed counts in the gauge: it is the next request's prompt."""
         self.controllers.gauge.count_pending(self.controllers.sessions.view)
-
-    def on_server_facts_fetched(self, message: ServerFactsFetched) -> None:
-        """The context window for the gauge, and the models for the palette."""
-        self.controllers.palette.server_facts = message.facts
-        if self.is_running:
-            self.controllers.gauge.set_window(message.facts.n_ctx)
 
     # -- keys -----------------------------------------------------------------
 

@@ -48,5 +48,6 @@ def banner_text(connection: ConnectionInfo, config_file: str = "~/.config/desk/c
         )
     else:
         via = f" ({connection.source})" if connection.source else ""
-        head = f"Welcome to desk · {connection.model} at {connection.base_url}{via}"
+        model = f"{connection.model} at" if connection.model else "the model server at"
+        head = f"Welcome to desk · {model} {connection.base_url}{via}"
     return terminal_safe(f"{head}\n{KEYS_LINE}")  # the model's name is the server's

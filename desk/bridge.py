@@ -26,6 +26,7 @@ from desk.messages import (
     PromptWasDropped,
     PromptWasQueued,
     ReplyDelta,
+    ServerStatusNotice,
     TurnCompleted,
     TurnStarted,
     TurnStateChanged,
@@ -42,6 +43,7 @@ from tui_gateway.events import (
     TurnState,
 )
 from tui_gateway.mcp_events import McpServerChanged
+from tui_gateway.server_events import ServerStatus
 from tui_gateway.subscription import Subscription
 
 ViewFor = Callable[[str], MessagePump | None]
@@ -75,6 +77,8 @@ def to_message(event: GatewayEvent) -> GatewayMessage | None:
         return GatewayIsStopping(sid, seq, payload)
     if isinstance(payload, McpServerChanged):
         return McpServerNotice(sid, seq, payload)
+    if isinstance(payload, ServerStatus):
+        return ServerStatusNotice(sid, seq, payload)
     # tool, approval, console and session events; then steers and child agents
     return activity_message(event) or agent_message(event)
 

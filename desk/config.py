@@ -5,9 +5,10 @@ The settings every entry point takes (``--base-url --model --api-key --db --cont
 resolve in :mod:`tui_gateway.settings`; desk adds its own keys on top: ``--escdelay``
 (``ESCDELAY``, ``escdelay`` in the file, see :mod:`desk.user_config`), ``--resume`` and
 ``--gateway-cmd``. Without ``--db`` sessions go to ``$XDG_DATA_HOME/desk/desk.db``. A configured
-server is checked once (``GET /models``); with nothing configured, llama.cpp's and Ollama's
-default local addresses are probed at once within about 300 ms, and when none answers desk
-starts its demo model.
+server is not asked here: the gateway checks it once the desk is on screen, and again while it
+does not answer (:mod:`tui_gateway.model_server`). With nothing configured, llama.cpp's and
+Ollama's default local addresses are probed at once within about 300 ms, and when none answers
+desk starts its demo model.
 """
 
 from __future__ import annotations
@@ -39,9 +40,6 @@ __all__ = [
 
 LOCAL_PROBE_BUDGET_S = 0.3
 """Total time for probing the local default servers, in seconds."""
-
-CHECK_BUDGET_S = 5.0
-"""Time for checking a configured server, in seconds."""
 
 ProbeFn = Callable[..., list[ProbeResult]]
 
@@ -77,7 +75,8 @@ class ServerChoice:
 
     Attributes:
         base_url: the server root, or None to start the demo model.
-        model: the model to use (None with the demo: the demo names it).
+        model: the model to use ("" for the first one the server lists; None with the demo:
+            the demo names it).
         source: short human text saying how the server was chosen.
     """
 
@@ -216,43 +215,27 @@ def choose_server(
     probe_fn: ProbeFn = probe,
     local_servers: Sequence[tuple[str, str]] = LOCAL_SERVERS,
     local_budget_s: float = LOCAL_PROBE_BUDGET_S,
-    check_budget_s: float = CHECK_BUDGET_S,
 ) -> ServerChoice:
-    """Decide which server to use (blocking: it probes over the network).
+    """Decide which server to use (it probes the local defaults when nothing is configured).
+
+    A configured server is taken as it is, without asking it: whether it answers, takes the
+    key and lists the model is the gateway's to find out once the desk runs.
 
     Args:
         settings: the resolved settings (``demo``, ``base_url``, ``model``, ``api_key``).
         probe_fn: :func:`desk.probe.probe` or a stand-in.
         local_servers: (name, base URL) probed when nothing is configured, in preference order.
         local_budget_s: time for probing the local servers, in seconds.
-        check_budget_s: time for checking a configured server, in seconds.
 
     Returns:
         the server and model, or a choice with ``base_url=None`` meaning "start the demo".
-
-    Raises:
-        ConfigError: the configured server cannot be reached, refuses the key, or names no
-            model when none was given.
     """
     if settings.demo:
         return ServerChoice(None, None, "--demo")
     if settings.base_url:
-        url = settings.base_url
-        (result,) = probe_fn([url], api_key=settings.api_key, budget_s=check_budget_s)
-        if not result.answered:
-            raise ConfigError(f"cannot reach the model server at {url}: {result.error}")
-        if result.status in (401, 403):
-            raise ConfigError(
-                f"the model server at {url} refused the API key ({result.status}); "
-                "set OPENAI_API_KEY or pass --api-key"
-            )
-        model = settings.model or (result.models[0] if result.models else None)
-        if model is None:
-            raise ConfigError(
-                f"the model server at {url} lists no models (GET /models: {result.status}); "
-                "pass --model"
-            )
-        return ServerChoice(url, model, settings.origin("base_url").label)
+        return ServerChoice(
+            settings.base_url, settings.model or "", settings.origin("base_url").label
+        )
     urls = [url for _name, url in local_servers]
     results = probe_fn(urls, api_key=settings.api_key, budget_s=local_budget_s)
     for (name, url), result in zip(local_servers, results, strict=True):

@@ -1,9 +1,12 @@
 """``/export``: the session shown in the transcript, written as Markdown.
 
-The export is made from what the desk shows (desk never reads the store): each prompt as a
-"You" block, each reply as an "Assistant" block with its stop receipt or error line under it as
-a quote, and error notes. A transcript block of another kind joins in by offering
-``export_markdown() -> str`` (e.g. tool cards); anything else is left out.
+The export is made from what the desk shows (desk never reads the store), headed by the
+session's current title: each prompt as a "You" block, each reply as an "Assistant" block with
+its stop receipt or error line under it as a quote, error notes, and the messages of a resumed
+session that are not rendered yet (above "show more"). A transcript block of another kind joins
+in by offering ``export_markdown() -> str``: tool cards (the call's arguments, its output capped
+at :data:`desk.export_text.EXPORT_OUTPUT_CHARS`, how it ended and its stop line), a resumed
+session's tool calls, child agents and summaries; anything else is left out.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Literal, Protocol, runtime_checkable
 from textual.widget import Widget
 from textual.widgets import Static
 
+from desk.export_text import quote
 from desk.markdown_cuts import closed_fences
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.user_prompt import UserPrompt
@@ -77,13 +81,13 @@ def blocks_from(children: Iterable[Widget]) -> list[ExportBlock]:
     return blocks
 
 
-def quote(text: str) -> str:
-    """``text`` as a Markdown block quote (blank lines kept inside it)."""
-    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
-
-
 def session_markdown(
-    blocks: Iterable[ExportBlock], *, session_id: str, model: str, exported_at: datetime
+    blocks: Iterable[ExportBlock],
+    *,
+    session_id: str,
+    model: str,
+    exported_at: datetime,
+    title: str = "",
 ) -> str:
     """The Markdown document.
 
@@ -92,14 +96,16 @@ def session_markdown(
         session_id: the session's id.
         model: the model shown for the session.
         exported_at: when the export was made (local time, shown to minutes).
+        title: the session's title as it is now ("" heads it ``desk session <id>``).
 
     Returns:
         the document, ending with one newline, its control characters made visible (a file
         that is read with ``cat`` or ``less -R`` must not command the terminal).
     """
+    heading = " ".join(title.split()) or f"desk session {session_id}"
     parts = [
-        f"# desk session {session_id}",
-        f"Model: {model} · exported {exported_at:%Y-%m-%d %H:%M}",
+        f"# {heading}",
+        f"Session {session_id} · model: {model} · exported {exported_at:%Y-%m-%d %H:%M}",
     ]
     for block in blocks:
         if block.kind == "user":

@@ -12,7 +12,6 @@ from typing import ClassVar
 
 from textual.message import Message
 
-from desk.server_facts import ServerFacts
 from tui_gateway.events import (
     GatewayStopping,
     MessageComplete,
@@ -23,6 +22,7 @@ from tui_gateway.events import (
     TurnState,
 )
 from tui_gateway.mcp_events import McpServerChanged
+from tui_gateway.server_events import ServerStatus
 
 
 class GatewayMessage(Message):
@@ -135,13 +135,15 @@ class McpServerNotice(GatewayMessage):
         """The event payload."""
 
 
-class ServerFactsFetched(Message):
-    """The server's context window and models arrived (posted from the fetching thread)."""
+class ServerStatusNotice(GatewayMessage):
+    """``server.status``: the model server's state changed (gateway-wide: to the app)."""
 
-    def __init__(self, facts: ServerFacts) -> None:
-        super().__init__()
-        self.facts = facts
-        """What the server said."""
+    FOR_VIEW = False
+
+    def __init__(self, session_id: str, seq: int, payload: ServerStatus) -> None:
+        super().__init__(session_id, seq)
+        self.payload = payload
+        """The event payload."""
 
 
 class TerminalClosed(Message):

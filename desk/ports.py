@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from agent.stops import StopRequest
+from tui_gateway.server_events import ServerStatus
 from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.types import (
     ChildInfo,
@@ -19,6 +20,18 @@ from tui_gateway.types import (
     SteerResult,
     SubmitResult,
 )
+
+
+class ModelServerPort(Protocol):
+    """The model server as desk asks about it (``tui_gateway.model_server.ModelServer``)."""
+
+    def status(self) -> ServerStatus:
+        """Its state as last found (``server.status`` events follow every change)."""
+        ...
+
+    def check(self) -> None:
+        """Ask it now, in the background (and again with a back-off while it answers badly)."""
+        ...
 
 
 class DeskGateway(Protocol):
@@ -119,4 +132,11 @@ class DeskGateway(Protocol):
 
     def session_delete(self, session_id: str) -> bool:
         """Delete a session for good (its running turn is stopped first)."""
+        ...
+
+    # -- the model server (see desk.controllers.server) ----------------------------------------
+
+    @property
+    def server(self) -> ModelServerPort:
+        """The gateway's model server."""
         ...

@@ -1,7 +1,8 @@
 """Asks OpenAI-compatible servers for their models, concurrently and within a time budget.
 
-Used at start-up to check a configured server and, when nothing is configured, to find a local
-llama.cpp or Ollama server at its default address.
+Used at start-up, when nothing is configured, to find a local llama.cpp or Ollama server at its
+default address (a configured server is the gateway's to check, see
+:mod:`tui_gateway.model_server`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import asyncio
 from dataclasses import dataclass, field
 
 import httpx
+
+from tui_gateway.model_server import listed_models
 
 LOCAL_SERVERS: tuple[tuple[str, str], ...] = (
     ("llama.cpp", "http://127.0.0.1:8080/v1"),
@@ -51,20 +54,7 @@ def models_url(base_url: str) -> str:
 
 
 def _model_ids(data: object) -> tuple[str, ...]:
-    if not isinstance(data, dict):
-        return ()
-    items = data.get("data")
-    if not isinstance(items, list):
-        items = data.get("models")  # some servers list only ``models``
-    if not isinstance(items, list):
-        return ()
-    ids = []
-    for item in items:
-        if isinstance(item, dict):
-            name = item.get("id") or item.get("model") or item.get("name")
-            if isinstance(name, str) and name:
-                ids.append(name)
-    return tuple(ids)
+    return tuple(listed_models(data))
 
 
 async def _probe_one(client: httpx.AsyncClient, base_url: str) -> ProbeResult:

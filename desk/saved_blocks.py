@@ -79,7 +79,7 @@ def saved_blocks(
                     results.append(entries[index].content)
                     result = entries[index]
                     note = note_line(result.note, result.stop, format_receipt) or note
-                blocks.append(SavedToolCalls(entry.tool_names, results))
+                blocks.append(SavedToolCalls(entry.tool_names, results, entry.tool_calls))
         elif entry.role == "tool":  # a result whose call is not shown: show it briefly
             blocks.append(SavedToolCalls(["tool"], [entry.content]))
         if note:  # a turn that ended without a reply to put it under

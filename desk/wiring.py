@@ -27,6 +27,7 @@ from desk.controllers.mcp import McpController
 from desk.controllers.palette import PaletteController
 from desk.controllers.queue import QueueController
 from desk.controllers.quit import QuitController
+from desk.controllers.server import ServerController
 from desk.controllers.sessions import SessionsController
 from desk.controllers.stop_keys import StopKeysController
 from desk.controllers.themes import ThemeController
@@ -187,6 +188,14 @@ def build_controllers(
         after_refresh=app.call_after_refresh,
     )
     themes = ThemeController(app, env, notify=notify)
+    server = ServerController(
+        gateway,
+        status=status,
+        connection=connection,
+        model=lambda: status.model or connection.model,
+        view=lambda: sessions.view,
+        notify=notify,
+    )
     palette = PaletteController(
         gateway,
         themes=themes,
@@ -194,6 +203,7 @@ def build_controllers(
         connection=connection,
         run_action=app.run_action,
         notify=notify,
+        models=lambda: server.models,
     )
     agents = AgentsController(gateway, clock=clock, format_receipt=format_receipt, notify=notify)
     tools = ToolCallsController(
@@ -221,6 +231,7 @@ def build_controllers(
         status=status,
         turns=turns,
         show_session=lambda session_id: sessions.show(session_id, []),
+        shown=lambda: sessions.view,
         open_sessions=sessions.open_sidebar,
         notify=notify,
     )
@@ -254,8 +265,11 @@ def build_controllers(
         gauge=gauge,
         themes=themes,
         palette=palette,
-        export=ExportController(model=lambda: palette.model),
+        export=ExportController(
+            gateway, model=lambda: palette.model, format_receipt=format_receipt
+        ),
         quit=quit,
         stops=stops,
         mcp=McpController(status, lambda: sessions.view, notify),
+        server=server,
     )

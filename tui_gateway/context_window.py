@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agent.context.budget import ContextBudget
@@ -136,6 +137,45 @@ class SessionWindows:
     ) -> None:
         """Publish the session's ``context.window`` as it stands (learns the window if needed)."""
         self.publish_budget(session, self.budget(session, provider), tools)
+
+    def relearn(self, base_url: str) -> None:
+        """Forget the windows of ``base_url`` that were only assumed (learned while the server
+        could not be reached): sessions on them learn theirs again, keeping their counts."""
+        with self._lock:
+            stale = {
+                k
+                for k, w in self._known.items()
+                if k[0] == base_url and w.source == WindowSource.ASSUMED
+            }
+            for key in stale:
+                del self._known[key]
+            for session_id, key in list(self._keys.items()):
+                if key in stale:
+                    del self._keys[session_id]  # the next budget() sets the learned window
+
+    def server_answers(
+        self,
+        provider: ProviderConfig,
+        sessions: Sequence[Session],
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        """The server answers now (after it had not): sessions without a model take the one
+        it names, and each session's window is learned (again) and published.
+
+        Args:
+            provider: the server, with the model new sessions use.
+            sessions: the live sessions.
+            tools: the tool definitions a request offers now.
+        """
+        self.relearn(provider.base_url)
+        if provider.model:
+            self.window(provider)  # a session made from now on announces it at once
+        for session in sessions:
+            with session.lock:
+                session.model = session.model or provider.model
+                model = session.model
+            if model:
+                self.publish(session, replace(provider, model=model), tools)
 
     def publish_budget(
         self, session: Session, budget: ContextBudget, tools: Sequence[dict[str, Any]] = ()

@@ -30,12 +30,13 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from agent.agent import Agent
 from agent.events import AgentListener, TurnResult
 from agent.outcome import ExitReason, TurnStatus
+from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope
 from agent.steering import Steer
@@ -48,7 +49,7 @@ from tui_gateway.booking import BookingOffice, Publish
 from tui_gateway.child_outcome import completed_event, outcome_text, tool_result_of
 from tui_gateway.kinds import ChildDelivery, TurnKind, TurnStage
 from tui_gateway.persistence import Persistence
-from tui_gateway.state import ChildOf, Session, Turn
+from tui_gateway.state import ChildOf, Session, Turn, session_provider
 from tui_gateway.steer_events import ChildStarted
 from tui_gateway.translate import turn_listener
 from tui_gateway.types import AgentFactory, AgentSetup, ChildInfo, GatewayConfig
@@ -126,6 +127,7 @@ class Delegation:
         workspace: the file tools' boundary.
         extra_tools: the tools offered now besides those (the MCP servers'), asked for each
             agent as it is built.
+        provider: the model server now, read for each agent (default ``config.provider``).
     """
 
     def __init__(
@@ -141,8 +143,10 @@ class Delegation:
         cwd: Path,
         workspace: Workspace | None,
         extra_tools: Callable[[], Sequence[Tool]] | None = None,
+        provider: Callable[[], ProviderConfig] | None = None,
     ) -> None:
         self._config = config
+        self._provider = provider or (lambda: config.provider)
         self._persistence = persistence
         self._booking = booking
         self._publish = publish
@@ -175,7 +179,7 @@ class Delegation:
             tools = ToolRegistry([*self._tools, *extra])
             if self._config.delegate_depth > 0:
                 tools.add(DelegateTool(launcher))
-        provider = replace(self._config.provider, model=session.model)
+        provider = session_provider(self._provider(), session)
         setup = AgentSetup(listener, approve, tools, self._cwd, provider, self._workspace)
         launcher.agent = self._factory(setup)
         return launcher.agent

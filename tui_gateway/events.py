@@ -17,6 +17,7 @@ from agent.outcome import ExitReason, TurnStatus
 from tui_gateway.envelope import PROTOCOL_VERSION, GatewayEvent, Payload, StopReceipt
 from tui_gateway.kinds import TurnActivity
 from tui_gateway.mcp_events import McpServerChanged
+from tui_gateway.server_events import ServerState, ServerStatus
 from tui_gateway.steer_events import ChildCompleted, ChildStarted, PromptSteered
 
 
@@ -424,6 +425,7 @@ EVENT_TYPES: tuple[type[Payload], ...] = (
     ConsoleComplete,
     GatewayStopping,
     McpServerChanged,
+    ServerStatus,
 )
 """Every payload type the gateway emits."""
 
@@ -448,6 +450,8 @@ __all__ = [
     "PromptDropped",
     "PromptQueued",
     "PromptSteered",
+    "ServerState",
+    "ServerStatus",
     "SessionCreated",
     "SessionEvicted",
     "StopReceipt",

@@ -13,6 +13,7 @@ Method names follow the contract (DESIGN.md section 4): ``session.create`` is
   :class:`~tui_gateway.compression.SessionCompression`: the store's writes, compressions;
 - :class:`~tui_gateway.console.Console`: console commands;
 - :class:`~tui_gateway.mcp_servers.McpServers` (``Gateway.mcp``): the MCP servers;
+- :class:`~tui_gateway.model_server.ModelServer` (``Gateway.server``): the model server;
 - :class:`~tui_gateway.event_hub.EventHub`: events to subscribers (a slow one never blocks a
   worker);
 - :class:`~tui_gateway.shutdown.Shutdown`: the one shutdown.
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from dataclasses import replace
 from pathlib import Path
 
 from agent.context.budget import ContextBudget
@@ -43,6 +43,7 @@ from tui_gateway.events import Payload, SessionCreated
 from tui_gateway.fitted_turns import FittedTurns
 from tui_gateway.kinds import TurnKind
 from tui_gateway.mcp_servers import McpServers
+from tui_gateway.model_server import ModelServer
 from tui_gateway.persistence import Persistence
 from tui_gateway.remote import RemoteStops
 from tui_gateway.saved_sessions import SavedSessions
@@ -93,6 +94,8 @@ class Gateway:
         journal = SharedEvents(shared.events) if shared is not None else None
         self._events = EventHub(config.coalesce_s, journal)
         publish = self._events.publish
+        self.server = ModelServer(config.provider, publish)
+        """The model server: where it is, whether it answers (``server.status``)."""
         self.mcp = McpServers(
             config.mcp_servers if config.tools else (),
             lambda payload, key: publish(None, payload, sticky=key),
@@ -141,10 +144,12 @@ class Gateway:
             cwd=self._cwd,
             workspace=Workspace.at(self._cwd, config.denied_paths),
             extra_tools=self.mcp.tools,
+            server=self.server,
         )
-        self._saved = SavedSessions(
-            config, self._table, self._persistence, self._booking, publish, self._windows, offered
-        )
+        saved = (config, self._table, self._persistence, self._booking, publish, self._windows)
+        self._saved = SavedSessions(*saved, offered, provider=lambda: self.server.provider)
+        answers = self._windows.server_answers
+        self.server.on_ready = lambda server: answers(server, self._table.all(), offered())
         self._offered = offered
         self._shutdown = Shutdown(
             self._table,
@@ -184,14 +189,14 @@ class Gateway:
         Raises:
             GatewayError: when the gateway is shutting down.
         """
-        session = Session(uuid.uuid4().hex[:12], title=title, model=self.config.provider.model)
+        session = Session(uuid.uuid4().hex[:12], title=title, model=self.server.provider.model)
         session.approvals = SessionApprovals(lambda p: self._events.publish(session, p))
         if self.config.system_prompt:
             session.history.append(ChatMessage(role="system", content=self.config.system_prompt))
         session, victim = self._table.add(session)
         self._persistence.session_created(session, str(self._cwd))
         self._events.publish(session, SessionCreated(title=title, model=session.model))
-        self._windows.announce(session, self.config.provider, self._offered())
+        self._windows.announce(session, self.server.for_session(session), self._offered())
         if victim is not None:
             self._booking.evict(victim)
         return session.session_id
@@ -261,16 +266,12 @@ class Gateway:
         return self._table.summaries()
 
     def session_set_model(self, session_id: str, model: str) -> None:
-        """Use ``model`` for the session's next turns (the running one keeps its model)."""
-        session = self._table.get(session_id)
-        with session.lock:
-            session.model = model
+        """Use ``model`` for the session's next turns (GatewayError: one it does not list)."""
+        self.server.set_model(self._table.get(session_id), model)
 
     def provider_for(self, session_id: str) -> ProviderConfig:
         """The provider settings the session's turns use."""
-        session = self._table.get(session_id)
-        with session.lock:
-            return replace(self.config.provider, model=session.model)
+        return self.server.for_session(self._table.get(session_id))
 
     def context_budget(self, session_id: str) -> ContextBudget:
         """The session's context window and calibrated count (learns the window if needed).
@@ -311,8 +312,8 @@ class Gateway:
             the turn id and whether it was queued.
 
         Raises:
-            GatewayError: unknown session, empty or oversized prompt, a soft ``stop``, or
-                shutting down.
+            GatewayError: unknown session, empty or oversized prompt, a soft ``stop``, shutting
+                down, or a model server that cannot take it now (``ModelServer.refuse``).
         """
         check_text(text, "prompt", self.config.max_prompt_chars)
         if stop is not None and not stop.hard:
@@ -333,8 +334,8 @@ class Gateway:
             stop: the soft interrupt: who steers, from where, why (``hard`` False).
 
         Raises:
-            GatewayError: unknown session, empty or oversized text, a hard ``stop``, or
-                shutting down.
+            GatewayError: unknown session, empty or oversized text, a hard ``stop``, shutting
+                down, or (as a prompt) a model server that cannot take it now.
         """
         check_text(text, "steer", self.config.max_prompt_chars)
         try:
@@ -362,7 +363,7 @@ class Gateway:
         the cooldown, and reports ``compression.progress`` and one ``compression.complete``.
 
         Raises:
-            GatewayError: unknown session, or shutting down.
+            GatewayError: unknown session, shutting down, or the model server is unusable.
         """
         return self._runner.submit(session_id, "", kind=TurnKind.COMPRESS, focus=focus)
 
@@ -461,6 +462,7 @@ class Gateway:
         Returns:
             what was stopped and whether any worker outlived the bound.
         """
+        self.server.close()
         return self._shutdown.run(timeout_s)
 
     # -- console -------------------------------------------------------------------------------

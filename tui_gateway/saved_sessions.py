@@ -7,9 +7,11 @@ gateway's persistence, makes resumed sessions live in the session table, and lea
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 
 from agent.compression.plan import SUMMARY_MARKER, is_summary
+from agent.provider.client import ProviderConfig
+from agent.provider.types import ToolCall
 from agent.store import StoreError, TurnRow
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice, Publish
@@ -23,12 +25,13 @@ from tui_gateway.context_window import (
 from tui_gateway.events import StopReceipt
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
-from tui_gateway.state import Session
+from tui_gateway.state import Session, session_provider
 from tui_gateway.types import (
     ChildOutcome,
     GatewayConfig,
     GatewayError,
     ResumedSession,
+    SavedToolCall,
     SessionInfo,
     TranscriptEntry,
 )
@@ -45,6 +48,7 @@ class SavedSessions:
         publish: sends a payload for a session.
         windows: the sessions' context windows (a resumed one is calibrated and announced).
         tools: the tool definitions a request offers now.
+        provider: the model server now (default ``config.provider``).
     """
 
     def __init__(
@@ -56,7 +60,10 @@ class SavedSessions:
         publish: Publish,
         windows: SessionWindows,
         tools: OfferedTools = no_tools,
+        *,
+        provider: Callable[[], ProviderConfig] | None = None,
     ) -> None:
+        self._provider = provider or (lambda: config.provider)
         self._windows = windows
         self._tools = tools
         self._config = config
@@ -157,6 +164,8 @@ class SavedSessions:
                     content=m.content,
                     partial=m.partial,
                     tool_names=tuple(c.name for c in m.tool_calls),
+                    tool_calls=_calls(m.tool_calls),
+                    tool_call_id=m.tool_call_id or "",
                     note=notes.get(turn, "") if last else "",
                     stop=receipts.get(turn) if last else None,
                     summary=summary,
@@ -174,15 +183,16 @@ class SavedSessions:
                             role=m.role,
                             content=m.content,
                             tool_names=tuple(c.name for c in m.tool_calls),
+                            tool_calls=_calls(m.tool_calls),
+                            tool_call_id=m.tool_call_id or "",
                             summary=is_summary(m),
                         )
                         for m in live.history
                     ]
             return ResumedSession(live.session_id, live.title, live.model, transcript)
         assert row is not None
-        session = Session(
-            session_id=row.id, title=row.title, model=row.model or self._config.provider.model
-        )
+        server = self._provider()
+        session = Session(session_id=row.id, title=row.title, model=row.model or server.model)
         # Prompts that never ran are marked not sent; the saved counts calibrate the session.
         session.history = saved_history(messages, turns)
         session.context = saved_budget(messages, turns, self._tools())
@@ -190,8 +200,9 @@ class SavedSessions:
         session, victim = self._table.add(session)
         if victim is not None:
             self._booking.evict(victim)
-        provider = replace(self._config.provider, model=session.model)
-        self._windows.announce(session, provider, self._tools())
+        provider = session_provider(server, session)
+        if provider.model:
+            self._windows.announce(session, provider, self._tools())
         return ResumedSession(session.session_id, session.title, session.model, transcript)
 
     def turn_session(self, turn_id: str) -> str | None:
@@ -268,6 +279,11 @@ class SavedSessions:
             except StoreError as exc:
                 raise GatewayError(exc.message) from exc
         return deleted or session is not None
+
+
+def _calls(calls: Sequence[ToolCall]) -> tuple[SavedToolCall, ...]:
+    """A message's tool calls as a frontend gets them."""
+    return tuple(SavedToolCall(c.id, c.name, c.arguments) for c in calls)
 
 
 def _children_by_root(turns: list[TurnRow]) -> dict[str, tuple[ChildOutcome, ...]]:

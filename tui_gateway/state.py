@@ -6,12 +6,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agent.agent import Agent
 from agent.compression import Compressor
 from agent.context.budget import ContextBudget
 from agent.events import TurnResult
+from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope, Registration
 from agent.stops import StopRequest
@@ -162,3 +163,8 @@ class Session:
     def live_children(self) -> list[Turn]:
         """The child agents running now (call with :attr:`lock` held)."""
         return [c for c in self.children.values() if c.state != TurnStage.DONE]
+
+
+def session_provider(provider: ProviderConfig, session: Session) -> ProviderConfig:
+    """``provider`` with the session's model (the server's default while it has none)."""
+    return replace(provider, model=session.model or provider.model)

@@ -20,12 +20,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from agent.agent import Agent
 from agent.events import TurnResult
-from agent.provider.client import ChatClient
+from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import Issuer, StopRequest
 from agent.tools.base import Tool
@@ -36,9 +35,10 @@ from tui_gateway.delegation import Delegation
 from tui_gateway.events import MessageComplete, MessageStart, PromptQueued
 from tui_gateway.fitted_turns import FittedTurns, did_not_fit
 from tui_gateway.kinds import TurnKind, TurnStage
+from tui_gateway.model_server import ModelServer
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
-from tui_gateway.state import Session, Turn
+from tui_gateway.state import Session, Turn, session_provider
 from tui_gateway.tool_offer import check_text
 from tui_gateway.translate import turn_listener
 from tui_gateway.types import (
@@ -86,6 +86,8 @@ class TurnRunner:
         workspace: where file tools read without asking, and what they never touch.
         extra_tools: more tools to offer with ``tools``, asked for each turn when it is
             submitted (the MCP servers' tools that are ready then).
+        server: the model server: where each turn goes (``/server`` moves it), and whether it
+            takes a prompt now; None sends to ``config.provider`` whatever it does.
     """
 
     def __init__(
@@ -102,8 +104,13 @@ class TurnRunner:
         cwd: Path,
         workspace: Workspace | None = None,
         extra_tools: Callable[[], Sequence[Tool]] | None = None,
+        server: ModelServer | None = None,
     ) -> None:
         self._config = config
+        self._server = server
+        self._provider: Callable[[], ProviderConfig] = (
+            (lambda: server.provider) if server else (lambda: config.provider)
+        )
         self._table = table
         self._persistence = persistence
         self._fitted = fitted
@@ -121,6 +128,7 @@ class TurnRunner:
             cwd=cwd,
             workspace=workspace,
             extra_tools=extra_tools,
+            provider=self._provider,
         )
         """Builds every turn's agent and runs the child agents they delegate to."""
 
@@ -154,9 +162,12 @@ class TurnRunner:
                 this one next, ahead of every queued prompt.
 
         Raises:
-            GatewayError: unknown session, or shutting down.
+            GatewayError: unknown session, shutting down, or the model server cannot take a
+                prompt now (``ModelServer.refuse``: unreachable, a refused key, an unlisted model).
         """
         session = self._table.get(session_id)
+        if self._server is not None:
+            self._server.refuse(self._server.for_session(session).model)
         turn = self._new_turn(session, text, kind, focus, turn_id)
         turn.urgent = stop is not None
         with self._persistence.queue_lock:  # the saved queue keeps the in-memory order
@@ -297,13 +308,13 @@ class TurnRunner:
             turn = following  # the next queued prompt runs on this same worker
 
     def _compress_turn(self, session: Session, turn: Turn) -> None:
-        provider = replace(self._config.provider, model=session.model)
+        provider = session_provider(self._provider(), session)
         self._fitted.compress(session, turn, provider, manual=True, force=False)
         turn.worker_exited_at = time.monotonic()
 
     def _prompt_turn(self, session: Session, turn: Turn) -> None:
         self._publish(session, MessageStart(turn_id=turn.turn_id, prompt=turn.prompt))
-        provider = replace(self._config.provider, model=session.model)
+        provider = session_provider(self._provider(), session)
         result = self._fitted.run_prompt(
             session, turn, provider, lambda: self._persistence.turn_started(session, turn)
         )

@@ -125,11 +125,13 @@ class ConsoleCommandInfo:
         name: the command word, without a leading ``/`` (``digest``, ``sessions``).
         usage: how it is typed, e.g. ``/new [TITLE]`` or ``digest PATH...``.
         summary: one line saying what it does.
+        markdown: its output is Markdown (``digest``'s summaries): a frontend may render it.
     """
 
     name: str
     usage: str
     summary: str
+    markdown: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +278,21 @@ class SessionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class SavedToolCall:
+    """One tool call of a saved assistant message.
+
+    Attributes:
+        call_id: the provider's call id (the ``tool`` message that answers it names it).
+        name: the tool.
+        arguments: the call's raw JSON arguments, as the model wrote them (may be invalid).
+    """
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
 class TranscriptEntry:
     """One message of a resumed session, as a frontend shows it.
 
@@ -284,6 +301,9 @@ class TranscriptEntry:
         content: the text.
         partial: True for a reply that was cut short (stopped, failed, or a crash).
         tool_names: for an assistant message, the tools it called.
+        tool_calls: for an assistant message, its calls with their arguments (the names of
+            ``tool_names``, in the same order).
+        tool_call_id: for a ``tool`` message, the call it answers ("" otherwise).
         note: on the last message of a turn that did not complete: who stopped it ("stopped
             by you", "stopped by the system: ..."), why it failed ("failed: ..."), or, for a
             queued prompt that never ran, why ("not sent: ...").
@@ -302,6 +322,8 @@ class TranscriptEntry:
     content: str
     partial: bool = False
     tool_names: tuple[str, ...] = ()
+    tool_calls: tuple[SavedToolCall, ...] = ()
+    tool_call_id: str = ""
     note: str = ""
     stop: StopReceipt | None = None
     summary: bool = False

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from desk.controllers.palette import PaletteController
     from desk.controllers.queue import QueueController
     from desk.controllers.quit import QuitController
+    from desk.controllers.server import ServerController
     from desk.controllers.sessions import SessionsController
     from desk.controllers.stop_keys import StopKeysController
     from desk.controllers.themes import ThemeController
@@ -48,6 +49,7 @@ class DeskControllers:
         quit: quitting (:mod:`desk.controllers.quit`).
         stops: the stop keys, from the input thread and the UI (:mod:`desk.controllers.stop_keys`).
         mcp: the MCP servers' failures on screen (:mod:`desk.controllers.mcp`).
+        server: the model server's state on screen (:mod:`desk.controllers.server`).
     """
 
     turns: TurnsController
@@ -64,3 +66,4 @@ class DeskControllers:
     quit: QuitController
     stops: StopKeysController
     mcp: McpController
+    server: ServerController

@@ -10,8 +10,10 @@ thread) and the terminal's input thread asks :meth:`ConsoleController.stop_from_
 (see :mod:`desk.driver`), so with the panel focused a stop key cancels the command, not the turn.
 
 Console commands in the prompt box (``/help``, ``/sessions``, ``/new``, ``/model NAME``,
-``digest PATH...``) run the same way and open the panel; ``/stop`` stops the running turn as a
-user stop right away, without the console.
+``digest PATH...``) run the same way, without opening the panel at first: a command whose
+answer is one line (``/new``, ``/model``, a refusal) gets that line in the transcript, and the
+panel opens (unfocused) only once a command writes a second line. ``/stop`` stops the running
+turn as a user stop right away, without the console. The panel keeps every command's entry.
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ class ConsoleController:
         status: the status bar (a ``/model`` shows its model there).
         turns: ``/stop`` stops the running turn.
         show_session: switches the desk to a session (``/new``).
+        shown: the view of the session shown now (where a one-line answer goes).
         open_sessions: opens the sessions sidebar (``/sessions``).
         notify: shows a toast.
     """
@@ -102,6 +105,7 @@ class ConsoleController:
         status: StatusBar,
         turns: TurnsController,
         show_session: Callable[[str], Awaitable[object]],
+        shown: Callable[[], SessionView | None],
         open_sessions: Callable[[], None],
         notify: Notify,
     ) -> None:
@@ -110,12 +114,15 @@ class ConsoleController:
         self._status = status
         self._turns = turns
         self._show_session = show_session
+        self._shown = shown
         self._open_sessions = open_sessions
         self._notify = notify
         self.commands: list[ConsoleCommandInfo] = []
         """The commands the gateway's console runs (read once the app runs)."""
         self._names: frozenset[str] = frozenset()
+        self._markdown: frozenset[str] = frozenset()  # commands whose output is Markdown
         self._lines: dict[str, str] = {}  # command id -> line, for commands started here
+        self._quiet: set[str] = set()  # typed in the prompt box, one line of output so far
         # Read by the input thread: replaced (never mutated) on the UI thread.
         self._running_ids: tuple[str, ...] = ()
         self._focused = False
@@ -125,6 +132,7 @@ class ConsoleController:
         """Ask the gateway which commands its console runs (once the app runs); returns them."""
         self.commands = self._gateway.console_commands()
         self._names = frozenset(command.name for command in self.commands)
+        self._markdown = frozenset(c.name for c in self.commands if getattr(c, "markdown", False))
         return self.commands
 
     def command_in(self, text: str) -> str | None:
@@ -162,20 +170,29 @@ class ConsoleController:
         Returns:
             the command id, or None when the gateway refused it (the panel says why).
         """
+        self._panel.open(focus=focus)
+        return self._start(view, line)
+
+    def _start(self, view: SessionView, line: str) -> str | None:
+        """Run ``line``; its entry in the panel (open or not) shows it. None: refused (the
+        panel says why)."""
         panel = self._panel
-        panel.open(focus=focus)
-        panel.write_line(f"› {line}")
         try:
             command_id = self._gateway.console_run(view.session_id, line)
         except GatewayError as exc:
-            panel.write_line(f"✖ {exc.message}")
+            panel.write_line(f"✖ {exc.message}", command=line)
             return None
+        name = self.command_in(line) or ""
+        panel.begin(command_id, line, markdown=name in self._markdown)
         self._lines[command_id] = line
         self._changed()
         return command_id
 
-    def run_typed(self, view: SessionView, text: str) -> bool:
+    async def run_typed(self, view: SessionView, text: str) -> bool:
         """Run the prompt box's text as a console command when it is one.
+
+        The panel stays as it is: a one-line answer goes to the transcript when the command
+        ends; the panel opens once the command writes more.
 
         Returns:
             True when it was a command (it ran, or ``/stop`` stopped); False for a prompt.
@@ -186,7 +203,17 @@ class ConsoleController:
         if name == "stop":
             self._turns.stop_by_command(view)
             return True
-        self.run_line(view, text.strip(), focus=False)
+        line = text.strip()
+        try:
+            command_id = self._gateway.console_run(view.session_id, line)
+        except GatewayError as exc:
+            self._panel.write_line(f"✖ {exc.message}", command=line)
+            await view.add_note(f"{line} — ✖ {exc.message}", error=True, scroll=True)
+            return True
+        self._panel.begin(command_id, line, markdown=name in self._markdown)
+        self._lines[command_id] = line
+        self._quiet.add(command_id)
+        self._changed()
         if name == "sessions":
             self._open_sessions()
         return True
@@ -195,7 +222,7 @@ class ConsoleController:
         """A line typed in the panel: ``/stop`` stops the turn, anything else runs."""
         name = self.command_in(line)
         if name == "stop":
-            self._panel.write_line(f"› {line}")
+            self._panel.write_line("", command=line)
             self._turns.stop_by_command(view)
             return
         self.run_line(view, line)
@@ -259,15 +286,24 @@ class ConsoleController:
     # -- gateway events ------------------------------------------------------------------------
 
     def output(self, payload: ConsoleOutput) -> None:
-        """``console.output`` of a command started here."""
-        if payload.command_id in self._lines:
-            self._panel.write(payload.text)
-            found = NEW_SESSION_LINE.search(payload.text)
-            if found is not None:  # ``/new``'s own report: a fallback if focus_session is lost
-                self._new_session[payload.command_id] = found.group(1)
+        """``console.output`` of a command started here (a command typed in the prompt box
+        opens the panel once it writes a second line)."""
+        if payload.command_id not in self._lines:
+            return
+        panel = self._panel
+        panel.write_to(payload.command_id, payload.text)
+        found = NEW_SESSION_LINE.search(payload.text)
+        if found is not None:  # ``/new``'s own report: a fallback if focus_session is lost
+            self._new_session[payload.command_id] = found.group(1)
+        entry = panel.entry(payload.command_id)
+        lines = entry.output.strip("\n").count("\n") + 1 if entry is not None else 0
+        if payload.command_id in self._quiet and lines > 1:  # the console shows the rest
+            self._quiet.discard(payload.command_id)
+            panel.open(focus=False)
 
     async def ended(self, view: SessionView | None, payload: ConsoleComplete) -> None:
-        """``console.complete``: the outcome line; ``/new`` switches the desk to its session.
+        """``console.complete``: the outcome line; ``/new`` switches the desk to its session;
+        a command typed in the prompt box that answered in one line says it in the transcript.
 
         Args:
             view: the session shown now (None while none is).
@@ -275,17 +311,35 @@ class ConsoleController:
         """
         p = payload
         created = self._new_session.pop(p.command_id, None)
+        quiet = p.command_id in self._quiet
+        self._quiet.discard(p.command_id)
         if self._lines.pop(p.command_id, None) is None:
             return  # not started from this desk
         self._changed()
-        self._panel.write_line(outcome_line(p.status, p.message, p.elapsed_s))
+        entry = self._panel.entry(p.command_id)
+        answer = " ".join(entry.output.split()) if entry is not None else ""
+        self._panel.finish(p.command_id, outcome_line(p.status, p.message, p.elapsed_s))
         words = p.line.split()
         if p.status == "ok" and self.command_in(p.line) == "model" and len(words) == 2:
             self._status.model = words[1]  # the session's new model
         target = p.focus_session or created
-        if target is None or view is None or not view.is_attached:  # none, or the app exits
+        if view is None or not view.is_attached:  # none shown, or the app exits
             return
-        if target != view.session_id:
+        if target is not None and target != view.session_id:
             # Switch whatever the status: a /new that created its session and was then
             # cancelled or timed out still made the session the person asked for.
             await self._show_session(target)
+        shown = self._shown()
+        if quiet and shown is not None and shown.is_attached:
+            await shown.add_note(answer_line(p, answer), error=p.status != "ok", scroll=True)
+
+
+def answer_line(payload: ConsoleComplete, answer: str) -> str:
+    """The transcript's line for a command that answered in one line: ``/model x — this
+    session now uses model x``, ``/model — ✖ usage: /model NAME``, ``/x — ✓ done``."""
+    if payload.status == "ok":
+        said = answer or "✓ done"
+    else:
+        outcome = outcome_line(payload.status, payload.message, payload.elapsed_s)
+        said = f"{answer} · {outcome}" if answer else outcome
+    return f"{payload.line.strip()} — {said}"

@@ -8,8 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desk.export import blocks_from, resolve_export_path, session_markdown, write_export
+from desk.receipts import ReceiptFormatter, format_stop_receipt
+from desk.saved_blocks import saved_blocks
+from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from desk.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 WallClock = Callable[[], datetime]
@@ -20,22 +24,48 @@ class ExportController:
     """Writes the session a view shows to a Markdown file, atomically, and says where.
 
     Args:
+        gateway: the gateway (``session.list`` gives the session's title as it is now).
         model: the model shown for the session.
+        format_receipt: how stop receipts read (messages of a resumed session not rendered
+            yet are exported as they would be shown).
         wall_clock: local time for export names and headers.
     """
 
-    def __init__(self, *, model: Callable[[], str], wall_clock: WallClock = datetime.now) -> None:
+    def __init__(
+        self,
+        gateway: DeskGateway,
+        *,
+        model: Callable[[], str],
+        format_receipt: ReceiptFormatter = format_stop_receipt,
+        wall_clock: WallClock = datetime.now,
+    ) -> None:
+        self._gateway = gateway
         self._model = model
+        self._format_receipt = format_receipt
         self.wall_clock = wall_clock
         """Local time for export names and headers (tests pin it)."""
+
+    def title_of(self, session_id: str) -> str:
+        """The session's title as the gateway has it now ("" when it has none or the list
+        cannot be read: the export is headed by the session's id then)."""
+        try:
+            sessions = self._gateway.session_list()
+        except GatewayError:
+            return ""
+        return next((s.title for s in sessions if s.session_id == session_id), "")
 
     async def export(self, view: SessionView, path: str = "") -> None:
         """Write the view's session to ``path`` ("" for ``./desk-<session>-<date>.md``)."""
         now = self.wall_clock()
         target = resolve_export_path(path, view.session_id, now, Path.cwd())
-        blocks = blocks_from(view.transcript.children)
+        earlier = saved_blocks(view.earlier, 0, self._format_receipt)  # above "show more"
+        blocks = blocks_from([*earlier, *view.transcript.children])
         markdown = session_markdown(
-            blocks, session_id=view.session_id, model=self._model(), exported_at=now
+            blocks,
+            session_id=view.session_id,
+            model=self._model(),
+            exported_at=now,
+            title=self.title_of(view.session_id),
         )
         try:
             write_export(target, markdown)
@@ -45,6 +75,6 @@ class ExportController:
                 f"✖ export failed: cannot write {target}: {why}", error=True, scroll=True
             )
             return
-        count = sum(block.kind in ("user", "assistant") for block in blocks)
+        count = sum(block.kind != "error" for block in blocks)
         noun = "block" if count == 1 else "blocks"
         await view.add_note(f"⇩ exported {count} {noun} to {target}", scroll=True)

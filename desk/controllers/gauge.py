@@ -3,9 +3,9 @@
 Once the gateway has sent the session's ``context.window`` the gauge is the gateway's: the
 window and where it came from (``window 2,048 from the server``, ``8,192 assumed: set
 context_window``), and what the next request carries by the session's calibrated count (the
-transcript and the tool definitions), sent again after every turn and compression. Until then
-the window comes from the server's facts at start (:mod:`desk.server_facts`) and what is used
-from each finished turn as the server counted it, or estimated with the gateway's own rule
+transcript and the tool definitions), sent again after every turn and compression (the
+gateway sends it as soon as the server answers). Until then what is used comes from each
+finished turn as the server counted it, or is estimated with the gateway's own rule
 (:func:`tui_gateway.text.tokens_in_chars`). Either way the prompt being typed and the queued
 ones count too: they are what is sent next.
 """
@@ -49,13 +49,6 @@ class ContextGauge:
     def _counted(self) -> bool:
         """True once the gateway's ``context.window`` came: its figures are the ones shown."""
         return bool(self._status.window_note)
-
-    def set_window(self, tokens: int) -> None:
-        """The server's context window arrived (ignored once the status bar is gone)."""
-        # The facts come from a thread and may land while the app exits, after the status bar
-        # was removed (NoMatches('#status') was seen once): then there is nothing to update.
-        if self._status.is_attached and not self._counted:
-            self._status.context_window = tokens
 
     def window_reported(self, view: SessionView, payload: ContextWindowKnown) -> None:
         """``context.window``: the gateway's window, its source, and the next request's size."""

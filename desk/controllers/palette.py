@@ -17,8 +17,8 @@ from desk.commands import PaletteCommand
 from desk.config import ConnectionInfo
 from desk.controllers.ports import Notify
 from desk.controllers.themes import ThemeController
-from desk.server_facts import ServerFacts
 from desk.widgets.status_bar import StatusBar
+from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway
@@ -54,6 +54,7 @@ class PaletteController:
         connection: the model server (its model is the default).
         run_action: runs one of the app's actions by name.
         notify: shows a toast.
+        models: the models the server lists (empty until it answered).
     """
 
     def __init__(
@@ -65,6 +66,7 @@ class PaletteController:
         connection: ConnectionInfo,
         run_action: Callable[[str], object],
         notify: Notify,
+        models: Callable[[], tuple[str, ...]] = tuple,
     ) -> None:
         self._gateway = gateway
         self._themes = themes
@@ -72,8 +74,7 @@ class PaletteController:
         self._connection = connection
         self._run_action = run_action
         self._notify = notify
-        self.server_facts = ServerFacts()
-        """The server's context window and models (defaults until they arrive)."""
+        self._models = models
 
     @property
     def model(self) -> str:
@@ -105,7 +106,7 @@ class PaletteController:
                 )
             )
         model = self.model
-        for name in self.server_facts.models or (model,):
+        for name in self._models() or ((model,) if model else ()):
             current = " (current)" if name == model else ""
             commands.append(
                 PaletteCommand(
@@ -127,6 +128,10 @@ class PaletteController:
         if view is None or not callable(set_model):
             self._notify("this gateway cannot change the model", severity="error")
             return
-        set_model(view.session_id, name)
+        try:
+            set_model(view.session_id, name)
+        except GatewayError as exc:
+            self._notify(exc.message, title="Model", severity="error")
+            return
         self._status.model = name
         self._notify(f"model {name} for the next turns", title="Model")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from textual.markup import escape
 from textual.widgets import Button, Static
 
 from agent.stops import StopRequest, Surface
@@ -54,6 +55,12 @@ STEER_REASON = "typed while the turn ran"
 
 STOP_AND_SEND_REASON = "stopped to send a new prompt"
 """The reason of the stop that "stop and send" makes."""
+
+
+def shown(text: str) -> str:
+    """A gateway's message as a toast shows it: control characters visible, no markup (it
+    may name what a server said, e.g. the models it lists)."""
+    return escape(terminal_safe(text))
 
 
 def note_for(payload: MessageComplete, format_receipt: ReceiptFormatter) -> str:
@@ -157,7 +164,7 @@ class TurnsController:
             result = self._gateway.prompt_submit(view.session_id, text)
         except GatewayError as exc:
             self.early_stop.take(None)
-            self._notify(exc.message, title="Prompt not sent", severity="error")
+            self._notify(shown(exc.message), title="Prompt not sent", severity="error")
             return None
         early = self.early_stop.take(enter_time)
         if early is not None and not result.queued:
@@ -174,7 +181,7 @@ class TurnsController:
         try:
             return self._gateway.prompt_steer(view.session_id, text, stop)
         except GatewayError as exc:
-            self._notify(exc.message, title="Not sent", severity="error")
+            self._notify(shown(exc.message), title="Not sent", severity="error")
             return None
 
     def stop_and_send(self, view: SessionView, text: str) -> SubmitResult | None:
@@ -183,7 +190,7 @@ class TurnsController:
         try:
             result = self._gateway.prompt_submit(view.session_id, text, stop=stop)
         except GatewayError as exc:
-            self._notify(exc.message, title="Prompt not sent", severity="error")
+            self._notify(shown(exc.message), title="Prompt not sent", severity="error")
             return None
         if view.running_turn is not None:
             self.set_stopping()

@@ -40,6 +40,10 @@ class DeskScreen(Screen[None]):
         controllers: the controllers its widgets' messages go to.
     """
 
+    AUTO_FOCUS = "#prompt"
+    """The prompt box has the focus from the first frame: keys typed while the desk starts
+    (they wait in the terminal) go there, not to the first focusable widget."""
+
     def __init__(self, widgets: DeskWidgets, controllers: DeskControllers) -> None:
         super().__init__(id="_default")
         self._widgets = widgets
@@ -158,7 +162,7 @@ class DeskScreen(Screen[None]):
         elif name == "compress":
             await c.compression.start(view, arg or None)
         else:
-            return c.console.run_typed(view, text)  # console commands and /stop
+            return await c.console.run_typed(view, text)  # console commands and /stop
         return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -16,6 +16,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
+from desk.export_text import quote
+from desk.markdown_cuts import closed_fences
 from desk.receipts import format_elapsed
 from desk.tool_text import tail_lines
 from desk.widgets._css import css_beside
@@ -213,6 +215,22 @@ class AgentCard(Widget):
         self._show_outcome_line()
         self._show_state()
         self._show_output()
+
+    def export_markdown(self) -> str:
+        """The child for ``/export``: its task, its own tool calls and children, its answer
+        and how it ended."""
+        kind = "Background agent" if self.background else "Agent"
+        task = " ".join(self.agent_task.split())
+        parts = [f"### {kind} {self.turn_id[:6]}: {task}"]
+        for child in self.box.children:
+            export = getattr(child, "export_markdown", None)
+            if callable(export) and (text := str(export()).strip()):
+                parts.append(text)
+        if self.text.strip():
+            parts.append(closed_fences(self.text.strip()))
+        line = self._line or (self.outcome or "still running")
+        parts.append(quote(line))
+        return "\n\n".join(parts)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """Stop: this child only."""

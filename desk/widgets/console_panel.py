@@ -1,6 +1,9 @@
 """The console panel (F2): command output, a command line with history, and a Cancel button.
 
-The panel only shows and asks: it posts :class:`ConsolePanel.CommandEntered` and
+Each command gets a :class:`~desk.widgets.console_entry.ConsoleEntry`: the line typed, its
+output (wrapped at the panel's width, Markdown rendered for commands that write Markdown) and
+its outcome, so the output of two commands running at once never interleaves. The panel only
+shows and asks: it posts :class:`ConsolePanel.CommandEntered` and
 :class:`ConsolePanel.CancelRequested`, and the app runs and cancels commands through the
 gateway. Esc or Ctrl+C while the panel has the focus and a command runs cancel that command
 (see :mod:`desk.controllers.console`).
@@ -12,18 +15,18 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Button, Input, Log
+from textual.widgets import Button, Input
 
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
+from desk.widgets.console_entry import ConsoleEntry
 from desk.widgets.console_input import ConsoleInput
-from tui_gateway.text import terminal_safe
 
-MAX_LINES = 2_000
-"""Output lines kept in the panel."""
+MAX_ENTRIES = 200
+"""Commands (and lone lines) kept in the panel; older ones are removed."""
 
 
 class ConsolePanel(Vertical):
@@ -59,9 +62,11 @@ class ConsolePanel(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self._entries: dict[str, ConsoleEntry] = {}  # command id -> its entry
+        self._all: list[ConsoleEntry] = []  # every entry kept, oldest first
 
     def compose(self) -> ComposeResult:
-        yield Log(max_lines=MAX_LINES, classes="console-output", auto_scroll=True)
+        yield VerticalScroll(classes="console-output")
         with Horizontal(classes="console-row"):
             yield ConsoleInput(
                 placeholder="console · /help · digest PATH… · Up/Down history",
@@ -71,6 +76,7 @@ class ConsolePanel(Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#console-cancel", Button).disabled = True
+        self.output.anchor()  # the newest output stays in view unless scrolled up
 
     @property
     def input(self) -> ConsoleInput:
@@ -78,9 +84,14 @@ class ConsolePanel(Vertical):
         return self.query_one("#console-input", ConsoleInput)
 
     @property
-    def output(self) -> Log:
-        """The output area."""
-        return self.query_one(".console-output", Log)
+    def output(self) -> VerticalScroll:
+        """The output area (one :class:`ConsoleEntry` per command)."""
+        return self.query_one(".console-output", VerticalScroll)
+
+    @property
+    def text(self) -> str:
+        """Everything the panel shows, as plain text (entries one after another)."""
+        return "\n".join(entry.text for entry in self._all)
 
     @property
     def is_open(self) -> bool:
@@ -97,16 +108,50 @@ class ConsolePanel(Vertical):
         """Hide the panel."""
         self.remove_class("-open")
 
-    def write(self, text: str) -> None:
-        """Append output text (may end mid-line; control characters are made visible)."""
-        self.output.write(terminal_safe(text))
+    def begin(self, command_id: str, line: str, *, markdown: bool = False) -> ConsoleEntry:
+        """Show a command that started: its line, then its output as it comes.
 
-    def write_line(self, line: str) -> None:
-        """Append one whole line, starting a new line first when the output ended mid-line."""
-        log = self.output
-        if log.lines and log.lines[-1] != "":
-            log.write("\n")
-        log.write(terminal_safe(line) + "\n")
+        Args:
+            command_id: the gateway's id of the command.
+            line: the command line.
+            markdown: its output is Markdown.
+        """
+        entry = ConsoleEntry(line, markdown=markdown, command_id=command_id)
+        self._entries[command_id] = entry
+        self._add(entry)
+        return entry
+
+    def entry(self, command_id: str) -> ConsoleEntry | None:
+        """The entry of a command started here, or None."""
+        return self._entries.get(command_id)
+
+    def write_to(self, command_id: str, text: str) -> None:
+        """Append output of a command (may end mid-line; control characters are made
+        visible); output of a command not begun here is ignored."""
+        entry = self._entries.get(command_id)
+        if entry is not None:
+            entry.write(text)
+
+    def finish(self, command_id: str, outcome: str) -> None:
+        """Close a command's entry with its outcome line."""
+        entry = self._entries.pop(command_id, None)
+        if entry is not None:
+            entry.finish(outcome)
+
+    def write_line(self, line: str, *, command: str = "") -> None:
+        """Show one line that belongs to no running command (e.g. a command the gateway
+        refused: ``command`` is its line, ``line`` why)."""
+        entry = ConsoleEntry(command)
+        entry.finish(line)
+        self._add(entry)
+
+    def _add(self, entry: ConsoleEntry) -> None:
+        self._all.append(entry)
+        while len(self._all) > MAX_ENTRIES:
+            old = self._all.pop(0)
+            if old.is_mounted:
+                old.remove()
+        self.output.mount(entry)
 
     def watch_running(self) -> None:
         button = next(self.query("#console-cancel").results(Button), None)

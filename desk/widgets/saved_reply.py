@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
-from desk.export import quote
+from desk.export_text import quote
 from desk.markdown_cuts import closed_fences
 from desk.receipts import FAILURE_MARK, format_failure, format_stop_receipt
 from desk.widgets._css import css_beside

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
-from desk.export import quote
+from desk.export_text import quote
 from desk.widgets._css import css_beside
 from desk.widgets.reply_body import finished_markdown
 

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 from textual.widgets import Static
 
+from desk.export_text import ExportedCall, tool_call_markdown
 from desk.widgets._css import css_beside
 from tui_gateway.text import terminal_safe
+from tui_gateway.types import SavedToolCall
 
 RESULT_CHARS = 100
 """Longest result excerpt on a line, in characters."""
@@ -31,11 +33,28 @@ class SavedToolCalls(Static):
     Args:
         names: the tools called, in order.
         results: the text of the ``tool`` messages that answered them, in order.
+        calls: the calls with their arguments (``TranscriptEntry.tool_calls``), for the
+            export; empty when the gateway did not send them.
     """
 
     DEFAULT_CSS = css_beside(__file__)
 
-    def __init__(self, names: Sequence[str], results: Sequence[str]) -> None:
+    def __init__(
+        self, names: Sequence[str], results: Sequence[str], calls: Sequence[SavedToolCall] = ()
+    ) -> None:
         super().__init__(call_lines(names, results), markup=False)
         self.names = tuple(names)
         """The tools called."""
+        self.results = tuple(results)
+        """Their results, in order."""
+        self.calls = tuple(calls)
+        """The calls with their arguments (may be empty)."""
+
+    def export_markdown(self) -> str:
+        """The calls for ``/export``: each with its arguments and (capped) result."""
+        parts = []
+        for index, name in enumerate(self.names):
+            arguments = self.calls[index].arguments if index < len(self.calls) else ""
+            result = self.results[index] if index < len(self.results) else ""
+            parts.append(tool_call_markdown(ExportedCall(name, arguments, result)))
+        return "\n\n".join(parts)

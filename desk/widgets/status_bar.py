@@ -1,5 +1,6 @@
-"""The status bar: the running turn's state and elapsed time, queued prompts, the model, the
-server and how full the context window is."""
+"""The status bar: the running turn's state and elapsed time, queued prompts, what keeps
+prompts from the model server (one line: unreachable, a refused key, a model it does not list),
+the model, the server and how full the context window is."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def server_text(
 ) -> str:
     """The right-hand side: ``"<model> · <host:port or demo model> · ctx <n>%"``, then where
     the window's figure came from once the gateway said (``window 2,048 from the server``)."""
-    name = model or connection.model
+    name = model or connection.model or "no model yet"
     if len(name) > MODEL_WIDTH:
         name = name[: MODEL_WIDTH - 1] + "…"
     gauge = "ctx –" if percent is None else f"ctx {percent}%"
@@ -94,6 +95,8 @@ class StatusBar(Horizontal):
     """Overrides the left side when set (e.g. ``stopping 1 turn…``)."""
     mcp: reactive[str] = reactive("")
     """The MCP servers that failed (``mcp: NAME failed: ...``), after the state; "" for none."""
+    server_problem: reactive[str] = reactive("")
+    """Why prompts cannot reach the model server now (one line), after the state; "" for none."""
     model: reactive[str] = reactive("")
     """The model shown ("" for the connection's)."""
     context_window: reactive[int | None] = reactive(None)
@@ -138,6 +141,8 @@ class StatusBar(Horizontal):
             parts.append(f"{self.queued} queued")
         if self.saving:
             parts.append(f"⚠ {self.saving}")
+        if self.server_problem:
+            parts.append(self.server_problem)
         if self.mcp:
             parts.append(self.mcp)
         return terminal_safe(" · ".join(parts))
@@ -151,6 +156,10 @@ class StatusBar(Horizontal):
         if self.context_used is None and not self.context_pending:
             return None
         return (self.context_used or 0) + self.context_pending
+
+    def refresh_server(self) -> None:
+        """Redraw the right-hand side (after :attr:`connection` was replaced)."""
+        self._redraw_server()
 
     def _redraw_server(self) -> None:
         label = next(self.query(".server").results(Static), None)
@@ -208,3 +217,7 @@ class StatusBar(Horizontal):
 
     def watch_mcp(self) -> None:
         self._redraw()
+
+    def watch_server_problem(self) -> None:
+        self._redraw()
+        self.set_class(bool(self.server_problem), "-server-problem")

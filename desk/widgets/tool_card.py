@@ -19,6 +19,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from desk.export_text import ExportedCall, tool_call_markdown
 from desk.receipts import format_elapsed
 from desk.tool_text import (
     children_text,
@@ -187,6 +188,16 @@ class ToolCard(Widget, can_focus=True):
         self.query_one(".title", Static).update(self._title())
         self._show_state()
         self._show_output()
+
+    def export_markdown(self) -> str:
+        """The call for ``/export``: its arguments, its result (capped), and how it ended (a
+        stopped call's line says who stopped it)."""
+        result = self.result
+        # What the model was given (the gateway's copy, as saved: a long output's head and
+        # tail), else what was printed so far.
+        output = result.content if result is not None and result.content.strip() else self.output
+        outcome = outcome_text(result, self._elapsed) if result is not None else "still running"
+        return tool_call_markdown(ExportedCall(self.tool, self.arguments, output, outcome))
 
     def watch_expanded(self) -> None:
         self.set_class(self.expanded, "-expanded")

@@ -77,7 +77,9 @@ def test_help_sessions_new_and_model(console: Console) -> None:
 def test_bad_lines_give_one_clear_line(console: Console) -> None:
     for line, words in [
         ("/nope", "unknown command"),
-        ("/model", "usage: /model NAME"),
+        ("/model a b", "usage: /model NAME"),
+        ("/server a b", "usage: /server [URL]"),
+        ("/server ftp://x", "not a model server URL"),
         ("digest", "usage: digest PATH"),
         ("digest 'unclosed", "cannot parse"),
     ]:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from textual.app import App, ComposeResult
 
 from agent.provider.client import ProviderConfig
 from agent.stops import Surface
@@ -39,7 +40,7 @@ def app(console_gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
 
 
 def output(panel: ConsolePanel) -> str:
-    return "\n".join(panel.output.lines)
+    return panel.text
 
 
 async def type_in_console(pilot: object, line: str) -> None:
@@ -78,7 +79,8 @@ async def test_f2_opens_the_console_and_help_lists_the_commands(app: DeskApp) ->
         await type_in_console(pilot, "/help")
         await wait_until(pilot, lambda: "✓ done in" in output(panel), what="/help's outcome")
         text = output(panel)
-        assert "› /help" in text and "digest PATH..." in text and "/model NAME" in text
+        assert "› /help" in text and "digest PATH..." in text and "/model [NAME]" in text
+        assert "/server [URL]" in text
 
         await pilot.press("up")  # history
         assert panel.input.value == "/help"
@@ -185,3 +187,107 @@ async def test_slash_commands_in_the_prompt_box_run_in_the_console(
         await wait_until(pilot, lambda: reply.outcome is not None, what="the stop")
         turn = console_gateway.turn(app.session_id, reply.turn_id)
         assert turn.result is not None and turn.result.exit_reason == "interrupted_by_user"
+
+
+LONG_SUMMARY = (
+    "**Summary** of the notes: "
+    + " ".join(f"stops-must-really-stop-{n}" for n in range(14))
+    + " END-OF-THE-LONG-LINE"
+)
+
+
+def console_screen(app: DeskApp) -> str:
+    """The rows of the screen the console panel covers, as the terminal would show them."""
+    panel = app.widgets.console_panel
+    region = panel.region
+    strips = app.screen._compositor.render_strips()
+    rows = strips[region.y : region.y + region.height]
+    return "\n".join("".join(s.text for s in strip)[region.x : region.right] for strip in rows)
+
+
+async def test_console_output_wraps_long_lines_and_renders_a_digest_as_markdown(
+    app: DeskApp, tmp_path: Path
+) -> None:
+    (tmp_path / "long.md").write_text("reply with exactly: " + LONG_SUMMARY, encoding="utf-8")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("f2")
+        panel = app.widgets.console_panel
+        await wait_until(pilot, lambda: panel.input.has_focus, what="the console's focus")
+        await type_in_console(pilot, "digest long.md")
+        await wait_until(pilot, lambda: "✓ done" in output(panel), what="the digest")
+        await wait_until(
+            pilot, lambda: "END-OF-THE-LONG-LINE" in console_screen(app), what="the line's end"
+        )
+        shown = console_screen(app)
+    assert len(LONG_SUMMARY) > 2 * panel.size.width  # one line, far wider than the panel
+    words = " ".join(shown.split())
+    for n in range(14):  # every word of the long line is on screen: wrapped, not cut
+        assert f"stops-must-really-stop-{n}" in words
+    assert "Summary of the notes" in words and "**" not in shown  # Markdown, rendered
+    assert "## long.md" not in shown and "long.md" in words  # the heading, rendered
+
+
+async def test_one_line_answers_of_typed_commands_go_to_the_transcript(app: DeskApp) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel = app.widgets.console_panel
+        await submit(pilot, "/model demo")
+        await wait_until(pilot, lambda: notes(app), what="the answer in the transcript")
+        assert notes(app)[-1] == "/model demo — this session now uses model demo (new sessions too)"
+        assert not panel.is_open and app.focused is app.query_one("#prompt")
+
+        await submit(pilot, "/model a b")
+        await wait_until(pilot, lambda: len(notes(app)) == 2, what="the usage line")
+        assert notes(app)[-1] == "/model a b — ✖ usage: /model NAME"
+        assert not panel.is_open
+
+        first = app.session_id
+        await submit(pilot, "/new Plans")
+        await wait_until(pilot, lambda: app.session_id != first, what="the switch")
+        await wait_until(pilot, lambda: notes(app), what="the new session's line")
+        assert notes(app) == [f"/new Plans — new session {app.session_id}"]
+        assert not panel.is_open
+
+        await submit(pilot, "/help")  # many lines: the console shows them
+        await wait_until(pilot, lambda: panel.is_open, what="the console")
+        await wait_until(pilot, lambda: "✓ done in" in output(panel), what="/help's outcome")
+        assert app.focused is app.query_one("#prompt")  # typing goes on in the prompt box
+        assert len(notes(app)) == 1
+        assert "› /model demo" in output(panel)  # the console keeps every command
+
+
+def notes(app: DeskApp) -> list[str]:
+    return [str(n.render()) for n in app.transcript.query_children(".note")]
+
+
+class PanelApp(App[None]):
+    """The console panel alone, open."""
+
+    def compose(self) -> ComposeResult:
+        yield ConsolePanel(id="console")
+
+    def on_mount(self) -> None:
+        self.query_one(ConsolePanel).open()
+
+
+async def test_plain_output_wraps_at_the_panel_width_and_keeps_two_commands_apart() -> None:
+    app = PanelApp()
+    long_line = " ".join(f"word{n:02}" for n in range(40)) + " LAST"
+    async with app.run_test(size=(60, 50)) as pilot:
+        panel = app.query_one(ConsolePanel)
+        panel.begin("a", "/first")
+        panel.begin("b", "/second")
+        panel.write_to("a", long_line[:100])
+        panel.write_to("b", "from b\n")
+        panel.write_to("a", long_line[100:] + "\n")
+        panel.finish("a", "✓ done in 0.1 s")
+        panel.finish("b", "✓ done in 0.2 s")
+        await wait_until(pilot, lambda: "LAST" in screen_of(app), what="the end of the line")
+        words = " ".join(screen_of(app).split())
+    assert all(f"word{n:02}" in words for n in range(40))
+    first, second = words.index("› /first"), words.index("› /second")
+    assert first < words.index("word00") < words.index("LAST") < second < words.index("from b")
+
+
+def screen_of(app: App[None]) -> str:
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(segment.text for segment in strip) for strip in strips)

@@ -108,13 +108,16 @@ async def test_replies_tool_output_errors_and_exports_never_send_a_control_chara
         console = app.query_one(ConsolePanel)
         console.input.value = "sessions"
         await pilot.press("enter")
-        await wait_until(pilot, lambda: "owned" in "".join(console.output.lines), what="output")
-        await pilot.pause()
+        await wait_until(pilot, lambda: "✓ done" in console.text, what="the listing")
+        listed = "reply with exactly: ␛]0;owned"
+        await wait_until(
+            pilot, lambda: screen_text(app).count(listed) == 2, what="the listing on screen"
+        )
 
         shown = screen_text(app)
         assert_safe(shown, "the screen")
         assert "␛]0;owned-title␇" in shown and "hostile-end" in shown  # ...shown, visibly
-        assert shown.count("reply with exactly: ␛]0;owned") == 2  # the sidebar, the console
+        assert shown.count(listed) == 2  # the sidebar, the console
         assert "<U+009B>2J" in shown and "<U+202E>desrever" in shown
         assert isinstance(quoted, AssistantReply)
         prompts = list(app.transcript.query(UserPrompt))

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import threading
 
-from demo_model.server import DemoModelServer
 from desk.double_press import DoublePress
 from desk.prompt_history import PromptHistory
-from desk.server_facts import DEFAULT_N_CTX, fetch_in_background, fetch_server_facts, server_root
 from desk.shutdown import shutdown_note
 from desk.slash import completions, parse_slash
 from desk.widgets.status_bar import context_percent
@@ -56,37 +53,6 @@ def test_parse_slash() -> None:
     assert parse_slash("/") is None
     assert [c.name for c in completions("/th")] == ["theme"]
     assert completions("/theme x") == []
-
-
-def test_server_root_strips_v1() -> None:
-    assert server_root("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080"
-    assert server_root("http://h/v1/") == "http://h"
-    assert server_root("http://h/api") == "http://h/api"
-
-
-def test_facts_from_the_demo_model(demo_server: DemoModelServer) -> None:
-    facts = fetch_server_facts(demo_server.base_url)
-    assert facts.n_ctx == demo_server.config.n_ctx and facts.n_ctx_known
-    assert facts.models == (demo_server.config.model,)
-
-
-def test_facts_default_when_the_server_does_not_say() -> None:
-    facts = fetch_server_facts("http://127.0.0.1:9/v1", timeout_s=0.5)
-    assert facts.n_ctx == DEFAULT_N_CTX == 8192 and not facts.n_ctx_known
-    assert facts.models == ()
-
-
-def test_facts_are_fetched_on_a_thread_of_their_own(demo_server: DemoModelServer) -> None:
-    got: list[object] = []
-    done = threading.Event()
-
-    def deliver(facts: object) -> None:
-        got.append((threading.current_thread().name, facts))
-        done.set()
-
-    fetch_in_background(demo_server.base_url, deliver).join(5.0)
-    assert done.is_set()
-    assert got[0][0] == "desk-server-facts"  # type: ignore[index]
 
 
 def test_context_percent() -> None:

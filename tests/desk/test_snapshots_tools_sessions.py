@@ -104,6 +104,7 @@ def test_sessions_sidebar_with_two_sessions(
             what="the render",
         )
         app.query_one(PromptInput).cursor_blink = False
+        await wait_until(pilot, lambda: app.status_bar.window_note, what="the gateway's count")
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: len(app.widgets.sidebar.items) == 2, what="the list")
         await pilot.pause()

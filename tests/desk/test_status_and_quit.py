@@ -33,9 +33,14 @@ async def test_the_gauge_shows_the_next_request_against_the_window_and_where_it_
 ) -> None:
     async with desk_app.run_test(size=(120, 24)) as pilot:
         status = desk_app.status_bar
-        await wait_until(pilot, lambda: status.context_window is not None, what="n_ctx")
+        await wait_until(pilot, lambda: status.window_note != "", what="the window")
         assert status.context_window == demo_server.config.n_ctx
-        assert status.server_side_text() == "demo · demo model · ctx 0%"
+        # Before any turn the gateway counts what the first request carries: the tools.
+        assert status.context_used is not None and 0 < status.context_used < 2_000
+        before = context_percent(status.context_used, demo_server.config.n_ctx)
+        assert status.server_side_text() == (
+            f"demo · demo model · ctx {before}% · window 8,192 from the server"
+        )
         reply = await submit_and_get_reply(desk_app, pilot, "reply with exactly: ok")
         await wait_until(pilot, lambda: reply.outcome is not None, what="the reply")
         await wait_until(pilot, lambda: status.window_note != "", what="the gateway's window")

@@ -241,6 +241,10 @@ def _drive(raw: RecordingStdio, demo: DemoModelServer) -> tuple[list[Any], list[
     cancel = {"command_id": command["command_id"], "stop": {**stop, "surface": "console.cancel"}}
     assert raw.call("console.cancel", cancel)["result"] == {"cancelled": False}
 
+    server = raw.call("server.status", {"check": True})["result"]
+    assert server["base_url"] == demo.base_url and server["state"] in ("checking", "ready")
+    raw.event("server.status", state="ready")
+
     replay = raw.call("session.events.since", {"session_id": session, "seq": 0})["result"]
     assert len(replay["events"]) > 10
     raw.call("session.rename", {"session_id": session, "title": "renamed"})
@@ -297,6 +301,7 @@ def test_every_line_of_a_real_stdio_session_fits_the_schema(
         "compression.complete",
         "console.output",
         "console.complete",
+        "server.status",
     ):
         assert wanted in kinds, wanted
     for message in received:  # each event's payload also fits events.<type> on its own

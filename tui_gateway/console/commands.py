@@ -28,6 +28,7 @@ from tui_gateway.types import ChildInfo, ConsoleCommandInfo
 if TYPE_CHECKING:
     from agent.mcp import ServerStatus
     from tui_gateway.mcp_servers import McpServers
+    from tui_gateway.model_server import ModelServer
 
 DIGEST_MAX_BYTES = 64_000
 """Largest part of a file ``digest`` sends to the model, in bytes."""
@@ -89,6 +90,11 @@ class ConsoleHost(Protocol):
     @property
     def mcp(self) -> McpServers:
         """The gateway's MCP servers."""
+        ...
+
+    @property
+    def server(self) -> ModelServer:
+        """The gateway's model server."""
         ...
 
 
@@ -163,10 +169,45 @@ def _agents(ctx: CommandContext, args: list[str]) -> None:
 
 
 def _model(ctx: CommandContext, args: list[str]) -> None:
-    if len(args) != 1:
+    from tui_gateway.types import GatewayError
+
+    if len(args) > 1:
         raise CommandError("usage: /model NAME")
-    ctx.host.session_set_model(ctx.session_id, args[0])
-    ctx.write(f"this session now uses model {args[0]}\n")
+    if not args:
+        status = ctx.host.server.status()
+        model = ctx.host.provider_for(ctx.session_id).model or "none yet"
+        listed = status.listing() if status.models else "nothing (or could not be asked)"
+        ctx.write(f"this session uses {model}; the server at {status.base_url} lists {listed}\n")
+        return
+    try:
+        ctx.host.session_set_model(ctx.session_id, args[0])
+    except GatewayError as exc:
+        raise CommandError(exc.message) from None
+    ctx.host.server.use_model(args[0])
+    ctx.write(f"this session now uses model {args[0]} (new sessions too)\n")
+
+
+SERVER_WAIT_S = 6.0
+"""Longest ``/server`` waits for the server's answer, in seconds."""
+
+
+def _server(ctx: CommandContext, args: list[str]) -> None:
+    from tui_gateway.model_server import status_line
+    from tui_gateway.types import GatewayError
+
+    if len(args) > 1:
+        raise CommandError("usage: /server [URL]")
+    server = ctx.host.server
+    if args:
+        try:
+            server.switch(args[0])
+        except GatewayError as exc:
+            raise CommandError(exc.message) from None
+    model = ctx.host.provider_for(ctx.session_id).model
+    status = server.wait_answer(SERVER_WAIT_S)
+    if status.problem:
+        raise CommandError(status_line(status, model))
+    ctx.write(status_line(status, model) + "\n")
 
 
 def _digest(ctx: CommandContext, args: list[str]) -> None:
@@ -292,18 +333,22 @@ COMMANDS: dict[str, tuple[Command, str, str]] = {
     "new": (_new, "/new [TITLE]", "start a new session"),
     "stop": (_stop, "/stop", "stop this session's running turn"),
     "agents": (_agents, "/agents [stop ID]", "list this session's child agents, or stop one"),
-    "model": (_model, "/model NAME", "use another model in this session"),
+    "model": (_model, "/model [NAME]", "use another model (no name: the ones the server lists)"),
+    "server": (_server, "/server [URL]", "use another model server, or ask this one again"),
     "digest": (_digest, "digest PATH...", "summarise files with the model"),
     "archived": (_archived, "/archived", "show the messages compressions replaced"),
     "mcp": (_mcp, "/mcp [restart NAME]", "list the MCP servers and their tools; restart one"),
 }
 """Command name -> (function, usage, one-line description)."""
 
+MARKDOWN_OUTPUT = frozenset({"digest"})
+"""The commands whose output is Markdown."""
+
 
 def command_infos() -> list[ConsoleCommandInfo]:
     """What :data:`COMMANDS` holds, by name (``console.commands``)."""
     return [
-        ConsoleCommandInfo(name=name, usage=usage, summary=what)
+        ConsoleCommandInfo(name=name, usage=usage, summary=what, markdown=name in MARKDOWN_OUTPUT)
         for name, (_fn, usage, what) in sorted(COMMANDS.items())
     ]
 

@@ -37,6 +37,7 @@ from tui_gateway.events import (
     MessageStart,
 )
 from tui_gateway.kinds import ChildDelivery
+from tui_gateway.server_events import ServerStatus
 from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.types import (
     ChildInfo,
@@ -59,6 +60,25 @@ R = TypeVar("R")
 
 EXIT_BOUND_S = 5.0
 """How long :meth:`RemoteGateway.shutdown` waits for the child to exit after its answer."""
+
+
+class RemoteServer:
+    """A remote gateway's model server: ``server.status`` over the wire.
+
+    Args:
+        gateway: the remote gateway.
+    """
+
+    def __init__(self, gateway: RemoteGateway) -> None:
+        self._gateway = gateway
+
+    def status(self) -> ServerStatus:
+        """The model server's state as the remote gateway last found it."""
+        return self._gateway.server_status()
+
+    def check(self) -> None:
+        """Have the remote gateway ask its model server now (in the background)."""
+        self._gateway.server_status(check=True)
 
 
 class RemoteGateway:
@@ -374,6 +394,15 @@ class RemoteGateway:
             with self._lock:
                 self._commands = known
         return list(known)
+
+    def server_status(self, check: bool = False) -> ServerStatus:
+        """``server.status``: the model server's state (with ``check``: ask it now)."""
+        return self._call("server.status", c.ServerStatusParams(check=check), ServerStatus)
+
+    @property
+    def server(self) -> RemoteServer:
+        """The remote gateway's model server (as ``Gateway.server`` is the embedded one's)."""
+        return RemoteServer(self)
 
     def console_run(self, session_id: str, line: str) -> str:
         """``console.run``: run a command line; returns the command id."""

@@ -25,8 +25,10 @@ from typing import Any, Literal
 from agent.stops import USER_SURFACES, Issuer, Surface
 from tui_gateway.events import EVENT_TYPES, PROTOCOL_VERSION, MessageDelta, Payload, StopReceipt
 from tui_gateway.types import (
+    ChildOutcome,
     ConsoleCommandInfo,
     ResumedSession,
+    SavedToolCall,
     SessionInfo,
     ShutdownReport,
     SubmitResult,
@@ -45,6 +47,8 @@ SHARED_TYPES: tuple[type[Any], ...] = (
     SessionInfo,
     ResumedSession,
     TranscriptEntry,
+    SavedToolCall,
+    ChildOutcome,
     SubmitResult,
     ConsoleCommandInfo,
     ShutdownReport,

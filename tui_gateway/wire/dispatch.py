@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tui_gateway.gateway import Gateway
+from tui_gateway.server_events import ServerStatus
 from tui_gateway.types import GatewayError
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import DecodeError, decode, encode, event_params, loads
@@ -89,6 +90,7 @@ class Dispatcher:
             "compression.cancel": self._compression_cancel,
             "approval.respond": self._approval_respond,
             "console.commands": self._console_commands,
+            "server.status": self._server_status,
             "console.run": self._console_run,
             "console.cancel": self._console_cancel,
             "session.events.since": self._events_since,
@@ -240,6 +242,11 @@ class Dispatcher:
     def _approval_respond(self, p: c.ApprovalRespondParams) -> c.ApprovalRespondResult:
         accepted = self.gateway.approval_respond(p.session_id, p.request_id, p.decision)
         return c.ApprovalRespondResult(accepted=accepted)
+
+    def _server_status(self, p: c.ServerStatusParams) -> ServerStatus:
+        if p.check:
+            self.gateway.server.check()
+        return self.gateway.server.status()
 
     def _console_commands(self, _p: c.ConsoleCommandsParams) -> c.ConsoleCommandsResult:
         return c.ConsoleCommandsResult(commands=self.gateway.console_commands())

@@ -48,6 +48,7 @@ from tui_gateway.wire.contract.methods import (
     Notification,
 )
 from tui_gateway.wire.contract.routes import HTTP_STATUSES, ROUTES, Route, RunAccepted
+from tui_gateway.wire.contract.server import ServerStatusParams
 from tui_gateway.wire.contract.sessions import (
     EventsSinceParams,
     EventsSinceResult,
@@ -84,6 +85,7 @@ from tui_gateway.wire.contract.turns import (
 )
 
 __all__ = [
+    "ServerStatusParams",
     "ERROR_CODES",
     "EVENT_TYPES",
     "GATEWAY_ERROR",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tui_gateway.server_events import ServerStatus
 from tui_gateway.types import ResumedSession, ShutdownReport, SteerResult, SubmitResult
 from tui_gateway.wire.contract.console import (
     ConsoleCancelParams,
@@ -21,6 +22,7 @@ from tui_gateway.wire.contract.console import (
 )
 from tui_gateway.wire.contract.lifecycle import GatewayShutdownParams, Ready
 from tui_gateway.wire.contract.limits import REPLAY_CAPACITY
+from tui_gateway.wire.contract.server import ServerStatusParams
 from tui_gateway.wire.contract.sessions import (
     EventsSinceParams,
     EventsSinceResult,
@@ -212,6 +214,16 @@ METHODS: tuple[Method, ...] = (
         ConsoleCancelParams,
         ConsoleCancelResult,
         "Drop a queued command, or hard-stop a running one, booked to the `stop`'s issuer.",
+    ),
+    Method(
+        "server.status",
+        ServerStatusParams,
+        ServerStatus,
+        "The model server's state as last found: `ready` (with the models it lists), "
+        "`unreachable` or `refused` (with why, in one line), or `checking`. With `check` the "
+        "gateway asks it now, and again with a back-off while it does not answer well; every "
+        "change is a `server.status` event. While it is `unreachable` or `refused`, or does "
+        "not list a session's model, `prompt.submit` is refused with that line.",
     ),
     Method(
         "session.events.since",
