@@ -236,11 +236,7 @@ class Gateway:
 
     def archived_messages(self, session_id: str) -> list[tuple[str, str]]:
         """``(role, content)`` of the messages compressions archived in the session, oldest
-        first; [] without a store.
-
-        Raises:
-            GatewayError: when the store cannot be read.
-        """
+        first; [] without a store. Raises GatewayError when the store cannot be read."""
         return self._saved.archived(session_id)
 
     # Queries of a live session; each raises GatewayError (-32602) for an unknown session.
