@@ -286,7 +286,7 @@ def test_snapshot_panel_mid_summary(
     async def run_before(pilot: Pilot[object]) -> None:
         box = app.query_one(PromptInput)
         box.cursor_blink = False
-        await wait_until(pilot, lambda: app.status_bar.context_window is not None, what="n_ctx")
+        await wait_until(pilot, lambda: bool(app.status_bar.window_note), what="the window")
         await submit(pilot, "/compress")
         panel = app.widgets.compression_panel
         await wait_until(

@@ -115,6 +115,9 @@ def test_new_output_below_while_scrolled_up(
         await wait_until(
             pilot, lambda: app.controllers.sessions.resume_rendered_at is not None, what="render"
         )
+        # The gateway's count and the window's source are on the status bar (it asks the
+        # server in the background): the shot never races it.
+        await wait_until(pilot, lambda: bool(app.status_bar.window_note), what="the window")
         app.query_one(PromptInput).cursor_blink = False
         await pilot.press("pageup")
         await app.view.add_note("a note added below while the person reads above")
