@@ -40,7 +40,7 @@ def test_screen_after_a_stop(
     async def run_before(pilot: Pilot[object]) -> None:
         box = app.query_one(PromptInput)
         box.cursor_blink = False
-        await wait_until(pilot, lambda: app.status_bar.context_window is not None, what="n_ctx")
+        await wait_until(pilot, lambda: bool(app.status_bar.window_note), what="the window")
         box.text = FIRST_PROMPT
         await pilot.press("enter")
         await wait_until(
@@ -82,7 +82,7 @@ def test_screen_while_a_reply_streams(
     async def run_before(pilot: Pilot[object]) -> None:
         box = app.query_one(PromptInput)
         box.cursor_blink = False
-        await wait_until(pilot, lambda: app.status_bar.context_window is not None, what="n_ctx")
+        await wait_until(pilot, lambda: bool(app.status_bar.window_note), what="the window")
         fast_server.configure(fault="stall", fault_after_tokens=STREAMING_STALL_AFTER)
         box.text = prompt
         await pilot.press("enter")

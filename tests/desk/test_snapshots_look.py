@@ -46,7 +46,7 @@ def _desk(gateway: Gateway, source: str = "no model server configured or found")
 
 async def _settle(app: DeskApp, pilot: Pilot[object]) -> None:
     app.query_one(PromptInput).cursor_blink = False
-    await wait_until(pilot, lambda: app.status_bar.context_window is not None, what="n_ctx")
+    await wait_until(pilot, lambda: bool(app.status_bar.window_note), what="the window")
 
 
 async def _send(app: DeskApp, pilot: Pilot[object], text: str) -> AssistantReply:
