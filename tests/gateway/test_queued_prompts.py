@@ -312,8 +312,12 @@ def test_an_edited_prompt_keeps_its_place_runs_with_its_new_text_and_is_saved(
             "reply with exactly: edited",
             "reply with exactly: q2",
         ]
-        announced = [p for p in log.of_type(PromptQueued) if p.turn_id == middle]
-        assert [(p.text, p.position) for p in announced] == [
+
+        def announced() -> list[PromptQueued]:  # events reach subscribers on their own thread
+            return [p for p in log.of_type(PromptQueued) if p.turn_id == middle]
+
+        assert log.wait_for(lambda _e: len(announced()) >= 2, 10)
+        assert [(p.text, p.position) for p in announced()] == [
             ("reply with exactly: q1", 2),
             ("reply with exactly: edited", 2),
         ]
