@@ -4,7 +4,6 @@ database that goes away mid-turn keeps the turn, and its text lands when it is b
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,7 +15,7 @@ from agent.store.postgres import PostgresStore
 from demo_model.server import DemoModelServer
 from tests.pg_proxy import Proxy
 from tests.store.postgres.conftest import OpenHost
-from tests.support import EventLog, cut_short
+from tests.support import EventLog, cut_short, poll_until
 from tui_gateway.events import MessageComplete, MessageDelta, StoreFailed
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.wire.dispatch import Dispatcher
@@ -155,11 +154,4 @@ def test_a_database_that_goes_away_mid_turn_keeps_the_turn_and_writes_it_when_ba
 
 
 def _wait(check: Callable[[], bool], timeout_s: float = 20.0) -> bool:
-    done = threading.Event()
-    deadline = timeout_s
-    while deadline > 0:
-        if check():
-            return True
-        done.wait(0.05)
-        deadline -= 0.05
-    return False
+    return poll_until(check, timeout_s, every_s=0.05)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import signal
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -19,6 +18,7 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.tools.process import has_procfs
+from tests.support import poll_until
 from tests.wire.helpers import Child, wire_cmd
 
 pytestmark = pytest.mark.skipif(
@@ -38,10 +38,7 @@ def running(pid: int) -> bool:
 def poll(condition: object, what: str) -> None:
     """Poll ``condition()`` until it holds, failing after :data:`DEADLINE_S` seconds."""
     assert callable(condition)
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting: {what}"
-        time.sleep(0.05)
+    assert poll_until(condition, DEADLINE_S, every_s=0.05), f"gave up waiting: {what}"
 
 
 def test_sigkill_of_desk_run_mid_tool_ends_the_tools_whole_tree(

@@ -10,7 +10,6 @@ import os
 import re
 import signal
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from agent.provider.client import ProviderConfig
 from agent.store import CRASH_EXIT_REASON, StoreFenced, TurnOutcome
 from agent.store.postgres import PostgresStore
 from demo_model.server import DemoModelServer
-from tests.support import cut_short
+from tests.support import cut_short, poll_until
 from tests.wire.helpers import Child, slow_reply, wire_cmd
 
 
@@ -96,12 +95,8 @@ def two_hosts(
 
 
 def wait_until(check: object, timeout_s: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
+    assert callable(check)
+    return poll_until(check, timeout_s, every_s=0.05)
 
 
 def test_a_run_on_host_a_stopped_through_host_b_then_host_a_killed(

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -16,6 +15,7 @@ from agent.store import CRASH_EXIT_REASON, StoreFenced, TurnOutcome
 from agent.store.postgres import HostLiveness, PostgresStore
 from tests.pg_cluster import Cluster
 from tests.store.postgres.conftest import OpenHost
+from tests.support import poll_until
 from tests.wire.helpers import ROOT, child_env
 
 DONE = TurnOutcome(status="completed", exit_reason="completed")
@@ -23,12 +23,8 @@ DONE = TurnOutcome(status="completed", exit_reason="completed")
 
 def wait_until(check: object, timeout_s: float = 20.0) -> bool:
     """Poll ``check()`` (a store read) until it is true or the deadline passes."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
+    assert callable(check)
+    return poll_until(check, timeout_s, every_s=0.05)
 
 
 def test_a_running_host_is_alive_and_a_closed_one_is_gone(open_host: OpenHost) -> None:
