@@ -83,14 +83,16 @@ class Claims:
         if owner == self.owner:
             self._remember(session_id, int(fence))
             return int(fence)
+        if not force and mine is not None and fence > mine:
+            # Taken over while this store was away, whether or not the new holder still
+            # holds it: what this store has in memory is stale.
+            raise StoreFenced(
+                f"session {session_id} was taken over by {owner or 'another desk'}"
+                f" (fence {fence} > {mine}): this desk's writes to it are refused",
+                self._where,
+                owner or "",
+            )
         if owner is not None and not force:
-            if mine is not None and fence > mine:
-                raise StoreFenced(
-                    f"session {session_id} was taken over by {owner} (fence {fence} > {mine}):"
-                    " this desk's writes to it are refused",
-                    self._where,
-                    owner,
-                )
             if owner not in gone and self._liveness.is_alive(owner):
                 raise StoreFenced(
                     f"session {session_id} is live on {owner}: stop it there or wait for it",

@@ -217,6 +217,9 @@ class PostgresStore:
     def claim_session(self, session_id: str) -> int:
         """Take (or keep) the session's claim for this host now, in one transaction.
 
+        The caller reads the session anew from the database after this (a resume), so a
+        fencing number this store held before is not stale memory here: it is forgotten.
+
         Returns:
             the fencing number.
 
@@ -226,6 +229,7 @@ class PostgresStore:
         """
 
         def tx(cur: Cursor) -> int:
+            self._claims.forget(session_id)
             return self._claims.hold(cur, session_id)
 
         return self._db.write(tx)

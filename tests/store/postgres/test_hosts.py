@@ -117,3 +117,27 @@ def test_a_store_opened_as_another_host_never_writes_as_this_one(
 ) -> None:
     with PostgresStore(pg_cluster.url, schema=schema) as mine:
         assert mine.owner.split(":")[1] == str(os.getpid())
+
+
+def test_a_late_write_is_refused_after_the_new_holder_released_the_session(
+    open_host: OpenHost,
+) -> None:
+    """Fencing holds whether or not the host that took the session over still holds it: a host
+    presumed dead comes back with its old fencing number after the new holder let go."""
+    a = open_host("host-a:1:1")
+    a.sessions.create_session("s1")
+    old_fence = a.claims.fence_of("s1")
+    assert old_fence is not None
+    a.close()  # a is gone (as a host cut off and declared dead would be)
+    b = open_host("host-b:2:2")
+    assert b.claim_session("s1") > old_fence
+    b.release_session("s1")  # b is done with it: nobody holds the claim now
+    late = open_host("host-c:3:3", recover=False)  # a's memory, back on a new connection
+    late.claims.adopt("s1", old_fence)
+    with pytest.raises(StoreFenced, match="taken over"):
+        late.transcript.append_message("s1", ChatMessage("user", "stale"))
+    assert b.transcript.all_messages("s1") == []
+    # Opening the session anew (a resume reads it again from the database) is not stale.
+    assert late.claim_session("s1") > old_fence
+    late.transcript.append_message("s1", ChatMessage("user", "fresh"))
+    assert [m.content for m in b.transcript.all_messages("s1")] == ["fresh"]
