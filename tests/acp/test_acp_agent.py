@@ -241,3 +241,65 @@ def test_a_mode_answers_for_the_editor(provider: ProviderConfig, tmp_path: Path,
     assert editor.asked == []
     finished = [u for _, u in editor.updates if isinstance(u, s.ToolCallProgress)]
     assert finished and finished[-1].status == "failed"
+
+
+class Undecided(Editor):
+    """An editor whose person never answers a permission request."""
+
+    async def request_permission(
+        self, session_id: str, tool_call: s.ToolCallUpdate, options: list[Any], **_: Any
+    ) -> s.RequestPermissionResponse:
+        self.asked.append(tool_call)
+        self.changed.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def test_a_cancel_as_the_prompt_arrives_and_during_a_permission_request(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "desk.db"
+    demo_server.configure(tokens_per_second=40.0)
+
+    async def drive() -> tuple[str, list[str]]:
+        editor = Undecided()
+        sent: dict[str, asyncio.Event] = {"session/prompt": asyncio.Event()}
+
+        def outgoing(event: Any) -> None:
+            method = event.message.get("method")
+            if event.direction.value == "outgoing" and method in sent:
+                sent[method].set()
+
+        spawned = spawn_agent_process(
+            editor,
+            sys.executable,
+            *agent_argv(provider, db),
+            env=child_env(),
+            cwd=ROOT,
+            transport_kwargs={"shutdown_timeout": 30.0, "stderr": None},
+            observers=[outgoing],
+        )
+        reasons = []
+        async with spawned as (conn, _process):
+            await conn.initialize(protocol_version=1)
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            text = [s.TextContentBlock(type="text", text=STORY)]
+            early = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=text))
+            await sent["session/prompt"].wait()  # the cancel is the very next line
+            await conn.cancel(session_id=sid)
+            reasons.append((await asyncio.wait_for(early, 20.0)).stop_reason)
+
+            tool = [s.TextContentBlock(type="text", text='call tool shell with {"command": "ls"}')]
+            asking = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=tool))
+            await editor.wait_for(lambda: bool(editor.asked))
+            await conn.cancel(session_id=sid)
+            reasons.append((await asyncio.wait_for(asking, 20.0)).stop_reason)
+        return sid, reasons
+
+    sid, reasons = asyncio.run(drive())
+    assert reasons == ["cancelled", "cancelled"]
+    rows = turn_rows(db, sid)
+    assert [(r.exit_reason, r.stop_surface) for r in rows] == [
+        ("interrupted_by_user", "acp.cancel"),
+        ("interrupted_by_user", "acp.cancel"),
+    ]
