@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import pytest
 from acp import schema as s
 from acp.stdio import spawn_agent_process
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
+from tests.mcp.conftest import time_command
 from tests.support import cut_short, poll_until
 from tests.wire.helpers import ROOT, child_env
 
@@ -222,25 +222,41 @@ def _running(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("mode", ["read-only"])
-def test_a_mode_answers_for_the_editor(provider: ProviderConfig, tmp_path: Path, mode: str) -> None:
-    async def drive() -> tuple[Editor, str]:
+def test_the_editors_mcp_server_and_the_modes(provider: ProviderConfig, tmp_path: Path) -> None:
+    async def drive() -> tuple[Editor, list[str], bool]:
         editor = Editor()
-        async with spawn(editor, provider, tmp_path / "desk.db") as (conn, _process):
+        time_server = s.McpServerStdio(name="time", command=time_command(), args=[], env=[])
+        reasons = []
+        async with spawn(editor, provider, tmp_path / "desk.db") as (conn, process):
             await conn.initialize(protocol_version=1)
-            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
-            await conn.set_session_mode(session_id=sid, mode_id=mode)
-            tool = 'call tool shell with {"command": "echo never"}'
-            done = await conn.prompt(
-                session_id=sid, prompt=[s.TextContentBlock(type="text", text=tool)]
-            )
-            return editor, done.stop_reason
+            new = await conn.new_session(cwd=str(tmp_path), mcp_servers=[time_server])
+            sid = new.session_id
+            agent = psutil.Process(process.pid)
 
-    editor, reason = asyncio.run(drive())
-    assert reason == "end_turn"
-    assert editor.asked == []
-    finished = [u for _, u in editor.updates if isinstance(u, s.ToolCallProgress)]
-    assert finished and finished[-1].status == "failed"
+            def serving() -> bool:  # desk started the editor's MCP server, under its guard
+                try:
+                    return any("mcp-server-time" in " ".join(c.cmdline()) for c in _alive(agent))
+                except psutil.Error:
+                    return False
+
+            started = await asyncio.to_thread(poll_until, serving, 60.0)
+            calls = (("echo allowed", "allow"), ("echo refused", "read-only"))
+            for command, mode in calls:
+                await conn.set_session_mode(session_id=sid, mode_id=mode)
+                text = f'call tool shell with {{"command": "{command}"}}'
+                done = await conn.prompt(
+                    session_id=sid, prompt=[s.TextContentBlock(type="text", text=text)]
+                )
+                reasons.append(done.stop_reason)
+        return editor, reasons, started
+
+    editor, reasons, started = asyncio.run(drive())
+    assert started, "the editor's MCP server was not started"
+    assert reasons == ["end_turn", "end_turn"]
+    assert editor.asked == []  # the modes answered, the editor was never asked
+    allowed, refused = [u for _, u in editor.updates if isinstance(u, s.ToolCallProgress)]
+    assert allowed.status == "completed" and "allowed" in allowed.content[0].content.text
+    assert refused.status == "failed"
 
 
 class Undecided(Editor):

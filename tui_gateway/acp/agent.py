@@ -261,6 +261,8 @@ class DeskAgent:
                 self._cwd = Path(cwd)
                 gateway = await asyncio.to_thread(self._open_gateway, self._cwd, servers)
                 gateway.subscribe(self._from_gateway)
+                # The first prompt is offered the tools of every server that could start.
+                await asyncio.to_thread(gateway.mcp.wait_started)
                 self._gateway = gateway
             elif servers:
                 names = ", ".join(m.name for m in servers)
