@@ -37,6 +37,8 @@ class Surface(StrEnum):
     SESSION_EVICTED = "session.evicted"
     INACTIVITY = "inactivity"
     DELEGATE_RESULT = "delegate.result"
+    ACP_CANCEL = "acp.cancel"
+    ACP_DISCONNECT = "acp.disconnect"
 
 
 USER_SURFACES: frozenset[Surface] = frozenset(
@@ -49,6 +51,7 @@ USER_SURFACES: frozenset[Surface] = frozenset(
         Surface.HEADLESS_SIGINT,
         Surface.API_STOP,
         Surface.API_STEER,
+        Surface.ACP_CANCEL,
     }
 )
 """Surfaces that only a person can trigger; every other surface is a system surface."""

@@ -106,7 +106,8 @@ SUBCOMMANDS_HELP = """\
 subcommands (each has its own --help):
   desk gateway --stdio [...]  serve the gateway as JSON-RPC 2.0 on stdin/stdout
   desk serve [...]            serve the gateway over HTTP with server-sent events
-  desk run [...] "PROMPT"     run one turn headless and print the reply
+  desk run [...] "PROMPT"     run one turn headless and print the reply (--json: events)
+  desk acp [...]              be an Agent Client Protocol agent on stdin/stdout (editors)
 """
 """The subcommands, listed at the end of ``desk --help``."""
 

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 PLACEHOLDER = "Ask anything · Enter sends · Ctrl+J new line"
 """The prompt box's placeholder (the app's own, :data:`desk.wiring.PLACEHOLDER`)."""
 
-NOT_THE_APP = frozenset({"-h", "--help", "gateway", "serve", "run"})
+NOT_THE_APP = frozenset({"-h", "--help", "gateway", "serve", "run", "acp"})
 """First arguments (or flags) with which ``desk`` does not start the app."""
 
 # desk's default theme (themes/dark.toml, Textual's dark palette), as 24-bit colours.

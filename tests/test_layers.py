@@ -33,6 +33,12 @@ FORBIDDEN: dict[str, frozenset[str]] = {
 }
 """Top-level package -> the top-level names its modules may never import."""
 
+ACP_PACKAGE = "tui_gateway.acp"
+"""The ACP frontend: a door of the gateway beside the wire (DESIGN.md, section 10)."""
+
+ACP_ENTRY_POINTS = frozenset({"desk.__main__"})
+"""The modules outside the ACP package that may start it (the ``desk acp`` command)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Import:
@@ -122,6 +128,28 @@ def back_edges(edges: dict[str, list[Import]]) -> list[str]:
     return wrong
 
 
+def _inside(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def frontend_edges(edges: dict[str, list[Import]]) -> list[str]:
+    """One line per import that breaks the ACP frontend's place: only it imports the ACP SDK
+    (``acp``); nothing but its entry point imports it; it never imports the desk or Textual
+    (the layers say so already) nor the other doors (the HTTP server, the stdio host)."""
+    wrong = []
+    doors = ("tui_gateway.wire.stdio", "tui_gateway.wire.http_server", "tui_gateway.wire.http_api")
+    for name, found in sorted(edges.items()):
+        ours = _inside(name, ACP_PACKAGE)
+        for imp in found:
+            if not ours and _inside(imp.target, "acp"):
+                wrong.append(f"{name} (line {imp.line}) imports the ACP SDK ({imp.target})")
+            if not ours and name not in ACP_ENTRY_POINTS and _inside(imp.target, ACP_PACKAGE):
+                wrong.append(f"{name} (line {imp.line}) imports {imp.target}")
+            if ours and any(_inside(imp.target, door) for door in doors):
+                wrong.append(f"{name} (line {imp.line}) imports another door, {imp.target}")
+    return wrong
+
+
 def cycles(edges: dict[str, list[Import]]) -> list[list[str]]:
     """The import cycles among our modules (imports that run at load time only)."""
     load = {
@@ -169,6 +197,28 @@ def test_the_graph_sees_every_package() -> None:
 
 def test_imports_only_go_down() -> None:
     assert back_edges(graph()) == []
+
+
+def test_the_acp_frontend_keeps_its_place() -> None:
+    edges = graph()
+    assert any(_inside(name, ACP_PACKAGE) for name in edges)
+    assert frontend_edges(edges) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("tui_gateway.wire.cli", "from acp import schema\n"),
+        ("tui_gateway.gateway", "def f():\n    from tui_gateway.acp.agent import DeskAgent\n"),
+        ("tui_gateway.acp.agent", "from tui_gateway.wire.stdio import StdioServer\n"),
+    ],
+)
+def test_a_misplaced_acp_import_is_found(module: str, source: str, tmp_path: Path) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(source, encoding="utf-8")
+    edges = graph()
+    edges[module] = list(imports_of(module, path, our_modules()))
+    assert [line for line in frontend_edges(edges) if line.startswith(module)]
 
 
 def test_no_import_cycle_between_our_modules() -> None:

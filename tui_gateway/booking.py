@@ -302,13 +302,20 @@ class BookingOffice:
         self._publish(session, PromptDropped(turn_id=turn_id, text=turn.prompt, reason="removed"))
         return True
 
-    def frontend_gone(self) -> int:
+    def frontend_gone(self, surface: Surface = Surface.API_DISCONNECT) -> int:
         """The frontend went away: stop every running turn and console command (system stop).
+
+        Args:
+            surface: the system surface the stop is booked with (``api.disconnect``, or
+                ``acp.disconnect`` for an ACP client).
 
         Returns:
             how many turns and commands were stopped.
+
+        Raises:
+            ValueError: ``surface`` is a user surface.
         """
-        stop = StopRequest.by_system(Surface.API_DISCONNECT, "the frontend went away")
+        stop = StopRequest.by_system(surface, "the frontend went away")
         stopped = sum(
             self.book(s, stop, QueuePolicy.DROP)[0] is not None for s in self._table.all()
         )

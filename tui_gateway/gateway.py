@@ -29,7 +29,7 @@ from agent.context.budget import ContextBudget
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.steering import Steer
-from agent.stops import StopRequest
+from agent.stops import StopRequest, Surface
 from agent.store import SessionStore, SharedStore, StoredReplay
 from agent.tools.workspace import Workspace
 from tui_gateway.approvals import SessionApprovals
@@ -442,11 +442,11 @@ class Gateway:
         """
         return self._booking.cancel_command(command_id, stop)
 
-    def frontend_gone(self) -> int:
-        """The frontend went away: stop its running turns and console commands (system stop,
-        ``api.disconnect``); queued prompts are dropped and saved as not sent. Returns how many
-        turns and commands were stopped."""
-        return self._booking.frontend_gone()
+    def frontend_gone(self, surface: Surface = Surface.API_DISCONNECT) -> int:
+        """The frontend went away: stop its running turns and console commands (a system stop
+        from ``surface``: ``api.disconnect``, ``acp.disconnect``); queued prompts are dropped
+        and saved as not sent. Returns how many turns and commands were stopped."""
+        return self._booking.frontend_gone(surface)
 
     def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:
         """``gateway.shutdown``: a system stop of everything, then a bounded wait for every

@@ -144,7 +144,8 @@ def main_serve(argv: Sequence[str]) -> int:
 
 
 def main_run(argv: Sequence[str]) -> int:
-    """``desk run "prompt"``: one headless turn, its reply streamed to stdout.
+    """``desk run "prompt"``: one headless turn, its reply streamed to stdout (``--json``: the
+    run's events, one JSON object a line).
 
     Returns:
         0 completed, 130 stopped by the user (Ctrl+C), 143 stopped by the system (SIGTERM),
@@ -161,6 +162,11 @@ def main_run(argv: Sequence[str]) -> int:
     p.add_argument(
         "--yes", action="store_true", help="allow tool calls that need approval (default: deny)"
     )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="write the run's events as JSON lines instead of the reply (docs/protocol.md)",
+    )
     try:
         args = parse(p, argv)
         prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
@@ -169,6 +175,8 @@ def main_run(argv: Sequence[str]) -> int:
         settings = settings_from(args, os.environ)
         with provider_from(settings) as provider:
             gateway = build_gateway(settings, provider.config, tools=not args.no_tools)
-            return run_turn(gateway, prompt, session_id=args.session, approve=args.yes)
+            return run_turn(
+                gateway, prompt, session_id=args.session, approve=args.yes, json=args.json
+            )
     except SettingsError as exc:
         return fail(prog, exc.message)

@@ -224,6 +224,32 @@ def _routes() -> list[str]:
     return out
 
 
+def _run_lines() -> list[str]:
+    out = [
+        "## `desk run --json`",
+        "",
+        "`desk run --json PROMPT` writes one JSON object a line on stdout instead of the reply: "
+        '`{"type", "session_id", "payload"}` (RunLine; `$defs/RunLine` in the schema). The '
+        "payload is the gateway event's own (see Events), with its `version`; only "
+        "`session.started` has one of its own. The first line is `session.started` and the "
+        "last exactly one `turn.completed`, whatever ends the run (the turn's end, Ctrl+C, "
+        "SIGTERM, a refusal before the turn started: then its `turn_id` is empty). The exit "
+        "status is `desk run`'s (0 completed, 130 stopped by the user, 143 by the system, 1 "
+        "failed), and problems are still one line each on stderr.",
+        "",
+        "| `type` | payload | when |",
+        "|---|---|---|",
+    ]
+    for kind in c.RUN_EVENTS:
+        cls = kind.payload
+        payload = f"{cls.__name__}" if cls is c.SessionStarted else f"`{cls.TYPE}` ({cls.__name__})"
+        out.append(f"| `{kind.name}` | {payload} | {_cell(kind.summary)} |")
+    summary, _ = doc_parts(c.SessionStarted)
+    out += ["", "### SessionStarted", "", plain(summary), ""]
+    out += _fields_table(c.SessionStarted, defaults=False)
+    return out
+
+
 def markdown() -> str:
     """The protocol reference (``docs/protocol.md``), generated from the contract."""
     out = _intro()
@@ -263,6 +289,7 @@ def markdown() -> str:
         summary, _ = doc_parts(cls)
         out += [f"### {cls.__name__}", "", plain(summary), ""]
         out += _fields_table(cls, defaults=False)
+    out += _run_lines()
     out += _stops()
     out += [""]
     out += _routes()

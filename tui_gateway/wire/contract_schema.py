@@ -15,13 +15,16 @@ The document (``docs/protocol.schema.json``)::
      "methods": {"session.create": {"description", "params": {"$ref"}, "result": {"$ref"}}, ...},
      "notifications": {"gateway.ready": {"$ref"}, "event": {"$ref"}},
      "events": {"message.delta": {"$ref"}, ...},
+     "run": {"turn.completed": {"description", "$ref"}, ...},
      "anyOf": [one message, or a batch of them]}
 
 Its root accepts any one JSON-RPC line of a stdio session: a request (``Request``: the method's
 params checked), a notification the gateway sends (``Notification``: ``gateway.ready`` or an
 ``event`` whose payload is checked by its ``type``), a response (``Response``: its ``result``
 is checked against ``methods.<name>.result`` by whoever knows which request it answers), or a
-batch. Regenerate with ``python -m tui_gateway.wire.contract_docs --schema``.
+batch. A line of ``desk run --json`` is checked by ``$defs/RunLine`` (its payload by its
+``type``; ``run.<type>`` is that payload alone). Regenerate with
+``python -m tui_gateway.wire.contract_docs --schema``.
 """
 
 from __future__ import annotations
@@ -234,6 +237,32 @@ def _request(builder: _Builder, method: c.Method) -> dict[str, Any]:
     }
 
 
+def _run_lines(builder: _Builder) -> dict[str, Any]:
+    """``run.<type>`` (each line's payload) and ``$defs/RunLine`` (any line of
+    ``desk run --json``)."""
+    summary, attrs = doc_parts(c.RunLine)
+    run: dict[str, Any] = {}
+    kinds = []
+    for kind in c.RUN_EVENTS:
+        payload = builder.payload(kind.payload)
+        run[kind.name] = {"description": kind.summary, **_ref(payload)}
+        kinds.append(
+            {
+                "title": f"{kind.name} line",
+                "description": kind.summary,
+                "type": "object",
+                "properties": {
+                    "type": {"const": kind.name, "description": attrs["type"]},
+                    "session_id": {"type": "string", "description": attrs["session_id"]},
+                    "payload": _ref(payload),
+                },
+                "required": ["type", "session_id", "payload"],
+            }
+        )
+    builder.defs["RunLine"] = {"title": "RunLine", "description": plain(summary), "oneOf": kinds}
+    return run
+
+
 def _messages(builder: _Builder) -> None:
     builder.defs["Request"] = {
         "description": "A request (or, without an `id`, a notification) a client sends; a "
@@ -297,6 +326,7 @@ def schema() -> dict[str, Any]:
     lenient = {cls for m in c.METHODS for cls in _dataclasses_in(m.result)}
     lenient |= {cls for n in c.NOTIFICATIONS for cls in _dataclasses_in(n.params)}
     lenient |= {cls for p in EVENT_TYPES for cls in _dataclasses_in(p)}
+    lenient |= {cls for e in c.RUN_EVENTS for cls in _dataclasses_in(e.payload)}
     both = strict & lenient
     if both:
         names = sorted(cls.__name__ for cls in both)
@@ -313,6 +343,7 @@ def schema() -> dict[str, Any]:
     notifications = {n.name: builder.of(n.params) for n in c.NOTIFICATIONS}
     events = {cls.TYPE: _ref(builder.payload(cls)) for cls in EVENT_TYPES}
     builder.of(c.RunAccepted)
+    run = _run_lines(builder)
     _messages(builder)
     return {
         "$schema": DIALECT,
@@ -327,6 +358,7 @@ def schema() -> dict[str, Any]:
         "methods": methods,
         "notifications": notifications,
         "events": events,
+        "run": run,
         "$defs": dict(sorted(builder.defs.items())),
     }
 

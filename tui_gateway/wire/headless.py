@@ -15,6 +15,10 @@ On a terminal the reply is printed with its control characters made visible
 (:func:`agent.terminal_text.terminal_safe`): a reply must not clear the screen or retitle the
 window. Piped into a file or another program it is printed exactly as the model sent it. The
 lines on stderr are always made safe (they quote the server and the model).
+
+With ``json`` the run writes one JSON object a line instead of the reply
+(:mod:`tui_gateway.wire.run_lines`, :mod:`tui_gateway.wire.contract.run`), ending with exactly
+one ``turn.completed`` whatever ends it; the exit status and the lines on stderr are the same.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from tui_gateway.events import ApprovalRequest, GatewayEvent, MessageComplete, M
 from tui_gateway.gateway import Gateway
 from tui_gateway.mcp_events import McpServerChanged
 from tui_gateway.types import GatewayError
+from tui_gateway.wire.contract.run import SessionStarted
+from tui_gateway.wire.run_lines import RunLines
 
 EXIT_COMPLETED = 0
 EXIT_FAILED = 1
@@ -54,11 +60,14 @@ def exit_code(complete: MessageComplete) -> int:
 class _Turn:
     """Prints one session's reply as it streams and notes its outcome."""
 
-    def __init__(self, gateway: Gateway, out: TextIO, err: TextIO, approve: bool) -> None:
+    def __init__(
+        self, gateway: Gateway, out: TextIO, err: TextIO, approve: bool, lines: RunLines | None
+    ) -> None:
         self.gateway = gateway
         self.out = out
         self.err = err
         self.approve = approve
+        self.lines = lines
         self.safe = _is_terminal(out)
         self.session_id = ""
         self.printed = ""
@@ -79,6 +88,8 @@ class _Turn:
             return
         if event.session_id != self.session_id or self.done.is_set():
             return
+        if self.lines is not None:
+            self.lines.event(event)
         if isinstance(payload, MessageDelta) and payload.text:
             self._write(payload.text)
         elif isinstance(payload, ApprovalRequest):
@@ -97,7 +108,17 @@ class _Turn:
             self.complete = payload
             self.done.set()
 
+    def started(self, resumed: bool, title: str) -> None:
+        """The session exists: its ``session.started`` line (with ``json``)."""
+        if self.lines is None:
+            return
+        provider = self.gateway.provider_for(self.session_id)
+        started = SessionStarted(provider.model, provider.base_url, resumed, title)
+        self.lines.started(self.session_id, started)
+
     def _write(self, text: str) -> None:
+        if self.lines is not None:  # the lines carry the reply
+            return
         self.printed += text  # what the model said: compared with the canonical text
         try:
             self.out.write(terminal_safe(text) if self.safe else text)
@@ -112,6 +133,7 @@ def run_turn(
     *,
     session_id: str | None = None,
     approve: bool = False,
+    json: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -123,6 +145,8 @@ def run_turn(
         session_id: a saved session to continue (needs the gateway's store), or None for a
             new one.
         approve: allow tool calls that need approval (else they are denied).
+        json: write the run's events as JSON lines instead of the reply
+            (:mod:`tui_gateway.wire.contract.run`).
         out: where the reply goes (stdout).
         err: where problems go, one line each (stderr).
 
@@ -131,32 +155,44 @@ def run_turn(
     """
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    turn = _Turn(gateway, out, err, approve)
+    lines = RunLines(out) if json else None
+    turn = _Turn(gateway, out, err, approve, lines)
     sub = gateway.subscribe(turn.on_event)
     restore = _install_signals(gateway, turn)
+    refused: str | None = None
+    left = False
     try:
         try:
             if session_id is not None:
-                turn.session_id = gateway.session_resume(session_id).session_id
+                resumed = gateway.session_resume(session_id)
+                turn.session_id = resumed.session_id
+                turn.started(True, resumed.title)
             else:
                 turn.session_id = gateway.session_create()
+                turn.started(False, "")
             gateway.mcp.wait_started()  # the turn is offered the tools of the servers ready now
             gateway.prompt_submit(turn.session_id, prompt)
             turn.apply_user_stop()  # a Ctrl+C that came before the turn existed
         except GatewayError as exc:
-            _say(f"desk: {exc.message}", err)
-            return EXIT_SYSTEM_STOP if turn.shutting.is_set() else EXIT_FAILED
-        turn.done.wait()
+            refused = exc.message
+        else:
+            turn.done.wait()
     except KeyboardInterrupt:  # the second Ctrl+C: leave now
-        return EXIT_USER_STOP
+        left = True
     finally:
         restore()
         report = gateway.shutdown()
         gateway.unsubscribe(sub)
         for path in report.unsaved:  # the database stayed unavailable: nothing is lost
             _say(f"desk: what could not be saved is in {path}", err)
-    complete = turn.complete
-    assert complete is not None
+    complete = turn.complete or _ended_before(turn, refused)
+    if lines is not None:
+        lines.close(turn.session_id, complete)
+    if refused is not None:
+        _say(f"desk: {refused}", err)
+        return EXIT_SYSTEM_STOP if turn.shutting.is_set() else EXIT_FAILED
+    if left:
+        return EXIT_USER_STOP
     code = exit_code(complete)
     if code == EXIT_FAILED:
         line = " ".join((complete.error or complete.exit_reason).split())
@@ -164,6 +200,21 @@ def run_turn(
     elif code != EXIT_COMPLETED and complete.stop is not None:
         _say(f"desk: {complete.exit_reason}: {complete.stop.reason}", err)
     return code
+
+
+def _ended_before(turn: _Turn, refused: str | None) -> MessageComplete:
+    """The outcome of a run whose turn never showed its own: refused before it started (by
+    the gateway, or by its shutdown), or left by a second Ctrl+C."""
+    if refused is not None and turn.shutting.is_set():
+        surface = Surface.GATEWAY_SHUTDOWN.value
+        reason = ExitReason.interrupted_by_system(surface)
+        return MessageComplete("", TurnStatus.INTERRUPTED, reason, "")
+    if refused is not None:
+        error = " ".join(refused.split())
+        reason = ExitReason.failed("GatewayError")
+        return MessageComplete("", TurnStatus.FAILED, reason, "", error=error)
+    stop = turn.user_stop or StopRequest.by_user(Surface.HEADLESS_SIGINT, "interrupted with Ctrl+C")
+    return MessageComplete("", TurnStatus.INTERRUPTED, stop.exit_reason(), "")
 
 
 def _is_terminal(out: TextIO) -> bool:
@@ -205,8 +256,15 @@ def _install_signals(gateway: Gateway, turn: _Turn) -> Callable[[], None]:
     return restore
 
 
+DELIVERY_WAIT_S = 5.0
+"""After the shutdown, how long a running turn's own outcome may take to reach the run."""
+
+
 def _shutdown_and_wake(gateway: Gateway, turn: _Turn) -> None:
     gateway.shutdown()
+    # The turn's own outcome (with its receipt) was published before the shutdown returned;
+    # its delivery is on another thread.
+    turn.done.wait(DELIVERY_WAIT_S)
     if not turn.done.is_set():  # no turn was running: the system stopped it all the same
         turn.complete = MessageComplete(
             turn_id="",

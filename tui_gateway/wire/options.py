@@ -36,21 +36,31 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """A parser with the shared settings flags and ``--no-tools``; its errors raise UsageError."""
+def parser(
+    prog: str, description: str, *, store_default: StoreDefault = StoreDefault.MEMORY
+) -> argparse.ArgumentParser:
+    """A parser with the shared settings flags and ``--no-tools``; its errors raise UsageError.
+
+    ``store_default`` is where sessions go without ``--db`` (memory for the wire commands,
+    the user's database for ``desk acp``)."""
     p = _Parser(prog=prog, description=description)
-    add_settings_flags(p, store_default=StoreDefault.MEMORY)
+    add_settings_flags(p, store_default=store_default)
     p.add_argument("--no-tools", action="store_true", help="offer the model no tools")
     return p
 
 
-def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Settings:
+def settings_from(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    *,
+    store_default: StoreDefault = StoreDefault.MEMORY,
+) -> Settings:
     """The settings of the parsed flags, the environment and the config file.
 
     Raises:
         SettingsError: the config file is unreadable, or a value is bad (one line).
     """
-    return load_settings(args, env, store_default=StoreDefault.MEMORY)
+    return load_settings(args, env, store_default=store_default)
 
 
 @dataclass(frozen=True, slots=True)

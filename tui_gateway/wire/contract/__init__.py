@@ -14,7 +14,8 @@ not match the surface.
 Its modules, one job each: :mod:`~.errors` (error codes), :mod:`~.limits` (sizes),
 :mod:`~.stop` (the ``stop`` object), :mod:`~.sessions`, :mod:`~.turns`, :mod:`~.console` and
 :mod:`~.lifecycle` (params and results by method group), :mod:`~.methods` (the method and
-notification tables), :mod:`~.routes` (``desk serve``'s HTTP routes). Import the names from
+notification tables), :mod:`~.routes` (``desk serve``'s HTTP routes), :mod:`~.run` (the lines
+of ``desk run --json``). Import the names from
 here: ``from tui_gateway.wire import contract as c``.
 """
 
@@ -48,6 +49,14 @@ from tui_gateway.wire.contract.methods import (
     Notification,
 )
 from tui_gateway.wire.contract.routes import HTTP_STATUSES, ROUTES, Route, RunAccepted
+from tui_gateway.wire.contract.run import (
+    DELTA_INTERVAL_S,
+    RUN_EVENT_OF,
+    RUN_EVENTS,
+    RunEvent,
+    RunLine,
+    SessionStarted,
+)
 from tui_gateway.wire.contract.server import ServerStatusParams
 from tui_gateway.wire.contract.sessions import (
     EventsSinceParams,
@@ -85,6 +94,12 @@ from tui_gateway.wire.contract.turns import (
 )
 
 __all__ = [
+    "DELTA_INTERVAL_S",
+    "RUN_EVENTS",
+    "RUN_EVENT_OF",
+    "RunEvent",
+    "RunLine",
+    "SessionStarted",
     "ServerStatusParams",
     "ERROR_CODES",
     "EVENT_TYPES",
