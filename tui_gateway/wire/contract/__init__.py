@@ -56,11 +56,13 @@ from tui_gateway.wire.contract.sessions import (
     SessionCreateResult,
     SessionDeleteParams,
     SessionDeleteResult,
+    SessionDiffParams,
     SessionListParams,
     SessionListResult,
     SessionRenameParams,
     SessionRenameResult,
     SessionResumeParams,
+    SessionUndoParams,
     WireEvent,
 )
 from tui_gateway.wire.contract.stop import StopParams
@@ -134,6 +136,7 @@ __all__ = [
     "SessionCreateResult",
     "SessionDeleteParams",
     "SessionDeleteResult",
+    "SessionDiffParams",
     "SessionInterruptParams",
     "SessionInterruptResult",
     "SessionQueueParams",
@@ -143,6 +146,7 @@ __all__ = [
     "SessionRenameParams",
     "SessionRenameResult",
     "SessionResumeParams",
+    "SessionUndoParams",
     "StopParams",
     "WireEvent",
 ]
