@@ -159,6 +159,7 @@ async def write_changes(changes: list[FileChange], ctx: ToolContext) -> ToolResu
     """
     lines: list[str] = []
     for index, change in enumerate(changes):
+        await asyncio.sleep(0)  # a stop that came during the last file ends the patch here
         result = await run_to_completion(
             asyncio.ensure_future(asyncio.to_thread(write_change, change))
         )

@@ -141,18 +141,19 @@ def _line_no(at: int) -> int:
 
 def _parse_op(body: Sequence[str], at: int) -> tuple[FileOp, int]:
     header = body[at].strip()
-    if header.startswith(ADD):
-        path = _path(header[len(ADD) :], at)
+    probe = header + " "  # "*** Add File:" with no path still reads as its header
+    if probe.startswith(ADD):
+        path = _path(probe[len(ADD) :], at)
         added: list[str] = []
         used = 1
         while at + used < len(body) and body[at + used].startswith("+"):
             added.append(body[at + used][1:] + "\n")
             used += 1
         return AddFile(path, "".join(added)), used
-    if header.startswith(DELETE):
-        return DeleteFile(_path(header[len(DELETE) :], at)), 1
-    if header.startswith(UPDATE):
-        return _parse_update(body, at, _path(header[len(UPDATE) :], at))
+    if probe.startswith(DELETE):
+        return DeleteFile(_path(probe[len(DELETE) :], at)), 1
+    if probe.startswith(UPDATE):
+        return _parse_update(body, at, _path(probe[len(UPDATE) :], at))
     raise PatchError(
         f"invalid patch at line {_line_no(at)}: '{header}' is not a file header; use "
         f"'{ADD}PATH', '{DELETE}PATH' or '{UPDATE}PATH'"
@@ -208,7 +209,7 @@ def _parse_hunk(body: Sequence[str], at: int, *, first: bool) -> tuple[Hunk, int
     end_of_file = False
     while at + taken < len(body):
         line = body[at + taken]
-        if line.strip() == END_OF_FILE:
+        if line.rstrip() == END_OF_FILE:
             if taken == start:
                 raise PatchError(f"invalid patch at line {_line_no(at + taken)}: empty hunk")
             end_of_file = True
