@@ -49,11 +49,14 @@ class Snapshot:
         data: the content of every file kept, by absolute path.
         noted: ``(size, mtime_ns)`` of every file listed but not kept (large, binary, past a
             cap).
+        stamps: ``(size, mtime_ns)`` of every file kept: one whose stamp is the same after the
+            command is not read again.
     """
 
     root: Path
     data: dict[Path, bytes] = field(default_factory=dict)
     noted: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    stamps: dict[Path, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,7 @@ def take_snapshot(
             snap.noted[path] = stamp
             continue
         snap.data[path] = data
+        snap.stamps[path] = stamp
         total += len(data)
     return snap
 
@@ -166,6 +170,9 @@ def changed_since(snap: Snapshot) -> Changed:
     now = set(list_files(snap.root))
     for path, before in snap.data.items():
         try:
+            info = path.lstat()
+            if (info.st_size, info.st_mtime_ns) == snap.stamps[path]:
+                continue  # untouched: not read again
             current = read_current(path)
         except OSError:
             current = None

@@ -112,7 +112,9 @@ def parse_patch(text: str) -> tuple[FileOp, ...]:
         PatchError: a missing marker, an unknown header, an empty update, a line that belongs
             to no hunk; the message names the line number of the patch.
     """
-    lines = text.strip().splitlines()
+    # Lines end at "\n" only (a form feed or a U+2028 inside a line stays in it); a "\r"
+    # before it goes with the line ending.
+    lines = [line.removesuffix("\r") for line in text.strip().split("\n")]
     heredoc = lines[0].strip() in ("<<EOF", "<<'EOF'", '<<"EOF"') if lines else False
     if heredoc and len(lines) >= 4 and lines[-1].strip().endswith("EOF"):
         lines = lines[1:-1]
@@ -243,7 +245,8 @@ def render_patch(ops: Sequence[FileOp]) -> str:
     for op in ops:
         if isinstance(op, AddFile):
             out.append(ADD + op.path)
-            out.extend("+" + line for line in op.content.splitlines())
+            added = op.content.split("\n")
+            out.extend("+" + line for line in (added[:-1] if added[-1] == "" else added))
         elif isinstance(op, DeleteFile):
             out.append(DELETE + op.path)
         else:
@@ -276,8 +279,8 @@ def apply_hunks(path: str, text: str, hunks: Sequence[Hunk]) -> str:
     """The file's new text after ``hunks``.
 
     Every hunk is found first (each after the one before it); only then is anything replaced,
-    so a hunk that does not fit changes nothing. The file's line ending (``\\r\\n`` or
-    ``\\n``) is kept, and the result ends with one.
+    so a hunk that does not fit changes nothing. A file whose every line ends in ``\\r\\n``
+    keeps its line ending; the result ends with one.
 
     Args:
         path: the file, as the patch names it (for messages).
@@ -288,10 +291,13 @@ def apply_hunks(path: str, text: str, hunks: Sequence[Hunk]) -> str:
         PatchError: a hunk's ``@@`` line or its old lines are not in the file (after the
             previous hunk); the message quotes what was looked for.
     """
-    newline = "\r\n" if "\r\n" in text else "\n"
-    lines = text.split(newline)
+    lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    crlf = bool(lines) and all(line.endswith("\r") for line in lines)
+    newline = "\r\n" if crlf else "\n"
+    if crlf:  # a CRLF file stays one; in a mixed one, the lines a hunk writes end in "\n"
+        lines = [line[:-1] for line in lines]
     replacements: list[tuple[int, int, tuple[str, ...]]] = []
     at = 0
     for hunk in hunks:

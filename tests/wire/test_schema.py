@@ -210,6 +210,8 @@ def _drive(raw: RecordingStdio, demo: DemoModelServer) -> tuple[list[Any], list[
     answer = {"session_id": session, "request_id": asked["request_id"], "decision": "once"}
     assert raw.call("approval.respond", answer)["result"] == {"accepted": True}
     raw.event("message.complete", turn_id=turn)
+    assert raw.call("session.diff", {"session_id": session})["result"]["files"] == []
+    assert raw.call("session.undo", {"session_id": session})["result"]["undone"] is False
 
     demo.configure(tokens_per_second=40.0)
     story = {"session_id": session, "text": "tell me a story about a lighthouse"}
