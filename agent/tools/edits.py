@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.checkpoints.diff import shown_path
 from agent.tools.base import ToolArgumentError, ToolContext, ToolResult
 from agent.tools.changes import EditRefused, FileChange
 from agent.tools.files import fsync_dir, os_error, write_bytes_atomic
@@ -154,8 +155,9 @@ async def write_changes(changes: list[FileChange], ctx: ToolContext) -> ToolResu
     """Write ``changes`` in order, each to its end; a stop is re-raised between two files.
 
     Returns:
-        one line per file written; an error result at the first file that fails (the files
-        before it are written, the rest are not).
+        one line per file written (``updated src/app.py``: relative to the cwd when inside
+        it); an error result at the first file that fails (the files before it are written,
+        the rest are not).
     """
     lines: list[str] = []
     for index, change in enumerate(changes):
@@ -166,8 +168,12 @@ async def write_changes(changes: list[FileChange], ctx: ToolContext) -> ToolResu
         if result.is_error:
             done = f" ({index} of {len(changes)} files were changed before)" if index else ""
             return ToolResult.error(result.content + done)
-        lines.append(result.content)
-        ctx.on_output(result.content + "\n")
+        verb = (
+            "deleted" if change.after is None else "added" if change.before is None else "updated"
+        )
+        line = f"{verb} {shown_path(change.path, ctx.cwd)}"
+        lines.append(line)
+        ctx.on_output(line + "\n")
     return ToolResult("\n".join(lines))
 
 
@@ -236,7 +242,7 @@ class EditFileTool:
         if result.is_error:
             return result
         count = text_count(args)
-        return ToolResult(f"edited {changes[0].path}: replaced {count}")
+        return ToolResult(f"edited {shown_path(changes[0].path, ctx.cwd)}: replaced {count}")
 
 
 def text_count(args: dict[str, Any]) -> str:
