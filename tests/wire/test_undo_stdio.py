@@ -182,3 +182,25 @@ def test_a_turn_stopped_between_two_files_of_a_patch_is_undone(
         assert (work / "b.txt").read_bytes() == B_TEXT
     finally:
         raw.child.kill()
+
+
+def test_a_shell_turn_is_undone_from_its_snapshot(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_bytes(A_TEXT)
+    (work / "b.txt").write_bytes(B_TEXT)
+    raw = start(provider, tmp_path / "desk.db", work)
+    try:
+        session = raw.call("session.create")["result"]["session_id"]
+        script = "printf 'x' > a.txt && rm b.txt && mkdir -p sub && echo new > sub/c.txt"
+        tool_turn(raw, session, "shell", {"command": script})
+        assert (work / "a.txt").read_bytes() == b"x" and not (work / "b.txt").exists()
+        undone = raw.call("session.undo", {"session_id": session})["result"]
+        assert sorted(undone["restored"]) == ["a.txt", "b.txt", "sub/c.txt"]
+        assert (work / "a.txt").read_bytes() == A_TEXT
+        assert (work / "b.txt").read_bytes() == B_TEXT
+        assert not (work / "sub" / "c.txt").exists()
+    finally:
+        raw.child.kill()
