@@ -43,7 +43,7 @@ from agent.tools.base import (
 )
 from agent.tools.changes import ChangeRecorder, ChangesFiles, EditRefused, Finish, PlansChanges
 from agent.tools.output import OutputBuffer
-from agent.tools.process import ProcessLedger, run_to_completion
+from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import PathCheck, TouchesPath, TouchesPaths, Workspace
 
@@ -161,9 +161,8 @@ class ToolBatch:
         if denied is not None:
             return ToolResult.error(denied.reason(call.name))
         if isinstance(tool, PlansChanges):  # a change that cannot be made is never asked
-            planning = asyncio.ensure_future(asyncio.to_thread(tool.plan, args, self.cwd))
-            try:
-                await run_to_completion(planning)
+            try:  # (it only reads: a stop meanwhile need not wait for it)
+                await asyncio.to_thread(tool.plan, args, self.cwd)
             except EditRefused as exc:
                 return ToolResult.error(str(exc))
         outside = [c for c in checks if c.verdict == "outside"]
@@ -173,10 +172,9 @@ class ToolBatch:
                 return ToolResult.error(f"the person declined to run this {call.name} call")
         finish: Finish | None = None
         if self.changes is not None and isinstance(tool, ChangesFiles):
-            recording = asyncio.ensure_future(
-                asyncio.to_thread(self.changes.before, tool.changed_paths(args, self.cwd))
-            )
-            finish = await run_to_completion(recording)
+            # A stop meanwhile does not wait for the record (the call will not run).
+            paths = tool.changed_paths(args, self.cwd)
+            finish = await asyncio.to_thread(self.changes.before, paths)
 
         def tee(text: str) -> None:
             self._partial.append(text)
