@@ -183,9 +183,8 @@ class EditFileTool:
 
     name: str = "edit_file"
     description: str = (
-        "Edit a UTF-8 text file in place: replace the exact text `old` (copied from the file, "
-        "white space included) with `new`. `old` must occur exactly once unless `replace_all` "
-        "is true; otherwise the call is refused with the number of matches."
+        "Replace the exact text `old` (white space included) in a file with `new`; `old` "
+        "must occur once unless `replace_all`."
     )
     needs_approval: bool = True
 
@@ -195,13 +194,10 @@ class EditFileTool:
         return {
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "File path, relative to the cwd."},
-                "old": {"type": "string", "description": "The exact text to replace."},
-                "new": {"type": "string", "description": "The text that replaces it."},
-                "replace_all": {
-                    "type": "boolean",
-                    "description": "Replace every occurrence (default false: exactly one).",
-                },
+                "path": {"type": "string"},
+                "old": {"type": "string"},
+                "new": {"type": "string"},
+                "replace_all": {"type": "boolean"},
             },
             "required": ["path", "old", "new"],
             "additionalProperties": False,
@@ -319,17 +315,10 @@ class ApplyPatchTool:
 
     name: str = "apply_patch"
     description: str = (
-        "Change files with a patch. Format:\n"
-        "*** Begin Patch\n"
-        "*** Add File: <path>      (then every line of the new file, each starting with +)\n"
-        "*** Delete File: <path>\n"
-        "*** Update File: <path>   (optionally followed by *** Move to: <new path>)\n"
-        "@@ <a line before the change, optional>\n"
-        " context line (starts with a space)\n"
-        "-removed line\n"
-        "+added line\n"
-        "*** End Patch\n"
-        "Give about 3 lines of context around each change; paths are relative to the cwd."
+        "Change files with a patch: '*** Begin Patch', then sections '*** Add File: P' "
+        "(+lines), '*** Delete File: P', '*** Update File: P' (optionally '*** Move to: Q') "
+        "with '@@' hunks of ' ' context, '-' and '+' lines (3 lines of context), then "
+        "'*** End Patch'."
     )
     needs_approval: bool = True
 
@@ -339,10 +328,7 @@ class ApplyPatchTool:
         return {
             "type": "object",
             "properties": {
-                "patch": {
-                    "type": "string",
-                    "description": "The whole patch, from *** Begin Patch to *** End Patch.",
-                },
+                "patch": {"type": "string"},
             },
             "required": ["patch"],
             "additionalProperties": False,
