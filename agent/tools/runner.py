@@ -173,8 +173,8 @@ class ToolBatch:
         finish: Finish | None = None
         if self.changes is not None and isinstance(tool, ChangesFiles):
             # A stop meanwhile does not wait for the record (the call will not run).
-            paths = tool.changed_paths(args, self.cwd)
-            finish = await asyncio.to_thread(self.changes.before, paths)
+            changed = tool.changed_paths(args, self.cwd)
+            finish = await asyncio.to_thread(self.changes.before, changed)
 
         def tee(text: str) -> None:
             self._partial.append(text)

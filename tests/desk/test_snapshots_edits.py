@@ -15,7 +15,6 @@ from textual.pilot import Pilot
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
-from desk.app import DeskApp
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.change_preview import ChangePreview
 from tests.desk.desk_testkit import wait_until
