@@ -5,12 +5,17 @@ files of a patch that writes nothing more."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent.provider.types import ToolCall
 from agent.tools import ToolBatch, ToolContext, ToolRegistry, ToolResult, default_tools
@@ -222,3 +227,39 @@ def test_a_stop_between_two_files_of_a_patch_writes_nothing_more(tmp_path: Path)
     assert (tmp_path / "a.txt").read_text() == "A\n"
     assert (tmp_path / "b.txt").read_text() == "b\n"  # never started
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
+@settings(deadline=None, max_examples=40)
+@given(yields=st.integers(0, 60), files=st.integers(2, 6))
+def test_a_stop_at_any_moment_of_a_patch_leaves_each_file_old_or_new_in_order(
+    yields: int, files: int
+) -> None:
+    root = Path(tempfile.mkdtemp(prefix="desk-patch-"))
+    try:
+        names = [f"f{i}.txt" for i in range(files)]
+        for name in names:
+            (root / name).write_text(f"old {name}\n" * 50)
+        sections = "".join(
+            f"*** Update File: {name}\n@@\n-old {name}\n+new {name}\n" for name in names
+        )
+        patch = f"*** Begin Patch\n{sections}*** End Patch"
+
+        async def main() -> None:
+            task = asyncio.ensure_future(ApplyPatchTool().run({"patch": patch}, ToolContext(root)))
+            for _ in range(yields):
+                await asyncio.sleep(0)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+        asyncio.run(main())
+        new = [(root / n).read_text().startswith("new") for n in names]
+        for name in names:  # whole: the old text or the patched one, never a mix
+            assert (root / name).read_text() in (
+                f"old {name}\n" * 50,
+                f"new {name}\n" + f"old {name}\n" * 49,
+            )
+        assert new == sorted(new, reverse=True)  # the files written are the first ones
+        assert sorted(p.name for p in root.iterdir()) == sorted(names)  # no temporary file
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
