@@ -165,6 +165,8 @@ class ToolBatch:
                 await asyncio.to_thread(tool.plan, args, self.cwd)
             except EditRefused as exc:
                 return ToolResult.error(str(exc))
+            except Exception as exc:  # a tool bug must still answer the call
+                return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
         outside = [c for c in checks if c.verdict == "outside"]
         if (tool.needs_approval or outside) and self.approve is not None:
             reason = "; ".join(c.reason(call.name) for c in outside)
