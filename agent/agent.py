@@ -44,6 +44,7 @@ from agent.scope import InterruptScope, current_scope
 from agent.steering import Steer, SteerInbox, bridged
 from agent.stops import StopRequest, Surface, require_hard
 from agent.stream_batch import DEFAULT_INTERVAL_S
+from agent.tools.changes import ChangeRecorder
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver, ToolBatch
@@ -85,6 +86,8 @@ class Agent:
             against the window before it is sent (:mod:`agent.context.request`), and the
             server's counts calibrate it; None sends requests as built from the transcript,
             unchecked.
+        changes: records what files hold before a tool call changes them (the turn's
+            checkpoint, see :mod:`agent.tools.changes`); None records nothing.
     """
 
     def __init__(
@@ -104,6 +107,7 @@ class Agent:
         delta_interval_s: float = DEFAULT_INTERVAL_S,
         workspace: Workspace | None = None,
         context: ContextBudget | None = None,
+        changes: ChangeRecorder | None = None,
     ) -> None:
         self.client = client
         self.context = context
@@ -119,6 +123,7 @@ class Agent:
         self.cwd = cwd if cwd is not None else Path.cwd()
         self.approve = approve
         self.workspace = workspace
+        self.changes = changes
         self.max_iterations = max_iterations
         self.max_tokens = max_tokens
         self._lock = threading.Lock()
@@ -343,6 +348,7 @@ class Agent:
                         ledger=ledger,
                         approve=self.approve,
                         workspace=self.workspace,
+                        changes=self.changes,
                     )
                     self._watch_paused = True  # a tool may run long without the provider
                     outcomes = await batch.run()

@@ -8,6 +8,7 @@ from pathlib import Path
 from agent.events import AgentListener, ToolCompleted, ToolOutput, ToolStarted
 from agent.provider.types import ToolCall
 from agent.tools.base import ToolResult
+from agent.tools.changes import ChangeRecorder
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver, ToolBatch
@@ -37,6 +38,7 @@ def tool_batch(
     ledger: ProcessLedger,
     approve: Approver | None,
     workspace: Workspace | None,
+    changes: ChangeRecorder | None = None,
 ) -> ToolBatch:
     """The batch that runs one assistant message's ``calls``, reporting to ``listener``.
 
@@ -48,6 +50,7 @@ def tool_batch(
         ledger: the turn's process ledger.
         approve: asks the person before a call that needs it (None: run every call).
         workspace: the file tools' boundary (None: one at ``cwd``).
+        changes: the turn's checkpoint recorder (None: nothing is recorded).
     """
 
     def on_start(call: ToolCall) -> None:
@@ -69,6 +72,7 @@ def tool_batch(
         on_complete=on_complete,
         approve=approve,
         workspace=workspace,
+        changes=changes,
     )
 
 

@@ -15,10 +15,12 @@ from tui_gateway.types import (
     ConsoleCommandInfo,
     QueuedPromptInfo,
     ResumedSession,
+    SessionDiff,
     SessionInfo,
     ShutdownReport,
     SteerResult,
     SubmitResult,
+    UndoResult,
 )
 
 
@@ -132,6 +134,14 @@ class DeskGateway(Protocol):
 
     def session_delete(self, session_id: str) -> bool:
         """Delete a session for good (its running turn is stopped first)."""
+        ...
+
+    def session_undo(self, session_id: str) -> UndoResult:
+        """Put back the files of the session's last turn that changed them (``/undo``)."""
+        ...
+
+    def session_diff(self, session_id: str) -> SessionDiff:
+        """What the session's turns changed in the workspace (``/diff``)."""
         ...
 
     # -- the model server (see desk.controllers.server) ----------------------------------------

@@ -40,6 +40,8 @@ SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("theme", "[NAME]", "switch the colour theme (no name: list the themes)"),
     SlashCommand("export", "[PATH]", "write this session as Markdown (default ./desk-…md)"),
     SlashCommand("compress", "[FOCUS]", "summarise the middle of this session now"),
+    SlashCommand("undo", "", "put back the files the last turn changed (again: the one before)"),
+    SlashCommand("diff", "", "show what this session's turns changed in the workspace"),
 ]
 """The commands the desk handles, in the order the help screen lists them."""
 

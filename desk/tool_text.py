@@ -71,16 +71,43 @@ def full_command(name: str, arguments: str) -> str | None:
 
 
 def written_path(name: str, arguments: str) -> str | None:
-    """The file a ``write_file`` call writes, as the model named it (made safe to show), else
-    None."""
-    if name != "write_file":
+    """The file a ``write_file`` or ``edit_file`` call writes, or the files an ``apply_patch``
+    call changes (``a.py, b.py and 2 more``), as the model named them (made safe to show);
+    else None."""
+    if name not in ("write_file", "edit_file", "apply_patch"):
         return None
     try:
         args = json.loads(arguments)
     except ValueError:
         return None
-    path = args.get("path") if isinstance(args, dict) else None
+    if not isinstance(args, dict):
+        return None
+    if name == "apply_patch":
+        patch = args.get("patch")
+        return patch_files(patch) if isinstance(patch, str) else None
+    path = args.get("path")
     return terminal_safe(path) if isinstance(path, str) else None
+
+
+_PATCH_HEADERS = ("*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: ")
+
+
+def patch_files(patch: str, most: int = 2) -> str | None:
+    """The files a patch names (``a.py``, ``a.py, b.py``, ``a.py, b.py and 2 more``), or None
+    when it names none."""
+    names: list[str] = []
+    for line in patch.splitlines():
+        stripped = line.strip()
+        for header in _PATCH_HEADERS:
+            if stripped.startswith(header):
+                name = stripped[len(header) :].strip()
+                if name and name not in names:
+                    names.append(name)
+    if not names:
+        return None
+    shown = ", ".join(names[:most])
+    more = len(names) - most
+    return terminal_safe(f"{shown} and {more} more" if more > 0 else shown)
 
 
 def stopped_text(stopped_by: str) -> str:

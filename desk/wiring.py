@@ -19,6 +19,7 @@ from textual.widgets import Button, Footer
 from desk.config import ConnectionInfo
 from desk.controllers import DeskControllers
 from desk.controllers.agents import AgentsController
+from desk.controllers.checkpoints import CheckpointsController
 from desk.controllers.compression import CompressionController
 from desk.controllers.console import ConsoleController
 from desk.controllers.export import ExportController
@@ -272,4 +273,5 @@ def build_controllers(
         stops=stops,
         mcp=McpController(status, lambda: sessions.view, notify),
         server=server,
+        checkpoints=CheckpointsController(gateway),
     )

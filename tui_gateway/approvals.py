@@ -3,8 +3,9 @@
 The future lives on the turn's own event loop, so a hard stop (which cancels the turn's task)
 wakes the wait at once and the call is answered "stopped by ...". The person's answer arrives
 from another thread and is handed to the loop with ``call_soon_threadsafe``. The request says
-what a ``write_file`` will change: its diff against the file on disk, read here, on the
-gateway's side (:mod:`tui_gateway.approval_preview`).
+what a ``write_file``, ``edit_file`` or ``apply_patch`` will change: its diff against the
+files on disk, read here, on the gateway's side (:mod:`tui_gateway.approval_preview`,
+:mod:`tui_gateway.edit_preview`).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent.provider.types import ToolCall
 from agent.tools.runner import Approver
 from tui_gateway.approval_preview import change_preview
+from tui_gateway.edit_preview import edit_preview
 from tui_gateway.events import ApprovalRequest, ApprovalResolved, Payload
 from tui_gateway.types import GatewayError
 
@@ -47,17 +50,28 @@ class SessionApprovals:
     _pending: dict[str, _Pending] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def approver(self, turn_id: str, who_stopped: Callable[[], str] | None = None) -> Approver:
+    def approver(
+        self,
+        turn_id: str,
+        who_stopped: Callable[[], str] | None = None,
+        cwd: Path | None = None,
+    ) -> Approver:
         """The ``approve`` callback for one turn's tool batch.
 
         Args:
             turn_id: the turn.
             who_stopped: names who stopped the turn (``stopped by the user``...), for the
                 ``approval.resolved`` of a prompt that a stop ended.
+            cwd: the workspace (a patch's paths are relative to it); default: the process's.
         """
+        where = cwd if cwd is not None else Path.cwd()
 
         async def approve(call: ToolCall, args: dict[str, Any], reason: str) -> bool:
-            preview = change_preview(call.name, args)  # what a write_file will change, on disk
+            # What a write_file, edit_file or apply_patch will change, on disk (read here, off
+            # the turn's loop: a large file must not delay a stop).
+            preview = await asyncio.to_thread(change_preview, call.name, args)
+            if not preview.kind and not preview.note:
+                preview = await asyncio.to_thread(edit_preview, call.name, args, where)
             with self._lock:
                 if call.name in self.always:
                     return True

@@ -42,6 +42,7 @@ from agent.scope import InterruptScope
 from agent.steering import Steer
 from agent.stops import StopRequest, Surface
 from agent.tools.base import Tool, ToolResult
+from agent.tools.changes import ChangeRecorder
 from agent.tools.delegate import DelegateRequest, DelegateTool
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import Workspace
@@ -128,6 +129,8 @@ class Delegation:
         extra_tools: the tools offered now besides those (the MCP servers'), asked for each
             agent as it is built.
         provider: the model server now, read for each agent (default ``config.provider``).
+        recorder: the checkpoint recorder of a session's root turn (a child agent records
+            into its root turn's), or None for none.
     """
 
     def __init__(
@@ -144,6 +147,7 @@ class Delegation:
         workspace: Workspace | None,
         extra_tools: Callable[[], Sequence[Tool]] | None = None,
         provider: Callable[[], ProviderConfig] | None = None,
+        recorder: Callable[[Session, str], ChangeRecorder | None] | None = None,
     ) -> None:
         self._config = config
         self._provider = provider or (lambda: config.provider)
@@ -156,6 +160,8 @@ class Delegation:
         self._cwd = cwd
         self._workspace = workspace
         self._extra_tools = extra_tools
+        self._recorder = recorder
+        self._roots: dict[str, str] = {}  # a child agent's turn -> its root turn
 
     # -- building agents -----------------------------------------------------------------------
 
@@ -172,7 +178,7 @@ class Delegation:
 
         approve = None
         if self._config.approvals and session.approvals is not None:
-            approve = session.approvals.approver(turn_id, who_stopped)
+            approve = session.approvals.approver(turn_id, who_stopped, self._cwd)
         tools = None
         if self._tools is not None:
             extra = self._extra_tools() if self._extra_tools is not None else ()
@@ -180,7 +186,10 @@ class Delegation:
             if self._config.delegate_depth > 0:
                 tools.add(DelegateTool(launcher))
         provider = session_provider(self._provider(), session)
-        setup = AgentSetup(listener, approve, tools, self._cwd, provider, self._workspace)
+        changes = None
+        if self._recorder is not None:
+            changes = self._recorder(session, self._roots.get(turn_id, turn_id))
+        setup = AgentSetup(listener, approve, tools, self._cwd, provider, self._workspace, changes)
         launcher.agent = self._factory(setup)
         return launcher.agent
 
@@ -206,6 +215,7 @@ class Delegation:
                 f"at depth {depth - 1} (setting delegate_depth); do the task yourself"
             )
         child_id = uuid.uuid4().hex[:12]
+        self._roots[child_id] = self._roots.get(parent_turn_id, parent_turn_id)
         scope = InterruptScope(f"child:{child_id}")
         listener = turn_listener(child_id, lambda payload: self._publish(session, payload))
         agent = self.build(session, child_id, listener, depth=depth)

@@ -6,7 +6,7 @@ Method names follow the contract (DESIGN.md section 4): ``session.create`` is
 :meth:`Gateway.shutdown`. Each method hands its work to one collaborator:
 
 - :class:`~tui_gateway.session_table.SessionTable`: the live sessions, and which to evict;
-- :class:`~tui_gateway.turn_runner.TurnRunner`: makes turns and runs them on the workers;
+- :class:`~tui_gateway.turn_runner.TurnRunner`: makes turns, runs them, keeps checkpoints;
 - :class:`~tui_gateway.booking.BookingOffice`: every stop, the queue's fate, each outcome once;
 - :class:`~tui_gateway.saved_sessions.SavedSessions`: list, resume, rename, delete;
 - :class:`~tui_gateway.persistence.Persistence` and
@@ -146,6 +146,8 @@ class Gateway:
             extra_tools=self.mcp.tools,
             server=self.server,
         )
+        self.session_undo = self._runner.checkpoints.undo  # session.undo (tui_gateway.checkpoints)
+        self.session_diff = self._runner.checkpoints.diff  # session.diff
         saved = (config, self._table, self._persistence, self._booking, publish, self._windows)
         self._saved = SavedSessions(*saved, offered, provider=lambda: self.server.provider)
         answers = self._windows.server_answers

@@ -31,6 +31,7 @@ from agent.tools.base import Tool
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import Workspace
 from tui_gateway.booking import BookingOffice, Publish, QueuePolicy, receipt
+from tui_gateway.checkpoints import Checkpointing
 from tui_gateway.delegation import Delegation
 from tui_gateway.events import MessageComplete, MessageStart, PromptQueued
 from tui_gateway.fitted_turns import FittedTurns, did_not_fit
@@ -65,6 +66,7 @@ def default_agent_factory(config: GatewayConfig) -> AgentFactory:
             approve=setup.approve,
             max_iterations=config.max_iterations,
             workspace=setup.workspace,
+            changes=setup.changes,
         )
 
     return build
@@ -117,6 +119,8 @@ class TurnRunner:
         self._booking = booking
         self._publish = publish
         self._workers = TurnWorkers()
+        self.checkpoints = Checkpointing(table, persistence, cwd)
+        """Each turn's checkpoint, and ``session.undo`` / ``session.diff``."""
         self.delegation = Delegation(
             config,
             persistence,
@@ -129,6 +133,7 @@ class TurnRunner:
             workspace=workspace,
             extra_tools=extra_tools,
             provider=self._provider,
+            recorder=self.checkpoints.recorder,
         )
         """Builds every turn's agent and runs the child agents they delegate to."""
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from agent.agent import Agent
 from agent.events import AgentListener
 from agent.provider.client import ProviderConfig
+from agent.tools.changes import ChangeRecorder
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
 from agent.tools.workspace import Workspace
@@ -28,6 +29,8 @@ class AgentSetup:
         provider: the session's provider settings (its model may differ from the gateway's).
         workspace: the file tools' boundary (see :mod:`agent.tools.workspace`); None: one at
             ``cwd`` with the default deny list.
+        changes: records what files hold before the turn's tools change them (its
+            checkpoint); None records nothing.
     """
 
     listener: AgentListener
@@ -36,6 +39,7 @@ class AgentSetup:
     cwd: Path
     provider: ProviderConfig
     workspace: Workspace | None = None
+    changes: ChangeRecorder | None = None
 
 
 AgentFactory = Callable[[AgentSetup], Agent]
@@ -340,3 +344,46 @@ class ResumedSession:
     title: str
     model: str
     transcript: list[TranscriptEntry] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class UndoResult:
+    """What ``session.undo`` did: the workspace put back as it was before the last turn that
+    changed it (and not undone yet).
+
+    Attributes:
+        undone: False when there was nothing to undo (then the other fields are empty).
+        turn_id: the turn undone.
+        prompt: its prompt (the first line, for the person to recognise it).
+        diff: the unified diff it reverted ("" when every file already held its old text).
+        restored: the files put back, relative to the workspace.
+        not_restored: one line per file left as it is, saying why (e.g. ``a.txt: changed
+            outside desk since the turn``).
+        remaining: how many earlier turns can still be undone.
+    """
+
+    undone: bool
+    turn_id: str = ""
+    prompt: str = ""
+    diff: str = ""
+    restored: list[str] = field(default_factory=list)
+    not_restored: list[str] = field(default_factory=list)
+    remaining: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDiff:
+    """What ``session.diff`` returns: what the session's turns changed in the workspace (the
+    turns undone left out), from the files as the session found them to now.
+
+    Attributes:
+        diff: the unified diff ("" when nothing differs).
+        files: the files that differ, relative to the workspace.
+        added: lines added.
+        removed: lines removed.
+    """
+
+    diff: str
+    files: list[str] = field(default_factory=list)
+    added: int = 0
+    removed: int = 0

@@ -32,6 +32,7 @@ from agent.store.liveness import LocalLiveness, OwnerLiveness, current_owner, ow
 from agent.store.opener import is_server_url, open_store, store_path
 from agent.store.paths import default_db_path
 from agent.store.protocol import (
+    Checkpoints,
     Compressions,
     Leases,
     PromptQueue,
@@ -44,6 +45,7 @@ from agent.store.rows import (
     CRASH_EXIT_REASON,
     NOT_SENT_CRASH_ERROR,
     NOT_SENT_PREFIX,
+    CheckpointRow,
     CompressionAttemptRow,
     Cooldown,
     LeaseRow,
@@ -83,6 +85,8 @@ __all__ = [
     "NOT_SENT_CRASH_ERROR",
     "NOT_SENT_PREFIX",
     "SCHEMA_VERSION",
+    "CheckpointRow",
+    "Checkpoints",
     "CompressionAttemptRow",
     "Compressions",
     "Cooldown",

@@ -23,6 +23,7 @@ from typing import Protocol, runtime_checkable
 
 from agent.provider.types import ChatMessage
 from agent.store.rows import (
+    CheckpointRow,
     CompressionAttemptRow,
     Cooldown,
     LeaseRow,
@@ -291,6 +292,31 @@ class Compressions(Protocol):
 
 
 @runtime_checkable
+class Checkpoints(Protocol):
+    """What files held before each turn changed them, so a turn can be undone (``/undo``)."""
+
+    def record_before(
+        self, session_id: str, turn_id: str, path: str, before_data: bytes | None
+    ) -> bool:
+        """Keep what ``path`` holds before the turn's first change to it (None: no file);
+        False when the turn recorded that path already (the first record stands)."""
+        ...
+
+    def record_after(self, turn_id: str, path: str, after_sha: str) -> bool:
+        """Note the SHA-256 of what ``path`` holds once the turn is done with it ("" for no
+        file); False when the turn recorded no such path."""
+        ...
+
+    def checkpoint_files(self, session_id: str) -> list[CheckpointRow]:
+        """Every recorded file of the session, undone ones included, by step then record."""
+        ...
+
+    def mark_undone(self, session_id: str, step: int) -> int:
+        """Mark one step's files as undone; how many rows changed (0: none or done already)."""
+        ...
+
+
+@runtime_checkable
 class SessionStore(Protocol):
     """Durable sessions, transcripts, turns, queued prompts and compression state: one table
     group per attribute, each its own interface (the groups of one store share its database,
@@ -324,6 +350,11 @@ class SessionStore(Protocol):
     @property
     def compressions(self) -> Compressions:
         """Compression attempts and cooldowns (:class:`Compressions`)."""
+        ...
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """What files held before each turn changed them (:class:`Checkpoints`)."""
         ...
 
     @property

@@ -331,6 +331,32 @@ class Cooldown:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    """What one file held before a turn first changed it (a row of ``checkpoint_files``).
+
+    Attributes:
+        session_id: the session.
+        turn_id: the turn that changed the file (a child agent's changes are its root turn's).
+        step: 1, 2, 3... per session, in the order turns first changed the workspace.
+        path: the file's absolute path.
+        before_data: its bytes before the turn, or None when it did not exist.
+        after_sha: the SHA-256 (hex) of its bytes once the turn was done with it, "" when the
+            turn left no file there, None when not known (the turn was cut short by a crash).
+        undone: the turn's changes were undone (``/undo``).
+        created_at: unix seconds.
+    """
+
+    session_id: str
+    turn_id: str
+    step: int
+    path: str
+    before_data: bytes | None
+    after_sha: str | None
+    undone: bool
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
 class LeaseRow:
     """The compression lease of a session: held by ``holder`` until ``expires_at`` (unix s)."""
 

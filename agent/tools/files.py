@@ -28,12 +28,13 @@ from typing import Any
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.output import cut_marker
 from agent.tools.process import run_to_completion
+from agent.tools.workspace import resolve
 
 _BINARY_SNIFF_BYTES = 8_192
 _READ_CAP_BYTES = 1_000_000
 
 
-def _os_error(exc: OSError, path: Path, doing: str) -> ToolResult:
+def os_error(exc: OSError, path: Path, doing: str) -> ToolResult:
     """A clear one-line error for an ``OSError`` raised while ``doing`` something to ``path``."""
     reasons = {
         errno.ENOENT: "no such file or directory",
@@ -143,7 +144,7 @@ class ReadFileTool:
         except IsADirectoryError:
             return ToolResult.error(f"cannot read {path}: is a directory (use list_dir)")
         except OSError as exc:
-            return _os_error(exc, path, "cannot read")
+            return os_error(exc, path, "cannot read")
         end = offset + len(data)
         if end < size:
             data = data[: _utf8_cut(data)] or data
@@ -189,6 +190,10 @@ class WriteFileTool:
         """The file a call writes (see :class:`agent.tools.workspace.TouchesPath`)."""
         return str(args["path"])
 
+    def changed_paths(self, args: dict[str, Any], cwd: Path) -> list[Path]:
+        """The one file a call writes (see :class:`agent.tools.changes.ChangesFiles`)."""
+        return [resolve(str(args["path"]), cwd)]
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Write the file; errors are results (directory, permission, no space...)."""
         path = ctx.resolve(str(args["path"]))
@@ -216,6 +221,15 @@ def write_atomic(path: Path, content: str) -> ToolResult:
         data = content.encode("utf-8")
     except UnicodeEncodeError as exc:
         return ToolResult.error(f"cannot write {path}: content is not valid text ({exc.reason})")
+    return write_bytes_atomic(path, data)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> ToolResult:
+    """Replace ``path`` with ``data`` atomically (see :func:`write_atomic`); blocking.
+
+    Returns:
+        ``wrote N bytes to PATH`` or an error result (the target is then unchanged).
+    """
     if path.is_symlink():  # write through the link, do not replace it with a file
         path = Path(os.path.realpath(path))
     if path.is_dir():
@@ -226,7 +240,7 @@ def write_atomic(path: Path, content: str) -> ToolResult:
     except FileExistsError:
         return ToolResult.error(f"cannot write {path}: a parent of the path is not a directory")
     except OSError as exc:
-        return _os_error(exc, parent, "cannot create the directory")
+        return os_error(exc, parent, "cannot create the directory")
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
@@ -234,7 +248,7 @@ def write_atomic(path: Path, content: str) -> ToolResult:
         os.umask(umask)
         mode = 0o666 & ~umask
     except OSError as exc:
-        return _os_error(exc, path, "cannot write")
+        return os_error(exc, path, "cannot write")
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
@@ -245,9 +259,9 @@ def write_atomic(path: Path, content: str) -> ToolResult:
         os.chmod(tmp, mode)
         os.replace(tmp, path)
         tmp = None
-        _fsync_dir(parent)
+        fsync_dir(parent)
     except OSError as exc:
-        return _os_error(exc, path, "cannot write")
+        return os_error(exc, path, "cannot write")
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -255,7 +269,7 @@ def write_atomic(path: Path, content: str) -> ToolResult:
     return ToolResult(content=f"wrote {len(data):,} bytes to {path}")
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     """Make a rename in ``directory`` durable (best effort where directories cannot be opened)."""
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -312,7 +326,7 @@ class ListDirTool:
         except NotADirectoryError:
             return ToolResult.error(f"cannot list {path}: not a directory (use read_file)")
         except OSError as exc:
-            return _os_error(exc, path, "cannot list")
+            return os_error(exc, path, "cannot list")
         if not entries:
             return ToolResult(content=f"({path} is empty)")
         more = len(entries) - self.max_entries
@@ -332,4 +346,12 @@ def _describe_entry(entry: os.DirEntry[str]) -> str:
         return f"{entry.name}  (unreadable)"
 
 
-__all__ = ["ListDirTool", "ReadFileTool", "WriteFileTool", "write_atomic"]
+__all__ = [
+    "ListDirTool",
+    "ReadFileTool",
+    "WriteFileTool",
+    "fsync_dir",
+    "os_error",
+    "write_atomic",
+    "write_bytes_atomic",
+]

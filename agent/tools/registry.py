@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from agent.tools.base import Tool, ToolArgumentError, tool_schema
+from agent.tools.edits import ApplyPatchTool, EditFileTool
 from agent.tools.files import ListDirTool, ReadFileTool, WriteFileTool
 from agent.tools.shell import ShellTool
 
@@ -205,8 +206,16 @@ class ToolRegistry:
 
 
 def default_tools() -> list[Tool]:
-    """The standard tools: ``shell``, ``read_file``, ``write_file``, ``list_dir``."""
-    return [ShellTool(), ReadFileTool(), WriteFileTool(), ListDirTool()]
+    """The standard tools: ``shell``, ``read_file``, ``write_file``, ``edit_file``,
+    ``apply_patch``, ``list_dir``."""
+    return [
+        ShellTool(),
+        ReadFileTool(),
+        WriteFileTool(),
+        EditFileTool(),
+        ApplyPatchTool(),
+        ListDirTool(),
+    ]
 
 
 __all__ = ["ToolRegistry", "check_schema", "default_tools"]

@@ -16,11 +16,16 @@ of them in either case:
 Before a file tool's call runs, the workspace boundary (:mod:`agent.tools.workspace`) looks at
 the path it would touch: a path on the deny list is refused (an error result, whatever the
 approvals say), a path outside the workspace asks the person even for a tool that needs no
-approval, and the call then runs on the resolved path it was checked against.
+approval, and the call then runs on the resolved path it was checked against. A tool that
+plans its change first (``edit_file``, ``apply_patch``) is asked for its plan before the
+approval: a change that cannot be made is refused then, without asking. Once approved, a call
+that may change files hands them to the turn's :class:`~agent.tools.changes.ChangeRecorder`
+first, and tells it when the call is over (ended, failed or stopped).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,10 +41,11 @@ from agent.tools.base import (
     ToolResult,
     stopped_result,
 )
+from agent.tools.changes import ChangeRecorder, ChangesFiles, EditRefused, Finish, PlansChanges
 from agent.tools.output import OutputBuffer
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
-from agent.tools.workspace import PathCheck, TouchesPath, Workspace
+from agent.tools.workspace import PathCheck, TouchesPath, TouchesPaths, Workspace
 
 Approver = Callable[[ToolCall, dict[str, Any], str], Awaitable[bool]]
 """Asks the person whether a call may run; True to run it. Called with the call, its parsed
@@ -76,6 +82,8 @@ class ToolBatch:
             mode). Awaited inside the turn, so a stop cancels the wait.
         workspace: the boundary of the file tools; None: one at ``cwd`` with the default deny
             list (:meth:`Workspace.at`).
+        changes: records what files hold before a call that may change them runs (the turn's
+            checkpoint, :mod:`agent.tools.changes`); None records nothing.
     """
 
     def __init__(
@@ -91,8 +99,10 @@ class ToolBatch:
         on_complete: Callable[[ToolCall, ToolResult], None] | None = None,
         approve: Approver | None = None,
         workspace: Workspace | None = None,
+        changes: ChangeRecorder | None = None,
     ) -> None:
         self.registry = registry
+        self.changes = changes
         self.workspace = workspace if workspace is not None else Workspace.at(cwd)
         self.calls = list(calls)
         self.cwd = cwd
@@ -137,17 +147,36 @@ class ToolBatch:
             args = self.registry.parse_arguments(call.arguments, call.name)
         except ToolArgumentError as exc:
             return ToolResult.error(f"{exc}; the call was not run, fix it and call again")
-        check: PathCheck | None = None
+        checks: list[PathCheck] = []
         if isinstance(tool, TouchesPath):
-            check = self.workspace.check(tool.path_argument(args), self.cwd)
-            if check.verdict == "denied":
-                return ToolResult.error(check.reason(call.name))
-            args = {**args, "path": str(check.path)}  # run on what was checked
-        outside = check is not None and check.verdict == "outside"
+            checks = [self.workspace.check(tool.path_argument(args), self.cwd)]
+            args = {**args, "path": str(checks[0].path)}  # run on what was checked
+        elif isinstance(tool, TouchesPaths):
+            try:
+                paths = tool.path_arguments(args)
+            except ToolArgumentError as exc:
+                return ToolResult.error(f"{exc}; the call was not run, fix it and call again")
+            checks = [self.workspace.check(path, self.cwd) for path in paths]
+        denied = next((c for c in checks if c.verdict == "denied"), None)
+        if denied is not None:
+            return ToolResult.error(denied.reason(call.name))
+        if isinstance(tool, PlansChanges):  # a change that cannot be made is never asked
+            try:  # (it only reads: a stop meanwhile need not wait for it)
+                await asyncio.to_thread(tool.plan, args, self.cwd)
+            except EditRefused as exc:
+                return ToolResult.error(str(exc))
+            except Exception as exc:  # a tool bug must still answer the call
+                return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+        outside = [c for c in checks if c.verdict == "outside"]
         if (tool.needs_approval or outside) and self.approve is not None:
-            reason = check.reason(call.name) if outside and check is not None else ""
+            reason = "; ".join(c.reason(call.name) for c in outside)
             if not await self.approve(call, args, reason):
                 return ToolResult.error(f"the person declined to run this {call.name} call")
+        finish: Finish | None = None
+        if self.changes is not None and isinstance(tool, ChangesFiles):
+            # A stop meanwhile does not wait for the record (the call will not run).
+            changed = tool.changed_paths(args, self.cwd)
+            finish = await asyncio.to_thread(self.changes.before, changed)
 
         def tee(text: str) -> None:
             self._partial.append(text)
@@ -165,6 +194,9 @@ class ToolBatch:
             return await tool.run(args, ctx)
         except Exception as exc:  # a tool bug must still answer the call
             return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+        finally:
+            if finish is not None:  # ended, failed or stopped: record what it changed
+                finish()
 
     @property
     def running(self) -> ToolCall | None:

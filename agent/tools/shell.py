@@ -462,6 +462,10 @@ class ShellTool:
             "additionalProperties": False,
         }
 
+    def changed_paths(self, args: dict[str, Any], cwd: Path) -> None:
+        """Any file of the workspace (see :class:`agent.tools.changes.ChangesFiles`)."""
+        return None
+
     def start(self, args: Mapping[str, Any], ctx: ToolContext) -> ShellRun:
         """The :class:`ShellRun` for one call (not started); ``run`` uses it.
 

@@ -54,6 +54,19 @@ class TouchesPath(Protocol):
         ...
 
 
+@runtime_checkable
+class TouchesPaths(Protocol):
+    """A tool whose calls touch several paths named inside their arguments (``apply_patch``)."""
+
+    def path_arguments(self, args: dict[str, Any]) -> list[str]:
+        """The paths a call touches, as given.
+
+        Raises:
+            ToolArgumentError: the arguments cannot be read for paths (the message says why).
+        """
+        ...
+
+
 def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
     base = env.get(name, "")
     return Path(base) if base and os.path.isabs(base) else Path.home() / fallback
@@ -169,6 +182,7 @@ class Workspace:
 __all__ = [
     "PathCheck",
     "TouchesPath",
+    "TouchesPaths",
     "Verdict",
     "Workspace",
     "default_denied",

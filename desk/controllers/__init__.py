@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from desk.controllers.agents import AgentsController
+    from desk.controllers.checkpoints import CheckpointsController
     from desk.controllers.compression import CompressionController
     from desk.controllers.console import ConsoleController
     from desk.controllers.export import ExportController
@@ -50,6 +51,7 @@ class DeskControllers:
         stops: the stop keys, from the input thread and the UI (:mod:`desk.controllers.stop_keys`).
         mcp: the MCP servers' failures on screen (:mod:`desk.controllers.mcp`).
         server: the model server's state on screen (:mod:`desk.controllers.server`).
+        checkpoints: ``/undo`` and ``/diff`` (:mod:`desk.controllers.checkpoints`).
     """
 
     turns: TurnsController
@@ -67,3 +69,4 @@ class DeskControllers:
     stops: StopKeysController
     mcp: McpController
     server: ServerController
+    checkpoints: CheckpointsController

@@ -161,6 +161,10 @@ class DeskScreen(Screen[None]):
             await c.export.export(view, arg)
         elif name == "compress":
             await c.compression.start(view, arg or None)
+        elif name == "undo":
+            await c.checkpoints.undo(view)
+        elif name == "diff":
+            await c.checkpoints.diff(view)
         else:
             return await c.console.run_typed(view, text)  # console commands and /stop
         return True

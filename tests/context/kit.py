@@ -13,6 +13,12 @@ PROSE = (
 )
 
 
+ROOMY_2K = 2_560
+"""A window with the room a 2,048-token one had beside the tool definitions before
+``edit_file`` and ``apply_patch`` joined them (about 400 tokens more), for the tests whose
+prompts were sized to that room."""
+
+
 def strict_2k(server: DemoModelServer, n_ctx: int = 2048) -> None:
     """Make ``server`` count like a real vocabulary, enforce ``n_ctx`` and a strict template."""
     server.configure(n_ctx=n_ctx, tokenizer="subword", strict_template=True)

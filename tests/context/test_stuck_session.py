@@ -22,14 +22,14 @@ from tests.support import EventLog
 from tui_gateway.events import CompressionComplete, ContextWindowKnown, MessageDelta
 from tui_gateway.gateway import Gateway, GatewayConfig
 
-from .kit import prose, server_count, strict_2k
+from .kit import ROOMY_2K, prose, server_count, strict_2k
 
 
 @pytest.fixture
 def desk(
     provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
 ) -> Iterator[tuple[Gateway, EventLog]]:
-    strict_2k(demo_server)
+    strict_2k(demo_server, n_ctx=ROOMY_2K)  # the room beside today's tool definitions
     store = SqliteStore(tmp_path / "desk.db")
     gateway = Gateway(GatewayConfig(provider=provider, approvals=False, cwd=tmp_path), store=store)
     log = EventLog()
@@ -73,11 +73,11 @@ def test_the_stuck_session_runs_twenty_more_turns_without_a_400(
     assert [r for r in records if r.status == 400] == []
     for record in records:
         assert alternation_error(record.messages) is None
-        assert record.prompt_tokens < 2048
+        assert record.prompt_tokens < ROOMY_2K
         tools = record.request.get("tools")
         assert record.prompt_tokens == server_count(record.messages, tools)
     window = log.of_type(ContextWindowKnown)[-1]
-    assert (window.tokens, window.text) == (2048, "window 2,048 from the server")
+    assert (window.tokens, window.text) == (ROOMY_2K, "window 2,560 from the server")
     assert window.measured
     compressions = log.of_type(CompressionComplete)
     assert compressions and all(c.status == "committed" for c in compressions)

@@ -29,6 +29,8 @@ def test_schemas_are_in_the_openai_tool_format(registry: ToolRegistry) -> None:
         "shell",
         "read_file",
         "write_file",
+        "edit_file",
+        "apply_patch",
         "list_dir",
     ]
     for schema in schemas:

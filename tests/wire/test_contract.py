@@ -24,6 +24,8 @@ DOC = ROOT / "docs" / "protocol.md"
 EXPECTED_METHODS = {  # DESIGN.md section 4, the brief, and what desk's port calls
     "session.rename",
     "session.delete",
+    "session.undo",
+    "session.diff",
     "session.compress",
     "compression.cancel",
     "session.create",

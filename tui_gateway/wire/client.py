@@ -45,10 +45,12 @@ from tui_gateway.types import (
     GatewayError,
     QueuedPromptInfo,
     ResumedSession,
+    SessionDiff,
     SessionInfo,
     ShutdownReport,
     SteerResult,
     SubmitResult,
+    UndoResult,
 )
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.child import ChildRpc
@@ -291,6 +293,14 @@ class RemoteGateway:
         """``session.list``: live and saved sessions, most recently used first."""
         params = c.SessionListParams(limit=limit)
         return self._call("session.list", params, c.SessionListResult).sessions
+
+    def session_undo(self, session_id: str) -> UndoResult:
+        """``session.undo``: put back the files of the session's last turn that changed them."""
+        return self._call("session.undo", c.SessionUndoParams(session_id), UndoResult)
+
+    def session_diff(self, session_id: str) -> SessionDiff:
+        """``session.diff``: what the session's turns changed in the workspace."""
+        return self._call("session.diff", c.SessionDiffParams(session_id), SessionDiff)
 
     def session_resume(self, session_id: str | None = None) -> ResumedSession:
         """``session.resume``: make a saved session live again; returns its transcript."""

@@ -79,6 +79,8 @@ class Dispatcher:
             "session.resume": self._session_resume,
             "session.rename": self._session_rename,
             "session.delete": self._session_delete,
+            "session.undo": lambda p: self.gateway.session_undo(p.session_id),
+            "session.diff": lambda p: self.gateway.session_diff(p.session_id),
             "prompt.submit": self._prompt_submit,
             "prompt.steer": self._prompt_steer,
             "session.agents": self._session_agents,

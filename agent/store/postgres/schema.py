@@ -188,7 +188,27 @@ V2: tuple[str, ...] = (
 """Version 2 (SQLite's version 4): child agents' turns, under the turn that delegated them
 (``parent_turn_id``), with their final reply kept on the row."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2)
+V3: tuple[str, ...] = (
+    """
+    CREATE TABLE checkpoint_files (
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id     TEXT NOT NULL,
+        step        INTEGER NOT NULL CHECK (step >= 1),
+        path        TEXT NOT NULL,
+        before_data BYTEA,
+        after_sha   TEXT,
+        undone      BOOLEAN NOT NULL DEFAULT FALSE,
+        created_at  DOUBLE PRECISION NOT NULL,
+        recorded    BIGINT GENERATED ALWAYS AS IDENTITY,
+        PRIMARY KEY (turn_id, path)
+    )
+    """,
+    "CREATE INDEX checkpoint_files_session ON checkpoint_files(session_id, step, recorded)",
+)
+"""Version 3 (SQLite's version 6): what each file held before a turn first changed it, for
+``/undo``; see :mod:`agent.store.postgres.checkpoints`."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -25,6 +25,7 @@ from typing import Final
 
 from agent.store.errors import StoreError
 from agent.store.liveness import OwnerLiveness
+from agent.store.postgres.checkpoints import PostgresCheckpoints
 from agent.store.postgres.claims import Claims
 from agent.store.postgres.compressions import PostgresCompressions
 from agent.store.postgres.database import Cursor, Database
@@ -116,6 +117,7 @@ class PostgresStore:
             self.queue: Final = PostgresQueue(context)
             self.leases: Final = PostgresLeases(context)
             self.compressions: Final = PostgresCompressions(context)
+            self.checkpoints: Final = PostgresCheckpoints(context)
             self.stops: Final = PostgresStops(self._db, self._owner, _channel(schema))
             self.events: Final = PostgresEvents(self._db)
             self._host = Host(

@@ -139,7 +139,27 @@ V5: tuple[str, ...] = (
 """Version 5: which desk holds each session live (``claim_owner``, None: nobody) and the
 number of times it was claimed (``claim_fence``), see :mod:`agent.store.sqlite.claims`."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5)
+V6: tuple[str, ...] = (
+    """
+    CREATE TABLE checkpoint_files (
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id     TEXT NOT NULL,
+        step        INTEGER NOT NULL CHECK (step >= 1),
+        path        TEXT NOT NULL,
+        before_data BLOB,
+        after_sha   TEXT,
+        undone      INTEGER NOT NULL DEFAULT 0 CHECK (undone IN (0, 1)),
+        created_at  REAL NOT NULL,
+        PRIMARY KEY (turn_id, path)
+    )
+    """,
+    "CREATE INDEX checkpoint_files_session ON checkpoint_files(session_id, step)",
+)
+"""Version 6: what each file held before a turn first changed it (``before_data``, NULL: no
+file), and a hash of what it held after, so ``/undo`` can put it back and see whether it was
+changed since; see :mod:`agent.store.sqlite.checkpoints`."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -19,6 +19,7 @@ from typing import Final
 
 from agent.store.errors import StoreCorrupt, StoreError, StoreReadOnly, StoreTooNew
 from agent.store.liveness import LocalLiveness, OwnerLiveness
+from agent.store.sqlite.checkpoints import SqliteCheckpoints
 from agent.store.sqlite.claims import SqliteClaims
 from agent.store.sqlite.compressions import SqliteCompressions
 from agent.store.sqlite.connections import MEMORY, Connections, Synchronous, resolve
@@ -89,6 +90,7 @@ class SqliteStore:
         self.queue: Final = SqliteQueue(context)
         self.leases: Final = SqliteLeases(context)
         self.compressions: Final = SqliteCompressions(context)
+        self.checkpoints: Final = SqliteCheckpoints(context)
         try:
             self._migrate()
             if recover:

@@ -146,7 +146,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
     finally:
         conn.close()
     with SqliteStore(db_path, clock=clock) as s:
-        assert s.schema_version() == SCHEMA_VERSION == 5
+        assert s.schema_version() == SCHEMA_VERSION == 6
         assert s.integrity_check() == "ok"
         assert [(x.role, x.content, x.turn_id) for x in s.transcript.all_messages("old")] == [
             ("user", "hi", "t1"),
@@ -158,6 +158,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
         assert turn is not None and turn.exit_reason == "completed" and not turn.not_sent
         assert s.queue.queued_prompts() == []
         assert s.queue.queue_prompt("t2", "old", "next")  # the new table works on migrated data
+        assert s.checkpoints.record_before("old", "t1", "/w/a", b"x")  # and the checkpoints
         assert [q.turn_id for q in s.queue.queued_prompts("old")] == ["t2"]
         assert turn.parent_turn_id is None and turn.reply is None  # version 4's columns
         s.turns.start_turn("c1", "old", "a task", parent_turn_id="t1")

@@ -65,11 +65,13 @@ from tui_gateway.wire.contract.sessions import (
     SessionCreateResult,
     SessionDeleteParams,
     SessionDeleteResult,
+    SessionDiffParams,
     SessionListParams,
     SessionListResult,
     SessionRenameParams,
     SessionRenameResult,
     SessionResumeParams,
+    SessionUndoParams,
     WireEvent,
 )
 from tui_gateway.wire.contract.stop import StopParams
@@ -149,6 +151,7 @@ __all__ = [
     "SessionCreateResult",
     "SessionDeleteParams",
     "SessionDeleteResult",
+    "SessionDiffParams",
     "SessionInterruptParams",
     "SessionInterruptResult",
     "SessionQueueParams",
@@ -158,6 +161,7 @@ __all__ = [
     "SessionRenameParams",
     "SessionRenameResult",
     "SessionResumeParams",
+    "SessionUndoParams",
     "StopParams",
     "WireEvent",
 ]

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui_gateway.server_events import ServerStatus
-from tui_gateway.types import ResumedSession, ShutdownReport, SteerResult, SubmitResult
+from tui_gateway.types import (
+    ResumedSession,
+    SessionDiff,
+    ShutdownReport,
+    SteerResult,
+    SubmitResult,
+    UndoResult,
+)
 from tui_gateway.wire.contract.console import (
     ConsoleCancelParams,
     ConsoleCancelResult,
@@ -30,11 +37,13 @@ from tui_gateway.wire.contract.sessions import (
     SessionCreateResult,
     SessionDeleteParams,
     SessionDeleteResult,
+    SessionDiffParams,
     SessionListParams,
     SessionListResult,
     SessionRenameParams,
     SessionRenameResult,
     SessionResumeParams,
+    SessionUndoParams,
     WireEvent,
 )
 from tui_gateway.wire.contract.turns import (
@@ -114,6 +123,24 @@ METHODS: tuple[Method, ...] = (
         SessionDeleteResult,
         "Delete a session for good; its running turn is stopped first (the person asked: "
         "`interrupted_by_user`) and waited for (bounded).",
+        blocking=True,
+    ),
+    Method(
+        "session.undo",
+        SessionUndoParams,
+        UndoResult,
+        "Put the workspace's files back as they were before the session's last turn that "
+        "changed them (not undone yet; again: the one before), from the checkpoints in the "
+        "session store. Returns the diff it reverted and the files it left as they are (changed "
+        "outside desk since). Refused while a turn runs in the session.",
+        blocking=True,
+    ),
+    Method(
+        "session.diff",
+        SessionDiffParams,
+        SessionDiff,
+        "What the session's turns changed in the workspace (undone turns left out), as one "
+        "unified diff from the files as the session found them to now.",
         blocking=True,
     ),
     Method(

@@ -92,6 +92,28 @@ class SessionRenameResult:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionUndoParams:
+    """Params of ``session.undo``.
+
+    Attributes:
+        session_id: a live or saved session.
+    """
+
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDiffParams:
+    """Params of ``session.diff``.
+
+    Attributes:
+        session_id: a live or saved session.
+    """
+
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class SessionDeleteParams:
     """Params of ``session.delete``.
 

@@ -1,0 +1,135 @@
+"""A shell command's changes are recorded from a snapshot of the workspace: in a git repository
+its tracked and unignored files (the index and the branches untouched), elsewhere its files
+minus what .gitignore ignores; a file too large to keep is named as not restorable."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent.checkpoints.diff import read_current, sha_of
+from agent.checkpoints.recorder import UNRECORDED_SHA, TurnRecorder
+from agent.checkpoints.undo import undo_files
+from agent.store.rows import CheckpointRow
+
+
+class ListSink:
+    """Records kept in memory, as rows of one step."""
+
+    def __init__(self) -> None:
+        self.before: dict[str, bytes | None] = {}
+        self.after: dict[str, str] = {}
+
+    def record_before(self, path: str, before_data: bytes | None) -> None:
+        self.before.setdefault(path, before_data)
+
+    def record_after(self, path: str, after_sha: str) -> None:
+        self.after[path] = after_sha
+
+    def rows(self) -> list[CheckpointRow]:
+        return [
+            CheckpointRow("s", "t", 1, path, data, self.after.get(path), False, 0.0)
+            for path, data in self.before.items()
+        ]
+
+
+def git(root: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
+    )
+    return out.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    (root / ".gitignore").write_text("build/\n")
+    (root / "a.txt").write_text("tracked\n")
+    git(root, "add", ".gitignore", "a.txt")
+    git(root, "commit", "-qm", "first")
+    (root / "notes.txt").write_text("untracked, not ignored\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.txt").write_text("ignored\n")
+    return root
+
+
+def command(root: Path) -> None:
+    """What a shell command might do."""
+    (root / "a.txt").write_text("changed\n")
+    (root / "notes.txt").unlink()
+    (root / "new.txt").write_text("created\n")
+    (root / "build" / "out.txt").write_text("rebuilt\n")
+
+
+def test_a_command_in_a_git_repository_is_recorded_without_touching_the_index(
+    repo: Path,
+) -> None:
+    index = (repo / ".git" / "index").read_bytes()
+    head = git(repo, "rev-parse", "HEAD")
+    status = git(repo, "status", "--porcelain")
+    sink = ListSink()
+    finish = TurnRecorder(repo, sink).before(None)
+    command(repo)
+    finish()
+    assert sink.before == {
+        str(repo / "a.txt"): b"tracked\n",
+        str(repo / "notes.txt"): b"untracked, not ignored\n",
+        str(repo / "new.txt"): None,
+    }
+    assert sink.after[str(repo / "notes.txt")] == ""
+    assert (repo / ".git" / "index").read_bytes() == index
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "stash", "list") == ""
+    outcome = undo_files(sink.rows(), repo)
+    assert sorted(outcome.restored) == ["a.txt", "new.txt", "notes.txt"]
+    assert git(repo, "status", "--porcelain") == status
+    assert (repo / "build" / "out.txt").read_text() == "rebuilt\n"  # ignored: not desk's
+
+
+def test_outside_git_the_gitignore_is_honoured_and_a_large_file_is_named(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "app.log").write_text("log\n")
+    (root / "a.txt").write_text("a\n")
+    (root / "big.bin").write_bytes(b"\0" * 100)
+    sink = ListSink()
+    finish = TurnRecorder(root, sink).before(None)
+    (root / "app.log").write_text("more log\n")
+    (root / "a.txt").write_text("b\n")
+    (root / "big.bin").write_bytes(b"\0" * 200)
+    finish()
+    assert sink.before == {str(root / "a.txt"): b"a\n", str(root / "big.bin"): None}
+    assert sink.after[str(root / "big.bin")] == UNRECORDED_SHA
+    outcome = undo_files(sink.rows(), root)
+    assert outcome.restored == ["a.txt"]
+    assert outcome.not_restored == ["big.bin: too large or binary to record before the change"]
+    assert (root / "big.bin").read_bytes() == b"\0" * 200  # left alone, never deleted
+
+
+def test_the_first_record_of_a_turn_wins_and_after_is_what_the_call_left(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"one\n")
+    sink = ListSink()
+    recorder = TurnRecorder(tmp_path, sink)
+    finish = recorder.before([path])
+    path.write_bytes(b"two\n")
+    finish()
+    finish = recorder.before([path])
+    path.write_bytes(b"three\n")
+    finish()
+    assert sink.before == {str(path): b"one\n"}
+    assert sink.after == {str(path): sha_of(b"three\n")}
+    outcome = undo_files(sink.rows(), tmp_path)
+    assert read_current(path) == b"one\n" and outcome.restored == ["f.txt"]
+    assert outcome.diff.splitlines()[-2:] == ["-three", "+one"]
