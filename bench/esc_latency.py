@@ -23,10 +23,13 @@ Ctrl+Q figure: a reply streaming for 0.5 s, Ctrl+Q, the time until desk's proces
 Per condition: p50/p99/max in ms of ``esc -> server close``; ``over_50ms``, ``over_100ms``;
 ``missed`` (the reply ran to its end after the Esc: the key did nothing); ``never_sent`` (the
 Esc came before desk sent the request, and desk never sent it: nothing to close);
-``receipt_closed_ms``, desk's own stop receipt (from the moment its input thread read the key
-to the socket closed: the rest of the figure is the terminal waking desk up and the server
-noticing). Targets: with ``--replay`` p99 <= 25 ms quiet and <= 50 ms with ``--hog 2``, none
-missed; against a real llama-server on the same cores p99 <= 50 ms, max <= 100 ms.
+``idle_painted_after_close_ms`` and ``footer_painted_after_close_ms``: the server saw the close
+(or the reply's end) -> "idle" and the footer's idle keys painted; ``cpu_after_stop_pct``:
+desk's CPU (its threads and a child gateway's) from 200 to 700 ms after the close;
+``receipt_closed_ms``: desk's own stop receipt (from the moment its input thread read the key
+to the connection closed). Targets: with ``--replay`` p99 <= 25 ms quiet and <= 50 ms with
+``--hog 2``, none missed; against a real llama-server on the same cores p99 <= 50 ms, max <=
+100 ms; "idle" and the footer <= 50 ms after the end; CPU < 2 % from 200 ms after a stop.
 
 A desk is restarted every ``--per-desk`` presses (10; 4 against a real server, whose window is
 8,192 tokens; the replay is given a window of 1,000,000) so the session's history stays small.
@@ -38,6 +41,7 @@ Run: ``python bench/esc_latency.py [--replay | --base-url URL] [--presses 50] [-
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -59,8 +63,27 @@ from stream_servers import DemoServer, ReplayServer, StreamServer, WatchedServer
 
 PROMPT = b"Tell me everything about streams"
 RECEIPT_RE = re.compile(rb"connection closed in ([\d,.]+) ms")
+CPU_FROM_S, CPU_TO_S = 0.2, 0.7
+"""desk's CPU share is measured from 200 to 700 ms after the server saw the close."""
+FOOTER_IDLE = b"Send"
+"""The footer's Enter key once no turn runs (it says Queue or Steer while one does)."""
 EARLY_SHARE = 0.2
 """Share of presses made within 50 ms of Enter."""
+
+
+def cpu_ns(pid: int) -> int:
+    """CPU time (ns) used so far by process ``pid``'s threads and its child processes' (a
+    gateway in a child), from ``/proc/PID/task/*/schedstat``."""
+    total = 0
+    pids = [pid]
+    with contextlib.suppress(OSError):
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pids += [int(c) for c in children]
+    for one in pids:
+        for task in Path(f"/proc/{one}/task").glob("*"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                total += int((task / "schedstat").read_text().split()[0])
+    return total
 
 
 def wait_until(moment: float) -> None:
@@ -92,9 +115,20 @@ def one_press(
         assert outcome.at is not None
         result["close_ms"] = round((outcome.at - esc) * 1000, 2)
         result["missed"] = outcome.kind == "done"
+    if outcome.kind == "closed" and outcome.at is not None:  # desk's CPU once it stopped
+        wait_until(outcome.at + CPU_FROM_S)
+        before_ns = cpu_ns(desk.proc.pid)
+        wait_until(outcome.at + CPU_TO_S)
+        used = cpu_ns(desk.proc.pid) - before_ns
+        result["cpu_after_stop_pct"] = round(used / ((CPU_TO_S - CPU_FROM_S) * 1e9) * 100, 2)
     idle = desk.wait_for(b"idle", 60.0, start=mark)
     if idle is None:
         return None
+    send = desk.wait_for(FOOTER_IDLE, 5.0, start=mark)
+    if outcome.at is not None:  # the screen after the turn's end (the server saw it end)
+        result["idle_painted_ms"] = round((idle - outcome.at) * 1000, 2)
+        if send is not None:
+            result["footer_painted_ms"] = round((send - outcome.at) * 1000, 2)
     receipts = RECEIPT_RE.findall(desk.since(mark))
     if receipts:  # desk's own figure (the last painted): the key read -> the socket closed
         result["receipt_closed_ms"] = float(receipts[-1].replace(b",", b""))
@@ -157,6 +191,15 @@ def run_condition(server: StreamServer, rate: float, shape: str, opts: Options) 
         "receipt_closed_ms": percentiles(
             [r["receipt_closed_ms"] for r in results if "receipt_closed_ms" in r]
         ),
+        "idle_painted_after_close_ms": percentiles(
+            [r["idle_painted_ms"] for r in results if "idle_painted_ms" in r]
+        ),
+        "footer_painted_after_close_ms": percentiles(
+            [r["footer_painted_ms"] for r in results if "footer_painted_ms" in r]
+        ),
+        "cpu_after_stop_pct": percentiles(
+            [r["cpu_after_stop_pct"] for r in results if "cpu_after_stop_pct" in r]
+        ),
         "over_50ms": sum(1 for c in closes if c > 50.0),
         "over_100ms": sum(1 for c in closes if c > 100.0),
         "missed": sum(1 for r in results if r.get("missed")),
@@ -180,7 +223,8 @@ def quit_figures(server: StreamServer, opts: Options) -> dict[str, Any]:
             pressed = desk.write(b"\x11")
             desk.proc.wait(30.0)
             times.append((time.monotonic() - pressed) * 1000)
-            said += b"quitting" in desk.since(mark)
+            painted = desk.since(mark)
+            said += b"stopping" in painted or b"quitting" in painted
         finally:
             desk.quit()
     return {"ctrl_q_to_exit_ms": percentiles(times), "status_said_quitting": said}

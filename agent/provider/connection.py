@@ -26,6 +26,7 @@ import functools
 import socket
 import ssl
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -52,13 +53,21 @@ class ProviderConnection:
         self._socket: Any = None
         self._connected: Any = None  # the socket last connected (kept alive between requests)
         self._shut = False
+        self.shut_at: float | None = None
+        """``time.monotonic()`` when a live socket was shut down by a stop (None: never)."""
 
     def _live(self, sock: Any) -> None:
         with self._lock:
             self._socket = sock
             shut = self._shut
         if shut:
+            self._shut_down(sock)
+
+    def _shut_down(self, sock: Any) -> None:
+        if sock is not None:
             _shutdown(sock)
+            if self.shut_at is None:
+                self.shut_at = time.monotonic()
 
     async def trace(self, name: str, info: dict[str, Any]) -> None:
         """httpx's ``trace`` extension for this connection's requests (pass it as
@@ -104,7 +113,7 @@ class ProviderConnection:
         with self._lock:
             self._shut = True
             sock = self._socket
-        _shutdown(sock)
+        self._shut_down(sock)
 
 
 def _shutdown(sock: Any) -> None:

@@ -7,6 +7,7 @@ so each case is deterministic; a hypothesis test draws k over the whole turn.
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -234,7 +235,12 @@ def test_a_stop_while_the_server_reads_the_prompt_closes_the_connection_from_the
     agent.interrupt(StopRequest.by_user(Surface.DESK_KEY))
     assert demo_server.records.wait_for(lambda r: r[-1].peer_closed_at is not None, 5)
     assert thread.is_alive()  # the loop never ran meanwhile
+    released_at = time.monotonic()
     release.set()
     thread.join(5)
     (result,) = results
     assert result.exit_reason == "interrupted_by_user"
+    # the receipt's "connection closed" is when the socket was shut, not when the loop ran
+    assert result.timings is not None
+    closed_at = result.timings.connection_closed_at
+    assert closed_at is not None and closed_at < released_at
