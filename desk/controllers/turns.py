@@ -301,14 +301,16 @@ class TurnsController:
             status.detail = payload.detail if payload.state == "retrying" else ""
 
     async def completed(self, view: SessionView, payload: MessageComplete) -> None:
-        """``message.complete``: the canonical text, and the stop marker or error line."""
+        """``message.complete``: "idle" and the idle keys first (the state is the turn's end,
+        and drawing the reply's canonical text may take a while on a busy machine), then the
+        canonical text, and the stop marker or error line."""
+        if payload.turn_id == view.running_turn:
+            self.set_running(view, None)
         transcript = view.transcript
         reply = transcript.reply(payload.turn_id)
         if reply is None:
             reply = await transcript.add_reply(payload.turn_id)
         await reply.finish(payload.text, payload.status, note_for(payload, self._format_receipt))
-        if payload.turn_id == view.running_turn:
-            self.set_running(view, None)
 
     async def queued(self, view: SessionView, payload: PromptQueued) -> None:
         """``prompt.queued``: the prompt waits at its place (again, with its new text, after an
