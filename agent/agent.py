@@ -229,6 +229,14 @@ class Agent:
             self.listener(SteerDelivered.of(steer))
         return bool(steers)
 
+    def _closed_at(self) -> float:
+        """When the stopped turn's connection closed: the moment the stopping thread shut its
+        socket down (the server saw the close then), else now (the cancel closed it)."""
+        with self._lock:
+            connection = self._connection
+        shut_at = connection.shut_at if connection is not None else None
+        return time.monotonic() if shut_at is None else shut_at
+
     def _set_connection(self, connection: ProviderConnection | None) -> None:
         with self._lock:
             self._connection = connection
@@ -371,7 +379,7 @@ class Agent:
             timings.stop_requested_at = stop.requested_at
             stopped_tool = None
             if batch is None:
-                timings.connection_closed_at = time.monotonic()
+                timings.connection_closed_at = self._closed_at()
             else:  # no request was open: the receipt is the tool's, not a connection's
                 stopped_tool = batch.stopped_tool(stop)
                 stopped = batch.stopped(stop)
@@ -388,7 +396,7 @@ class Agent:
             stop = self.stop_request
             if stop is not None:  # the stop shut the socket down before the cancel landed
                 self._cancellable = False
-                timings.connection_closed_at = time.monotonic()
+                timings.connection_closed_at = self._closed_at()
                 timings.stop_requested_at = stop.requested_at
                 result = self._interrupted(stop, reply, added)
                 result.children_ended = ledger.children_ended

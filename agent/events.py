@@ -131,7 +131,8 @@ class TurnTimings:
         started_at: the turn's worker began.
         first_token_at: the first delta arrived (None if none did).
         stop_requested_at: the first hard stop was made (None without a stop).
-        connection_closed_at: the turn's HTTP client was closed after the stop or the end.
+        connection_closed_at: the turn's connection was closed after the stop or the end: a
+            stop's thread shut its socket down then, or the turn's client was closed.
         ended_at: the agent returned.
     """
 

@@ -1,103 +1,94 @@
 """Esc under load: the key byte written to desk's terminal -> the model server saw the close.
 
-The real ``desk`` runs in a pseudo-terminal (:mod:`pty_desk`) against the demo model in a
-process of its own (``python -m demo_model``), which streams as llama-server does (one SSE
-event per token, each written and flushed on its own) at 1,000, 5,000 and 20,000 tokens/s, as
-a structured Markdown document or as one endless paragraph. For each condition the bench types
-a prompt and Enter, waits a random moment (a fifth of the presses within 50 ms of Enter, the
-rest 0.15-1.2 s into the stream), writes the ESC byte, and reads the server's own record of
-when it noticed the closed connection (both sides stamp ``time.monotonic()``, system-wide on
-Linux). With ``--hog`` every condition runs again with a busy loop on each core (another
-process, as a build or a browser would be).
+The real ``desk`` runs in a pseudo-terminal (:mod:`pty_desk`) against one of three servers
+(:mod:`stream_servers`):
 
-Per condition: p50/p99/max in ms of ``esc -> server close``; ``over_100ms``; ``missed`` (the
-reply ended by itself after the Esc: the key did nothing); ``never_sent`` (the Esc came before
-desk sent the request, and desk never sent it: nothing to close); ``receipt_closed_ms``,
-desk's own stop receipt (from the moment its input thread read the key to the socket closed:
-the rest of the figure is the terminal waking desk up and the server noticing). Targets:
-p99 <= 25 ms without the hog, <= 50 ms with it, no press over 100 ms.
+- the demo model (default) in a process of its own, streaming as llama-server does (one SSE
+  event per token, each written and flushed on its own) at ``--rates`` tokens/s (1,000, 5,000
+  and 20,000), as a structured Markdown document or one endless paragraph (``--shapes``);
+- ``--replay``: ``../shared/streams/replay.py`` on a free port, llama.cpp's own server replayed
+  byte for byte and gap for gap (about 1,000 SSE events a second, one token each);
+- ``--base-url URL``: a real server (``llama-server`` computing on the same cores), behind a
+  relay in this process that stamps when desk closed its connection.
 
-A desk is restarted every ``--per-desk`` presses so the session's history (each stopped reply
-is kept and sent again) stays small.
+Each press: a prompt and Enter, a random wait (with the demo model a fifth of the presses within
+50 ms of Enter, ``--early-share``; otherwise 0.15-1.2 s after Enter, or with the replay and a
+real server 0.15-1.2 s after the request reached the server: into the stream), the ESC byte, then
+the server's own record of when it saw the connection close (every side stamps
+``time.monotonic()``, system-wide on Linux). ``--hog N`` runs N busy processes pinned to the
+cores meanwhile (:mod:`load`). ``--gateway child`` runs desk's gateway in a child process of its
+own (``--gateway-cmd "desk gateway --stdio ..."``) instead of in desk's. ``--quits N`` adds the
+Ctrl+Q figure: a reply streaming for 0.5 s, Ctrl+Q, the time until desk's process is gone.
 
-Run: ``python bench/esc_latency.py [--presses 50] [--rates 1000 5000 20000]
-[--shapes document paragraph] [--hog both|off|on] [--seed 1]``; prints JSON.
+Per condition: p50/p99/max in ms of ``esc -> server close``; ``over_50ms``, ``over_100ms``;
+``missed`` (the reply ran to its end after the Esc: the key did nothing); ``never_sent`` (the
+Esc came before desk sent the request, and desk never sent it: nothing to close);
+``idle_painted_after_close_ms`` and ``footer_painted_after_close_ms``: the server saw the close
+(or the reply's end) -> "idle" and the footer's idle keys painted; ``cpu_after_stop_pct``:
+desk's CPU (its threads and a child gateway's) from 200 to 700 ms after the close;
+``receipt_closed_ms``: desk's own stop receipt (from the moment its input thread read the key
+to the connection closed). Targets: with ``--replay`` p99 <= 25 ms quiet and <= 50 ms with
+``--hog 2``, none missed; against a real llama-server on the same cores p99 <= 50 ms, max <=
+100 ms; "idle" and the footer <= 50 ms after the end; CPU < 2 % from 200 ms after a stop.
+
+A desk is restarted every ``--per-desk`` presses (10; 4 against a real server, whose window is
+8,192 tokens; the replay is given a window of 1,000,000) so the session's history stays small.
+
+Run: ``python bench/esc_latency.py [--replay | --base-url URL] [--presses 50] [--hog N]
+[--gateway embedded|child] [--quits N] [--rates ...] [--shapes ...] [--seed 1]``; prints JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
+import ctypes.util
 import json
 import os
 import random
 import re
-import subprocess
+import shlex
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pty_desk import PtyDesk  # noqa: E402
+from load import start_hogs, stop_hogs  # noqa: E402
+from pty_desk import PtyDesk, desk_command  # noqa: E402
 from stats import percentiles  # noqa: E402
+from stream_servers import DemoServer, ReplayServer, StreamServer, WatchedServer  # noqa: E402
 
 PROMPT = b"Tell me everything about streams"
 RECEIPT_RE = re.compile(rb"connection closed in ([\d,.]+) ms")
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+CPU_FROM_S, CPU_TO_S = 0.2, 0.7
+"""desk's CPU share is measured from 200 to 700 ms after the server saw the close."""
+FOOTER_IDLE = b"Send"
+"""The footer's Enter key once no turn runs (it says Queue or Steer while one does)."""
 EARLY_SHARE = 0.2
 """Share of presses made within 50 ms of Enter."""
 
 
-class DemoServer:
-    """``python -m demo_model`` in a process of its own."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "demo_model", "--port", "0", "--flush-each-token"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        self.base_url = self.proc.stdout.readline().strip()
-        self.root = self.base_url.removesuffix("/v1")
-        self._client = httpx.Client(base_url=self.root, timeout=10.0, trust_env=False)
-
-    def configure(self, **knobs: object) -> None:
-        """Change knobs (``POST /demo/config``)."""
-        self._client.post("/demo/config", json=knobs).raise_for_status()
-
-    def records(self, since: int = 0) -> list[dict[str, Any]]:
-        """Chat requests after id ``since``."""
-        data = self._client.get("/demo/requests", params={"since": since}).json()
-        return [r for r in data["requests"] if "chat" in r["path"]]
-
-    def last_id(self) -> int:
-        """The id of the last request seen (0: none)."""
-        data = self._client.get("/demo/requests").json()
-        return max((int(r["id"]) for r in data["requests"]), default=0)
-
-    def stop(self) -> None:
-        """Stop the server."""
-        self._client.close()
-        self.proc.terminate()
-        self.proc.wait(10.0)
-
-
-@contextmanager
-def cpu_hog(cores: int) -> Iterator[None]:
-    """A busy loop on each of ``cores`` cores, in processes of their own."""
-    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(cores)]
-    try:
-        yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
+def cpu_ns(pid: int) -> int:
+    """CPU time (ns) used so far by process ``pid`` (every thread, ended ones too) and by its
+    child processes that still run (a gateway in a child), from each one's CPU-time clock
+    (``clock_getcpuclockid``)."""
+    pids = [pid]
+    with contextlib.suppress(OSError):
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pids += [int(c) for c in children]
+    total = 0
+    for one in pids:
+        clock = ctypes.c_int()
+        if _LIBC.clock_getcpuclockid(one, ctypes.byref(clock)) == 0:
+            with contextlib.suppress(OSError):
+                total += time.clock_gettime_ns(clock.value)
+    return total
 
 
 def wait_until(moment: float) -> None:
@@ -107,72 +98,89 @@ def wait_until(moment: float) -> None:
 
 
 def one_press(
-    server: DemoServer, desk: PtyDesk, delay_s: float, early: bool
+    server: StreamServer, desk: PtyDesk, delay_s: float, early: bool
 ) -> dict[str, Any] | None:
     """Prompt, Enter, wait ``delay_s``, Esc; the figures of that press (None: desk stuck)."""
-    before = server.last_id()
+    before = server.mark()
     mark = desk.mark
     entered = desk.write(PROMPT + b"\r")
-    wait_until(entered + delay_s)
+    # with a server that says when the request came, late presses count from there (Esc
+    # while the reply streams); early ones, and the demo model's, from Enter
+    started = None if early else server.started(before, 10.0)
+    wait_until((started or entered) + delay_s)
     esc = desk.write(b"\x1b")
 
     result: dict[str, Any] = {"early": early, "after_enter_ms": round((esc - entered) * 1000, 1)}
-    deadline = time.monotonic() + 20.0
-    while time.monotonic() < deadline:
-        records = server.records(before)
-        done = [r for r in records if r["outcome"] != "running"]
-        if done:
-            record = done[0]
-            if record["peer_closed_at"] is not None:
-                result["close_ms"] = round((record["peer_closed_at"] - esc) * 1000, 2)
-            else:
-                result["missed"] = True
-                result["close_ms"] = round((record["completed_at"] - esc) * 1000, 2)
-            break
-        if not records and time.monotonic() - esc > 2.0:
-            result["never_sent"] = True
-            break
-        time.sleep(0.01)
-    else:
+    outcome = server.outcome(before, esc, 20.0)
+    if outcome is None:
         return None
+    if outcome.kind == "never_sent":
+        result["never_sent"] = True
+    else:
+        assert outcome.at is not None
+        result["close_ms"] = round((outcome.at - esc) * 1000, 2)
+        result["missed"] = outcome.kind == "done"
+    if outcome.kind == "closed" and outcome.at is not None:  # desk's CPU once it stopped
+        wait_until(outcome.at + CPU_FROM_S)
+        before_ns = cpu_ns(desk.proc.pid)
+        wait_until(outcome.at + CPU_TO_S)
+        used = cpu_ns(desk.proc.pid) - before_ns
+        result["cpu_after_stop_pct"] = round(used / ((CPU_TO_S - CPU_FROM_S) * 1e9) * 100, 2)
     idle = desk.wait_for(b"idle", 60.0, start=mark)
     if idle is None:
         return None
-    receipt = RECEIPT_RE.search(desk.since(mark))
-    if receipt is not None:  # desk's own figure: the key read -> the socket closed
-        result["receipt_closed_ms"] = float(receipt.group(1).replace(b",", b""))
+    send = desk.wait_for(FOOTER_IDLE, 5.0, start=mark)
+    if outcome.at is not None:  # the screen after the turn's end (the server saw it end)
+        result["idle_painted_ms"] = round((idle - outcome.at) * 1000, 2)
+        if send is not None:
+            result["footer_painted_ms"] = round((send - outcome.at) * 1000, 2)
+    receipts = RECEIPT_RE.findall(desk.since(mark))
+    if receipts:  # desk's own figure (the last painted): the key read -> the socket closed
+        result["receipt_closed_ms"] = float(receipts[-1].replace(b",", b""))
     time.sleep(0.1)  # let the last paint go out
     return result
 
 
-def run_condition(
-    server: DemoServer, rate: float, shape: str, presses: int, per_desk: int, seed: int
-) -> dict[str, Any]:
-    """``presses`` presses at ``rate`` tokens/s with replies of ``shape``."""
-    server.configure(
-        tokens_per_second=rate,
-        reply_shape=shape,
-        max_tokens=int(rate * 4) + 2000,  # longer than any press waits
-        n_ctx=1_000_000_000,
-        flush_each_token=True,
-    )
-    rng = random.Random(seed)
+def desk_args(server: StreamServer, model: str, gateway: str) -> list[str]:
+    """desk's arguments against ``server``: the embedded gateway, or (``gateway`` is ``child``)
+    one in a child process speaking stdio."""
+    settings = ["--base-url", server.base_url, *(["--model", model] if model else [])]
+    if isinstance(server, ReplayServer):  # the recording repeats: let history grow past 8,192
+        settings += ["--context-window", "1000000"]
+    if gateway == "child":
+        return ["--gateway-cmd", shlex.join([*desk_command(), "gateway", "--stdio", *settings])]
+    return settings
+
+
+def start_desk(server: StreamServer, opts: Options) -> PtyDesk:
+    """A desk against ``server``, on screen and past its first check of the server."""
+    desk = PtyDesk(desk_args(server, opts.model, opts.gateway))
+    if desk.wait_for(b"idle", 30.0) is None or desk.wait_for(b"window", 30.0) is None:
+        desk.quit()
+        raise RuntimeError(f"desk did not start: {desk.tail()!r}")
+    time.sleep(0.3)
+    return desk
+
+
+def run_condition(server: StreamServer, rate: float, shape: str, opts: Options) -> dict[str, Any]:
+    """``opts.presses`` presses at ``rate`` tokens/s with replies of ``shape``."""
+    server.configure(rate, shape)
+    rng = random.Random(opts.seed)
     results: list[dict[str, Any]] = []
     stuck = 0
-    while len(results) + stuck < presses:
-        desk = PtyDesk(["--base-url", server.base_url, "--model", "demo"])
+    while len(results) + stuck < opts.presses:
+        desk = start_desk(server, opts)
         try:
-            if desk.wait_for(b"idle", 30.0) is None:
-                raise RuntimeError(f"desk did not start: {desk.tail()!r}")
-            time.sleep(0.3)
-            for _ in range(min(per_desk, presses - len(results) - stuck)):
-                early = rng.random() < EARLY_SHARE
+            for _ in range(min(opts.per_desk, opts.presses - len(results) - stuck)):
+                early = rng.random() < opts.early_share
                 delay = rng.uniform(0.0, 0.05) if early else rng.uniform(0.15, 1.2)
                 result = one_press(server, desk, delay, early)
                 if result is None:
                     stuck += 1
                     break
                 results.append(result)
+                if opts.detail:
+                    print(json.dumps(result), file=sys.stderr, flush=True)
         finally:
             desk.quit()
     closes = [r["close_ms"] for r in results if "close_ms" in r and not r.get("missed")]
@@ -188,6 +196,16 @@ def run_condition(
         "receipt_closed_ms": percentiles(
             [r["receipt_closed_ms"] for r in results if "receipt_closed_ms" in r]
         ),
+        "idle_painted_after_close_ms": percentiles(
+            [r["idle_painted_ms"] for r in results if "idle_painted_ms" in r]
+        ),
+        "footer_painted_after_close_ms": percentiles(
+            [r["footer_painted_ms"] for r in results if "footer_painted_ms" in r]
+        ),
+        "cpu_after_stop_pct": percentiles(
+            [r["cpu_after_stop_pct"] for r in results if "cpu_after_stop_pct" in r]
+        ),
+        "over_50ms": sum(1 for c in closes if c > 50.0),
         "over_100ms": sum(1 for c in closes if c > 100.0),
         "missed": sum(1 for r in results if r.get("missed")),
         "never_sent": sum(1 for r in results if r.get("never_sent")),
@@ -196,38 +214,101 @@ def run_condition(
     }
 
 
+def quit_figures(server: StreamServer, opts: Options) -> dict[str, Any]:
+    """Ctrl+Q while a reply streams, ``opts.quits`` times: the key -> desk's process gone (ms),
+    and what the status bar said meanwhile."""
+    times: list[float] = []
+    said = 0
+    for _ in range(opts.quits):
+        desk = start_desk(server, opts)
+        try:
+            entered = desk.write(PROMPT + b"\r")
+            wait_until(entered + 0.5)
+            mark = desk.mark
+            pressed = desk.write(b"\x11")
+            desk.proc.wait(30.0)
+            times.append((time.monotonic() - pressed) * 1000)
+            painted = desk.since(mark)
+            said += b"stopping" in painted or b"quitting" in painted
+        finally:
+            desk.quit()
+    return {"ctrl_q_to_exit_ms": percentiles(times), "status_said_quitting": said}
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What one run measures (see ``--help``)."""
+
+    presses: int
+    per_desk: int
+    early_share: float
+    seed: int
+    model: str
+    gateway: str
+    quits: int
+    detail: bool = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--replay", action="store_true", help="llama-server's recorded stream")
+    where.add_argument("--base-url", help="a real server, e.g. http://127.0.0.1:8080/v1")
     parser.add_argument("--presses", type=int, default=50)
     parser.add_argument("--rates", type=float, nargs="+", default=[1000.0, 5000.0, 20000.0])
     parser.add_argument("--shapes", nargs="+", default=["document", "paragraph"])
-    parser.add_argument("--hog", choices=["both", "off", "on"], default="both")
-    parser.add_argument("--per-desk", type=int, default=10, help="presses before a restart")
+    parser.add_argument("--hog", type=int, default=0, help="busy processes, pinned to cores")
+    parser.add_argument("--gateway", choices=["embedded", "child"], default="embedded")
+    parser.add_argument("--per-desk", type=int, default=0, help="presses before a restart")
+    parser.add_argument("--early-share", type=float, default=None)
+    parser.add_argument("--quits", type=int, default=0, help="Ctrl+Q figures to take")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--detail", action="store_true", help="each press on stderr")
     args = parser.parse_args(argv)
-    server = DemoServer()
-    out: dict[str, Any] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
-    hogs = {"both": [False, True], "off": [False], "on": [True]}[args.hog]
+    server: StreamServer
+    if args.replay:
+        server, model, conditions = ReplayServer(), "", [(1000.0, "recording")]
+    elif args.base_url:
+        server, model, conditions = WatchedServer(args.base_url), "", [(0.0, "server")]
+    else:
+        server, model = DemoServer(), "demo"
+        conditions = [(rate, shape) for rate in args.rates for shape in args.shapes]
+    demo = isinstance(server, DemoServer)
+    opts = Options(
+        presses=args.presses,
+        # a recorded or real server has a window of 8,192 tokens: restart before it fills
+        per_desk=args.per_desk or (4 if isinstance(server, WatchedServer) else 10),
+        early_share=(EARLY_SHARE if demo else 0.0)
+        if args.early_share is None
+        else args.early_share,
+        seed=args.seed,
+        model=model,
+        gateway=args.gateway,
+        quits=args.quits,
+        detail=args.detail,
+    )
+    out: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "server": type(server).__name__,
+        "hog": args.hog,
+        "gateway": args.gateway,
+        "load_before": os.getloadavg()[0],
+        "conditions": [],
+    }
+    hogs = start_hogs(args.hog)
     try:
-        for hog in hogs:
-            key = "with_cpu_hog" if hog else "without_cpu_hog"
-            out[key] = []
-            for rate in args.rates:
-                for shape in args.shapes:
-                    seed = args.seed * 1000 + int(rate) + len(shape)
-                    if hog:
-                        with cpu_hog(os.cpu_count() or 2):
-                            figures = run_condition(
-                                server, rate, shape, args.presses, args.per_desk, seed
-                            )
-                    else:
-                        figures = run_condition(
-                            server, rate, shape, args.presses, args.per_desk, seed
-                        )
-                    out[key].append(figures)
-                    print(json.dumps(figures), file=sys.stderr, flush=True)
+        for rate, shape in conditions:
+            seed = args.seed * 1000 + int(rate) + len(shape)
+            figures = run_condition(server, rate, shape, replace(opts, seed=seed))
+            out["conditions"].append(figures)
+            print(json.dumps(figures), file=sys.stderr, flush=True)
+        if opts.quits:
+            out["quit"] = quit_figures(server, opts)
     finally:
+        stop_hogs(hogs)
         server.stop()
+    out["load_after"] = os.getloadavg()[0]
     print(json.dumps(out, indent=2))
     return 0
 

@@ -358,6 +358,11 @@ class DeskApp(App[int]):
         """Nobody can see or type any more: a system quit."""
         self.controllers.quit.begin()
 
+    def quit_from_input_thread(self) -> None:
+        """Ctrl+Q on the terminal's input thread: the gateway's shutdown starts now (see
+        :mod:`desk.driver`); the key goes on to :meth:`action_quit`. Thread-safe."""
+        self.controllers.quit.begin_from_input_thread()
+
     def action_quit(self) -> None:  # type: ignore[override]
         """Ctrl+Q: a system stop of everything through ``gateway.shutdown()``, then exit."""
         self.controllers.quit.begin()

@@ -25,6 +25,10 @@ is busy re-rendering Markdown, and a key posted to it waited there 10-35 ms more
 only schedules a cancel) and consumes the key when a turn was stopped; otherwise the key goes
 to the app as usual (bindings, modals).
 
+Ctrl+Q likewise starts the quit on the input thread (:class:`QuitHook`): the gateway's shutdown
+begins when the key is read, not when the busy UI gets to it; the key then reaches the app as
+usual, which shows what the quit waits for.
+
 Third, a terminal that goes away (window closed, ssh dropped) ends desk through its normal
 quit path instead of hanging it. Reading a hung-up terminal gives end-of-file (or EIO), which
 made Textual's input thread spin (or panic the app); here the input thread tells the app
@@ -113,6 +117,19 @@ class TerminalHooks(Protocol):
         ...
 
 
+QUIT_KEY = "ctrl+q"
+"""The key that quits (Textual's priority binding): its shutdown starts on the input thread."""
+
+
+@runtime_checkable
+class QuitHook(Protocol):
+    """What an app offers the input thread for Ctrl+Q (called off the UI thread)."""
+
+    def quit_from_input_thread(self) -> None:
+        """Start the quit now: stop every turn as the system (the key still reaches the app)."""
+        ...
+
+
 class HangupSafeOutput:
     """The terminal's output file, made safe to write after the terminal hung up.
 
@@ -181,15 +198,16 @@ class FastEscapeDriver(LinuxDriver):
         self._stop_keys = hooks.input_stop_keys if hooks is not None else frozenset[str]()
 
     def process_message(self, message: Message) -> None:
-        """Offer stop keys to the app on this (input) thread, then post the rest as usual."""
+        """Offer stop keys to the app on this (input) thread, start a quit on Ctrl+Q here too,
+        then post the rest as usual."""
         hooks = self._hooks
-        if (
-            hooks is not None
-            and isinstance(message, events.Key)
-            and message.key in self._stop_keys
-            and hooks.stop_from_input_thread(message.key, self._read_at, message.time)
-        ):
-            return
+        if hooks is not None and isinstance(message, events.Key):
+            if message.key in self._stop_keys and hooks.stop_from_input_thread(
+                message.key, self._read_at, message.time
+            ):
+                return
+            if message.key == QUIT_KEY and isinstance(hooks, QuitHook):
+                hooks.quit_from_input_thread()  # the key goes on: the app shows the quit
         super().process_message(message)
 
     def _terminal_closed(self) -> None:

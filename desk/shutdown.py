@@ -31,6 +31,7 @@ class ShutdownRunner:
     def __init__(self, gateway: DeskGateway) -> None:
         self._gateway = gateway
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()  # start() runs on the UI thread or the input thread
         self._done = threading.Event()
         self.report: ShutdownReport | None = None
         """The gateway's report, once the shutdown returned."""
@@ -47,10 +48,8 @@ class ShutdownRunner:
             then: called on that thread after the shutdown returned (or raised).
 
         Returns:
-            False when a shutdown had already begun (nothing new is started).
+            False when a shutdown had already begun (nothing new is started). Thread-safe.
         """
-        if self.started:
-            return False
 
         def run() -> None:
             try:
@@ -59,7 +58,10 @@ class ShutdownRunner:
                 self._done.set()
                 then()
 
-        self._thread = threading.Thread(target=run, name="desk-quit", daemon=True)
+        with self._lock:
+            if self.started:
+                return False
+            self._thread = threading.Thread(target=run, name="desk-quit", daemon=True)
         self._thread.start()
         return True
 

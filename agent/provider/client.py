@@ -148,7 +148,9 @@ class ChatClient:
         text = _Pieces(out.content, out.reasoning)
         body = self._body(messages, tools, stream=True, max_tokens=max_tokens)
         try:
-            async with conn.http.stream("POST", self.config.completions_url, json=body) as response:
+            async with conn.http.stream(
+                "POST", self.config.completions_url, json=body, extensions={"trace": conn.trace}
+            ) as response:
                 conn.attach(response)
                 if response.status_code >= 400:
                     await response.aread()
@@ -201,13 +203,17 @@ class ChatClient:
         """
         body = self._body(messages, tools, stream=False, max_tokens=max_tokens)
         try:
-            response = await conn.http.post(self.config.completions_url, json=body)
+            response = await conn.http.post(
+                self.config.completions_url, json=body, extensions={"trace": conn.trace}
+            )
         except httpx.TimeoutException as exc:
             raise ConnectFailed(f"model server timed out: {_describe(exc)}") from exc
         except httpx.RemoteProtocolError as exc:
             raise EarlyClose(f"model server closed the connection early: {_describe(exc)}") from exc
         except httpx.TransportError as exc:
             raise _transport_error(exc, self.config.base_url) from exc
+        finally:
+            conn.detach()
         if response.status_code >= 400:
             raise _status_error(response, self.config.model)
         try:

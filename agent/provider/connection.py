@@ -8,6 +8,11 @@ Its socket is closed here, in one of two ways:
   (:meth:`agent.agent.Agent.interrupt`): ``shutdown(SHUT_RDWR)`` of the live socket at once, so
   the model server sees the close even while the turn's event loop waits for the GIL behind a
   busy frontend. The cancel of the turn's task that follows unwinds the request.
+  The socket is known from the moment it connects (httpx's ``trace`` extension,
+  :meth:`ProviderConnection.trace`), or from the moment a kept-alive one starts a new request,
+  not only once the response's headers came: a stop while the server is still reading the
+  prompt (a long prompt on a busy machine takes seconds before the first header) closes it
+  from the stopping thread too, without waiting for the turn's own thread to get the CPU.
 - leaving :func:`open_connection` (normally, by an error, or by that cancel): the
   ``httpx.AsyncClient`` is closed, and with it every socket of its pool, so none outlives the
   turn. httpcore drops a half-used connection instead of pooling it when a ``CancelledError``
@@ -21,6 +26,7 @@ import functools
 import socket
 import ssl
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -45,7 +51,42 @@ class ProviderConnection:
         self.http = http
         self._lock = threading.Lock()
         self._socket: Any = None
+        self._connected: Any = None  # the socket last connected (kept alive between requests)
         self._shut = False
+        self.shut_at: float | None = None
+        """``time.monotonic()`` when a live socket was shut down by a stop (None: never)."""
+
+    def _live(self, sock: Any) -> None:
+        with self._lock:
+            self._socket = sock
+            shut = self._shut
+        if shut:
+            self._shut_down(sock)
+
+    def _shut_down(self, sock: Any) -> None:
+        if sock is not None:
+            _shutdown(sock)
+            if self.shut_at is None:
+                self.shut_at = time.monotonic()
+
+    async def trace(self, name: str, info: dict[str, Any]) -> None:
+        """httpx's ``trace`` extension for this connection's requests (pass it as
+        ``extensions={"trace": conn.trace}``): a socket is live from the moment it connected
+        (``connection.connect_tcp.complete``), and a kept-alive one again from the moment it
+        sends a new request (``http11.send_request_headers.started``).
+
+        When the connection was shut down already, the socket is shut down at once.
+        """
+        if name == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            with self._lock:
+                self._connected = sock
+            self._live(sock)
+        elif name == "http11.send_request_headers.started":
+            with self._lock:
+                sock = self._connected
+            self._live(sock)
 
     def attach(self, response: httpx.Response) -> None:
         """Remember the socket of a response whose headers arrived (its body streams now).
@@ -55,10 +96,8 @@ class ProviderConnection:
         network = response.extensions.get("network_stream")
         sock = network.get_extra_info("socket") if network is not None else None
         with self._lock:
-            self._socket = sock
-            shut = self._shut
-        if shut:
-            _shutdown(sock)
+            self._connected = sock
+        self._live(sock)
 
     def detach(self) -> None:
         """The response ended: its socket is no longer the live one."""
@@ -74,7 +113,7 @@ class ProviderConnection:
         with self._lock:
             self._shut = True
             sock = self._socket
-        _shutdown(sock)
+        self._shut_down(sock)
 
 
 def _shutdown(sock: Any) -> None:

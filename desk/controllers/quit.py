@@ -1,11 +1,12 @@
 """Quitting: a system stop of everything through ``gateway.shutdown()``, then exit.
 
 Ctrl+Q, SIGTERM / SIGHUP, a terminal that hung up and a second Ctrl+C with nothing running all
-start the same quit (:meth:`QuitController.begin`): the gateway's shutdown runs on a plain
-thread (:class:`desk.shutdown.ShutdownRunner`), the status bar says how many turns it stops, and
-the app exits once the shutdown returned, first saying so when its bound expired. Textual is
-never relied on to end a turn: when the app ends any other way, :meth:`QuitController.backstop`
-shuts the gateway down on the way out.
+start the same quit (:meth:`QuitController.begin`; Ctrl+Q starts it on the terminal's input
+thread already, :meth:`QuitController.begin_from_input_thread`): the gateway's shutdown runs on
+a plain thread (:class:`desk.shutdown.ShutdownRunner`), the status bar says how many turns it
+stops, and the app exits once the shutdown returned, first saying so when its bound expired.
+Textual is never relied on to end a turn: when the app ends any other way,
+:meth:`QuitController.backstop` shuts the gateway down on the way out.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ class QuitController:
         self._shutdown_finished = shutdown_finished
         self._runner = ShutdownRunner(gateway)
         self._ctrl_c = DoublePress()
+        self._shown = False  # begin() ran: the status bar says what the quit waits for
         self._signals: list[signal.Signals] = []
         self.exit_note = ""
         """Set when a quit gave up waiting for workers (``desk`` prints it after exiting)."""
@@ -103,12 +105,25 @@ class QuitController:
         self._signals = install_quit_signals(lambda _sig: self.begin())
 
     def begin(self) -> None:
-        """Start the quit (once): stop every turn as the system, then exit."""
-        if self._runner.started:
+        """Start the quit (once): stop every turn as the system, then exit. On the UI thread;
+        when :meth:`begin_from_input_thread` started it already, this shows it."""
+        if self._shown:
             return
+        self._shown = True
         self._status.notice = stopping_notice(self._gateway.running_turns)
         self._prompt.disabled = True
         self._runner.start(then=self._shutdown_finished)
+
+    def begin_from_input_thread(self) -> bool:
+        """Ctrl+Q as the terminal's input thread reads it: the gateway's shutdown starts there
+        and then, not once the UI thread, busy drawing a stream, gets to the key (0.5 s and
+        more on a busy machine). The key then goes on to the app, whose :meth:`begin` shows
+        the quit. Thread-safe.
+
+        Returns:
+            True when this started the shutdown.
+        """
+        return self._runner.start(then=self._shutdown_finished)
 
     def gateway_stopping(self, turns: int) -> None:
         """``gateway.stopping``: say how many turns the shutdown waits for."""

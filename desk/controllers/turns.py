@@ -14,6 +14,8 @@ Stop button in step with the running turn.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -55,6 +57,10 @@ STEER_REASON = "typed while the turn ran"
 
 STOP_AND_SEND_REASON = "stopped to send a new prompt"
 """The reason of the stop that "stop and send" makes."""
+
+
+FRAME_WAIT_S = 0.25
+"""Longest wait for the frame that says a turn ended before its reply is drawn again (s)."""
 
 
 def shown(text: str) -> str:
@@ -300,15 +306,27 @@ class TurnsController:
             status.state = payload.state
             status.detail = payload.detail if payload.state == "retrying" else ""
 
+    async def _frame_out(self) -> None:
+        """Wait (at most :data:`FRAME_WAIT_S`) until a frame with the status bar as it is now
+        went out: the frame that draws a long reply again took up to a second on a busy
+        machine, and "idle" waited for it."""
+        status = self._status
+        if status.is_running:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(status.wait_for_refresh(), FRAME_WAIT_S)
+
     async def completed(self, view: SessionView, payload: MessageComplete) -> None:
-        """``message.complete``: the canonical text, and the stop marker or error line."""
+        """``message.complete``: "idle" and the idle keys first (the state is the turn's end,
+        and drawing the reply's canonical text may take a while on a busy machine), then the
+        canonical text, and the stop marker or error line."""
+        if payload.turn_id == view.running_turn:
+            self.set_running(view, None)
+            await self._frame_out()
         transcript = view.transcript
         reply = transcript.reply(payload.turn_id)
         if reply is None:
             reply = await transcript.add_reply(payload.turn_id)
         await reply.finish(payload.text, payload.status, note_for(payload, self._format_receipt))
-        if payload.turn_id == view.running_turn:
-            self.set_running(view, None)
 
     async def queued(self, view: SessionView, payload: PromptQueued) -> None:
         """``prompt.queued``: the prompt waits at its place (again, with its new text, after an

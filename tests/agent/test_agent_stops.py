@@ -7,6 +7,7 @@ so each case is deterministic; a hypothesis test draws k over the whole turn.
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -201,3 +202,45 @@ def test_a_stop_closes_the_connection_even_while_the_turn_loop_is_busy(
     (result,) = results
     assert result.exit_reason == "interrupted_by_user"
     assert result.text.startswith(hold.text)
+
+
+def _hold_loop(agent: Agent) -> threading.Event:
+    """Block the running turn's event loop (as a busy frontend holding the CPU would) until
+    the returned event is set."""
+    release = threading.Event()
+    loop = agent._loop  # the turn's own loop, set while it runs
+    assert loop is not None
+    held = threading.Event()
+
+    def hold() -> None:
+        held.set()
+        assert release.wait(10), "the test never released the turn"
+
+    loop.call_soon_threadsafe(hold)
+    assert held.wait(5)
+    return release
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_stop_while_the_server_reads_the_prompt_closes_the_connection_from_the_stopping_thread(
+    provider: ProviderConfig, demo_server: DemoModelServer, stream: bool
+) -> None:
+    # No header has come yet (the server is still "processing the prompt"), and the turn's
+    # loop cannot run: the stopping thread itself must close the socket it connected.
+    demo_server.configure(prompt_delay_s=30.0)
+    agent = Agent(ChatClient(provider), stream=stream, delta_interval_s=0)
+    thread, results = run_in_thread(agent, "a long answer please")
+    assert demo_server.records.wait_for(lambda r: bool(r) and r[-1].slot_acquired_at, 5)
+    release = _hold_loop(agent)
+    agent.interrupt(StopRequest.by_user(Surface.DESK_KEY))
+    assert demo_server.records.wait_for(lambda r: r[-1].peer_closed_at is not None, 5)
+    assert thread.is_alive()  # the loop never ran meanwhile
+    released_at = time.monotonic()
+    release.set()
+    thread.join(5)
+    (result,) = results
+    assert result.exit_reason == "interrupted_by_user"
+    # the receipt's "connection closed" is when the socket was shut, not when the loop ran
+    assert result.timings is not None
+    closed_at = result.timings.connection_closed_at
+    assert closed_at is not None and closed_at < released_at

@@ -135,3 +135,26 @@ async def test_quit_says_stopping_then_that_the_bound_expired_and_exits_anyway(
         )
         await wait_until(None, lambda: app.return_code is not None, what="the exit")
     assert app.return_code == 0
+
+
+async def test_ctrl_q_read_by_the_input_thread_stops_the_turn_while_the_ui_is_busy(
+    desk_app: DeskApp, gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    # The UI thread's loop runs this test: while the test does not await, the UI is as busy
+    # as it gets. Ctrl+Q as the terminal's input thread reads it must still stop the turn.
+    demo_server.configure(tokens_per_second=50.0)
+    async with desk_app.run_test(size=(120, 30)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, "Tell me about stopping streams")
+        await wait_until(pilot, lambda: len(reply.text) > 10, what="streamed text")
+        reader = threading.Thread(target=desk_app.quit_from_input_thread, name="textual-input")
+        reader.start()
+        reader.join(10)
+        record = demo_server.records.wait_for_record(
+            lambda r: r.peer_closed_at is not None, timeout=10.0
+        )
+        assert record is not None  # the server saw the close with the UI loop held
+        assert desk_app.is_running and desk_app.widgets.status.notice == ""  # not shown yet
+        await pilot.press("ctrl+q")  # the key reaches the app: it shows the quit and exits
+    assert desk_app.return_code == 0
+    report = desk_app.shutdown_report
+    assert report is not None and report.turns_stopped == 1
