@@ -40,6 +40,7 @@ SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("theme", "[NAME]", "switch the colour theme (no name: list the themes)"),
     SlashCommand("export", "[PATH]", "write this session as Markdown (default ./desk-…md)"),
     SlashCommand("compress", "[FOCUS]", "summarise the middle of this session now"),
+    SlashCommand("init", "", "the model writes a starting AGENTS.md (it asks before writing)"),
 ]
 """The commands the desk handles, in the order the help screen lists them."""
 

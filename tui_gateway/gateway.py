@@ -45,6 +45,7 @@ from tui_gateway.kinds import TurnKind
 from tui_gateway.mcp_servers import McpServers
 from tui_gateway.model_server import ModelServer
 from tui_gateway.persistence import Persistence
+from tui_gateway.project import first_messages, instruction_files
 from tui_gateway.remote import RemoteStops
 from tui_gateway.saved_sessions import SavedSessions
 from tui_gateway.session_table import SessionTable
@@ -191,8 +192,7 @@ class Gateway:
         """
         session = Session(uuid.uuid4().hex[:12], title=title, model=self.server.provider.model)
         session.approvals = SessionApprovals(lambda p: self._events.publish(session, p))
-        if self.config.system_prompt:
-            session.history.append(ChatMessage(role="system", content=self.config.system_prompt))
+        session.history.extend(first_messages(self.config, self._cwd))
         session, victim = self._table.add(session)
         self._persistence.session_created(session, str(self._cwd))
         self._events.publish(session, SessionCreated(title=title, model=session.model))
@@ -200,6 +200,10 @@ class Gateway:
         if victim is not None:
             self._booking.evict(victim)
         return session.session_id
+
+    def session_instructions(self, session_id: str) -> list[str]:
+        """The session's ``AGENTS.md`` files (:func:`tui_gateway.project.instruction_files`)."""
+        return instruction_files(self._table.get(session_id))
 
     def session_list(self, limit: int = 50) -> list[SessionInfo]:
         """``session.list``: live and saved sessions, most recently used first.

@@ -57,6 +57,8 @@ class GatewayConfig:
     Attributes:
         provider: where the model server is.
         system_prompt: first message of every new session, or None.
+        project_instructions: add the workspace's ``AGENTS.md`` files to a new session's
+            system message (see :mod:`agent.context.instructions`).
         stream: stream replies (the default) or request whole bodies.
         shutdown_timeout_s: how long shutdown waits for workers, and how long a cancelled
             console command may take to exit before it is reported stuck, in seconds.
@@ -95,6 +97,7 @@ class GatewayConfig:
 
     provider: ProviderConfig
     system_prompt: str | None = None
+    project_instructions: bool = True
     stream: bool = True
     shutdown_timeout_s: float = 10.0
     coalesce_s: float = 0.03

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Input, TextArea
 
+from agent.context.instructions import INIT_PROMPT
 from agent.stops import Surface
 from desk.controllers import DeskControllers
 from desk.slash import parse_slash, unknown_command
@@ -161,6 +162,10 @@ class DeskScreen(Screen[None]):
             await c.export.export(view, arg)
         elif name == "compress":
             await c.compression.start(view, arg or None)
+        elif name == "init":  # a prompt: the model looks, write_file asks before it writes
+            sent = c.turns.send(view, INIT_PROMPT, None)
+            if sent is not None:
+                await c.turns.show_sent(view, INIT_PROMPT, sent)
         else:
             return await c.console.run_typed(view, text)  # console commands and /stop
         return True

@@ -80,6 +80,10 @@ class ConsoleHost(Protocol):
         """The directory the session works in."""
         ...
 
+    def session_instructions(self, session_id: str) -> list[str]:
+        """The project instructions files the session's system message carries."""
+        ...
+
     def archived_messages(self, session_id: str) -> list[tuple[str, str]]:
         """``(role, content)`` of the messages compressions archived, oldest first."""
         ...
@@ -126,6 +130,11 @@ Command = Callable[[CommandContext, list[str]], str | None]
 def _help(ctx: CommandContext, _args: list[str]) -> None:
     for _name, (_fn, usage, what) in sorted(COMMANDS.items()):
         ctx.write(f"{usage:<22} {what}\n")
+    files = ctx.host.session_instructions(ctx.session_id)
+    if files:
+        ctx.write(f"project instructions read: {', '.join(files)}\n")
+    else:
+        ctx.write("project instructions: none (no AGENTS.md or CLAUDE.md; /init writes one)\n")
 
 
 def _sessions(ctx: CommandContext, _args: list[str]) -> None:
