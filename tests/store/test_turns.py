@@ -10,6 +10,7 @@ import pytest
 from agent.events import TurnResult, TurnTimings
 from agent.provider.types import ChatMessage, ToolCall, Usage
 from agent.stops import StopRequest, Surface
+from agent.usage import TokenUsage
 from agent.store import (
     CRASH_EXIT_REASON,
     NewMessage,
@@ -207,3 +208,17 @@ def test_recovery_leaves_this_process_alone(store_factory: StoreFactory) -> None
         s.turns.start_turn("t1", "s1", "x")
     with closing(store_factory()) as s:  # same process: the turn is still ours, not crashed
         assert [t.id for t in s.turns.open_turns()] == ["t1"]
+
+
+def test_a_closed_turn_keeps_its_usage_summed_over_its_requests(store: SessionStore) -> None:
+    store.sessions.create_session("s1")
+    store.turns.start_turn("t1", "s1", "hello")
+    store.turns.start_turn("t2", "s1", "older desk")
+    usage = TokenUsage(3, 1_200, 345, 800, 1)
+    assert store.turns.close_turn(
+        "t1", TurnOutcome("interrupted", "interrupted_by_user", usage=usage)
+    )
+    assert store.turns.close_turn("t2", COMPLETED)
+    turns = {t.id: t for t in store.turns.list_turns("s1")}
+    assert turns["t1"].usage == usage and turns["t1"].usage.estimated
+    assert turns["t2"].usage is None  # nothing counted: not zero

@@ -188,7 +188,16 @@ V2: tuple[str, ...] = (
 """Version 2 (SQLite's version 4): child agents' turns, under the turn that delegated them
 (``parent_turn_id``), with their final reply kept on the row."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2)
+V3: tuple[str, ...] = (
+    "ALTER TABLE turns ADD COLUMN usage_requests INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_prompt INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_completion INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_cached INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_estimated INTEGER",
+)
+"""Version 3 (SQLite's version 6): each turn's usage, every model request of it summed."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -139,7 +139,17 @@ V5: tuple[str, ...] = (
 """Version 5: which desk holds each session live (``claim_owner``, None: nobody) and the
 number of times it was claimed (``claim_fence``), see :mod:`agent.store.sqlite.claims`."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5)
+V6: tuple[str, ...] = (
+    "ALTER TABLE turns ADD COLUMN usage_requests INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_prompt INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_completion INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_cached INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_estimated INTEGER",
+)
+"""Version 6: each turn's usage, every model request of it summed (prompt, completion and
+cached tokens, and how many requests are desk's estimate); NULL for turns saved before."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
