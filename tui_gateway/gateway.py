@@ -32,6 +32,7 @@ from agent.steering import Steer
 from agent.stops import StopRequest
 from agent.store import SessionStore, SharedStore, StoredReplay
 from agent.tools.workspace import Workspace
+from agent.usage import TokenUsage
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice
 from tui_gateway.compression import SessionCompression
@@ -204,6 +205,12 @@ class Gateway:
     def session_instructions(self, session_id: str) -> list[str]:
         """The session's ``AGENTS.md`` files (:func:`tui_gateway.project.instruction_files`)."""
         return instruction_files(self._table.get(session_id))
+
+    def session_usage(self, session_id: str) -> TokenUsage:
+        """The session's model requests summed (:mod:`agent.usage`; GatewayError: unknown)."""
+        session = self._table.get(session_id)
+        with session.lock:
+            return session.usage
 
     def session_list(self, limit: int = 50) -> list[SessionInfo]:
         """``session.list``: live and saved sessions, most recently used first.

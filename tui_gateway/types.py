@@ -12,6 +12,7 @@ from agent.provider.client import ProviderConfig
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
 from agent.tools.workspace import Workspace
+from agent.usage import TokenUsage
 from tui_gateway.events import StopReceipt
 from tui_gateway.mcp_settings import McpServerSettings
 
@@ -337,9 +338,12 @@ class TranscriptEntry:
 
 @dataclass(frozen=True, slots=True)
 class ResumedSession:
-    """What ``session.resume`` returns: the session and its transcript, oldest first."""
+    """What ``session.resume`` returns: the session and its transcript, oldest first, and
+    ``usage``: every model request of its turns summed (child agents' included; turns saved
+    before desk counted usage add nothing; None from a gateway that does not count)."""
 
     session_id: str
     title: str
     model: str
     transcript: list[TranscriptEntry] = field(default_factory=list)
+    usage: TokenUsage | None = None

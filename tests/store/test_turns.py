@@ -10,7 +10,6 @@ import pytest
 from agent.events import TurnResult, TurnTimings
 from agent.provider.types import ChatMessage, ToolCall, Usage
 from agent.stops import StopRequest, Surface
-from agent.usage import TokenUsage
 from agent.store import (
     CRASH_EXIT_REASON,
     NewMessage,
@@ -20,6 +19,7 @@ from agent.store import (
     TurnOutcome,
     turn_messages,
 )
+from agent.usage import TokenUsage
 from tests.store.conftest import FakeClock, ScriptedLiveness, StoreFactory
 
 COMPLETED = TurnOutcome(status="completed", exit_reason="completed")
