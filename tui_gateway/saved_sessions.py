@@ -337,6 +337,7 @@ def _turn_receipt(turn: TurnRow) -> StopReceipt | None:
         closed_ms=turn.stop_closed_ms,
         exited_ms=turn.stop_exited_ms,
         children_ended=turn.children_ended or 0,
+        usage=turn.usage if turn.usage is not None and turn.usage.requests else None,
     )
 
 
