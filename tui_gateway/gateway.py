@@ -46,7 +46,7 @@ from tui_gateway.kinds import TurnKind
 from tui_gateway.mcp_servers import McpServers
 from tui_gateway.model_server import ModelServer
 from tui_gateway.persistence import Persistence
-from tui_gateway.project import first_messages, instruction_files
+from tui_gateway.project import WorkspaceFiles, first_messages, instruction_files
 from tui_gateway.remote import RemoteStops
 from tui_gateway.saved_sessions import SavedSessions
 from tui_gateway.session_table import SessionTable
@@ -134,6 +134,8 @@ class Gateway:
         )
         if remote is not None:  # stops other hosts send for turns running here
             remote.listen(self._booking)
+        workspace = Workspace.at(self._cwd, config.denied_paths)
+        self._files = WorkspaceFiles(workspace, self._cwd)
         self._runner = TurnRunner(
             config,
             self._table,
@@ -144,7 +146,7 @@ class Gateway:
             agent_factory=agent_factory or default_agent_factory(config),
             tools=offer.registry,
             cwd=self._cwd,
-            workspace=Workspace.at(self._cwd, config.denied_paths),
+            workspace=workspace,
             extra_tools=self.mcp.tools,
             server=self.server,
         )
@@ -318,14 +320,23 @@ class Gateway:
         Returns:
             the turn id and whether it was queued.
 
+        The files its ``@path`` mentions name are attached to it (see
+        :mod:`agent.context.mentions`).
+
         Raises:
             GatewayError: unknown session, empty or oversized prompt, a soft ``stop``, shutting
-                down, or a model server that cannot take it now (``ModelServer.refuse``).
+                down, a model server that cannot take it now (``ModelServer.refuse``), or a
+                mentioned file that is denied, unreadable or not text.
         """
         check_text(text, "prompt", self.config.max_prompt_chars)
         if stop is not None and not stop.hard:
             raise GatewayError("stop and send takes a hard stop", code=-32602)
+        text = self._files.attach(text)  # the @file mentions' text, or a refusal
         return self._runner.submit(session_id, text, kind=TurnKind.PROMPT, stop=stop)
+
+    def workspace_files(self, query: str = "", limit: int = 50) -> list[str]:
+        """``workspace.files``: the workspace's files matching ``query``, best first."""
+        return self._files.matching(query, max(1, min(limit, 500)))
 
     def prompt_steer(self, session_id: str, text: str, stop: StopRequest) -> SteerResult:
         """``prompt.steer``: give the running turn ``text`` at its next model-call boundary.

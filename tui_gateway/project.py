@@ -1,7 +1,10 @@
-"""A new session's system message, and the project instructions files a session carries."""
+"""A new session's system message, the project instructions files a session carries, and the
+workspace's files for ``@`` mentions."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 from agent.context.instructions import (
@@ -10,9 +13,20 @@ from agent.context.instructions import (
     find_instructions,
     system_text,
 )
+from agent.context.mentions import (
+    MentionRefused,
+    find_attachments,
+    fuzzy_rank,
+    with_attachments,
+    workspace_files,
+)
 from agent.provider.types import ChatMessage
+from agent.tools.workspace import Workspace
 from tui_gateway.state import Session
-from tui_gateway.types import GatewayConfig
+from tui_gateway.types import GatewayConfig, GatewayError
+
+LISTING_TTL_S = 2.0
+"""How long a listing of the workspace's files is reused for completion, in seconds."""
 
 
 def first_messages(config: GatewayConfig, cwd: Path) -> list[ChatMessage]:
@@ -32,3 +46,42 @@ def instruction_files(session: Session) -> list[str]:
     if first is None or first.role != "system":
         return []
     return files_named(first.content)
+
+
+class WorkspaceFiles:
+    """The workspace's files: listed for ``@`` completion, attached to a prompt that mentions
+    them. Thread-safe.
+
+    Args:
+        workspace: the boundary whose deny list holds for attachments.
+        cwd: the workspace directory.
+    """
+
+    def __init__(self, workspace: Workspace, cwd: Path) -> None:
+        self._workspace = workspace
+        self._cwd = cwd
+        self._lock = threading.Lock()
+        self._listed: tuple[float, list[str]] | None = None
+
+    def matching(self, query: str, limit: int) -> list[str]:
+        """The files whose paths hold ``query``'s characters in order, best first."""
+        now = time.monotonic()
+        with self._lock:
+            listed = self._listed
+        if listed is None or now - listed[0] > LISTING_TTL_S:
+            listed = (now, workspace_files(self._cwd))
+            with self._lock:
+                self._listed = listed
+        return fuzzy_rank(query, listed[1], limit)
+
+    def attach(self, text: str) -> str:
+        """``text`` with the files it mentions attached.
+
+        Raises:
+            GatewayError: a mentioned file is denied, unreadable or not text (one line).
+        """
+        try:
+            attachments = find_attachments(text, self._workspace, self._cwd)
+        except MentionRefused as exc:
+            raise GatewayError(exc.message, code=-32602) from None
+        return with_attachments(text, attachments)

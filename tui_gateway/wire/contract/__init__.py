@@ -83,9 +83,12 @@ from tui_gateway.wire.contract.turns import (
     SessionQueueParams,
     SessionQueueResult,
 )
+from tui_gateway.wire.contract.workspace import WorkspaceFilesParams, WorkspaceFilesResult
 
 __all__ = [
     "ServerStatusParams",
+    "WorkspaceFilesParams",
+    "WorkspaceFilesResult",
     "ERROR_CODES",
     "EVENT_TYPES",
     "GATEWAY_ERROR",
