@@ -413,8 +413,10 @@ class DeskApp(App[int]):
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_changed(self) -> None:
-        """What is typed counts in the gauge: it is the next request's prompt."""
+        """What is typed counts in the gauge (it is the next request's prompt), and an ``@``
+        being typed lists the workspace's files."""
         self.controllers.gauge.count_pending(self.controllers.sessions.view)
+        self.controllers.mentions.changed()
 
     # -- keys -----------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from desk.controllers.console import ConsoleController
 from desk.controllers.export import ExportController
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.mcp import McpController
+from desk.controllers.mentions import MentionController
 from desk.controllers.palette import PaletteController
 from desk.controllers.queue import QueueController
 from desk.controllers.quit import QuitController
@@ -272,4 +273,5 @@ def build_controllers(
         stops=stops,
         mcp=McpController(status, lambda: sessions.view, notify),
         server=server,
+        mentions=MentionController(gateway, widgets.prompt),
     )

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from desk.controllers.export import ExportController
     from desk.controllers.gauge import ContextGauge
     from desk.controllers.mcp import McpController
+    from desk.controllers.mentions import MentionController
     from desk.controllers.palette import PaletteController
     from desk.controllers.queue import QueueController
     from desk.controllers.quit import QuitController
@@ -50,6 +51,7 @@ class DeskControllers:
         stops: the stop keys, from the input thread and the UI (:mod:`desk.controllers.stop_keys`).
         mcp: the MCP servers' failures on screen (:mod:`desk.controllers.mcp`).
         server: the model server's state on screen (:mod:`desk.controllers.server`).
+        mentions: ``@`` file mentions in the prompt box (:mod:`desk.controllers.mentions`).
     """
 
     turns: TurnsController
@@ -67,3 +69,4 @@ class DeskControllers:
     stops: StopKeysController
     mcp: McpController
     server: ServerController
+    mentions: MentionController

@@ -47,7 +47,11 @@ PROMPT_KEYS: tuple[tuple[str, str], ...] = (
         "queued, edit the last of them",
     ),
     ("Down", "Newer prompts, then back to what you were typing (on the last line)"),
-    ("Tab", "Complete a /command (Tab again: the next match); otherwise nothing"),
+    (
+        "Tab",
+        "Complete a /command, or the file of an @mention (Tab again: the next match); "
+        "otherwise nothing",
+    ),
     ("y / a / n", "Answer a waiting approval: after a pause, with the box empty"),
 )
 """Keys of the prompt box that are not bindings (handled in its key handler)."""
