@@ -21,6 +21,7 @@ from desk.controllers import DeskControllers
 from desk.controllers.agents import AgentsController
 from desk.controllers.compression import CompressionController
 from desk.controllers.console import ConsoleController
+from desk.controllers.editor import EditorController
 from desk.controllers.export import ExportController
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.mcp import McpController
@@ -274,4 +275,5 @@ def build_controllers(
         mcp=McpController(status, lambda: sessions.view, notify),
         server=server,
         mentions=MentionController(gateway, widgets.prompt),
+        editor=EditorController(widgets.prompt, app.suspend, notify, env),
     )

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from desk.controllers.agents import AgentsController
     from desk.controllers.compression import CompressionController
     from desk.controllers.console import ConsoleController
+    from desk.controllers.editor import EditorController
     from desk.controllers.export import ExportController
     from desk.controllers.gauge import ContextGauge
     from desk.controllers.mcp import McpController
@@ -52,6 +53,7 @@ class DeskControllers:
         mcp: the MCP servers' failures on screen (:mod:`desk.controllers.mcp`).
         server: the model server's state on screen (:mod:`desk.controllers.server`).
         mentions: ``@`` file mentions in the prompt box (:mod:`desk.controllers.mentions`).
+        editor: the prompt in ``$VISUAL``/``$EDITOR`` (:mod:`desk.controllers.editor`).
     """
 
     turns: TurnsController
@@ -70,3 +72,4 @@ class DeskControllers:
     mcp: McpController
     server: ServerController
     mentions: MentionController
+    editor: EditorController

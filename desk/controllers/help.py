@@ -34,6 +34,7 @@ HELP_TEXT: dict[str, str] = {
     "answer_approval('deny')": "Deny the waiting tool call (at any time)",
     "toggle_console": "Show or hide the console panel",
     "toggle_sessions": "Show or hide the sessions sidebar",
+    "edit_prompt": "Write the prompt in $VISUAL or $EDITOR; what you save comes back into the box",
 }
 """Help-screen wording per binding action (else the binding's own description)."""
 
