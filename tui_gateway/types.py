@@ -11,6 +11,7 @@ from agent.events import AgentListener
 from agent.provider.client import ProviderConfig
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
+from agent.tools.sandbox import SandboxMode
 from agent.tools.workspace import Workspace
 from agent.usage import TokenUsage
 from tui_gateway.events import StopReceipt
@@ -94,6 +95,12 @@ class GatewayConfig:
             tool error.
         mcp_servers: the MCP servers whose tools the model is offered besides the built-in
             ones (started with the gateway; none when ``tools`` is False).
+        sandbox: how ``shell`` commands are confined: ``workspace-write``, ``read-only`` or
+            ``off`` (see :mod:`agent.tools.sandbox`; the settings choose ``workspace-write``
+            where bubblewrap works).
+        sandbox_network: let sandboxed commands reach the network.
+        sandbox_note: one line to show at start about the sandbox ("" for none), e.g. why
+            ``shell`` runs without one.
     """
 
     provider: ProviderConfig
@@ -119,6 +126,9 @@ class GatewayConfig:
     delegate_depth: int = 2
     delegate_width: int = 4
     mcp_servers: tuple[McpServerSettings, ...] = ()
+    sandbox: SandboxMode = "off"
+    sandbox_network: bool = False
+    sandbox_note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

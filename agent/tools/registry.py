@@ -204,9 +204,10 @@ class ToolRegistry:
         return args
 
 
-def default_tools() -> list[Tool]:
-    """The standard tools: ``shell``, ``read_file``, ``write_file``, ``list_dir``."""
-    return [ShellTool(), ReadFileTool(), WriteFileTool(), ListDirTool()]
+def default_tools(shell: ShellTool | None = None) -> list[Tool]:
+    """The standard tools: ``shell`` (``shell`` as given, e.g. sandboxed), ``read_file``,
+    ``write_file``, ``list_dir``."""
+    return [shell or ShellTool(), ReadFileTool(), WriteFileTool(), ListDirTool()]
 
 
 __all__ = ["ToolRegistry", "check_schema", "default_tools"]
