@@ -22,7 +22,8 @@ printf '%s\\nsecond line from the editor\\n' "$(cat "$1")" > "$1"
 """
 
 FAILS = """#!/bin/sh
-echo 'changed anyway' > "$1"
+for file; do :; done  # the last argument: the file (an option comes first)
+echo 'changed anyway' > "$file"
 exit 3
 """
 
