@@ -44,12 +44,14 @@ from agent.scope import InterruptScope, current_scope
 from agent.steering import Steer, SteerInbox, bridged
 from agent.stops import StopRequest, Surface, require_hard
 from agent.stream_batch import DEFAULT_INTERVAL_S
+from agent.tokens import MESSAGE_OVERHEAD_TOKENS, request_size, tokens_in_chars
 from agent.tools.changes import ChangeRecorder
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver, ToolBatch
 from agent.tools.workspace import Workspace
 from agent.turn_tools import tool_batch, tool_completed
+from agent.usage import UsageTally
 
 _IDLE, _RUNNING, _DONE = "idle", "running", "done"
 
@@ -322,6 +324,7 @@ class Agent:
         ledger = ProcessLedger()
         iterations = 0
         out_of_iterations = False
+        tally = UsageTally(self._estimate_prompt)
         self._cancellable = True
         self._last_activity = time.monotonic()
         watchdog = None
@@ -336,9 +339,10 @@ class Agent:
                         break
                     iterations += 1
                     reply = Completion()
-                    reply = await self._call_model(
-                        conn, bridged(messages + added), reply, timings, iterations
-                    )
+                    sent = bridged(messages + added)
+                    tally.sent(sent)
+                    reply = await self._call_model(conn, sent, reply, timings, iterations)
+                    tally.answered(reply)
                     room = iterations < self.max_iterations
                     if not reply.tool_calls or self.tools is None:
                         before = _reply_messages(reply)
@@ -387,10 +391,12 @@ class Agent:
                     self.listener(tool_completed(outcome.call, outcome.result))
                 added.extend(outcome.message() for outcome in stopped)
                 reply = Completion()
+            tally.answered(reply)  # the request open at the stop, if one was
             result = self._interrupted(stop, reply, added)
             result.children_ended = ledger.children_ended
             result.iterations = iterations
             result.stopped_tool = stopped_tool
+            result.usage_total = tally.total
             return result
         except ProviderError as exc:
             stop = self.stop_request
@@ -398,10 +404,13 @@ class Agent:
                 self._cancellable = False
                 timings.connection_closed_at = self._closed_at()
                 timings.stop_requested_at = stop.requested_at
+                tally.answered(reply)
                 result = self._interrupted(stop, reply, added)
                 result.children_ended = ledger.children_ended
                 result.iterations = iterations
+                result.usage_total = tally.total
                 return result
+            tally.answered(reply, refused=not (reply.content or reply.reasoning))
             error = exc
         finally:
             self._cancellable = False
@@ -434,6 +443,7 @@ class Agent:
             error=error.message if error is not None else None,
             failure=error,
             usage=reply.usage,
+            usage_total=tally.total,
             children_ended=ledger.children_ended,
             iterations=iterations,
         )
@@ -464,6 +474,14 @@ class Agent:
             on_activity=touch,
         )
         return await call.run(conn, messages, reply, timings, iteration)
+
+    def _estimate_prompt(self, messages: list[ChatMessage]) -> int:
+        """Desk's count of a request's prompt (for a request the server reported nothing for)."""
+        tools = self.tools.schemas() if self.tools is not None else ()
+        if self.context is not None:
+            return self.context.count(messages, tools)
+        size = request_size(messages, tools)
+        return tokens_in_chars(size.chars) + size.messages * MESSAGE_OVERHEAD_TOKENS
 
     async def _watch_inactivity(self, limit_s: float) -> None:
         """Stop the turn as ``inactivity`` once nothing arrived for ``limit_s`` seconds."""

@@ -10,6 +10,7 @@ from agent.provider.errors import ProviderError
 from agent.provider.types import ChatMessage, Usage
 from agent.steering import Steer
 from agent.stops import StopRequest
+from agent.usage import TokenUsage
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +188,7 @@ class TurnResult:
         failure: the typed error that failed the turn (e.g. ``RequestTooLarge`` when nothing
             could be sent, ``ContextOverflow`` with the server's counts), if any.
         usage: the last usage the server reported (tokens).
+        usage_total: every request of the turn summed (see :mod:`agent.usage`).
         timings: measured times.
         children_ended: child processes of the turn's tools that the turn ended.
         iterations: model calls made.
@@ -207,6 +209,7 @@ class TurnResult:
     error: str | None = None
     failure: ProviderError | None = None
     usage: Usage | None = None
+    usage_total: TokenUsage = field(default_factory=TokenUsage)
     timings: TurnTimings | None = None
     children_ended: int = 0
     iterations: int = 0

@@ -312,7 +312,7 @@ class ChatCompletions:
             await _body(send, sse(envelope.chunk(delta_for(step, first=index == 0))))
             if config.flush_each_token:
                 await asyncio.sleep(0)  # the event leaves before the next token is made
-        totals = usage(exchange.prompt_tokens, len(exchange.generated))
+        totals = usage(exchange.prompt_tokens, len(exchange.generated), config.cached_prompt_tokens)
         if fault != "no_finish":
             delta: dict[str, Any] = {} if steps else {"role": "assistant", "content": ""}
             finish_usage = totals if config.usage_on_finish_chunk else None
@@ -339,7 +339,7 @@ class ChatCompletions:
         if fault == "stall":
             await asyncio.Event().wait()
         finish_reason = None if fault == "no_finish" else exchange.finish_reason
-        totals = usage(exchange.prompt_tokens, len(exchange.generated))
+        totals = usage(exchange.prompt_tokens, len(exchange.generated), config.cached_prompt_tokens)
         encoded = dumps(exchange.envelope.completion(exchange.generated, finish_reason, totals))
         if fault == "malformed":
             encoded = encoded[: len(encoded) // 2]

@@ -124,6 +124,9 @@ class DemoConfig:
         usage_on_finish_chunk: put ``usage`` on the chunk that carries ``finish_reason``
             (always, as older llama.cpp builds do) instead of a final ``choices: []`` chunk
             sent only when ``stream_options.include_usage`` is true.
+        cached_prompt_tokens: report this many of each prompt's tokens as reused from a
+            cache (``usage.prompt_tokens_details.cached_tokens``, at most the prompt's size);
+            0 reports no details.
 
     Raises:
         ValueError: on construction or `apply`, when a value is out of range or the fault is
@@ -150,6 +153,7 @@ class DemoConfig:
     retry_after_s: float = 1.0
     reasoning: bool = False
     usage_on_finish_chunk: bool = False
+    cached_prompt_tokens: int = 0
 
     def __post_init__(self) -> None:
         for item in dataclasses.fields(self):
@@ -167,6 +171,8 @@ class DemoConfig:
             raise ValueError("prompt_delay_s must be >= 0 seconds")
         if self.slots < 1:
             raise ValueError("slots must be >= 1")
+        if self.cached_prompt_tokens < 0:
+            raise ValueError("cached_prompt_tokens must be >= 0")
         if self.max_tokens < 1:
             raise ValueError("max_tokens must be >= 1")
         if self.n_ctx < 1:

@@ -35,7 +35,7 @@ class Envelope:
         self,
         delta: dict[str, Any],
         finish_reason: str | None = None,
-        usage: dict[str, int] | None = None,
+        usage: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Return a ``chat.completion.chunk`` with one choice."""
         value: dict[str, Any] = {
@@ -49,7 +49,7 @@ class Envelope:
             value["usage"] = usage
         return value
 
-    def usage_chunk(self, usage: dict[str, int]) -> dict[str, Any]:
+    def usage_chunk(self, usage: dict[str, Any]) -> dict[str, Any]:
         """Return the final ``choices: []`` chunk carrying usage (``include_usage``)."""
         return {
             "id": self.id,
@@ -61,7 +61,7 @@ class Envelope:
         }
 
     def completion(
-        self, steps: Sequence[Step], finish_reason: str | None, usage: dict[str, int]
+        self, steps: Sequence[Step], finish_reason: str | None, usage: dict[str, Any]
     ) -> dict[str, Any]:
         """Return a full ``chat.completion`` for the generated steps."""
         content = "".join(s.text for s in steps if s.kind == "content")
@@ -128,10 +128,14 @@ def delta_for(step: Step, *, first: bool) -> dict[str, Any]:
     return delta
 
 
-def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    """Return an OpenAI ``usage`` object."""
-    return {
+def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> dict[str, Any]:
+    """Return an OpenAI ``usage`` object (with ``prompt_tokens_details.cached_tokens`` when
+    ``cached_tokens`` is above 0, capped at ``prompt_tokens``)."""
+    out: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
+    if cached_tokens > 0:
+        out["prompt_tokens_details"] = {"cached_tokens": min(cached_tokens, prompt_tokens)}
+    return out

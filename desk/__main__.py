@@ -159,7 +159,10 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
         except StoreUnavailable as exc:  # not fatal here: sessions stay in memory, and we say so
             gateway = build_gateway(settings, provider, persist=False)
             notice = unsaved_notice(exc.reason)
-        startup = Startup(resume=options.resume, resume_id=options.resume_id, notice=notice)
+        notes = [line for line in (notice, gateway.config.sandbox_note) if line]
+        startup = Startup(
+            resume=options.resume, resume_id=options.resume_id, notice=" · ".join(notes)
+        )
         return _run_app(gateway, connection, options, startup, frame)
     finally:
         if demo is not None:

@@ -75,6 +75,13 @@ APP_CSS = Path(__file__).with_name("app.tcss")
 """The app's own layout CSS (widgets carry theirs in ``desk/widgets/*.tcss``)."""
 
 
+EDITOR_KEY = "ctrl+g"
+"""Opens the prompt in ``$VISUAL``/``$EDITOR``."""
+
+EDITOR_KEY_TAKEN = "f4"
+"""Opens the editor instead when ``stop_key`` is :data:`EDITOR_KEY`."""
+
+
 class DeskApp(App[int]):
     """The desk; reads the environment (config and theme files) at start.
 
@@ -102,6 +109,7 @@ class DeskApp(App[int]):
         Binding("ctrl+c", "stop_or_quit", "Stop / quit", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("f1", "help", "Help"),
+        Binding(EDITOR_KEY, "edit_prompt", "Editor", show=False, priority=True),
         Binding("pageup", "page_transcript(-1)", "Scroll up", show=False, priority=True),
         Binding("pagedown", "page_transcript(1)", "Scroll down", show=False, priority=True),
         # End also moves the prompt box's cursor: the action lets the key go on (SkipAction).
@@ -180,6 +188,10 @@ class DeskApp(App[int]):
                 ordered[name] = listed
             if name == "f2":
                 ordered[key] = [stop]
+        if key == EDITOR_KEY:  # the stop key took the editor's key: the editor moves
+            ordered[EDITOR_KEY_TAKEN] = [
+                Binding(EDITOR_KEY_TAKEN, "edit_prompt", "Editor", show=False, priority=True)
+            ]
         bindings.clear()
         bindings.update(ordered)
 
@@ -418,10 +430,17 @@ class DeskApp(App[int]):
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_changed(self) -> None:
-        """What is typed counts in the gauge: it is the next request's prompt."""
+        """What is typed counts in the gauge (it is the next request's prompt), and an ``@``
+        being typed lists the workspace's files."""
         self.controllers.gauge.count_pending(self.controllers.sessions.view)
+        self.controllers.mentions.changed()
 
     # -- keys -----------------------------------------------------------------
+
+    def action_edit_prompt(self) -> None:
+        """Ctrl+G: write the prompt in ``$VISUAL``/``$EDITOR`` (see
+        :mod:`desk.controllers.editor`)."""
+        self.controllers.editor.edit()
 
     def action_toggle_console(self) -> None:
         """F2: open the console (focused) or close it (the prompt box gets the focus back)."""

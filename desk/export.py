@@ -20,6 +20,7 @@ from typing import Literal, Protocol, runtime_checkable
 from textual.widget import Widget
 from textual.widgets import Static
 
+from agent.usage import TokenUsage
 from desk.export_text import quote
 from desk.markdown_cuts import closed_fences
 from desk.widgets.assistant_reply import AssistantReply
@@ -88,6 +89,7 @@ def session_markdown(
     model: str,
     exported_at: datetime,
     title: str = "",
+    usage: TokenUsage | None = None,
 ) -> str:
     """The Markdown document.
 
@@ -97,6 +99,9 @@ def session_markdown(
         model: the model shown for the session.
         exported_at: when the export was made (local time, shown to minutes).
         title: the session's title as it is now ("" heads it ``desk session <id>``).
+        usage: the session's model requests summed, as the gateway counted them (a line
+            under the heading: ``Tokens: 12,345 in (2,000 cached) · 678 out · 3 requests``);
+            None or none yet: no line.
 
     Returns:
         the document, ending with one newline, its control characters made visible (a file
@@ -107,6 +112,8 @@ def session_markdown(
         f"# {heading}",
         f"Session {session_id} · model: {model} · exported {exported_at:%Y-%m-%d %H:%M}",
     ]
+    if usage is not None and usage.requests:
+        parts.append(f"Tokens: {usage.line()}")
     for block in blocks:
         if block.kind == "user":
             heading = "## You"

@@ -120,6 +120,10 @@ class DeskGateway(Protocol):
         """Cancel a queued or running console command; False when it had finished."""
         ...
 
+    def workspace_files(self, query: str = "", limit: int = 50) -> list[str]:
+        """The workspace's files matching ``query`` (an ``@`` mention), best first."""
+        ...
+
     def session_list(self, limit: int = 50) -> list[SessionInfo]:
         """Live and saved sessions, most recently used first."""
         ...

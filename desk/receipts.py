@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from agent.usage import TokenUsage
 from tui_gateway.events import StopReceipt
 
 ReceiptFormatter = Callable[[StopReceipt], str]
@@ -51,7 +52,19 @@ def format_stop_receipt(receipt: StopReceipt) -> str:
     if receipt.children_ended:
         noun = "process" if receipt.children_ended == 1 else "processes"
         parts.append(f"{receipt.children_ended} child {noun} ended")
+    if receipt.usage is not None:
+        parts.append(usage_phrase(receipt.usage))
     return " · ".join(parts)
+
+
+def usage_phrase(usage: TokenUsage) -> str:
+    """A turn's tokens in a receipt: ``1,234 in / 56 out tokens``, then ``(estimated)`` when
+    desk counted them all (the server reported nothing before the stop) or ``(partly
+    estimated)`` when some."""
+    text = f"{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out tokens"
+    if usage.estimated_requests and usage.estimated_requests == usage.requests:
+        return text + " (estimated)"
+    return text + (" (partly estimated)" if usage.estimated else "")
 
 
 def stop_figures(receipt: StopReceipt) -> list[str]:

@@ -42,6 +42,7 @@ SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("compress", "[FOCUS]", "summarise the middle of this session now"),
     SlashCommand("undo", "", "put back the files the last turn changed (again: the one before)"),
     SlashCommand("diff", "", "show what this session's turns changed in the workspace"),
+    SlashCommand("init", "", "the model writes a starting AGENTS.md (it asks before writing)"),
 ]
 """The commands the desk handles, in the order the help screen lists them."""
 

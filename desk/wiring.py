@@ -22,9 +22,11 @@ from desk.controllers.agents import AgentsController
 from desk.controllers.checkpoints import CheckpointsController
 from desk.controllers.compression import CompressionController
 from desk.controllers.console import ConsoleController
+from desk.controllers.editor import EditorController
 from desk.controllers.export import ExportController
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.mcp import McpController
+from desk.controllers.mentions import MentionController
 from desk.controllers.palette import PaletteController
 from desk.controllers.queue import QueueController
 from desk.controllers.quit import QuitController
@@ -274,4 +276,6 @@ def build_controllers(
         mcp=McpController(status, lambda: sessions.view, notify),
         server=server,
         checkpoints=CheckpointsController(gateway),
+        mentions=MentionController(gateway, widgets.prompt),
+        editor=EditorController(widgets.prompt, app.suspend, notify, env),
     )

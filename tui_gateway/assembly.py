@@ -16,7 +16,8 @@ from pathlib import Path
 from agent.provider.client import ProviderConfig
 from agent.store import SessionStore, StoreError, open_store
 from agent.store.opener import store_path
-from tui_gateway.config_file import SettingsError
+from agent.tools.sandbox import choose_mode
+from tui_gateway.config_file import CONFIG_NAME, SettingsError
 from tui_gateway.gateway import Gateway
 from tui_gateway.settings import Settings
 from tui_gateway.types import GatewayConfig
@@ -72,6 +73,10 @@ def gateway_config(
             ``desk serve``'s token file; the session database ``settings.db`` names is added
             here (see :mod:`agent.tools.workspace`).
     """
+    try:
+        mode, note = choose_mode(_setting(settings, "sandbox"))
+    except ValueError as exc:
+        raise SettingsError(f"{CONFIG_NAME}: {exc}") from None
     database: tuple[Path, ...] = ()
     if settings.db is not None:
         with contextlib.suppress(StoreError):  # a server's URL: no file here to guard
@@ -87,7 +92,16 @@ def gateway_config(
         delegate_depth=settings.delegate_depth,
         delegate_width=settings.delegate_width,
         mcp_servers=tuple(settings.mcp_servers.values()),
+        sandbox=mode,
+        sandbox_network=settings.other_keys.get("sandbox_network") is True,
+        sandbox_note=note,
     )
+
+
+def _setting(settings: Settings, key: str) -> str | None:
+    """A config-file key read as text (None when not set)."""
+    value = settings.other_keys.get(key)
+    return None if value is None else str(value)
 
 
 def build_gateway(

@@ -385,12 +385,14 @@ class BookingOffice:
             compressor.interrupt(pending)
 
     def settle(self, session: Session, turn: Turn, result: TurnResult) -> TurnResult:
-        """Book ``result`` as the turn's outcome unless one is booked already.
+        """Book ``result`` as the turn's outcome unless one is booked already; its usage is
+        added to the session's (what the worker's requests cost counts either way).
 
         Returns:
             the booked outcome (``result``, or the one booked first).
         """
         with session.lock:
+            session.usage = session.usage.plus(result.usage_total)
             if turn.result is None:
                 turn.result = result
             return turn.result

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from agent.usage import TokenUsage
+
 PROTOCOL_VERSION = 2
 """Version of the wire contract (methods, params, results and event payload shapes); bumped on
 any incompatible change. 2: a stop's params are one nested ``stop`` object, without ``hard``."""
@@ -56,6 +58,8 @@ class StopReceipt:
         tool_ended_ms: milliseconds from the stop to that process group being gone.
         rolled_back_ms: for a compression cancel, milliseconds from the stop to the attempt
             being rolled back and its lease released.
+        usage: the stopped turn's model requests summed, where known (a request cut short
+            counts desk's estimate, said in ``estimated_requests``); None otherwise.
     """
 
     issuer: str
@@ -68,6 +72,7 @@ class StopReceipt:
     tool_pid: int | None = None
     tool_ended_ms: float | None = None
     rolled_back_ms: float | None = None
+    usage: TokenUsage | None = None
 
 
 @dataclass(frozen=True, slots=True)

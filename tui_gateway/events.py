@@ -14,6 +14,7 @@ from typing import ClassVar
 from agent.compression.status import CompressionPhase, CompressionStatus
 from agent.events import ToolCompleted
 from agent.outcome import ExitReason, TurnStatus
+from agent.usage import TokenUsage
 from tui_gateway.envelope import PROTOCOL_VERSION, GatewayEvent, Payload, StopReceipt
 from tui_gateway.kinds import TurnActivity
 from tui_gateway.mcp_events import McpServerChanged
@@ -249,6 +250,10 @@ class MessageComplete(Payload):
             person's run next as prompts (a ``prompt.queued`` with that id as ``turn_id``
             follows, or a ``prompt.dropped`` after a system stop); a background child's answer
             stays a note (its card).
+        usage: every model request of the turn summed (prompt, completion, cached tokens;
+            requests the server reported nothing for counted by desk's estimate).
+        session_usage: the session's requests summed so far, this turn and its child agents'
+            included.
     """
 
     TYPE: ClassVar[str] = "message.complete"
@@ -262,6 +267,8 @@ class MessageComplete(Payload):
     completion_tokens: int | None = None
     elapsed_s: float = 0.0
     undelivered: tuple[str, ...] = ()
+    usage: TokenUsage | None = None
+    session_usage: TokenUsage | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from agent.steering import Steer
 from agent.stops import StopRequest, Surface
 from agent.store import SessionStore, SharedStore, StoredReplay
 from agent.tools.workspace import Workspace
+from agent.usage import TokenUsage
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice
 from tui_gateway.compression import SessionCompression
@@ -45,6 +46,7 @@ from tui_gateway.kinds import TurnKind
 from tui_gateway.mcp_servers import McpServers
 from tui_gateway.model_server import ModelServer
 from tui_gateway.persistence import Persistence
+from tui_gateway.project import WorkspaceFiles, first_messages, instruction_files
 from tui_gateway.remote import RemoteStops
 from tui_gateway.saved_sessions import SavedSessions
 from tui_gateway.session_table import SessionTable
@@ -132,6 +134,8 @@ class Gateway:
         )
         if remote is not None:  # stops other hosts send for turns running here
             remote.listen(self._booking)
+        workspace = Workspace.at(self._cwd, config.denied_paths)
+        self._files = WorkspaceFiles(workspace, self._cwd)
         self._runner = TurnRunner(
             config,
             self._table,
@@ -142,7 +146,7 @@ class Gateway:
             agent_factory=agent_factory or default_agent_factory(config),
             tools=offer.registry,
             cwd=self._cwd,
-            workspace=Workspace.at(self._cwd, config.denied_paths),
+            workspace=workspace,
             extra_tools=self.mcp.tools,
             server=self.server,
         )
@@ -193,8 +197,7 @@ class Gateway:
         """
         session = Session(uuid.uuid4().hex[:12], title=title, model=self.server.provider.model)
         session.approvals = SessionApprovals(lambda p: self._events.publish(session, p))
-        if self.config.system_prompt:
-            session.history.append(ChatMessage(role="system", content=self.config.system_prompt))
+        session.history.extend(first_messages(self.config, self._cwd))
         session, victim = self._table.add(session)
         self._persistence.session_created(session, str(self._cwd))
         self._events.publish(session, SessionCreated(title=title, model=session.model))
@@ -202,6 +205,16 @@ class Gateway:
         if victim is not None:
             self._booking.evict(victim)
         return session.session_id
+
+    def session_instructions(self, session_id: str) -> list[str]:
+        """The session's ``AGENTS.md`` files (:func:`tui_gateway.project.instruction_files`)."""
+        return instruction_files(self._table.get(session_id))
+
+    def session_usage(self, session_id: str) -> TokenUsage:
+        """The session's model requests summed (:mod:`agent.usage`; GatewayError: unknown)."""
+        session = self._table.get(session_id)
+        with session.lock:
+            return session.usage
 
     def session_list(self, limit: int = 50) -> list[SessionInfo]:
         """``session.list``: live and saved sessions, most recently used first.
@@ -309,14 +322,23 @@ class Gateway:
         Returns:
             the turn id and whether it was queued.
 
+        The files its ``@path`` mentions name are attached to it (see
+        :mod:`agent.context.mentions`).
+
         Raises:
             GatewayError: unknown session, empty or oversized prompt, a soft ``stop``, shutting
-                down, or a model server that cannot take it now (``ModelServer.refuse``).
+                down, a model server that cannot take it now (``ModelServer.refuse``), or a
+                mentioned file that is denied, unreadable or not text.
         """
         check_text(text, "prompt", self.config.max_prompt_chars)
         if stop is not None and not stop.hard:
             raise GatewayError("stop and send takes a hard stop", code=-32602)
+        text = self._files.attach(text)  # the @file mentions' text, or a refusal
         return self._runner.submit(session_id, text, kind=TurnKind.PROMPT, stop=stop)
+
+    def workspace_files(self, query: str = "", limit: int = 50) -> list[str]:
+        """``workspace.files``: the workspace's files matching ``query``, best first."""
+        return self._files.matching(query, max(1, min(limit, 500)))
 
     def prompt_steer(self, session_id: str, text: str, stop: StopRequest) -> SteerResult:
         """``prompt.steer``: give the running turn ``text`` at its next model-call boundary.

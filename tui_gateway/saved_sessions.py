@@ -13,6 +13,7 @@ from agent.compression.plan import SUMMARY_MARKER, is_summary
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ToolCall
 from agent.store import StoreError, TurnRow
+from agent.usage import summed
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice, Publish
 from tui_gateway.context_window import (
@@ -189,13 +190,16 @@ class SavedSessions:
                         )
                         for m in live.history
                     ]
-            return ResumedSession(live.session_id, live.title, live.model, transcript)
+            with live.lock:
+                usage = live.usage
+            return ResumedSession(live.session_id, live.title, live.model, transcript, usage)
         assert row is not None
         server = self._provider()
         session = Session(session_id=row.id, title=row.title, model=row.model or server.model)
         # Prompts that never ran are marked not sent; the saved counts calibrate the session.
         session.history = saved_history(messages, turns)
         session.context = saved_budget(messages, turns, self._tools())
+        session.usage = summed([t.usage for t in turns if t.usage is not None])
         session.approvals = SessionApprovals(lambda payload: self._publish(session, payload))
         session, victim = self._table.add(session)
         if victim is not None:
@@ -203,7 +207,9 @@ class SavedSessions:
         provider = session_provider(server, session)
         if provider.model:
             self._windows.announce(session, provider, self._tools())
-        return ResumedSession(session.session_id, session.title, session.model, transcript)
+        return ResumedSession(
+            session.session_id, session.title, session.model, transcript, session.usage
+        )
 
     def turn_session(self, turn_id: str) -> str | None:
         """The session of a turn live here or saved in the store, or None."""
@@ -331,6 +337,7 @@ def _turn_receipt(turn: TurnRow) -> StopReceipt | None:
         closed_ms=turn.stop_closed_ms,
         exited_ms=turn.stop_exited_ms,
         children_ended=turn.children_ended or 0,
+        usage=turn.usage if turn.usage is not None and turn.usage.requests else None,
     )
 
 

@@ -16,6 +16,7 @@ from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope, Registration
 from agent.stops import StopRequest
+from agent.usage import TokenUsage
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.kinds import ChildDelivery, TurnKind, TurnStage
 
@@ -139,6 +140,8 @@ class Session:
             has grown past it instead of running again on every turn; None otherwise.
         children: every child agent's turn of the session, by id, in the order they started
             (also in :attr:`turns`).
+        usage: every model request of the session's turns summed, child agents' included (a
+            resumed session starts from its saved turns' counts).
     """
 
     session_id: str
@@ -159,6 +162,7 @@ class Session:
     context: ContextBudget | None = None
     weak_after: int | None = None
     children: dict[str, Turn] = field(default_factory=dict)
+    usage: TokenUsage = field(default_factory=TokenUsage)
 
     def live_children(self) -> list[Turn]:
         """The child agents running now (call with :attr:`lock` held)."""

@@ -8,11 +8,15 @@ what a context count adds to every request (:data:`~tui_gateway.context_window.O
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from agent.tools.base import tool_schema
 from agent.tools.delegate import delegate_schema
 from agent.tools.registry import ToolRegistry, default_tools
+from agent.tools.sandbox import Sandbox
+from agent.tools.shell import ShellTool
+from agent.tools.workspace import Workspace
 from tui_gateway.mcp_servers import McpServers
 from tui_gateway.types import GatewayConfig, GatewayError
 
@@ -30,7 +34,9 @@ class ToolOffer:
     """
 
     def __init__(self, config: GatewayConfig, mcp: McpServers) -> None:
-        self.registry = ToolRegistry(default_tools()) if config.tools else None
+        self.registry = (
+            ToolRegistry(default_tools(sandboxed_shell(config))) if config.tools else None
+        )
         self._mcp = mcp
         self._fixed = self.registry.schemas() if self.registry is not None else []
         if self.registry is not None and config.delegate_depth > 0:
@@ -39,6 +45,13 @@ class ToolOffer:
     def schemas(self) -> list[dict[str, Any]]:
         """The ``tools[]`` elements a request carries now (MCP tools included)."""
         return [*self._fixed, *(tool_schema(tool) for tool in self._mcp.tools())]
+
+
+def sandboxed_shell(config: GatewayConfig) -> ShellTool:
+    """The ``shell`` tool as ``config.sandbox`` confines it (the deny list hidden from it)."""
+    denied = Workspace.at(config.cwd or Path.cwd(), config.denied_paths).denied
+    sandbox = Sandbox(config.sandbox, config.sandbox_network, hidden=denied)
+    return ShellTool(sandbox=sandbox)
 
 
 def check_text(text: str, what: str, limit: int) -> None:

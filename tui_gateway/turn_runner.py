@@ -30,6 +30,7 @@ from agent.stops import Issuer, StopRequest
 from agent.tools.base import Tool
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import Workspace
+from agent.usage import TokenUsage
 from tui_gateway.booking import BookingOffice, Publish, QueuePolicy, receipt
 from tui_gateway.checkpoints import Checkpointing
 from tui_gateway.delegation import Delegation
@@ -305,7 +306,9 @@ class TurnRunner:
             if turn.kind != TurnKind.COMPRESS:
                 assert turn.result is not None
                 self._persistence.turn_ended(session, turn, turn.result)  # saved, then shown
-                self._publish(session, complete_event(turn))
+                with session.lock:
+                    total = session.usage
+                self._publish(session, complete_event(turn, total))
             self._booking.turn_saved(turn.turn_id)  # prompts a system stop dropped behind it
             turn.done.set()
             if following is None:
@@ -369,8 +372,9 @@ class TurnRunner:
             self._publish(session, event)
 
 
-def complete_event(turn: Turn) -> MessageComplete:
-    """The ``message.complete`` payload of a finished turn, with its stop receipt.
+def complete_event(turn: Turn, session_usage: TokenUsage | None = None) -> MessageComplete:
+    """The ``message.complete`` payload of a finished turn, with its stop receipt, its usage
+    and the session's (``session_usage``) as it stands now.
 
     Raises:
         ValueError: when the turn has no booked outcome yet.
@@ -393,6 +397,8 @@ def complete_event(turn: Turn) -> MessageComplete:
         completion_tokens=usage.completion_tokens if usage else None,
         elapsed_s=elapsed,
         undelivered=tuple(s.steer_id for s in result.undelivered),
+        usage=result.usage_total,
+        session_usage=session_usage,
     )
 
 

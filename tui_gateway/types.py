@@ -12,7 +12,9 @@ from agent.provider.client import ProviderConfig
 from agent.tools.changes import ChangeRecorder
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
+from agent.tools.sandbox import SandboxMode
 from agent.tools.workspace import Workspace
+from agent.usage import TokenUsage
 from tui_gateway.events import StopReceipt
 from tui_gateway.mcp_settings import McpServerSettings
 
@@ -61,6 +63,8 @@ class GatewayConfig:
     Attributes:
         provider: where the model server is.
         system_prompt: first message of every new session, or None.
+        project_instructions: add the workspace's ``AGENTS.md`` files to a new session's
+            system message (see :mod:`agent.context.instructions`).
         stream: stream replies (the default) or request whole bodies.
         shutdown_timeout_s: how long shutdown waits for workers, and how long a cancelled
             console command may take to exit before it is reported stuck, in seconds.
@@ -95,10 +99,17 @@ class GatewayConfig:
             tool error.
         mcp_servers: the MCP servers whose tools the model is offered besides the built-in
             ones (started with the gateway; none when ``tools`` is False).
+        sandbox: how ``shell`` commands are confined: ``workspace-write``, ``read-only`` or
+            ``off`` (see :mod:`agent.tools.sandbox`; the settings choose ``workspace-write``
+            where bubblewrap works).
+        sandbox_network: let sandboxed commands reach the network.
+        sandbox_note: one line to show at start about the sandbox ("" for none), e.g. why
+            ``shell`` runs without one.
     """
 
     provider: ProviderConfig
     system_prompt: str | None = None
+    project_instructions: bool = True
     stream: bool = True
     shutdown_timeout_s: float = 10.0
     coalesce_s: float = 0.03
@@ -119,6 +130,9 @@ class GatewayConfig:
     delegate_depth: int = 2
     delegate_width: int = 4
     mcp_servers: tuple[McpServerSettings, ...] = ()
+    sandbox: SandboxMode = "off"
+    sandbox_network: bool = False
+    sandbox_note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,12 +352,15 @@ class TranscriptEntry:
 
 @dataclass(frozen=True, slots=True)
 class ResumedSession:
-    """What ``session.resume`` returns: the session and its transcript, oldest first."""
+    """What ``session.resume`` returns: the session and its transcript, oldest first, and
+    ``usage``: every model request of its turns summed (child agents' included; turns saved
+    before desk counted usage add nothing; None from a gateway that does not count)."""
 
     session_id: str
     title: str
     model: str
     transcript: list[TranscriptEntry] = field(default_factory=list)
+    usage: TokenUsage | None = None
 
 
 @dataclass(frozen=True, slots=True)

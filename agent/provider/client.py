@@ -233,7 +233,7 @@ class ChatClient:
                 reasoning=str(message.get("reasoning_content") or ""),
                 tool_calls=calls,
                 finish_reason=str(choice.get("finish_reason") or "stop"),
-                usage=Usage.from_wire(data.get("usage")),
+                usage=Usage.from_wire(data.get("usage"), data.get("timings")),
             )
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             text = _clip(response.text)
@@ -282,7 +282,7 @@ def _apply_chunk(
     """Add one chunk to the reply; :class:`MalformedChunk` (quoting ``data``) for any part of
     an unexpected shape, so nothing of the wrong type reaches the reply."""
     try:
-        usage = Usage.from_wire(chunk.get("usage"))
+        usage = Usage.from_wire(chunk.get("usage"), chunk.get("timings"))
     except (TypeError, ValueError, OverflowError):
         raise _malformed("usage is not token counts", data) from None
     if usage is not None:

@@ -64,21 +64,38 @@ class ChatMessage:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts the server reported for one request (tokens)."""
+    """Token counts the server reported for one request (tokens).
+
+    ``cached_tokens`` is how many prompt tokens the server reused from its cache, when it says:
+    OpenAI's ``usage.prompt_tokens_details.cached_tokens``, or llama.cpp's ``timings.cache_n``
+    (:meth:`from_wire` is given the response's ``timings`` for that); 0 otherwise.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cached_tokens: int = 0
 
     @classmethod
-    def from_wire(cls, data: Any) -> Usage | None:
-        """Parse an OpenAI ``usage`` object; None when absent or not an object."""
+    def from_wire(cls, data: Any, timings: Any = None) -> Usage | None:
+        """Parse an OpenAI ``usage`` object (and llama.cpp's ``timings`` beside it); None when
+        ``usage`` is absent or not an object.
+
+        Raises:
+            TypeError, ValueError: a count that is not a number.
+        """
         if not isinstance(data, dict):
             return None
         prompt = int(data.get("prompt_tokens") or 0)
         completion = int(data.get("completion_tokens") or 0)
         total = int(data.get("total_tokens") or prompt + completion)
-        return cls(prompt, completion, total)
+        details = data.get("prompt_tokens_details")
+        cached = 0
+        if isinstance(details, dict) and details.get("cached_tokens") is not None:
+            cached = int(details["cached_tokens"])
+        elif isinstance(timings, dict) and timings.get("cache_n") is not None:
+            cached = int(timings["cache_n"])
+        return cls(prompt, completion, total, max(0, min(cached, prompt)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from agent.events import TurnResult
 from agent.provider.types import ChatMessage, Role, ToolCall
 from agent.stops import StopRequest
+from agent.usage import TokenUsage
 
 ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
 
@@ -134,6 +135,11 @@ class TurnRow:
             (None for a turn of the session itself).
         reply: for a child agent's turn, its final reply text once closed (its messages are
             not part of the session's transcript); None otherwise.
+        usage_requests: model requests the turn made (None: saved before desk counted them).
+        usage_prompt: prompt tokens over all of them.
+        usage_completion: completion tokens over all of them.
+        usage_cached: prompt tokens the server reused from its cache.
+        usage_estimated: how many of the requests are counted by desk's estimate.
     """
 
     id: str
@@ -156,6 +162,24 @@ class TurnRow:
     draft: str | None
     parent_turn_id: str | None = None
     reply: str | None = None
+    usage_requests: int | None = None
+    usage_prompt: int | None = None
+    usage_completion: int | None = None
+    usage_cached: int | None = None
+    usage_estimated: int | None = None
+
+    @property
+    def usage(self) -> TokenUsage | None:
+        """Every request of the turn summed, or None when it was saved without counts."""
+        if self.usage_requests is None:
+            return None
+        return TokenUsage(
+            self.usage_requests,
+            self.usage_prompt or 0,
+            self.usage_completion or 0,
+            self.usage_cached or 0,
+            self.usage_estimated or 0,
+        )
 
     @property
     def is_open(self) -> bool:
@@ -207,6 +231,7 @@ class TurnOutcome:
         children_ended: how many child processes of the turn's tools the turn ended.
         error: one line for a failed turn.
         reply: a child agent's final reply text, kept on its row (None for other turns).
+        usage: every request of the turn summed (None: not counted).
     """
 
     status: str
@@ -222,6 +247,7 @@ class TurnOutcome:
     children_ended: int | None = None
     error: str | None = None
     reply: str | None = None
+    usage: TokenUsage | None = None
 
     def __post_init__(self) -> None:
         if self.status == RUNNING or not self.status:
@@ -260,6 +286,7 @@ class TurnOutcome:
             stop_exited_ms=stop_exited_ms,
             children_ended=result.children_ended,
             error=result.error,
+            usage=result.usage_total,
         )
 
     @classmethod
@@ -279,6 +306,25 @@ class TurnOutcome:
             stop_reason=stop.reason,
             error=error,
         )
+
+
+USAGE_UPDATE = (
+    "UPDATE turns SET usage_requests = {p}, usage_prompt = {p}, usage_completion = {p},"
+    " usage_cached = {p}, usage_estimated = {p} WHERE id = {p}"
+)
+"""The statement that saves a closed turn's usage (``{p}``: the driver's placeholder)."""
+
+
+def usage_values(turn_id: str, usage: TokenUsage) -> tuple[int | str, ...]:
+    """The parameters of :data:`USAGE_UPDATE` for ``usage`` of ``turn_id``."""
+    return (
+        usage.requests,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.cached_tokens,
+        usage.estimated_requests,
+        turn_id,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -205,11 +205,11 @@ class ToolRegistry:
         return args
 
 
-def default_tools() -> list[Tool]:
-    """The standard tools: ``shell``, ``read_file``, ``write_file``, ``edit_file``,
-    ``apply_patch``, ``list_dir``."""
+def default_tools(shell: ShellTool | None = None) -> list[Tool]:
+    """The standard tools: ``shell`` (``shell`` as given, e.g. sandboxed), ``read_file``,
+    ``write_file``, ``edit_file``, ``apply_patch``, ``list_dir``."""
     return [
-        ShellTool(),
+        shell or ShellTool(),
         ReadFileTool(),
         WriteFileTool(),
         EditFileTool(),

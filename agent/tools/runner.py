@@ -29,7 +29,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from agent.events import StoppedTool
 from agent.provider.types import ChatMessage, ToolCall
@@ -51,6 +51,17 @@ Approver = Callable[[ToolCall, dict[str, Any], str], Awaitable[bool]]
 """Asks the person whether a call may run; True to run it. Called with the call, its parsed
 arguments and the reason it asks beyond its tool's ``needs_approval`` ("" when there is none;
 e.g. ``read_file on /etc/hosts, outside the workspace /home/me/project``)."""
+
+
+@runtime_checkable
+class NotesApproval(Protocol):
+    """A tool whose approval prompt says one thing more about every call (the ``shell``
+    tool: the sandbox its commands run in)."""
+
+    @property
+    def approval_note(self) -> str:
+        """The line shown with the call, e.g. ``sandbox: workspace-write, no network``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +181,8 @@ class ToolBatch:
         outside = [c for c in checks if c.verdict == "outside"]
         if (tool.needs_approval or outside) and self.approve is not None:
             reason = "; ".join(c.reason(call.name) for c in outside)
+            if not reason and isinstance(tool, NotesApproval):
+                reason = tool.approval_note  # e.g. the sandbox a shell command runs in
             if not await self.approve(call, args, reason):
                 return ToolResult.error(f"the person declined to run this {call.name} call")
         finish: Finish | None = None

@@ -43,6 +43,7 @@ from agent import guard as _guard
 from agent.tools.base import ToolContext, ToolResult, count_processes
 from agent.tools.output import OutputBuffer
 from agent.tools.process import GroupEnding, ProcessGroup, ProcessLedger, run_to_completion
+from agent.tools.sandbox import Sandbox
 
 _log = logging.getLogger(__name__)
 
@@ -69,6 +70,8 @@ class ShellRun:
             still hold the output pipe open, before those are ended.
         ledger: where group endings are booked (shared per turn).
         env: extra environment variables on top of this process's environment.
+        sandbox: how the command is confined (:mod:`agent.tools.sandbox`; off by default):
+            its command line is wrapped in bubblewrap, under the same guard.
 
     Attributes:
         group: the process group id (the guard's pid) once started, else None; ``pid`` is the
@@ -93,8 +96,11 @@ class ShellRun:
         drain_s: float = 0.25,
         ledger: ProcessLedger | None = None,
         env: Mapping[str, str] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.command = command
+        self.argv = (sandbox or Sandbox()).wrap(["/bin/sh", "-c", command], cwd)
+        """What the guard runs: ``/bin/sh -c command``, in bubblewrap when sandboxed."""
         self.cwd = cwd
         self.on_output = on_output
         self.timeout_s = timeout_s
@@ -136,7 +142,7 @@ class ShellRun:
             asyncio.CancelledError: on a hard stop, after the whole group is gone and the shell
                 is reaped.
         """
-        spawn = asyncio.ensure_future(_spawn(self.command, self.cwd, self.env, self.grace_s))
+        spawn = asyncio.ensure_future(_spawn(self.argv, self.cwd, self.env, self.grace_s))
         try:
             child = await asyncio.shield(spawn)
         except asyncio.CancelledError:
@@ -359,9 +365,10 @@ class _Child:
 
 
 async def _spawn(
-    command: str, cwd: Path, extra_env: Mapping[str, str] | None, grace_s: float
+    argv: list[str], cwd: Path, extra_env: Mapping[str, str] | None, grace_s: float
 ) -> _Child:
-    """Start ``/bin/sh -c command`` under the guard, in a new session (its own process group).
+    """Start ``argv`` (``/bin/sh -c command``, maybe in bubblewrap) under the guard, in a new
+    session (its own process group).
 
     This is ``asyncio.create_subprocess_exec`` of the guard with the shell after it, plus a
     protocol that reports the shell's exit on its own (see :class:`_Protocol`). It must run on
@@ -382,9 +389,7 @@ async def _spawn(
             "--status-fd",
             str(status_write),
             "--",
-            "/bin/sh",
-            "-c",
-            command,
+            *argv,
             start_new_session=True,
             pass_fds=(status_write,),
             cwd=cwd,
@@ -425,14 +430,21 @@ class ShellTool:
         max_timeout_s: the largest timeout the model may ask for, in seconds.
         grace_s: seconds between SIGTERM and SIGKILL when a command is ended.
         env: extra environment variables for every command.
+        sandbox: how commands are confined (:mod:`agent.tools.sandbox`; off by default).
     """
 
     default_timeout_s: float = 600.0
     max_timeout_s: float = 3_600.0
     grace_s: float = 2.0
     env: Mapping[str, str] = field(default_factory=dict)
+    sandbox: Sandbox = field(default_factory=Sandbox)
     name: str = "shell"
     needs_approval: bool = True
+
+    @property
+    def approval_note(self) -> str:
+        """What the approval card says of every call: the sandbox it runs in."""
+        return self.sandbox.describe()
 
     @property
     def description(self) -> str:
@@ -483,6 +495,7 @@ class ShellTool:
             grace_s=self.grace_s,
             ledger=ctx.ledger,
             env=self.env,
+            sandbox=self.sandbox,
         )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

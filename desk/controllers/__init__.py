@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from desk.controllers.checkpoints import CheckpointsController
     from desk.controllers.compression import CompressionController
     from desk.controllers.console import ConsoleController
+    from desk.controllers.editor import EditorController
     from desk.controllers.export import ExportController
     from desk.controllers.gauge import ContextGauge
     from desk.controllers.mcp import McpController
+    from desk.controllers.mentions import MentionController
     from desk.controllers.palette import PaletteController
     from desk.controllers.queue import QueueController
     from desk.controllers.quit import QuitController
@@ -52,6 +54,8 @@ class DeskControllers:
         mcp: the MCP servers' failures on screen (:mod:`desk.controllers.mcp`).
         server: the model server's state on screen (:mod:`desk.controllers.server`).
         checkpoints: ``/undo`` and ``/diff`` (:mod:`desk.controllers.checkpoints`).
+        mentions: ``@`` file mentions in the prompt box (:mod:`desk.controllers.mentions`).
+        editor: the prompt in ``$VISUAL``/``$EDITOR`` (:mod:`desk.controllers.editor`).
     """
 
     turns: TurnsController
@@ -70,3 +74,5 @@ class DeskControllers:
     mcp: McpController
     server: ServerController
     checkpoints: CheckpointsController
+    mentions: MentionController
+    editor: EditorController

@@ -66,6 +66,7 @@ class ExportController:
             model=self._model(),
             exported_at=now,
             title=self.title_of(view.session_id),
+            usage=view.usage,
         )
         try:
             write_export(target, markdown)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import TextArea
 
+from agent.usage import TokenUsage
 from desk.widgets.status_bar import StatusBar
 from tui_gateway.events import ContextWindowKnown, MessageComplete
 from tui_gateway.text import DEFAULT_CHARS_PER_TOKEN, tokens_in_chars
@@ -66,13 +67,18 @@ class ContextGauge:
             chars += view.queue.pending_chars()
         self._status.context_pending = tokens_in_chars(chars, self._chars_per_token)
 
-    def reset(self, entries: Iterable[TranscriptEntry]) -> None:
-        """Another session is shown: estimate what its saved transcript takes."""
+    def reset(self, entries: Iterable[TranscriptEntry], usage: TokenUsage | None = None) -> None:
+        """Another session is shown: estimate what its saved transcript takes; ``usage`` is
+        its requests summed (None: none yet)."""
         self._status.context_used = context_estimate(entries)
+        self._status.usage = usage
 
     def turn_completed(self, view: SessionView, payload: MessageComplete) -> None:
         """A turn of the view's session ended: what the next request will carry."""
         status = self._status
+        if payload.session_usage is not None:
+            view.usage = payload.session_usage
+            status.usage = payload.session_usage
         if self._counted:
             return  # the gateway's context.window, just before, counted the next request
         if payload.prompt_tokens is not None:

@@ -34,6 +34,7 @@ HELP_TEXT: dict[str, str] = {
     "answer_approval('deny')": "Deny the waiting tool call (at any time)",
     "toggle_console": "Show or hide the console panel",
     "toggle_sessions": "Show or hide the sessions sidebar",
+    "edit_prompt": "Write the prompt in $VISUAL or $EDITOR; what you save comes back into the box",
 }
 """Help-screen wording per binding action (else the binding's own description)."""
 
@@ -47,7 +48,11 @@ PROMPT_KEYS: tuple[tuple[str, str], ...] = (
         "queued, edit the last of them",
     ),
     ("Down", "Newer prompts, then back to what you were typing (on the last line)"),
-    ("Tab", "Complete a /command (Tab again: the next match); otherwise nothing"),
+    (
+        "Tab",
+        "Complete a /command, or the file of an @mention (Tab again: the next match); "
+        "otherwise nothing",
+    ),
     ("y / a / n", "Answer a waiting approval: after a pause, with the box empty"),
 )
 """Keys of the prompt box that are not bindings (handled in its key handler)."""

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from textual.widget import Widget
 
+from agent.usage import TokenUsage
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.queue import QueueController
@@ -138,13 +139,15 @@ class SessionsController:
         for text, error in notes:
             self._later(partial(view.add_note, text, error=error))
         if resumed is not None:
-            self._later(partial(self._show_resumed, view, resumed.transcript, resumed.model))
+            view.usage = resumed.usage
+            shown = partial(self._show_resumed, view, resumed.transcript, resumed.model)
+            self._later(shown)
         return view
 
     async def _show_resumed(
         self, view: SessionView, entries: list[TranscriptEntry], model: str
     ) -> None:
-        self._reset_status_bar(entries, model)
+        self._reset_status_bar(entries, model, view.usage)
         await self._render(view, entries)
         await self._queue.load(view)
         await self._queue.offer_unsent(view, entries)
@@ -163,16 +166,22 @@ class SessionsController:
         return view
 
     async def show(
-        self, session_id: str, transcript: list[TranscriptEntry], model: str = ""
+        self,
+        session_id: str,
+        transcript: list[TranscriptEntry],
+        model: str = "",
+        usage: TokenUsage | None = None,
     ) -> None:
         """Switch the desk to ``session_id`` and render ``transcript`` (may be empty).
 
         A turn of that session that runs now shows as running (Esc and Stop reach it); its
         reply goes on streaming below the saved transcript. The status bar shows the
-        session's ``model`` ("" for the connection's) and a context estimate of the transcript.
+        session's ``model`` ("" for the connection's), a context estimate of the transcript and
+        the session's ``usage`` (its requests summed, None for none yet).
         """
         view = await self._replace_view(session_id)
-        self._reset_status_bar(transcript, model)
+        view.usage = usage
+        self._reset_status_bar(transcript, model, usage)
         self._turns.set_running(view, None)
         self._turns.set_running(view, self._running_turn_of(session_id))
         await self._render(view, transcript)
@@ -186,9 +195,11 @@ class SessionsController:
     def _turns_running(view: SessionView) -> bool:
         return view.running_turn is not None or len(view.queue) > 0
 
-    def _reset_status_bar(self, entries: list[TranscriptEntry], model: str) -> None:
+    def _reset_status_bar(
+        self, entries: list[TranscriptEntry], model: str, usage: TokenUsage | None
+    ) -> None:
         self._status.model = model
-        self._gauge.reset(entries)
+        self._gauge.reset(entries, usage)
 
     async def _render(self, view: SessionView, entries: list[TranscriptEntry]) -> None:
         start = split_recent(entries, self._startup.recent_messages)
@@ -270,7 +281,7 @@ class SessionsController:
             self._notify(exc.message, title="Cannot open the session", severity="error")
             return
         sidebar.close()
-        await self.show(resumed.session_id, resumed.transcript, resumed.model)
+        await self.show(resumed.session_id, resumed.transcript, resumed.model, resumed.usage)
 
     async def rename_requested(self, session_id: str, title: str) -> None:
         """A new title typed in the sidebar."""

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Input, TextArea
 
+from agent.context.instructions import INIT_PROMPT
 from agent.stops import Surface
 from desk.controllers import DeskControllers
 from desk.slash import parse_slash, unknown_command
@@ -103,6 +104,10 @@ class DeskScreen(Screen[None]):
         await c.queue.sync(view)
         c.gauge.count_pending(view)
 
+    def on_prompt_input_mention_tab(self, message: PromptInput.MentionTab) -> None:
+        """Tab in the prompt box with no /command to complete: insert an ``@`` mention's file."""
+        self._controllers.mentions.complete()
+
     async def on_prompt_input_edit_last(self, message: PromptInput.EditLast) -> None:
         """Up on an empty prompt box with prompts queued: edit the last of them."""
         view = self._controllers.sessions.view
@@ -165,6 +170,10 @@ class DeskScreen(Screen[None]):
             await c.checkpoints.undo(view)
         elif name == "diff":
             await c.checkpoints.diff(view)
+        elif name == "init":  # a prompt: the model looks, write_file asks before it writes
+            sent = c.turns.send(view, INIT_PROMPT, None)
+            if sent is not None:
+                await c.turns.show_sent(view, INIT_PROMPT, sent)
         else:
             return await c.console.run_typed(view, text)  # console commands and /stop
         return True

@@ -114,6 +114,9 @@ class PromptInput(TextArea):
             self.key_time = key_time
             """When the key was made, or None."""
 
+    class MentionTab(Message):
+        """Tab with no /command to complete: an ``@`` mention being typed may take it."""
+
     class EditLast(Message):
         """Up on an empty box while prompts wait in the queue: edit the last of them."""
 
@@ -199,6 +202,8 @@ class PromptInput(TextArea):
             event.prevent_default()
             if completing_slash(self.text):
                 self.action_complete_slash()
+            else:
+                self.post_message(self.MentionTab())
         else:
             await super()._on_key(event)
 

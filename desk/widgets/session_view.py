@@ -24,6 +24,7 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
+from agent.usage import TokenUsage
 from desk.activity_messages import (
     ApprovalRequested,
     ApprovalWasResolved,
@@ -78,6 +79,8 @@ class SessionView(Widget):
     def __init__(self, session_id: str, controllers: DeskControllers, *, banner: str) -> None:
         super().__init__()
         self.session_id = session_id
+        self.usage: TokenUsage | None = None
+        """The session's model requests summed, as the gateway last said (None: none yet)."""
         """The session this view shows."""
         self.running_turn: str | None = None
         """The turn shown as running, if any (the terminal's input thread reads it too)."""

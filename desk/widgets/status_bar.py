@@ -14,6 +14,7 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from agent.usage import TokenUsage
 from desk.config import ConnectionInfo
 from desk.receipts import format_elapsed
 from desk.widgets._css import css_beside
@@ -58,16 +59,41 @@ def context_percent(used: int | None, window: int | None) -> int | None:
     return max(0, round(100 * used / window))
 
 
+def short_count(tokens: int) -> str:
+    """Tokens for the status bar: ``950``, ``9,950``, ``12.3k``, ``1.2M``."""
+    if tokens < 10_000:
+        return f"{tokens:,}"
+    if tokens < 1_000_000:
+        return f"{tokens / 1000:.1f}k"
+    return f"{tokens / 1_000_000:.1f}M"
+
+
+def usage_text(usage: TokenUsage | None) -> str:
+    """The session's tokens for the status bar: ``Σ 12.3k in 345 out`` (``~`` before the
+    figures when part of them is desk's estimate); "" before the first request."""
+    if usage is None or not usage.requests:
+        return ""
+    mark = "~" if usage.estimated else ""
+    prompt, completion = short_count(usage.prompt_tokens), short_count(usage.completion_tokens)
+    return f"Σ {mark}{prompt} in {mark}{completion} out"
+
+
 def server_text(
-    connection: ConnectionInfo, model: str = "", percent: int | None = None, window: str = ""
+    connection: ConnectionInfo,
+    model: str = "",
+    percent: int | None = None,
+    window: str = "",
+    usage: str = "",
 ) -> str:
-    """The right-hand side: ``"<model> · <host:port or demo model> · ctx <n>%"``, then where
-    the window's figure came from once the gateway said (``window 2,048 from the server``)."""
+    """The right-hand side: ``"<model> · <host:port or demo model> · ctx <n>%"``, the session's
+    tokens once it sent a request (``Σ 12.3k in 345 out``), then where the window's figure came
+    from once the gateway said (``window 2,048 from the server``)."""
     name = model or connection.model or "no model yet"
     if len(name) > MODEL_WIDTH:
         name = name[: MODEL_WIDTH - 1] + "…"
     gauge = "ctx –" if percent is None else f"ctx {percent}%"
-    return " · ".join([name, server_label(connection), gauge, *([window] if window else [])])
+    extra = [part for part in (usage, window) if part]
+    return " · ".join([name, server_label(connection), gauge, *extra])
 
 
 class StatusBar(Horizontal):
@@ -107,6 +133,8 @@ class StatusBar(Horizontal):
     """Tokens of the prompt being typed and of the queued prompts (they are sent next)."""
     window_note: reactive[str] = reactive("")
     """Where the window's figure came from, as the gateway says it ("" until it does)."""
+    usage: reactive[TokenUsage | None] = reactive(None)
+    """The shown session's model requests summed, as the gateway counted them (None: none)."""
     saving: reactive[str] = reactive("")
     """Shown after the state while writes wait for the database ("" when all is saved)."""
 
@@ -150,7 +178,10 @@ class StatusBar(Horizontal):
     def server_side_text(self) -> str:
         """The right-hand side as it should read now."""
         percent = context_percent(self._context_total(), self.context_window)
-        return terminal_safe(server_text(self.connection, self.model, percent, self.window_note))
+        used = usage_text(self.usage)
+        return terminal_safe(
+            server_text(self.connection, self.model, percent, self.window_note, used)
+        )
 
     def _context_total(self) -> int | None:
         if self.context_used is None and not self.context_pending:
@@ -181,6 +212,9 @@ class StatusBar(Horizontal):
         self._redraw_server()
 
     def watch_window_note(self) -> None:
+        self._redraw_server()
+
+    def watch_usage(self) -> None:
         self._redraw_server()
 
     def _redraw(self) -> None:

@@ -13,12 +13,14 @@ from textual.pilot import Pilot
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
+from agent.usage import TokenUsage
 from demo_model.replies import reply_for, tokenize
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.export import ExportBlock, session_markdown
 from desk.markdown_cuts import closed_fences
+from desk.receipts import usage_phrase
 from desk.startup import Startup
 from desk.widgets import PromptInput
 from desk.widgets.tool_card import ToolCard
@@ -69,12 +71,21 @@ async def test_export_writes_prompts_replies_receipts_and_errors(
         await submit(pilot, f"/export {target}")
         notes = [str(n.content) for n in app.transcript.query(".note")]
         assert app.query_one(PromptInput).text == ""
+        usage = app.controllers.sessions.view.usage if app.controllers.sessions.view else None
+
+    # The completed reply as the server counted it, the stopped one by desk's estimate; the
+    # refused request (HTTP 500) cost nothing.
+    assert usage is not None and (usage.requests, usage.estimated_requests) == (2, 1)
+    first = demo_server.records.list()[0]
+    completion = usage.completion_tokens - first.tokens_generated
+    cut = TokenUsage(1, usage.prompt_tokens - first.prompt_tokens, completion, 0, 1)
 
     assert notes[-1] == f"⇩ exported 6 blocks to {target}"
     expected = "\n\n".join(
         [
             "# reply with exactly: All **done**.",  # the first prompt names the session
             f"Session {app.session_id} · model: demo · exported 2025-03-14 09:26",
+            f"Tokens: {usage.line()}",
             "## You",
             "reply with exactly: All **done**.",
             "## Assistant",
@@ -83,7 +94,8 @@ async def test_export_writes_prompts_replies_receipts_and_errors(
             "Tell me about stops",
             "## Assistant",
             partial.strip(),
-            "> ■ stopped by you · connection closed in 3 ms · worker exited in 4 ms",
+            "> ■ stopped by you · connection closed in 3 ms · worker exited in 4 ms · "
+            + usage_phrase(cut),
             "## You",
             "and now?",
             "## Assistant",

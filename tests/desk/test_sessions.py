@@ -250,8 +250,12 @@ async def test_deleting_the_session_on_screen_starts_a_new_one(
         await pilot.click("#confirm-delete")
         await wait_until(pilot, lambda: app.session_id != NEWER_ID, what="a new session")
         assert blocks(app) == []
-        ids = [i.info.session_id for i in sidebar.items]
-        assert NEWER_ID not in ids and OLDER_ID in ids
+
+        def listed() -> bool:  # the sidebar lists the sessions again once it has asked
+            ids = [i.info.session_id for i in sidebar.items]
+            return NEWER_ID not in ids and OLDER_ID in ids
+
+        await wait_until(pilot, listed, what="the sidebar without the deleted session")
 
 
 async def test_a_long_session_renders_its_recent_messages_and_shows_more_on_request(

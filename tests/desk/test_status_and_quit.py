@@ -50,8 +50,9 @@ async def test_the_gauge_shows_the_next_request_against_the_window_and_where_it_
         carried = record.prompt_tokens + record.tokens_generated
         assert status.context_used is not None and abs(status.context_used - carried) <= 8
         percent = context_percent(status.context_used, demo_server.config.n_ctx)
+        used = f"Σ {record.prompt_tokens:,} in {record.tokens_generated:,} out"  # the server's
         assert status.server_side_text().endswith(
-            f"ctx {percent}% · window {demo_server.config.n_ctx:,} from the server"
+            f"ctx {percent}% · {used} · window {demo_server.config.n_ctx:,} from the server"
         )
 
 

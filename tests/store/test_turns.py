@@ -19,6 +19,7 @@ from agent.store import (
     TurnOutcome,
     turn_messages,
 )
+from agent.usage import TokenUsage
 from tests.store.conftest import FakeClock, ScriptedLiveness, StoreFactory
 
 COMPLETED = TurnOutcome(status="completed", exit_reason="completed")
@@ -207,3 +208,17 @@ def test_recovery_leaves_this_process_alone(store_factory: StoreFactory) -> None
         s.turns.start_turn("t1", "s1", "x")
     with closing(store_factory()) as s:  # same process: the turn is still ours, not crashed
         assert [t.id for t in s.turns.open_turns()] == ["t1"]
+
+
+def test_a_closed_turn_keeps_its_usage_summed_over_its_requests(store: SessionStore) -> None:
+    store.sessions.create_session("s1")
+    store.turns.start_turn("t1", "s1", "hello")
+    store.turns.start_turn("t2", "s1", "older desk")
+    usage = TokenUsage(3, 1_200, 345, 800, 1)
+    assert store.turns.close_turn(
+        "t1", TurnOutcome("interrupted", "interrupted_by_user", usage=usage)
+    )
+    assert store.turns.close_turn("t2", COMPLETED)
+    turns = {t.id: t for t in store.turns.list_turns("s1")}
+    assert turns["t1"].usage == usage and turns["t1"].usage.estimated
+    assert turns["t2"].usage is None  # nothing counted: not zero

@@ -43,6 +43,7 @@ EXPECTED_METHODS = {  # DESIGN.md section 4, the brief, and what desk's port cal
     "console.run",
     "console.cancel",
     "server.status",
+    "workspace.files",
     "session.events.since",
     "gateway.shutdown",
 }

@@ -246,6 +246,8 @@ def _drive(raw: RecordingStdio, demo: DemoModelServer) -> tuple[list[Any], list[
     server = raw.call("server.status", {"check": True})["result"]
     assert server["base_url"] == demo.base_url and server["state"] in ("checking", "ready")
     raw.event("server.status", state="ready")
+    files = raw.call("workspace.files", {"query": "", "limit": 5})["result"]
+    assert isinstance(files["files"], list)
 
     replay = raw.call("session.events.since", {"session_id": session, "seq": 0})["result"]
     assert len(replay["events"]) > 10

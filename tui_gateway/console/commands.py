@@ -23,6 +23,7 @@ from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope
 from agent.stops import StopRequest, Surface
+from agent.usage import TokenUsage
 from tui_gateway.types import ChildInfo, ConsoleCommandInfo
 
 if TYPE_CHECKING:
@@ -80,6 +81,14 @@ class ConsoleHost(Protocol):
         """The directory the session works in."""
         ...
 
+    def session_instructions(self, session_id: str) -> list[str]:
+        """The project instructions files the session's system message carries."""
+        ...
+
+    def session_usage(self, session_id: str) -> TokenUsage:
+        """The session's model requests summed."""
+        ...
+
     def archived_messages(self, session_id: str) -> list[tuple[str, str]]:
         """``(role, content)`` of the messages compressions archived, oldest first."""
         ...
@@ -126,6 +135,24 @@ Command = Callable[[CommandContext, list[str]], str | None]
 def _help(ctx: CommandContext, _args: list[str]) -> None:
     for _name, (_fn, usage, what) in sorted(COMMANDS.items()):
         ctx.write(f"{usage:<22} {what}\n")
+    files = ctx.host.session_instructions(ctx.session_id)
+    if files:
+        ctx.write(f"project instructions read: {', '.join(files)}\n")
+    else:
+        ctx.write("project instructions: none (no AGENTS.md or CLAUDE.md; /init writes one)\n")
+
+
+def _usage(ctx: CommandContext, _args: list[str]) -> None:
+    usage = ctx.host.session_usage(ctx.session_id)
+    if not usage.requests:
+        ctx.write("no model requests in this session yet\n")
+        return
+    ctx.write(f"this session: {usage.line()}\n")
+    if usage.estimated:
+        ctx.write(
+            f"{usage.estimated_requests} of them ended before the server reported its counts "
+            "(stopped): desk's estimate is counted for those\n"
+        )
 
 
 def _sessions(ctx: CommandContext, _args: list[str]) -> None:
@@ -336,6 +363,7 @@ COMMANDS: dict[str, tuple[Command, str, str]] = {
     "model": (_model, "/model [NAME]", "use another model (no name: the ones the server lists)"),
     "server": (_server, "/server [URL]", "use another model server, or ask this one again"),
     "digest": (_digest, "digest PATH...", "summarise files with the model"),
+    "usage": (_usage, "/usage", "tokens this session's model requests used, as the server said"),
     "archived": (_archived, "/archived", "show the messages compressions replaced"),
     "mcp": (_mcp, "/mcp [restart NAME]", "list the MCP servers and their tools; restart one"),
 }

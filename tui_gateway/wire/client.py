@@ -405,6 +405,11 @@ class RemoteGateway:
                 self._commands = known
         return list(known)
 
+    def workspace_files(self, query: str = "", limit: int = 50) -> list[str]:
+        """``workspace.files``: the remote workspace's files matching ``query``, best first."""
+        params = c.WorkspaceFilesParams(query=query, limit=limit)
+        return self._call("workspace.files", params, c.WorkspaceFilesResult).files
+
     def server_status(self, check: bool = False) -> ServerStatus:
         """``server.status``: the model server's state (with ``check``: ask it now)."""
         return self._call("server.status", c.ServerStatusParams(check=check), ServerStatus)

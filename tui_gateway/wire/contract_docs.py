@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from agent.stops import USER_SURFACES, Issuer, Surface
+from agent.usage import TokenUsage
 from tui_gateway.events import EVENT_TYPES, PROTOCOL_VERSION, MessageDelta, Payload, StopReceipt
 from tui_gateway.types import (
     ChildOutcome,
@@ -53,6 +54,7 @@ SHARED_TYPES: tuple[type[Any], ...] = (
     ConsoleCommandInfo,
     ShutdownReport,
     StopReceipt,
+    TokenUsage,
     c.WireEvent,
     c.Ready,
     c.RunAccepted,

@@ -95,6 +95,7 @@ class Dispatcher:
             "server.status": self._server_status,
             "console.run": self._console_run,
             "console.cancel": self._console_cancel,
+            "workspace.files": self._workspace_files,
             "session.events.since": self._events_since,
             "gateway.shutdown": self._gateway_shutdown,
         }
@@ -197,6 +198,9 @@ class Dispatcher:
 
     def _session_create(self, p: c.SessionCreateParams) -> c.SessionCreateResult:
         return c.SessionCreateResult(session_id=self.gateway.session_create(p.title))
+
+    def _workspace_files(self, p: c.WorkspaceFilesParams) -> c.WorkspaceFilesResult:
+        return c.WorkspaceFilesResult(files=self.gateway.workspace_files(p.query, p.limit))
 
     def _session_list(self, p: c.SessionListParams) -> c.SessionListResult:
         return c.SessionListResult(sessions=self.gateway.session_list(p.limit))

@@ -92,13 +92,12 @@ class Claims:
                 self._where,
                 owner or "",
             )
-        if owner is not None and not force:
-            if owner not in gone and self._liveness.is_alive(owner):
-                raise StoreFenced(
-                    f"session {session_id} is live on {owner}: stop it there or wait for it",
-                    self._where,
-                    owner,
-                )
+        if owner is not None and not force and owner not in gone and self._liveness.is_alive(owner):
+            raise StoreFenced(
+                f"session {session_id} is live on {owner}: stop it there or wait for it",
+                self._where,
+                owner,
+            )
         cur.execute(
             "UPDATE sessions SET claim_owner = %s, claim_fence = nextval('fences')"
             " WHERE id = %s RETURNING claim_fence",

@@ -208,7 +208,16 @@ V3: tuple[str, ...] = (
 """Version 3 (SQLite's version 6): what each file held before a turn first changed it, for
 ``/undo``; see :mod:`agent.store.postgres.checkpoints`."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3)
+V4: tuple[str, ...] = (
+    "ALTER TABLE turns ADD COLUMN usage_requests INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_prompt INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_completion INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_cached INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_estimated INTEGER",
+)
+"""Version 4 (SQLite's version 7): each turn's usage, every model request of it summed."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -15,7 +15,15 @@ from agent.provider.types import ChatMessage
 from agent.store.errors import StoreError, StoreFenced, StoreNotFound, StoreUnreachable
 from agent.store.postgres.database import Cursor
 from agent.store.postgres.shared import StoreContext, insert_messages
-from agent.store.rows import CRASH_EXIT_REASON, RUNNING, NewMessage, TurnOutcome, TurnRow
+from agent.store.rows import (
+    CRASH_EXIT_REASON,
+    RUNNING,
+    USAGE_UPDATE,
+    NewMessage,
+    TurnOutcome,
+    TurnRow,
+    usage_values,
+)
 from agent.store.sqlite.shared import as_new, columns
 
 _TURN_COLUMNS = columns(TurnRow)
@@ -184,6 +192,8 @@ class PostgresTurns:
             )
             if cur.rowcount != 1:
                 return False
+            if outcome.usage is not None:
+                cur.execute(USAGE_UPDATE.format(p="%s"), usage_values(turn_id, outcome.usage))
             insert_messages(cur, session_id, items, turn_id, now)
             cur.execute("UPDATE sessions SET updated_at = %s WHERE id = %s", (now, session_id))
             return True

@@ -159,7 +159,17 @@ V6: tuple[str, ...] = (
 file), and a hash of what it held after, so ``/undo`` can put it back and see whether it was
 changed since; see :mod:`agent.store.sqlite.checkpoints`."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6)
+V7: tuple[str, ...] = (
+    "ALTER TABLE turns ADD COLUMN usage_requests INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_prompt INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_completion INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_cached INTEGER",
+    "ALTER TABLE turns ADD COLUMN usage_estimated INTEGER",
+)
+"""Version 7: each turn's usage, every model request of it summed (prompt, completion and
+cached tokens, and how many requests are desk's estimate); NULL for turns saved before."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -13,9 +13,11 @@ from agent.store.errors import StoreError, StoreLocked, StoreNotFound
 from agent.store.rows import (
     CRASH_EXIT_REASON,
     RUNNING,
+    USAGE_UPDATE,
     NewMessage,
     TurnOutcome,
     TurnRow,
+    usage_values,
 )
 from agent.store.sqlite.shared import (
     StoreContext,
@@ -203,6 +205,8 @@ class SqliteTurns:
             )
             if cur.rowcount != 1:  # cannot happen under the write lock; stay exactly-once anyway
                 return False
+            if outcome.usage is not None:
+                conn.execute(USAGE_UPDATE.format(p="?"), usage_values(turn_id, outcome.usage))
             insert_messages(conn, session_id, items, turn_id, now)
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
             return True

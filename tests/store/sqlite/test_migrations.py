@@ -146,7 +146,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
     finally:
         conn.close()
     with SqliteStore(db_path, clock=clock) as s:
-        assert s.schema_version() == SCHEMA_VERSION == 6
+        assert s.schema_version() == SCHEMA_VERSION == 7
         assert s.integrity_check() == "ok"
         assert [(x.role, x.content, x.turn_id) for x in s.transcript.all_messages("old")] == [
             ("user", "hi", "t1"),
@@ -156,6 +156,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
         assert row is not None and row.title == "from v2" and row.compression_cooldown_step == 2
         turn = s.turns.get_turn("t1")
         assert turn is not None and turn.exit_reason == "completed" and not turn.not_sent
+        assert turn.usage is None  # saved before desk counted usage
         assert s.queue.queued_prompts() == []
         assert s.queue.queue_prompt("t2", "old", "next")  # the new table works on migrated data
         assert s.checkpoints.record_before("old", "t1", "/w/a", b"x")  # and the checkpoints

@@ -94,6 +94,7 @@ from tui_gateway.wire.contract.turns import (
     SessionQueueParams,
     SessionQueueResult,
 )
+from tui_gateway.wire.contract.workspace import WorkspaceFilesParams, WorkspaceFilesResult
 
 __all__ = [
     "DELTA_INTERVAL_S",
@@ -103,6 +104,8 @@ __all__ = [
     "RunLine",
     "SessionStarted",
     "ServerStatusParams",
+    "WorkspaceFilesParams",
+    "WorkspaceFilesResult",
     "ERROR_CODES",
     "EVENT_TYPES",
     "GATEWAY_ERROR",

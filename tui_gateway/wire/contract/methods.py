@@ -65,6 +65,7 @@ from tui_gateway.wire.contract.turns import (
     SessionQueueParams,
     SessionQueueResult,
 )
+from tui_gateway.wire.contract.workspace import WorkspaceFilesParams, WorkspaceFilesResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +252,16 @@ METHODS: tuple[Method, ...] = (
         "gateway asks it now, and again with a back-off while it does not answer well; every "
         "change is a `server.status` event. While it is `unreachable` or `refused`, or does "
         "not list a session's model, `prompt.submit` is refused with that line.",
+    ),
+    Method(
+        "workspace.files",
+        WorkspaceFilesParams,
+        WorkspaceFilesResult,
+        "The workspace's files whose paths hold `query`'s characters in order, best first (for "
+        "completing an `@` mention): git's list in a git repository (`.gitignore` respected), "
+        "else a walk that skips hidden directories. A prompt's `@path` mentions are attached "
+        "by `prompt.submit`.",
+        blocking=True,
     ),
     Method(
         "session.events.since",

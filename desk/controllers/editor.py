@@ -1,0 +1,124 @@
+"""Ctrl+G: the prompt box's text in the person's editor (``$VISUAL``, else ``$EDITOR``).
+
+The text is written to a private temporary file, the app is suspended (the terminal is the
+editor's while it runs; a terminal that cannot be suspended, as in a headless run, runs the
+editor all the same) and the editor is run on the file. When it exits with 0 the file's text
+replaces the box's (one trailing newline, which editors add, is dropped); when it fails, cannot
+be started, or none is set, a toast says so and the box keeps its text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from textual.app import SuspendNotSupported
+
+from desk.controllers.ports import Notify
+from desk.widgets.prompt_input import PromptInput
+
+Suspend = Callable[[], AbstractContextManager[None]]
+"""``App.suspend``: hands the terminal over while the editor runs."""
+
+
+def editor_command(env: Mapping[str, str]) -> list[str] | None:
+    """The editor's command line: ``$VISUAL``, else ``$EDITOR`` (split like a shell would), or
+    None when neither is set (or it cannot be parsed)."""
+    for name in ("VISUAL", "EDITOR"):
+        value = env.get(name, "").strip()
+        if value:
+            try:
+                words = shlex.split(value)
+            except ValueError:
+                return None
+            return words or None
+    return None
+
+
+class EditorController:
+    """Runs the person's editor on the prompt box's text.
+
+    Args:
+        prompt: the prompt box.
+        suspend: the app's ``suspend`` (the terminal is the editor's meanwhile).
+        notify: shows a toast.
+        env: where ``VISUAL`` and ``EDITOR`` are read (the process's environment by default).
+    """
+
+    def __init__(
+        self,
+        prompt: PromptInput,
+        suspend: Suspend,
+        notify: Notify,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self._prompt = prompt
+        self._suspend = suspend
+        self._notify = notify
+        self._env = env
+
+    def edit(self) -> bool:
+        """Open the box's text in the editor and take back what was saved.
+
+        Returns:
+            True when the box now holds the editor's text; False when it kept its own (the
+            toast says why).
+        """
+        env = self._env if self._env is not None else os.environ
+        command = editor_command(env)
+        if command is None:
+            self._notify(
+                "set $VISUAL or $EDITOR to write the prompt in your editor",
+                title="No editor",
+                severity="warning",
+            )
+            return False
+        with _scratch(self._prompt.text) as path:
+            try:
+                done = self._run([*command, str(path)])
+            except OSError as exc:
+                self._fail(f"cannot start {command[0]}: {exc.strerror or exc}")
+                return False
+            if done.returncode != 0:
+                self._fail(f"{command[0]} exited with {done.returncode}")
+                return False
+            try:
+                text = path.read_bytes().decode("utf-8", errors="replace")
+            except OSError as exc:
+                self._fail(f"cannot read what {command[0]} saved: {exc.strerror or exc}")
+                return False
+        text = text[:-1] if text.endswith("\n") else text
+        self._prompt.text = text
+        self._prompt.move_cursor(self._prompt.document.end)
+        self._prompt.focus()
+        return True
+
+    def _run(self, argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+        """Run the editor with the terminal handed over (OSError: it cannot be started)."""
+        try:
+            with self._suspend():
+                return subprocess.run(argv, check=False)
+        except SuspendNotSupported:  # a headless run: there is no terminal to hand over
+            return subprocess.run(argv, check=False)
+
+    def _fail(self, why: str) -> None:
+        self._notify(f"{why}; the prompt box keeps its text", title="Editor", severity="error")
+
+
+@contextlib.contextmanager
+def _scratch(text: str) -> Iterator[Path]:
+    """A private temporary ``.md`` file holding ``text``, removed afterwards."""
+    handle, name = tempfile.mkstemp(prefix="desk-prompt-", suffix=".md")
+    path = Path(name)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        yield path
+    finally:
+        path.unlink(missing_ok=True)

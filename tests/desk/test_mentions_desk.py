@@ -1,0 +1,107 @@
+"""@ in the prompt box: the workspace's files listed (fuzzy, .gitignore respected), Tab inserts
+one (Tab again: the next), and the sent prompt carries the file's text to the server."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from demo_model.server import DemoModelServer
+from desk.controllers.mentions import mention_at
+from desk.widgets import PromptInput
+from desk.widgets.mention_list import MentionList
+from tests.desk.desk_testkit import wait_until
+from tests.desk.test_snapshots_tools_sessions import make_app, make_gateway
+
+FILES = {
+    "README.md": "# Demo\nThe answer is forty-two.\n",
+    "docs/reading.md": "notes\n",
+    "src/reader.py": "print('hi')\n",
+    "build/readme-copy.md": "ignored\n",
+}
+
+
+def workspace(root: Path) -> Path:
+    """A small git repository whose .gitignore leaves build/ out."""
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".gitignore").write_text("build/\n")
+    return root
+
+
+def test_a_mention_is_found_at_the_cursor() -> None:
+    assert mention_at("look at @rea") == (8, "rea")
+    assert mention_at("@") == (0, "")
+    assert mention_at("mail me@host") is None
+    assert mention_at("look at @README.md and more") is None
+
+
+def listed(app: object) -> list[str]:
+    found = list(app.screen.query(MentionList))  # type: ignore[attr-defined]
+    return found[0].lines if found and found[0].display else []
+
+
+async def type_mention(app: object, pilot: Pilot[object], text: str) -> PromptInput:
+    box = app.query_one(PromptInput)  # type: ignore[attr-defined]
+    box.cursor_blink = False
+    box.focus()
+    box.text = text
+    box.move_cursor(box.document.end)
+    await wait_until(pilot, lambda: listed(app), what="the @ list")
+    return box
+
+
+@pytest.mark.anyio
+async def test_tab_inserts_the_file_and_the_prompt_carries_its_text(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    gateway = make_gateway(fast_server, workspace(tmp_path), approvals=False)
+    app = make_app(gateway)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            box = await type_mention(app, pilot, "what does @rea")
+            await wait_until(pilot, lambda: "› " not in "".join(listed(app)), what="matches")
+            shown = [line.strip() for line in listed(app)[:3]]
+            assert shown == ["@README.md", "@src/reader.py", "@docs/reading.md"]
+            assert not any("build/" in line for line in listed(app))  # .gitignore respected
+            await pilot.press("tab")
+            assert box.text == "what does @README.md "
+            await pilot.press("tab")
+            assert box.text == "what does @src/reader.py "
+            await pilot.press("tab", "tab")
+            assert box.text == "what does @README.md "  # round again
+            await pilot.press("s", "a", "y", "?")
+            await wait_until(pilot, lambda: not listed(app), what="the list hidden")
+            await pilot.press("enter")
+
+            def sent() -> bool:
+                return any(
+                    "The answer is forty-two." in str(r.messages[-1].get("content"))
+                    for r in fast_server.records.list()
+                )
+
+            await wait_until(pilot, sent, what="the file's text at the server")
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+def test_the_mention_list(
+    snap_compare: object, fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    gateway = make_gateway(fast_server, workspace(tmp_path), approvals=False)
+    app = make_app(gateway)
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await wait_until(pilot, lambda: app.status_bar.window_note, what="the gateway's count")
+        await type_mention(app, pilot, "explain @re")
+        await pilot.pause()
+
+    try:
+        assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)  # type: ignore[operator]
+    finally:
+        gateway.shutdown(timeout_s=5.0)

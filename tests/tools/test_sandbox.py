@@ -1,0 +1,116 @@
+"""The sandboxed shell: under workspace-write a command writes inside the workspace and nowhere
+else (a file it writes in the system temp folder never appears there), secrets are hidden, the
+network is cut, and a stop ends a sandboxed command like an unsandboxed one."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from agent.tools import ShellTool
+from agent.tools.sandbox import Sandbox, bwrap_problem, choose_mode
+from tests.tools.shellkit import Output, context, is_dead, run
+
+pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=str(bwrap_problem()))
+
+WRITE = Sandbox("workspace-write", hidden=())
+
+
+def shell(command: str, cwd: Path, sandbox: Sandbox = WRITE) -> tuple[str, bool]:
+    output = Output()
+    result = run(ShellTool(sandbox=sandbox).run({"command": command}, context(cwd, output)))
+    return result.content, result.is_error
+
+
+def test_workspace_write_writes_inside_the_workspace_and_nowhere_else(tmp_path: Path) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    in_temp = Path(tempfile.gettempdir()) / f"desk-sandbox-{uuid.uuid4().hex}"
+    command = (
+        f"echo kept > inside.txt && echo temp > {in_temp} && cat {in_temp}; "
+        f"echo lost > {outside}/x.txt || echo refused"
+    )
+    said, _error = shell(command, workspace)
+    assert (workspace / "inside.txt").read_text() == "kept\n"
+    assert "temp" in said  # the command had its own temp folder...
+    assert not in_temp.exists()  # ...which never reached the host's
+    assert "refused" in said and not (outside / "x.txt").exists()
+
+
+def test_read_only_writes_nowhere(tmp_path: Path) -> None:
+    said, _error = shell("echo x > f.txt || echo refused", tmp_path, Sandbox("read-only"))
+    assert "refused" in said and not (tmp_path / "f.txt").exists()
+
+
+def test_the_deny_list_is_hidden_and_the_network_cut(tmp_path: Path) -> None:
+    secrets = tmp_path / "home" / ".ssh"
+    secrets.mkdir(parents=True)
+    (secrets / "id_ed25519").write_text("PRIVATE KEY")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    sandbox = Sandbox("workspace-write", hidden=(secrets,))
+    said, _error = shell(f"cat {secrets}/id_ed25519 || echo hidden", workspace, sandbox)
+    assert "PRIVATE" not in said and "hidden" in said
+    with socket.create_server(("127.0.0.1", 0)) as server:  # a server on the host
+        port = server.getsockname()[1]
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), 2)"
+        reach = f'{sys.executable} -c "{connect}"'
+        said, _error = shell(f"{reach} && echo reached || echo cut", workspace)
+        assert said.strip().endswith("cut")
+        allowed = Sandbox("workspace-write", network=True)
+        said, _error = shell(f"{reach} && echo reached || echo cut", workspace, allowed)
+        assert said.strip().endswith("reached")
+
+
+def test_a_stop_ends_a_sandboxed_sleep_and_everything_in_it(tmp_path: Path) -> None:
+    async def go() -> tuple[list[int], bool]:
+        output = Output()
+        tool = ShellTool(grace_s=0.5, sandbox=WRITE)
+        started = tool.start({"command": "sleep 60 & echo $$; wait"}, context(tmp_path, output))
+        task = asyncio.create_task(started.run())
+        await output.wait_for(r"\d+")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return [started.group or 0], started.stopped
+
+    groups, stopped = run(go())
+    assert stopped and all(is_dead(pid) for pid in groups)
+    assert not any(_sleeps_in(tmp_path))
+
+
+def _sleeps_in(cwd: Path) -> list[int]:
+    """Processes still running ``sleep 60`` whose working directory is ``cwd``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "cmdline").read_bytes() == b"sleep\x0060\x00" and os.readlink(
+                entry / "cwd"
+            ) == str(cwd.resolve()):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_the_mode_is_chosen_from_the_setting_and_what_works_here() -> None:
+    assert choose_mode(None) == ("workspace-write", "")
+    assert choose_mode("off") == ("off", "")
+    mode, line = choose_mode(None, bwrap="no-such-bwrap")
+    assert (
+        mode == "off"
+        and line == "shell runs without a sandbox: bubblewrap (bwrap) is not installed"
+    )
+    with pytest.raises(ValueError, match="sandbox must be one of"):
+        choose_mode("sometimes")

@@ -1,0 +1,94 @@
+"""@file mentions: the file's text reaches the server with the prompt, cut with a note when too
+big, refused in one line for a denied path; the completion list respects .gitignore."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent.context.mentions import (
+    find_attachments,
+    fuzzy_rank,
+    mentions_in,
+    with_attachments,
+    workspace_files,
+)
+from agent.provider.client import ProviderConfig
+from agent.tools.workspace import Workspace
+from demo_model import DemoModelServer
+from tests.support import EventLog
+from tui_gateway.gateway import Gateway, GatewayConfig
+from tui_gateway.types import GatewayError
+
+
+def test_mentions_are_read_from_the_prompt() -> None:
+    text = "see @README.md, and @src/app.py. mail me@example.com or @a\\ b.txt"
+    assert mentions_in(text) == ["README.md", "src/app.py.", "a b.txt"]
+
+
+def test_a_mention_attaches_the_file_once_and_cuts_a_large_one(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# Title\nhello\n")
+    (tmp_path / "big.txt").write_text("x" * 50_000)
+    space = Workspace(tmp_path, ())
+    found = find_attachments("@README.md and @README.md, then @big.txt. @nobody", space, tmp_path)
+    assert [a.mention for a in found] == ["README.md", "big.txt"]
+    assert found[1].cut and "left out" in found[1].text and len(found[1].text) < 41_000
+    sent = with_attachments("look", found)
+    assert sent.startswith('look\n\n<file path="README.md">\n# Title\nhello\n</file>')
+    assert '<file path="big.txt" (cut: its middle is left out)>' in sent
+
+
+def test_a_denied_or_binary_file_refuses_the_prompt_in_one_line(tmp_path: Path) -> None:
+    secret = tmp_path / "secrets" / "key"
+    secret.parent.mkdir()
+    secret.write_text("PRIVATE")
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02")
+    space = Workspace(tmp_path, (secret.parent,))
+    with pytest.raises(Exception, match=r"^@secrets/key is refused: .* deny list") as caught:
+        find_attachments("read @secrets/key", space, tmp_path)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(Exception, match="not a text file"):
+        find_attachments("@blob.bin", space, tmp_path)
+
+
+def test_the_list_is_gits_when_a_repository_and_ranks_fuzzily(tmp_path: Path) -> None:
+    for name in ("README.md", "src/app.py", "src/deep/readers.py", "build/out.js", ".hidden/x"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    walked = workspace_files(tmp_path)
+    assert "build/out.js" in walked and ".hidden/x" not in walked
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("build/\n")
+    listed = workspace_files(tmp_path)
+    assert "build/out.js" not in listed and "src/app.py" in listed and ".gitignore" in listed
+    assert fuzzy_rank("read", listed)[:2] == ["README.md", "src/deep/readers.py"]
+    assert fuzzy_rank("sap", listed)[0] == "src/app.py"  # the tightest match first
+    assert fuzzy_rank("zzz", listed) == []
+
+
+def test_a_mentioned_file_reaches_the_server_with_the_prompt(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    (tmp_path / "README.md").write_text("The answer is forty-two.\n")
+    (tmp_path / "token.txt").write_text("SECRET")
+    denied = (tmp_path / "token.txt",)  # as desk serve's token file is
+    config = GatewayConfig(provider=provider, approvals=False, cwd=tmp_path, denied_paths=denied)
+    gateway = Gateway(config)
+    log = EventLog()
+    gateway.subscribe(log)
+    try:
+        session = gateway.session_create()
+        turn = gateway.prompt_submit(session, "what does @README.md say?").turn_id
+        assert log.complete(turn, 60).status == "completed"
+        (record,) = demo_server.records.list()
+        sent = record.messages[-1]["content"]
+        assert sent.startswith("what does @README.md say?")
+        assert '<file path="README.md">\nThe answer is forty-two.\n</file>' in sent
+        with pytest.raises(GatewayError, match="^@token.txt is refused: .*nothing was sent$"):
+            gateway.prompt_submit(session, "what is in @token.txt?")
+        assert len(demo_server.records.list()) == 1  # nothing more was sent
+        assert gateway.workspace_files("rdm") == ["README.md"]
+    finally:
+        assert gateway.shutdown(timeout_s=10).threads_left == []
