@@ -30,10 +30,11 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import dataclasses
 import logging
 import os
+import signal
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,7 @@ from typing import Any
 from agent import guard as _guard
 from agent.tools.base import ToolContext, ToolResult, count_processes
 from agent.tools.output import OutputBuffer
-from agent.tools.process import GroupEnding, ProcessGroup, ProcessLedger, run_to_completion
+from agent.tools.process import GroupEnding, ProcessLedger, run_to_completion
 
 _log = logging.getLogger(__name__)
 
@@ -187,7 +188,12 @@ class ShellRun:
         self.exit_code = child.exited.result()
         await asyncio.wait({reader}, timeout=self.drain_s)
         notes: list[str] = []
-        if ProcessGroup(child.pid, guard=child.pid).exists():
+        if child.protocol.guard_killed:  # the keeper ended the tree at once, unasked
+            ending = await run_to_completion(
+                asyncio.ensure_future(self._end(child, reader, "guard"))
+            )
+            notes.append(f"[the command killed its guard: {count_processes(ending.ended)} ended]")
+        elif not child.reaped.done():  # the keeper lingers: something still runs
             ending = await run_to_completion(
                 asyncio.ensure_future(self._end(child, reader, "leftover"))
             )
@@ -242,12 +248,35 @@ class ShellRun:
     async def _end(
         self, child: _Child, reader: asyncio.Future[None] | None, cause: str
     ) -> GroupEnding:
-        """End the group, reap the shell, finish reading; book the ending in the ledger."""
-        ending = await ProcessGroup(child.pid, guard=child.pid).terminate(
-            grace_s=self.grace_s, kill_wait_s=self.kill_wait_s, cause=cause
+        """Have the keeper end the tree, wait for its count, finish reading; book the ending.
+
+        The keeper is asked by SIGTERM unless it is ending the tree already (the command
+        killed its guard) or has exited (nothing was left).
+        """
+        started = time.monotonic()
+        protocol = child.protocol
+        if not protocol.ending.done() and not child.reaped.done():
+            with contextlib.suppress(ProcessLookupError):
+                child.transport.send_signal(signal.SIGTERM)
+        watched: set[asyncio.Future[Any]] = {protocol.ending, child.reaped}
+        await asyncio.wait(
+            watched,
+            timeout=self.grace_s + self.kill_wait_s + _REAP_WAIT_S,
+            return_when=asyncio.FIRST_COMPLETED,
         )
-        if child.protocol.command_pid is not None:
-            ending = dataclasses.replace(ending, pid=child.protocol.command_pid)
+        ended, survivors, signals, gone_at = (
+            protocol.ending.result() if protocol.ending.done() else (0, 0, (), time.monotonic())
+        )
+        ending = GroupEnding(
+            pgid=child.pid,
+            cause=cause,
+            ended=ended,
+            signals=signals,
+            survivors=survivors,
+            elapsed_s=max(0.0, gone_at - started),
+            gone_at=gone_at,
+            pid=protocol.command_pid,
+        )
         if ending.ended or ending.signals:
             self.endings.append(ending)
             self.ledger.record(ending)
@@ -285,6 +314,10 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
         self.exited: asyncio.Future[int] = loop.create_future()
         self.reaped: asyncio.Future[int] = loop.create_future()
         self.started: asyncio.Future[None] = loop.create_future()
+        self.ending: asyncio.Future[tuple[int, int, tuple[str, ...], float]] = loop.create_future()
+        """The keeper's count once it ended the tree: ``(ended, survivors, signals, gone_at)``."""
+        self.guard_killed = False
+        """True when the guard was killed (the keeper said ``killed``, not ``exit``)."""
         self.transport: asyncio.SubprocessTransport | None = None
         self._loop = loop
         self._status_fd: int | None = status_fd
@@ -309,8 +342,11 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
                     self.command_pid = int(value)
                     if not self.started.done():
                         self.started.set_result(None)
-                elif word == "exit" and not self.exited.done():
+                elif word in ("exit", "killed") and not self.exited.done():
+                    self.guard_killed = word == "killed"
                     self.exited.set_result(int(value))
+                elif word == "ended" and not self.ending.done():
+                    self.ending.set_result(_ending(value))
         if not data or len(self._status) > 256:
             self.close_status()
 
@@ -339,6 +375,13 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.exited.set_result(code)
         if not self.reaped.done():
             self.reaped.set_result(code)
+
+
+def _ending(value: str) -> tuple[int, int, tuple[str, ...], float]:
+    """``"N SURVIVORS SIGNALS GONE_AT"`` (the keeper's ``ended`` line) as a tuple."""
+    ended, survivors, signals, gone_at = value.split()
+    names = () if signals == "-" else tuple(signals.split(","))
+    return int(ended), int(survivors), names, float(gone_at)
 
 
 @dataclass(slots=True)
