@@ -8,9 +8,9 @@ program in a new session (its own process group) and at the end closes its stdin
 sends SIGTERM and, after a grace, SIGKILL to the group. The program it is given is the keeper
 and guard (:mod:`agent.guard`) with the server's command line after it: the SDK's SIGTERM
 reaches the keeper, which ends every descendant of the server (a ``setsid`` one included), and
-the tree also ends when desk dies without that cleanup. The server's stderr goes to a pipe read on the loop
-(:class:`StderrTail`): it must never reach desk's terminal, and its last lines say why a server
-failed.
+the tree also ends when desk dies without that cleanup. The server's stderr goes to a pipe
+read on the loop (:class:`StderrTail`): it must never reach desk's terminal, and its last lines
+say why a server failed.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """``desk run`` killed with SIGKILL mid-tool leaves no process of the tool's tree behind.
 
 SIGKILL runs no cleanup in desk: the tool's keeper, a child of desk that the kernel tells when
-its parent dies, ends every descendant of its own (the guard, the command, a ``setsid`` one). The test reads the tree's pids from a file the command writes, kills ``desk run``,
-and polls ``/proc`` with a generous deadline until none of them runs.
+its parent dies, ends every descendant of its own (the guard, the command, a ``setsid`` one).
+The test reads the tree's pids from a file the command writes, kills ``desk run``, and polls
+``/proc`` with a generous deadline until none of them runs.
 """
 
 from __future__ import annotations
