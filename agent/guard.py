@@ -54,7 +54,8 @@ Without ``--status-fd`` (an MCP server) the guard's first stderr line is
 ``desk-mcp-guard: exit <code>`` or ``desk-mcp-guard: exit signal <NAME>`` and exits with the
 server's status, and the keeper ends what the server left behind and exits with that status.
 
-The file imports the standard library only and runs with ``-I -S``.
+The file imports the standard library only and runs with ``-I -S`` (:func:`command_line`
+imports it as a module, so its bytecode is cached and only the interpreter's start is paid).
 """
 
 from __future__ import annotations
@@ -81,6 +82,26 @@ _ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 _FIRST_SWEEP_S = 0.002
 _LAST_SWEEP_S = 0.05
 _PARENT_POLL_S = 0.5
+
+
+_BOOT = (
+    "import sys; sys.path.insert(0, {dir!r}); from guard import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def command_line(parent: int, grace_s: float, status_fd: int | None = None) -> list[str]:
+    """The keeper's command line up to ``--`` (the command follows it).
+
+    Args:
+        parent: desk's pid (the keeper gives up at once if its parent is another).
+        grace_s: seconds between SIGTERM and SIGKILL when the tree is ended.
+        status_fd: the ``shell`` tool's status pipe (passed to the keeper), or None.
+    """
+    boot = _BOOT.format(dir=os.path.dirname(os.path.abspath(__file__)))
+    line = [sys.executable, "-I", "-S", "-c", boot, str(parent), f"{grace_s:g}"]
+    if status_fd is not None:
+        line += ["--status-fd", str(status_fd)]
+    return [*line, "--"]
 
 
 class _EndRequested(Exception):

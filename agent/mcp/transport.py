@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
 from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -162,18 +161,10 @@ async def open_streams(
     if spec.command is not None:
         assert stderr is not None, "a stdio server needs somewhere for its stderr"
         stderr.attach()
+        keeper = guard.command_line(os.getpid(), min(grace_s, FORCE_KILL_TIMEOUT / 2))
         params = StdioServerParameters(
-            command=sys.executable,
-            args=[
-                "-I",
-                "-S",
-                str(GUARD),
-                str(os.getpid()),
-                f"{min(grace_s, FORCE_KILL_TIMEOUT / 2):g}",
-                "--",
-                spec.command,
-                *spec.args,
-            ],
+            command=keeper[0],
+            args=[*keeper[1:], spec.command, *spec.args],
             env=dict(spec.env),
             cwd=cwd,
             encoding_error_handler="replace",

@@ -33,7 +33,6 @@ import contextlib
 import logging
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -47,7 +46,6 @@ from agent.tools.process import GroupEnding, ProcessLedger, run_to_completion
 
 _log = logging.getLogger(__name__)
 
-_GUARD = Path(_guard.__file__).resolve()
 _READ_CHUNK = 65_536
 _REAP_WAIT_S = 5.0
 
@@ -417,14 +415,10 @@ async def _spawn(
     env = {**os.environ, **NON_INTERACTIVE_ENV, **(extra_env or {})}
     status_read, status_write = os.pipe()
     os.set_blocking(status_read, False)
-    guard = [sys.executable, "-I", "-S", str(_GUARD), str(os.getpid()), f"{grace_s:g}"]
     try:
         transport, protocol = await loop.subprocess_exec(
             lambda: _Protocol(loop, status_read),
-            *guard,
-            "--status-fd",
-            str(status_write),
-            "--",
+            *_guard.command_line(os.getpid(), grace_s, status_write),
             "/bin/sh",
             "-c",
             command,
