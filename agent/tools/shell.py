@@ -1,13 +1,15 @@
 """The ``shell`` tool: run a command in its own process group, stream its output, end it for real.
 
-The command runs as ``/bin/sh -c <command>`` under a guard (:mod:`agent.guard`, with
-``--status-fd``) started in a new session (``start_new_session=True``), so the guard leads the
-command's process group and is the child subreaper of every process the command starts; stdin
-is ``/dev/null`` (it must never read the desk's terminal) and stderr is merged into stdout. The
-guard ends the whole tree if desk dies, even by SIGKILL, and desk ends the whole tree (the
-group, and the guard's descendants that left it with ``setsid``) on a stop, a timeout or when
-the command leaves processes behind. Output is passed to ``ctx.on_output`` as it arrives
-and kept, head and tail, within ``ctx.max_output_bytes``.
+The command runs as ``/bin/sh -c <command>`` under a keeper and a guard (:mod:`agent.guard`,
+with ``--status-fd``): desk starts the keeper in a new session, the keeper forks the guard, the
+guard forks the shell in a process group of its own; both are child subreapers, so every
+process the command starts stays in their tree (``setsid`` and double forks included). stdin
+is ``/dev/null`` (it must never read the desk's terminal) and stderr is merged into stdout.
+desk ends the tree by SIGTERM to the keeper (a stop, a timeout, processes left behind when the
+command exited); the keeper ends it by itself when desk dies, even by SIGKILL, or when the
+command kills its guard; and the guard when the keeper is killed. The keeper reports what it
+ended on the status pipe. Output is passed to ``ctx.on_output`` as it arrives and kept, head
+and tail, within ``ctx.max_output_bytes``.
 
 How it ends:
 
@@ -15,11 +17,13 @@ How it ends:
   drained for ``drain_s``; processes of the tree that still run then (background jobs, daemons
   that ``setsid``) are ended like below (``cause="leftover"``), so no process of a turn outlives
   it. The result carries the exit code.
-* **timeout**: after ``timeout`` seconds the group is ended and the result is an error that says
+* **the guard killed** (``kill -9 $PPID``): the keeper ends the tree at once and says so; the
+  result carries the guard's signal as the exit code and a note (``cause="guard"``).
+* **timeout**: after ``timeout`` seconds the tree is ended and the result is an error that says
   so.
-* **stop**: the awaiting task is cancelled (that is how a hard stop arrives). The group gets
-  SIGTERM, ``grace_s`` seconds to go, then SIGKILL; the shell is reaped; then ``CancelledError``
-  is re-raised. A second cancel during that cleanup does not cut it short.
+* **stop**: the awaiting task is cancelled (that is how a hard stop arrives). The tree gets
+  SIGTERM, ``grace_s`` seconds to go, then SIGKILL; the keeper is reaped; then
+  ``CancelledError`` is re-raised. A second cancel during that cleanup does not cut it short.
 
 Every group ending is booked in ``ctx.ledger`` (a :class:`agent.tools.process.ProcessLedger`), so
 the host can report "N child processes ended" for a stopped call that returned no result.
@@ -70,7 +74,7 @@ class ShellRun:
         env: extra environment variables on top of this process's environment.
 
     Attributes:
-        group: the process group id (the guard's pid) once started, else None; ``pid`` is the
+        group: the keeper's pid (its process group's id) once started, else None; ``pid`` is the
             shell's own.
         exit_code: the shell's exit status after it exited by itself (negative: signal).
         timed_out: True when the timeout ended the command.
@@ -113,7 +117,7 @@ class ShellRun:
 
     @property
     def pid(self) -> int | None:
-        """The shell's pid once started (the guard's, which is the group id, until known)."""
+        """The shell's pid once started (the keeper's until known)."""
         if self._child is not None and self._child.protocol.command_pid is not None:
             return self._child.protocol.command_pid
         return self.group
@@ -278,7 +282,7 @@ class ShellRun:
         if ending.ended or ending.signals:
             self.endings.append(ending)
             self.ledger.record(ending)
-        # The guard is reaped by asyncio's child watcher, which then resolves ``reaped``.
+        # The keeper is reaped by asyncio's child watcher, which then resolves ``reaped``.
         await asyncio.wait({child.reaped}, timeout=_REAP_WAIT_S)
         if reader is not None:
             await self._close_reader(reader)
@@ -384,7 +388,7 @@ def _ending(value: str) -> tuple[int, int, tuple[str, ...], float]:
 
 @dataclass(slots=True)
 class _Child:
-    """A started guard and command: the guard's pid (the group), output, futures, transport."""
+    """A started keeper and command: the keeper's pid, output, futures, transport."""
 
     pid: int
     stdout: asyncio.StreamReader
@@ -402,14 +406,14 @@ class _Child:
 async def _spawn(
     command: str, cwd: Path, extra_env: Mapping[str, str] | None, grace_s: float
 ) -> _Child:
-    """Start ``/bin/sh -c command`` under the guard, in a new session (its own process group).
+    """Start ``/bin/sh -c command`` under the keeper, in a new session.
 
-    This is ``asyncio.create_subprocess_exec`` of the guard with the shell after it, plus a
+    This is ``asyncio.create_subprocess_exec`` of the keeper with the shell after it, plus a
     protocol that reports the shell's exit on its own (see :class:`_Protocol`). It must run on
-    a thread that outlives the command: the guard's parent-death signal follows the thread.
+    a thread that outlives the command: the keeper's parent-death signal follows the thread.
 
     Raises:
-        OSError: when the guard cannot be started (e.g. ``cwd`` is missing).
+        OSError: when the keeper cannot be started (e.g. ``cwd`` is missing).
     """
     loop = asyncio.get_running_loop()
     env = {**os.environ, **NON_INTERACTIVE_ENV, **(extra_env or {})}
