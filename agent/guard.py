@@ -85,7 +85,8 @@ _PARENT_POLL_S = 0.5
 
 
 _BOOT = (
-    "import sys; sys.path.insert(0, {dir!r}); from guard import main; sys.exit(main(sys.argv[1:]))"
+    "import os, sys; sys.path.insert(0, {dir!r}); from guard import main; "
+    "os._exit(main(sys.argv[1:]))"
 )
 
 
@@ -147,9 +148,56 @@ def _scan() -> dict[int, tuple[int, bool, bytes]] | None:
 def descendants(root: int) -> dict[int, bytes]:
     """Live descendants of ``root`` from ``/proc``: ``{pid: start time}`` (``root`` excluded).
 
-    Zombies are walked through (an exiting parent's children may still name it) but not
-    returned. Empty without ``/proc``.
+    Walks each process's ``/proc/PID/task/TID/children`` down from ``root`` (a few reads per
+    process of the tree), else every ``/proc/PID/stat``. Zombies are walked through (an exiting
+    parent's children may still name it) but not returned. Empty without ``/proc``.
     """
+    if not os.path.exists(f"/proc/self/task/{os.getpid()}/children"):
+        return _descendants_by_scan(root)
+    found: dict[int, bytes] = {}
+    todo = [root]
+    seen = {root}
+    while todo:
+        for child in _children(todo.pop()):
+            if child in seen:
+                continue
+            seen.add(child)
+            todo.append(child)
+            stat = _stat(child)
+            if stat is not None and stat[0]:
+                found[child] = stat[1]
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    """``pid``'s children, from each of its threads' ``children`` file."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                out.extend(int(word) for word in handle.read().split())
+        except OSError:
+            continue
+    return out
+
+
+def _stat(pid: int) -> tuple[bool, bytes] | None:
+    """``(alive, start time)`` of ``pid`` (alive: not a zombie); None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    return (fields[0] not in (b"Z", b"X"), fields[19]) if len(fields) > 19 else None
+
+
+def _descendants_by_scan(root: int) -> dict[int, bytes]:
+    """:func:`descendants` from every process's ``/proc/PID/stat``."""
     table = _scan() or {}
     children: dict[int, list[int]] = {}
     for pid, (ppid, _, _) in table.items():
@@ -168,13 +216,8 @@ def descendants(root: int) -> dict[int, bytes]:
 
 
 def _start_time(pid: int) -> bytes | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else None
+    stat = _stat(pid)
+    return stat[1] if stat is not None else None
 
 
 class _Held:
@@ -241,8 +284,8 @@ class _Held:
 
 def _running(pid: int) -> bool:
     """True while ``pid`` runs (not a zombie), from ``/proc``."""
-    table = _scan() or {}
-    return pid in table and table[pid][1]
+    stat = _stat(pid)
+    return stat is not None and stat[0]
 
 
 def _reap() -> bool:
@@ -468,4 +511,4 @@ def _exec(command: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    os._exit(main(sys.argv[1:]))  # no interpreter teardown: desk waits for this exit
