@@ -4,8 +4,9 @@ Each try runs one escape of :mod:`tests.tools.escapekit` (a ``setsid`` child ign
 a double-forked daemon, a command that kills its guard with ``kill -9 $PPID``, an MCP server's
 ``setsid`` child) under a stand-in for desk (desk's own shell tool or MCP transport, in a fork
 of this process with the modules already imported), then ends the stand-in by a quit or by
-SIGKILL and waits (30 s at most) for every escapee and every process that was below the
-stand-in to exit. Prints JSON: per escape and ending, the tries and how many left a process.
+SIGKILL (``--endings`` also takes ``term`` and ``hup``) and waits (30 s at most) for every
+escapee and every process that was below the stand-in to exit. Prints JSON: per escape and
+ending, the tries and how many left a process.
 
 Usage::
 
@@ -34,7 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=100, help="tries per escape and ending")
     parser.add_argument("--escapes", default=",".join(ESCAPES), help="comma-separated escapes")
-    parser.add_argument("--endings", default=",".join(ENDINGS), help="quit, kill")
+    parser.add_argument("--endings", default=",".join(ENDINGS), help="quit, kill, term, hup")
     args = parser.parse_args()
     results: dict[str, dict[str, object]] = {}
     for name in [e for e in args.escapes.split(",") if e]:

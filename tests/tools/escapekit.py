@@ -46,6 +46,9 @@ ESCAPES: dict[str, tuple[str, str]] = {
 pid file and the script's path."""
 
 
+_SIGNALS = {"kill": signal.SIGKILL, "term": signal.SIGTERM, "hup": signal.SIGHUP}
+
+
 def _pidfds(pids: set[int]) -> dict[int, int]:
     fds: dict[int, int] = {}
     for pid in pids:
@@ -111,9 +114,9 @@ class _StandIn:
     def quit(self) -> None:
         os.write(self._quit, b"quit\n")
 
-    def kill(self) -> None:
+    def kill(self, sig: signal.Signals = signal.SIGKILL) -> None:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
+            os.kill(self.pid, sig)
 
     def wait(self) -> None:
         if self._proc is not None:
@@ -144,7 +147,8 @@ def try_escape(
 
     Args:
         name: a key of :data:`ESCAPES`.
-        ending: ``"quit"`` (a line on its stdin) or ``"kill"`` (SIGKILL).
+        ending: ``"quit"`` (a line on its stdin), ``"kill"`` (SIGKILL), ``"term"`` or ``"hup"``
+            (SIGTERM, SIGHUP: the stand-in has no handler for them and dies of them).
         tmp: a fresh folder for the pid file.
         grace_s: the guard's grace between SIGTERM and SIGKILL.
         deadline_s: how long each wait may take.
@@ -172,10 +176,10 @@ def try_escape(
             time.sleep(0.01)
         escapees = {int(line) for line in pids_file.read_text().split()}
         fds = _pidfds(escapees | set(descendants(stand_in.pid)))
-        if ending == "kill":
-            stand_in.kill()
-        else:
+        if ending == "quit":
             stand_in.quit()
+        else:
+            stand_in.kill(_SIGNALS[ending])
         stand_in.wait()
         return _wait_gone(fds, deadline_s)
     finally:
