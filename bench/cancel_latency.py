@@ -9,6 +9,9 @@ MCP tool call) it runs N stops at a random moment of the phase, and measures:
 - ``worker_exit_ms``: from the stop to the turn's worker having returned (the gateway's receipt;
   for the console, the command's worker thread joined);
 - ``child_gone_ms`` (tool phase): from the stop to the shell's process being gone;
+- ``shell_start_ms`` (tool phase): from a shell call's start to its first output under desk's
+  keeper and guard, and ``bare_start_ms`` for the same ``/bin/sh`` started directly by
+  asyncio; ``start_overhead_ms`` is the difference of their p50 and p99;
 - delegation phase: from the parent's stop to the model server noticing each child agent's
   closed connection (one background child, one foreground; both streaming), and to the
   parent's worker having exited (after its children).
@@ -75,6 +78,52 @@ def pid_gone_ms(pid: int, since: float, deadline_s: float = 5.0) -> float | None
     return (time.monotonic() - since) * 1000.0
 
 
+def start_ms(runs: int, tmp: Path) -> dict[str, Any]:
+    """A shell call's start to its first output, under the keeper and started bare."""
+    import asyncio
+
+    from agent.tools import ShellTool
+    from tests.tools.shellkit import Output, context
+
+    async def guarded() -> float:
+        output = Output()
+        started = time.monotonic()
+        task = asyncio.ensure_future(ShellTool().run({"command": "echo up"}, context(tmp, output)))
+        await output.wait_for("up")
+        took = (time.monotonic() - started) * 1000.0
+        await task
+        return took
+
+    async def bare() -> float:
+        started = time.monotonic()
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/sh", "-c", "echo up", stdout=asyncio.subprocess.PIPE, start_new_session=True
+        )
+        assert proc.stdout is not None
+        await proc.stdout.readline()
+        took = (time.monotonic() - started) * 1000.0
+        await proc.wait()
+        return took
+
+    async def measure() -> tuple[list[float], list[float]]:
+        under: list[float] = []
+        plain: list[float] = []
+        for _ in range(runs):
+            under.append(await guarded())
+            plain.append(await bare())
+        return under, plain
+
+    under, plain = asyncio.run(measure())
+    guarded_p, bare_p = percentiles(under), percentiles(plain)
+    return {
+        "shell_start_ms": guarded_p,
+        "bare_start_ms": bare_p,
+        "start_overhead_ms": {
+            key: round(guarded_p[key] - bare_p[key], 1) for key in ("p50", "p99") if key in bare_p
+        },
+    }
+
+
 def run_tool_or_console(phase: str, stops: int, rng: random.Random, tmp: Path) -> dict[str, Any]:
     """Stops during a running shell tool, or during a console ``digest`` (nested agent)."""
     server = DemoModelServer(DemoConfig(tokens_per_second=200.0))
@@ -126,6 +175,7 @@ def run_tool_or_console(phase: str, stops: int, rng: random.Random, tmp: Path) -
     figures: dict[str, Any] = {"stop_to_worker_exit_ms": percentiles(exit_ms)}
     if phase == "tool":
         figures["stop_to_child_gone_ms"] = percentiles(child_ms)
+        figures.update(start_ms(min(stops, 50), tmp))
     else:
         figures["stop_to_server_close_ms"] = percentiles(close_ms)
     return figures

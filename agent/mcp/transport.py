@@ -5,11 +5,12 @@ desk starts (the SDK takes about a second to import).
 
 stdio goes through the SDK's own transport (``mcp.client.stdio.stdio_client``): it starts the
 program in a new session (its own process group) and at the end closes its stdin, waits, then
-sends SIGTERM and, after a grace, SIGKILL to the group. The program it is given is the guard
-(:mod:`agent.guard`) with the server's command line after it, so the group also ends when
-desk dies without that cleanup. The server's stderr goes to a pipe read on the loop
-(:class:`StderrTail`): it must never reach desk's terminal, and its last lines say why a server
-failed.
+sends SIGTERM and, after a grace, SIGKILL to the group. The program it is given is the keeper
+and guard (:mod:`agent.guard`) with the server's command line after it: the SDK's SIGTERM
+reaches the keeper, which ends every descendant of the server (a ``setsid`` one included), and
+the tree also ends when desk dies without that cleanup. The server's stderr goes to a pipe
+read on the loop (:class:`StderrTail`): it must never reach desk's terminal, and its last lines
+say why a server failed.
 """
 
 from __future__ import annotations
@@ -18,14 +19,13 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
 from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import FORCE_KILL_TIMEOUT, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from agent import guard
@@ -151,7 +151,9 @@ async def open_streams(
         cwd: the working directory of a stdio server.
         stderr: where a stdio server's stderr goes (attached to the running loop here); None
             for an HTTP server.
-        grace_s: seconds the guard gives the group between SIGTERM and SIGKILL.
+        grace_s: seconds the guard gives the tree between SIGTERM and SIGKILL; at most half
+            the SDK's own grace (``FORCE_KILL_TIMEOUT``, 2 s), after which the SDK kills the
+            keeper: the keeper must have ended the tree by then.
 
     Raises:
         OSError: a stdio server's guard cannot be started.
@@ -159,18 +161,10 @@ async def open_streams(
     if spec.command is not None:
         assert stderr is not None, "a stdio server needs somewhere for its stderr"
         stderr.attach()
+        keeper = guard.command_line(os.getpid(), min(grace_s, FORCE_KILL_TIMEOUT / 2))
         params = StdioServerParameters(
-            command=sys.executable,
-            args=[
-                "-I",
-                "-S",
-                str(GUARD),
-                str(os.getpid()),
-                f"{grace_s:g}",
-                "--",
-                spec.command,
-                *spec.args,
-            ],
+            command=keeper[0],
+            args=[*keeper[1:], spec.command, *spec.args],
             env=dict(spec.env),
             cwd=cwd,
             encoding_error_handler="replace",

@@ -1,11 +1,12 @@
-"""Ending a whole process group: SIGTERM, a grace period, SIGKILL, and proof that it is gone.
+"""Process endings and their receipts; ending a plain process group.
 
-Every command a tool runs is started in a new session (``start_new_session=True``), so it leads
-its own process group whose id (pgid) is the child's pid, and every process it starts joins that
-group unless it deliberately leaves it (``setsid``/``setpgid``). Those are followed when the
-group is led by a guard (:mod:`agent.guard`, a child subreaper): every live descendant of the
-guard is a member too, found by parent pid in ``/proc`` and signalled by pid when it is outside
-the group. :class:`ProcessGroup` ends such a group the way ``systemd`` ends a unit:
+The ``shell`` tool's commands run under a keeper and a guard (:mod:`agent.guard`) that end the
+command's whole tree themselves, a process that left the group included, and report what they
+ended as a :class:`GroupEnding`, booked in the turn's :class:`ProcessLedger`.
+
+A plain process group (a child started with ``start_new_session=True`` leads one whose id, the
+pgid, is its pid; every process it starts joins it unless it leaves with ``setsid``) is ended by
+:class:`ProcessGroup` the way ``systemd`` ends a unit:
 
 1. ``killpg(pgid, SIGTERM)`` then ``SIGCONT`` (so stopped members get to handle the TERM);
 2. poll until no member is alive, for at most ``grace_s`` seconds;
@@ -38,8 +39,6 @@ import time
 from dataclasses import dataclass
 from typing import TypeVar
 
-from agent.guard import tree, tree_groups
-
 _PROC = "/proc"
 _PR_SET_CHILD_SUBREAPER = 36
 _FIRST_POLL_S = 0.001
@@ -63,8 +62,8 @@ class GroupEnding:
             stuck in the kernel or left the group's reach).
         elapsed_s: seconds from the first signal to the group being gone (or to giving up).
         gone_at: ``time.monotonic()`` when the group was seen gone (or the wait gave up).
-        pid: the command's own process, where it is not the group's leader (a guard leads
-            the group); None when it is ``pgid``.
+        pid: the command's own process, where it is not ``pgid`` (under a keeper, ``pgid`` is
+            the keeper's); None when it is ``pgid``.
     """
 
     pgid: int
@@ -217,21 +216,14 @@ class ProcessGroup:
         pgid: the group id (for a child started with ``start_new_session=True``, its pid).
         leader: the pid whose exit status asyncio collects (never reaped here); defaults to
             ``pgid``.
-        guard: the pid of the :mod:`agent.guard` that leads the group, if any. Its descendants
-            count as members too (walked by parent pid in ``/proc``, so those that left the
-            group with ``setsid`` are signalled one by one); the guard itself is not counted
-            (it exits once they are gone) and is never signalled but through the group.
     """
 
-    def __init__(self, pgid: int, leader: int | None = None, *, guard: int | None = None) -> None:
+    def __init__(self, pgid: int, leader: int | None = None) -> None:
         self.pgid = pgid
         self.leader = pgid if leader is None else leader
-        self.guard = guard
 
     def alive(self) -> set[int] | None:
         """Pids of the group's live members; None when that cannot be told (no ``/proc``)."""
-        if self.guard is not None and has_procfs():
-            return tree(self.guard, self.pgid)
         if not _group_exists(self.pgid):  # fast path: no member at all, not even a zombie
             return set()
         members = group_members(self.pgid)
@@ -272,7 +264,7 @@ class ProcessGroup:
         alive = self.alive()
         if alive is not None:
             seen |= alive
-            if not alive and not self._guard_running():
+            if not alive:
                 return GroupEnding(self.pgid, cause, 0, (), 0, 0.0, time.monotonic())
         if not self._signal(signal.SIGTERM, alive):
             now = time.monotonic()
@@ -283,11 +275,9 @@ class ProcessGroup:
         if remaining:
             signals.append("SIGKILL")
             remaining = await self._wait_gone(seen, time.monotonic() + kill_wait_s, signal.SIGKILL)
-        if self.guard in remaining:  # it did not reap and exit: end it with the group
-            _signal_group(self.pgid, signal.SIGKILL)
         if alive is None and not seen:  # no /proc: at least the leader was ended
             seen.add(self.leader)
-        survivors = len(remaining - {self.guard})
+        survivors = len(remaining)
         now = time.monotonic()
         return GroupEnding(
             pgid=self.pgid,
@@ -299,35 +289,14 @@ class ProcessGroup:
             gone_at=now,
         )
 
-    def _guard_running(self) -> bool:
-        """True while the guard runs: it may still be forking the command, or reaping."""
-        if self.guard is None:
-            return False
-        stat = _read_stat(str(self.guard))
-        return stat is not None and stat[0] not in ("Z", "X")
-
-    def _signal(self, sig: signal.Signals, pids: set[int] | None) -> bool:
-        """``killpg``; with a guard, ``kill`` to each of ``pids`` still in its tree too, and
-        SIGKILL to each member of the tree but the guard instead of the group. False when
-        nothing was there to signal."""
-        if self.guard is None:
-            return _signal_group(self.pgid, sig)
-        members = tree_groups(self.guard, self.pgid)
-        if sig != signal.SIGKILL:  # the guard ignores SIGTERM; each member gets it once
-            sent = _signal_group(self.pgid, sig)
-            current = {p for p, g in members.items() if g != self.pgid and p in (pids or ())}
-        else:  # each member, not the guard: it reaps what it adopted, then exits
-            sent = self._guard_running()
-            current = set(members)
-        for pid in current:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, sig)
-        return sent or bool(current)
+    def _signal(self, sig: signal.Signals, _pids: set[int] | None) -> bool:
+        """``killpg``; False when the group no longer exists."""
+        return _signal_group(self.pgid, sig)
 
     async def _wait_gone(
         self, seen: set[int], deadline: float, resend: signal.Signals | None
     ) -> set[int]:
-        """Poll until no member (nor the guard) is alive or ``deadline`` passes; return them."""
+        """Poll until no member is alive or ``deadline`` passes; return them."""
         poll = _FIRST_POLL_S
         while True:
             if resend is not None and not self._signal(resend, seen):
@@ -337,8 +306,6 @@ class ProcessGroup:
                 alive = {self.leader} if _group_exists(self.pgid) else set()
             else:
                 seen |= alive
-                if self._guard_running():  # not counted, but the group is not gone yet
-                    alive = alive | {self.guard} if self.guard is not None else alive
             if not alive or time.monotonic() >= deadline:
                 return alive
             await asyncio.sleep(poll)

@@ -1,13 +1,15 @@
 """The ``shell`` tool: run a command in its own process group, stream its output, end it for real.
 
-The command runs as ``/bin/sh -c <command>`` under a guard (:mod:`agent.guard`, with
-``--status-fd``) started in a new session (``start_new_session=True``), so the guard leads the
-command's process group and is the child subreaper of every process the command starts; stdin
-is ``/dev/null`` (it must never read the desk's terminal) and stderr is merged into stdout. The
-guard ends the whole tree if desk dies, even by SIGKILL, and desk ends the whole tree (the
-group, and the guard's descendants that left it with ``setsid``) on a stop, a timeout or when
-the command leaves processes behind. Output is passed to ``ctx.on_output`` as it arrives
-and kept, head and tail, within ``ctx.max_output_bytes``.
+The command runs as ``/bin/sh -c <command>`` under a keeper and a guard (:mod:`agent.guard`,
+with ``--status-fd``): desk starts the keeper in a new session, the keeper forks the guard, the
+guard forks the shell in a process group of its own; both are child subreapers, so every
+process the command starts stays in their tree (``setsid`` and double forks included). stdin
+is ``/dev/null`` (it must never read the desk's terminal) and stderr is merged into stdout.
+desk ends the tree by SIGTERM to the keeper (a stop, a timeout, processes left behind when the
+command exited); the keeper ends it by itself when desk dies, even by SIGKILL, or when the
+command kills its guard; and the guard when the keeper is killed. The keeper reports what it
+ended on the status pipe. Output is passed to ``ctx.on_output`` as it arrives and kept, head
+and tail, within ``ctx.max_output_bytes``.
 
 How it ends:
 
@@ -15,11 +17,13 @@ How it ends:
   drained for ``drain_s``; processes of the tree that still run then (background jobs, daemons
   that ``setsid``) are ended like below (``cause="leftover"``), so no process of a turn outlives
   it. The result carries the exit code.
-* **timeout**: after ``timeout`` seconds the group is ended and the result is an error that says
+* **the guard killed** (``kill -9 $PPID``): the keeper ends the tree at once and says so; the
+  result carries the guard's signal as the exit code and a note (``cause="guard"``).
+* **timeout**: after ``timeout`` seconds the tree is ended and the result is an error that says
   so.
-* **stop**: the awaiting task is cancelled (that is how a hard stop arrives). The group gets
-  SIGTERM, ``grace_s`` seconds to go, then SIGKILL; the shell is reaped; then ``CancelledError``
-  is re-raised. A second cancel during that cleanup does not cut it short.
+* **stop**: the awaiting task is cancelled (that is how a hard stop arrives). The tree gets
+  SIGTERM, ``grace_s`` seconds to go, then SIGKILL; the keeper is reaped; then
+  ``CancelledError`` is re-raised. A second cancel during that cleanup does not cut it short.
 
 Every group ending is booked in ``ctx.ledger`` (a :class:`agent.tools.process.ProcessLedger`), so
 the host can report "N child processes ended" for a stopped call that returned no result.
@@ -30,10 +34,10 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import dataclasses
 import logging
 import os
-import sys
+import signal
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,12 +46,11 @@ from typing import Any
 from agent import guard as _guard
 from agent.tools.base import ToolContext, ToolResult, count_processes
 from agent.tools.output import OutputBuffer
-from agent.tools.process import GroupEnding, ProcessGroup, ProcessLedger, run_to_completion
+from agent.tools.process import GroupEnding, ProcessLedger, run_to_completion
 from agent.tools.sandbox import Sandbox
 
 _log = logging.getLogger(__name__)
 
-_GUARD = Path(_guard.__file__).resolve()
 _READ_CHUNK = 65_536
 _REAP_WAIT_S = 5.0
 
@@ -74,7 +77,7 @@ class ShellRun:
             its command line is wrapped in bubblewrap, under the same guard.
 
     Attributes:
-        group: the process group id (the guard's pid) once started, else None; ``pid`` is the
+        group: the keeper's pid (its process group's id) once started, else None; ``pid`` is the
             shell's own.
         exit_code: the shell's exit status after it exited by itself (negative: signal).
         timed_out: True when the timeout ended the command.
@@ -120,7 +123,7 @@ class ShellRun:
 
     @property
     def pid(self) -> int | None:
-        """The shell's pid once started (the guard's, which is the group id, until known)."""
+        """The shell's pid once started (the keeper's until known)."""
         if self._child is not None and self._child.protocol.command_pid is not None:
             return self._child.protocol.command_pid
         return self.group
@@ -193,7 +196,12 @@ class ShellRun:
         self.exit_code = child.exited.result()
         await asyncio.wait({reader}, timeout=self.drain_s)
         notes: list[str] = []
-        if ProcessGroup(child.pid, guard=child.pid).exists():
+        if child.protocol.guard_killed:  # the keeper ended the tree at once, unasked
+            ending = await run_to_completion(
+                asyncio.ensure_future(self._end(child, reader, "guard"))
+            )
+            notes.append(f"[the command killed its guard: {count_processes(ending.ended)} ended]")
+        elif not child.reaped.done():  # the keeper lingers: something still runs
             ending = await run_to_completion(
                 asyncio.ensure_future(self._end(child, reader, "leftover"))
             )
@@ -248,16 +256,39 @@ class ShellRun:
     async def _end(
         self, child: _Child, reader: asyncio.Future[None] | None, cause: str
     ) -> GroupEnding:
-        """End the group, reap the shell, finish reading; book the ending in the ledger."""
-        ending = await ProcessGroup(child.pid, guard=child.pid).terminate(
-            grace_s=self.grace_s, kill_wait_s=self.kill_wait_s, cause=cause
+        """Have the keeper end the tree, wait for its count, finish reading; book the ending.
+
+        The keeper is asked by SIGTERM unless it is ending the tree already (the command
+        killed its guard) or has exited (nothing was left).
+        """
+        started = time.monotonic()
+        protocol = child.protocol
+        if not protocol.ending.done() and not child.reaped.done():
+            with contextlib.suppress(ProcessLookupError):
+                child.transport.send_signal(signal.SIGTERM)
+        watched: set[asyncio.Future[Any]] = {protocol.ending, child.reaped}
+        await asyncio.wait(
+            watched,
+            timeout=self.grace_s + self.kill_wait_s + _REAP_WAIT_S,
+            return_when=asyncio.FIRST_COMPLETED,
         )
-        if child.protocol.command_pid is not None:
-            ending = dataclasses.replace(ending, pid=child.protocol.command_pid)
+        ended, survivors, signals, gone_at = (
+            protocol.ending.result() if protocol.ending.done() else (0, 0, (), time.monotonic())
+        )
+        ending = GroupEnding(
+            pgid=child.pid,
+            cause=cause,
+            ended=ended,
+            signals=signals,
+            survivors=survivors,
+            elapsed_s=max(0.0, gone_at - started),
+            gone_at=gone_at,
+            pid=protocol.command_pid,
+        )
         if ending.ended or ending.signals:
             self.endings.append(ending)
             self.ledger.record(ending)
-        # The guard is reaped by asyncio's child watcher, which then resolves ``reaped``.
+        # The keeper is reaped by asyncio's child watcher, which then resolves ``reaped``.
         await asyncio.wait({child.reaped}, timeout=_REAP_WAIT_S)
         if reader is not None:
             await self._close_reader(reader)
@@ -291,6 +322,10 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
         self.exited: asyncio.Future[int] = loop.create_future()
         self.reaped: asyncio.Future[int] = loop.create_future()
         self.started: asyncio.Future[None] = loop.create_future()
+        self.ending: asyncio.Future[tuple[int, int, tuple[str, ...], float]] = loop.create_future()
+        """The keeper's count once it ended the tree: ``(ended, survivors, signals, gone_at)``."""
+        self.guard_killed = False
+        """True when the guard was killed (the keeper said ``killed``, not ``exit``)."""
         self.transport: asyncio.SubprocessTransport | None = None
         self._loop = loop
         self._status_fd: int | None = status_fd
@@ -315,8 +350,11 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
                     self.command_pid = int(value)
                     if not self.started.done():
                         self.started.set_result(None)
-                elif word == "exit" and not self.exited.done():
+                elif word in ("exit", "killed") and not self.exited.done():
+                    self.guard_killed = word == "killed"
                     self.exited.set_result(int(value))
+                elif word == "ended" and not self.ending.done():
+                    self.ending.set_result(_ending(value))
         if not data or len(self._status) > 256:
             self.close_status()
 
@@ -347,9 +385,16 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.reaped.set_result(code)
 
 
+def _ending(value: str) -> tuple[int, int, tuple[str, ...], float]:
+    """``"N SURVIVORS SIGNALS GONE_AT"`` (the keeper's ``ended`` line) as a tuple."""
+    ended, survivors, signals, gone_at = value.split()
+    names = () if signals == "-" else tuple(signals.split(","))
+    return int(ended), int(survivors), names, float(gone_at)
+
+
 @dataclass(slots=True)
 class _Child:
-    """A started guard and command: the guard's pid (the group), output, futures, transport."""
+    """A started keeper and command: the keeper's pid, output, futures, transport."""
 
     pid: int
     stdout: asyncio.StreamReader
@@ -367,28 +412,24 @@ class _Child:
 async def _spawn(
     argv: list[str], cwd: Path, extra_env: Mapping[str, str] | None, grace_s: float
 ) -> _Child:
-    """Start ``argv`` (``/bin/sh -c command``, maybe in bubblewrap) under the guard, in a new
-    session (its own process group).
+    """Start ``argv`` (``/bin/sh -c command``, maybe in bubblewrap) under the keeper, in a new
+    session.
 
-    This is ``asyncio.create_subprocess_exec`` of the guard with the shell after it, plus a
+    This is ``asyncio.create_subprocess_exec`` of the keeper with the shell after it, plus a
     protocol that reports the shell's exit on its own (see :class:`_Protocol`). It must run on
-    a thread that outlives the command: the guard's parent-death signal follows the thread.
+    a thread that outlives the command: the keeper's parent-death signal follows the thread.
 
     Raises:
-        OSError: when the guard cannot be started (e.g. ``cwd`` is missing).
+        OSError: when the keeper cannot be started (e.g. ``cwd`` is missing).
     """
     loop = asyncio.get_running_loop()
     env = {**os.environ, **NON_INTERACTIVE_ENV, **(extra_env or {})}
     status_read, status_write = os.pipe()
     os.set_blocking(status_read, False)
-    guard = [sys.executable, "-I", "-S", str(_GUARD), str(os.getpid()), f"{grace_s:g}"]
     try:
         transport, protocol = await loop.subprocess_exec(
             lambda: _Protocol(loop, status_read),
-            *guard,
-            "--status-fd",
-            str(status_write),
-            "--",
+            *_guard.command_line(os.getpid(), grace_s, status_write),
             *argv,
             start_new_session=True,
             pass_fds=(status_write,),

@@ -15,7 +15,7 @@ import pytest
 
 from agent import guard
 from agent.mcp.transport import GUARD
-from tests.mcp.conftest import alive_in_group, wait_exited
+from tests.mcp.conftest import wait_exited
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 
@@ -50,31 +50,62 @@ def test_children_the_server_leaves_behind_are_ended() -> None:
     assert wait_exited({child}) == set()
 
 
-def test_the_group_ends_when_the_parent_is_killed() -> None:
+def test_the_tree_ends_when_the_parent_is_killed() -> None:
     read_end, write_end = os.pipe()
     parent = os.fork()
-    if parent == 0:  # the stand-in for desk: starts the guard, says its pid, then waits
+    if parent == 0:  # the stand-in for desk: starts the keeper, says its pid, then waits
         os.close(read_end)
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(GUARD), str(os.getpid()), "1", "--"]
-                + ["sh", "-c", "trap '' TERM; sleep 300 & echo $!; wait"],
+                + ["sh", "-c", "trap '' TERM; setsid sleep 300 & echo $!; wait"],
                 stdin=subprocess.DEVNULL,
                 stdout=write_end,
                 start_new_session=True,
             )
-            os.write(write_end, f"{proc.pid}\n".encode())
+            os.write(write_end, f"keeper {proc.pid}\n".encode())
             signal.pause()
         finally:
             os._exit(1)
     os.close(write_end)
     with os.fdopen(read_end, "rb") as lines:
-        first, second = lines.readline(), lines.readline()
-        pids = {int(first), int(second)}  # the sleeping child and the guard, in either order
-        pgid = max(pid for pid in pids if os.getpgid(pid) == pid)
-        members = alive_in_group(pgid)
-        assert len(members) == 3  # guard, sh (ignoring SIGTERM), sleep
+        first, second = lines.readline().decode(), lines.readline().decode()
+        keeper = int((first if first.startswith("keeper") else second).split()[1])
+        members = {keeper} | set(guard.descendants(keeper))
+        assert len(members) == 4  # keeper, guard, sh (ignoring SIGTERM), the setsid'd sleep
         os.kill(parent, signal.SIGKILL)
         os.waitpid(parent, 0)
         assert wait_exited(members) == set()
-    assert alive_in_group(pgid) == set()
+
+
+def start_tree() -> tuple[subprocess.Popen[bytes], int, set[int]]:
+    """A keeper over ``sh`` that starts a setsid'd child ignoring SIGTERM; ``(keeper, guard,
+    every process below the keeper)`` once the child runs."""
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(GUARD), str(os.getpid()), "0.3", "--"]
+        + ["sh", "-c", "setsid sh -c 'trap \"\" TERM; exec sleep 300' & echo $!; wait"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    child = int(proc.stdout.readline())
+    below = set(guard.descendants(proc.pid))
+    [guard_pid] = [pid for pid in below if os.getpgid(pid) == pid and pid != child]
+    return proc, guard_pid, below | {child}
+
+
+def test_a_killed_guard_leaves_nothing_behind() -> None:
+    proc, guard_pid, below = start_tree()
+    os.kill(guard_pid, signal.SIGKILL)  # what `kill -9 $PPID` in the server does
+    assert wait_exited(below) == set()
+    _, err = proc.communicate(timeout=30)
+    assert f"{guard.EXIT_MARK}signal SIGKILL" in err.decode()
+
+
+def test_a_killed_keeper_leaves_nothing_behind() -> None:
+    proc, _, below = start_tree()
+    proc.kill()  # the guard is told by the kernel and ends its own tree
+    proc.wait()
+    assert wait_exited(below) == set()

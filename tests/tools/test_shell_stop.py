@@ -93,7 +93,7 @@ def test_a_second_cancel_during_the_grace_does_not_cut_the_cleanup_short(tmp_pat
     assert born_in_grace not in pids
     assert all(is_dead(pid) for pid in [*pids, born_in_grace])
     [ending] = run_.endings
-    assert ending.signals == ("SIGTERM", "SIGKILL")
+    assert ending.signals == ("SIGTERM",)  # the one born in the grace got its own SIGTERM
     assert ending.ended == 4
 
 

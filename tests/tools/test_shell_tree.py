@@ -59,3 +59,21 @@ def test_a_daemon_left_behind_is_ended_when_the_command_exits(command: str, tmp_
     assert result.exit_code == 0 and not result.is_error
     assert result.children_ended == 1
     assert "[ended 1 child process still running after the command exited]" in result.content
+
+
+def test_a_command_that_kills_its_guard_has_its_whole_tree_ended_and_counted(
+    tmp_path: Path,
+) -> None:
+    ready = tmp_path / "ready"
+    command = (
+        f"setsid sh -c 'trap \"\" TERM; echo $$ > {ready}; exec sleep 309' & "
+        f"until [ -s {ready} ]; do sleep 0.01; done; echo pid=$(cat {ready}); echo pid=$$; "
+        "kill -9 $PPID; exec sleep 310"
+    )
+    output = Output()
+    result = run(ShellTool(grace_s=0.3).run({"command": command}, context(tmp_path, output)))
+    pids = pids_of(output.text)
+    assert len(pids) == 2 and all(is_dead(pid) for pid in pids), pids
+    assert result.exit_code == -9 and result.is_error
+    assert "[the command killed its guard: 2 child processes ended]" in result.content
+    assert result.children_ended == 2

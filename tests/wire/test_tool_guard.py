@@ -1,9 +1,9 @@
 """``desk run`` killed with SIGKILL mid-tool leaves no process of the tool's tree behind.
 
-SIGKILL runs no cleanup in desk: the tool's guard, a child of desk that the kernel tells when
-its parent dies, ends the command's group and every descendant of its own (a ``setsid`` one
-included). The test reads the tree's pids from a file the command writes, kills ``desk run``,
-and polls ``/proc`` with a generous deadline until none of them runs.
+SIGKILL runs no cleanup in desk: the tool's keeper, a child of desk that the kernel tells when
+its parent dies, ends every descendant of its own (the guard, the command, a ``setsid`` one).
+The test reads the tree's pids from a file the command writes, kills ``desk run``, and polls
+``/proc`` with a generous deadline until none of them runs.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ def test_sigkill_of_desk_run_mid_tool_ends_the_tools_whole_tree(
         poll(pids_file.exists, "the command to write its pids")
         shell, *children = [int(line) for line in pids_file.read_text().split()]
         guard = psutil.Process(shell).ppid()
-        tree = [guard, shell, *children]
-        assert psutil.Process(guard).ppid() == desk.proc.pid
+        keeper = psutil.Process(guard).ppid()
+        tree = [keeper, guard, shell, *children]
+        assert psutil.Process(keeper).ppid() == desk.proc.pid
         assert all(running(pid) for pid in tree)
         desk.proc.send_signal(signal.SIGKILL)
         assert desk.wait() == -signal.SIGKILL
