@@ -22,6 +22,13 @@ is kept and sent again) stays small.
 
 Run: ``python bench/esc_latency.py [--presses 50] [--rates 1000 5000 20000]
 [--shapes document paragraph] [--hog both|off|on] [--seed 1]``; prints JSON.
+
+``--enter-esc-ms 0,2,5,10,20`` measures something else (:func:`enter_then_esc`): Esc written
+N ms after the Enter (each gap in turn, ``--presses`` presses in all), with the ``--hog`` busy
+processes pinned to the cores (:mod:`load`); desk's own store (``--db``) says how each turn
+ended: ``stopped_by_user`` (``interrupted_by_user``), or not (it ran on: the key was lost or
+spent elsewhere). Esc -> the server saw the close (p50/p99/max) for those whose request went
+out; ``never_sent``: stopped before desk sent the request.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -43,6 +51,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from desk_store import wait_turns  # noqa: E402
+from load import start_hogs, stop_hogs  # noqa: E402
 from pty_desk import PtyDesk  # noqa: E402
 from stats import percentiles  # noqa: E402
 
@@ -196,6 +206,81 @@ def run_condition(
     }
 
 
+def enter_then_esc(
+    server: DemoServer, gaps_ms: list[float], presses: int, hogs: int, per_desk: int = 100
+) -> dict[str, Any]:
+    """Prompt and Enter, Esc ``gap`` ms later, ``presses`` times over ``gaps_ms`` in turn.
+
+    Returns:
+        per gap and overall: how many turns were stopped and booked to the person, how many
+        were not, and Esc -> server close in ms (p50/p99/max) where the request went out.
+    """
+    server.configure(
+        tokens_per_second=2000.0,
+        reply_shape="paragraph",
+        max_tokens=3000,  # a lost Esc lets it run 1.5 s
+        n_ctx=1_000_000_000,
+        flush_each_token=True,
+    )
+    procs = start_hogs(hogs)
+    results: list[dict[str, Any]] = []
+    started = time.monotonic()
+    try:
+        while len(results) < presses:
+            with tempfile.TemporaryDirectory(prefix="desk-enter-esc-") as home:
+                db = Path(home) / "desk.db"
+                desk = PtyDesk(["--base-url", server.base_url, "--model", "demo", "--db", str(db)])
+                try:
+                    if desk.wait_for(b"idle", 60.0) is None:
+                        raise RuntimeError(f"desk did not start: {desk.tail()!r}")
+                    time.sleep(0.3)
+                    for _ in range(min(per_desk, presses - len(results))):
+                        gap = gaps_ms[len(results) % len(gaps_ms)]
+                        results.append(_enter_esc_press(server, desk, db, gap))
+                finally:
+                    desk.quit()
+    finally:
+        stop_hogs(procs)
+
+    def figures(picked: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "presses": len(picked),
+            "stopped_by_user": sum(r["exit_reason"] == "interrupted_by_user" for r in picked),
+            "not_stopped_by_user": sum(r["exit_reason"] != "interrupted_by_user" for r in picked),
+            "never_sent": sum(r.get("never_sent", False) for r in picked),
+            "esc_to_server_close_ms": percentiles(
+                [r["close_ms"] for r in picked if "close_ms" in r]
+            ),
+        }
+
+    return {
+        "hogs": hogs,
+        "load_average": os.getloadavg(),
+        "seconds": round(time.monotonic() - started, 1),
+        **figures(results),
+        "by_gap_ms": {str(g): figures([r for r in results if r["gap_ms"] == g]) for g in gaps_ms},
+        "not_stopped": [r for r in results if r["exit_reason"] != "interrupted_by_user"][:10],
+    }
+
+
+def _enter_esc_press(server: DemoServer, desk: PtyDesk, db: Path, gap_ms: float) -> dict[str, Any]:
+    """One Enter, Esc ``gap_ms`` later; how the turn ended (desk's store) and the close."""
+    before = server.last_id()
+    done = len(wait_turns(db, 0, 0.0))
+    entered = desk.write(PROMPT + b"\r")
+    wait_until(entered + gap_ms / 1000.0)
+    esc = desk.write(b"\x1b")
+    turns = wait_turns(db, done + 1, 30.0)
+    result: dict[str, Any] = {"gap_ms": gap_ms, "esc_after_enter_ms": (esc - entered) * 1000}
+    result["exit_reason"] = turns[done].exit_reason if len(turns) > done else "never_ended"
+    records = server.records(before)
+    if not records:
+        result["never_sent"] = True
+    elif records[0]["peer_closed_at"] is not None:
+        result["close_ms"] = round((records[0]["peer_closed_at"] - esc) * 1000, 2)
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--presses", type=int, default=50)
@@ -204,7 +289,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hog", choices=["both", "off", "on"], default="both")
     parser.add_argument("--per-desk", type=int, default=10, help="presses before a restart")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--enter-esc-ms", default="", help="Esc N ms after Enter: 0,2,5,10,20")
     args = parser.parse_args(argv)
+    if args.enter_esc_ms:
+        return _enter_esc_main(args)
     server = DemoServer()
     out: dict[str, Any] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     hogs = {"both": [False, True], "off": [False], "on": [True]}[args.hog]
@@ -229,6 +317,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         server.stop()
     print(json.dumps(out, indent=2))
+    return 0
+
+
+def _enter_esc_main(args: argparse.Namespace) -> int:
+    """``--enter-esc-ms``: :func:`enter_then_esc` with ``--presses`` and ``--hog`` (a count, or
+    ``on``/``both`` for one busy process per core, ``off`` for none)."""
+    hog = args.hog
+    hogs = hog if isinstance(hog, int) else (0 if hog == "off" else os.cpu_count() or 2)
+    gaps = [float(g) for g in str(args.enter_esc_ms).split(",") if g.strip()]
+    server = DemoServer()
+    try:
+        out = enter_then_esc(server, gaps, args.presses, hogs)
+    finally:
+        server.stop()
+    print(json.dumps({"cpus": os.cpu_count(), **out}, indent=2))
     return 0
 
 
