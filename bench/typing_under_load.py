@@ -5,8 +5,8 @@ process of its own (short replies, so the queue drains). Each pair types ``A<i>`
 waits a gap (5-200 ms), then types ``B<i>`` and Enter, and reads desk's own store (``--db``)
 until both turns have ended. A pair is ``whole`` when the store has exactly the two prompts
 ``A<i>``, ``B<i>`` in that order; ``merged`` when one prompt holds text of both; ``lost`` when a
-prompt never arrived (within 10 s). ``--hog N`` runs N busy processes pinned to the cores
-(:mod:`load`) beside it.
+prompt never arrived (the store is read once the desk's turns have settled). ``--hog N`` runs
+N busy processes pinned to the cores (:mod:`load`) beside it.
 
 Per gap and overall: counts, and p50/p99/max in ms from the second Enter to both turns saved.
 
@@ -31,13 +31,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from desk_store import wait_turns  # noqa: E402
+from desk_store import ended_turns  # noqa: E402
 from load import start_hogs, stop_hogs  # noqa: E402
 from pty_desk import PtyDesk  # noqa: E402
 from stats import percentiles  # noqa: E402
 
-LOST_AFTER_S = 10.0
-"""A prompt not saved this long after its Enter is counted lost."""
+LOST_AFTER_S = 30.0
+"""How long a pair waits for its two prompts to be saved before the next is typed (s)."""
 
 
 def demo_server() -> tuple[subprocess.Popen[str], str]:
@@ -64,26 +64,53 @@ def wait_until(moment: float) -> None:
         time.sleep(min(left, 0.01) if left > 0.002 else 0)
 
 
-def one_pair(desk: PtyDesk, db: Path, done: int, index: int, gap_s: float) -> dict[str, Any]:
-    """Type ``A<index>`` Enter, wait ``gap_s``, ``B<index>`` Enter; classify what was saved."""
+def one_pair(desk: PtyDesk, db: Path, index: int, gap_s: float) -> dict[str, Any]:
+    """Type ``A<index>`` Enter, wait ``gap_s``, ``B<index>`` Enter; wait (bounded) until the
+    store has both (how long after the second Enter is a figure; :func:`classify` decides)."""
     first, second = f"A{index}", f"B{index}"
     entered = desk.write(first.encode() + b"\r")
     wait_until(entered + gap_s)
     last = desk.write(second.encode() + b"\r")
-    turns = wait_turns(db, done + 2, LOST_AFTER_S)
-    saved_at = time.monotonic()
-    prompts = [t.prompt for t in turns[done:]]
-    result: dict[str, Any] = {"gap_ms": round(gap_s * 1000, 1), "prompts": prompts}
-    if prompts == [first, second]:
-        result["outcome"] = "whole"
-        result["saved_ms"] = round((saved_at - last) * 1000, 2)
-    elif any(first in p and second in p for p in prompts):
-        result["outcome"] = "merged"
-    elif len(prompts) < 2:
-        result["outcome"] = "lost"
-    else:
-        result["outcome"] = "other"  # both arrived, but changed or out of order
+    result: dict[str, Any] = {"index": index, "gap_ms": round(gap_s * 1000, 1)}
+    deadline = last + LOST_AFTER_S
+    while time.monotonic() < deadline:
+        prompts = {t.prompt for t in ended_turns(db)}
+        if first in prompts and second in prompts:
+            result["saved_ms"] = round((time.monotonic() - last) * 1000, 2)
+            break
+        time.sleep(0.005)
     return result
+
+
+def classify(results: list[dict[str, Any]], prompts: list[str]) -> None:
+    """Mark each pair ``whole`` (both prompts saved as typed, once, A before B), ``merged``
+    (one prompt holds both) or ``lost`` (one never arrived); ``other`` otherwise."""
+    for result in results:
+        first, second = f"A{result['index']}", f"B{result['index']}"
+        if any(first in p and second in p for p in prompts):
+            result["outcome"] = "merged"
+        elif first not in prompts or second not in prompts:
+            result["outcome"] = "lost"
+        elif prompts.count(first) == prompts.count(second) == 1 and prompts.index(
+            first
+        ) < prompts.index(second):
+            result["outcome"] = "whole"
+        else:
+            result["outcome"] = "other"
+
+
+def settled(db: Path, quiet_s: float = 3.0, limit_s: float = 60.0) -> list[str]:
+    """The saved prompts once no new turn ended for ``quiet_s`` (at most ``limit_s``)."""
+    deadline = time.monotonic() + limit_s
+    count, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        prompts = [t.prompt for t in ended_turns(db)]
+        if len(prompts) != count:
+            count, since = len(prompts), time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            break
+        time.sleep(0.05)
+    return [t.prompt for t in ended_turns(db)]
 
 
 def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -129,17 +156,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                         stuck += 1
                         continue
                     time.sleep(0.3)
-                    done = 0
+                    ran: list[dict[str, Any]] = []
                     for _ in range(min(args.per_desk, args.pairs - len(results))):
                         if not more():
                             break
                         gap = rng.choice(args.gaps_ms) / 1000.0
-                        result = one_pair(desk, db, done, len(results), gap)
-                        results.append(result)
-                        done += len(result["prompts"])
+                        ran.append(one_pair(desk, db, len(results) + len(ran), gap))
+                    classify(ran, settled(db))
+                    results.extend(ran)
+                    for result in ran:
                         if result["outcome"] != "whole":
                             print(json.dumps(result), file=sys.stderr, flush=True)
-                            done = len(wait_turns(db, 10**9, 2.0))  # settle before going on
                 finally:
                     desk.quit()
     finally:
