@@ -36,6 +36,7 @@ A desk is restarted every ``--per-desk`` presses (10; 4 against a real server, w
 
 Run: ``python bench/esc_latency.py [--replay | --base-url URL] [--presses 50] [--hog N]
 [--gateway embedded|child] [--quits N] [--rates ...] [--shapes ...] [--seed 1]``; prints JSON.
+``--enter-esc-ms 0,2,5,10,20`` measures Esc N ms after Enter instead (:mod:`enter_esc`).
 """
 
 from __future__ import annotations
@@ -264,7 +265,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quits", type=int, default=0, help="Ctrl+Q figures to take")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--detail", action="store_true", help="each press on stderr")
+    parser.add_argument("--enter-esc-ms", default="", help="Esc N ms after Enter: 0,2,5,10,20")
     args = parser.parse_args(argv)
+    if args.enter_esc_ms:
+        import enter_esc
+
+        return enter_esc.main(
+            ["--enter-esc-ms", args.enter_esc_ms, "--presses", str(args.presses)]
+            + ["--hog", str(args.hog)]
+        )
     server: StreamServer
     if args.replay:
         server, model, conditions = ReplayServer(), "", [(1000.0, "recording")]

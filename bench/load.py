@@ -1,8 +1,9 @@
-"""Busy loops pinned to the cores, as a build or a model server computing beside desk would be.
+"""Busy processes that take the cores, as a build, a browser or a local model server would.
 
-:func:`start_hogs` starts ``n`` processes that spin (``while :; do :; done`` in ``sh``), the
-``i``-th pinned to core ``i % cpu_count`` with ``os.sched_setaffinity``; :func:`stop_hogs` kills
-them and waits. Benches use them to put the machine under load while they measure.
+``start_hogs(n)`` starts ``n`` processes running ``while True: pass``, each pinned with
+``os.sched_setaffinity`` to one core (core ``i % cpu_count``), so that the benches measure desk
+with every core busy rather than with one busy loop the scheduler can move away from desk.
+``stop_hogs(procs)`` kills and reaps them. ``hogs(n)`` is the same pair as a context manager.
 """
 
 from __future__ import annotations
@@ -10,31 +11,58 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+HOG_CODE = "while True: pass"
+
+
+def _cores() -> list[int]:
+    """The cores this process may run on, in order (all of ``os.cpu_count()`` elsewhere)."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
 
 
 def start_hogs(n: int) -> list[subprocess.Popen[bytes]]:
-    """Start ``n`` busy processes, each pinned to one core (round robin).
+    """Start ``n`` busy-loop processes, the i-th pinned to the i-th core (round robin).
 
     Args:
-        n: how many (0: none).
+        n: how many processes (0: none).
 
     Returns:
-        The processes; give them to :func:`stop_hogs`.
+        The processes, for :func:`stop_hogs`.
+
+    Raises:
+        OSError: a process could not be started.
     """
-    cores = sorted(os.sched_getaffinity(0)) or [0]
+    cores = _cores()
     procs: list[subprocess.Popen[bytes]] = []
     for i in range(n):
-        proc = subprocess.Popen(["sh", "-c", "while :; do :; done"])
-        with contextlib.suppress(OSError):  # a core we may not use: the hog runs unpinned
-            os.sched_setaffinity(proc.pid, {cores[i % len(cores)]})
+        proc = subprocess.Popen([sys.executable, "-c", HOG_CODE])
         procs.append(proc)
+        if hasattr(os, "sched_setaffinity"):
+            # the process may already have ended, or pinning may not be allowed here
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(proc.pid, {cores[i % len(cores)]})
     return procs
 
 
 def stop_hogs(procs: list[subprocess.Popen[bytes]]) -> None:
-    """Kill the processes :func:`start_hogs` started and wait for them."""
+    """Kill and reap every process :func:`start_hogs` started (those already gone are fine)."""
     for proc in procs:
-        with contextlib.suppress(OSError):
+        if proc.poll() is None:
             proc.kill()
     for proc in procs:
         proc.wait()
+
+
+@contextmanager
+def hogs(n: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``n`` pinned busy processes for the body of a ``with`` block, stopped on the way out."""
+    procs = start_hogs(n)
+    try:
+        yield procs
+    finally:
+        stop_hogs(procs)

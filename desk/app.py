@@ -220,6 +220,9 @@ class DeskApp(App[int]):
         prompt.console_commands = console_slash_commands(c.console.load_commands())
         await c.sessions.start()  # a new session, or the resumed one (--resume)
         prompt.focus()
+        screen = self.screen_stack[0] if self.screen_stack else None
+        if isinstance(screen, DeskScreen):  # Enter typed while the desk started: send it now
+            await screen.desk_ready()
         if self._handle_signals:
             c.quit.install_signals()
         self.call_after_refresh(tune_gc)  # once the first screen is built

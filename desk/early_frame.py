@@ -6,7 +6,10 @@ at once, with the standard library only: the alternate screen, the welcome line,
 box with its placeholder, the status bar and the footer. The terminal stops echoing and stops
 waiting for a whole line (``ECHO`` and ``ICANON`` off; ``ISIG`` stays on, so Ctrl+C still
 interrupts the start), so what the person types meanwhile waits in the terminal's input queue
-unseen, and the app reads it as its first keys (see :meth:`desk.app.DeskApp.on_mount`).
+unseen, and the app reads it as its first keys (see :meth:`desk.app.DeskApp.on_mount`). Enter
+stays a carriage return (``ICRNL`` off: translated, it would reach the app as Ctrl+J, a new
+line in the box), so an Enter typed meanwhile sends the prompt once the session is up
+(:meth:`desk.screens.desk_screen.DeskScreen.desk_ready`).
 
 Textual saves the terminal's modes when it starts and restores those at exit: the modes set
 here. :meth:`EarlyFrame.close` puts back the ones the terminal had before ``desk`` started,
@@ -149,6 +152,7 @@ class EarlyFrame:
                 return None
             saved = termios.tcgetattr(fd)
             quiet = termios.tcgetattr(fd)
+            quiet[0] &= ~termios.ICRNL  # Enter stays CR (Enter), not LF (Ctrl+J: a new line)
             quiet[3] &= ~(termios.ECHO | termios.ICANON)
             quiet[6][termios.VMIN] = 1
             quiet[6][termios.VTIME] = 0

@@ -52,10 +52,16 @@ class DeskGateway(Protocol):
         ...
 
     def prompt_submit(
-        self, session_id: str, text: str, *, stop: StopRequest | None = None
+        self,
+        session_id: str,
+        text: str,
+        *,
+        stop: StopRequest | None = None,
+        entered_at: float | None = None,
     ) -> SubmitResult:
-        """Run or queue a prompt (with ``stop``: stop the running turn and run it next);
-        raises ``GatewayError`` for a refused prompt."""
+        """Run or queue a prompt (with ``stop``: stop the running turn and run it next;
+        ``entered_at``: ``time.monotonic()`` of the Enter that sent it); raises
+        ``GatewayError`` for a refused prompt."""
         ...
 
     def prompt_steer(self, session_id: str, text: str, stop: StopRequest) -> SteerResult:
@@ -68,9 +74,15 @@ class DeskGateway(Protocol):
         ...
 
     def session_interrupt(
-        self, session_id: str, stop: StopRequest, turn_id: str | None = None
+        self,
+        session_id: str,
+        stop: StopRequest,
+        turn_id: str | None = None,
+        keyed_at: float | None = None,
     ) -> str | None:
-        """Hard-stop the running turn; returns its id, or None when nothing ran."""
+        """Hard-stop the running turn; returns its id, or None when nothing ran. A stop key
+        gives ``keyed_at`` (``time.monotonic()`` when it was made): the gateway stops what
+        runs now or the prompt entered before the key (``tui_gateway.key_stops``)."""
         ...
 
     def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:

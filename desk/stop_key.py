@@ -9,15 +9,13 @@ too, with a single press.
 :class:`StopPresses` decides whether one press is a stop; the terminal's input thread and the
 UI thread each keep one (a press the input thread let through reaches the UI's).
 
-:class:`EarlyStop` keeps a stop key read before the prompt it was meant for reached the
-gateway: "Enter, Esc" typed faster than the UI handles the Enter (the input thread reads the
-Esc first, finds nothing running and arms it; the submit of that Enter then stops its turn at
-once).
+"Enter, Esc" typed faster than the UI handles the Enter is the gateway's to sort out: each
+key carries its own time, and the gateway stops the prompt entered before the key whichever
+call reaches it first (:mod:`tui_gateway.key_stops`).
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 from agent.stops import Issuer, StopRequest, Surface
@@ -107,33 +105,3 @@ def key_stop(read_at: float, surface: Surface = Surface.DESK_KEY) -> StopRequest
     return StopRequest(
         issuer=Issuer.USER, surface=surface, reason="stopped by you", requested_at=read_at
     )
-
-
-class EarlyStop:
-    """A stop key read while nothing ran yet, kept for the prompt submitted just before it.
-
-    Thread-safe: armed on the terminal's input thread, taken on the UI thread.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._armed: tuple[StopRequest, float] | None = None
-
-    def arm(self, stop: StopRequest, key_time: float) -> None:
-        """Keep ``stop`` for a prompt whose Enter came before ``key_time`` (the stop key's
-        event time, ``time.monotonic()`` seconds)."""
-        with self._lock:
-            self._armed = (stop, key_time)
-
-    def take(self, enter_time: float | None) -> StopRequest | None:
-        """A prompt was submitted by an Enter made at ``enter_time`` (None: not by a key, so
-        after any stop key read so far): the armed stop when it came after that Enter.
-
-        The armed stop is forgotten either way: a later submit comes from a later Enter.
-        """
-        with self._lock:
-            armed, self._armed = self._armed, None
-        if armed is None or enter_time is None:
-            return None
-        stop, key_time = armed
-        return stop if key_time > enter_time else None

@@ -255,7 +255,6 @@ def build_controllers(
         compression=compression,
         sessions=sessions,
         quit=quit,
-        running_turn_of=running_turn_of,
     )
     return DeskControllers(
         turns=turns,

@@ -42,6 +42,7 @@ from agent.stops import SOFT_IS_A_STEER, StopRequest, Surface
 from agent.store import StopKind
 from tui_gateway.console import Console
 from tui_gateway.events import PromptDropped, SessionEvicted
+from tui_gateway.key_stops import key_target
 from tui_gateway.kinds import TurnKind, TurnStage
 from tui_gateway.persistence import Persistence
 from tui_gateway.remote import RemoteStops
@@ -137,9 +138,14 @@ class BookingOffice:
         stop: StopRequest,
         queue: QueuePolicy,
         turn_id: str | None = None,
+        keyed_at: float | None = None,
     ) -> tuple[Turn | None, int]:
         """Book ``stop`` on the session: its queued prompts as ``queue`` says, then its running
         turn (only ``turn_id``, when given) is hard-stopped through its :meth:`route`.
+
+        With ``keyed_at`` (a stop key's time) and no ``turn_id``, the key rule chooses the turn
+        (:func:`tui_gateway.key_stops.key_target`): not one entered after the key, and when
+        nothing runs the stop is armed for the submit in flight.
 
         A queue only ever waits behind a running turn (the runner moves the next prompt up
         under the same lock), so prompts dropped with :attr:`QueuePolicy.DROP` always have a
@@ -150,6 +156,8 @@ class BookingOffice:
         """
         with session.lock:
             running = session.running
+            if keyed_at is not None and turn_id is None:
+                running = key_target(session, stop, keyed_at)
             queued = [] if queue is QueuePolicy.KEEP else list(session.queue)
             if queued:
                 session.queue.clear()
@@ -177,12 +185,17 @@ class BookingOffice:
         return running, len(queued)
 
     def interrupt(
-        self, session_id: str, stop: StopRequest, turn_id: str | None = None
+        self,
+        session_id: str,
+        stop: StopRequest,
+        turn_id: str | None = None,
+        keyed_at: float | None = None,
     ) -> str | None:
         """``session.interrupt``: hard-stop the running turn; queued prompts are kept.
 
         ``turn_id`` may name a child agent: that child is stopped alone (its own children with
-        it), its parent goes on, and nothing queued changes.
+        it), its parent goes on, and nothing queued changes. ``keyed_at`` (without ``turn_id``)
+        applies the key rule (:mod:`tui_gateway.key_stops`).
 
         Returns:
             the id of the turn the stop was sent to, or None when nothing ran.
@@ -199,7 +212,7 @@ class BookingOffice:
                 child = session.children.get(turn_id)
             if child is not None:
                 return self.route(session, child).deliver(stop)
-        running, _kept = self.book(session, stop, QueuePolicy.KEEP, turn_id)
+        running, _kept = self.book(session, stop, QueuePolicy.KEEP, turn_id, keyed_at)
         return running.turn_id if running is not None else None
 
     def steer(self, session_id: str, steer: Steer) -> Turn | None:

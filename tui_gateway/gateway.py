@@ -309,7 +309,12 @@ class Gateway:
     # -- turns ---------------------------------------------------------------------------------
 
     def prompt_submit(
-        self, session_id: str, text: str, *, stop: StopRequest | None = None
+        self,
+        session_id: str,
+        text: str,
+        *,
+        stop: StopRequest | None = None,
+        entered_at: float | None = None,
     ) -> SubmitResult:
         """``prompt.submit``: run ``text`` as the next turn, or queue it behind the running one.
 
@@ -318,6 +323,9 @@ class Gateway:
             text: the prompt.
             stop: "stop and send": hard-stop the running turn with this stop (queued prompts
                 are kept) and run ``text`` next, ahead of them; None queues it as usual.
+            entered_at: ``time.monotonic()`` when the key that sent it (an Enter) was made,
+                or None: a stop key made after it stops its turn even when the stop reached
+                the gateway first (:mod:`tui_gateway.key_stops`).
 
         Returns:
             the turn id and whether it was queued.
@@ -334,7 +342,9 @@ class Gateway:
         if stop is not None and not stop.hard:
             raise GatewayError("stop and send takes a hard stop", code=-32602)
         text = self._files.attach(text)  # the @file mentions' text, or a refusal
-        return self._runner.submit(session_id, text, kind=TurnKind.PROMPT, stop=stop)
+        return self._runner.submit(
+            session_id, text, kind=TurnKind.PROMPT, stop=stop, entered_at=entered_at
+        )
 
     def workspace_files(self, query: str = "", limit: int = 50) -> list[str]:
         """``workspace.files``: the workspace's files matching ``query``, best first."""
@@ -421,7 +431,11 @@ class Gateway:
     # -- stops (all booked by the booking office) ----------------------------------------------
 
     def session_interrupt(
-        self, session_id: str, stop: StopRequest, turn_id: str | None = None
+        self,
+        session_id: str,
+        stop: StopRequest,
+        turn_id: str | None = None,
+        keyed_at: float | None = None,
     ) -> str | None:
         """``session.interrupt``: hard-stop the session's running turn with ``stop``.
 
@@ -434,15 +448,20 @@ class Gateway:
             stop: who stops and why (its issuer is booked as given); it must be hard.
             turn_id: stop only this turn; when another turn runs now, nothing happens. A child
                 agent's id stops that child alone (its parent goes on).
+            keyed_at: a person's stop key: ``time.monotonic()`` when it was made. Without
+                ``turn_id`` the gateway applies the key rule (:mod:`tui_gateway.key_stops`):
+                it stops what runs unless that was entered after the key, and when nothing
+                runs it keeps the stop for the submit of a prompt entered before the key.
 
         Returns:
-            the id of the turn the stop was sent to, or None when nothing ran.
+            the id of the turn the stop was sent to, or None when nothing ran (with
+            ``keyed_at``: nothing yet, or only a later prompt's turn).
 
         Raises:
             GatewayError: unknown session; a soft stop (code -32602: a soft interrupt is a
                 steer, :meth:`prompt_steer`).
         """
-        return self._booking.interrupt(session_id, stop, turn_id)
+        return self._booking.interrupt(session_id, stop, turn_id, keyed_at)
 
     def compression_cancel(self, session_id: str, stop: StopRequest) -> bool:
         """``compression.cancel``: hard-stop the session's running compression with ``stop``.

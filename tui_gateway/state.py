@@ -68,6 +68,9 @@ class Turn:
         compressor: the compression running in this turn, if any (stops reach it first).
         child: for a child agent's turn (``kind`` ``child``), its link to its parent.
         urgent: a prompt sent with "stop and send": queued ahead of everything else.
+        entered_at: ``time.monotonic()`` (seconds, the frontend's host) when the key that
+            sent it was made (an Enter), or None when no key sent it: a stop key made after
+            it stops it (see :class:`ArmedStop`), one made before it never does.
     """
 
     turn_id: str
@@ -84,6 +87,7 @@ class Turn:
     compressor: Compressor | None = None
     child: ChildOf | None = None
     urgent: bool = False
+    entered_at: float | None = None
     _on_done: list[Callable[[], None]] = field(default_factory=list)
     _done_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -109,6 +113,22 @@ class Turn:
         if self.worker_exited_at is None:
             return None
         return max(0.0, (self.worker_exited_at - stop.requested_at) * 1000.0)
+
+
+@dataclass(frozen=True, slots=True)
+class ArmedStop:
+    """A stop key that found nothing running in its session, kept for a prompt whose submit
+    is in flight: one sent by a key made before it (its Enter), which reaches the gateway
+    after the stop did. See :meth:`tui_gateway.booking.BookingOffice.interrupt`.
+
+    Attributes:
+        stop: the person's stop.
+        keyed_at: ``time.monotonic()`` when the stop key was made (the same clock as
+            :attr:`Turn.entered_at`).
+    """
+
+    stop: StopRequest
+    keyed_at: float
 
 
 @dataclass(slots=True)
@@ -142,6 +162,8 @@ class Session:
             (also in :attr:`turns`).
         usage: every model request of the session's turns summed, child agents' included (a
             resumed session starts from its saved turns' counts).
+        armed_stop: a stop key that found nothing running, kept for the submit of a prompt
+            entered before it (set and taken under :attr:`lock`), or None.
     """
 
     session_id: str
@@ -163,6 +185,7 @@ class Session:
     weak_after: int | None = None
     children: dict[str, Turn] = field(default_factory=dict)
     usage: TokenUsage = field(default_factory=TokenUsage)
+    armed_stop: ArmedStop | None = None
 
     def live_children(self) -> list[Turn]:
         """The child agents running now (call with :attr:`lock` held)."""

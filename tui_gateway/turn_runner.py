@@ -36,6 +36,7 @@ from tui_gateway.checkpoints import Checkpointing
 from tui_gateway.delegation import Delegation
 from tui_gateway.events import MessageComplete, MessageStart, PromptQueued
 from tui_gateway.fitted_turns import FittedTurns, did_not_fit
+from tui_gateway.key_stops import take_armed
 from tui_gateway.kinds import TurnKind, TurnStage
 from tui_gateway.model_server import ModelServer
 from tui_gateway.persistence import Persistence
@@ -155,6 +156,7 @@ class TurnRunner:
         focus: str | None = None,
         turn_id: str | None = None,
         stop: StopRequest | None = None,
+        entered_at: float | None = None,
     ) -> SubmitResult:
         """A new turn of ``kind`` in the session: run now, or queued behind the running one.
 
@@ -166,6 +168,9 @@ class TurnRunner:
             turn_id: its id (a steer's id when the steer became a prompt); None for a new one.
             stop: "stop and send": hard-stop the turn running now with this stop and run
                 this one next, ahead of every queued prompt.
+            entered_at: ``time.monotonic()`` when the key that sent it was made, or None: a
+                stop key made after it and armed before it arrived stops it at once
+                (:mod:`tui_gateway.key_stops`).
 
         Raises:
             GatewayError: unknown session, shutting down, or the model server cannot take a
@@ -176,8 +181,9 @@ class TurnRunner:
             self._server.refuse(self._server.for_session(session).model)
         turn = self._new_turn(session, text, kind, focus, turn_id)
         turn.urgent = stop is not None
+        turn.entered_at = entered_at
         with self._persistence.queue_lock:  # the saved queue keeps the in-memory order
-            queued, position, ahead = self._enqueue(session, turn)
+            queued, position, ahead, armed = self._enqueue(session, turn)
             if kind == TurnKind.PROMPT:  # waiting in the queue, or for its worker: saved, shown
                 self._persistence.prompt_submitted(session, turn)
         if queued:
@@ -186,6 +192,8 @@ class TurnRunner:
             self._publish(session, queued_event)
         if stop is not None and ahead is not None:
             self._booking.interrupt(session_id, stop, turn_id=ahead.turn_id)
+        if armed is not None:  # a stop key made after its Enter reached the gateway first
+            self._booking.interrupt(session_id, armed, turn_id=turn.turn_id)
         return SubmitResult(turn_id=turn.turn_id, queued=queued)
 
     def queued(self, session_id: str) -> list[QueuedPromptInfo]:
@@ -256,13 +264,16 @@ class TurnRunner:
             focus=focus,
         )
 
-    def _enqueue(self, session: Session, turn: Turn) -> tuple[bool, int, Turn | None]:
+    def _enqueue(
+        self, session: Session, turn: Turn
+    ) -> tuple[bool, int, Turn | None, StopRequest | None]:
         """Run ``turn`` now on a worker, or queue it behind the running one (an urgent one
         ahead of every other queued turn but earlier urgent ones).
 
         Returns:
-            whether it was queued, its place in the queue (1 = next; 0 when it runs), and the
-            turn running ahead of it (None when it runs now).
+            whether it was queued, its place in the queue (1 = next; 0 when it runs), the
+            turn running ahead of it (None when it runs now), and the armed stop key it must
+            obey (:func:`tui_gateway.key_stops.take_armed`), or None.
 
         Raises:
             GatewayError: when the gateway is shutting down.
@@ -285,10 +296,11 @@ class TurnRunner:
                 else:
                     session.running = turn
                     turn.state = TurnStage.RUNNING
+                armed = take_armed(session, turn, runs_now=not queued)
                 session.last_used = time.monotonic()
             if not queued:
                 self._workers.start(turn.turn_id, lambda: self._run(session, turn))
-        return queued, position, ahead
+        return queued, position, ahead, armed
 
     def _run(self, session: Session, turn: Turn) -> None:
         while True:

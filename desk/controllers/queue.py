@@ -169,8 +169,9 @@ class QueueController:
     async def save_edit(self, view: SessionView, key: str, text: str) -> None:
         """Enter while the box edits ``key``: its new text, in its place.
 
-        A held prompt is sent with its new text. When the prompt is no longer queued the text
-        stays in the box (a toast says so), and Enter then sends it as a prompt of its own.
+        The box emptied itself on Enter. A held prompt is sent with its new text. When the
+        prompt is no longer queued the text comes back to the box (a toast says so), and Enter
+        then sends it as a prompt of its own.
         """
         prompt = self._prompt
         entry = view.queue.get(key)
@@ -178,21 +179,20 @@ class QueueController:
         if entry is not None and entry.kind == "held":
             entry.text = text
             await self.resend(view, key)
-            if view.queue.get(key) is None:
-                prompt.clear()
             return
         edited = False
         if entry is not None:
             try:
                 edited = self._gateway.prompt_edit(view.session_id, key, text)
             except GatewayError as exc:
+                prompt.give_back(text)
                 self._notify(exc.message, title="Not edited", severity="error")
                 await self.sync(view)
                 return
         if edited and entry is not None:
             entry.text = text  # the gateway's prompt.queued says so too
-            prompt.clear()
         else:
+            prompt.give_back(text)
             self._notify(
                 "that prompt is not queued any more (it ran); your text is still here: Enter "
                 "sends it as a new prompt",

@@ -9,12 +9,21 @@ stop key) reaches the app's bindings on the UI thread (:meth:`StopKeysController
 
 Either way the stop's ``requested_at`` is the moment the key's bytes were read (or, without
 the terminal's stamp, the key event's own time): the stop receipt's figures count from there.
+
+A stop key means "stop this session's work", and the gateway decides what that is: the key
+names no turn, and carries its own time (``keyed_at``, the key event's ``Message.time``), as
+every Enter's submit carries its own (``entered_at``). The gateway stops what runs, or, when
+nothing runs yet, the prompt of an Enter made before the key when its submit arrives (the UI
+may not have sent it yet); never a prompt entered after the key (:mod:`tui_gateway.key_stops`).
+Each key reaches the gateway once: one the input thread sent goes on to the app only for its
+other uses (closing a list, a panel). A key read after quitting began stops nothing: the quit
+stops everything as the system.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.stops import Surface
@@ -31,7 +40,23 @@ if TYPE_CHECKING:
 
 PASSED_KEY_S = 1.0
 """A key event made at most this long (s) after the input thread let a stop key through is
-that key."""
+that key (when the event's own time is not known)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PassedKey:
+    """A stop key the input thread let through to the app.
+
+    Attributes:
+        read_at: ``time.monotonic()`` when its bytes were read.
+        key_time: the key event's time (``Message.time``), or None.
+        sent: True when the input thread gave it to the gateway already (nothing ran: the
+            gateway keeps it for a prompt in flight); the app must not send it again.
+    """
+
+    read_at: float
+    key_time: float | None
+    sent: bool
 
 
 class StopKeysController:
@@ -40,13 +65,11 @@ class StopKeysController:
     Args:
         gateway: the gateway (``session_interrupt``).
         stop_key: the configured stop key.
-        turns: stops the shown turn, keeps an early stop for the next submit.
+        turns: sends the stops.
         console: a focused console takes the stop keys for its commands.
         compression: a focused compression panel takes the stop key for its compression.
         sessions: the view shown.
         quit: no stop once quitting began; Ctrl+C's double press quits.
-        running_turn_of: the turn of a session whose ``message.start`` came and whose
-            ``message.complete`` did not (the bridge knows, on the gateway's thread).
     """
 
     def __init__(
@@ -59,7 +82,6 @@ class StopKeysController:
         compression: CompressionController,
         sessions: SessionsController,
         quit: QuitController,
-        running_turn_of: Callable[[str], str | None],
     ) -> None:
         self._gateway = gateway
         self.stop_key = stop_key
@@ -69,10 +91,9 @@ class StopKeysController:
         self._compression = compression
         self._sessions = sessions
         self._quit = quit
-        self._running_turn_of = running_turn_of
         self._input_presses = StopPresses(stop_key)  # the terminal's input thread's
         self._ui_presses = StopPresses(stop_key)  # the UI thread's
-        self._passed_read_at: float | None = None  # a stop key the input thread let through
+        self._passed: PassedKey | None = None  # a stop key the input thread let through
         self.key_time: float | None = None
         """The time (``Message.time``) of the key event the UI handles now (the app sets it)."""
 
@@ -86,10 +107,9 @@ class StopKeysController:
     def from_input_thread(self, key: str, read_at: float, key_time: float | None) -> bool:
         """A stop key on the input thread (thread-safe: attribute reads and gateway calls).
 
-        It stops the turn the view shows as running, or, when the view shows none yet (the
-        UI is behind, or has not handled the Enter), whatever runs in the session now: the
-        gateway knows. When nothing runs, the stop is kept for the prompt whose Enter came
-        just before the key (:class:`desk.stop_key.EarlyStop`) and the key goes on.
+        It asks the gateway to stop what the session runs now (the key names no turn: the
+        view may be behind). When nothing runs yet, the gateway keeps the stop for the prompt
+        of an Enter made before the key, and the key goes on to the app for its other uses.
 
         Args:
             key: one of :attr:`input_keys`.
@@ -97,46 +117,61 @@ class StopKeysController:
             key_time: the key event's time, or None for now.
 
         Returns:
-            True when the key was taken as a stop (consumed); False to let it go on.
+            True when the key was taken (a stop, or quitting began: it does nothing); False
+            to let it go on.
         """
+        if self._quit.started:  # the quit stops everything as the system: the key does nothing
+            return True
         if not self._input_presses.press(key, read_at):  # a double stop key's first press
-            self._passed_read_at = read_at
+            self._passed = PassedKey(read_at, key_time, sent=False)
             return False
         if self._console.stop_from_input_thread(read_at):  # a focused console: its commands
             return True
         view = self._sessions.view
-        if view is None or self._quit.started:
+        if view is None:
             return False
-        stop = key_stop(read_at)
-        shown = view.running_turn or self._running_turn_of(view.session_id)
+        keyed_at = time.monotonic() if key_time is None else key_time
         try:
-            stopped = self._gateway.session_interrupt(view.session_id, stop, turn_id=shown)
+            stopped = self._gateway.session_interrupt(
+                view.session_id, key_stop(read_at), keyed_at=keyed_at
+            )
         except GatewayError:  # the session is gone (deleted, evicted): nothing to stop
             return False
-        if stopped is not None or shown is not None:  # stopped, or what was shown had ended
+        if stopped is not None:
             return True
-        self._turns.early_stop.arm(stop, time.monotonic() if key_time is None else key_time)
-        self._passed_read_at = read_at
+        self._passed = PassedKey(read_at, key_time, sent=True)
         return False
 
     # -- the UI thread -------------------------------------------------------------------------
 
-    def _read_at(self) -> float:
-        read_at, self._passed_read_at = self._passed_read_at, None
+    def _key(self) -> tuple[float, float, bool]:
+        """The key the UI handles now: when it was read, its own time, and whether the
+        input thread sent it to the gateway already."""
+        passed, self._passed = self._passed, None
         key_time = self.key_time
         if key_time is None:
-            return time.monotonic() if read_at is None else read_at
-        if read_at is not None and 0.0 <= key_time - read_at <= PASSED_KEY_S:
-            return read_at
-        return key_time
+            now = time.monotonic()
+            return (now, now, False) if passed is None else (passed.read_at, now, passed.sent)
+        if passed is None:
+            return key_time, key_time, False
+        if passed.key_time is not None:
+            if passed.key_time == key_time:
+                return passed.read_at, key_time, passed.sent
+            return key_time, key_time, False
+        if 0.0 <= key_time - passed.read_at <= PASSED_KEY_S:
+            return passed.read_at, key_time, passed.sent
+        return key_time, key_time, False
 
     def stop_key_pressed(self) -> bool:
         """The stop key's binding ran: stop what runs.
 
         Returns:
-            False to let the key go on (the first press of a double key, or nothing ran).
+            False to let the key go on (the first press of a double key, nothing ran, or the
+            input thread gave it to the gateway already).
         """
-        read_at = self._read_at()
+        read_at, keyed_at, sent = self._key()
+        if self._quit.started:
+            return True
         if not self._ui_presses.press(self.stop_key.key, read_at):
             return False
         view = self._sessions.view
@@ -144,14 +179,22 @@ class StopKeysController:
             return True
         if view is not None and self._compression.takes_stop_key(view):  # a focused panel
             return True
-        return view is not None and self._turns.stop(view, Surface.DESK_KEY, read_at) is not None
+        if view is None or sent:
+            return False
+        return self._turns.stop(view, Surface.DESK_KEY, read_at, keyed_at) is not None
 
     def ctrl_c_pressed(self) -> bool:
         """Ctrl+C: stop what runs; when nothing does, True once a second press should quit."""
-        read_at = self._read_at()
+        read_at, keyed_at, sent = self._key()
+        if self._quit.started:
+            return False
         if self._console.takes_stop_key(read_at):
             return False
         view = self._sessions.view
-        if view is not None and self._turns.stop(view, Surface.DESK_KEY, read_at) is not None:
+        if (
+            view is not None
+            and not sent
+            and self._turns.stop(view, Surface.DESK_KEY, read_at, keyed_at) is not None
+        ):
             return False
         return self._quit.confirm_ctrl_c()

@@ -25,7 +25,7 @@ from textual.widgets import Button, Static
 from agent.stops import StopRequest, Surface
 from desk.controllers.ports import Notify
 from desk.receipts import ReceiptFormatter, format_failure
-from desk.stop_key import EarlyStop, key_stop
+from desk.stop_key import key_stop
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import Clock, StatusBar
@@ -117,8 +117,6 @@ class TurnsController:
         self._turn_ended = turn_ended
         self._refresh_bindings = refresh_bindings
         self._notify = notify
-        self.early_stop = EarlyStop()
-        """A stop key read before the prompt it was meant for reached the gateway."""
 
     # -- what the status bar and the Stop button show ------------------------------------------
 
@@ -154,28 +152,24 @@ class TurnsController:
     ) -> SubmitResult | None:
         """Send a prompt (not a command) for the view's session.
 
-        A stop key read after the Enter that sent it, while nothing ran yet, stops its turn
-        at once (:class:`desk.stop_key.EarlyStop`).
+        ``enter_time`` goes with it: a stop key made after that Enter stops its turn, even one
+        that reached the gateway before this submit did (:mod:`tui_gateway.key_stops`).
 
         Args:
             view: the session shown.
             text: the prompt.
-            enter_time: when the Enter that sent it was made (``Message.time``), or None.
+            enter_time: when the Enter that sent it was made (``Message.time``,
+                ``time.monotonic()`` seconds), or None when no key sent it.
 
         Returns:
             what the gateway did with it (run now or queued); None when it refused it (a toast
-            says why, and the text stays in the prompt box).
+            says why; the caller gives the text back to the prompt box).
         """
         try:
-            result = self._gateway.prompt_submit(view.session_id, text)
+            return self._gateway.prompt_submit(view.session_id, text, entered_at=enter_time)
         except GatewayError as exc:
-            self.early_stop.take(None)
             self._notify(shown(exc.message), title="Prompt not sent", severity="error")
             return None
-        early = self.early_stop.take(enter_time)
-        if early is not None and not result.queued:
-            self._gateway.session_interrupt(view.session_id, early, turn_id=result.turn_id)
-        return result
 
     def steer(self, view: SessionView, text: str) -> SteerResult | None:
         """Steer the view's running turn with ``text`` (as the person, from the keyboard).
@@ -190,15 +184,20 @@ class TurnsController:
             self._notify(shown(exc.message), title="Not sent", severity="error")
             return None
 
-    def stop_and_send(self, view: SessionView, text: str) -> SubmitResult | None:
-        """Stop the running turn as the person and run ``text`` next, ahead of the queue."""
+    def stop_and_send(
+        self, view: SessionView, text: str, key_time: float | None = None
+    ) -> SubmitResult | None:
+        """Stop what the session runs now (the gateway knows, whatever the view shows) as the
+        person and run ``text`` next, ahead of the queue; ``key_time`` is the Ctrl+S's."""
         stop = StopRequest.by_user(Surface.DESK_KEY, STOP_AND_SEND_REASON)
         try:
-            result = self._gateway.prompt_submit(view.session_id, text, stop=stop)
+            result = self._gateway.prompt_submit(
+                view.session_id, text, stop=stop, entered_at=key_time
+            )
         except GatewayError as exc:
             self._notify(shown(exc.message), title="Prompt not sent", severity="error")
             return None
-        if view.running_turn is not None:
+        if result.queued:
             self.set_stopping()
         return result
 
@@ -248,32 +247,40 @@ class TurnsController:
             await view.transcript.add_prompt(result.turn_id, text)
             self.set_running(view, result.turn_id)
 
-    def stop(self, view: SessionView, surface: Surface, read_at: float | None = None) -> str | None:
-        """Hard-stop the view's running turn (or, when it shows none, what runs) as the person.
+    def stop(
+        self,
+        view: SessionView,
+        surface: Surface,
+        read_at: float | None = None,
+        keyed_at: float | None = None,
+    ) -> str | None:
+        """Hard-stop what the view's session runs now, as the person.
+
+        The gateway decides which turn that is, not the view (it may still show a turn that
+        has ended while the next one runs): :mod:`tui_gateway.key_stops`.
 
         Args:
             view: the session shown.
             surface: ``desk.key`` or ``desk.button``.
             read_at: ``time.monotonic()`` when the key or click was read (None: now); the
                 stop receipt counts from then.
+            keyed_at: a stop key's own time (``Message.time``): a prompt entered before it
+                whose submit has not reached the gateway yet is stopped when it does; None
+                for a click or a command.
 
         Returns:
-            the stopped turn's id, or None when nothing ran.
+            the stopped turn's id, or None when nothing ran (yet).
         """
         stop = StopRequest.by_user(surface) if read_at is None else key_stop(read_at, surface)
-        stopped = self._gateway.session_interrupt(view.session_id, stop, turn_id=view.running_turn)
-        if stopped is not None and stopped == view.running_turn:
+        stopped = self._gateway.session_interrupt(view.session_id, stop, keyed_at=keyed_at)
+        if stopped is not None:
             self.set_stopping()
         return stopped
 
     def stop_by_command(self, view: SessionView) -> None:
-        """``/stop``: stop the running turn, or say that nothing runs."""
-        turn_id = view.running_turn
-        stopped = None
-        if turn_id is not None:
-            stop = StopRequest.by_user(Surface.DESK_KEY, COMMAND_STOP_REASON)
-            stopped = self._gateway.session_interrupt(view.session_id, stop, turn_id=turn_id)
-        if stopped is None:
+        """``/stop``: stop what the session runs now, or say that nothing runs."""
+        stop = StopRequest.by_user(Surface.DESK_KEY, COMMAND_STOP_REASON)
+        if self._gateway.session_interrupt(view.session_id, stop) is None:
             self._notify("nothing is running", title="/stop")
 
     # -- gateway events ------------------------------------------------------------------------

@@ -32,6 +32,9 @@ from desk.widgets.session_view import SessionView
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.wiring import DeskWidgets
 
+EARLY_NOTICE = "your prompt is sent once desk is ready"
+"""The status bar's line while an Enter typed during the start waits for the session."""
+
 
 class DeskScreen(Screen[None]):
     """The main screen.
@@ -49,6 +52,16 @@ class DeskScreen(Screen[None]):
         super().__init__(id="_default")
         self._widgets = widgets
         self._controllers = controllers
+        self._early: list[PromptInput.Submitted] | None = []  # None once the desk is ready
+
+    async def desk_ready(self) -> None:
+        """The session's view is up: send, in order, what Enter sent while the desk started
+        (keys typed before the app ran wait in the terminal and arrive as its first keys)."""
+        early, self._early = self._early or [], None
+        if early:
+            self._widgets.status.notice = ""
+        for message in early:
+            await self.on_prompt_input_submitted(message)
 
     # -- the prompt box ------------------------------------------------------------------------
 
@@ -91,14 +104,19 @@ class DeskScreen(Screen[None]):
         c = self._controllers
         view = c.sessions.view
         if view is None:
+            if self._early is not None:  # the desk is starting: it goes once it is ready
+                self._early.append(message)
+                self._widgets.status.notice = EARLY_NOTICE
+            else:
+                self._widgets.prompt.give_back(message.text)
             return
         text = message.text.lstrip("\n").rstrip()  # stray blank lines around it mean nothing
-        if text and not c.quit.started and message.how is SendMode.EDIT:
-            editing = self._widgets.prompt.editing
-            if editing is not None:
-                await c.queue.save_edit(view, editing, text)
-                return
-        if text and not c.quit.started:
+        if c.quit.started:
+            self._widgets.prompt.give_back(message.text)
+        elif text and message.how is SendMode.EDIT and message.editing is not None:
+            await c.queue.save_edit(view, message.editing, text)
+            return
+        elif text:
             view.transcript.follow()  # what is sent, and its answer, come into view
             await self._submitted(view, text, message.how, message.key_time)
         await c.queue.sync(view)
@@ -130,26 +148,30 @@ class DeskScreen(Screen[None]):
     async def _submitted(
         self, view: SessionView, text: str, how: SendMode, key_time: float | None
     ) -> None:
+        """Send what the prompt box took (it is empty already: keys typed since are the next
+        prompt's); what cannot go comes back to the box (:meth:`PromptInput.give_back`)."""
         c, prompt = self._controllers, self._widgets.prompt
         if await self._run_command(view, text):
-            prompt.clear()
             return
         unknown = unknown_command(text)
         if unknown is not None:  # a mistyped command is never sent to the model
+            prompt.give_back(text)
             await view.add_note(f"unknown command {unknown} — F1 lists the commands", error=True)
             return
         if how is SendMode.STEER:
             steered = c.turns.steer(view, text)
-            if steered is not None:
-                prompt.clear()
+            if steered is None:
+                prompt.give_back(text)
+            else:
                 await c.turns.show_steer(view, text, steered)
             return
         if how is SendMode.STOP_AND_SEND:
-            result = c.turns.stop_and_send(view, text)
+            result = c.turns.stop_and_send(view, text, key_time)
         else:
             result = c.turns.send(view, text, key_time)
-        if result is not None:
-            prompt.clear()
+        if result is None:
+            prompt.give_back(text)
+        else:
             await c.turns.show_sent(view, text, result)
 
     async def _run_command(self, view: SessionView, text: str) -> bool:

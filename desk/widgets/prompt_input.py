@@ -61,8 +61,10 @@ class SendMode(StrEnum):
 class PromptInput(TextArea):
     """Where the person types. Posts :class:`PromptInput.Submitted` on Enter.
 
-    The text is not cleared on submit: the app clears it once the gateway accepted the prompt,
-    so a refused prompt (too long, gateway closing) is not lost.
+    Enter takes the text and empties the box in the same key event, before anything else runs
+    (the message it posts carries the text): keys typed after it start the next prompt, in
+    order, and never join or replace the one sent. A prompt the app could not send (too long,
+    the gateway closing, an unknown command) comes back with :meth:`give_back`.
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -97,14 +99,19 @@ class PromptInput(TextArea):
         """The person pressed Enter (or Ctrl+T, Ctrl+S).
 
         Args:
-            text: the prompt box's text.
+            text: the prompt box's text when the key was handled (the box is empty since).
             how: how it is to go.
             key_time: when the key that sent it was made (``Message.time``), or None when no
                 key sent it.
+            editing: with :attr:`SendMode.EDIT`, the queued prompt the box was editing.
         """
 
         def __init__(
-            self, text: str, how: SendMode = SendMode.SEND, key_time: float | None = None
+            self,
+            text: str,
+            how: SendMode = SendMode.SEND,
+            key_time: float | None = None,
+            editing: str | None = None,
         ) -> None:
             super().__init__()
             self.text = text
@@ -113,6 +120,8 @@ class PromptInput(TextArea):
             """How it is to go (see :class:`SendMode`)."""
             self.key_time = key_time
             """When the key was made, or None."""
+            self.editing = editing
+            """The queued prompt an edit is for, or None."""
 
     class MentionTab(Message):
         """Tab with no /command to complete: an ``@`` mention being typed may take it."""
@@ -271,17 +280,28 @@ class PromptInput(TextArea):
         self._send(SendMode.STOP_AND_SEND if self._busy else SendMode.SEND)
 
     def _send(self, how: SendMode, key_time: float | None = None) -> None:
+        """Take the text, empty the box and post it, all within this key's handling."""
         text = self.text
         if not text.strip():
             return
 
         if self._hints is not None:
             self._hints.hide()  # the command is sent; an edit shows it again
-        if how is not SendMode.EDIT and self._editing is not None:  # sent as a prompt of its own
-            key, self.editing = self._editing, None
-            self.post_message(self.EditCancelled(key))
-        self.prompt_history.add(self.text)
-        self.post_message(self.Submitted(self.text, how, key_time))
+        editing, self.editing = self._editing, None  # emptying the box below is no cancel
+        if how is not SendMode.EDIT and editing is not None:  # sent as a prompt of its own
+            self.post_message(self.EditCancelled(editing))
+            editing = None
+        self.prompt_history.add(text)
+        self.clear()
+        self.post_message(self.Submitted(text, how, key_time, editing))
+
+    def give_back(self, text: str) -> None:
+        """A prompt the app could not send: back in the box when nothing was typed since;
+        otherwise what was typed stays and the text waits in the history (Up recalls it)."""
+        if self.text.strip():
+            return
+        self.text = text
+        self.move_cursor(self.document.end)
 
     # -- slash completion ---------------------------------------------------------------------
 

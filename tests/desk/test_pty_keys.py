@@ -7,12 +7,21 @@ must still stop the prompt that Enter sent, not be lost.
 
 from __future__ import annotations
 
+import fcntl
+import os
+import struct
+import subprocess
 import sys
+import termios
 
 import pytest
 
 from demo_model.server import DemoModelServer
-from tests.desk.test_pty_stop import desk_in_pty, pty_server  # noqa: F401 (a fixture)
+from tests.desk.test_pty_stop import (  # noqa: F401 (a fixture)
+    desk_in_pty,
+    pty_server,
+)
+from tests.support import poll_until
 
 pytestmark = [
     pytest.mark.pty,
@@ -32,3 +41,51 @@ def test_esc_typed_right_after_enter_stops_that_prompt(
         assert proc.wait(timeout=10.0) == 0
     records = [r for r in pty_server.records.list() if r.id > before]
     assert all(r.outcome != "completed" for r in records)  # never a reply that ran to its end
+
+
+def read_by_desk(proc: subprocess.Popen[bytes], timeout_s: float = 10.0) -> None:
+    """Wait until desk has read every byte written so far (its terminal's input queue is
+    empty): what is written next comes in a read of its own."""
+    slave = os.open(os.readlink(f"/proc/{proc.pid}/fd/0"), os.O_RDWR | os.O_NOCTTY)
+    try:
+
+        def waiting() -> int:
+            return int(struct.unpack("i", fcntl.ioctl(slave, termios.FIONREAD, b"\0" * 4))[0])
+
+        assert poll_until(lambda: waiting() == 0, timeout=timeout_s, every_s=0.0005)
+    finally:
+        os.close(slave)
+
+
+def test_esc_read_after_the_enter_in_a_read_of_its_own_stops_that_prompt(
+    pty_server: DemoModelServer,  # noqa: F811
+) -> None:
+    before = len(pty_server.records.list())
+    with desk_in_pty(pty_server) as (proc, screen):
+        mark = screen.size
+        screen.write(b"Tell me about stopping streams\r")
+        read_by_desk(proc)  # the Enter was read; the UI may not have sent it yet
+        screen.write(b"\x1b")
+        screen.wait_for(b"stopped by you", timeout_s=10.0, start=mark)
+        screen.write(b"\x11")  # Ctrl+Q
+        assert proc.wait(timeout=10.0) == 0
+    records = [r for r in pty_server.records.list() if r.id > before]
+    assert all(r.outcome != "completed" for r in records)
+
+
+def test_keys_typed_during_a_submit_are_the_next_prompt(
+    pty_server: DemoModelServer,  # noqa: F811
+) -> None:
+    before = len(pty_server.records.list())
+    with desk_in_pty(pty_server) as (proc, screen):
+        mark = screen.size
+        screen.write(b"A20\r")
+        read_by_desk(proc)
+        screen.write(b"B20\r")  # while the first submit may still be in hand
+        read_by_desk(proc)
+        screen.wait_for(b"1 queued", timeout_s=10.0, start=mark)  # B20 waits, whole
+        record = pty_server.records.wait_for_record(lambda r: r.id > before, 10.0)
+        assert record is not None
+        assert [m["content"] for m in record.messages if m["role"] == "user"] == ["A20"]
+        screen.write(b"\x11")
+        assert proc.wait(timeout=10.0) == 0

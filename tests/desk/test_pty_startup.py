@@ -130,3 +130,21 @@ def test_a_refused_key_is_one_line_and_the_desk_stays_open(tmp_path: Path) -> No
             screen.wait_for(b"refused the API key (401): set OPENAI_API_KEY", timeout_s=5.0)
             screen.write(b"\x11")
             assert proc.wait(timeout=15.0) == 0
+
+
+def test_an_enter_typed_while_the_desk_starts_sends_the_prompt_once_it_is_ready(
+    tmp_path: Path,
+) -> None:
+    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+        args = ["--base-url", server.base_url, "--model", "demo"]
+        with desk_started(args, tmp_path) as (proc, screen, _tty):
+            screen.wait_for(b"Ask anything", timeout_s=10.0)  # the first frame, not the app
+            screen.write(b"reply with exactly: entered early\r")
+            record = server.records.wait_for_record(lambda r: r.completed_at is not None, 30.0)
+            assert record is not None
+            assert record.messages[-1]["content"] == "reply with exactly: entered early"
+            screen.wait_for(b"idle", timeout_s=20.0)
+            screen.write(b"\x11")
+            assert proc.wait(timeout=15.0) == 0
+        chats = [r for r in server.records.list() if "chat" in r.path]
+        assert len(chats) == 1  # sent once

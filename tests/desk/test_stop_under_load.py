@@ -16,7 +16,7 @@ import pytest
 from agent.stops import Issuer, Surface
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
-from desk.stop_key import EarlyStop, StopKey, StopPresses, key_stop
+from desk.stop_key import StopKey, StopPresses, key_stop
 from tests.desk.desk_testkit import submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway
 
@@ -103,18 +103,6 @@ async def test_a_key_right_after_enter_stops_the_prompt_that_enter_sent(
         assert turn.done.wait(10.0)
         await wait_until(pilot, lambda: desk_app.status_bar.state == "idle", what="idle")
     assert turn.result is not None and turn.result.exit_reason == "interrupted_by_user"
-
-
-def test_an_early_stop_applies_only_to_an_enter_made_before_it() -> None:
-    early = EarlyStop()
-    stop = key_stop(10.0)
-    early.arm(stop, key_time=10.0)
-    assert early.take(enter_time=10.5) is None  # an Enter after the key: not its prompt
-    assert early.take(enter_time=9.0) is None  # taken (forgotten) by the submit before
-    early.arm(stop, key_time=10.0)
-    assert early.take(enter_time=9.9) is stop
-    early.arm(stop, key_time=10.0)
-    assert early.take(enter_time=None) is None  # a submit not made by a key
 
 
 def test_a_key_stop_is_the_persons_and_carries_the_read_time() -> None:

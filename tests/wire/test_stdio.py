@@ -89,6 +89,23 @@ def test_a_user_stop_over_the_wire(remote: RemoteGateway, demo_server: DemoModel
     assert complete.stop.issuer == "user" and complete.stop.reason == "pressed Esc"
 
 
+def test_a_stop_key_over_the_wire_stops_the_prompt_entered_before_it(
+    remote: RemoteGateway, demo_server: DemoModelServer
+) -> None:
+    """The key's and the Enter's times cross the wire: a stop key that reached the gateway
+    before the submit of the Enter typed before it still stops that prompt."""
+    slow_reply(demo_server)
+    log = EventLog()
+    remote.subscribe(log)
+    session = remote.session_create()
+    stop = StopRequest.by_user(Surface.DESK_KEY, "pressed Esc")
+    assert remote.session_interrupt(session, stop, keyed_at=100.002) is None  # kept
+    turn = remote.prompt_submit(session, STORY, entered_at=100.0).turn_id
+    complete = log.complete(turn, timeout=20.0)
+    assert complete.exit_reason == "interrupted_by_user"
+    assert complete.stop is not None and complete.stop.reason == "pressed Esc"
+
+
 def test_eof_on_stdin_is_a_system_stop(
     provider: ProviderConfig, demo_server: DemoModelServer
 ) -> None:

@@ -318,11 +318,19 @@ class RemoteGateway:
         return self._call("session.delete", params, c.SessionDeleteResult).deleted
 
     def prompt_submit(
-        self, session_id: str, text: str, *, stop: StopRequest | None = None
+        self,
+        session_id: str,
+        text: str,
+        *,
+        stop: StopRequest | None = None,
+        entered_at: float | None = None,
     ) -> SubmitResult:
-        """``prompt.submit``: run or queue a prompt (with ``stop``: stop and send)."""
+        """``prompt.submit``: run or queue a prompt (with ``stop``: stop and send;
+        ``entered_at``: when its Enter was made)."""
         wire = _stop_params(stop) if stop is not None else None
-        params = c.PromptSubmitParams(session_id=session_id, text=text, stop=wire)
+        params = c.PromptSubmitParams(
+            session_id=session_id, text=text, stop=wire, entered_at=entered_at
+        )
         return self._call("prompt.submit", params, SubmitResult)
 
     def prompt_steer(self, session_id: str, text: str, stop: StopRequest) -> SteerResult:
@@ -356,16 +364,21 @@ class RemoteGateway:
         return self._call("prompt.edit", params, c.PromptEditResult).edited
 
     def session_interrupt(
-        self, session_id: str, stop: StopRequest, turn_id: str | None = None
+        self,
+        session_id: str,
+        stop: StopRequest,
+        turn_id: str | None = None,
+        keyed_at: float | None = None,
     ) -> str | None:
-        """``session.interrupt``: hard-stop the running turn as ``stop`` says; returns its id.
+        """``session.interrupt``: hard-stop the running turn as ``stop`` says (a stop key made
+        at ``keyed_at``: the gateway's key rule); returns its id.
 
         Raises:
             GatewayError: ``stop`` is a soft interrupt (the wire carries hard stops only; code
                 -32602, nothing sent), or the gateway refused the stop.
         """
         params = c.SessionInterruptParams(
-            session_id=session_id, stop=_stop_params(stop), turn_id=turn_id
+            session_id=session_id, stop=_stop_params(stop), turn_id=turn_id, keyed_at=keyed_at
         )
         return self._call("session.interrupt", params, c.SessionInterruptResult).turn_id
 

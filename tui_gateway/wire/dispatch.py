@@ -217,7 +217,7 @@ class Dispatcher:
 
     def _prompt_submit(self, p: c.PromptSubmitParams) -> Any:
         stop = p.stop.request() if p.stop is not None else None
-        return self.gateway.prompt_submit(p.session_id, p.text, stop=stop)
+        return self.gateway.prompt_submit(p.session_id, p.text, stop=stop, entered_at=p.entered_at)
 
     def _prompt_steer(self, p: c.PromptSteerParams) -> Any:
         return self.gateway.prompt_steer(p.session_id, p.text, p.stop.request(hard=False))
@@ -235,7 +235,9 @@ class Dispatcher:
         return c.PromptEditResult(edited=self.gateway.prompt_edit(p.session_id, p.turn_id, p.text))
 
     def _session_interrupt(self, p: c.SessionInterruptParams) -> c.SessionInterruptResult:
-        turn = self.gateway.session_interrupt(p.session_id, p.stop.request(), turn_id=p.turn_id)
+        turn = self.gateway.session_interrupt(
+            p.session_id, p.stop.request(), turn_id=p.turn_id, keyed_at=p.keyed_at
+        )
         return c.SessionInterruptResult(turn_id=turn)
 
     def _session_compress(self, p: c.SessionCompressParams) -> Any:

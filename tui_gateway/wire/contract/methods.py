@@ -192,7 +192,9 @@ METHODS: tuple[Method, ...] = (
         "Hard-stop the session's running turn, booked to the `stop`'s issuer and surface. "
         "Queued prompts stay queued. The turn ends with one `message.complete` whose "
         "`exit_reason` is `interrupted_by_user` for a user surface, "
-        "`interrupted_by_system(<surface>)` otherwise.",
+        "`interrupted_by_system(<surface>)` otherwise. A stop key (`keyed_at`) stops what "
+        "the session runs now, or the prompt whose submit was entered before it and is still "
+        "in flight, whichever call reaches the gateway first; never a prompt entered after it.",
     ),
     Method(
         "session.compress",

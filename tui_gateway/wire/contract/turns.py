@@ -24,11 +24,15 @@ class PromptSubmitParams:
         text: the prompt (not empty; at most the gateway's ``max_prompt_chars``).
         stop: "stop and send": hard-stop the running turn with this stop (queued prompts are
             kept) and run this prompt next, ahead of them; null queues it as usual.
+        entered_at: when the key that sent it (an Enter) was made, in ``CLOCK_MONOTONIC``
+            seconds of the frontend's host; a ``session.interrupt`` keyed after it stops this
+            turn even when it reached the gateway first. Null: no key sent it.
     """
 
     session_id: str
     text: str
     stop: StopParams | None = None
+    entered_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +154,17 @@ class SessionInterruptParams:
         session_id: the session.
         stop: who stops the turn, from where, and why.
         turn_id: stop only this turn; when another turn runs, nothing happens.
+        keyed_at: a person's stop key: when it was made, in ``CLOCK_MONOTONIC`` seconds of the
+            frontend's host (the clock of ``prompt.submit``'s ``entered_at``). Without
+            ``turn_id`` it stops what runs unless that prompt was entered after the key; when
+            nothing runs it is kept for the submit of a prompt entered before the key, which
+            is then stopped at once. Null: stop what runs now.
     """
 
     session_id: str
     stop: StopParams
     turn_id: str | None = None
+    keyed_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,170 @@
+"""The key rule at the gateway: a stop key stops what the session runs now, or the prompt
+entered before it whose submit is still in flight, whichever call arrives first; never a
+prompt entered after it, and never a turn that already ended while another runs."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.provider.client import ProviderConfig
+from agent.stops import StopRequest, Surface
+from demo_model.server import DemoModelServer
+from desk.stop_key import key_stop
+from tests.support import EventLog
+from tui_gateway.events import MessageStart
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+T0 = 1_000.0
+"""A made-up ``time.monotonic()`` reading: the keys' stamps only need their order."""
+
+
+@pytest.fixture
+def gateway(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> Iterator[tuple[Gateway, EventLog]]:
+    demo_server.configure(tokens_per_second=40.0, max_tokens=400, slots=8)
+    gateway = Gateway(GatewayConfig(provider=provider, cwd=tmp_path))
+    log = EventLog()
+    gateway.subscribe(log)
+    try:
+        yield gateway, log
+    finally:
+        report = gateway.shutdown(timeout_s=10)
+        assert report.threads_left == []
+
+
+def stop_of(gateway: Gateway, session: str, turn_id: str) -> StopRequest | None:
+    """The hard stop the turn's agent got, if any."""
+    return gateway.turn(session, turn_id).agent.stop_request
+
+
+def test_a_stop_key_that_reaches_the_gateway_first_stops_the_prompt_entered_before_it(
+    gateway: tuple[Gateway, EventLog],
+) -> None:
+    gw, log = gateway
+    session = gw.session_create()
+    key = key_stop(T0 + 0.002)
+    assert gw.session_interrupt(session, key, keyed_at=T0 + 0.002) is None  # nothing runs yet
+    sent = gw.prompt_submit(session, "hello", entered_at=T0)
+    done = log.complete(sent.turn_id, timeout=10)
+    assert done.status == "interrupted"
+    assert done.exit_reason == "interrupted_by_user"
+    assert done.stop is not None and done.stop.surface == Surface.DESK_KEY
+
+
+def test_a_stop_key_after_the_submit_stops_that_turn(gateway: tuple[Gateway, EventLog]) -> None:
+    gw, log = gateway
+    session = gw.session_create()
+    sent = gw.prompt_submit(session, "hello", entered_at=T0)
+    assert gw.session_interrupt(session, key_stop(T0 + 1), keyed_at=T0 + 1) == sent.turn_id
+    assert log.complete(sent.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+
+
+def test_a_stop_key_made_before_the_enter_never_stops_its_prompt(
+    gateway: tuple[Gateway, EventLog],
+) -> None:
+    gw, _log = gateway
+    session = gw.session_create()
+    assert gw.session_interrupt(session, key_stop(T0), keyed_at=T0) is None  # armed
+    sent = gw.prompt_submit(session, "hello", entered_at=T0 + 0.001)  # a later Enter
+    assert stop_of(gw, session, sent.turn_id) is None
+    # Arriving late, after the later prompt started, the same key still leaves it alone.
+    assert gw.session_interrupt(session, key_stop(T0), keyed_at=T0) is None
+    assert stop_of(gw, session, sent.turn_id) is None
+
+
+def test_a_stop_key_stops_the_turn_that_runs_now_while_the_screen_shows_the_last_one(
+    gateway: tuple[Gateway, EventLog], demo_server: DemoModelServer
+) -> None:
+    gw, log = gateway
+    session = gw.session_create()
+    demo_server.configure(tokens_per_second=2000.0, max_tokens=3)
+    first = gw.prompt_submit(session, "one", entered_at=T0)
+    log.complete(first.turn_id, timeout=10)  # ended on its own: a screen may still show it
+    demo_server.configure(tokens_per_second=40.0, max_tokens=400)
+    second = gw.prompt_submit(session, "two", entered_at=T0 + 1)
+    # The key named nothing: the gateway stops what runs, not the turn a screen last drew.
+    assert gw.session_interrupt(session, key_stop(T0 + 2), keyed_at=T0 + 2) == second.turn_id
+    assert log.complete(second.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    assert log.complete(first.turn_id).exit_reason == "completed"
+
+
+def test_two_prompts_entered_before_the_key_stop_the_first_and_keep_the_second(
+    gateway: tuple[Gateway, EventLog],
+) -> None:
+    gw, log = gateway
+    session = gw.session_create()
+    assert gw.session_interrupt(session, key_stop(T0 + 2), keyed_at=T0 + 2) is None
+    first = gw.prompt_submit(session, "one", entered_at=T0)
+    second = gw.prompt_submit(session, "two", entered_at=T0 + 1)
+    assert second.queued
+    assert log.complete(first.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    assert log.wait_for(
+        lambda events: any(
+            isinstance(e.payload, MessageStart) and e.payload.turn_id == second.turn_id
+            for e in events
+        ),
+        timeout=10,
+    )
+    assert stop_of(gw, session, second.turn_id) is None  # kept, as after any stop of a turn
+    gw.session_interrupt(session, StopRequest.by_user(Surface.DESK_BUTTON))
+
+
+def test_a_submit_no_key_sent_leaves_an_armed_stop_for_the_keyed_one(
+    gateway: tuple[Gateway, EventLog],
+) -> None:
+    gw, log = gateway
+    session = gw.session_create()
+    assert gw.session_interrupt(session, key_stop(T0 + 1), keyed_at=T0 + 1) is None
+    other = gw.prompt_submit(session, "from another frontend")  # no key: not this key's
+    assert stop_of(gw, session, other.turn_id) is None
+    gw.session_interrupt(session, StopRequest.by_user(Surface.API_STOP), turn_id=other.turn_id)
+    log.complete(other.turn_id, timeout=10)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_submit_and_stop_key_in_any_order_obey_the_order_of_the_keys(
+    gateway: tuple[Gateway, EventLog], seed: int
+) -> None:
+    """Enter and the stop key race from two threads released by one barrier; whichever call
+    reaches the gateway first, the prompt is stopped exactly when its Enter came first."""
+    gw, log = gateway
+    rng = random.Random(seed)
+    session = gw.session_create()
+    enter_first = rng.random() < 0.7
+    entered_at, keyed_at = (T0, T0 + 0.001) if enter_first else (T0 + 0.001, T0)
+    barrier = threading.Barrier(2)
+    spins = (rng.randrange(2000), rng.randrange(2000))
+    sent: list[str] = []
+    stopped: list[str | None] = []
+
+    def submit() -> None:
+        barrier.wait()
+        for _ in range(spins[0]):
+            pass
+        sent.append(gw.prompt_submit(session, "race", entered_at=entered_at).turn_id)
+
+    def interrupt() -> None:
+        barrier.wait()
+        for _ in range(spins[1]):
+            pass
+        stopped.append(gw.session_interrupt(session, key_stop(keyed_at), keyed_at=keyed_at))
+
+    threads = [threading.Thread(target=submit), threading.Thread(target=interrupt)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    (turn_id,) = sent
+    if enter_first:
+        assert stopped[0] in (None, turn_id)  # None: it arrived first and armed the stop
+        assert log.complete(turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    else:
+        assert stopped == [None]
+        assert stop_of(gw, session, turn_id) is None
+        gw.session_interrupt(session, StopRequest.by_user(Surface.DESK_BUTTON))
