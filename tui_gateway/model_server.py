@@ -23,6 +23,7 @@ from dataclasses import replace
 import httpx
 
 from agent.provider.client import ProviderConfig
+from agent.valid_text import loads, valid_text
 from tui_gateway.server_events import ServerState, ServerStatus
 from tui_gateway.state import Session
 from tui_gateway.types import GatewayError
@@ -55,7 +56,7 @@ def listed_models(data: object) -> list[str]:
         if isinstance(item, dict):
             name = item.get("id") or item.get("model") or item.get("name")
             if isinstance(name, str) and name:
-                ids.append(name)
+                ids.append(valid_text(name))
     return ids
 
 
@@ -89,7 +90,7 @@ def ask_models(
     except Exception as exc:  # an odd URL: say it, never die
         return None, [], one_line(exc)
     try:
-        models = listed_models(response.json()) if response.status_code == 200 else []
+        models = listed_models(loads(response.content)) if response.status_code == 200 else []
     except ValueError:
         models = []
     return response.status_code, models, ""

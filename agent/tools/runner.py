@@ -17,12 +17,16 @@ Before a file tool's call runs, the workspace boundary (:mod:`agent.tools.worksp
 the path it would touch: a path on the deny list is refused (an error result, whatever the
 approvals say), a path outside the workspace asks the person even for a tool that needs no
 approval, and the call then runs on the resolved path it was checked against.
+
+A tool's output and result are made valid Unicode here (:func:`agent.valid_text.valid_text`),
+whatever the tool: a file name or an MCP server's text holding a lone surrogate reaches the
+transcript as U+FFFD.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,7 @@ from agent.tools.output import OutputBuffer
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import PathCheck, TouchesPath, Workspace
+from agent.valid_text import valid_text
 
 Approver = Callable[[ToolCall, dict[str, Any], str], Awaitable[bool]]
 """Asks the person whether a call may run; True to run it. Called with the call, its parsed
@@ -150,6 +155,7 @@ class ToolBatch:
                 return ToolResult.error(f"the person declined to run this {call.name} call")
 
         def tee(text: str) -> None:
+            text = valid_text(text)  # a tool's output is made valid once, here
             self._partial.append(text)
             if self.on_output is not None:
                 self.on_output(call, text)
@@ -162,9 +168,11 @@ class ToolBatch:
             call_id=call.id,
         )
         try:
-            return await tool.run(args, ctx)
+            result = await tool.run(args, ctx)
         except Exception as exc:  # a tool bug must still answer the call
-            return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+            return ToolResult.error(valid_text(f"{call.name} failed: {type(exc).__name__}: {exc}"))
+        content = valid_text(result.content)
+        return result if content is result.content else replace(result, content=content)
 
     @property
     def running(self) -> ToolCall | None:
