@@ -339,6 +339,9 @@ class ServerConnection:
                     await sink.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
             pass
+        except Exception as exc:  # what the reader did not expect ends this server, clearly
+            reason = f"desk could not read the server: {describe(exc)}"
+            _log.error("desk: MCP server %r: %s", self.name, reason)
         if not life.stopping and not life.lost.is_set():
             life.lost_reason = reason
             life.lost.set()
