@@ -385,13 +385,18 @@ class Gateway:
         queued any more (GatewayError: unknown session, empty or oversized text)."""
         return self._runner.edit(session_id, turn_id, valid_text(text))
 
-    def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:
+    def approval_respond(
+        self, session_id: str, request_id: str, decision: str, *, refusal: str = ""
+    ) -> bool:
         """``approval.respond``: answer a pending tool approval.
 
         Args:
             session_id: the session.
             request_id: from the ``approval.request`` event.
             decision: ``once``, ``always`` (this tool, for the rest of the session) or ``deny``.
+            refusal: with ``deny`` from a frontend that asked no one (``desk run`` without
+                ``--yes``, the OpenAI facade): what the model is told instead of "the person
+                declined".
 
         Returns:
             False when the prompt is no longer pending (answered, or its turn was stopped).
@@ -400,7 +405,7 @@ class Gateway:
             GatewayError: unknown session or decision.
         """
         approvals = self._table.get(session_id).approvals
-        return approvals is not None and approvals.respond(request_id, decision)
+        return approvals is not None and approvals.respond(request_id, decision, refusal)
 
     # -- stops (all booked by the booking office) ----------------------------------------------
 

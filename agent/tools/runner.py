@@ -46,7 +46,10 @@ from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import PathCheck, TouchesPath, Workspace
 from agent.valid_text import valid_text
 
-Approver = Callable[[ToolCall, dict[str, Any], str], Awaitable[bool]]
+Approver = Callable[[ToolCall, dict[str, Any], str], Awaitable[bool | str]]
+"""Asks whether a call may run: ``(call, args, why it asks)`` -> True to run it, False when the
+person declined, or the text the model is told instead when no one was asked (a run that
+refuses every call needing approval)."""
 """Asks the person whether a call may run; True to run it. Called with the call, its parsed
 arguments and the reason it asks beyond its tool's ``needs_approval`` ("" when there is none;
 e.g. ``read_file on /etc/hosts, outside the workspace /home/me/project``)."""
@@ -151,7 +154,10 @@ class ToolBatch:
         outside = check is not None and check.verdict == "outside"
         if (tool.needs_approval or outside) and self.approve is not None:
             reason = check.reason(call.name) if outside and check is not None else ""
-            if not await self.approve(call, args, reason):
+            verdict = await self.approve(call, args, reason)
+            if verdict is not True:
+                if isinstance(verdict, str) and verdict:
+                    return ToolResult.error(verdict)
                 return ToolResult.error(f"the person declined to run this {call.name} call")
 
         def tee(text: str) -> None:
