@@ -23,7 +23,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from desk.early_frame import EarlyFrame, default_theme_chosen
 
@@ -234,5 +234,13 @@ def exit_lines(resume_hint: str, report: ShutdownReport | None) -> list[str]:
     return lines
 
 
+def run() -> NoReturn:
+    """The ``desk`` command: :func:`main`, then the end of the process with no thread running
+    while the interpreter finalizes (:func:`tui_gateway.process_exit.exit_process`)."""
+    from tui_gateway.process_exit import exit_process
+
+    exit_process(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

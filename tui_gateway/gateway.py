@@ -472,7 +472,9 @@ class Gateway:
             what was stopped and whether any worker outlived the bound.
         """
         self.server.close()
-        return self._shutdown.run(timeout_s)
+        report = self._shutdown.run(timeout_s)
+        self.server.join()  # no thread of the gateway outlives its shutdown
+        return report
 
     # -- console -------------------------------------------------------------------------------
 

@@ -128,6 +128,7 @@ class ModelServer:
         self._generation = 0  # bumped by switch(): an answer about an older server is dropped
         self._due = False  # an attempt is wanted now
         self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
         self._closed = False
         self.on_ready = on_ready
         """Called on the checking thread when the server answers after it had not."""
@@ -258,10 +259,32 @@ class ModelServer:
             return self._status
 
     def close(self) -> None:
-        """Stop asking (the thread ends after the request it may be making)."""
+        """Stop asking (the thread ends after the request it may be making; :meth:`join`
+        waits for it), and cancel the retry timer."""
         with self._lock:
             self._closed = True
             self._wake.notify_all()
+            timer = self._timer
+        if timer is not None:
+            timer.cancel()
+
+    def join(self, timeout_s: float = CHECK_TIMEOUT_S + 1.0) -> bool:
+        """Wait for the thread and the timer to end after :meth:`close`, so that none runs
+        once the process exits.
+
+        Args:
+            timeout_s: how long to wait for each, in seconds.
+
+        Returns:
+            True when no thread of it is left.
+        """
+        with self._lock:
+            thread, timer = self._thread, self._timer
+        if timer is not None and timer is not threading.current_thread():
+            timer.join(timeout_s)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
+        return not any(t is not None and t.is_alive() for t in (thread, timer))
 
     # -- the checking thread -------------------------------------------------------------------
 
@@ -307,7 +330,11 @@ class ModelServer:
         """Wait ``seconds`` before the next attempt, or less when asked (or switched)."""
         timer = threading.Timer(seconds, self._due_now, args=(generation,))
         timer.daemon = True
-        timer.start()
+        with self._lock:
+            if self._closed:
+                return
+            self._timer = timer
+            timer.start()
 
     def _due_now(self, generation: int) -> None:
         with self._lock:

@@ -169,7 +169,6 @@ class Workspace:
         inside = resolved == self.root or self.root in resolved.parents
         return PathCheck("inside" if inside else "outside", resolved, self.root)
 
-
     def _same_file_as_denied(self, path: Path) -> bool:
         """True when ``path`` is a hard link of a denied file: another name of the same file
         (device and inode), which no path comparison can see. Only a file with more than one
