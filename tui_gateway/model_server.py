@@ -167,6 +167,8 @@ class ModelServer:
         server's default while the session has none)."""
         provider = self.provider
         with session.lock:
+            if not session.model and provider.model:  # made before the server named one
+                session.model = provider.model
             return replace(provider, model=session.model or provider.model)
 
     def set_model(self, session: Session, model: str) -> None:
