@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.provider.client import ProviderConfig  # noqa: E402
 from agent.provider.types import ChatMessage, ToolCall  # noqa: E402
 from agent.store import NewMessage, SqliteStore  # noqa: E402
+from tui_gateway.process_exit import exit_process  # noqa: E402
 
 SESSION = "big"
 WORDS = ["the", "model", "reads", "a", "file", "and", "writes", "tests", "for", "desk", "**stop**"]
@@ -137,8 +138,8 @@ def main() -> None:
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure is not None:
-        print(json.dumps(asyncio.run(_open(args.measure, args.recent))))
-        return
+        print(json.dumps(asyncio.run(_open(args.measure, args.recent))), flush=True)
+        exit_process(0)  # as desk itself ends: no thread runs while the interpreter finalizes
     with tempfile.TemporaryDirectory(prefix="desk-bench-") as tmp:
         path = Path(tmp) / "desk.db"
         built_at = time.perf_counter()

@@ -46,7 +46,7 @@ from .asgi import (
     send_json,
     send_start,
 )
-from .config import CONTEXT_FAULT, STREAM_FAULTS, DemoConfig, parse_fault
+from .config import CONTEXT_FAULT, STREAM_FAULTS, SURROGATE_TEXT, DemoConfig, parse_fault
 from .records import RecordBook, RequestRecord
 from .replies import Step
 from .slots import SlotPool
@@ -304,6 +304,8 @@ class ChatCompletions:
                     return "fault"
                 elif fault == "stall":
                     await asyncio.Event().wait()
+                elif fault == "surrogate":
+                    await _body(send, envelope.surrogate_chunk(SURROGATE_TEXT))
             if index == len(steps):
                 break
             await pacer.wait(index)
@@ -340,7 +342,15 @@ class ChatCompletions:
             await asyncio.Event().wait()
         finish_reason = None if fault == "no_finish" else exchange.finish_reason
         totals = usage(exchange.prompt_tokens, len(exchange.generated), config.cached_prompt_tokens)
-        encoded = dumps(exchange.envelope.completion(exchange.generated, finish_reason, totals))
+        completion = exchange.envelope.completion(exchange.generated, finish_reason, totals)
+        encoded = dumps(completion)
+        if fault == "surrogate":
+            before = steps[: config.fault_after_tokens]
+            at = len("".join(s.text for s in before if s.kind == "content"))
+            message = completion["choices"][0]["message"]
+            text = message["content"] or ""
+            message["content"] = text[:at] + SURROGATE_TEXT + text[at:]
+            encoded = json.dumps(completion, separators=(",", ":")).encode("ascii")
         if fault == "malformed":
             encoded = encoded[: len(encoded) // 2]
         length = [(b"content-length", b"%d" % len(encoded))]

@@ -10,7 +10,14 @@ from typing import Any
 
 from .tokens import TOKENIZERS
 
-STREAM_FAULTS: tuple[str, ...] = ("malformed", "early_close", "drop", "no_finish", "stall")
+STREAM_FAULTS: tuple[str, ...] = (
+    "malformed",
+    "early_close",
+    "drop",
+    "no_finish",
+    "stall",
+    "surrogate",
+)
 """Fault names that act after ``fault_after_tokens`` tokens (see `DemoConfig.fault`)."""
 
 REPLY_SHAPES: tuple[str, ...] = ("markdown", "paragraph", "lines", "document")
@@ -24,6 +31,10 @@ SERVER_WIDE_FIELDS: frozenset[str] = frozenset(
     {"slots", "api_key", "model", "strict_model", "n_ctx", "n_ctx_train", "tokenizer"}
 )
 
+
+SURROGATE_TEXT = "\ud800|\udfff|\ude00\ud83d|\ud83d\ude00"
+"""What the ``surrogate`` fault sends: a lone high surrogate, a lone low one, a pair in the wrong
+order, and a pair in the right order (U+1F600)."""
 
 CONTEXT_FAULT = "context"
 """The fault that answers llama.cpp's context-size 400 whatever the prompt's size."""
@@ -114,7 +125,10 @@ class DemoConfig:
             after ``fault_after_tokens`` tokens, leaving the chunked body incomplete;
             ``"no_finish"`` streams everything and ``[DONE]`` but never a ``finish_reason``;
             ``"stall"`` stops sending after ``fault_after_tokens`` tokens and waits until the
-            client goes away.
+            client goes away; ``"surrogate"`` sends, after ``fault_after_tokens`` tokens, a
+            content piece of lone surrogates spelled as JSON escapes (`SURROGATE_TEXT`: valid
+            JSON, not valid Unicode), then carries on (non-streaming: the same piece inside
+            the content).
         fault_after_tokens: how many tokens are sent before a stream fault acts.
         retry_after_s: the ``Retry-After`` seconds of an injected 429 or 503.
         fault_times: how many requests the fault applies to before it clears itself

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +96,12 @@ class Envelope:
             "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
             "usage": usage,
         }
+
+    def surrogate_chunk(self, text: str) -> bytes:
+        """Return an SSE event whose content is ``text`` with every non-ASCII character as a
+        JSON escape (so lone surrogates can be sent: the ``surrogate`` fault)."""
+        value = self.chunk({"content": text})
+        return b"data: " + json.dumps(value, separators=(",", ":")).encode("ascii") + b"\n\n"
 
     def broken_chunk(self) -> bytes:
         """Return an SSE event whose JSON is cut off in the middle (the ``malformed`` fault)."""

@@ -250,12 +250,16 @@ def run() -> NoReturn:
     last lines are printed. Tearing the interpreter down after that (collecting the app's
     objects module by module, joining leftover threads) only kept the person waiting: 0.6-1 s on
     a busy 2-core machine. So the standard streams and logging are flushed and the process ends
-    with ``os._exit``. A subcommand (``desk gateway``, ``serve``, ``run``) exits the usual way.
+    with ``os._exit``. A subcommand (``desk gateway``, ``serve``, ``run``, ``acp``) ends with no
+    thread running while the interpreter finalizes
+    (:func:`tui_gateway.process_exit.exit_process`).
     """
     args = sys.argv[1:]
     code = main(args)
     if args and args[0] in SUBCOMMANDS:
-        sys.exit(code)
+        from tui_gateway.process_exit import exit_process
+
+        exit_process(code)
     leave_now(code)
 
 

@@ -233,7 +233,10 @@ def build_controllers(
         panel=widgets.console_panel,
         status=status,
         turns=turns,
-        show_session=lambda session_id: sessions.show(session_id, []),
+        # a new session uses the model the server uses for new sessions (learned by now)
+        show_session=lambda session_id: sessions.show(
+            session_id, [], gateway.server.status().model
+        ),
         shown=lambda: sessions.view,
         open_sessions=sessions.open_sidebar,
         notify=notify,

@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from hypothesis import settings
 
 from agent.provider.client import ProviderConfig
 from agent.store.postgres import PostgresStore
@@ -18,6 +19,11 @@ from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from tests.pg_cluster import REQUIRE_ENV, Cluster, NoPostgres, OpenHost, start_cluster
 from tests.pg_proxy import Proxy
+
+settings.register_profile("desk", deadline=None)
+settings.load_profile("desk")
+"""No hypothesis test has a deadline: an example's time says nothing on a loaded machine (a
+test that sets its own ``settings`` keeps this default)."""
 
 
 @pytest.fixture

@@ -29,12 +29,21 @@ DECISIONS = ("once", "always", "deny")
 """What the person can answer: allow once, allow always for this session, deny."""
 
 
+def refused(tool: str, where: str) -> str:
+    """What the model is told of a call that needed approval where no one can be asked
+    (``where``: ``desk run without --yes``)."""
+    return (
+        f"this {tool} call was not run: calls that need approval are refused in {where}, "
+        "where no one is asked (no person declined it)"
+    )
+
+
 @dataclass(slots=True)
 class _Pending:
     turn_id: str
     tool: str
     loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[str]
+    future: asyncio.Future[tuple[str, str]]
 
 
 @dataclass(slots=True)
@@ -66,7 +75,7 @@ class SessionApprovals:
         """
         where = cwd if cwd is not None else Path.cwd()
 
-        async def approve(call: ToolCall, args: dict[str, Any], reason: str) -> bool:
+        async def approve(call: ToolCall, args: dict[str, Any], reason: str) -> bool | str:
             # What a write_file, edit_file or apply_patch will change, on disk (read here, off
             # the turn's loop: a large file must not delay a stop).
             preview = await asyncio.to_thread(change_preview, call.name, args)
@@ -77,7 +86,7 @@ class SessionApprovals:
                     return True
                 request_id = uuid.uuid4().hex[:12]
                 loop = asyncio.get_running_loop()
-                future: asyncio.Future[str] = loop.create_future()
+                future: asyncio.Future[tuple[str, str]] = loop.create_future()
                 self._pending[request_id] = _Pending(turn_id, call.name, loop, future)
             self.publish(
                 ApprovalRequest(
@@ -92,7 +101,7 @@ class SessionApprovals:
                 )
             )
             try:
-                decision = await future
+                decision, refusal = await future
             except asyncio.CancelledError:
                 self.publish(
                     ApprovalResolved(
@@ -110,18 +119,22 @@ class SessionApprovals:
                 with self._lock:
                     self.always.add(call.name)
             self.publish(
-                ApprovalResolved(turn_id=turn_id, request_id=request_id, decision=decision)
+                ApprovalResolved(
+                    turn_id=turn_id, request_id=request_id, decision=decision, reason=refusal
+                )
             )
-            return decision in ("once", "always")
+            return decision in ("once", "always") or refusal or False
 
         return approve
 
-    def respond(self, request_id: str, decision: str) -> bool:
+    def respond(self, request_id: str, decision: str, refusal: str = "") -> bool:
         """Answer a pending prompt from any thread.
 
         Args:
             request_id: from the ``approval.request`` event.
             decision: ``once``, ``always`` or ``deny``.
+            refusal: with ``deny``, when no person was asked: what the model is told instead
+                of "the person declined" (e.g. approvals are off in this run).
 
         Returns:
             False when nothing waits under that id any more (answered, or its turn stopped).
@@ -139,7 +152,7 @@ class SessionApprovals:
 
         def resolve() -> None:
             if not pending.future.done():
-                pending.future.set_result(decision)
+                pending.future.set_result((decision, refusal if decision == "deny" else ""))
 
         try:
             pending.loop.call_soon_threadsafe(resolve)

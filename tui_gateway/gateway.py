@@ -17,6 +17,9 @@ Method names follow the contract (DESIGN.md section 4): ``session.create`` is
 - :class:`~tui_gateway.event_hub.EventHub`: events to subscribers (a slow one never blocks a
   worker);
 - :class:`~tui_gateway.shutdown.Shutdown`: the one shutdown.
+
+Every text a frontend hands a method (a prompt, a title, a command line) passes
+:func:`agent.valid_text.valid_text` first: a lone surrogate is U+FFFD from here on.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from agent.stops import StopRequest, Surface
 from agent.store import SessionStore, SharedStore, StoredReplay
 from agent.tools.workspace import Workspace
 from agent.usage import TokenUsage
+from agent.valid_text import valid_text
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice
 from tui_gateway.compression import SessionCompression
@@ -195,6 +199,7 @@ class Gateway:
         Raises:
             GatewayError: when the gateway is shutting down.
         """
+        title = valid_text(title)  # text from a frontend is made valid once, here
         session = Session(uuid.uuid4().hex[:12], title=title, model=self.server.provider.model)
         session.approvals = SessionApprovals(lambda p: self._events.publish(session, p))
         session.history.extend(first_messages(self.config, self._cwd))
@@ -234,7 +239,7 @@ class Gateway:
 
     def session_rename(self, session_id: str, title: str) -> None:
         """Rename a live or saved session (GatewayError: empty title, or no such session)."""
-        self._saved.rename(session_id, title)
+        self._saved.rename(session_id, valid_text(title))
 
     def session_delete(self, session_id: str) -> bool:
         """Delete a session for good: its running turn is stopped first (a user stop,
@@ -278,7 +283,7 @@ class Gateway:
 
     def session_set_model(self, session_id: str, model: str) -> None:
         """Use ``model`` for the session's next turns (GatewayError: one it does not list)."""
-        self.server.set_model(self._table.get(session_id), model)
+        self.server.set_model(self._table.get(session_id), valid_text(model))
 
     def provider_for(self, session_id: str) -> ProviderConfig:
         """The provider settings the session's turns use."""
@@ -338,6 +343,7 @@ class Gateway:
                 down, a model server that cannot take it now (``ModelServer.refuse``), or a
                 mentioned file that is denied, unreadable or not text.
         """
+        text = valid_text(text)
         check_text(text, "prompt", self.config.max_prompt_chars)
         if stop is not None and not stop.hard:
             raise GatewayError("stop and send takes a hard stop", code=-32602)
@@ -367,6 +373,7 @@ class Gateway:
             GatewayError: unknown session, empty or oversized text, a hard ``stop``, shutting
                 down, or (as a prompt) a model server that cannot take it now.
         """
+        text = valid_text(text)
         check_text(text, "steer", self.config.max_prompt_chars)
         try:
             steer = Steer(stop, text)
@@ -395,6 +402,7 @@ class Gateway:
         Raises:
             GatewayError: unknown session, shutting down, or the model server is unusable.
         """
+        focus = valid_text(focus) if focus is not None else None
         return self._runner.submit(session_id, "", kind=TurnKind.COMPRESS, focus=focus)
 
     def prompt_remove(self, session_id: str, turn_id: str) -> bool:
@@ -409,15 +417,20 @@ class Gateway:
     def prompt_edit(self, session_id: str, turn_id: str, text: str) -> bool:
         """``prompt.edit``: a queued prompt's new text, in its place; False when it is not
         queued any more (GatewayError: unknown session, empty or oversized text)."""
-        return self._runner.edit(session_id, turn_id, text)
+        return self._runner.edit(session_id, turn_id, valid_text(text))
 
-    def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:
+    def approval_respond(
+        self, session_id: str, request_id: str, decision: str, *, refusal: str = ""
+    ) -> bool:
         """``approval.respond``: answer a pending tool approval.
 
         Args:
             session_id: the session.
             request_id: from the ``approval.request`` event.
             decision: ``once``, ``always`` (this tool, for the rest of the session) or ``deny``.
+            refusal: with ``deny`` from a frontend that asked no one (``desk run`` without
+                ``--yes``, the OpenAI facade): what the model is told instead of "the person
+                declined".
 
         Returns:
             False when the prompt is no longer pending (answered, or its turn was stopped).
@@ -426,7 +439,7 @@ class Gateway:
             GatewayError: unknown session or decision.
         """
         approvals = self._table.get(session_id).approvals
-        return approvals is not None and approvals.respond(request_id, decision)
+        return approvals is not None and approvals.respond(request_id, decision, refusal)
 
     # -- stops (all booked by the booking office) ----------------------------------------------
 
@@ -502,7 +515,9 @@ class Gateway:
             what was stopped and whether any worker outlived the bound.
         """
         self.server.close()
-        return self._shutdown.run(timeout_s)
+        report = self._shutdown.run(timeout_s)
+        self.server.join()  # no thread of the gateway outlives its shutdown
+        return report
 
     # -- console -------------------------------------------------------------------------------
 
@@ -520,7 +535,7 @@ class Gateway:
         """
         self._table.get(session_id)
         try:
-            return self.console.run(session_id, line).command_id
+            return self.console.run(session_id, valid_text(line)).command_id
         except CommandError as exc:
             raise GatewayError(exc.message, code=-32602) from exc
 

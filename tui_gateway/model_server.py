@@ -23,6 +23,7 @@ from dataclasses import replace
 import httpx
 
 from agent.provider.client import ProviderConfig
+from agent.valid_text import loads, valid_text
 from tui_gateway.server_events import ServerState, ServerStatus
 from tui_gateway.state import Session
 from tui_gateway.types import GatewayError
@@ -55,7 +56,7 @@ def listed_models(data: object) -> list[str]:
         if isinstance(item, dict):
             name = item.get("id") or item.get("model") or item.get("name")
             if isinstance(name, str) and name:
-                ids.append(name)
+                ids.append(valid_text(name))
     return ids
 
 
@@ -89,7 +90,7 @@ def ask_models(
     except Exception as exc:  # an odd URL: say it, never die
         return None, [], one_line(exc)
     try:
-        models = listed_models(response.json()) if response.status_code == 200 else []
+        models = listed_models(loads(response.content)) if response.status_code == 200 else []
     except ValueError:
         models = []
     return response.status_code, models, ""
@@ -127,6 +128,7 @@ class ModelServer:
         self._generation = 0  # bumped by switch(): an answer about an older server is dropped
         self._due = False  # an attempt is wanted now
         self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
         self._closed = False
         self.on_ready = on_ready
         """Called on the checking thread when the server answers after it had not."""
@@ -165,6 +167,8 @@ class ModelServer:
         server's default while the session has none)."""
         provider = self.provider
         with session.lock:
+            if not session.model and provider.model:  # made before the server named one
+                session.model = provider.model
             return replace(provider, model=session.model or provider.model)
 
     def set_model(self, session: Session, model: str) -> None:
@@ -257,10 +261,32 @@ class ModelServer:
             return self._status
 
     def close(self) -> None:
-        """Stop asking (the thread ends after the request it may be making)."""
+        """Stop asking (the thread ends after the request it may be making; :meth:`join`
+        waits for it), and cancel the retry timer."""
         with self._lock:
             self._closed = True
             self._wake.notify_all()
+            timer = self._timer
+        if timer is not None:
+            timer.cancel()
+
+    def join(self, timeout_s: float = CHECK_TIMEOUT_S + 1.0) -> bool:
+        """Wait for the thread and the timer to end after :meth:`close`, so that none runs
+        once the process exits.
+
+        Args:
+            timeout_s: how long to wait for each, in seconds.
+
+        Returns:
+            True when no thread of it is left.
+        """
+        with self._lock:
+            thread, timer = self._thread, self._timer
+        if timer is not None and timer is not threading.current_thread():
+            timer.join(timeout_s)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
+        return not any(t is not None and t.is_alive() for t in (thread, timer))
 
     # -- the checking thread -------------------------------------------------------------------
 
@@ -306,7 +332,11 @@ class ModelServer:
         """Wait ``seconds`` before the next attempt, or less when asked (or switched)."""
         timer = threading.Timer(seconds, self._due_now, args=(generation,))
         timer.daemon = True
-        timer.start()
+        with self._lock:
+            if self._closed:
+                return
+            self._timer = timer
+            timer.start()
 
     def _due_now(self, generation: int) -> None:
         with self._lock:

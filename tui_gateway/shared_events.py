@@ -22,10 +22,13 @@ they must be in the database, numbered the same way. :class:`SharedEvents` gives
 from __future__ import annotations
 
 import json
+import logging
 import threading
 
 from agent.store import EventLog, StoredEvent, StoredReplay, StoreError
 from tui_gateway.events import GatewayEvent
+
+_log = logging.getLogger(__name__)
 
 BLOCK = 1000
 """Event numbers a host reserves for a session at a time."""
@@ -116,12 +119,24 @@ class SharedEvents:
                 with self._lock:  # back in front of what came meanwhile, for the next round
                     self._pending = batch + self._pending
                 return 0
+            except Exception as exc:  # a bug: tried again it would fail again; said, left out
+                text = " ".join(str(exc).split())
+                _log.error(
+                    "desk: %d events were not kept for replay: %s: %s",
+                    len(batch),
+                    type(exc).__name__,
+                    text,
+                )
+                return 0
             self.written += written
             return written
 
     def _loop(self) -> None:
         while not self._closed.wait(self._flush_s):
-            self.flush()
+            try:
+                self.flush()
+            except Exception as exc:  # never the end of the journal: said, and on
+                _log.error("desk: the event journal went on after %s", type(exc).__name__)
 
     def close(self) -> None:
         """Write what is pending and stop the thread (call before the store closes)."""

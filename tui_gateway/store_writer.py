@@ -10,7 +10,9 @@ and again when all of theirs are written (not waiting). Only an error that will 
 itself (read-only, disk full, a damaged file, a session deleted elsewhere) or a quit that the
 database outlasts ends it: then what the session has not saved is exported
 (:mod:`tui_gateway.unsaved`), the session is kept in memory only from then on (and later writes
-are exported too), and ``session.store_error`` says so once, with the file's path.
+are exported too), and ``session.store_error`` says so once, with the file's path. A write that
+raises what no store raises (a bug) is handled the same way for its session; anything else the
+thread did not expect is logged in one line, and the thread goes on.
 
 Drafts: streamed text is noted by the turn (:meth:`StoreWriter.note_text`, cheap, any thread)
 and written by this thread at most every :data:`DRAFT_INTERVAL_S` while it streams (coalesced:
@@ -21,6 +23,8 @@ may not be written yet.
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
 import time
 from collections import deque
@@ -29,9 +33,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent.store import SessionStore, StoreError, StoreTransient
+from agent.valid_text import valid_text
 from tui_gateway.events import Payload, StoreFailed, StoreWaiting
 from tui_gateway.state import Session
 from tui_gateway.unsaved import Unsaved, UnsavedMessage, export
+
+_log = logging.getLogger(__name__)
 
 DRAFT_INTERVAL_S = 0.05
 """Seconds between two draft writes of one streaming reply (so a kill loses at most this much
@@ -110,7 +117,7 @@ class StoreWriter:
         self._queue: deque[PendingWrite] = deque()
         self._drafts: dict[str, _Draft] = {}
         self._dirty = 0
-        self._last_drafts = 0.0
+        self._last_drafts = -math.inf  # never: the first draft goes at once
         self._waiting: dict[str, Session] = {}  # sessions told that saving waits
         self._exports: dict[str, Path] = {}
         self._seen: dict[str, _Seen] = {}  # per session: the messages exported already
@@ -223,6 +230,19 @@ class StoreWriter:
             self._dirty -= 1
 
     def _loop(self) -> None:
+        """The thread: :meth:`_run`, again after anything it did not expect (said in one line)."""
+        while True:
+            try:
+                self._run()
+                return
+            except Exception as exc:  # a bug must not end every later write
+                _log.error("desk: the store writer went on after %s", _one_line(exc))
+                with self._cond:
+                    if self._stopped:
+                        return
+                    self._cond.wait(self._retry_first)
+
+    def _run(self) -> None:
         pause = self._retry_first
         while True:
             with self._cond:
@@ -294,7 +314,7 @@ class StoreWriter:
                 draft.dirty = False
                 self._dirty -= 1
                 if not session.store_detached:
-                    text = "".join(draft.pieces)
+                    text = valid_text("".join(draft.pieces))  # made valid upstream; never fails
                     draft.pieces[:] = [text]
                     due.append((turn_id, draft, text))
         for turn_id, draft, text in due:
@@ -307,6 +327,8 @@ class StoreWriter:
                         self._dirty += 1
             except StoreError:
                 pass  # the turn's close reports a store that fails for good
+            except Exception as exc:  # a bug in one draft: the next one, and the close, go on
+                _log.error("desk: a draft of turn %s was not saved: %s", turn_id, _one_line(exc))
 
     # -- giving up -----------------------------------------------------------------------------
 
@@ -359,6 +381,9 @@ class StoreWriter:
                 where = f"; what was not saved is in {path}"
             except OSError as exc:
                 where = f"; what was not saved could not be written anywhere ({exc.strerror})"
+            except Exception as exc:  # a bug in the export: say so, never end the writer
+                _log.error("desk: the unsaved export failed: %s", _one_line(exc))
+                where = f"; what was not saved could not be written ({type(exc).__name__})"
         for write in writes:
             write.done.set()
         with self._cond:
@@ -374,6 +399,12 @@ class StoreWriter:
                 session,
                 StoreFailed(action=action, message=message, unsaved=str(path or "")),
             )
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Name: message`` of ``exc`` on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 _Seen = set[tuple[str | None, str, str]]

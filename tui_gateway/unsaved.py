@@ -20,6 +20,7 @@ from pathlib import Path
 
 from agent.provider.types import ChatMessage
 from agent.store import default_db_path
+from agent.valid_text import valid_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +86,11 @@ def export(records: Sequence[Unsaved], session_id: str, folder: Path | None = No
     Raises:
         OSError: neither folder can be written.
     """
-    lines = "".join(
-        json.dumps({"written_at": time.time(), **asdict(record)}, ensure_ascii=False) + "\n"
-        for record in records
+    lines = valid_text(  # what could not be saved is written whatever it holds
+        "".join(
+            json.dumps({"written_at": time.time(), **asdict(record)}, ensure_ascii=False) + "\n"
+            for record in records
+        )
     )
     fallback = Path(tempfile.gettempdir()) / f"desk-unsaved-{os.getuid()}"
     places = [folder or default_folder(), fallback]

@@ -9,7 +9,8 @@ connection open until desk stops it or the connection is lost. A lost connection
 
 * the server's stdout reaching its end (it exited or crashed), or an HTTP transport error;
 * a line that is not a JSON-RPC message: the server broke the protocol, so it is dropped rather
-  than trusted with the next call.
+  than trusted with the next call. (A line the SDK refuses only because it escapes a lone
+  surrogate is valid JSON: it is read again with the surrogate as U+FFFD.)
 
 Either way the server is ``failed`` with one line saying why (``exited with code 3:
 RuntimeError: boom``, from the guard and the last stderr line), its pending calls end with that
@@ -323,16 +324,24 @@ class ServerConnection:
         """Pass the server's messages on to the session; note why and when the flow ends."""
         import anyio
 
+        from agent.mcp.transport import reread
+
         reason = ""
         try:
             async with sink:
                 async for item in source:
                     if isinstance(item, Exception):
-                        reason = _malformed(item)
-                        break
+                        message = reread(item)  # a lone surrogate: read as U+FFFD
+                        if message is None:
+                            reason = _malformed(item)
+                            break
+                        item = message
                     await sink.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
             pass
+        except Exception as exc:  # what the reader did not expect ends this server, clearly
+            reason = f"desk could not read the server: {describe(exc)}"
+            _log.error("desk: MCP server %r: %s", self.name, reason)
         if not life.stopping and not life.lost.is_set():
             life.lost_reason = reason
             life.lost.set()

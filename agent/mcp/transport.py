@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from agent import guard
 from agent.mcp.status import ServerSpec
 from agent.terminal_text import terminal_safe
+from agent.valid_text import loads
 
 # The SDK logs what it copes with (a bad line, a server gone) as warnings and tracebacks; with no
 # handler Python would print them on stderr, which is desk's screen. desk reports them itself.
@@ -140,6 +141,41 @@ class StderrTail:
         return f"{how}: {last}" if last else how
 
 
+def reread(error: Exception) -> Any:
+    """The message of a line the SDK refused only for a lone surrogate, read again as valid text.
+
+    The SDK's parser refuses JSON that escapes a lone surrogate (``"\\ud800"``), though it is
+    valid JSON; the line is read again by :func:`agent.valid_text.loads` (the surrogate becomes
+    U+FFFD) and checked as a JSON-RPC message.
+
+    Args:
+        error: what the transport passed on instead of a message.
+
+    Returns:
+        the ``SessionMessage``, or None when the line is not a JSON-RPC message for another
+        reason (the server broke the protocol).
+    """
+    from mcp.shared.message import SessionMessage
+    from mcp_types import jsonrpc_message_adapter
+
+    errors = getattr(error, "errors", None)
+    if not callable(errors):
+        return None
+    try:
+        first = errors()[0]
+        line = first.get("input")
+        if first.get("type") != "json_invalid" or not isinstance(line, str | bytes):
+            return None
+        if isinstance(line, bytes):
+            line = line.decode("utf-8", "replace")
+        if "\\u" not in line:
+            return None
+        message = jsonrpc_message_adapter.validate_python(loads(line), by_name=False)
+    except (ValueError, LookupError, TypeError):
+        return None
+    return SessionMessage(message)
+
+
 @contextlib.asynccontextmanager
 async def open_streams(
     spec: ServerSpec, *, cwd: Path, stderr: StderrTail | None, grace_s: float
@@ -182,4 +218,4 @@ async def open_streams(
         yield streams
 
 
-__all__ = ["GUARD", "StderrTail", "Streams", "open_streams"]
+__all__ = ["GUARD", "StderrTail", "Streams", "open_streams", "reread"]

@@ -11,7 +11,6 @@ socket outlives the turn.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from agent.provider.errors import (
 from agent.provider.overflow import context_overflow
 from agent.provider.sse import LineTooLong, data_lines
 from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
+from agent.valid_text import loads
 
 DeltaCallback = Callable[[StreamDelta], None]
 ActivityCallback = Callable[[], None]
@@ -217,7 +217,7 @@ class ChatClient:
         if response.status_code >= 400:
             raise _status_error(response, self.config.model)
         try:
-            data = response.json()
+            data = loads(response.content)
             choice = data["choices"][0]
             message = choice["message"]
             calls = [
@@ -246,7 +246,7 @@ def _malformed(why: str, data: str) -> MalformedChunk:
 
 def _parse_chunk(data: str) -> dict[str, Any]:
     try:
-        chunk = json.loads(data)
+        chunk = loads(data)
     except ValueError as exc:
         raise _malformed("not JSON", data) from exc
     if not isinstance(chunk, dict):
@@ -418,7 +418,7 @@ def _retry_after(value: str | None) -> float | None:
 
 def _json_or_none(response: httpx.Response) -> Any:
     try:
-        return response.json()
+        return loads(response.content)
     except ValueError:
         return None
 

@@ -12,6 +12,7 @@ import httpx
 
 from agent.provider.client import ProviderConfig
 from agent.provider.window import root_url
+from agent.valid_text import loads
 
 
 async def server_token_count(
@@ -37,7 +38,7 @@ async def server_token_count(
     if response.status_code != 200:
         return None
     try:
-        data: Any = response.json()
+        data: Any = loads(response.content)
     except ValueError:
         return None
     tokens = data.get("tokens") if isinstance(data, dict) else None

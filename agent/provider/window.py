@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 
 from agent.provider.client import ProviderConfig
+from agent.valid_text import loads
 
 DEFAULT_WINDOW = 8192
 """Tokens assumed when neither the person nor the server says."""
@@ -127,7 +128,7 @@ def _get_json(http: httpx.Client, method: str, url: str, body: dict[str, Any] | 
     if response.status_code != 200:
         return None
     try:
-        return response.json()
+        return loads(response.content)
     except ValueError:
         return None
 

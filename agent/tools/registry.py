@@ -22,6 +22,7 @@ from agent.tools.base import Tool, ToolArgumentError, tool_schema
 from agent.tools.edits import ApplyPatchTool, EditFileTool
 from agent.tools.files import ListDirTool, ReadFileTool, WriteFileTool
 from agent.tools.shell import ShellTool
+from agent.valid_text import JsonTooDeep, loads
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
@@ -185,13 +186,15 @@ class ToolRegistry:
             args: Any = {}
         else:
             try:
-                args = json.loads(text)
+                args = loads(text)
             except json.JSONDecodeError as exc:
                 raise ToolArgumentError(
                     f"the arguments are not valid JSON: {exc.msg} at line {exc.lineno} "
                     f"column {exc.colno}",
                     name,
                 ) from exc
+            except JsonTooDeep as exc:
+                raise ToolArgumentError(f"the arguments are not valid JSON: {exc}", name) from exc
         if not isinstance(args, dict):
             raise ToolArgumentError(
                 f"the arguments must be a JSON object, not {_json_kind(args)}", name

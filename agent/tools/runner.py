@@ -21,13 +21,17 @@ plans its change first (``edit_file``, ``apply_patch``) is asked for its plan be
 approval: a change that cannot be made is refused then, without asking. Once approved, a call
 that may change files hands them to the turn's :class:`~agent.tools.changes.ChangeRecorder`
 first, and tells it when the call is over (ended, failed or stopped).
+
+A tool's output and result are made valid Unicode here (:func:`agent.valid_text.valid_text`),
+whatever the tool: a file name or an MCP server's text holding a lone surrogate reaches the
+transcript as U+FFFD.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -46,8 +50,12 @@ from agent.tools.output import OutputBuffer
 from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import PathCheck, TouchesPath, TouchesPaths, Workspace
+from agent.valid_text import valid_text
 
-Approver = Callable[[ToolCall, dict[str, Any], str], Awaitable[bool]]
+Approver = Callable[[ToolCall, dict[str, Any], str], Awaitable[bool | str]]
+"""Asks whether a call may run: ``(call, args, why it asks)`` -> True to run it, False when the
+person declined, or the text the model is told instead when no one was asked (a run that
+refuses every call needing approval)."""
 """Asks the person whether a call may run; True to run it. Called with the call, its parsed
 arguments and the reason it asks beyond its tool's ``needs_approval`` ("" when there is none;
 e.g. ``read_file on /etc/hosts, outside the workspace /home/me/project``)."""
@@ -183,7 +191,10 @@ class ToolBatch:
             reason = "; ".join(c.reason(call.name) for c in outside)
             if not reason and isinstance(tool, NotesApproval):
                 reason = tool.approval_note  # e.g. the sandbox a shell command runs in
-            if not await self.approve(call, args, reason):
+            verdict = await self.approve(call, args, reason)
+            if verdict is not True:
+                if isinstance(verdict, str) and verdict:
+                    return ToolResult.error(verdict)
                 return ToolResult.error(f"the person declined to run this {call.name} call")
         finish: Finish | None = None
         if self.changes is not None and isinstance(tool, ChangesFiles):
@@ -192,6 +203,7 @@ class ToolBatch:
             finish = await asyncio.to_thread(self.changes.before, changed)
 
         def tee(text: str) -> None:
+            text = valid_text(text)  # a tool's output is made valid once, here
             self._partial.append(text)
             if self.on_output is not None:
                 self.on_output(call, text)
@@ -204,12 +216,14 @@ class ToolBatch:
             call_id=call.id,
         )
         try:
-            return await tool.run(args, ctx)
+            result = await tool.run(args, ctx)
         except Exception as exc:  # a tool bug must still answer the call
-            return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+            return ToolResult.error(valid_text(f"{call.name} failed: {type(exc).__name__}: {exc}"))
         finally:
             if finish is not None:  # ended, failed or stopped: record what it changed
                 finish()
+        content = valid_text(result.content)
+        return result if content is result.content else replace(result, content=content)
 
     @property
     def running(self) -> ToolCall | None:

@@ -10,9 +10,10 @@ resolved path decides:
 * **outside** it: every file tool asks the person first, and the approval prompt names the
   resolved path, so a link inside the workspace that points at ``/etc`` is seen for what it is;
 * **denied**: refused with an error result the model can read, even when the person allowed
-  the tool "always", and even when the host runs without approvals. The deny list
-  (:func:`default_denied`) is short on purpose; it holds what no coding task needs to read or
-  write and what leaks a secret the moment it reaches a model server:
+  the tool "always", and even when the host runs without approvals. A hard link to a denied
+  file is denied too (the file's device and inode are compared, not only its path). The deny
+  list (:func:`default_denied`) is short on purpose; it holds what no coding task needs to read
+  or write and what leaks a secret the moment it reaches a model server:
 
   - desk's own files: its data directory (``$XDG_DATA_HOME/desk``, the session databases with
     everything ever said in them), its configuration directory (``$XDG_CONFIG_HOME/desk``: the
@@ -33,6 +34,7 @@ the two by another program is not guarded against (the model cannot do that with
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,8 +177,53 @@ class Workspace:
         resolved = resolve(path, cwd)
         if any(resolved == d or d in resolved.parents for d in self.denied):
             return PathCheck("denied", resolved, self.root)
+        if self._same_file_as_denied(resolved):
+            return PathCheck("denied", resolved, self.root)
         inside = resolved == self.root or self.root in resolved.parents
         return PathCheck("inside" if inside else "outside", resolved, self.root)
+
+    def _same_file_as_denied(self, path: Path) -> bool:
+        """True when ``path`` is a hard link of a denied file: another name of the same file
+        (device and inode), which no path comparison can see. Only a file with more than one
+        link can be one, so the deny list is looked at (its files, and those under its
+        folders, at most :data:`MAX_DENIED_FILES`) only then."""
+        try:
+            seen = os.stat(path)
+        except OSError:
+            return False
+        if not stat.S_ISREG(seen.st_mode) or seen.st_nlink < 2:
+            return False
+        return (seen.st_dev, seen.st_ino) in _identities(self.denied)
+
+
+MAX_DENIED_FILES = 10_000
+"""Most files under the deny list's folders whose identities are compared with a hard link."""
+
+
+def _identities(denied: Iterable[Path]) -> set[tuple[int, int]]:
+    """``(st_dev, st_ino)`` of every regular file on the deny list or under its folders."""
+    found: set[tuple[int, int]] = set()
+    for entry in denied:
+        try:
+            top = os.stat(entry)
+        except OSError:
+            continue
+        if stat.S_ISREG(top.st_mode):
+            found.add((top.st_dev, top.st_ino))
+            continue
+        if not stat.S_ISDIR(top.st_mode):
+            continue
+        for folder, _dirs, files in os.walk(entry):
+            for name in files:
+                try:
+                    info = os.stat(os.path.join(folder, name), follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    found.add((info.st_dev, info.st_ino))
+                if len(found) >= MAX_DENIED_FILES:
+                    return found
+    return found
 
 
 __all__ = [

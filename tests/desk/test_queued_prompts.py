@@ -165,7 +165,15 @@ async def test_prompts_queued_at_quit_are_offered_again_on_resume(
             assert again.session_queue(session) == []  # offered: nothing runs unasked
             held = app.widgets.queue.items[1]
             await click_until(pilot, held.query_one(".resend"), lambda: not held.is_attached)
-            await wait_until(pilot, lambda: again.running_turns == 0, what="the turn")
+
+            def resent_and_answered() -> bool:
+                # Not "no turn runs" alone: that holds too before the resent prompt's turn
+                # has started (the click's submit is still on its way), which made this flaky.
+                last = app.transcript.reply_turn_ids[-1:]
+                reply = app.transcript.reply(last[0]) if last else None
+                return reply is not None and reply.text == "later two" and not again.running_turns
+
+            await wait_until(pilot, resent_and_answered, what="the resent prompt's reply")
             replies = [r.text for r in app.transcript.query(UserPrompt)]
             assert replies[-1] == "reply with exactly: later two"
             assert lines(app) == [("not sent", "reply with exactly: later one")]

@@ -14,6 +14,7 @@ from agent.store import SqliteStore
 from agent.tokens import tokens_in_chars
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
+from desk.config import ConnectionInfo
 from desk.slash import unknown_command
 from desk.startup import Startup
 from desk.widgets import AssistantReply, UserPrompt
@@ -205,3 +206,27 @@ async def test_a_stop_receipt_reads_the_same_after_resume(
         await wait_until(pilot, lambda: saved_notes(again), what="the saved receipt")
         assert saved_notes(again) == [live]
     assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+async def test_after_new_the_status_bar_names_the_model_the_server_named(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    """Started with no model named (the desk asks the server which it has): the first
+    session and the one /new makes both show the server's model, never "no model yet"."""
+    provider = ProviderConfig(base_url=demo_server.base_url, model="")
+    gateway = Gateway(GatewayConfig(provider=provider, cwd=tmp_path))
+    info = ConnectionInfo("", demo_server.base_url)
+    app = DeskApp(gateway, info, handle_signals=False)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: gateway.server.status().model == "demo", what="model")
+            await submit_and_get_reply(app, pilot, "hello there")
+            old = app.session_id
+            await submit(pilot, "/new")
+            await wait_until(pilot, lambda: app.session_id != old, what="the switch to /new")
+            text = app.status_bar.server_side_text()
+            assert text.startswith("demo ·") and "no model yet" not in text
+            await submit_and_get_reply(app, pilot, "reply with exactly: here")
+            assert gateway.provider_for(app.session_id).model == "demo"
+    finally:
+        gateway.shutdown(timeout_s=5)

@@ -5,6 +5,7 @@ often the database is busy (a property over random schedules of busy and failed 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.store import SqliteStore, StoreLocked, StoreReadOnly
+from agent.store.sqlite.turns import SqliteTurns
 from tests.support import poll_until
 from tui_gateway.events import Payload, StoreFailed, StoreWaiting
 from tui_gateway.state import Session
@@ -131,3 +133,123 @@ def test_writes_land_in_order_once_however_often_the_database_is_busy(
         assert [json.loads(line)["action"] for line in lines] == [
             f"write {i}" for i in range(fatal_at, len(transient))
         ]
+
+
+# -- what the writer did not expect: it says so in one line, saves what it can, goes on -----
+
+
+class DraftsThatFailOnce(SqliteTurns):
+    """The real turns table, whose next draft write raises what no store raises (a bug)."""
+
+    failures = 1
+
+    def save_draft(self, turn_id: str, text: str, *, wait: bool = True) -> bool:
+        if self.failures:
+            self.failures -= 1
+            raise ZeroDivisionError("a bug in the draft write")
+        return super().save_draft(turn_id, text, wait=wait)
+
+
+def test_a_draft_write_that_raises_what_no_store_raises_is_logged_and_the_writer_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store, session = open_turn(tmp_path / "desk.db")
+    store.turns.__class__ = DraftsThatFailOnce
+    writer = StoreWriter(store, lambda _s, _p: None, draft_interval_s=0.01)
+    try:
+        with caplog.at_level(logging.ERROR, logger="tui_gateway.store_writer"):
+            writer.note_text(session, "t", "first ")
+            assert poll_until(lambda: "a bug in the draft write" in caplog.text)
+        (line,) = [r.getMessage() for r in caplog.records]
+        assert "ZeroDivisionError" in line and "\n" not in line
+        writer.note_text(session, "t", "second")
+        assert poll_until(lambda: draft(store) == "first second")
+        done = PendingWrite(session, "close", lambda s: s.turns.get_turn("t"), Unsaved("x", "s"))
+        writer.submit(done)
+        assert done.done.wait(10) and done.written
+    finally:
+        writer.close(timeout_s=10)
+        store.close()
+
+
+def test_a_publish_that_raises_does_not_end_the_writer(tmp_path: Path) -> None:
+    """The gateway's publish never raises; if it ever did, the writes behind go on."""
+    store, session = open_turn(tmp_path / "desk.db")
+    calls: list[Payload] = []
+
+    def publish(_session: Session, payload: Payload) -> None:
+        calls.append(payload)
+        raise RuntimeError("a subscriber bug")
+
+    busy = [2]
+
+    def apply(_store: object) -> object:
+        if busy[0]:
+            busy[0] -= 1
+            raise StoreLocked("the database is busy (scripted)")
+        return "ok"
+
+    writer = StoreWriter(store, publish, retry_s=(0.001, 0.004))
+    try:
+        first = PendingWrite(session, "first", apply, Unsaved("first", "s"))
+        writer.submit(first)  # busy: "waiting" is published, and raises
+        assert first.done.wait(10) and first.written
+        second = PendingWrite(session, "second", lambda _s: "ok", Unsaved("second", "s"))
+        writer.submit(second)
+        assert second.done.wait(10) and second.written
+        assert any(isinstance(p, StoreWaiting) for p in calls)
+    finally:
+        writer.close(timeout_s=10)
+        store.close()
+
+
+def test_a_draft_with_a_lone_surrogate_is_saved_as_a_replacement_character(
+    tmp_path: Path,
+) -> None:
+    store, session = open_turn(tmp_path / "desk.db")
+    writer = StoreWriter(store, lambda _s, _p: None, draft_interval_s=0.01)
+    try:
+        writer.note_text(session, "t", "a\ud800")
+        writer.note_text(session, "t", "b")
+        assert poll_until(lambda: draft(store) == "a\ufffdb")
+    finally:
+        writer.close(timeout_s=10)
+        store.close()
+
+
+def test_a_write_that_raises_what_no_store_raises_exports_its_session_and_others_go_on(
+    tmp_path: Path,
+) -> None:
+    """A real write of text that cannot be encoded (it escaped the boundary: a bug) raises
+    ``UnicodeEncodeError`` inside SQLite's driver; its session is exported, with the text
+    valid, and another session's writes land."""
+    store, session = open_turn(tmp_path / "desk.db")
+    store.sessions.create_session("other")
+    other = Session("other", title="", model="demo")
+    published: list[Payload] = []
+    writer = StoreWriter(store, lambda _s, p: published.append(p), unsaved_dir=tmp_path / "unsaved")
+    try:
+        bad = PendingWrite(
+            session,
+            "save the title",
+            lambda s: s.sessions.rename_session("s", "x\ud800"),
+            Unsaved("save the title", "s", title="x\ud800"),
+        )
+        writer.submit(bad)
+        assert bad.done.wait(10) and not bad.written
+        good = PendingWrite(
+            other,
+            "save the title",
+            lambda s: s.sessions.rename_session("other", "fine"),
+            Unsaved("save the title", "other", title="fine"),
+        )
+        writer.submit(good)
+        assert good.done.wait(10) and good.written
+    finally:
+        writer.close(timeout_s=10)
+    (failed,) = [p for p in published if isinstance(p, StoreFailed)]
+    assert "UnicodeEncodeError" in failed.message and "\n" not in failed.message
+    (record,) = [json.loads(line) for line in Path(failed.unsaved).read_text("utf-8").splitlines()]
+    assert record["title"] == "x\ufffd"
+    assert {s.id: s.title for s in store.sessions.list_sessions(10)}["other"] == "fine"
+    store.close()

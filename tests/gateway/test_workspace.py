@@ -169,3 +169,28 @@ def test_the_deny_list_holds_without_approvals_and_for_every_file_tool(
         "read_file refused",
     ]
     assert not (places["home"] / ".ssh" / "authorized_keys").exists()
+
+
+def test_a_hard_link_in_the_workspace_to_a_denied_file_is_refused(
+    provider: ProviderConfig, places: dict[str, Path]
+) -> None:
+    """A hard link is another name of the same file: no path says it is the key. The device
+    and inode do, and the read is refused without asking (approvals off, as they may be)."""
+    key = places["home"] / ".ssh" / "id_ed25519"
+    (places["workspace"] / "notes-backup").hardlink_to(key)
+    (places["workspace"] / "two-names.txt").write_text("an ordinary file\n")
+    (places["workspace"] / "also-ordinary.txt").hardlink_to(places["workspace"] / "two-names.txt")
+    config = GatewayConfig(provider=provider, cwd=places["workspace"], approvals=False)
+    gateway = Gateway(config)
+    log = EventLog()
+    gateway.subscribe(log)
+    try:
+        session = gateway.session_create()
+        for path in ("notes-backup", "also-ordinary.txt"):
+            log.complete(gateway.prompt_submit(session, call("read_file", path=path)).turn_id)
+    finally:
+        assert gateway.shutdown(timeout_s=5).threads_left == []
+    refused, ordinary = log.of_type(ToolComplete)
+    assert refused.is_error and refused.content.startswith("read_file refused")
+    assert "PRIVATE KEY" not in refused.content
+    assert not ordinary.is_error and "an ordinary file" in ordinary.content

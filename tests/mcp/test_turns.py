@@ -103,6 +103,19 @@ def test_a_line_that_is_not_json_rpc_fails_the_server_not_the_turn(mcp_rig: McpR
     assert result.content == "still here"
 
 
+def test_lone_surrogates_in_an_answer_reach_the_model_as_replacement_characters(
+    mcp_rig: McpRig,
+) -> None:
+    """JSON may escape a lone surrogate; the SDK's parser refuses the line, desk reads it as
+    valid text instead of dropping the server."""
+    done, result = run(mcp_rig, call("mcp__test__surrogates"))
+    assert done.status == "completed" and not result.is_error
+    assert result.content == "before \ufffd between \ufffd after"
+    assert result.content in done.text  # the demo model quotes it: it was sent on
+    done, result = run(mcp_rig, call("mcp__test__echo", text="still here"))
+    assert result.content == "still here"
+
+
 def test_a_large_answer_is_cut_like_shell_output(mcp_rig: McpRig) -> None:
     done, result = run(mcp_rig, call("mcp__test__large", size=200_000))
     assert done.status == "completed" and not result.is_error

@@ -168,6 +168,9 @@ def test_run_denies_tool_calls_unless_told_yes(provider: ProviderConfig, tmp_pat
     assert denied.wait() == 0
     assert "denied the shell call" in denied.err.wait_closed().decode()
     assert not marker.exists()
+    told = denied.out.wait_closed().decode()  # the demo model quotes what it was told
+    assert "refused in desk run without --yes, where no one is asked" in told
+    assert "the person declined" not in told
     allowed = Child(run_cmd(provider, "--yes", prompt))
     assert allowed.wait() == 0
     assert marker.exists()

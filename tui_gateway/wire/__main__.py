@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from tui_gateway.process_exit import exit_process
 from tui_gateway.wire.cli import main_gateway_stdio, main_run, main_serve
 
 USAGE = """usage: python -m tui_gateway.wire COMMAND [ARGS...]
@@ -27,4 +28,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())  # no thread runs while the interpreter finalizes

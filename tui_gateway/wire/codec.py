@@ -28,6 +28,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, Union
 
+from agent.valid_text import JsonTooDeep as JsonTooDeep
+from agent.valid_text import loads as valid_loads
 from tui_gateway.events import EVENT_TYPES, GatewayEvent, Payload
 
 T = TypeVar("T")
@@ -51,13 +53,16 @@ class DecodeError(ValueError):
 
 
 def loads(text: str | bytes) -> Any:
-    """Parse JSON text; ``NaN``, ``Infinity`` and overflowing literals become non-finite floats
-    (that :func:`decode` refuses), so the caller can still answer the message.
+    """Parse JSON text from a client; ``NaN``, ``Infinity`` and overflowing literals become
+    non-finite floats (that :func:`decode` refuses), so the caller can still answer the message.
+    Every string in it is valid Unicode (:func:`agent.valid_text.loads`: a lone surrogate, which
+    JSON may spell as ``"\\ud800"``, is U+FFFD; bytes that are not UTF-8 are U+FFFD).
 
     Raises:
-        ValueError: the text is not JSON (``json.JSONDecodeError``) or not UTF-8.
+        JsonTooDeep: nested deeper than the parser follows (a ``ValueError``).
+        ValueError: the text is not JSON (``json.JSONDecodeError``).
     """
-    return json.loads(text)
+    return valid_loads(text)
 
 
 def dumps(value: Any) -> str:

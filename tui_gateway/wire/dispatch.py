@@ -18,7 +18,14 @@ from tui_gateway.gateway import Gateway
 from tui_gateway.server_events import ServerStatus
 from tui_gateway.types import GatewayError
 from tui_gateway.wire import contract as c
-from tui_gateway.wire.codec import DecodeError, decode, encode, event_params, loads
+from tui_gateway.wire.codec import (
+    DecodeError,
+    JsonTooDeep,
+    decode,
+    encode,
+    event_params,
+    loads,
+)
 from tui_gateway.wire.replay import ReplayRing
 
 _log = logging.getLogger(__name__)
@@ -49,6 +56,8 @@ def parse_line(line: bytes | str) -> tuple[Any, dict[str, Any] | None]:
     try:
         text = line.decode("utf-8") if isinstance(line, bytes) else line
         return loads(text), None  # NaN is read, then refused as invalid params by decode
+    except JsonTooDeep as exc:  # JSON, but no request
+        return None, error_response(None, c.INVALID_REQUEST, f"invalid request: {exc}")
     except (UnicodeDecodeError, ValueError) as exc:
         return None, error_response(None, c.PARSE_ERROR, f"parse error: {exc}")
 
@@ -146,6 +155,9 @@ class Dispatcher:
             result = self._call(message)
         except RpcError as exc:
             return error_response(request_id, exc.code, exc.message) if has_id else None
+        except RecursionError:  # params nested too deeply to check (the parser took them)
+            message_text = "invalid request: nested too deeply"
+            return error_response(request_id, c.INVALID_REQUEST, message_text) if has_id else None
         if not has_id:
             return None
         return {"jsonrpc": "2.0", "id": request_id, "result": result}

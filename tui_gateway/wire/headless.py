@@ -33,6 +33,7 @@ from typing import TextIO
 from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest, Surface
 from agent.terminal_text import terminal_safe
+from tui_gateway.approvals import refused
 from tui_gateway.events import ApprovalRequest, GatewayEvent, MessageComplete, MessageDelta
 from tui_gateway.gateway import Gateway
 from tui_gateway.mcp_events import McpServerChanged
@@ -98,7 +99,10 @@ class _Turn:
                 why = f": {payload.reason}" if payload.reason else ""
                 line = f"desk: denied the {payload.tool} call{why} (pass --yes to allow tools)"
                 _say(line, self.err)
-            self.gateway.approval_respond(event.session_id, payload.request_id, decision)
+            refusal = "" if self.approve else refused(payload.tool, "desk run without --yes")
+            self.gateway.approval_respond(
+                event.session_id, payload.request_id, decision, refusal=refusal
+            )
         elif isinstance(payload, MessageComplete):
             text = payload.text
             if text.startswith(self.printed) and len(text) > len(self.printed):

@@ -30,10 +30,11 @@ from tui_gateway.gateway import Gateway
 from tui_gateway.types import GatewayError
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import encode, event_params
-from tui_gateway.wire.dispatch import Dispatcher, RpcError
+from tui_gateway.wire.dispatch import Dispatcher, RpcError, error_response
 from tui_gateway.wire.http_common import (
     BearerAuth,
     HttpError,
+    NestedTooDeep,
     SendChunk,
     WatchedStream,
     http_error_handler,
@@ -212,7 +213,11 @@ class DeskApi:
         return JSONResponse({"object": "list", "data": [entry]})
 
     async def rpc(self, request: Request) -> Response:
-        message = await read_json(request, self.max_body_bytes)
+        try:
+            message = await read_json(request, self.max_body_bytes)
+        except NestedTooDeep as exc:  # JSON, but no request: JSON-RPC's "invalid request"
+            refused = error_response(None, c.INVALID_REQUEST, f"invalid request: {exc.message}")
+            return JSONResponse(refused, status_code=400)
         answer = await asyncio.to_thread(self.dispatcher.handle, message)
         if answer is None:
             return Response(status_code=204)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tui_gateway.types import GatewayError
 from tui_gateway.wire.auth import bearer_ok
-from tui_gateway.wire.codec import dumps
+from tui_gateway.wire.codec import JsonTooDeep, dumps, loads
 from tui_gateway.wire.contract import INVALID_PARAMS
 
 SSE_MEDIA_TYPE = "text/event-stream"
@@ -36,6 +35,13 @@ class HttpError(Exception):
         self.status = status
         self.message = message
         self.kind = kind
+
+
+class NestedTooDeep(HttpError):
+    """A body whose JSON is nested deeper than the parser follows (400)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(400, message)
 
 
 def http_error_of(exc: GatewayError) -> HttpError:
@@ -74,7 +80,8 @@ async def read_json(request: Request, limit: int, *, required: bool = True) -> A
 
     Raises:
         HttpError: 413 for a body over ``limit`` (refused before reading it when its
-            Content-Length says so), 400 for malformed JSON or a missing body.
+            Content-Length says so), 400 for malformed JSON or a missing body
+            (:class:`NestedTooDeep` for JSON nested too deeply).
     """
     length = request.headers.get("content-length")
     if length is not None:
@@ -95,7 +102,9 @@ async def read_json(request: Request, limit: int, *, required: bool = True) -> A
             raise HttpError(400, "the body is empty; send a JSON object")
         return None
     try:
-        return json.loads(bytes(body))
+        return loads(bytes(body).decode("utf-8"))
+    except JsonTooDeep as exc:
+        raise NestedTooDeep(f"malformed JSON: {exc}") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise HttpError(400, f"malformed JSON: {exc}") from None
 
@@ -226,6 +235,7 @@ __all__ = [
     "BearerAuth",
     "HttpError",
     "Message",
+    "NestedTooDeep",
     "WatchedStream",
     "error_json",
     "http_error_of",

@@ -29,6 +29,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from tui_gateway.approvals import refused
 from tui_gateway.events import ApprovalRequest, MessageComplete, MessageDelta, Payload
 from tui_gateway.gateway import Gateway
 from tui_gateway.types import GatewayError
@@ -153,7 +154,10 @@ class ChatFacade:
 
     def _deny_approval(self, run: _Run, payload: Payload) -> None:
         if isinstance(payload, ApprovalRequest) and payload.turn_id == run.run_id:
-            self.gateway.approval_respond(run.session_id, payload.request_id, "deny")
+            refusal = refused(payload.tool, "the chat-completions API")
+            self.gateway.approval_respond(
+                run.session_id, payload.request_id, "deny", refusal=refusal
+            )
 
     async def _wait(
         self, listener: Listener, run: _Run, request: Request

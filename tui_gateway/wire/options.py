@@ -20,6 +20,7 @@ from typing import NoReturn
 import httpx
 
 from agent.provider.client import ProviderConfig
+from agent.valid_text import loads
 from tui_gateway.settings import Settings, SettingsError, StoreDefault
 from tui_gateway.settings_flags import add_settings_flags, load_settings
 
@@ -106,7 +107,7 @@ def _first_model(base_url: str, api_key: str | None) -> str:
     try:
         response = httpx.get(base_url + "/models", headers=headers, timeout=MODELS_TIMEOUT_S)
         response.raise_for_status()
-        return str(response.json()["data"][0]["id"])
+        return str(loads(response.content)["data"][0]["id"])
     except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise UsageError(
             f"cannot ask {base_url} for its models ({type(exc).__name__}); pass --model"

@@ -10,6 +10,10 @@ Three threads, none of which ever waits for another one's slow peer:
   deltas merge, then drop, when the client does not read);
 - the *writer* writes the outbox to stdout; it alone may block on a full pipe.
 
+Neither the reader nor the writer ends on what it did not expect: a request that fails is
+answered with an internal error, an event that cannot be encoded is left out, each said in one
+line on the log, and the next one goes on.
+
 End of file on stdin (or a broken stdout) means the frontend went away:
 ``gateway.frontend_gone()`` (a system stop, ``api.disconnect``), then ``gateway.shutdown()``, a
 bounded flush of what is queued, and :meth:`StdioServer.serve` returns 0. A ``gateway.shutdown``
@@ -26,6 +30,7 @@ import threading
 from types import FrameType
 from typing import Any
 
+from agent.valid_text import valid_text
 from tui_gateway.events import GatewayEvent
 from tui_gateway.gateway import Gateway
 from tui_gateway.subscription import Subscription
@@ -68,13 +73,15 @@ class LineWriter:
         while (items := self._outbox.wait_take()) is not None:
             chunks = []
             for item in items:
-                if isinstance(item, GatewayEvent):
-                    chunks.append(dumps(item.to_wire()))
-                else:
-                    chunks.append(item)
-            if self.broken:
+                try:
+                    line = dumps(item.to_wire()) if isinstance(item, GatewayEvent) else item
+                except Exception as exc:  # a bug in one event: said once, the rest go on
+                    _log.error("desk: an event could not be sent: %s", _one_line(exc))
+                    continue
+                chunks.append(line)
+            if self.broken or not chunks:
                 continue
-            data = ("\n".join(chunks) + "\n").encode("utf-8")
+            data = valid_text("\n".join(chunks) + "\n").encode("utf-8")
             try:
                 _write_all(self._fd, data)
                 self.written += len(chunks)
@@ -90,6 +97,11 @@ class LineWriter:
         self._outbox.close()
         self._thread.join(timeout_s)
         return not self._thread.is_alive()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(valid_text(str(exc)).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -219,6 +231,14 @@ class StdioServer:
                 pending.clear()
 
     def _handle_line(self, line: bytes) -> None:
+        try:
+            self._answer_line(line)
+        except Exception as exc:  # a bug in one request: answered, said, and the next is read
+            _log.error("desk: a request failed: %s", _one_line(exc))
+            message = f"internal error: {_one_line(exc)}"
+            self.outbox.put(dumps(error_response(None, c.INTERNAL_ERROR, message)))
+
+    def _answer_line(self, line: bytes) -> None:
         if not line.strip():
             return
         message, error = parse_line(line)
@@ -235,6 +255,14 @@ class StdioServer:
             self._answer(message)
 
     def _answer(self, message: Any) -> None:
-        response = self.dispatcher.handle(message)
-        if response is not None:
-            self.outbox.put(dumps(response))
+        try:
+            response = self.dispatcher.handle(message)
+            if response is not None:
+                self.outbox.put(dumps(response))
+        except Exception as exc:  # answered, said in one line; the wire goes on
+            _log.error("desk: a request failed: %s", _one_line(exc))
+            request_id = message.get("id") if isinstance(message, dict) else None
+            error = error_response(
+                request_id, c.INTERNAL_ERROR, f"internal error: {_one_line(exc)}"
+            )
+            self.outbox.put(dumps(error))

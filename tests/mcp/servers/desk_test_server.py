@@ -10,6 +10,7 @@ system-wide monotonic time ``at``.
 Tools: ``echo`` (read-only), ``slow`` (sleeps, honours a cancel), ``stubborn`` (sees the cancel
 and goes on anyway, never answering), ``crash`` (exits mid-call), ``large`` (a big answer with
 control characters in it), ``garbage`` (writes a line that is not JSON-RPC instead of an answer),
+``surrogates`` (answers with lone surrogates spelled as JSON escapes: valid JSON, not text),
 ``spawn`` (starts a child process that stays in the server's group). Flags make it misbehave:
 ``--fail-start``, ``--ignore-sigterm``, ``--linger`` (it does not exit when its stdin ends),
 ``--spawn-child`` (a child in its group from the start).
@@ -105,6 +106,17 @@ def build(name: str) -> MCPServer:
         report("call", tool="garbage")
         _write_on_the_wire(b"this is not json\n")
         await anyio.sleep(3600)
+        return "never"
+
+    @server.tool(description="Answer with lone surrogates, spelled as JSON escapes (valid JSON).")
+    async def surrogates(ctx: Context) -> str:
+        report("call", tool="surrogates")
+        text = "before \ud800 between \udfff after"
+        blocks = [{"type": "text", "text": text}]
+        result = {"content": blocks, "structuredContent": {"result": text}, "isError": False}
+        answer = {"jsonrpc": "2.0", "id": ctx.request_context.request_id, "result": result}
+        _write_on_the_wire(json.dumps(answer).encode("ascii") + b"\n")  # escapes: \ud800
+        await anyio.sleep(3600)  # answered already, by hand
         return "never"
 
     @server.tool(description="Start a child process that stays in the server's process group.")

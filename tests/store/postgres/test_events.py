@@ -3,10 +3,19 @@ and the kept events come back in order, after the asked number, once."""
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Sequence
+
+import pytest
 
 from agent.store import StoredEvent
+from agent.store.postgres.events import PostgresEvents
 from tests.store.postgres.conftest import OpenHost
+from tests.support import poll_until
+from tui_gateway.envelope import GatewayEvent
+from tui_gateway.events import MessageDelta
+from tui_gateway.shared_events import SharedEvents
 
 
 def test_blocks_of_numbers_never_overlap_across_hosts(open_host: OpenHost) -> None:
@@ -47,3 +56,34 @@ def test_kept_events_come_back_after_the_asked_number_in_order(open_host: OpenHo
     assert [e.seq for e in a.events.since("s1", 3).events] == list(range(1001, 1006))
     assert a.events.since("s1", 3).truncated is True  # 1, 2, 3 and 1000 are forgotten
     assert a.events.since("s1", 1000).truncated is False
+
+
+class AppendFailsOnce(PostgresEvents):
+    """The real event log, whose next append raises what no store raises (a bug)."""
+
+    failures = 1
+
+    def append(self, events: Sequence[StoredEvent], *, wait: bool = True) -> int:
+        if self.failures:
+            self.failures -= 1
+            raise ZeroDivisionError("a bug in the journal")
+        return super().append(events, wait=wait)
+
+
+def test_the_journal_thread_says_what_it_did_not_expect_and_goes_on(
+    open_host: OpenHost, caplog: pytest.LogCaptureFixture
+) -> None:
+    a = open_host("host-a:1:1")
+    a.sessions.create_session("s1")
+    a.events.__class__ = AppendFailsOnce
+    journal = SharedEvents(a.events, flush_s=0.01)
+    try:
+        with caplog.at_level(logging.ERROR, logger="tui_gateway.shared_events"):
+            journal.keep(GatewayEvent("message.delta", "s1", 1, MessageDelta("t", "lost")))
+            assert poll_until(lambda: "a bug in the journal" in caplog.text)
+        (record,) = caplog.records
+        assert "ZeroDivisionError" in record.getMessage()
+        journal.keep(GatewayEvent("message.delta", "s1", 2, MessageDelta("t", "kept")))
+        assert poll_until(lambda: [e.seq for e in a.events.since("s1", 0).events] == [2])
+    finally:
+        journal.close()
