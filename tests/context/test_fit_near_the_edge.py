@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from demo_model import DemoModelServer
@@ -113,3 +114,28 @@ def test_a_tool_result_twice_the_window_is_cut_and_the_turn_completes(
     _check_every_request(demo_server)
     # the session goes on, the whole result kept in the transcript
     assert desk.ask(session, "reply with exactly: next")[:2] == ("completed", None)
+
+
+@pytest.mark.parametrize(
+    ("setting", "n_ctx", "compact"), [("full", 2048, False), ("compact", 32_768, True)]
+)
+def test_the_tools_setting_chooses_whole_or_compact_definitions(
+    provider: ProviderConfig,
+    demo_server: DemoModelServer,
+    tmp_path: Path,
+    setting: str,
+    n_ctx: int,
+    compact: bool,
+) -> None:
+    demo_server.configure(n_ctx=n_ctx, tokenizer="subword")  # "auto" would choose the other
+    d = Desk(provider, tmp_path, tool_schemas=ToolSchemas(setting))
+    try:
+        assert d.ask(d.gateway.session_create(), "reply with exactly: hi")[:2] == (
+            "completed",
+            None,
+        )
+    finally:
+        assert d.gateway.shutdown(timeout_s=10).threads_left == []
+    (record,) = demo_server.records.list()
+    shell = next(t["function"] for t in record.request["tools"] if t["function"]["name"] == "shell")
+    assert ("description" in shell["parameters"]["properties"]["command"]) is not compact
