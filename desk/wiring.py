@@ -249,7 +249,6 @@ def build_controllers(
         stop_key=stop_key,
         turns=turns,
         console=console,
-        compression=compression,
         sessions=sessions,
         quit=quit,
         running_turn_of=running_turn_of,

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agent.stops import Surface
-from desk.controllers.compression import CompressionController
 from desk.controllers.console import ConsoleController
 from desk.controllers.quit import QuitController
 from desk.controllers.sessions import SessionsController
@@ -42,7 +41,6 @@ class StopKeysController:
         stop_key: the configured stop key.
         turns: stops the shown turn, keeps an early stop for the next submit.
         console: a focused console takes the stop keys for its commands.
-        compression: a focused compression panel takes the stop key for its compression.
         sessions: the view shown.
         quit: no stop once quitting began; Ctrl+C's double press quits.
         running_turn_of: the turn of a session whose ``message.start`` came and whose
@@ -56,7 +54,6 @@ class StopKeysController:
         stop_key: StopKey,
         turns: TurnsController,
         console: ConsoleController,
-        compression: CompressionController,
         sessions: SessionsController,
         quit: QuitController,
         running_turn_of: Callable[[str], str | None],
@@ -66,7 +63,6 @@ class StopKeysController:
         """The configured stop key."""
         self._turns = turns
         self._console = console
-        self._compression = compression
         self._sessions = sessions
         self._quit = quit
         self._running_turn_of = running_turn_of
@@ -141,8 +137,6 @@ class StopKeysController:
             return False
         view = self._sessions.view
         if self._console.takes_stop_key(read_at):  # a focused console: its commands
-            return True
-        if view is not None and self._compression.takes_stop_key(view):  # a focused panel
             return True
         return view is not None and self._turns.stop(view, Surface.DESK_KEY, read_at) is not None
 
