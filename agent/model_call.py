@@ -24,7 +24,7 @@ from agent.events import AgentListener, ModelCallStarted, Retrying, TextDelta, T
 from agent.provider.client import ChatClient
 from agent.provider.connection import ProviderConnection
 from agent.provider.errors import ContextOverflow, RateLimited, ServerError
-from agent.provider.tokenize import server_token_count
+from agent.provider.tokenize import ServerTokens, server_request_count
 from agent.provider.types import ChatMessage, Completion, StreamDelta
 from agent.stream_batch import DeltaBatcher
 
@@ -137,8 +137,12 @@ class ModelCall:
     ) -> PreparedRequest:
         settings = self.settings
 
-        async def count(text: str) -> int | None:
-            return await server_token_count(conn.http, settings.client.config, text)
+        async def count(
+            request: Sequence[ChatMessage], tools: Sequence[dict[str, Any]], templates: bool
+        ) -> ServerTokens | None:
+            return await server_request_count(
+                conn.http, settings.client.config, request, tools, templates=templates
+            )
 
         return await prepare_request(
             messages,
@@ -163,7 +167,7 @@ class ModelCall:
                     conn,
                     prepared.messages,
                     on_delta,
-                    tools=settings.tools,
+                    tools=prepared.tools,
                     partial=reply,
                     max_tokens=prepared.max_tokens,
                     on_chunk=self._on_activity,
@@ -171,7 +175,7 @@ class ModelCall:
             finally:
                 batch.flush()  # what is held goes out before any later event
         got = await settings.client.complete(
-            conn, prepared.messages, tools=settings.tools, max_tokens=prepared.max_tokens
+            conn, prepared.messages, tools=prepared.tools, max_tokens=prepared.max_tokens
         )
         if got.content or got.reasoning:
             on_delta(StreamDelta(content=got.content, reasoning=got.reasoning))
@@ -183,7 +187,7 @@ class ModelCall:
         context = self.settings.context
         if context is not None and got.usage is not None and got.usage.prompt_tokens > 0:
             context.observe_request(
-                prepared.messages, self.settings.tools, got.usage.prompt_tokens, CountSource.USAGE
+                prepared.messages, prepared.tools, got.usage.prompt_tokens, CountSource.USAGE
             )
 
     def _learn_overflow(self, prepared: PreparedRequest, exc: ContextOverflow) -> None:
@@ -194,5 +198,5 @@ class ModelCall:
             context.learn_from_server(exc.window, "the server's context-size answer")
         if exc.prompt_tokens is not None:
             context.observe_request(
-                prepared.messages, self.settings.tools, exc.prompt_tokens, CountSource.OVERFLOW
+                prepared.messages, prepared.tools, exc.prompt_tokens, CountSource.OVERFLOW
             )

@@ -10,7 +10,12 @@ Endpoints (``[key]``: needs the bearer key when ``api_key`` is set):
   top-level ``n_ctx``: llama.cpp has none)
 - ``POST /tokenize`` [key]: ``{"content": TEXT, "add_special": false, "with_pieces": false}``
   -> ``{"tokens": [id, ...]}`` (with pieces: ``[{"id", "piece"}, ...]``), by the configured
-  tokenizer, as llama.cpp answers
+  tokenizer, as llama.cpp answers; special tokens of the template count one each unless
+  ``"parse_special": false``
+- ``POST /apply-template`` [key]: ``{"messages": [...], "tools": [...]}`` -> ``{"prompt": TEXT}``,
+  the request rendered by the demo model's template (`demo_model.prompt_text`): its
+  ``/tokenize`` count is the ``usage.prompt_tokens`` of the same chat request; a strict template
+  refuses what the chat endpoint refuses
 - ``POST /v1/chat/completions`` (also ``/chat/completions``) [key]: see `chat`
 - ``GET /demo/requests[?since=ID]``: ``{"requests": [record, ...]}`` (records with id > ID)
 - ``GET /demo/config``: the knobs; ``POST /demo/config``: a JSON object of knob changes,
@@ -31,10 +36,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
-from .admission import Rejection, check_api_key
+from .admission import Rejection, check_api_key, check_template
 from .asgi import Receive, Scope, Send, error_body, read_body, send_json
 from .chat import INTENTIONAL_DROP, ChatCompletions
 from .config import DemoConfig
+from .prompt_text import render_prompt, tokenize_prompt
 from .records import RecordBook
 from .slots import SlotPool
 from .tokens import token_id, tokenizer_for
@@ -186,6 +192,7 @@ class DemoModelApp:
             ("GET", "/slots"): self._slots,
             ("GET", "/props"): self._props,
             ("POST", "/tokenize"): self._tokenize,
+            ("POST", "/apply-template"): self._apply_template,
             ("GET", "/demo/requests"): self._demo_requests,
             ("GET", "/demo/config"): self._demo_config,
             ("POST", "/demo/config"): self._demo_config,
@@ -271,7 +278,10 @@ class DemoModelApp:
         content = request.get("content", "")
         if not isinstance(content, str):
             return 400, error_body("'content' must be a string")
-        pieces = tokenizer_for(config.tokenizer)(content)
+        parse_special = request.get("parse_special") is not False
+        pieces = tokenize_prompt(
+            content, tokenizer_for(config.tokenizer), parse_special=parse_special
+        )
         ids = [token_id(piece) for piece in pieces]
         if request.get("add_special") is True:
             pieces, ids = ["<s>", *pieces], [1, *ids]
@@ -279,6 +289,19 @@ class DemoModelApp:
             pairs = zip(ids, pieces, strict=True)
             return 200, {"tokens": [{"id": i, "piece": piece} for i, piece in pairs]}
         return 200, {"tokens": ids}
+
+    def _apply_template(self, scope: Scope, body: bytes) -> tuple[int, Any]:
+        config = self.snapshot_config()
+        check_api_key(scope, config.api_key)
+        request = _json_object(body)
+        messages = request.get("messages")
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            return 400, error_body("'messages' must be an array of objects")
+        tools = request.get("tools")
+        if tools is not None and not isinstance(tools, list):
+            return 400, error_body("'tools' must be an array")
+        check_template(config, messages)
+        return 200, {"prompt": render_prompt(messages, tools or None)}
 
     def _demo_requests(self, scope: Scope, body: bytes) -> tuple[int, Any]:
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))

@@ -255,7 +255,6 @@ def build_controllers(
         stop_key=stop_key,
         turns=turns,
         console=console,
-        compression=compression,
         sessions=sessions,
         quit=quit,
     )

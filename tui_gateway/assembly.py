@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
 from agent.store import SessionStore, StoreError, open_store
 from agent.store.opener import store_path
@@ -67,7 +68,8 @@ def gateway_config(
         settings: the resolved settings.
         provider: the model server (the entry point resolves it: probing, the demo...).
         max_sessions: live sessions kept (see :class:`GatewayConfig`).
-        tools: offer the model the built-in tools.
+        tools: offer the model the built-in tools (the ``tools`` setting ``"off"`` offers
+            none whatever this says).
         approvals: ask before ``shell`` and ``write_file`` calls.
         denied: files the file tools refuse besides the default deny list, e.g.
             ``desk serve``'s token file; the session database ``settings.db`` names is added
@@ -83,7 +85,8 @@ def gateway_config(
             database = (store_path(settings.db),)
     return GatewayConfig(
         provider=provider,
-        tools=tools,
+        tools=tools and settings.tools != "off",
+        tool_schemas=ToolSchemas.AUTO if settings.tools == "off" else ToolSchemas(settings.tools),
         approvals=approvals,
         cwd=settings.workspace,
         denied_paths=denied + database,

@@ -262,7 +262,14 @@ class BookingOffice:
             self._publish(session, dropped)
 
     def cancel_compression(self, session_id: str, stop: StopRequest) -> bool:
-        """``compression.cancel``: hard-stop the running compression (the turn running it).
+        """``compression.cancel``: hard-stop the running compression, and only it.
+
+        Before commit admission the compression is rolled back (after, the commit completes
+        and nothing is stopped). A ``/compress`` turn is its compression: it ends, booked to
+        ``stop``. A prompt turn that was compressing first goes on without the compression
+        (:class:`~tui_gateway.fitted_turns.FittedTurns` sends its request when it fits
+        without it, and otherwise ends it with one line saying so); ``session.interrupt``
+        stops the turn, compression included.
 
         Returns:
             False when no compression runs in the session, or its commit was admitted already.
@@ -283,7 +290,10 @@ class BookingOffice:
             or turn.compressor.fence.state != FenceState.OPEN
         ):
             return False
-        return self.interrupt(session_id, stop, turn_id=turn.turn_id) is not None
+        if turn.kind == TurnKind.COMPRESS:
+            return self.interrupt(session_id, stop, turn_id=turn.turn_id) is not None
+        turn.compressor.interrupt(stop)  # the prompt turn goes on without it
+        return True
 
     def cancel_command(self, command_id: str, stop: StopRequest) -> bool:
         """``console.cancel``: drop a queued command, or hard-stop a running one.

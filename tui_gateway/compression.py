@@ -11,7 +11,9 @@ and when the request would fill more than ``threshold`` of the window, unless th
 says wait, or the last compression could not bring the session under the threshold and the
 session has not grown by a tenth of the window since (a weak compression is reported once,
 not run again on every turn). The compression aims at what lets the request fit, half the
-window when it can (:func:`agent.compression.policy.compression_target`).
+window when it can (:func:`agent.compression.policy.compression_target`). A request the
+server's exact count refused is compressed as far as a summary can go before the turn is
+refused, even when the estimate says nothing can help.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from agent.store import SessionStore, StoreError
 from tui_gateway.context_window import OfferedTools, SessionWindows, no_tools
 from tui_gateway.events import CompressionComplete, CompressionProgressed, Payload, StopReceipt
 from tui_gateway.state import Session, Turn
+
+FORCED_TARGET_SHARE = 16
+"""A compression forced by a refusal aims at least at this fraction (1/16) of the window."""
 
 GROWTH_AFTER_WEAK = 0.1
 """Share of the window a session must grow by before a weak compression is tried again."""
@@ -109,7 +114,11 @@ class SessionCompression:
             size = budget.count(well_formed([*history, *prompt]), tools)
             must = force or not budget.fit_tokens(size).fits
             if must and target <= 0:
-                return None  # the prompt alone does not fit: no compression can help
+                if not force:
+                    return None  # by the estimate the prompt alone does not fit: the server counts
+                # the server refused it: by the estimate nothing can help, but the estimate is
+                # not the server's count; a summary as short as can be is tried before refusing
+                target = max(1, window // FORCED_TARGET_SHARE)
             if not must and not self._should(session, budget, size, weak_after):
                 return None
             if not any(m.role != "system" for m in history):

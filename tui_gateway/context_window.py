@@ -18,6 +18,7 @@ from typing import Any
 from agent.context.budget import ContextBudget
 from agent.context.calibration import CountSource, TokenCalibration
 from agent.context.shape import well_formed
+from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.provider.window import DEFAULT_WINDOW, ContextWindow, WindowSource, learn_context_window
@@ -49,6 +50,7 @@ class SessionWindows:
         configured: the person's ``context_window`` (tokens), or None to learn it.
         publish: sends a payload for a session; never blocks.
         learn: finds the window of a provider (injectable for tests).
+        tool_schemas: how the sessions' requests send tool definitions.
     """
 
     def __init__(
@@ -57,8 +59,10 @@ class SessionWindows:
         publish: Callable[[Session, Payload], None],
         *,
         learn: Learn = _learn,
+        tool_schemas: ToolSchemas = ToolSchemas.AUTO,
     ) -> None:
         self._configured = configured
+        self._tool_schemas = tool_schemas
         self._publish = publish
         self._learn = learn
         self._lock = threading.Lock()
@@ -98,10 +102,11 @@ class SessionWindows:
             self._keys[session.session_id] = key
             if session.context is None or (before is not None and before != key):
                 # a new session, or another model: its own window and its own tokenizer
-                session.context = ContextBudget(window)
+                session.context = ContextBudget(window, tool_schemas=self._tool_schemas)
             elif before is None:
                 # a resumed session, calibrated from its saved counts: the window is now known
                 session.context.set_window(window)
+                session.context.tool_schemas = self._tool_schemas
             return session.context
 
     def announce(

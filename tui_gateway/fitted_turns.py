@@ -4,10 +4,18 @@ A prompt turn gets the session's :class:`agent.context.budget.ContextBudget` (ev
 the turn is checked against the window before it is sent), compresses first when it is due
 (:class:`tui_gateway.compression.SessionCompression`), and, when its first request still could
 not fit (desk's count said so, or the server refused it as too large with its own count), is
-compressed with the corrected count and run once more. A turn whose request could not fit in
+compressed with the corrected count and run once more (unless a stop came meanwhile, even one
+that arrived after the first attempt's outcome was fixed: then nothing more is sent; steers the
+first attempt never delivered are kept for the turn's end). A turn whose request could not fit in
 the end sent nothing the model answered: its prompt stays in the transcript marked as not sent
 (later requests leave it out, so the session stays usable), and its error says so with the
 figures and what the person can do.
+
+A compression cancelled alone (``compression.cancel``: the compression panel's Cancel) leaves
+the prompt turn running: its request is sent when it fits without the compression, and
+otherwise the turn ends, nothing sent, with a line saying the compression was cancelled (no
+compression is forced on it after that). A stop of the turn (``session.interrupt``) stops the
+compression and the turn.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agent.compression import Compressor
+from agent.compression import CompressionStatus, Compressor
 from agent.events import TurnResult
 from agent.outcome import ExitReason, TurnStatus
 from agent.provider.client import ProviderConfig
@@ -29,6 +37,12 @@ from tui_gateway.state import Session, Turn
 
 ADVICE = "send a shorter prompt, start a new session (/new), or set a larger context_window"
 """What the person can do about a prompt that does not fit."""
+
+RETRY_NOTE = "the request did not fit the window: compressing, then trying once more"
+"""What a turn says while it compresses after its request did not fit."""
+
+CANCELLED_ADVICE = "compression cancelled, and the prompt does not fit the window without it"
+"""Why a prompt whose compression the person cancelled was not sent."""
 
 
 def did_not_fit(result: TurnResult) -> bool:
@@ -120,13 +134,18 @@ class FittedTurns:
 
     def compress(
         self, session: Session, turn: Turn, provider: ProviderConfig, *, manual: bool, force: bool
-    ) -> None:
-        """Compress for ``turn`` when one is due (``/compress``: always)."""
-        if self.start_compression(session, turn, provider, manual=manual, force=force):
-            assert turn.compressor is not None
-            if not manual:
-                self._publish(session, TurnState(turn.turn_id, TurnActivity.COMPRESSING))
-            self.compression.run(session, turn, turn.compressor)
+    ) -> CompressionStatus | None:
+        """Compress for ``turn`` when one is due (``/compress``: always).
+
+        Returns:
+            the compression's outcome, or None when none ran.
+        """
+        if not self.start_compression(session, turn, provider, manual=manual, force=force):
+            return None
+        assert turn.compressor is not None
+        if not manual:
+            self._publish(session, TurnState(turn.turn_id, TurnActivity.COMPRESSING))
+        return self.compression.run(session, turn, turn.compressor)
 
     def run_prompt(
         self,
@@ -147,17 +166,25 @@ class FittedTurns:
             the turn's outcome (``error`` says "not sent: ..." when it could not fit).
         """
         turn.agent.context = self.compression.windows.first_turn(session, provider, self.tools)
-        self.compress(session, turn, provider, manual=False, force=False)
+        status = self.compress(session, turn, provider, manual=False, force=False)
+        # the panel's Cancel stopped the compression alone: the turn goes on if it fits
+        skipped = status == CompressionStatus.CANCELLED and turn.agent.stop_request is None
         on_started()
         result = self._attempt(session, turn)
-        if did_not_fit(result) and not result.messages and turn.agent.stop_request is None:
-            turn.agent.carry_over()  # a stop from now on still ends the retry
-            self.compress(session, turn, provider, manual=False, force=True)
-            first = result
-            result = self._attempt(session, turn)
-            result.undelivered[:0] = first.undelivered  # steers the first attempt never took
+        if did_not_fit(result) and not result.messages and not skipped:
+            self._publish(session, TurnState(turn.turn_id, TurnActivity.WAITING, RETRY_NOTE))
+            turn.agent.carry_over()  # a late stop is the retry's; one from now on ends it too
+            if turn.agent.stop_request is None:  # stopped: no compression, no retry
+                self.compress(session, turn, provider, manual=False, force=True)
+                first = result
+                result = self._attempt(session, turn)
+                result.undelivered[:0] = first.undelivered  # steers the first never took
         if did_not_fit(result) and not result.messages:
             result.error = not_sent_error(result)
+            if skipped:
+                result.error = result.error.replace(
+                    NOT_SENT_PREFIX, f"{NOT_SENT_PREFIX}{CANCELLED_ADVICE}; ", 1
+                )
         return result
 
     def _attempt(self, session: Session, turn: Turn) -> TurnResult:

@@ -113,7 +113,9 @@ class Gateway:
         )
         offer = ToolOffer(config, self.mcp)
         offered = offer.schemas
-        self._windows = SessionWindows(config.context_window, publish)
+        self._windows = SessionWindows(
+            config.context_window, publish, tool_schemas=config.tool_schemas
+        )
         compression = SessionCompression(
             self._windows, store, publish, threshold=config.compress_threshold, tools=offered
         )

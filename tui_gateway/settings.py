@@ -19,6 +19,7 @@ Enter while busy                                                      ``busy_inp
 the stop key                                                          ``stop_key``
 child agent depth                                                     ``delegate_depth``
 child agents at once                                                  ``delegate_width``
+tool definitions                                                      ``tools``
 MCP servers          ``--mcp NAME=CMD...``                           ``[mcp_servers.NAME]``
 ===================  ======================  =======================  ====================
 
@@ -28,8 +29,11 @@ MCP servers          ``--mcp NAME=CMD...``                           ``[mcp_serv
 by default (``"ctrl+g"``, ``"f9"``...), or one key twice, ``"escape escape"``, for a double press
 (:func:`parse_stop_key`).
 ``delegate_depth`` (default 2; 0 turns delegation off) and ``delegate_width`` (default 4) bound
-the child agents of the ``delegate`` tool. ``--mcp`` may be given several times; each adds a
-server for the run, replacing a table of the same name.
+the child agents of the ``delegate`` tool. ``tools`` is ``"auto"`` (the default: the tool
+definitions go compact when whole they would take more than a tenth of the window), ``"full"``,
+``"compact"``, or ``"off"`` (no tools offered at all; MCP servers are not started).
+``--mcp`` may be given several times; each adds a server for the run, replacing a table of the
+same name.
 
 An empty flag or variable counts as not given; relative paths (``db``, ``workspace``) start
 from the working directory wherever they were given. A bad value raises :class:`SettingsError`
@@ -54,6 +58,7 @@ from tui_gateway.mcp_settings import McpServerSettings, parse_mcp_flag, parse_mc
 
 __all__ = [
     "BusyInput",
+    "ToolsSetting",
     "DEFAULT_STOP_KEY",
     "FILE_KEYS",
     "FLAGS",
@@ -83,9 +88,13 @@ SettingKey = Literal[
     "stop_key",
     "delegate_depth",
     "delegate_width",
+    "tools",
 ]
 """The settings every entry point takes (``demo`` is a flag only; ``busy_input``,
-``stop_key`` and the ``delegate_*`` limits are config-file keys only)."""
+``stop_key``, the ``delegate_*`` limits and ``tools`` are config-file keys only)."""
+
+ToolsSetting = Literal["auto", "full", "compact", "off"]
+"""How the model is offered tools: definitions as the window suits, whole, compact, or none."""
 
 BusyInput = Literal["queue", "steer"]
 """What Enter does while a turn runs: queue the prompt, or steer the running turn."""
@@ -128,6 +137,7 @@ FILE_KEYS: Final[frozenset[str]] = frozenset(
         "stop_key",
         "delegate_depth",
         "delegate_width",
+        "tools",
     }
 )
 """The config file's keys resolved here; every other key is kept in ``Settings.other_keys``."""
@@ -210,6 +220,7 @@ class Settings:
             ``escape escape`` for a double press).
         delegate_depth: how deep child agents may nest (0: no ``delegate`` tool).
         delegate_width: most child agents one agent runs at once.
+        tools: how tools are offered (``auto``, ``full``, ``compact``, or ``off``).
         mcp_servers: the config file's ``[mcp_servers.NAME]`` tables by name, in file order,
             then the ``--mcp`` servers (a flag's server replaces a table of its name).
         other_keys: the config file's top-level keys not resolved here (``theme``...), as read.
@@ -228,6 +239,7 @@ class Settings:
     stop_key: str = DEFAULT_STOP_KEY
     delegate_depth: int = 2
     delegate_width: int = 4
+    tools: ToolsSetting = "auto"
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=lambda: _frozen({}))
     other_keys: Mapping[str, Any] = field(default_factory=lambda: _frozen({}))
     config_file: Path | None = None
@@ -304,6 +316,7 @@ def resolve_settings(
     stop_key = first("stop_key", _stop_key)
     depth = first("delegate_depth", lambda raw, origin: _count(raw, origin, 0, 8))
     width = first("delegate_width", lambda raw, origin: _count(raw, origin, 1, 32))
+    tools: ToolsSetting | None = first("tools", _tools)
     if db is None and store_default is StoreDefault.USER_DATA:
         db = str(default_db_path())
     demo = bool(flags.get("demo"))
@@ -326,6 +339,7 @@ def resolve_settings(
         stop_key=DEFAULT_STOP_KEY if stop_key is None else stop_key,
         delegate_depth=2 if depth is None else depth,
         delegate_width=4 if width is None else width,
+        tools="auto" if tools is None else tools,
         mcp_servers=MappingProxyType(mcp_servers),
         other_keys=_frozen({k: v for k, v in data.items() if k not in FILE_KEYS}),
         config_file=path,
@@ -377,6 +391,20 @@ def _busy_input(raw: object, origin: Origin) -> BusyInput | None:
     if text == "steer":
         return "steer"
     raise SettingsError(f'{origin.where} must be "queue" or "steer", not {text!r}')
+
+
+_TOOLS: Final[tuple[ToolsSetting, ...]] = ("auto", "full", "compact", "off")
+
+
+def _tools(raw: object, origin: Origin) -> ToolsSetting | None:
+    text = _text(raw, origin)
+    if text is None:
+        return None
+    for value in _TOOLS:
+        if text == value:
+            return value
+    named = ", ".join(f'"{value}"' for value in _TOOLS)
+    raise SettingsError(f"{origin.where} must be one of {named}, not {text!r}")
 
 
 def parse_stop_key(text: str) -> tuple[str, bool]:

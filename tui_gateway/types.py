@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.agent import Agent
+from agent.context.tool_schemas import ToolSchemas
 from agent.events import AgentListener
 from agent.provider.client import ProviderConfig
 from agent.tools.changes import ChangeRecorder
@@ -73,6 +74,8 @@ class GatewayConfig:
         inactivity_timeout_s: a turn that receives nothing from the model server for this many
             seconds is stopped as ``inactivity`` (a system stop); None never.
         tools: offer the model the built-in tools (shell, read_file, write_file, list_dir).
+        tool_schemas: how tool definitions are sent: whole, compact, or compact on a small
+            window (:mod:`agent.context.tool_schemas`).
         approvals: ask the person before ``shell`` and ``write_file`` calls, and before a file
             tool's call on a path outside the workspace.
         cwd: the workspace: the directory tool calls run in, inside which ``read_file`` and
@@ -116,6 +119,7 @@ class GatewayConfig:
     max_prompt_chars: int = 1_000_000
     inactivity_timeout_s: float | None = 300.0
     tools: bool = True
+    tool_schemas: ToolSchemas = ToolSchemas.AUTO
     approvals: bool = True
     cwd: Path | None = None
     denied_paths: tuple[Path, ...] = ()

@@ -7,6 +7,11 @@ before. The reply keeps at least an eighth of the window, at most 1,024 tokens (
 ``max_tokens`` is then set to what is left, so that the reply cannot run past the window
 (left unset when more than 4,096 tokens are left and nothing else caps it: some servers refuse
 a ``max_tokens`` above the model's own output limit).
+
+Near the edge the server's own count replaces the estimate (llama.cpp's ``/apply-template``
+and ``/tokenize``, :mod:`agent.provider.tokenize`): an exact count needs no headroom, and the
+request fits when what is left for the reply is at least a minimum reply (a sixteenth of the
+window, 64 to 512 tokens); ``max_tokens`` is then what is left.
 """
 
 from __future__ import annotations
@@ -18,15 +23,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.context.calibration import CountSource, TokenCalibration
+from agent.context.tool_schemas import COMPACT_SHARE, ToolSchemas, compact_tools
 from agent.provider.types import ChatMessage
 from agent.provider.window import ContextWindow, WindowSource
-from agent.tokens import RequestSize, request_size
+from agent.tokens import RequestSize, request_size, tokens_in_chars, tools_chars
 
 MAX_REPLY_RESERVE = 1024
 """Most tokens kept for the reply (an eighth of the window below 8,192)."""
 
 MIN_REPLY_RESERVE = 64
 """Fewest tokens kept for the reply."""
+
+MIN_EXACT_REPLY = 64
+"""Fewest tokens a reply may have when the prompt's count is exact."""
+
+MAX_EXACT_REPLY = 512
+"""Most tokens the minimum reply of an exactly counted prompt asks for."""
 
 UNCAPPED_ROOM = 4096
 """With more room than this for the reply, ``max_tokens`` is left to the server."""
@@ -43,6 +55,7 @@ class RequestFit:
         window: the context window (tokens).
         max_tokens: the ``max_tokens`` to send (None: leave it to the server).
         measured: True when the count is calibrated by the server's own counts.
+        exact: True when ``prompt_tokens`` is the server's own count of this very request.
     """
 
     prompt_tokens: int
@@ -51,6 +64,7 @@ class RequestFit:
     window: int
     max_tokens: int | None
     measured: bool
+    exact: bool = False
 
     @property
     def fits(self) -> bool:
@@ -74,11 +88,24 @@ def reply_reserve(window: int) -> int:
     return max(MIN_REPLY_RESERVE, min(MAX_REPLY_RESERVE, window // 8))
 
 
+def minimum_reply(window: int) -> int:
+    """The least room a reply must have when the prompt is counted exactly (a sixteenth of
+    the window, within `MIN_EXACT_REPLY` and `MAX_EXACT_REPLY`)."""
+    return max(MIN_EXACT_REPLY, min(MAX_EXACT_REPLY, window // 16))
+
+
 def headroom(prompt_tokens: int, *, measured: bool) -> int:
     """Tokens kept for the error of a count of ``prompt_tokens``."""
     if measured:
         return math.ceil(prompt_tokens * 0.03) + 8
     return math.ceil(prompt_tokens * 0.15) + 16
+
+
+def _cap(room: int, max_tokens: int | None) -> int | None:
+    """The ``max_tokens`` to send with ``room`` tokens left for the reply."""
+    if room < UNCAPPED_ROOM or max_tokens is not None:
+        return max(1, min(room, max_tokens if max_tokens is not None else room))
+    return None
 
 
 def largest_prompt(window: int, *, measured: bool) -> int:
@@ -99,14 +126,25 @@ class ContextBudget:
     Args:
         window: the context window and where it came from.
         calibration: the session's calibration (a fresh one when None).
+        tool_schemas: how tool definitions are sent (:mod:`agent.context.tool_schemas`).
     """
 
-    def __init__(self, window: ContextWindow, calibration: TokenCalibration | None = None) -> None:
+    def __init__(
+        self,
+        window: ContextWindow,
+        calibration: TokenCalibration | None = None,
+        *,
+        tool_schemas: ToolSchemas = ToolSchemas.AUTO,
+    ) -> None:
         self._lock = threading.Lock()
         self._window = window
         self.calibration = calibration if calibration is not None else TokenCalibration()
+        self.tool_schemas = tool_schemas
+        """How tool definitions are sent: whole, compact, or compact on a small window."""
         self.tokenize_supported: bool | None = None
         """Whether the server answers ``/tokenize`` (None: not tried yet)."""
+        self.template_supported: bool | None = None
+        """Whether the server answers ``/apply-template`` (None: not tried yet)."""
 
     @property
     def window(self) -> ContextWindow:
@@ -126,9 +164,20 @@ class ContextBudget:
             if tokens > 0 and tokens != self._window.tokens:
                 self._window = ContextWindow(tokens, WindowSource.SERVER, detail)
 
+    def offered(self, tools: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+        """The tool definitions a request sends for ``tools`` in this window: whole, or
+        compact (:mod:`agent.context.tool_schemas`). Every count of this budget counts these."""
+        mode = self.tool_schemas
+        if not tools or mode is ToolSchemas.FULL:
+            return tools
+        if mode is ToolSchemas.COMPACT:
+            return compact_tools(tools)
+        whole = tokens_in_chars(tools_chars(tools))  # the default ratio: the same every time
+        return compact_tools(tools) if whole > COMPACT_SHARE * self.window.tokens else tools
+
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]] = ()) -> int:
-        """The calibrated token count of a request."""
-        return self.calibration.count(messages, tools)
+        """The calibrated token count of a request (its tools as `offered` sends them)."""
+        return self.calibration.count(messages, self.offered(tools))
 
     def fit_tokens(self, prompt_tokens: int, *, max_tokens: int | None = None) -> RequestFit:
         """Whether a prompt of ``prompt_tokens`` fits, and the ``max_tokens`` to send.
@@ -142,10 +191,21 @@ class ContextBudget:
         spare = headroom(prompt_tokens, measured=measured)
         reserve = reply_reserve(window)
         room = window - prompt_tokens - spare
-        cap = max_tokens
-        if room < UNCAPPED_ROOM or cap is not None:
-            cap = max(1, min(room, cap if cap is not None else room))
-        return RequestFit(prompt_tokens, spare, reserve, window, cap, measured)
+        return RequestFit(prompt_tokens, spare, reserve, window, _cap(room, max_tokens), measured)
+
+    def fit_exact(self, prompt_tokens: int, *, max_tokens: int | None = None) -> RequestFit:
+        """Whether a prompt the server counted at ``prompt_tokens`` fits: no headroom, and
+        at least `minimum_reply` left for the reply, ``max_tokens`` what is left.
+
+        Args:
+            prompt_tokens: the server's own count of the request (template included).
+            max_tokens: the caller's own cap on the reply, if any.
+        """
+        window = self.window.tokens
+        room = window - prompt_tokens
+        reserve = minimum_reply(window)
+        cap = _cap(room, max_tokens)
+        return RequestFit(prompt_tokens, 0, reserve, window, cap, True, exact=True)
 
     def fit(
         self,
@@ -168,5 +228,6 @@ class ContextBudget:
         tokens: int,
         source: CountSource,
     ) -> None:
-        """The server counted ``tokens`` for the request of ``messages`` and ``tools``."""
+        """The server counted ``tokens`` for the request of ``messages`` and ``tools`` (the
+        definitions as they were sent)."""
         self.observe(request_size(messages, tools), tokens, source)

@@ -2,16 +2,18 @@
 
 :func:`prepare_request` builds the request from the transcript (:mod:`agent.context.shape`),
 counts it with the session's calibration and checks that prompt plus reply fit the window
-(:mod:`agent.context.budget`). Near or past the limit it asks the server for its own count
-(llama.cpp's ``/tokenize``) once; a request that still does not fit has its largest tool
-results cut to a head and a tail (in the request only; the transcript keeps them whole); one
-that cannot fit even then is not sent: :class:`agent.provider.errors.RequestTooLarge` carries
-the figures.
+(:mod:`agent.context.budget`). When the estimate puts it within a margin of the window (past
+`NEAR_LIMIT` of it), the server counts the request itself: exactly where it can render it with
+its own chat template (llama.cpp's ``/apply-template`` and ``/tokenize``), and then the request
+is sent when a minimum reply fits, with ``max_tokens`` set to what is left; a server that only
+tokenizes calibrates the estimate. A request that still does not fit has its largest tool
+results cut to a head and a tail, harder until it fits (in the request only; the transcript
+keeps them whole), and is counted again; one that cannot fit even then is not sent:
+:class:`agent.provider.errors.RequestTooLarge` carries the figures.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,13 +21,17 @@ from typing import Any
 from agent.context.budget import ContextBudget, RequestFit
 from agent.context.calibration import CountSource
 from agent.context.shape import well_formed
-from agent.context.shrink import shrink_tool_results
+from agent.context.shrink import cut_tool_results_to_fit
 from agent.provider.errors import RequestTooLarge
+from agent.provider.tokenize import ServerTokens
 from agent.provider.types import ChatMessage
 from agent.tokens import MESSAGE_OVERHEAD_TOKENS, request_size
 
-ServerCount = Callable[[str], Awaitable[int | None]]
-"""Asks the server how many tokens a text is (None: it cannot say)."""
+ServerCount = Callable[
+    [Sequence[ChatMessage], Sequence[dict[str, Any]], bool], Awaitable[ServerTokens | None]
+]
+"""Asks the server for its count of a request: ``(messages, tools, templates)`` (see
+:func:`agent.provider.tokenize.server_request_count`); None: it cannot say."""
 
 NEAR_LIMIT = 0.9
 """Share of the window past which the server is asked for its own count."""
@@ -39,20 +45,14 @@ class PreparedRequest:
         messages: the request's messages.
         max_tokens: the reply cap to send (None: the server's own).
         fit: the figures of the check (None without a budget).
+        tools: the tool definitions to send (compact on a small window, see
+            :meth:`agent.context.budget.ContextBudget.offered`).
     """
 
     messages: list[ChatMessage]
     max_tokens: int | None
     fit: RequestFit | None
-
-
-def request_text(messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]]) -> str:
-    """The text a server tokenizes for a request: its messages and tool definitions."""
-    parts = [m.content for m in messages]
-    parts += [f"{c.name} {c.arguments}" for m in messages for c in m.tool_calls]
-    if tools:
-        parts.append(json.dumps(list(tools), separators=(",", ":")))
-    return "\n".join(parts)
+    tools: Sequence[dict[str, Any]] = ()
 
 
 def _near_limit(fit: RequestFit) -> bool:
@@ -71,7 +71,8 @@ async def prepare_request(
 
     Args:
         messages: the transcript so far (this turn's messages included).
-        tools: the tool definitions the request offers.
+        tools: the tool definitions the request offers (whole: the budget sends them compact
+            on a small window).
         budget: the session's window and calibration; None sends the request unchecked.
         max_tokens: the caller's own cap on the reply, if any.
         server_count: asks the server for its count of a text (llama.cpp ``/tokenize``).
@@ -85,21 +86,55 @@ async def prepare_request(
     """
     request = well_formed(messages)
     if budget is None:
-        return PreparedRequest(request, max_tokens, None)
+        return PreparedRequest(request, max_tokens, None, tools)
+    sent = budget.offered(tools)
     fit = budget.fit(request, tools, max_tokens=max_tokens)
-    if _near_limit(fit) and server_count is not None and budget.tokenize_supported is not False:
-        counted = await server_count(request_text(request, tools))
-        budget.tokenize_supported = counted is not None
-        if counted is not None:
-            size = request_size(request, tools)
-            tokens = counted + MESSAGE_OVERHEAD_TOKENS * size.messages
-            budget.observe(size, tokens, CountSource.TOKENIZE)
-            fit = budget.fit(request, tools, max_tokens=max_tokens)
-    if not fit.fits:
-        request, _saved = shrink_tool_results(request, fit.over_by, budget.calibration)
+    if _near_limit(fit):
+        fit = await _server_fit(request, tools, budget, max_tokens, server_count, fit)
+    whole, need, rounds = request, 0, 0
+    while not fit.fits and rounds < _CUT_ROUNDS:  # each round cuts the whole results again
+        rounds += 1
+        need += max(1, fit.over_by)
+        shorter, saved = cut_tool_results_to_fit(whole, need, budget.calibration)
+        if saved <= 0 or shorter == request:
+            break
+        request = shorter
         fit = budget.fit(request, tools, max_tokens=max_tokens)
+        if _near_limit(fit):
+            fit = await _server_fit(request, tools, budget, max_tokens, server_count, fit)
     if not fit.fits:
         raise RequestTooLarge(
             prompt_tokens=fit.prompt_tokens, reply_tokens=fit.reserve, window=fit.window
         )
-    return PreparedRequest(request, fit.max_tokens, fit)
+    return PreparedRequest(request, fit.max_tokens, fit, sent)
+
+
+_CUT_ROUNDS = 3
+"""Rounds of cutting tool results (each counted again) before a request is given up."""
+
+
+async def _server_fit(
+    request: list[ChatMessage],
+    tools: Sequence[dict[str, Any]],
+    budget: ContextBudget,
+    max_tokens: int | None,
+    server_count: ServerCount | None,
+    estimate: RequestFit,
+) -> RequestFit:
+    """The fit by the server's own count where it gives one, else ``estimate``."""
+    if server_count is None or budget.tokenize_supported is False:
+        return estimate
+    sent = budget.offered(tools)
+    counted = await server_count(request, sent, budget.template_supported is not False)
+    budget.tokenize_supported = counted is not None
+    if counted is None:
+        return estimate
+    size = request_size(request, sent)
+    if counted.exact:
+        budget.template_supported = True
+        budget.observe(size, counted.tokens, CountSource.TOKENIZE)
+        return budget.fit_exact(counted.tokens, max_tokens=max_tokens)
+    budget.template_supported = False
+    tokens = counted.tokens + MESSAGE_OVERHEAD_TOKENS * size.messages
+    budget.observe(size, tokens, CountSource.TOKENIZE)
+    return budget.fit(request, tools, max_tokens=max_tokens)

@@ -87,3 +87,35 @@ def shrink_tool_results(
         saved += calibration.message_tokens(message) - calibration.message_tokens(cut)
         out[index] = cut
     return out, saved
+
+
+FLOOR_CHARS = 200
+"""The least a tool output is cut down to when nothing more can go."""
+
+
+def cut_tool_results_to_fit(
+    messages: Sequence[ChatMessage], need_tokens: int, calibration: TokenCalibration
+) -> tuple[list[ChatMessage], int]:
+    """Cut tool results, harder each round, until about ``need_tokens`` tokens are saved.
+
+    Each round cuts the largest results of ``messages`` to a head and a tail
+    (`shrink_tool_results`), keeping `KEEP_CHARS` first, then half as much each round, down
+    to `FLOOR_CHARS` (each round cuts the original texts, so there is one note a result): a
+    result larger than the whole window still leaves its start and its end, with the note
+    saying how much was left out, and the turn goes on.
+
+    Args:
+        messages: the request (not modified).
+        need_tokens: tokens to save.
+        calibration: counts what each cut saves.
+
+    Returns:
+        the new messages and the tokens saved (short of ``need_tokens`` when even the
+        floor is not enough).
+    """
+    keep = KEEP_CHARS
+    while True:
+        out, saved = shrink_tool_results(messages, need_tokens, calibration, keep_chars=keep)
+        if saved >= need_tokens or keep <= FLOOR_CHARS:
+            return out, saved
+        keep = max(FLOOR_CHARS, keep // 2)

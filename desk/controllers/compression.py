@@ -8,7 +8,11 @@ before commit), and the ``compression.complete`` of a turn that has no prompt in
 as that turn's end. A prompt turn that compresses first shows the same panel; its end is its own
 ``message.complete``.
 
-The panel's Cancel button, and Esc while the panel has the focus, call ``compression_cancel``.
+The panel's "Cancel compression" button calls ``compression_cancel``: the compression alone
+stops. A ``/compress`` turn ends with it; a prompt turn goes on (its request is sent when it
+fits without the compression, else the turn ends with a line saying so), so the status bar does
+not say "stopping" for it. The stop key (Esc), wherever the focus is, stops the turn,
+compression included.
 When the outcome arrives the panel shows it for :attr:`CompressionController.linger_s` seconds,
 then collapses into one line in the transcript of the session it compressed.
 """
@@ -128,7 +132,11 @@ class CompressionController:
         self._anchor = children[-1] if children else None
         # The panel counts from the running turn's start, as the status bar does.
         running = turn_id == view.running_turn
-        self._panel.begin(turn_id, started_at=self._status.started_at if running else None)
+        self._panel.begin(
+            turn_id,
+            started_at=self._status.started_at if running else None,
+            prompt_turn=not self._is_compress_turn(view, turn_id),
+        )
 
     async def ended(self, view: SessionView, payload: CompressionComplete) -> None:
         """``compression.complete``: the outcome on the panel, then one transcript line."""
@@ -138,10 +146,7 @@ class CompressionController:
         panel.show_outcome(payload)
         if payload.status == "committed":
             self._gauge.compressed(payload.before_tokens, payload.after_tokens)
-        is_compress_turn = (
-            payload.turn_id in self._compress_turns
-            or view.transcript.prompt(payload.turn_id) is None
-        )
+        is_compress_turn = self._is_compress_turn(view, payload.turn_id)
         self._compress_turns.discard(payload.turn_id)
         if is_compress_turn and payload.turn_id == view.running_turn:
             self._turns.set_running(view, None)
@@ -190,23 +195,20 @@ class CompressionController:
     # -- cancelling ------------------------------------------------------------------------------
 
     def cancel(self, view: SessionView, surface: Surface) -> bool:
-        """Hard-stop the running compression of the view's session; False when none runs."""
+        """Hard-stop the running compression of the view's session, and only it; False when
+        none runs. A ``/compress`` turn is then stopping; a prompt turn goes on."""
         stop = StopRequest.by_user(surface)
+        turn_id = self._panel.turn_id
         cancelled = self._gateway.compression_cancel(view.session_id, stop)
-        if cancelled:
+        if cancelled and turn_id is not None and self._is_compress_turn(view, turn_id):
             self._turns.set_stopping()
         return cancelled
 
-    def cancel_requested(self, view: SessionView, *, by_key: bool) -> None:
-        """The panel's Cancel button, or Esc on the panel."""
-        self.cancel(view, Surface.DESK_KEY if by_key else Surface.DESK_BUTTON)
-        if not by_key:
-            self._focus_prompt()
+    def cancel_requested(self, view: SessionView) -> None:
+        """The panel's "Cancel compression" button."""
+        self.cancel(view, Surface.DESK_BUTTON)
+        self._focus_prompt()
 
-    def takes_stop_key(self, view: SessionView) -> bool:
-        """Esc while the panel has the focus and a compression runs: cancel it (True)."""
-        panel = self._panel
-        if not panel.is_attached or not panel.running or not panel.has_focus_within:
-            return False
-        self.cancel(view, Surface.DESK_KEY)
-        return True
+    def _is_compress_turn(self, view: SessionView, turn_id: str) -> bool:
+        """True for a ``/compress`` turn, False for a prompt turn compressing first."""
+        return turn_id in self._compress_turns or view.transcript.prompt(turn_id) is None

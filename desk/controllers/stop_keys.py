@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.stops import Surface
-from desk.controllers.compression import CompressionController
 from desk.controllers.console import ConsoleController
 from desk.controllers.quit import QuitController
 from desk.controllers.sessions import SessionsController
@@ -67,7 +66,6 @@ class StopKeysController:
         stop_key: the configured stop key.
         turns: sends the stops.
         console: a focused console takes the stop keys for its commands.
-        compression: a focused compression panel takes the stop key for its compression.
         sessions: the view shown.
         quit: no stop once quitting began; Ctrl+C's double press quits.
     """
@@ -79,7 +77,6 @@ class StopKeysController:
         stop_key: StopKey,
         turns: TurnsController,
         console: ConsoleController,
-        compression: CompressionController,
         sessions: SessionsController,
         quit: QuitController,
     ) -> None:
@@ -88,7 +85,6 @@ class StopKeysController:
         """The configured stop key."""
         self._turns = turns
         self._console = console
-        self._compression = compression
         self._sessions = sessions
         self._quit = quit
         self._input_presses = StopPresses(stop_key)  # the terminal's input thread's
@@ -176,8 +172,6 @@ class StopKeysController:
             return False
         view = self._sessions.view
         if self._console.takes_stop_key(read_at):  # a focused console: its commands
-            return True
-        if view is not None and self._compression.takes_stop_key(view):  # a focused panel
             return True
         if view is None or sent:
             return False

@@ -223,11 +223,11 @@ class DeskScreen(Screen[None]):
     def on_compression_panel_cancel_requested(
         self, message: CompressionPanel.CancelRequested
     ) -> None:
-        """The compression panel's Cancel button, or Esc on the panel."""
+        """The compression panel's "Cancel compression" button."""
         message.stop()
         view = self._controllers.sessions.view
         if view is not None:
-            self._controllers.compression.cancel_requested(view, by_key=message.by_key)
+            self._controllers.compression.cancel_requested(view)
 
     async def on_sessions_sidebar_open_requested(
         self, message: SessionsSidebar.OpenRequested

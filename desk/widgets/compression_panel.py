@@ -2,19 +2,19 @@
 
 Shown (by :class:`desk.controllers.compression.CompressionController`) while a compression runs, for
 a ``/compress`` turn or a prompt turn that compresses first. It only shows what the gateway's
-``compression.progress`` and ``compression.complete`` events say; the Cancel button and Esc
-(while the panel has the focus) post :class:`CompressionPanel.CancelRequested`, and the app
-calls ``compression_cancel``.
+``compression.progress`` and ``compression.complete`` events say. Its button, "Cancel
+compression", posts :class:`CompressionPanel.CancelRequested`, and the app calls
+``compression_cancel``: the compression alone stops (a prompt turn then goes on, sent as it is
+when it fits without it); the stop key (Esc) stops the turn, compression included, wherever
+the focus is.
 """
 
 from __future__ import annotations
 
 import time
-from typing import ClassVar
 
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.clock import Clock as TextualClock
 from textual.containers import Horizontal
 from textual.message import Message
@@ -37,6 +37,19 @@ PHASE_TEXT: dict[str, str] = {
     "done": "done",
 }
 """How each phase of ``compression.progress`` reads on the panel."""
+
+
+CANCEL_LABEL = "Cancel compression"
+"""The panel's button: it cancels the compression, not the turn (the stop key does that)."""
+
+CANCEL_BEFORE_PROMPT = (
+    "Cancel the compression only: the prompt is sent without it when it fits, and otherwise "
+    "not sent. Esc stops the turn."
+)
+"""The button's hint while a prompt turn compresses first."""
+
+CANCEL_COMPRESS = "Cancel /compress: the transcript stays as it was."
+"""The button's hint during a ``/compress``."""
 
 
 def outcome_text(outcome: CompressionComplete) -> str:
@@ -68,22 +81,16 @@ class CompressionPanel(Horizontal, can_focus=True):
 
     DEFAULT_CSS = css_beside(__file__)
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel compression", show=False),
-    ]
-
     turn_id: reactive[str | None] = reactive(None)
     """The turn whose compression is shown, or None when the panel is idle."""
 
     class CancelRequested(Message):
-        """The person asked to cancel the compression (Cancel button, or Esc on the panel)."""
+        """The person asked to cancel the compression (the panel's button)."""
 
-        def __init__(self, turn_id: str, by_key: bool) -> None:
+        def __init__(self, turn_id: str) -> None:
             super().__init__()
             self.turn_id = turn_id
             """The turn running the compression."""
-            self.by_key = by_key
-            """True for Esc, False for the Cancel button."""
 
     def __init__(self, *, clock: Clock = time.monotonic, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -109,7 +116,7 @@ class CompressionPanel(Horizontal, can_focus=True):
             classes="bar",
         )
         yield Static("", classes="counts", markup=False)
-        yield ClickButton("Cancel", id="compression-cancel", variant="warning", compact=True)
+        yield ClickButton(CANCEL_LABEL, id="compression-cancel", variant="warning", compact=True)
 
     @property
     def started_at(self) -> float:
@@ -121,13 +128,17 @@ class CompressionPanel(Horizontal, can_focus=True):
         """True while a compression is shown and has not finished."""
         return self.turn_id is not None and self.outcome is None
 
-    def begin(self, turn_id: str, started_at: float | None = None) -> None:
+    def begin(
+        self, turn_id: str, started_at: float | None = None, *, prompt_turn: bool = False
+    ) -> None:
         """Show a new compression of ``turn_id`` (its first event arrived).
 
         Args:
             turn_id: the turn that runs it.
             started_at: clock time its elapsed time counts from (the running turn's start,
                 so the panel and the status bar agree); now when None.
+            prompt_turn: the compression runs before a prompt (its button's hint says the
+                prompt is then sent without it); False for ``/compress``.
         """
         self.turn_id = turn_id
         self.outcome = None
@@ -135,7 +146,9 @@ class CompressionPanel(Horizontal, can_focus=True):
         self.before_tokens = self.after_tokens = None
         self.tokens_out = 0
         self._started_at = self._clock() if started_at is None else started_at
-        self.query_one(Button).disabled = False
+        button = self.query_one(Button)
+        button.disabled = False
+        button.tooltip = CANCEL_BEFORE_PROMPT if prompt_turn else CANCEL_COMPRESS
         self.query_one(ProgressBar).update(total=None, progress=0)
         self.add_class("-open")
         self.remove_class("-finished")
@@ -187,11 +200,6 @@ class CompressionPanel(Horizontal, can_focus=True):
         parts.append(self._elapsed())
         self.query_one(".counts", Static).update(" · ".join(parts))
 
-    def action_cancel(self) -> None:
-        """Esc on the panel."""
-        if self.running and self.turn_id is not None:
-            self.post_message(self.CancelRequested(self.turn_id, by_key=True))
-
     def on_resize(self, event: events.Resize) -> None:
         """The bar rounds its fill to its width when it is set; set before the panel was laid
         out (it opens with the first progress event) it kept an unrounded fill: round it now,
@@ -200,8 +208,8 @@ class CompressionPanel(Horizontal, can_focus=True):
         bar.query_one(Bar).percentage = bar.percentage
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        """The Cancel button."""
+        """The "Cancel compression" button."""
         if event.button.id == "compression-cancel":
             event.stop()
             if self.running and self.turn_id is not None:
-                self.post_message(self.CancelRequested(self.turn_id, by_key=False))
+                self.post_message(self.CancelRequested(self.turn_id))

@@ -24,7 +24,9 @@ from tui_gateway.gateway import Gateway, GatewayConfig
 class Desk:
     """A gateway over a store, with one session holding a long transcript."""
 
-    def __init__(self, provider: ProviderConfig, db: Path, **config: object) -> None:
+    def __init__(
+        self, provider: ProviderConfig, db: Path, exchanges: int = 8, **config: object
+    ) -> None:
         self.store = SqliteStore(db)
         settings: dict[str, object] = {"context_window": WINDOW, "compress_threshold": 100.0}
         settings.update(config)
@@ -35,7 +37,7 @@ class Desk:
         self.log = EventLog()
         self.gateway.subscribe(self.log)
         row = self.store.sessions.create_session(
-            title="long", model="demo", messages=long_transcript()
+            title="long", model="demo", messages=long_transcript(exchanges)
         )
         self.session = self.gateway.session_resume(row.id).session_id
 

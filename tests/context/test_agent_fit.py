@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agent.agent import Agent
 from agent.context.budget import ContextBudget
-from agent.context.calibration import CountSource, TokenCalibration
+from agent.context.calibration import TokenCalibration
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.errors import RequestTooLarge
 from agent.provider.types import ChatMessage, ToolCall
@@ -34,17 +34,36 @@ def test_a_prompt_that_cannot_fit_is_not_sent(
     assert demo_server.records.list() == []  # nothing reached the server
 
 
-def test_near_the_limit_the_server_counts_and_nothing_oversized_goes_out(
+def test_near_the_limit_the_server_counts_and_what_fits_goes_out_with_what_is_left(
     provider: ProviderConfig, demo_server: DemoModelServer
 ) -> None:
     strict_2k(demo_server)
     budget = ContextBudget(WINDOW)
     text = prose(6_200)  # about 1,850 tokens: the estimate alone cannot tell
+    assert not budget.fit([ChatMessage("user", text)]).fits
     result = _agent(provider, budget).run_conversation([], text)
-    assert budget.tokenize_supported is True
+    assert result.status == "completed", result.error
+    assert (budget.tokenize_supported, budget.template_supported) == (True, True)
     assert budget.calibration.last is not None
-    assert budget.calibration.last.source is CountSource.TOKENIZE
+    (record,) = demo_server.records.list()
+    assert record.prompt_tokens == server_count(record.messages)
+    # counted exactly: the reply gets every token the window has left (one for the BOS)
+    assert record.request["max_tokens"] == 2048 - record.prompt_tokens - 1
+
+
+def test_near_the_limit_nothing_oversized_goes_out(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    strict_2k(demo_server)
+    budget = ContextBudget(WINDOW)
+    result = _agent(provider, budget).run_conversation([], prose(6_700))  # ~2,000 tokens
+    assert budget.template_supported is True
     assert result.exit_reason == "failed(RequestTooLarge)"
+    assert isinstance(result.failure, RequestTooLarge)
+    assert (
+        result.failure.prompt_tokens
+        == server_count([{"role": "user", "content": prose(6_700)}]) + 1
+    )
     assert demo_server.records.list() == []
 
 

@@ -129,7 +129,7 @@ def test_a_resumed_session_does_not_compress_because_it_was_resumed(
     d = Desk(provider, db)
     session = d.gateway.session_create()
     used = 0
-    while used < 0.68 * 8192:  # just under the threshold, by the server's own count
+    while used < 0.62 * 8192:  # under the threshold, a turn short of it (one adds ~7 %)
         assert d.ask(session, prose(2_000) + "\nreply with exactly: noted")[0] == "completed"
         used = d.log.of_type(ContextWindowKnown)[-1].used_tokens
     assert d.log.of_type(CompressionComplete) == []

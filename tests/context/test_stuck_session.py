@@ -80,4 +80,6 @@ def test_the_stuck_session_runs_twenty_more_turns_without_a_400(
     assert (window.tokens, window.text) == (ROOMY_2K, "window 2,560 from the server")
     assert window.measured
     compressions = log.of_type(CompressionComplete)
-    assert compressions and all(c.status == "committed" for c in compressions)
+    assert any(c.status == "committed" for c in compressions)
+    # a compression forced by the server's count may find nothing left to compress: it says so
+    assert all(c.status in ("committed", "nothing") for c in compressions)

@@ -227,3 +227,51 @@ def test_the_command_line_sets_every_new_knob() -> None:
     assert args.strict_template and args.flush_each_token
     with pytest.raises(ValueError):
         DemoConfig(tokenizer="bpe")
+
+
+MIXED = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": PROSE},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "delegate", "arguments": '{"task": "sum 1 2 3"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "6\nand that is all"},
+    {"role": "assistant", "content": "It is 6."},
+    {"role": "user", "content": "reply with exactly: thanks"},
+]
+
+
+@pytest.mark.parametrize("tokenizer", ["words", "subword"])
+@pytest.mark.parametrize("tools", [None, TOOLS])
+def test_apply_template_then_tokenize_is_the_chat_endpoint_s_own_count(
+    demo: DemoModelServer, client: httpx.Client, tokenizer: str, tools: list[Any] | None
+) -> None:
+    demo.configure(tokenizer=tokenizer, strict_template=True)
+    body: dict[str, Any] = {"messages": MIXED} | ({"tools": tools} if tools else {})
+    rendered = httpx.post(demo.root_url + "/apply-template", json=body)
+    assert rendered.status_code == 200
+    prompt = rendered.json()["prompt"]
+    counted = httpx.post(
+        demo.root_url + "/tokenize", json={"content": prompt, "add_special": True}
+    ).json()
+    reply = client.post("/chat/completions", json={"model": "demo", **body}).json()
+    # llama.cpp's count of a chat request is its template's text tokenized with the BOS
+    assert len(counted["tokens"]) == reply["usage"]["prompt_tokens"] + 1
+
+
+def test_apply_template_refuses_what_a_strict_template_refuses(demo: DemoModelServer) -> None:
+    demo.configure(strict_template=True)
+    body = {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}
+    refused = httpx.post(demo.root_url + "/apply-template", json=body)
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"] == ALTERNATION_ERROR
+    nonsense = httpx.post(demo.root_url + "/apply-template", json={"messages": "nope"})
+    assert nonsense.status_code == 400

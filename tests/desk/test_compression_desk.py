@@ -1,5 +1,6 @@
-"""Compression in the desk: ``/compress``, the panel, its Cancel and Esc, prompts queued meanwhile,
-and a snapshot of the panel mid-summary."""
+"""Compression in the desk: ``/compress``, the panel, its "Cancel compression" and Esc, a prompt
+that goes on when its compression is cancelled, prompts queued meanwhile, and a snapshot of the
+panel mid-summary."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Button
 
 from agent.provider.client import ProviderConfig
 from agent.stops import Surface
@@ -43,17 +45,30 @@ class Setup:
     """A store holding a long transcript, and a gateway over it (automatic trigger off: the
     transcript fits the window, so only ``/compress`` compresses)."""
 
-    def __init__(self, server: DemoModelServer, db: Path, window: int = 3 * WINDOW) -> None:
+    def __init__(
+        self,
+        server: DemoModelServer,
+        db: Path,
+        window: int = 3 * WINDOW,
+        *,
+        threshold: float = 100.0,
+        exchanges: int = 8,
+        tools: bool = True,
+    ) -> None:
         self.store = SqliteStore(db)
         provider = ProviderConfig(base_url=server.base_url, model="demo")
         config = GatewayConfig(
-            provider=provider, cwd=db.parent, context_window=window, compress_threshold=100.0
+            provider=provider,
+            cwd=db.parent,
+            context_window=window,
+            compress_threshold=threshold,
+            tools=tools,
         )
         self.gateway = Gateway(config, store=self.store)
         self.log = EventLog()
         self.gateway.subscribe(self.log)
         self.session = self.store.sessions.create_session(
-            title="long", model="demo", messages=long_transcript()
+            title="long", model="demo", messages=long_transcript(exchanges)
         ).id
 
     def app(self, **kwargs: object) -> DeskApp:
@@ -207,6 +222,42 @@ async def test_cancel_mid_summary_rolls_back_and_the_next_turn_works(
         reply = await submit_and_get_reply(app, pilot, "reply with exactly: carried on")
         await wait_until(pilot, lambda: reply.outcome is not None, what="the next reply")
         assert reply.outcome == "completed" and reply.text == "carried on"
+
+
+async def test_cancel_compression_before_a_prompt_sends_the_prompt_without_it(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    # 3 exchanges fill about 70 % of a 4,000-token window: due at 50 %, but they fit
+    setup = Setup(demo_server, tmp_path / "desk.db", 4000, threshold=0.5, exchanges=3, tools=False)
+    app = setup.app()
+    states: list[str] = []
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            # the summary stalls after a few tokens: the click always lands before it could end
+            demo_server.configure(fault="stall", fault_after_tokens=5, fault_times=1)
+            reply = await submit_and_get_reply(app, pilot, "reply with exactly: went anyway")
+            panel = app.widgets.compression_panel
+            await wait_until(
+                pilot, lambda: panel.running and panel.tokens_out >= 3, what="the summary"
+            )
+            cancel = app.query_one("#compression-cancel", Button)
+            assert str(cancel.label) == "Cancel compression"
+            assert "the prompt is sent without it" in str(cancel.tooltip)
+
+            def seen(state: str) -> None:
+                states.append(state)
+
+            app.watch(app.status_bar, "state", seen, init=False)
+            await click_until(pilot, cancel, lambda: notes(app), what="the outcome line")
+            await wait_until(pilot, lambda: reply.outcome is not None, what="the reply")
+            assert (reply.outcome, reply.text) == ("completed", "went anyway")
+            assert notes(app)[-1].startswith("⇊ compression cancelled by you")
+            assert "stopping" not in states  # the turn was never stopping
+            done = setup.log.of_type(CompressionComplete)[-1]
+            assert done.stop is not None and done.stop.surface == Surface.DESK_BUTTON.value
+    finally:
+        assert setup.gateway.shutdown(timeout_s=10).threads_left == []
+        setup.store.close()
 
 
 async def test_a_prompt_typed_during_compression_is_queued_then_runs(

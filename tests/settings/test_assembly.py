@@ -5,13 +5,15 @@ be opened."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.store import open_store
 from tui_gateway.assembly import StoreUnavailable, build_gateway
-from tui_gateway.settings import SettingKey, StoreDefault, resolve_settings
+from tui_gateway.config_file import ConfigFile
+from tui_gateway.settings import SettingKey, SettingsError, StoreDefault, resolve_settings
 
 
 def test_window_workspace_and_store_reach_the_gateway(
@@ -78,3 +80,36 @@ def test_a_store_that_cannot_be_opened_is_one_line(
         gateway.session_create()
     finally:
         gateway.shutdown(timeout_s=5.0)
+
+
+@pytest.mark.parametrize(
+    ("value", "offered", "schemas"),
+    [
+        ("auto", True, "auto"),
+        ("full", True, "full"),
+        ("compact", True, "compact"),
+        ("off", False, "auto"),
+    ],
+)
+def test_the_tools_setting_reaches_the_gateway(
+    provider: ProviderConfig, tmp_path: Path, value: str, offered: bool, schemas: str
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(f'tools = "{value}"\n')
+    file = ConfigFile(path, MappingProxyType({"tools": value}), exists=True)
+    settings = resolve_settings({}, {}, file, store_default=StoreDefault.MEMORY, cwd=tmp_path)
+    assert settings.tools == value
+    gateway = build_gateway(settings, provider)
+    try:
+        assert (gateway.config.tools, gateway.config.tool_schemas) == (offered, schemas)
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+def test_a_bad_tools_setting_is_one_line(tmp_path: Path) -> None:
+    file = ConfigFile(tmp_path / "config.toml", MappingProxyType({"tools": "none"}), exists=True)
+    with pytest.raises(SettingsError) as info:
+        resolve_settings({}, {}, file, store_default=StoreDefault.MEMORY, cwd=tmp_path)
+    assert info.value.message.endswith(
+        'config.toml: tools must be one of "auto", "full", "compact", "off", not \'none\''
+    )

@@ -208,9 +208,12 @@ METHODS: tuple[Method, ...] = (
         "compression.cancel",
         CompressionCancelParams,
         CompressionCancelResult,
-        "Hard-stop the session's running compression, booked to the `stop`'s issuer. Before "
-        "commit admission everything is rolled back; after it, the commit completes and the "
-        "stop ends the rest of the turn.",
+        "Hard-stop the session's running compression, and only it, booked to the `stop`'s "
+        "issuer. Before commit admission everything is rolled back (after it, the commit "
+        "completes and nothing is stopped). A `/compress` turn ends with it; a prompt turn "
+        "that was compressing first goes on and sends its request when it fits without the "
+        "compression, and otherwise ends with one line saying so (`session.interrupt` stops "
+        "the turn, compression included).",
     ),
     Method(
         "session.agents",

@@ -1,0 +1,141 @@
+"""Near the edge of the window desk counts with the server's own tokenizer, and sends what fits.
+
+Against a strict 2,048-token llama.cpp-like server (the demo model with its subword tokenizer),
+with desk's own tools offered: prompts the estimate alone would refuse are counted exactly
+(``/apply-template`` + ``/tokenize``) and sent with ``max_tokens`` set to what is left; a tool
+result twice the window's size is cut to a head and a tail with a note, and the turn completes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.context.tool_schemas import ToolSchemas
+from agent.provider.client import ProviderConfig
+from agent.store import SqliteStore
+from demo_model import DemoModelServer
+from demo_model.template import alternation_error
+from tests.support import EventLog
+from tui_gateway.events import ContextWindowKnown, ToolComplete
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+from .kit import prose, server_count, strict_2k
+
+
+class Desk:
+    def __init__(self, provider: ProviderConfig, folder: Path, **config: object) -> None:
+        self.gateway = Gateway(
+            GatewayConfig(provider=provider, approvals=False, cwd=folder, **config),  # type: ignore[arg-type]
+            store=SqliteStore(folder / "desk.db"),
+        )
+        self.log = EventLog()
+        self.gateway.subscribe(self.log)
+
+    def ask(self, session: str, text: str) -> tuple[str, str | None, str]:
+        turn = self.gateway.prompt_submit(session, text).turn_id
+        done = self.log.complete(turn, 60)
+        return done.status, done.error, turn
+
+
+@pytest.fixture
+def desk(provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path) -> Iterator[Desk]:
+    strict_2k(demo_server)
+    d = Desk(provider, tmp_path)
+    yield d
+    assert d.gateway.shutdown(timeout_s=10).threads_left == []
+
+
+def _check_every_request(server: DemoModelServer) -> None:
+    for record in server.records.list():
+        assert record.status == 200
+        assert alternation_error(record.messages) is None
+        tools = record.request.get("tools")
+        assert record.prompt_tokens == server_count(record.messages, tools) < 2048
+
+
+def test_three_long_prompts_after_a_short_exchange_are_all_sent(
+    desk: Desk, demo_server: DemoModelServer
+) -> None:
+    for attempt in range(3):
+        session = desk.gateway.session_create()
+        assert desk.ask(session, "hello, what is a context window?")[:2] == ("completed", None)
+        before = len(demo_server.records.list())
+        status, error, _turn = desk.ask(session, f"review {attempt}: " + prose(3_000))
+        assert (status, error) == ("completed", None)
+        sent = demo_server.records.list()[-1]
+        assert len(demo_server.records.list()) > before
+        assert prose(3_000) in sent.messages[-1]["content"]
+        # counted exactly near the edge: the reply has what the window has left
+        assert sent.prompt_tokens > 0.75 * 2048
+        assert sent.request["max_tokens"] == 2048 - sent.prompt_tokens - 1
+    _check_every_request(demo_server)
+
+
+def test_desk_s_tool_definitions_go_compact_on_a_small_window(
+    desk: Desk, demo_server: DemoModelServer
+) -> None:
+    session = desk.gateway.session_create()
+    assert desk.ask(session, "reply with exactly: hi")[:2] == ("completed", None)
+    (record,) = demo_server.records.list()
+    tools = record.request["tools"]
+    assert {t["function"]["name"] for t in tools} >= {"shell", "read_file", "write_file"}
+    # the definitions take under 30 % of the window (whole, they take more than half)
+    assert server_count([], tools) < 0.3 * 2048
+    shell = next(t["function"] for t in tools if t["function"]["name"] == "shell")
+    assert shell["description"].count(". ") == 0
+    assert shell["parameters"]["required"] == ["command"]
+    window = desk.log.of_type(ContextWindowKnown)[-1]
+    assert window.used_tokens < 0.4 * 2048
+
+
+def test_a_tool_result_twice_the_window_is_cut_and_the_turn_completes(
+    desk: Desk, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    numbers = "\n".join(str(n) for n in range(1, 2_200))  # ~4,400 tokens: twice the window
+    (tmp_path / "numbers.txt").write_text(numbers)
+    assert server_count([{"role": "tool", "content": numbers}]) > 2 * 2048
+    session = desk.gateway.session_create()
+    status, error, turn = desk.ask(session, 'call tool read_file with {"path": "numbers.txt"}')
+    assert (status, error) == ("completed", None)
+    (result,) = [t for t in desk.log.of_type(ToolComplete) if t.turn_id == turn]
+    assert not result.is_error
+    answered = demo_server.records.list()[-1]
+    sent = answered.messages[-1]
+    assert sent["role"] == "tool"
+    assert sent["content"].startswith("1\n2\n3\n") and sent["content"].endswith("2198\n2199")
+    note = re.search(r"\[\.\.\. ([\d,]+) characters", sent["content"])
+    assert note is not None
+    left_out = int(note.group(1).replace(",", ""))
+    assert left_out > len(numbers) // 2  # the note says how much the model does not see
+    _check_every_request(demo_server)
+    # the session goes on, the whole result kept in the transcript
+    assert desk.ask(session, "reply with exactly: next")[:2] == ("completed", None)
+
+
+@pytest.mark.parametrize(
+    ("setting", "n_ctx", "compact"), [("full", 2048, False), ("compact", 32_768, True)]
+)
+def test_the_tools_setting_chooses_whole_or_compact_definitions(
+    provider: ProviderConfig,
+    demo_server: DemoModelServer,
+    tmp_path: Path,
+    setting: str,
+    n_ctx: int,
+    compact: bool,
+) -> None:
+    demo_server.configure(n_ctx=n_ctx, tokenizer="subword")  # "auto" would choose the other
+    d = Desk(provider, tmp_path, tool_schemas=ToolSchemas(setting))
+    try:
+        assert d.ask(d.gateway.session_create(), "reply with exactly: hi")[:2] == (
+            "completed",
+            None,
+        )
+    finally:
+        assert d.gateway.shutdown(timeout_s=10).threads_left == []
+    (record,) = demo_server.records.list()
+    shell = next(t["function"] for t in record.request["tools"] if t["function"]["name"] == "shell")
+    assert ("description" in shell["parameters"]["properties"]["command"]) is not compact
