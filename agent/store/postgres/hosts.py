@@ -30,6 +30,7 @@ A host also waits ``grace_s`` after its own reconnection before it recovers anyo
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import socket
@@ -51,6 +52,8 @@ _LOCK_HELD = (
     " AND l.objsubid = 2)"
 )
 """SQL: the host row ``h`` has its advisory lock held (the two-key form: schema, lock key)."""
+
+_log = logging.getLogger(__name__)
 
 _FOREVER_S = 1e9
 """Seconds that stand for "always" in SQL intervals (a host that never lost the database)."""
@@ -211,12 +214,19 @@ class Host:
                 self.beat()
             except (psycopg.Error, StoreError):
                 continue  # the database is away: try again at the next beat
+            except Exception as exc:  # the heartbeat outlives what it did not expect
+                _log.warning("desk heartbeat: beat failed (%s: %s)", type(exc).__name__, exc)
+                continue
             sweep = self._sweep
             if sweep is not None and time.monotonic() - self._connected_at >= self.grace_s:
                 try:
                     sweep()
                 except StoreError:
-                    continue
+                    pass
+                except Exception as exc:
+                    _log.warning("desk heartbeat: sweep failed (%s: %s)", type(exc).__name__, exc)
+                # A slow sweep is not a late beat: the next gap counts from here.
+                self._last_beat = time.monotonic()
 
     def beat(self) -> None:
         """Renew the lease now (reconnecting and re-taking the lock when needed).
