@@ -130,7 +130,9 @@ class Host:
         db: the database.
         owner: the owner string to register.
         conn: a connection to register on and keep (default: a new one).
-        ttl_s: the lease, in seconds: how long the row counts as live without a beat.
+        ttl_s: the lease, in seconds: how long a host that lost the database itself gives this
+            one, from its own return, to connect again before it may judge it gone (an
+            expired lease alone is no death: see the module docstring).
         heartbeat_s: seconds between two beats.
         grace_s: seconds to wait after (re)connecting before ``sweep`` runs.
 
