@@ -1,6 +1,7 @@
 """Two gateways on one PostgreSQL store, in one process (each its own host): a stop asked of
 host B stops the turn host A runs, booked once with B's stop; an event stream resumes on B; a
-database that goes away mid-turn keeps the turn, and its text lands when it is back."""
+database that goes away mid-turn keeps the turn, and its text lands when it is back, even after
+an outage longer than the hosts' lease and the write bound (no ``failed(Crash)``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from agent.store import StoreUnreachable
 from agent.store.postgres import PostgresStore
 from demo_model.server import DemoModelServer
 from tests.pg_proxy import Proxy
@@ -151,6 +153,44 @@ def test_a_database_that_goes_away_mid_turn_keeps_the_turn_and_writes_it_when_ba
 
     assert _wait(saved, 60.0), "the reply was never written once the database was back"
     assert reader.turns.get_turn(turn_id).exit_reason == "completed"  # type: ignore[union-attr]
+
+
+def test_an_outage_past_the_lease_and_the_write_bound_saves_the_reply_whole_on_both_hosts(
+    proxy: Proxy,
+    hosts: Callable[..., Host],
+    demo_server: DemoModelServer,
+    open_host: OpenHost,
+) -> None:
+    """The outage is a few seconds, not a minute: the hosts' lease (1 s) and host A's write
+    bound (0.5 s) are made short through the store's options, so the outage outlasts both, as
+    a 60 s outage outlasts the default 10 s lease and 30 s bound."""
+    url = proxy.url("postgres")
+    a, a_log, _ = hosts("host-a:1:1", url=url, reconnect_s=0.5, host_ttl_s=1.0)
+    _b, _b_log, b_store = hosts("host-b:2:2", url=url, reconnect_s=2.0, host_ttl_s=1.0)
+    demo_server.configure(tokens_per_second=200.0)
+    session = a.session_create()
+    turn_id = a.prompt_submit(session, "tell me a story").turn_id
+    assert streaming(a_log, turn_id)
+    proxy.cut()  # the database goes away for both hosts mid-turn
+    record = demo_server.records.wait_for_record(lambda r: r.outcome != "running", 20.0)
+    assert record is not None and record.outcome == "completed"
+    for n in range(2):  # each try waits b's 2 s bound: the outage outlasts lease and bounds
+        with pytest.raises(StoreUnreachable):
+            b_store.sessions.create_session(f"probe-{n}")
+    proxy.restore()
+    done = a_log.complete(turn_id, timeout=60)
+    assert done.exit_reason == "completed" and not a_log.of_type(StoreFailed)
+    reader = open_host("reader:9:9", recover=False)
+
+    def closed() -> bool:
+        row = reader.turns.get_turn(turn_id)
+        return row is not None and not row.is_open
+
+    assert _wait(closed, 60.0)
+    row = reader.turns.get_turn(turn_id)
+    assert row is not None and row.exit_reason == "completed", row  # no failed(Crash)
+    messages = [(m.role, m.content, m.partial) for m in reader.transcript.all_messages(session)]
+    assert messages[-1] == ("assistant", done.text, False)
 
 
 def _wait(check: Callable[[], bool], timeout_s: float = 20.0) -> bool:

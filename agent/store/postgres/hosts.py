@@ -8,17 +8,30 @@ every ``heartbeat_s`` seconds on that connection, re-taking the lock when the co
 to be made again, and (when asked) runs crash recovery after each beat.
 
 :class:`HostLiveness` is the :class:`~agent.store.liveness.OwnerLiveness` of such stores, not
-the hostname: an owner runs while one of its rows has an unexpired lease and either holds its
-advisory lock or beat within ``grace_s``. A process killed with ``kill -9`` loses its
-connections, so PostgreSQL frees its lock at once, and it is gone ``grace_s`` after its last
-beat; a host cut off from the database without its sockets closing is gone when its lease
-expires (``ttl_s``). The grace covers a database restart, after which every lock is free
-until each host's heartbeat has connected again; a host also waits ``grace_s`` after its own
-reconnection before it recovers anyone's turns.
+the hostname. The rule: **a live host keeps its turns through an outage of any length; only a
+host that is really gone is recovered as a crash.** An owner runs while one of its rows
+
+- holds its advisory lock (however old its lease: the lease's expiry is not a death
+  certificate; a host whose beats stopped while the server still holds its connection, say a
+  frozen database or a frozen host, keeps its claims), or
+- beat within ``grace_s``, or
+- is within its own lease (``ttl_s``) of the judging host's return: a judge that lost the
+  database itself (its heartbeat had to reconnect, or a beat came late) gives every other host
+  the length of that host's lease, counted from the judge's first beat back, to connect again
+  and take its lock back, since an outage frees every lock at once.
+
+So a host is gone when its lock was released by the server and not taken again: a process
+killed with ``kill -9`` loses its connections, PostgreSQL frees its lock at once, and it is gone
+``grace_s`` after its last beat. A host cut off from the database without its socket closing
+loses its lock when the server's TCP keepalives (set on the lock connection: about 11 s) find
+the connection dead. A row with no lock, an old beat and a lease over an hour old is deleted.
+A host also waits ``grace_s`` after its own reconnection before it recovers anyone's turns.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 import socket
 import threading
@@ -40,6 +53,19 @@ _LOCK_HELD = (
 )
 """SQL: the host row ``h`` has its advisory lock held (the two-key form: schema, lock key)."""
 
+_log = logging.getLogger(__name__)
+
+_FOREVER_S = 1e9
+"""Seconds that stand for "always" in SQL intervals (a host that never lost the database)."""
+
+_SERVER_KEEPALIVES = (
+    "SELECT set_config('tcp_keepalives_idle', '5', false),"
+    " set_config('tcp_keepalives_interval', '2', false),"
+    " set_config('tcp_keepalives_count', '3', false)"
+)
+"""SQL: the server probes the lock connection, so a host cut off without its socket closing
+loses its lock within ~11 s (the server's default waits two hours)."""
+
 
 class HostLiveness:
     """Liveness of the owners of stores on one database (an
@@ -56,11 +82,18 @@ class HostLiveness:
         self._db = db
         self._owner = owner if owner is not None else current_owner()
         self.grace_s = grace_s
+        self._host: Host | None = None
 
     @property
     def owner(self) -> str:
         """This process's owner string."""
         return self._owner
+
+    def watch(self, host: Host) -> None:
+        """Judge others from ``host``'s point of view: while its own heartbeat has been back
+        for less than another host's lease since an outage, that host still counts as running
+        (it may not have connected again yet)."""
+        self._host = host
 
     def is_alive(self, owner: str) -> bool:
         """Whether a store of ``owner`` still runs on this database (see the module docstring).
@@ -70,14 +103,16 @@ class HostLiveness:
             2 s (a row of an owner that might run is never taken from it on a guess). Never
             raises.
         """
+        host = self._host
+        settled_s = min(host.settled_s() if host is not None else math.inf, _FOREVER_S)
 
         def q(cur: Cursor) -> bool:
             cur.execute(
-                "SELECT EXISTS (SELECT 1 FROM hosts AS h WHERE h.owner = %s"
-                " AND h.expires_at > clock_timestamp()"
-                f" AND (h.heartbeat_at > clock_timestamp() - make_interval(secs => %s)"
-                f" OR {_LOCK_HELD}))",
-                (owner, self.grace_s),
+                "SELECT EXISTS (SELECT 1 FROM hosts AS h WHERE h.owner = %s AND ("
+                f"{_LOCK_HELD}"
+                " OR h.heartbeat_at > clock_timestamp() - make_interval(secs => %s)"
+                " OR h.expires_at - h.heartbeat_at > make_interval(secs => %s)))",
+                (owner, self.grace_s, settled_s),
             )
             row = cur.fetchone()
             return bool(row and row[0])
@@ -95,7 +130,9 @@ class Host:
         db: the database.
         owner: the owner string to register.
         conn: a connection to register on and keep (default: a new one).
-        ttl_s: the lease, in seconds: how long the row counts as live without a beat.
+        ttl_s: the lease, in seconds: how long a host that lost the database itself gives this
+            one, from its own return, to connect again before it may judge it gone (an
+            expired lease alone is no death: see the module docstring).
         heartbeat_s: seconds between two beats.
         grace_s: seconds to wait after (re)connecting before ``sweep`` runs.
 
@@ -126,6 +163,8 @@ class Host:
         self._conn: psycopg.Connection[Any] | None = None
         self.lock_key = 0
         self._connected_at = 0.0
+        self._last_beat = time.monotonic()
+        self._steady_since = -math.inf
         self.beats = 0
         """Heartbeats written so far (tests wait on it)."""
         self._register(conn)
@@ -155,6 +194,7 @@ class Host:
                 cur.execute(
                     "SELECT pg_advisory_lock(hashtext(current_schema()), %s)", (self.lock_key,)
                 )
+                cur.execute(_SERVER_KEEPALIVES)
         except psycopg.Error:
             conn.close()
             raise
@@ -176,23 +216,35 @@ class Host:
                 self.beat()
             except (psycopg.Error, StoreError):
                 continue  # the database is away: try again at the next beat
+            except Exception as exc:  # the heartbeat outlives what it did not expect
+                _log.warning("desk heartbeat: beat failed (%s: %s)", type(exc).__name__, exc)
+                continue
             sweep = self._sweep
             if sweep is not None and time.monotonic() - self._connected_at >= self.grace_s:
                 try:
                     sweep()
                 except StoreError:
-                    continue
+                    pass
+                except Exception as exc:
+                    _log.warning("desk heartbeat: sweep failed (%s: %s)", type(exc).__name__, exc)
+                # A slow sweep is not a late beat: the next gap counts from here.
+                self._last_beat = time.monotonic()
 
     def beat(self) -> None:
         """Renew the lease now (reconnecting and re-taking the lock when needed).
+
+        A beat that had to reconnect, or that comes more than ``heartbeat_s + grace_s`` after
+        the previous one, starts a new steady stretch (:meth:`settled_s`).
 
         Raises:
             psycopg.Error, StoreError: the database cannot be reached.
         """
         conn = self._conn
-        if conn is None or conn.closed or conn.broken:
+        again = conn is None or conn.closed or conn.broken
+        if again:
             self._register()
         else:
+            assert conn is not None
             try:
                 cur = conn.execute(
                     "UPDATE hosts SET heartbeat_at = clock_timestamp(),"
@@ -203,8 +255,18 @@ class Host:
                 if cur.rowcount != 1:  # a host that found this one gone deleted its row
                     self._register()
             except psycopg.OperationalError:
+                again = True
                 self._register()
+        now = time.monotonic()
+        if again or now - self._last_beat > self.heartbeat_s + self.grace_s:
+            self._steady_since = now
+        self._last_beat = now
         self.beats += 1
+
+    def settled_s(self) -> float:
+        """Seconds this host has beaten without a break since it last lost the database
+        (``math.inf`` when it never lost it since it opened)."""
+        return time.monotonic() - self._steady_since
 
     def close(self) -> None:
         """Stop the heartbeat, delete this host's row and free its lock (best effort)."""
@@ -223,13 +285,16 @@ class Host:
             conn.close()
 
     def forget_gone_hosts(self, cur: Cursor, older_than_s: float = 3600.0) -> int:
-        """Delete the rows of hosts whose lease expired over ``older_than_s`` seconds ago.
+        """Delete the rows of hosts whose lease expired over ``older_than_s`` seconds ago and
+        whose lock nobody holds (a host that holds it runs, however old its lease).
 
         Returns:
             how many rows were deleted.
         """
         cur.execute(
-            "DELETE FROM hosts WHERE expires_at < clock_timestamp() - make_interval(secs => %s)",
+            "DELETE FROM hosts AS h"
+            " WHERE h.expires_at < clock_timestamp() - make_interval(secs => %s)"
+            f" AND NOT {_LOCK_HELD}",
             (older_than_s,),
         )
         return cur.rowcount

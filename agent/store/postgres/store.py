@@ -67,8 +67,9 @@ class PostgresStore:
             as two hosts (tests, benchmarks) give two.
         recover: run crash recovery on open.
         reconnect_s: how long a call waits for a database that is away, in seconds.
-        host_ttl_s: this host's lease, in seconds (how long a host cut off from the database
-            still counts as running).
+        host_ttl_s: this host's lease, in seconds: how long after another host's own outage
+            (or after its last beat, while its lock is held by a connection the server has not
+            found dead) this host may take to come back and still count as running.
         heartbeat_s: seconds between two renewals of the lease.
         grace_s: how long after its last beat a host whose lock is free still counts as
             running, in seconds.
@@ -128,6 +129,8 @@ class PostgresStore:
                 grace_s=grace_s,
                 conn=first,
             )
+            if isinstance(live, HostLiveness):
+                live.watch(self._host)
             if left:
                 self.recover()
             self._last_sweep = self._last_forget = time.monotonic()

@@ -141,3 +141,18 @@ def test_a_late_write_is_refused_after_the_new_holder_released_the_session(
     assert late.claim_session("s1") > old_fence
     late.transcript.append_message("s1", ChatMessage("user", "fresh"))
     assert [m.content for m in b.transcript.all_messages("s1")] == ["fresh"]
+
+
+def test_the_heartbeat_outlives_a_sweep_that_fails_unexpectedly(open_host: OpenHost) -> None:
+    a = open_host("host-a:1:1", heartbeat_s=0.1, grace_s=0.1, sweep_s=0.1)
+    failed: list[int] = []
+
+    def sweep() -> None:
+        failed.append(a.host.beats)
+        raise RuntimeError("a sweep that breaks")
+
+    a.host._sweep = sweep
+    assert wait_until(lambda: len(failed) >= 2)  # it failed, said so, and beat on
+    beats = a.host.beats
+    assert wait_until(lambda: a.host.beats > beats + 2)
+    assert HostLiveness(open_host("host-b:2:2")._db).is_alive("host-a:1:1")
