@@ -83,13 +83,13 @@ def test_desk_s_tool_definitions_go_compact_on_a_small_window(
     (record,) = demo_server.records.list()
     tools = record.request["tools"]
     assert {t["function"]["name"] for t in tools} >= {"shell", "read_file", "write_file"}
-    # the definitions take under 30 % of the window (whole, they take more than half)
-    assert server_count([], tools) < 0.3 * 2048
+    # the seven definitions take under half the window (whole, they take more than 70 %)
+    assert server_count([], tools) < 0.5 * 2048
     shell = next(t["function"] for t in tools if t["function"]["name"] == "shell")
     assert shell["description"].count(". ") == 0
     assert shell["parameters"]["required"] == ["command"]
     window = desk.log.of_type(ContextWindowKnown)[-1]
-    assert window.used_tokens < 0.4 * 2048
+    assert window.used_tokens < 0.6 * 2048
 
 
 def test_a_tool_result_twice_the_window_is_cut_and_the_turn_completes(

@@ -171,7 +171,8 @@ def test_run_denies_tool_calls_unless_told_yes(provider: ProviderConfig, tmp_pat
     told = denied.out.wait_closed().decode()  # the demo model quotes what it was told
     assert "refused in desk run without --yes, where no one is asked" in told
     assert "the person declined" not in told
-    allowed = Child(run_cmd(provider, "--yes", prompt))
+    # In the workspace: a sandboxed shell (the default where bubblewrap runs) writes only there.
+    allowed = Child(run_cmd(provider, "--yes", "--workspace", str(tmp_path), prompt))
     assert allowed.wait() == 0
     assert marker.exists()
 

@@ -42,8 +42,13 @@ def poll(condition: object, what: str) -> None:
 
 
 def test_sigkill_of_desk_run_mid_tool_ends_the_tools_whole_tree(
-    provider: ProviderConfig, tmp_path: Path
+    provider: ProviderConfig, tmp_path: Path, config_home: Path
 ) -> None:
+    # The guard's own tree, seen from here: no sandbox, whose pid namespace would give the
+    # command other pids than the host sees (the sandbox's stops have tests of their own).
+    config = config_home / "desk" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('sandbox = "off"\n')
     pids_file = tmp_path / "pids"
     command = (
         f"echo $$ > {pids_file}.tmp; sleep 307 & echo $! >> {pids_file}.tmp; "
