@@ -9,7 +9,9 @@ with one change: while the parser holds a pending ESC, ``select()`` waits no lon
 the parser's own deadline (``Parser._timeout_time``), so Esc is delivered about
 ``ESCAPE_DELAY`` after the key press (10 ms by default in desk, see :mod:`desk.config`).
 
-A lone ESC byte read on its own, with nothing more readable at once, is the Esc key at once,
+An ESC that ends a read, with nothing more readable at once, is the Esc key at once (and one
+followed in the same read by a character that starts no sequence is the Esc key then that
+character: :mod:`desk.escape_split`, which also keeps a bracketed paste's ESCs in the paste),
 without the escape delay (while the delay is at most :data:`LONE_ESCAPE_MAX_DELAY_S`): a
 terminal writes an escape sequence in one piece, so a read that holds only ESC is the key.
 crossterm (used by Codex and most Rust terminal apps) reads it the same way (``parse_event``
@@ -57,6 +59,9 @@ from textual._time import get_time
 from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
+
+from desk.approval_keys import CHORD_KEYS
+from desk.escape_split import EscapeSplitter
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -226,7 +231,9 @@ class FastEscapeDriver(LinuxDriver):
         feed = parser.feed
         tick = parser.tick
 
-        decode = getincrementaldecoder("utf-8")().decode
+        # A byte that is not UTF-8 (a terminal in another encoding, line noise) is U+FFFD.
+        decode = getincrementaldecoder("utf-8")(errors="replace").decode
+        splitter = EscapeSplitter(frozenset(CHORD_KEYS))
         read = os.read
         monotonic = time.monotonic
 
@@ -247,10 +254,16 @@ class FastEscapeDriver(LinuxDriver):
                             raise EOFError  # a terminal at end of file has hung up
                         break  # stdin is a pipe that closed
                     unicode_data = decode(data, final=final and last)
-                    for event in feed(unicode_data):
-                        self.process_message(event)
+                    for piece in splitter.split(unicode_data):
+                        for event in feed(piece.text):
+                            self.process_message(event)
+                        if piece.escape_key and parser._timeout_time is not None:
+                            parser._timeout_time = get_time()  # an Esc, then more keys
+                            for event in tick():
+                                self.process_message(event)
                     if (
-                        unicode_data == ESC
+                        unicode_data.endswith(ESC)
+                        and not splitter.in_paste
                         and parser._timeout_time is not None
                         and lone_escape_now()
                     ):

@@ -89,3 +89,29 @@ def test_keys_typed_during_a_submit_are_the_next_prompt(
         assert [m["content"] for m in record.messages if m["role"] == "user"] == ["A20"]
         screen.write(b"\x11")
         assert proc.wait(timeout=10.0) == 0
+
+
+def test_esc_and_the_next_prompt_in_one_read_stop_the_first_and_send_the_second(
+    pty_server: DemoModelServer,  # noqa: F811
+) -> None:
+    before = len(pty_server.records.list())
+    with desk_in_pty(pty_server) as (proc, screen):
+        mark = screen.size
+        screen.write(b"Tell me about stopping streams\r\x1breply with exactly: second\r")
+        screen.wait_for(b"stopped by you", timeout_s=10.0, start=mark)
+        record = pty_server.records.wait_for_record(
+            lambda r: r.id > before and "second" in str(r.messages), 10.0
+        )
+        assert record is not None
+        last = [m["content"] for m in record.messages if m["role"] == "user"][-1]
+        # The second prompt whole: no ^, no Alt, nothing typed glued to it (the stopped prompt,
+        # which has no reply, comes before it in the same user message: strict alternation).
+        assert last.split("\n\n")[-1] == "reply with exactly: second" and "^" not in last
+        screen.write(b"\x11")
+        assert proc.wait(timeout=10.0) == 0
+    firsts = [
+        r
+        for r in pty_server.records.list()
+        if r.id > before and r.messages[-1]["content"] == "Tell me about stopping streams"
+    ]
+    assert all(r.outcome != "completed" for r in firsts)  # stopped, or never sent

@@ -1,0 +1,134 @@
+"""Which ESC read from the terminal is the Esc key, and what a bracketed paste holds.
+
+A terminal sends Alt+x as ESC followed by x, so Textual's parser reads ESC followed by any
+character as the start of a sequence: in a burst such as ``one⏎ ESC two⏎`` (keys typed faster
+than the input thread reads them, or sent in one write over ssh) the Esc became an Alt on the
+next letter, or, when another ESC followed, a ``^`` typed into the prompt, and the stop was
+lost. And inside a bracketed paste, an ESC in the pasted text made the parser reissue the rest
+as keys, ahead of the paste itself (the text came out of order, part of it lost).
+
+:class:`EscapeSplitter` sits between the bytes read and the parser, and decides what only the
+input thread can know (what came in one read):
+
+- an ESC followed in the same read by a character that starts no escape sequence (``[``,
+  ``O``, ``]``, ``P``, ``_``, ``^``, ``\\``, ``X``) and is not a bound Alt key's (desk binds
+  Alt+y, Alt+a, Alt+n) is the Esc key, delivered at once, and what follows is typed after it;
+  this also makes the first ESC of ESC ESC the Esc key (a double stop key in one read);
+- inside a bracketed paste (``ESC[200~`` ... ``ESC[201~``), every ESC is pasted text, shown
+  as ``␛`` (U+241B) as desk shows every escape from outside; the end marker may be split across
+  reads, so its start is held until the next read.
+
+crossterm reads a burst the same way (a lone ESC is Esc unless more input follows and forms a
+sequence).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ESC = "\x1b"
+PASTE_START = ESC + "[200~"
+PASTE_END = ESC + "[201~"
+SEQUENCE_STARTS = frozenset("[O]P_^\\X")
+"""Characters after ESC that begin an escape sequence (CSI, SS3, OSC, DCS, APC, PM, ST, SOS)."""
+ESC_SHOWN = "\u241b"
+"""What an ESC inside pasted text becomes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """Text to feed the parser, and whether its last character (an ESC) is the Esc key now.
+
+    Attributes:
+        text: the characters, in order.
+        escape_key: True when ``text`` ends in an ESC that must be delivered as the Esc key
+            right after feeding it (without waiting for the escape delay).
+    """
+
+    text: str
+    escape_key: bool = False
+
+
+def _held_prefix(text: str, marker: str) -> int:
+    """How many characters at the end of ``text`` are the start of ``marker`` (0: none)."""
+    for n in range(min(len(marker) - 1, len(text)), 0, -1):
+        if text.endswith(marker[:n]):
+            return n
+    return 0
+
+
+class EscapeSplitter:
+    """Splits what the input thread read into pieces for the parser (see the module).
+
+    Not thread-safe: one per input thread.
+
+    Args:
+        alt_keys: the app's Alt bindings (``alt+y``...): ESC followed by their letter stays
+            Alt+letter.
+    """
+
+    def __init__(self, alt_keys: frozenset[str] = frozenset()) -> None:
+        self._alt = frozenset(
+            key.removeprefix("alt+") for key in alt_keys if key.startswith("alt+") and len(key) == 5
+        )
+        self.in_paste = False
+        """True between a bracketed paste's start and end markers."""
+        self._held = ""  # inside a paste: what may be the start of its end marker
+        self._tail = ""  # outside: what may be the start of a paste's start marker
+
+    def split(self, text: str) -> list[Piece]:
+        """The pieces of one read, in order.
+
+        Args:
+            text: the decoded characters of one read.
+
+        Returns:
+            pieces whose texts, joined, are ``text`` (with pasted ESCs shown as ``␛``, and the
+            start of a split paste end marker held back until the next read).
+        """
+        pieces: list[Piece] = []
+        out: list[str] = []
+        text, self._held = self._held + text, ""
+        if self._tail and not self.in_paste:
+            joined = self._tail + text
+            if joined.startswith(PASTE_START):  # a paste began across two reads
+                rest = len(PASTE_START) - len(self._tail)
+                out.append(text[:rest])
+                text = text[rest:]
+                self.in_paste = True
+        self._tail = ""
+        i = 0
+        n = len(text)
+        while i < n:
+            if self.in_paste:
+                end = text.find(PASTE_END, i)
+                if end < 0:
+                    held = _held_prefix(text[i:], PASTE_END)
+                    out.append(text[i : n - held].replace(ESC, ESC_SHOWN))
+                    self._held = text[n - held :]
+                    break
+                out.append(text[i:end].replace(ESC, ESC_SHOWN))
+                out.append(PASTE_END)
+                i = end + len(PASTE_END)
+                self.in_paste = False
+                continue
+            if text.startswith(PASTE_START, i):
+                out.append(PASTE_START)
+                i += len(PASTE_START)
+                self.in_paste = True
+                continue
+            char = text[i]
+            i += 1
+            out.append(char)
+            if char != ESC or i >= n:
+                continue
+            after = text[i]
+            if after in SEQUENCE_STARTS or after in self._alt:
+                continue  # a sequence, or a bound Alt key: the parser's to read
+            pieces.append(Piece("".join(out), escape_key=True))
+            out = []
+        if not self.in_paste:
+            self._tail = text[n - _held_prefix(text, PASTE_START) :] if n else ""
+        if out:
+            pieces.append(Piece("".join(out)))
+        return pieces

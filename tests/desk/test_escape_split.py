@@ -1,0 +1,58 @@
+"""Which ESC of a read is the Esc key, and what a bracketed paste keeps (desk.escape_split)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from desk.escape_split import ESC, ESC_SHOWN, PASTE_END, PASTE_START, EscapeSplitter, Piece
+
+ALT = frozenset({"alt+y", "alt+a", "alt+n"})
+
+
+def test_esc_then_the_next_prompt_in_one_read_is_the_esc_key_then_the_typing() -> None:
+    pieces = EscapeSplitter(ALT).split("one\r" + ESC + "two\r" + ESC + "three\r")
+    assert pieces == [
+        Piece("one\r" + ESC, escape_key=True),
+        Piece("two\r" + ESC, escape_key=True),
+        Piece("three\r"),
+    ]
+
+
+def test_two_escs_in_one_read_are_two_esc_keys() -> None:
+    assert EscapeSplitter(ALT).split(ESC + ESC) == [Piece(ESC, escape_key=True), Piece(ESC)]
+
+
+def test_sequences_and_bound_alt_keys_stay_whole() -> None:
+    splitter = EscapeSplitter(ALT)
+    for text in (ESC + "[A", ESC + "OP", ESC + "y", ESC + "[<0;10;5M", ESC + "]0;t\x07"):
+        assert splitter.split(text) == [Piece(text)]
+
+
+def test_a_paste_keeps_its_escs_as_text_in_order() -> None:
+    pasted = "first " + ESC + "[31m red " + ESC + "]0;pwned\x07B"
+    pieces = EscapeSplitter(ALT).split(PASTE_START + pasted + PASTE_END + "x")
+    assert pieces == [Piece(PASTE_START + pasted.replace(ESC, ESC_SHOWN) + PASTE_END + "x")]
+
+
+def test_a_paste_split_across_reads_holds_its_end_marker_until_it_is_whole() -> None:
+    splitter = EscapeSplitter(ALT)
+    first = splitter.split(PASTE_START[:3])  # the start marker itself split across reads
+    second = splitter.split(PASTE_START[3:] + "a" + ESC + "b" + PASTE_END[:4])
+    assert splitter.in_paste
+    third = splitter.split(PASTE_END[4:] + ESC + "q")
+    text = "".join(p.text for p in first + second + third)
+    assert text == PASTE_START + "a" + ESC_SHOWN + "b" + PASTE_END + ESC + "q"
+    assert [p.escape_key for p in first + second] == [False] * len(first + second)
+    assert third[0] == Piece(PASTE_END + ESC, escape_key=True)
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.text(alphabet=st.sampled_from(["a", "y", "[", "\r", ESC, "2", "0", "~"]))))
+def test_pieces_keep_every_character_in_order(reads: list[str]) -> None:
+    splitter = EscapeSplitter(ALT)
+    fed = "".join(p.text for read in reads for p in splitter.split(read))
+    whole = "".join(reads)
+    # Outside pastes nothing changes; inside, an ESC is shown as ␛ (never dropped, never moved).
+    assert fed.replace(ESC_SHOWN, ESC) == whole[: len(fed)]
+    assert len(whole) - len(fed) < len(PASTE_END)  # at most a held end marker's start
