@@ -9,10 +9,11 @@ decides, under the session's lock, so the order in which the two calls arrive do
 - a turn runs that was entered at or before the key (or by no key at all): it is stopped;
 - a turn runs that was entered after the key: nothing is stopped (the key was for work that
   has ended; a key is never spent on a later prompt);
-- nothing runs: the stop is armed (:class:`~tui_gateway.state.ArmedStop`). The next keyed
-  submit takes it: one entered at or before the key that runs now is stopped at once (its
-  submit was in flight when the key reached the gateway); one entered after the key drops it.
-  A submit that is queued behind work another frontend started meanwhile drops it too.
+- nothing runs: the stop is armed (:class:`~tui_gateway.state.ArmedStop`), behind any armed
+  before it. A keyed submit drops the armed keys made before its Enter and takes the first
+  one made at or after it: a prompt that runs now is stopped at once (its submit was in flight
+  when the key reached the gateway); one queued behind a turn (a burst ``one⏎ Esc two⏎ Esc``
+  read at once: ``two`` waits for ``one`` to close) is stopped as it starts.
 
 These functions only read and change the session's fields (call them with ``session.lock``
 held); :class:`~tui_gateway.booking.BookingOffice` books the stop they choose.
@@ -40,7 +41,7 @@ def key_target(session: Session, stop: StopRequest, keyed_at: float) -> Turn | N
     """
     running = session.running
     if running is None:
-        session.armed_stop = ArmedStop(stop, keyed_at)
+        session.armed_stops.append(ArmedStop(stop, keyed_at))
         return None
     if running.entered_at is not None and running.entered_at > keyed_at:
         return None
@@ -48,10 +49,12 @@ def key_target(session: Session, stop: StopRequest, keyed_at: float) -> Turn | N
 
 
 def take_armed(session: Session, turn: Turn, runs_now: bool) -> StopRequest | None:
-    """A keyed submit of ``turn`` arrived: the armed stop it must obey, if any.
+    """A keyed submit of ``turn`` arrived: the armed stop it must obey now, if any.
 
     Call with ``session.lock`` held. A submit without ``entered_at`` (no key sent it) leaves
-    the armed stop alone; a keyed one always uses it up.
+    the armed stops alone; a keyed one drops those made before its Enter and takes the first
+    made at or after it: returned when ``turn`` runs now, kept on ``turn.pending_stop`` when it
+    is queued (it is stopped as it starts).
 
     Args:
         session: the session.
@@ -59,12 +62,18 @@ def take_armed(session: Session, turn: Turn, runs_now: bool) -> StopRequest | No
         runs_now: True when it starts now, False when it is queued behind a running turn.
 
     Returns:
-        the armed stop when ``turn`` was entered at or before that key and runs now; else None.
+        the stop ``turn`` must obey now, or None.
     """
-    armed = session.armed_stop
-    if armed is None or turn.entered_at is None:
+    entered = turn.entered_at
+    if entered is None:
         return None
-    session.armed_stop = None
-    if runs_now and turn.entered_at <= armed.keyed_at:
-        return armed.stop
+    armed = session.armed_stops
+    while armed and armed[0].keyed_at < entered:
+        armed.pop(0)  # made before this Enter: for work that ended, never for this prompt
+    if not armed:
+        return None
+    taken = armed.pop(0)
+    if runs_now:
+        return taken.stop
+    turn.pending_stop = taken.stop
     return None

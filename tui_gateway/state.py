@@ -71,6 +71,8 @@ class Turn:
         entered_at: ``time.monotonic()`` (seconds, the frontend's host) when the key that
             sent it was made (an Enter), or None when no key sent it: a stop key made after
             it stops it (see :class:`ArmedStop`), one made before it never does.
+        pending_stop: a stop key made after its Enter that reached the gateway while the turn
+            waited in the queue: it is stopped as it starts (set and taken under the lock).
     """
 
     turn_id: str
@@ -88,6 +90,7 @@ class Turn:
     child: ChildOf | None = None
     urgent: bool = False
     entered_at: float | None = None
+    pending_stop: StopRequest | None = None
     _on_done: list[Callable[[], None]] = field(default_factory=list)
     _done_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -162,8 +165,9 @@ class Session:
             (also in :attr:`turns`).
         usage: every model request of the session's turns summed, child agents' included (a
             resumed session starts from its saved turns' counts).
-        armed_stop: a stop key that found nothing running, kept for the submit of a prompt
-            entered before it (set and taken under :attr:`lock`), or None.
+        armed_stops: stop keys that found nothing running, oldest first, each kept for the
+            submit of a prompt entered before it (set and taken under :attr:`lock`): several
+            Enter-Esc pairs read in one burst stop one prompt each.
     """
 
     session_id: str
@@ -185,7 +189,7 @@ class Session:
     weak_after: int | None = None
     children: dict[str, Turn] = field(default_factory=dict)
     usage: TokenUsage = field(default_factory=TokenUsage)
-    armed_stop: ArmedStop | None = None
+    armed_stops: list[ArmedStop] = field(default_factory=list)
 
     def live_children(self) -> list[Turn]:
         """The child agents running now (call with :attr:`lock` held)."""

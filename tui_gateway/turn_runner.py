@@ -313,8 +313,12 @@ class TurnRunner:
                 turn.state = TurnStage.DONE
                 following = session.queue.popleft() if session.queue else None
                 session.running = following
+                pending = None
                 if following is not None:
                     following.state = TurnStage.RUNNING
+                    pending, following.pending_stop = following.pending_stop, None
+            if following is not None and pending is not None:  # a stop key made after its Enter
+                self._booking.interrupt(session.session_id, pending, turn_id=following.turn_id)
             if turn.kind != TurnKind.COMPRESS:
                 assert turn.result is not None
                 self._persistence.turn_ended(session, turn, turn.result)  # saved, then shown

@@ -168,3 +168,21 @@ def test_submit_and_stop_key_in_any_order_obey_the_order_of_the_keys(
         assert stopped == [None]
         assert stop_of(gw, session, turn_id) is None
         gw.session_interrupt(session, StopRequest.by_user(Surface.DESK_BUTTON))
+
+
+def test_enter_esc_pairs_read_in_one_burst_stop_one_prompt_each(
+    gateway: tuple[Gateway, EventLog],
+) -> None:
+    """``one⏎ Esc two⏎ Esc three⏎`` read at once: both stop keys reach the gateway before any
+    submit; each stops the prompt entered just before it (``two`` waits in the queue for
+    ``one`` to close, and is stopped as it starts), and ``three`` runs."""
+    gw, log = gateway
+    session = gw.session_create()
+    for keyed in (T0 + 0.001, T0 + 0.003):
+        assert gw.session_interrupt(session, key_stop(keyed), keyed_at=keyed) is None
+    one = gw.prompt_submit(session, "one", entered_at=T0)
+    two = gw.prompt_submit(session, "two", entered_at=T0 + 0.002)
+    three = gw.prompt_submit(session, "reply with exactly: three", entered_at=T0 + 0.004)
+    for sent in (one, two):
+        assert log.complete(sent.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    assert log.complete(three.turn_id, timeout=20).status == "completed"
