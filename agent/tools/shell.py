@@ -404,9 +404,18 @@ class _Child:
     protocol: _Protocol
 
     def close(self) -> None:
-        """Release the pipes (the process is gone by now; this never signals a live group)."""
+        """Release the pipes; the transport itself once asyncio's child watcher has reaped
+        the keeper (closing it first polls the process, which may reap it under the watcher,
+        which then logs "Unknown child process" and loses the exit status). This never
+        signals a live group."""
         self.protocol.close_status()
-        self.transport.close()
+        stdout = self.transport.get_pipe_transport(1)
+        if stdout is not None:
+            stdout.close()
+        if self.reaped.done():
+            self.transport.close()
+        else:
+            self.reaped.add_done_callback(lambda _reaped: self.transport.close())
 
 
 async def _spawn(

@@ -63,7 +63,10 @@ def test_the_deny_list_is_hidden_and_the_network_cut(tmp_path: Path) -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:  # a server on the host
         port = server.getsockname()[1]
         connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), 2)"
-        reach = f'{sys.executable} -c "{connect}"'
+        # The base interpreter: a virtual environment under /tmp is not in the sandbox (its
+        # /tmp is private), and "not found" would pass for "cut".
+        python = Path(sys.base_prefix) / "bin" / "python3"
+        reach = f'{python} -c "{connect}"'
         said, _error = shell(f"{reach} && echo reached || echo cut", workspace)
         assert said.strip().endswith("cut")
         allowed = Sandbox("workspace-write", network=True)
