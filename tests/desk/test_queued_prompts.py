@@ -31,10 +31,14 @@ LONG_PROMPT = "Tell me about stopping streams"
 
 def lines(app: DeskApp) -> list[tuple[str, str]]:
     """The queue as shown: (place, text) per line, top to bottom."""
-    return [
-        (str(item.query_one(".place").render()), str(item.query_one(".text").render()))
-        for item in app.widgets.queue.items
-    ]
+    shown: list[tuple[str, str]] = []
+    for item in app.widgets.queue.items:
+        place, text = item.query(".place"), item.query(".text")
+        if not place or not text:  # mounted, its line not composed yet
+            shown.append(("", ""))
+            continue
+        shown.append((str(place.first().render()), str(text.first().render())))
+    return shown
 
 
 def queued_in_gateway(gateway: Gateway, app: DeskApp) -> list[str]:
@@ -176,7 +180,8 @@ async def test_prompts_queued_at_quit_are_offered_again_on_resume(
             await wait_until(pilot, resent_and_answered, what="the resent prompt's reply")
             replies = [r.text for r in app.transcript.query(UserPrompt)]
             assert replies[-1] == "reply with exactly: later two"
-            assert lines(app) == [("not sent", "reply with exactly: later one")]
+            held = [("not sent", "reply with exactly: later one")]
+            await wait_until(pilot, lambda: lines(app) == held, what="the held prompt listed")
             app.widgets.queue.items[0].query_one(".remove").press()  # ✕ forgets it
             await wait_until(pilot, lambda: not lines(app), what="forgotten")
             assert not isinstance(app.focused, QueuedItem)

@@ -54,7 +54,11 @@ def test_a_killed_desk_run_is_recovered_under_another_hostname_with_what_was_sho
         prompt, reply = later.transcript.active_messages(session.id)
         assert (prompt.role, prompt.content) == ("user", "write a long essay")
         assert reply.role == "assistant" and reply.partial
-        assert reply.content and shown.startswith(reply.content)
+        # What was shown, saved: the draft and what the client had read agree, and either may
+        # be a few deltas ahead of the other (the kill lands between a draft write and a print).
+        saved = reply.content
+        assert saved and (shown.startswith(saved) or saved.startswith(shown))
+        assert abs(len(saved) - len(shown)) < 200
 
 
 def test_a_desk_that_still_runs_is_left_alone_under_another_hostname(
