@@ -19,12 +19,14 @@ the focus away from what is being typed (Shift+Tab does, on purpose).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.dom import NoScreen
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import TextArea
@@ -225,7 +227,8 @@ class PromptInput(TextArea):
     def busy(self, value: bool) -> None:
         if value != self._busy:
             self._busy = value
-            self.refresh_bindings()
+            with contextlib.suppress(NoScreen):  # an event that comes while the app ends
+                self.refresh_bindings()
 
     @property
     def editing(self) -> str | None:
