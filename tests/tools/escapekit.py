@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from agent.guard import descendants
+from tests.support import poll_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,11 +170,12 @@ def try_escape(
     stand_in = _StandIn(kind, grace_s, command, fork=fork)
     fds: dict[int, int] = {}
     try:
-        end = time.monotonic() + deadline_s
-        while not (pids_file.exists() and pids_file.read_text().endswith("\n")):
-            assert time.monotonic() < end, f"{name}: the escapee wrote no pid"
+
+        def written() -> bool:
             assert stand_in.running(), f"{name}: the stand-in ended first"
-            time.sleep(0.01)
+            return pids_file.exists() and pids_file.read_text().endswith("\n")
+
+        assert poll_until(written, deadline_s, every_s=0.01), f"{name}: the escapee wrote no pid"
         escapees = {int(line) for line in pids_file.read_text().split()}
         fds = _pidfds(escapees | set(descendants(stand_in.pid)))
         if ending == "quit":
