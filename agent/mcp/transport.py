@@ -28,7 +28,7 @@ import httpx2
 from mcp.client.stdio import FORCE_KILL_TIMEOUT, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from agent import guard
+from agent import child_watcher, guard
 from agent.mcp.status import ServerSpec
 from agent.terminal_text import terminal_safe
 from agent.valid_text import loads
@@ -197,6 +197,7 @@ async def open_streams(
     if spec.command is not None:
         assert stderr is not None, "a stdio server needs somewhere for its stderr"
         stderr.attach()
+        child_watcher.install()
         keeper = guard.command_line(os.getpid(), min(grace_s, FORCE_KILL_TIMEOUT / 2))
         params = StdioServerParameters(
             command=keeper[0],

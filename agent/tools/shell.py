@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent import child_watcher
 from agent import guard as _guard
 from agent.tools.base import ToolContext, ToolResult, count_processes
 from agent.tools.output import OutputBuffer
@@ -431,6 +432,7 @@ async def _spawn(
     Raises:
         OSError: when the keeper cannot be started (e.g. ``cwd`` is missing).
     """
+    child_watcher.install()
     loop = asyncio.get_running_loop()
     env = {**os.environ, **NON_INTERACTIVE_ENV, **(extra_env or {})}
     status_read, status_write = os.pipe()
