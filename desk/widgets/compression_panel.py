@@ -192,7 +192,8 @@ class CompressionPanel(Horizontal, can_focus=True):
         self.query_one(".phase", Static).update(f"⇊ compressing · {phase}")
         parts = []
         if self.phase == "summarize" and budget:
-            parts.append(f"{tokens_out:,}/{budget:,} tokens")
+            # tokens_out is counted from the stream, an estimate: never past the budget.
+            parts.append(f"{min(tokens_out, budget):,}/{budget:,} tokens")
         if self.before_tokens and self.after_tokens is not None:
             parts.append(f"{self.before_tokens:,} → {self.after_tokens:,} tokens")
         elif self.before_tokens:
