@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from textual import events
 
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
@@ -81,3 +82,16 @@ async def test_printable_keys_go_to_the_prompt_box_from_a_control_that_takes_no_
         await pilot.press(*" world")  # but it takes no text: the typing goes on in the box
         assert box(tool_app).text == "hello world"
         assert tool_app.focused is box(tool_app)
+
+
+async def test_the_cursor_line_of_a_long_paste_stays_in_sight(desk_app: DeskApp) -> None:
+    async with desk_app.run_test(size=(100, 30)) as pilot:
+        prompt = box(desk_app)
+        prompt.focus()
+        desk_app.post_message(events.Paste("\n".join(f"line {n}" for n in range(1, 16))))
+        await wait_until(pilot, lambda: "line 15" in prompt.text, what="the paste")
+        await pilot.pause()
+        row = desk_app.query_one("#input-row")
+        cursor_y = prompt.cursor_screen_offset.y
+        assert row.content_region.y <= cursor_y < row.content_region.bottom
+        assert prompt.region.bottom <= row.content_region.bottom  # no line of the box cut off
