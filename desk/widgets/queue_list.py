@@ -58,9 +58,12 @@ class QueueList(VerticalScroll):
         queued_heading, held_heading = self._heading, self._held_heading
         before: Static | QueuedItem = queued_heading
         position = 0
+        held_seen = False
         for entry in entries:
-            if entry.kind == "held" and before is not held_heading:
-                self.move_child(held_heading, after=before)
+            if entry.kind == "held" and not held_seen:  # one heading above the first of them
+                held_seen = True
+                if self.children.index(held_heading) != self.children.index(before) + 1:
+                    self.move_child(held_heading, after=before)
                 before = held_heading
             found = self._items.get(entry.key)
             if found is None:

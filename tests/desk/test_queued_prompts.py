@@ -166,6 +166,8 @@ async def test_prompts_queued_at_quit_are_offered_again_on_resume(
                 ("not sent", "reply with exactly: later one"),
                 ("not sent", "reply with exactly: later two"),
             ]
+            shown = [c for c in app.widgets.queue.children if c.display]
+            assert [c.has_class("held-heading") for c in shown] == [True, False, False]
             assert again.session_queue(session) == []  # offered: nothing runs unasked
             held = app.widgets.queue.items[1]
             await click_until(pilot, held.query_one(".resend"), lambda: not held.is_attached)
