@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any o
 SWITCH_INTERVAL_S = 0.001
 """GIL switch interval desk runs with, in seconds (Python's default is 0.005)."""
 
-SUBCOMMANDS = ("gateway", "serve", "run", "acp")
+SUBCOMMANDS = ("gateway", "serve", "run", "acp", "schedule")
 """The first arguments that run a wire command instead of the app."""
 
 
@@ -75,6 +75,10 @@ def run_subcommand(name: str, argv: Sequence[str]) -> int:
         from tui_gateway.acp.main import main_acp
 
         return main_acp(list(argv))
+    if name == "schedule":
+        from tui_gateway.wire.schedule_cli import main_schedule
+
+        return main_schedule(list(argv))
     from tui_gateway.wire import cli
 
     commands: dict[str, Callable[[Sequence[str]], int]] = {
