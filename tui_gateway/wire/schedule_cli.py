@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
@@ -28,6 +29,9 @@ from tui_gateway.schedules import Scheduler
 from tui_gateway.schedules.listing import format_lines, schedule_lines
 from tui_gateway.settings import Settings, SettingsError
 from tui_gateway.wire.options import UsageError, fail, parse, parser, provider_from, settings_from
+
+Handler = Any
+"""What ``signal.signal`` returns: a handler, ``SIG_DFL``/``SIG_IGN``, or None."""
 
 
 def serve_schedules(
@@ -145,14 +149,19 @@ def _run(
             firing.gateway.session_interrupt(firing.session_id, stop, turn_id=firing.turn_id)
 
     worker = threading.Thread(target=fire, name="desk-schedule-run", daemon=True)
+    handlers: list[tuple[signal.Signals, Handler]] = []
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, on_signal)
-        signal.signal(signal.SIGTERM, on_signal)
-    worker.start()
-    while not done.wait(0.2):  # the main thread stays free for signals
-        pass
-    scheduler.stop()
-    gateway.shutdown()
+        for number in (signal.SIGINT, signal.SIGTERM):
+            handlers.append((number, signal.signal(number, on_signal)))
+    try:
+        worker.start()
+        while not done.wait(0.2):  # the main thread stays free for signals
+            pass
+    finally:
+        scheduler.stop()
+        gateway.shutdown()
+        for number, previous in handlers:
+            signal.signal(number, previous)
     result = outcome[0] if outcome else "failed(Crash)"
     print(f"{name}: {result}", flush=True)
     if result == "completed":
