@@ -29,8 +29,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from croniter import croniter
-
 from tui_gateway.config_file import ConfigFileError
 
 DEFAULT_TIMEOUT_S: Final = 3600.0
@@ -86,6 +84,8 @@ class ScheduleSettings:
         if self.every_s is not None:
             return (math.floor(after / self.every_s) + 1) * self.every_s
         assert self.cron is not None
+        from croniter import croniter  # about 0.1 s to import: only for a cron schedule
+
         start = datetime.fromtimestamp(after).astimezone()
         return float(croniter(self.cron, start).get_next(float))
 
@@ -94,6 +94,8 @@ class ScheduleSettings:
         if self.every_s is not None:
             return math.floor(at / self.every_s) * self.every_s
         assert self.cron is not None
+        from croniter import croniter
+
         start = datetime.fromtimestamp(at).astimezone()
         previous = float(croniter(self.cron, start).get_prev(float))
         nxt = self.next_due(previous)
@@ -156,7 +158,7 @@ def _schedule(
     every = table.get("every")
     if (cron is None) == (every is None):
         raise ConfigFileError(f'{path}: {key} needs cron ("0 3 * * *") or every ("15m"), one')
-    if cron is not None and (len(cron.split()) != 5 or not croniter.is_valid(cron)):
+    if cron is not None and (len(cron.split()) != 5 or not _valid_cron(cron)):
         raise bad("cron", 'five cron fields: minute hour day month weekday, e.g. "0 3 * * *"')
     every_s = None if every is None else _duration(every, "every", bad)
     prompt = _optional_str(table, "prompt", bad)
@@ -183,6 +185,12 @@ def _schedule(
         timeout_s=timeout_s,
         approval=ScheduleApproval(approval),
     )
+
+
+def _valid_cron(expression: str) -> bool:
+    from croniter import croniter  # about 0.1 s to import: only when a schedule has a cron
+
+    return bool(croniter.is_valid(expression))
 
 
 def _optional_str(table: dict[str, Any], item: str, bad: _Bad) -> str | None:
