@@ -5,9 +5,9 @@ runs it). It opens the schedule's session on this gateway (the one the store nam
 named after the schedule the first time; held by another host, it waits for it), submits the
 prompt, notes the turn on the firing's row, and waits for the turn's one outcome. Past the
 schedule's ``timeout`` (counted from the firing's start) it stops the turn as the system
-(``interrupted_by_system(schedule.timeout)``). A person's stop, from any surface, is booked
-by the gateway as any other (``interrupted_by_user``), and so is the shutdown's. The outcome is
-noted on the firing's row.
+(``interrupted_by_system(schedule.timeout)``), and when the host stops, as the shutdown
+(``gateway.shutdown``). A person's stop, from any surface, is booked by the gateway as any
+other (``interrupted_by_user``). The outcome is noted on the firing's row.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agent.outcome import ExitReason
 from agent.stops import StopRequest, Surface
 from agent.store import Firings
 from tui_gateway.gateway import Gateway
+from tui_gateway.kinds import TurnStage
 from tui_gateway.schedule_settings import ScheduleSettings
+from tui_gateway.state import Turn
 from tui_gateway.types import GatewayError
 
 SESSION_BUSY = "failed(SessionBusy)"
@@ -28,6 +31,9 @@ SESSION_BUSY = "failed(SessionBusy)"
 
 RETRY_S = 0.05
 """Seconds between two tries to open a session another host (or desk) holds."""
+
+WAIT_STEP_S = 0.05
+"""Seconds between two looks, while a firing's turn runs, at its deadline and the host's stop."""
 
 
 class NoTurn(Exception):
@@ -137,15 +143,37 @@ def run_firing(
     running = RunningFiring(spec, due_at, gateway, session_id, sent.turn_id)
     on_running(running, True)
     try:
-        if not turn.done.wait(max(0.0, deadline - time.monotonic())):
-            stop = StopRequest.by_system(
-                Surface.SCHEDULE_TIMEOUT, f"past the schedule's timeout of {spec.timeout_s:g} s"
-            )
-            gateway.session_interrupt(session_id, stop, turn_id=sent.turn_id)
-        turn.done.wait()  # the booking office books every stopped turn's outcome
+        outcome = _outcome(running, turn, deadline, stopping)
     finally:
         on_running(running, False)
-    assert turn.result is not None
-    outcome = str(turn.result.exit_reason)
     firings.end_firing(spec.name, due_at, outcome)
     return outcome
+
+
+def _outcome(firing: RunningFiring, turn: Turn, deadline: float, stopping: threading.Event) -> str:
+    """Wait for the firing's turn to end, stopping it past the deadline (``schedule.timeout``)
+    or when the host stops (``gateway.shutdown``), each once; returns its exit reason.
+
+    A turn still waiting in its session's queue (behind an earlier firing, or a person's
+    turn) when it should stop never runs: it is taken out of the queue, and the firing's
+    outcome is the stop's.
+    """
+    gateway, sid, tid = firing.gateway, firing.session_id, firing.turn_id
+    sent: set[Surface] = set()
+    while not turn.done.wait(WAIT_STEP_S):
+        if stopping.is_set():
+            stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "desk serve is shutting down")
+        elif time.monotonic() >= deadline:
+            timeout = firing.spec.timeout_s
+            stop = StopRequest.by_system(
+                Surface.SCHEDULE_TIMEOUT, f"past the schedule's timeout of {timeout:g} s"
+            )
+        else:
+            continue
+        if turn.state is TurnStage.QUEUED and gateway.prompt_remove(sid, tid):
+            return str(ExitReason.interrupted_by_system(stop.surface))
+        if stop.surface not in sent:
+            sent.add(stop.surface)
+            gateway.session_interrupt(sid, stop, turn_id=tid)
+    assert turn.result is not None  # the booking office books every stopped turn's outcome
+    return str(turn.result.exit_reason)

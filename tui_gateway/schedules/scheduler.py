@@ -18,9 +18,10 @@ open elsewhere until its timeout ends ``failed(SessionBusy)`` without a turn.
 **Approvals.** Nobody is asked: a tool call that asks first is denied (``approval =
 "deny"``, the default; the model is told no person declined it) or allowed once (``"allow"``).
 
-**Stopping.** :meth:`Scheduler.stop` (the shutdown of ``desk serve``) claims nothing more, stops
-every running firing's turn as the system (``gateway.shutdown``) and waits for the firings'
-threads, bounded; the gateway's own shutdown follows.
+**Stopping.** :meth:`Scheduler.stop` (the shutdown of ``desk serve``) claims nothing more; each
+firing stops its turn as the system (``gateway.shutdown``; one still queued behind another
+never runs), and the scheduler waits for the firings' threads, bounded; the gateway's own
+shutdown follows.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from agent.stops import StopRequest, Surface
 from agent.store import Firings, StoreError
 from tui_gateway.approvals import refused
 from tui_gateway.events import ApprovalRequest, GatewayEvent
@@ -227,10 +227,6 @@ class Scheduler:
                 self._running[firing.turn_id] = firing
             else:
                 self._running.pop(firing.turn_id, None)
-        if running and self._stopping.is_set():
-            firing.gateway.session_interrupt(
-                firing.session_id, _shutdown_stop(), turn_id=firing.turn_id
-            )
 
     def running(self) -> list[RunningFiring]:
         """The firings whose turns run (or wait in their session's queue) now."""
@@ -299,21 +295,15 @@ class Scheduler:
     # -- stopping ------------------------------------------------------------------------------
 
     def stop(self, join_s: float = JOIN_S) -> None:
-        """Claim nothing more, stop every running firing's turn as the system
-        (``gateway.shutdown``), wait (bounded) for the firings' threads, and shut down the
-        gateways of other workspaces. Idempotent; the main gateway is its owner's to shut."""
+        """Claim nothing more; every firing stops its turn as the system (``gateway.shutdown``:
+        a turn still queued never runs); wait (bounded) for the firings' threads, and shut down
+        the gateways of other workspaces. Idempotent; the main gateway is its owner's to shut."""
         with self._lock:
             self._stopping.set()
             threads = list(self._threads)
-            running = list(self._running.values())
         self._wake.set()
         if self._loop is not None:
             self._loop.join(join_s)
-        for firing in running:
-            with contextlib.suppress(Exception):
-                firing.gateway.session_interrupt(
-                    firing.session_id, _shutdown_stop(), turn_id=firing.turn_id
-                )
         end = time.monotonic() + join_s
         for thread in threads:
             thread.join(max(0.0, end - time.monotonic()))
@@ -325,7 +315,3 @@ class Scheduler:
             gateway.unsubscribe(sub)
         for gateway in others:
             gateway.shutdown()
-
-
-def _shutdown_stop() -> StopRequest:
-    return StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "desk serve is shutting down")
