@@ -1,8 +1,9 @@
 """``desk`` / ``python -m desk``: resolve the model server, run the app, clean up.
 
 ``desk gateway ...``, ``desk serve ...`` and ``desk run ...`` run the wire commands of
-:mod:`tui_gateway.wire.cli`, and ``desk acp ...`` the ACP agent (:mod:`tui_gateway.acp.main`),
-instead (before anything of Textual is imported or any server is
+:mod:`tui_gateway.wire.cli`, ``desk schedule ...`` those of schedules
+(:mod:`tui_gateway.wire.schedule_cli`), and ``desk acp ...`` the ACP agent
+(:mod:`tui_gateway.acp.main`), instead (before anything of Textual is imported or any server is
 probed) and return their exit code. ``desk --gateway-cmd CMD`` runs the app against a gateway
 in a child process (:class:`tui_gateway.wire.client.RemoteGateway`) instead of an embedded one.
 
@@ -70,7 +71,7 @@ def _say(line: str, stream: TextIO) -> None:
 
 
 def run_subcommand(name: str, argv: Sequence[str]) -> int:
-    """Run ``desk gateway|serve|run`` with the arguments after the subcommand name."""
+    """Run ``desk gateway|serve|run|schedule|acp`` with the arguments after its name."""
     if name == "acp":
         from tui_gateway.acp.main import main_acp
 
