@@ -62,7 +62,7 @@ def test_a_host_killed_mid_firing_is_recovered_and_the_other_goes_on(
         killed = next(c for pid, c in by_pid.items() if f":{pid}:" in first.owner)
         survivor = next(c for c in two_serves if c is not killed)
         os.kill(killed.proc.pid, signal.SIGKILL)
-        killed.wait(10)
+        killed.wait(30)
         assert poll_until(
             lambda: reader.turns.get_turn(first.id).exit_reason == CRASH_EXIT_REASON,  # type: ignore[union-attr]
             60,
@@ -72,7 +72,7 @@ def test_a_host_killed_mid_firing_is_recovered_and_the_other_goes_on(
             lambda: any(mark in t.owner for t in reader.turns.list_turns(session_id)), 60
         ), survivor.err.text
         survivor.proc.send_signal(signal.SIGTERM)
-        assert survivor.wait(30) == 0, survivor.err.text
+        assert survivor.wait(60) == 0, survivor.err.text
         turns = reader.turns.list_turns(session_id)
         firings = reader.firings.last_firings("tick", limit=500)
         started = [f.turn_id for f in firings if f.turn_id is not None]
@@ -80,7 +80,8 @@ def test_a_host_killed_mid_firing_is_recovered_and_the_other_goes_on(
         assert {t.id for t in turns} <= set(started)  # every turn of the session is a firing's
         assert not [t for t in turns if t.is_open]
         assert reader.turns.get_turn(first.id).exit_reason == CRASH_EXIT_REASON  # type: ignore[union-attr]
-        assert "interrupted_by_system(gateway.shutdown)" in {t.exit_reason for t in turns}
+        reasons = [t.exit_reason for t in turns]
+        assert "interrupted_by_system(gateway.shutdown)" in reasons, reasons
     finally:
         reader.close()
 
