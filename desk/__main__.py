@@ -1,8 +1,9 @@
 """``desk`` / ``python -m desk``: resolve the model server, run the app, clean up.
 
 ``desk gateway ...``, ``desk serve ...`` and ``desk run ...`` run the wire commands of
-:mod:`tui_gateway.wire.cli`, and ``desk acp ...`` the ACP agent (:mod:`tui_gateway.acp.main`),
-instead (before anything of Textual is imported or any server is
+:mod:`tui_gateway.wire.cli`, ``desk schedule ...`` those of schedules
+(:mod:`tui_gateway.wire.schedule_cli`), and ``desk acp ...`` the ACP agent
+(:mod:`tui_gateway.acp.main`), instead (before anything of Textual is imported or any server is
 probed) and return their exit code. ``desk --gateway-cmd CMD`` runs the app against a gateway
 in a child process (:class:`tui_gateway.wire.client.RemoteGateway`) instead of an embedded one.
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any o
 SWITCH_INTERVAL_S = 0.001
 """GIL switch interval desk runs with, in seconds (Python's default is 0.005)."""
 
-SUBCOMMANDS = ("gateway", "serve", "run", "acp")
+SUBCOMMANDS = ("gateway", "serve", "run", "acp", "schedule")
 """The first arguments that run a wire command instead of the app."""
 
 
@@ -70,11 +71,15 @@ def _say(line: str, stream: TextIO) -> None:
 
 
 def run_subcommand(name: str, argv: Sequence[str]) -> int:
-    """Run ``desk gateway|serve|run`` with the arguments after the subcommand name."""
+    """Run ``desk gateway|serve|run|schedule|acp`` with the arguments after its name."""
     if name == "acp":
         from tui_gateway.acp.main import main_acp
 
         return main_acp(list(argv))
+    if name == "schedule":
+        from tui_gateway.wire.schedule_cli import main_schedule
+
+        return main_schedule(list(argv))
     from tui_gateway.wire import cli
 
     commands: dict[str, Callable[[Sequence[str]], int]] = {

@@ -252,6 +252,29 @@ class Gateway:
         """
         return self._saved.delete(session_id)
 
+    def session_release(self, session_id: str) -> bool:
+        """Let an idle live session go: it leaves this gateway and its claim is given back
+        (written before this returns, up to the store's patience), so another gateway may
+        open it (a schedule's session moves to the host that runs its next firing).
+
+        Returns:
+            True when the session is not live here now; False when a turn runs or waits in it.
+        """
+        session = self._table.find(session_id)
+        if session is None:
+            return True
+        with session.lock:
+            if session.running is not None or session.queue:
+                return False
+            self._table.remove(session_id)
+        self._persistence.released(session, wait=True)
+        return True
+
+    @property
+    def store(self) -> SessionStore | None:
+        """The store sessions are saved in (None: memory only); the gateway closes it."""
+        return self._persistence.store
+
     def turn_session(self, turn_id: str) -> str | None:
         """The session of a turn run here or saved in the store (possibly by another host)."""
         return self._saved.turn_session(turn_id)

@@ -143,16 +143,17 @@ class Persistence:
             ),
         )
 
-    def released(self, session: Session) -> None:
-        """The session is live here no more (evicted): give its claim back, behind its other
-        writes, so another desk may open it."""
+    def released(self, session: Session, *, wait: bool = False) -> None:
+        """The session is live here no more (evicted, or let go): give its claim back, behind
+        its other writes, so another desk may open it (``wait``: before this returns, up to
+        :data:`PATIENCE_S`)."""
         sid = session.session_id
         self.write(
             session,
             "let the session go",
             lambda s: _release(s, sid),
             Unsaved("let the session go", sid),
-            wait=False,
+            wait=wait,
         )
 
     def renamed(self, session: Session, title: str) -> None:

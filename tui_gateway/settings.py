@@ -21,6 +21,7 @@ child agent depth                                                     ``delegate
 child agents at once                                                  ``delegate_width``
 tool definitions                                                      ``tools``
 MCP servers          ``--mcp NAME=CMD...``                           ``[mcp_servers.NAME]``
+schedules                                                             ``[schedules.NAME]``
 ===================  ======================  =======================  ====================
 
 ``busy_input`` is ``"queue"`` (the default: Enter while a turn runs queues the prompt) or
@@ -55,6 +56,7 @@ from urllib.parse import urlsplit
 from agent.store import default_db_path
 from tui_gateway.config_file import CONFIG_NAME, ConfigFile, SettingsError
 from tui_gateway.mcp_settings import McpServerSettings, parse_mcp_flag, parse_mcp_servers
+from tui_gateway.schedule_settings import ScheduleSettings, parse_schedules
 
 __all__ = [
     "BusyInput",
@@ -138,6 +140,7 @@ FILE_KEYS: Final[frozenset[str]] = frozenset(
         "delegate_depth",
         "delegate_width",
         "tools",
+        "schedules",
     }
 )
 """The config file's keys resolved here; every other key is kept in ``Settings.other_keys``."""
@@ -223,6 +226,8 @@ class Settings:
         tools: how tools are offered (``auto``, ``full``, ``compact``, or ``off``).
         mcp_servers: the config file's ``[mcp_servers.NAME]`` tables by name, in file order,
             then the ``--mcp`` servers (a flag's server replaces a table of its name).
+        schedules: the config file's ``[schedules.NAME]`` tables by name, in file order
+            (:mod:`tui_gateway.schedule_settings`).
         other_keys: the config file's top-level keys not resolved here (``theme``...), as read.
         config_file: the config file that was read (it may not exist), or None for none.
         origins: where each setting came from; :meth:`origin` reads it.
@@ -241,6 +246,7 @@ class Settings:
     delegate_width: int = 4
     tools: ToolsSetting = "auto"
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=lambda: _frozen({}))
+    schedules: Mapping[str, ScheduleSettings] = field(default_factory=lambda: _frozen({}))
     other_keys: Mapping[str, Any] = field(default_factory=lambda: _frozen({}))
     config_file: Path | None = None
     origins: Mapping[SettingKey, Origin] = field(default_factory=lambda: MappingProxyType({}))
@@ -341,6 +347,7 @@ def resolve_settings(
         delegate_width=4 if width is None else width,
         tools="auto" if tools is None else tools,
         mcp_servers=MappingProxyType(mcp_servers),
+        schedules=parse_schedules(data.get("schedules"), path, here) if path else _frozen({}),
         other_keys=_frozen({k: v for k, v in data.items() if k not in FILE_KEYS}),
         config_file=path,
         origins=MappingProxyType(origins),

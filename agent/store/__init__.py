@@ -28,12 +28,14 @@ from agent.store.errors import (
     StoreTransient,
     StoreUnreachable,
 )
+from agent.store.firing_row import FiringRow
 from agent.store.liveness import LocalLiveness, OwnerLiveness, current_owner, owner_alive
 from agent.store.opener import is_server_url, open_store, store_path
 from agent.store.paths import default_db_path
 from agent.store.protocol import (
     Checkpoints,
     Compressions,
+    Firings,
     Leases,
     PromptQueue,
     Sessions,
@@ -89,6 +91,8 @@ __all__ = [
     "Checkpoints",
     "CompressionAttemptRow",
     "Compressions",
+    "FiringRow",
+    "Firings",
     "Cooldown",
     "LeaseRow",
     "Leases",

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from agent.provider.types import ChatMessage
+from agent.store.firing_row import FiringRow
 from agent.store.rows import (
     CheckpointRow,
     CompressionAttemptRow,
@@ -358,6 +359,11 @@ class SessionStore(Protocol):
         ...
 
     @property
+    def firings(self) -> Firings:
+        """The firings of schedules and their sessions (:class:`Firings`)."""
+        ...
+
+    @property
     def owner(self) -> str:
         """The owner string written on the turns and queued prompts this store starts (its
         :class:`~agent.store.liveness.OwnerLiveness` names it)."""
@@ -390,4 +396,35 @@ class SessionStore(Protocol):
     def close(self) -> None:
         """Release the connections (idempotent); later calls of any group raise
         :class:`~agent.store.errors.StoreClosed`."""
+        ...
+
+
+@runtime_checkable
+class Firings(Protocol):
+    """The firings of schedules (``[schedules.NAME]``): one row per schedule and due time, so
+    that exactly one host runs each; and the session each schedule's turns go to."""
+
+    def claim_firing(self, schedule: str, due_at: float) -> bool:
+        """Insert the firing's row for this store's owner, or nothing when it exists: True
+        when this store won it (it runs it), False when another did."""
+        ...
+
+    def start_firing(self, schedule: str, due_at: float, session_id: str, turn_id: str) -> bool:
+        """Note the session and turn of a firing this store won; False when it has none."""
+        ...
+
+    def end_firing(self, schedule: str, due_at: float, outcome: str) -> bool:
+        """Note a firing's outcome (an exit reason, or why no turn ran), once."""
+        ...
+
+    def last_firings(self, schedule: str, limit: int = 1) -> list[FiringRow]:
+        """The schedule's firings, newest due time first."""
+        ...
+
+    def bind_session(self, schedule: str, session_id: str) -> str:
+        """Make ``session_id`` the schedule's session unless it has one: the one it has now."""
+        ...
+
+    def schedule_session(self, schedule: str) -> str | None:
+        """The schedule's session, or None before its first firing (or once deleted)."""
         ...

@@ -165,7 +165,7 @@ creating and migrating its own (a hundred property-test examples each want a fre
 
 _TABLES = (
     "sessions, turns, messages, compression_attempts, compression_leases, queued_prompts,"
-    " hosts, stop_requests, session_events, checkpoint_files"
+    " hosts, stop_requests, session_events, checkpoint_files, schedule_firings, schedule_sessions"
 )
 
 

@@ -1,4 +1,5 @@
-"""``python -m tui_gateway.wire {gateway,serve,run} ...``: the wire commands without desk."""
+"""``python -m tui_gateway.wire {gateway,serve,run,schedule} ...``: the wire commands, without
+desk."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 
 from tui_gateway.process_exit import exit_process
 from tui_gateway.wire.cli import main_gateway_stdio, main_run, main_serve
+from tui_gateway.wire.schedule_cli import main_schedule
 
 USAGE = """usage: python -m tui_gateway.wire COMMAND [ARGS...]
 
@@ -14,13 +16,20 @@ commands:
   gateway --stdio   serve the gateway as JSON-RPC 2.0 on stdin/stdout
   serve             serve the gateway over HTTP with server-sent events
   run PROMPT        run one turn headless and print the reply
+  schedule list     the schedules of config.toml, their next and last runs
+  schedule run NAME run one firing of a schedule now
 """
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch to the subcommand; returns its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    commands = {"gateway": main_gateway_stdio, "serve": main_serve, "run": main_run}
+    commands = {
+        "gateway": main_gateway_stdio,
+        "serve": main_serve,
+        "run": main_run,
+        "schedule": main_schedule,
+    }
     if not args or args[0] not in commands:
         sys.stderr.write(USAGE)
         return 0 if args and args[0] in ("-h", "--help") else 2

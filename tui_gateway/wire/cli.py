@@ -87,7 +87,8 @@ def main_gateway_stdio(argv: Sequence[str]) -> int:
 
 
 def main_serve(argv: Sequence[str]) -> int:
-    """``desk serve``: the gateway over HTTP (sessions, SSE runs, stops, an OpenAI facade).
+    """``desk serve``: the gateway over HTTP (sessions, SSE runs, stops, an OpenAI facade), and
+    the config file's schedules (:mod:`tui_gateway.schedules`).
 
     Prints the address once listening, and where the API token file is (never the token). SIGINT
     and SIGTERM shut the gateway down (a system stop) before the server exits.
@@ -97,6 +98,7 @@ def main_serve(argv: Sequence[str]) -> int:
     """
     from tui_gateway.wire.auth import TokenError, default_token_path, load_or_create_token
     from tui_gateway.wire.http_server import HttpServer
+    from tui_gateway.wire.schedule_cli import serve_schedules
 
     prog = "desk serve"
     p = parser(prog, "Serve desk's gateway over HTTP with server-sent events.")
@@ -122,7 +124,16 @@ def main_serve(argv: Sequence[str]) -> int:
                 tools=not args.no_tools,
                 denied=(path,),
             )
-            server = HttpServer(gateway, token, host=args.host, port=args.port)
+            scheduler = serve_schedules(
+                settings, provider.config, gateway, tools=not args.no_tools, denied=(path,)
+            )
+            server = HttpServer(
+                gateway,
+                token,
+                host=args.host,
+                port=args.port,
+                before_shutdown=scheduler.stop if scheduler is not None else None,
+            )
             if args.host not in ("127.0.0.1", "::1", "localhost"):
                 print(
                     f"desk serve: binding {args.host}: other machines can reach this server "

@@ -37,6 +37,7 @@ class HttpServer:
         port: TCP port; 0 picks a free one (read :attr:`port` after starting).
         max_body_bytes: largest request body, in bytes.
         log_level: uvicorn's log level.
+        before_shutdown: called before the gateway shuts down (the schedules stop first).
     """
 
     def __init__(
@@ -48,8 +49,10 @@ class HttpServer:
         port: int = 0,
         max_body_bytes: int = c.MAX_HTTP_BODY_BYTES,
         log_level: str = "warning",
+        before_shutdown: Callable[[], None] | None = None,
     ) -> None:
         self.gateway = gateway
+        self._before_shutdown = before_shutdown
         self.api = DeskApi(gateway, token, max_body_bytes=max_body_bytes)
         self.host = host
         self._requested_port = port
@@ -90,6 +93,8 @@ class HttpServer:
             if self._closed_done:
                 return
             self._closed_done = True
+        if self._before_shutdown is not None:
+            self._before_shutdown()
         self.gateway.shutdown()
         self.api.close()
 

@@ -217,7 +217,32 @@ V4: tuple[str, ...] = (
 )
 """Version 4 (SQLite's version 7): each turn's usage, every model request of it summed."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4)
+V5: tuple[str, ...] = (
+    """
+    CREATE TABLE schedule_firings (
+        schedule    TEXT NOT NULL,
+        due_at      DOUBLE PRECISION NOT NULL,
+        owner       TEXT NOT NULL,
+        claimed_at  DOUBLE PRECISION NOT NULL,
+        session_id  TEXT,
+        turn_id     TEXT,
+        ended_at    DOUBLE PRECISION,
+        outcome     TEXT,
+        PRIMARY KEY (schedule, due_at),
+        CHECK ((ended_at IS NULL) = (outcome IS NULL))
+    )
+    """,
+    """
+    CREATE TABLE schedule_sessions (
+        schedule    TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE
+    )
+    """,
+)
+"""Version 5 (SQLite's version 8): the firings of schedules, one row per (schedule, due
+time), inserted by the one host that runs it; see :mod:`agent.store.postgres.firings`."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -30,6 +30,7 @@ from agent.store.postgres.claims import Claims
 from agent.store.postgres.compressions import PostgresCompressions
 from agent.store.postgres.database import Cursor, Database
 from agent.store.postgres.events import PostgresEvents
+from agent.store.postgres.firings import PostgresFirings
 from agent.store.postgres.hosts import Host, HostLiveness
 from agent.store.postgres.leases import PostgresLeases
 from agent.store.postgres.queued import PostgresQueue
@@ -119,6 +120,7 @@ class PostgresStore:
             self.leases: Final = PostgresLeases(context)
             self.compressions: Final = PostgresCompressions(context)
             self.checkpoints: Final = PostgresCheckpoints(context)
+            self.firings: Final = PostgresFirings(context)
             self.stops: Final = PostgresStops(self._db, self._owner, _channel(schema))
             self.events: Final = PostgresEvents(self._db)
             self._host = Host(

@@ -169,7 +169,33 @@ V7: tuple[str, ...] = (
 """Version 7: each turn's usage, every model request of it summed (prompt, completion and
 cached tokens, and how many requests are desk's estimate); NULL for turns saved before."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7)
+V8: tuple[str, ...] = (
+    """
+    CREATE TABLE schedule_firings (
+        schedule    TEXT NOT NULL,
+        due_at      REAL NOT NULL,
+        owner       TEXT NOT NULL,
+        claimed_at  REAL NOT NULL,
+        session_id  TEXT,
+        turn_id     TEXT,
+        ended_at    REAL,
+        outcome     TEXT,
+        PRIMARY KEY (schedule, due_at),
+        CHECK ((ended_at IS NULL) = (outcome IS NULL))
+    )
+    """,
+    """
+    CREATE TABLE schedule_sessions (
+        schedule    TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE
+    )
+    """,
+)
+"""Version 8: the firings of schedules, one row per (schedule, due time), inserted by the
+process that runs it; and the session each schedule's turns go to. See
+:mod:`agent.store.sqlite.firings`."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

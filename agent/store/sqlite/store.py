@@ -23,6 +23,7 @@ from agent.store.sqlite.checkpoints import SqliteCheckpoints
 from agent.store.sqlite.claims import SqliteClaims
 from agent.store.sqlite.compressions import SqliteCompressions
 from agent.store.sqlite.connections import MEMORY, Connections, Synchronous, resolve
+from agent.store.sqlite.firings import SqliteFirings
 from agent.store.sqlite.leases import SqliteLeases
 from agent.store.sqlite.queued import SqliteQueue
 from agent.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
@@ -91,6 +92,7 @@ class SqliteStore:
         self.leases: Final = SqliteLeases(context)
         self.compressions: Final = SqliteCompressions(context)
         self.checkpoints: Final = SqliteCheckpoints(context)
+        self.firings: Final = SqliteFirings(context)
         try:
             self._migrate()
             if recover:

@@ -146,7 +146,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
     finally:
         conn.close()
     with SqliteStore(db_path, clock=clock) as s:
-        assert s.schema_version() == SCHEMA_VERSION == 7
+        assert s.schema_version() == SCHEMA_VERSION == 8
         assert s.integrity_check() == "ok"
         assert [(x.role, x.content, x.turn_id) for x in s.transcript.all_messages("old")] == [
             ("user", "hi", "t1"),
@@ -165,5 +165,6 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
         s.turns.start_turn("c1", "old", "a task", parent_turn_id="t1")
         assert [m.turn_id for m in s.transcript.all_messages("old")] == ["t1", "t1"]
         s.claim_session("old")  # version 5's columns: a migrated session is claimed like a new one
+        assert s.firings.claim_firing("nightly", 3600.0)  # version 8: schedule firings
     with SqliteStore(db_path, clock=clock) as s:
         assert s.claim_session("old") >= 1  # given back when the first store closed
