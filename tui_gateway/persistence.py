@@ -164,8 +164,10 @@ class Persistence:
             Unsaved("rename the session", session.session_id, title=title),
         )
 
-    def turn_started(self, session: Session, turn: Turn) -> None:
-        """Save the running turn and its prompt, in one transaction (and a new title first)."""
+    def turn_started(self, session: Session, turn: Turn, model: str = "") -> None:
+        """Save the running turn and its prompt, in one transaction (and a new title first),
+        with ``model``, the model it runs with ("" unknown), which the session's row then
+        names too (a resumed session, and the saved sessions' list, go on with it)."""
         with session.lock:
             title = session.title if session.title_unsaved else None
             session.title_unsaved = False
@@ -176,7 +178,9 @@ class Persistence:
         self.write(
             session,
             "save the prompt",
-            lambda s: s.turns.start_turn(turn.turn_id, session.session_id, turn.prompt, started),
+            lambda s: s.turns.start_turn(
+                turn.turn_id, session.session_id, turn.prompt, started, model=model or None
+            ),
             Unsaved("save the prompt", session.session_id, turn.turn_id, (prompt,)),
         )
 

@@ -340,7 +340,10 @@ class TurnRunner:
         self._publish(session, MessageStart(turn_id=turn.turn_id, prompt=turn.prompt))
         provider = session_provider(self._provider(), session)
         result = self._fitted.run_prompt(
-            session, turn, provider, lambda: self._persistence.turn_started(session, turn)
+            session,
+            turn,
+            provider,
+            lambda: self._persistence.turn_started(session, turn, provider.model),
         )
         if result.stop is not None:  # the whole tree ends before the outcome is shown
             self.delegation.wait_children(session, turn.turn_id)

@@ -135,6 +135,7 @@ class Turns(Protocol):
         *,
         record_prompt: bool = True,
         parent_turn_id: str | None = None,
+        model: str | None = None,
     ) -> TurnRow:
         """Write a running turn and its prompt message, in one transaction (a child agent's
         turn, under ``parent_turn_id``, records no message)."""

@@ -140,6 +140,7 @@ class TurnRow:
         usage_completion: completion tokens over all of them.
         usage_cached: prompt tokens the server reused from its cache.
         usage_estimated: how many of the requests are counted by desk's estimate.
+        model: the model the turn ran with (None: saved before desk kept it, or not given).
     """
 
     id: str
@@ -167,6 +168,7 @@ class TurnRow:
     usage_completion: int | None = None
     usage_cached: int | None = None
     usage_estimated: int | None = None
+    model: str | None = None
 
     @property
     def usage(self) -> TokenUsage | None:

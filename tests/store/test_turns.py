@@ -40,6 +40,23 @@ def test_start_turn_writes_the_turn_and_its_prompt(store: SessionStore, clock: F
     assert len(store.transcript.all_messages("s1")) == 1
 
 
+def test_a_turn_keeps_its_model_and_its_session_goes_on_with_it(store: SessionStore) -> None:
+    store.sessions.create_session("s1")  # made before the server named a model
+    first = store.turns.start_turn("t1", "s1", "hello", model="small")
+    assert first.model == "small"
+    session = store.sessions.get_session("s1")
+    assert session is not None and session.model == "small"
+    store.turns.close_turn("t1", COMPLETED)
+    store.turns.start_turn("t2", "s1", "again", model="large")  # /model picked another
+    store.turns.close_turn("t2", COMPLETED)
+    store.turns.start_turn("c1", "s1", "a task", parent_turn_id="t2", model="tiny")
+    store.turns.start_turn("t3", "s1", "unnamed")  # a turn that names none changes nothing
+    assert [t.model for t in store.turns.list_turns("s1")] == ["small", "large", "tiny", None]
+    session = store.sessions.get_session("s1")
+    assert session is not None and session.model == "large"  # a child agent's is not the session's
+    assert [s.model for s in store.sessions.list_sessions()] == ["large"]
+
+
 def test_turn_closes_exactly_once(store: SessionStore, clock: FakeClock) -> None:
     store.sessions.create_session("s1")
     store.turns.start_turn("t1", "s1", "hello")

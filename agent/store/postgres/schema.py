@@ -189,7 +189,10 @@ V3: tuple[str, ...] = (
 V4: tuple[str, ...] = both.TURN_USAGE
 """Version 4 (SQLite's version 7): each turn's usage, every model request of it summed."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4)
+V5: tuple[str, ...] = both.TURN_MODEL
+"""Version 5 (SQLite's version 8): the model each turn ran with."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

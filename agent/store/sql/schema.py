@@ -58,3 +58,7 @@ TURN_USAGE: tuple[str, ...] = (
 """Each turn's usage, every model request of it summed (prompt, completion and cached tokens,
 and how many requests are desk's estimate); NULL for turns saved before: SQLite's version 7,
 PostgreSQL's version 4."""
+
+TURN_MODEL: tuple[str, ...] = ("ALTER TABLE turns ADD COLUMN model TEXT",)
+"""The model each turn ran with (NULL for turns saved before, and for child agents' turns
+saved without one): SQLite's version 8, PostgreSQL's version 5."""

@@ -52,6 +52,7 @@ class SqlTurns:
         *,
         record_prompt: bool = True,
         parent_turn_id: str | None = None,
+        model: str | None = None,
     ) -> TurnRow:
         """Write a running turn and (by default) its prompt as a user message, in one transaction.
 
@@ -69,6 +70,9 @@ class SqlTurns:
             record_prompt: also append ``prompt`` as a ``user`` message of this turn.
             parent_turn_id: for a child agent's turn, the turn that delegated it (a turn of
                 the same session); its prompt is then never recorded as a message.
+            model: the model the turn runs with, or None. A turn of the session itself that
+                names one also makes it the session's ``model`` (a resumed session goes on
+                with the model it last ran with).
 
         Returns:
             the new turn row.
@@ -89,17 +93,28 @@ class SqlTurns:
                 "SELECT 1 FROM turns WHERE id = ? AND session_id = ?", (parent_turn_id, session_id)
             ):
                 raise StoreError(f"no parent turn {parent_turn_id!r} in the session", self._where)
-            extra, values = (", fence", (fence,)) if fenced else ("", ())
+            row = {
+                "id": turn_id,
+                "session_id": session_id,
+                "prompt": prompt,
+                "owner": self._owner,
+                "started_at": started,
+                "status": RUNNING,
+                "parent_turn_id": parent_turn_id,
+                "model": model,
+            }
+            if fenced:
+                row["fence"] = fence
             added = t.run(
-                f"INSERT INTO turns (id, session_id, prompt, owner, started_at, status,"
-                f" parent_turn_id{extra}) VALUES (?, ?, ?, ?, ?, ?, ?{', ?' * len(values)})"
+                f"INSERT INTO turns ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
                 " ON CONFLICT (id) DO NOTHING",
-                (turn_id, session_id, prompt, self._owner, started, RUNNING, parent_turn_id)
-                + values,
+                tuple(row.values()),
             )
             if added != 1:
                 raise StoreError(f"a turn {turn_id!r} exists already", self._where)
             t.run("DELETE FROM queued_prompts WHERE turn_id = ?", (turn_id,))
+            if model and parent_turn_id is None:
+                t.run("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
             if record_prompt and parent_turn_id is None:
                 user = NewMessage(ChatMessage(role="user", content=prompt))
                 insert_messages(t, session_id, [user], turn_id, now)

@@ -142,7 +142,11 @@ V7: tuple[str, ...] = both.TURN_USAGE
 """Version 7: each turn's usage, every model request of it summed (prompt, completion and
 cached tokens, and how many requests are desk's estimate); NULL for turns saved before."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7)
+V8: tuple[str, ...] = both.TURN_MODEL
+"""Version 8: the model each turn ran with (``turns.model``); a turn that starts with a model
+also sets its session's ``model``, so a resumed session goes on with the model it last used."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
