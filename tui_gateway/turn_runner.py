@@ -253,6 +253,7 @@ class TurnRunner:
             turn_id,
             lambda payload: self._publish(session, payload),
             on_text=lambda text: self._persistence.note_text(session, turn_id, text),
+            on_tool=lambda event: self._persistence.tool_event(session, turn_id, event),
         )
         agent = self.delegation.build(session, turn_id, listener, depth=0)
         return Turn(

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from agent.provider.types import ChatMessage
+from agent.store.calls import SavedCall
 from agent.store.rows import (
     CheckpointRow,
     CompressionAttemptRow,
@@ -143,6 +144,10 @@ class Turns(Protocol):
 
     def save_draft(self, turn_id: str, text: str, *, wait: bool = True) -> bool:
         """Checkpoint the streamed reply of an open turn."""
+        ...
+
+    def save_calls(self, turn_id: str, calls: Sequence[SavedCall]) -> bool:
+        """Save an open turn's tool calls as they stand (crash recovery writes them)."""
         ...
 
     def record_turn_end(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import closing
+from dataclasses import replace
 
 import pytest
 
@@ -12,7 +13,9 @@ from agent.provider.types import ChatMessage, ToolCall, Usage
 from agent.stops import StopRequest, Surface
 from agent.store import (
     CRASH_EXIT_REASON,
+    LOST_RESULT,
     NewMessage,
+    SavedCall,
     SessionStore,
     StoreError,
     StoreNotFound,
@@ -185,6 +188,39 @@ def test_list_and_open_turns(store: SessionStore, clock: FakeClock) -> None:
     store.turns.close_turn("t1", COMPLETED)
     assert [t.id for t in store.turns.list_turns("s1")] == ["t1", "t2"]
     assert [t.id for t in store.turns.open_turns()] == ["t2"]
+
+
+def test_a_dead_owners_tool_calls_come_back_with_their_results_or_as_lost(
+    store_factory: StoreFactory,
+) -> None:
+    dead = "otherhost:4242:1"
+    listed = SavedCall("c1", "list_dir", '{"path": "."}')
+    shell = SavedCall("c2", "shell", '{"command": "sleep 600"}')
+    with closing(store_factory(liveness=ScriptedLiveness(dead))) as s:
+        s.sessions.create_session("s1")
+        s.turns.start_turn("t1", "s1", "look around")
+        assert s.turns.save_calls("t1", [listed])  # saved when it starts
+        assert s.turns.save_calls("t1", [replace(listed, content="a.txt")])  # and when it ends
+        assert s.turns.save_calls("t1", [replace(listed, content="a.txt"), shell])
+        s.turns.start_turn("t2", "s1", "closed normally", started_at=1.0)
+        assert s.turns.save_calls("t2", [shell])
+        s.turns.close_turn("t2", COMPLETED)  # a closed turn keeps its own messages only
+        assert s.turns.save_calls("t2", [shell]) is False
+    with closing(store_factory(liveness=ScriptedLiveness(alive=lambda _owner: False))) as s:
+        turn = s.turns.get_turn("t1")
+        assert turn is not None and turn.exit_reason == CRASH_EXIT_REASON and turn.calls is None
+        messages = [m for m in s.transcript.all_messages("s1") if m.turn_id == "t1"]
+        assert [(m.role, m.content, m.tool_call_id) for m in messages] == [
+            ("user", "look around", None),
+            ("assistant", "", None),
+            ("tool", "a.txt", "c1"),
+            ("tool", LOST_RESULT, "c2"),
+        ]
+        assert [(c.id, c.name, c.arguments) for c in messages[1].tool_calls] == [
+            ("c1", "list_dir", '{"path": "."}'),
+            ("c2", "shell", '{"command": "sleep 600"}'),
+        ]
+        assert [m.turn_id for m in s.transcript.all_messages("s1")].count("t2") == 1
 
 
 def test_recovery_closes_dead_owners_turns_and_keeps_their_drafts(

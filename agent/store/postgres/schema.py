@@ -189,8 +189,8 @@ V3: tuple[str, ...] = (
 V4: tuple[str, ...] = both.TURN_USAGE
 """Version 4 (SQLite's version 7): each turn's usage, every model request of it summed."""
 
-V5: tuple[str, ...] = both.TURN_MODEL
-"""Version 5 (SQLite's version 8): the model each turn ran with."""
+V5: tuple[str, ...] = both.TURN_MODEL_AND_CALLS
+"""Version 5 (SQLite's version 8): the model each turn ran with, an open turn's tool calls."""
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5)
 """Every step, oldest first."""

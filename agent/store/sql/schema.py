@@ -59,6 +59,11 @@ TURN_USAGE: tuple[str, ...] = (
 and how many requests are desk's estimate); NULL for turns saved before: SQLite's version 7,
 PostgreSQL's version 4."""
 
-TURN_MODEL: tuple[str, ...] = ("ALTER TABLE turns ADD COLUMN model TEXT",)
+TURN_MODEL_AND_CALLS: tuple[str, ...] = (
+    "ALTER TABLE turns ADD COLUMN model TEXT",
+    "ALTER TABLE turns ADD COLUMN calls TEXT",
+)
 """The model each turn ran with (NULL for turns saved before, and for child agents' turns
-saved without one): SQLite's version 8, PostgreSQL's version 5."""
+saved without one), and the tool calls of an open turn as they start and end
+(:mod:`agent.store.calls`; NULL once it is closed): SQLite's version 8, PostgreSQL's
+version 5."""

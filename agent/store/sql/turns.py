@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent.provider.types import ChatMessage
+from agent.store.calls import SavedCall, calls_from_json, calls_to_json, recovered_messages
 from agent.store.errors import StoreError, StoreFenced, StoreNotFound
 from agent.store.rows import (
     CRASH_EXIT_REASON,
@@ -148,6 +149,32 @@ class SqlTurns:
         Raises:
             StoreLocked: busy (or away) past the store's bound (``wait=True`` only).
         """
+        try:
+            return self._set_open(turn_id, "draft", text, wait=wait, durable=False)
+        except StoreError:
+            if wait:
+                raise
+            return False
+
+    def save_calls(self, turn_id: str, calls: Sequence[SavedCall]) -> bool:
+        """Save the open turn's tool calls as they stand (each one that started, with its
+        result once it has one), durably, replacing what was saved before: a turn that crash
+        recovery closes gets them as messages.
+
+        Returns:
+            False when nothing was written: the turn is closed (or unknown), or its session
+            belongs to another owner now.
+
+        Raises:
+            StoreError: the write failed (nothing was written).
+        """
+        return self._set_open(turn_id, "calls", calls_to_json(calls))
+
+    def _set_open(
+        self, turn_id: str, column: str, value: str, *, wait: bool = True, durable: bool = True
+    ) -> bool:
+        """Set one column of an open turn, holding its session; False when nothing was
+        written (closed or unknown turn, or its session belongs to another owner now)."""
 
         def tx(t: Tx) -> bool:
             found = t.one("SELECT session_id FROM turns WHERE id = ?", (turn_id,))
@@ -155,17 +182,14 @@ class SqlTurns:
                 return False
             self._e.hold(t, found[0])
             changed = t.run(
-                "UPDATE turns SET draft = ? WHERE id = ? AND ended_at IS NULL", (text, turn_id)
+                f"UPDATE turns SET {column} = ? WHERE id = ? AND ended_at IS NULL",
+                (value, turn_id),
             )
             return changed == 1
 
         try:
-            return self._e.write(tx, wait=wait, durable=False)
+            return self._e.write(tx, wait=wait, durable=durable)
         except StoreFenced:
-            return False
-        except StoreError:
-            if wait:
-                raise
             return False
 
     def record_turn_end(
@@ -204,7 +228,7 @@ class SqlTurns:
                 "UPDATE turns SET ended_at = ?, status = ?, exit_reason = ?, stop_issuer = ?,"
                 " stop_surface = ?, stop_reason = ?, prompt_tokens = ?, completion_tokens = ?,"
                 " stop_closed_ms = ?, stop_exited_ms = ?, children_ended = ?, error = ?,"
-                " reply = ?, draft = NULL WHERE id = ? AND ended_at IS NULL",
+                " reply = ?, draft = NULL, calls = NULL WHERE id = ? AND ended_at IS NULL",
                 (
                     now if outcome.ended_at is None else outcome.ended_at,
                     outcome.status,
@@ -320,7 +344,7 @@ class SqlTurns:
                 pid = turn.owner.split(":")[1] if turn.owner.count(":") >= 2 else "?"
                 ended = t.run(
                     "UPDATE turns SET ended_at = ?, status = 'failed', exit_reason = ?,"
-                    " error = ?, draft = NULL WHERE id = ? AND ended_at IS NULL",
+                    " error = ?, draft = NULL, calls = NULL WHERE id = ? AND ended_at IS NULL",
                     (
                         now,
                         CRASH_EXIT_REASON,
@@ -330,6 +354,8 @@ class SqlTurns:
                 )
                 if ended != 1:
                     continue
+                calls = recovered_messages(calls_from_json(turn.calls))
+                insert_messages(t, turn.session_id, calls, turn.id, now)
                 if turn.draft:
                     draft = NewMessage(
                         ChatMessage(role="assistant", content=turn.draft), partial=True

@@ -142,9 +142,10 @@ V7: tuple[str, ...] = both.TURN_USAGE
 """Version 7: each turn's usage, every model request of it summed (prompt, completion and
 cached tokens, and how many requests are desk's estimate); NULL for turns saved before."""
 
-V8: tuple[str, ...] = both.TURN_MODEL
-"""Version 8: the model each turn ran with (``turns.model``); a turn that starts with a model
-also sets its session's ``model``, so a resumed session goes on with the model it last used."""
+V8: tuple[str, ...] = both.TURN_MODEL_AND_CALLS
+"""Version 8: the model each turn ran with (``turns.model``; a turn that starts with a model
+also sets its session's ``model``, so a resumed session goes on with the model it last used),
+and an open turn's tool calls, saved as each starts (``turns.calls``)."""
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
 """Every step, oldest first."""
