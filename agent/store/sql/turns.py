@@ -354,8 +354,9 @@ class SqlTurns:
                 )
                 if ended != 1:
                     continue
-                calls = recovered_messages(calls_from_json(turn.calls))
-                insert_messages(t, turn.session_id, calls, turn.id, now)
+                if turn.parent_turn_id is None:  # a child agent's calls are not the session's
+                    calls = recovered_messages(calls_from_json(turn.calls))
+                    insert_messages(t, turn.session_id, calls, turn.id, now)
                 if turn.draft:
                     draft = NewMessage(
                         ChatMessage(role="assistant", content=turn.draft), partial=True
