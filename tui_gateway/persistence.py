@@ -35,10 +35,17 @@ from dataclasses import replace
 from itertools import groupby
 from pathlib import Path
 
-from agent.events import TurnResult
+from agent.events import ToolCompleted, ToolStarted, TurnResult
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest
-from agent.store import NOT_SENT_PREFIX, SessionStore, StoreError, TurnOutcome, turn_messages
+from agent.store import (
+    NOT_SENT_PREFIX,
+    SavedCall,
+    SessionStore,
+    StoreError,
+    TurnOutcome,
+    turn_messages,
+)
 from tui_gateway.events import Payload
 from tui_gateway.kinds import TurnStage
 from tui_gateway.state import Session, Turn
@@ -77,6 +84,8 @@ class Persistence:
         )
         self._closed_turns: set[str] = set()
         self._closed_lock = threading.Lock()
+        self._calls: dict[str, list[SavedCall]] = {}
+        """Turn id -> its tool calls so far (while it runs), as :meth:`tool_event` saves them."""
         self.unsaved: dict[str, Path] = {}
         """Session id -> the file holding what could not be saved (filled by :meth:`close`)."""
         self.queue_lock = threading.Lock()
@@ -165,8 +174,10 @@ class Persistence:
             Unsaved("rename the session", session.session_id, title=title),
         )
 
-    def turn_started(self, session: Session, turn: Turn) -> None:
-        """Save the running turn and its prompt, in one transaction (and a new title first)."""
+    def turn_started(self, session: Session, turn: Turn, model: str = "") -> None:
+        """Save the running turn and its prompt, in one transaction (and a new title first),
+        with ``model``, the model it runs with ("" unknown), which the session's row then
+        names too (a resumed session, and the saved sessions' list, go on with it)."""
         with session.lock:
             title = session.title if session.title_unsaved else None
             session.title_unsaved = False
@@ -177,7 +188,9 @@ class Persistence:
         self.write(
             session,
             "save the prompt",
-            lambda s: s.turns.start_turn(turn.turn_id, session.session_id, turn.prompt, started),
+            lambda s: s.turns.start_turn(
+                turn.turn_id, session.session_id, turn.prompt, started, model=model or None
+            ),
             Unsaved("save the prompt", session.session_id, turn.turn_id, (prompt,)),
         )
 
@@ -263,6 +276,35 @@ class Persistence:
         """The reply text streamed so far for a running turn ("" without a store or text)."""
         return self._writer.draft_text(turn_id) if self._writer is not None else ""
 
+    def tool_event(
+        self, session: Session, turn_id: str, event: ToolStarted | ToolCompleted
+    ) -> None:
+        """Save the turn's tool calls as they stand: a call when it starts (name, arguments,
+        running), before it runs, and again once it has its result; a desk killed meanwhile
+        leaves them for crash recovery (:mod:`agent.store.calls`). Called on the turn's
+        worker thread."""
+        with self._closed_lock:
+            if turn_id in self._closed_turns:
+                return
+            calls = self._calls.setdefault(turn_id, [])
+            if isinstance(event, ToolStarted):
+                calls.append(SavedCall(event.call_id, event.name, event.arguments))
+            else:
+                calls[:] = [
+                    replace(c, content=event.content, is_error=event.is_error)
+                    if c.id == event.call_id
+                    else c
+                    for c in calls
+                ]
+            saved = tuple(calls)
+        self.write(
+            session,
+            "save the tool call",
+            lambda s: s.turns.save_calls(turn_id, saved),
+            Unsaved("save the tool call", session.session_id, turn_id),
+            wait=isinstance(event, ToolStarted),
+        )
+
     def turn_ended(self, session: Session, turn: Turn, result: TurnResult) -> None:
         """Save the turn's messages and close its row, exactly once (a later call writes
         nothing)."""
@@ -270,6 +312,7 @@ class Persistence:
             if turn.turn_id in self._closed_turns:
                 return
             self._closed_turns.add(turn.turn_id)
+            self._calls.pop(turn.turn_id, None)
         if self._writer is not None:
             self._writer.end_draft(turn.turn_id)
         exited_ms = turn.exited_ms(result.stop) if result.stop is not None else None

@@ -24,6 +24,7 @@ def turn_listener(
     publish: Callable[[ev.Payload], None],
     *,
     on_text: Callable[[str], None] | None = None,
+    on_tool: Callable[[ToolStarted | ToolCompleted], None] | None = None,
 ) -> AgentListener:
     """A listener that publishes one turn's agent events as gateway payloads.
 
@@ -31,6 +32,8 @@ def turn_listener(
         turn_id: the turn the events belong to.
         publish: sends a payload to the session's subscribers; must not block.
         on_text: also gets each piece of visible reply text (for draft checkpoints).
+        on_tool: also gets each tool call's start (before the tool runs) and its result
+            (to save them as they happen).
 
     Returns:
         the listener to give the turn's :class:`agent.agent.Agent`.
@@ -54,6 +57,8 @@ def turn_listener(
         elif isinstance(event, Retrying):
             set_state(TurnActivity.RETRYING, f"{event.message}; retrying in {event.delay_s:g} s")
         elif isinstance(event, ToolStarted):
+            if on_tool is not None:
+                on_tool(event)
             set_state(TurnActivity.TOOL, event.name)
             publish(
                 ev.ToolStart(
@@ -66,6 +71,8 @@ def turn_listener(
         elif isinstance(event, ToolOutput):
             publish(ev.ToolOutput(turn_id=turn_id, call_id=event.call_id, text=event.text))
         elif isinstance(event, ToolCompleted):
+            if on_tool is not None:
+                on_tool(event)
             publish(ev.ToolComplete.of(turn_id, event))
         elif isinstance(event, SteerDelivered):
             steered = ev.PromptSteered(

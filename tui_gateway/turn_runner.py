@@ -253,6 +253,7 @@ class TurnRunner:
             turn_id,
             lambda payload: self._publish(session, payload),
             on_text=lambda text: self._persistence.note_text(session, turn_id, text),
+            on_tool=lambda event: self._persistence.tool_event(session, turn_id, event),
         )
         agent = self.delegation.build(session, turn_id, listener, depth=0)
         return Turn(
@@ -340,7 +341,10 @@ class TurnRunner:
         self._publish(session, MessageStart(turn_id=turn.turn_id, prompt=turn.prompt))
         provider = session_provider(self._provider(), session)
         result = self._fitted.run_prompt(
-            session, turn, provider, lambda: self._persistence.turn_started(session, turn)
+            session,
+            turn,
+            provider,
+            lambda: self._persistence.turn_started(session, turn, provider.model),
         )
         if result.stop is not None:  # the whole tree ends before the outcome is shown
             self.delegation.wait_children(session, turn.turn_id)

@@ -15,6 +15,7 @@ its in-memory transcript.
 
 from __future__ import annotations
 
+from agent.store.calls import LOST_RESULT, SavedCall
 from agent.store.errors import (
     StoreClosed,
     StoreCorrupt,
@@ -74,6 +75,8 @@ from agent.store.sqlite.schema import SCHEMA_VERSION
 from agent.tokens import estimate_tokens
 
 __all__ = [
+    "LOST_RESULT",
+    "SavedCall",
     "EventLog",
     "RunningTurn",
     "SharedStore",

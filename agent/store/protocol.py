@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from agent.provider.types import ChatMessage
+from agent.store.calls import SavedCall
 from agent.store.firing_row import FiringRow
 from agent.store.rows import (
     CheckpointRow,
@@ -136,6 +137,7 @@ class Turns(Protocol):
         *,
         record_prompt: bool = True,
         parent_turn_id: str | None = None,
+        model: str | None = None,
     ) -> TurnRow:
         """Write a running turn and its prompt message, in one transaction (a child agent's
         turn, under ``parent_turn_id``, records no message)."""
@@ -143,6 +145,10 @@ class Turns(Protocol):
 
     def save_draft(self, turn_id: str, text: str, *, wait: bool = True) -> bool:
         """Checkpoint the streamed reply of an open turn."""
+        ...
+
+    def save_calls(self, turn_id: str, calls: Sequence[SavedCall]) -> bool:
+        """Save an open turn's tool calls as they stand (crash recovery writes them)."""
         ...
 
     def record_turn_end(

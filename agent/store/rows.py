@@ -140,6 +140,9 @@ class TurnRow:
         usage_completion: completion tokens over all of them.
         usage_cached: prompt tokens the server reused from its cache.
         usage_estimated: how many of the requests are counted by desk's estimate.
+        model: the model the turn ran with (None: saved before desk kept it, or not given).
+        calls: while the turn is open, its tool calls as last saved (JSON, see
+            :mod:`agent.store.calls`); None once it is closed.
     """
 
     id: str
@@ -167,6 +170,8 @@ class TurnRow:
     usage_completion: int | None = None
     usage_cached: int | None = None
     usage_estimated: int | None = None
+    model: str | None = None
+    calls: str | None = None
 
     @property
     def usage(self) -> TokenUsage | None:

@@ -112,3 +112,27 @@ def test_without_a_store_a_live_session_resumes_with_what_memory_holds(
         ]
     finally:
         assert gateway.shutdown(timeout_s=5).threads_left == []
+
+
+def test_a_session_saved_without_a_model_remembers_the_one_its_turns_ran_with(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "desk.db"
+    with SqliteStore(db) as old:  # saved before the server named its model
+        old.sessions.create_session("old", title="before the model")
+    gateway, log, store = open_gateway(provider, db)
+    try:
+        assert gateway.session_list()[0].model == ""
+        gateway.session_resume("old")
+        turn = gateway.prompt_submit("old", "reply with exactly: hi").turn_id
+        assert log.complete(turn).text == "hi"
+    finally:
+        assert gateway.shutdown(timeout_s=5).threads_left == []
+    again, _log, check = open_gateway(provider, db)
+    try:
+        row = check.turns.get_turn(turn)
+        assert row is not None and row.model == provider.model == "demo"
+        assert again.session_list()[0].model == "demo"  # the saved sessions' list names it
+        assert again.session_resume("old").model == "demo"  # and a resume goes on with it
+    finally:
+        assert again.shutdown(timeout_s=5).threads_left == []

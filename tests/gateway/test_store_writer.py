@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.store import SqliteStore, StoreLocked, StoreReadOnly
-from agent.store.sqlite.turns import SqliteTurns
+from agent.store.sql.turns import SqlTurns
 from tests.support import poll_until
 from tui_gateway.events import Payload, StoreFailed, StoreWaiting
 from tui_gateway.state import Session
@@ -138,7 +138,7 @@ def test_writes_land_in_order_once_however_often_the_database_is_busy(
 # -- what the writer did not expect: it says so in one line, saves what it can, goes on -----
 
 
-class DraftsThatFailOnce(SqliteTurns):
+class DraftsThatFailOnce(SqlTurns):
     """The real turns table, whose next draft write raises what no store raises (a bug)."""
 
     failures = 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import closing
+from dataclasses import replace
 
 import pytest
 
@@ -12,7 +13,9 @@ from agent.provider.types import ChatMessage, ToolCall, Usage
 from agent.stops import StopRequest, Surface
 from agent.store import (
     CRASH_EXIT_REASON,
+    LOST_RESULT,
     NewMessage,
+    SavedCall,
     SessionStore,
     StoreError,
     StoreNotFound,
@@ -38,6 +41,23 @@ def test_start_turn_writes_the_turn_and_its_prompt(store: SessionStore, clock: F
         store.turns.start_turn("t2", "missing", "x")
     store.turns.start_turn("t3", "s1", "no prompt row", record_prompt=False)
     assert len(store.transcript.all_messages("s1")) == 1
+
+
+def test_a_turn_keeps_its_model_and_its_session_goes_on_with_it(store: SessionStore) -> None:
+    store.sessions.create_session("s1")  # made before the server named a model
+    first = store.turns.start_turn("t1", "s1", "hello", model="small")
+    assert first.model == "small"
+    session = store.sessions.get_session("s1")
+    assert session is not None and session.model == "small"
+    store.turns.close_turn("t1", COMPLETED)
+    store.turns.start_turn("t2", "s1", "again", model="large")  # /model picked another
+    store.turns.close_turn("t2", COMPLETED)
+    store.turns.start_turn("c1", "s1", "a task", parent_turn_id="t2", model="tiny")
+    store.turns.start_turn("t3", "s1", "unnamed")  # a turn that names none changes nothing
+    assert [t.model for t in store.turns.list_turns("s1")] == ["small", "large", "tiny", None]
+    session = store.sessions.get_session("s1")
+    assert session is not None and session.model == "large"  # a child agent's is not the session's
+    assert [s.model for s in store.sessions.list_sessions()] == ["large"]
 
 
 def test_turn_closes_exactly_once(store: SessionStore, clock: FakeClock) -> None:
@@ -168,6 +188,39 @@ def test_list_and_open_turns(store: SessionStore, clock: FakeClock) -> None:
     store.turns.close_turn("t1", COMPLETED)
     assert [t.id for t in store.turns.list_turns("s1")] == ["t1", "t2"]
     assert [t.id for t in store.turns.open_turns()] == ["t2"]
+
+
+def test_a_dead_owners_tool_calls_come_back_with_their_results_or_as_lost(
+    store_factory: StoreFactory,
+) -> None:
+    dead = "otherhost:4242:1"
+    listed = SavedCall("c1", "list_dir", '{"path": "."}')
+    shell = SavedCall("c2", "shell", '{"command": "sleep 600"}')
+    with closing(store_factory(liveness=ScriptedLiveness(dead))) as s:
+        s.sessions.create_session("s1")
+        s.turns.start_turn("t1", "s1", "look around")
+        assert s.turns.save_calls("t1", [listed])  # saved when it starts
+        assert s.turns.save_calls("t1", [replace(listed, content="a.txt")])  # and when it ends
+        assert s.turns.save_calls("t1", [replace(listed, content="a.txt"), shell])
+        s.turns.start_turn("t2", "s1", "closed normally", started_at=1.0)
+        assert s.turns.save_calls("t2", [shell])
+        s.turns.close_turn("t2", COMPLETED)  # a closed turn keeps its own messages only
+        assert s.turns.save_calls("t2", [shell]) is False
+    with closing(store_factory(liveness=ScriptedLiveness(alive=lambda _owner: False))) as s:
+        turn = s.turns.get_turn("t1")
+        assert turn is not None and turn.exit_reason == CRASH_EXIT_REASON and turn.calls is None
+        messages = [m for m in s.transcript.all_messages("s1") if m.turn_id == "t1"]
+        assert [(m.role, m.content, m.tool_call_id) for m in messages] == [
+            ("user", "look around", None),
+            ("assistant", "", None),
+            ("tool", "a.txt", "c1"),
+            ("tool", LOST_RESULT, "c2"),
+        ]
+        assert [(c.id, c.name, c.arguments) for c in messages[1].tool_calls] == [
+            ("c1", "list_dir", '{"path": "."}'),
+            ("c2", "shell", '{"command": "sleep 600"}'),
+        ]
+        assert [m.turn_id for m in s.transcript.all_messages("s1")].count("t2") == 1
 
 
 def test_recovery_closes_dead_owners_turns_and_keeps_their_drafts(

@@ -8,12 +8,13 @@ screen, the compression's lease is taken over at once, and a desk that still run
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
 
 from agent.provider.client import ProviderConfig
-from agent.store import CRASH_EXIT_REASON, LocalLiveness, SqliteStore
+from agent.store import CRASH_EXIT_REASON, LOST_RESULT, LocalLiveness, SqliteStore
 from demo_model.server import DemoModelServer
 from tests.compression.kit import long_transcript
 from tests.support import EventLog, poll_until
@@ -117,3 +118,44 @@ def test_a_crash_during_a_compression_leaves_no_lease_behind(
         assert complete.status == "committed", complete.message
     finally:
         assert again.shutdown(timeout_s=5).threads_left == []
+
+
+def test_a_desk_killed_during_a_shell_call_keeps_the_call_and_shows_it_failed(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    db = tmp_path / "desk.db"
+    marker = tmp_path / "started"
+    command = f"touch {marker}; sleep 600"
+    prompt = "call tool shell with " + json.dumps({"command": command})
+    child = Child(
+        wire_cmd("run", provider, "--yes", "--workspace", str(tmp_path), "--db", str(db), prompt)
+    )
+    try:
+        assert poll_until(marker.exists, 30), child.err.text  # the call runs
+        os.kill(child.proc.pid, signal.SIGKILL)
+        assert child.wait() == -signal.SIGKILL
+    finally:
+        child.kill()
+    with SqliteStore(db, liveness=elsewhere(db)) as later:
+        (session,) = later.sessions.list_sessions()
+        (turn,) = later.turns.list_turns(session.id)
+        assert turn.exit_reason == CRASH_EXIT_REASON and turn.calls is None
+        prompted, asked, result = later.transcript.active_messages(session.id)
+        assert (prompted.role, prompted.content) == ("user", prompt)
+        assert [(c.name, json.loads(c.arguments)) for c in asked.tool_calls] == [
+            ("shell", {"command": command})
+        ]
+        assert (result.role, result.tool_call_id) == ("tool", asked.tool_calls[0].id)
+        assert result.content == LOST_RESULT
+    gateway = Gateway(GatewayConfig(provider=provider, cwd=tmp_path), store=SqliteStore(db))
+    try:  # the resumed session shows the call's card, with what became of it
+        resumed = gateway.session_resume(session.id)
+        assert [(e.role, e.tool_names) for e in resumed.transcript] == [
+            ("user", ()),
+            ("assistant", ("shell",)),
+            ("tool", ()),
+        ]
+        assert resumed.transcript[2].content == LOST_RESULT
+        assert "desk stopped" in resumed.transcript[2].note
+    finally:
+        assert gateway.shutdown(timeout_s=5).threads_left == []

@@ -27,14 +27,11 @@ from __future__ import annotations
 
 from agent.store.errors import StoreTooNew
 from agent.store.postgres.database import Cursor
+from agent.store.sql import schema as both
 
 V1: tuple[str, ...] = (
-    """
-    CREATE TABLE sessions (
-        id                         TEXT PRIMARY KEY,
-        title                      TEXT NOT NULL DEFAULT '',
-        model                      TEXT NOT NULL DEFAULT '',
-        cwd                        TEXT NOT NULL DEFAULT '',
+    f"""
+    CREATE TABLE sessions ({both.SESSION_KEY_COLUMNS}
         created_at                 DOUBLE PRECISION NOT NULL,
         updated_at                 DOUBLE PRECISION NOT NULL,
         last_error                 TEXT,
@@ -48,22 +45,11 @@ V1: tuple[str, ...] = (
     )
     """,
     "CREATE INDEX sessions_updated ON sessions(updated_at DESC, created_order DESC)",
-    """
-    CREATE TABLE turns (
-        id                TEXT PRIMARY KEY,
-        session_id        TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-        prompt            TEXT NOT NULL,
-        owner             TEXT NOT NULL DEFAULT '',
+    f"""
+    CREATE TABLE turns ({both.TURN_KEY_COLUMNS}
         fence             BIGINT NOT NULL DEFAULT 0,
         started_at        DOUBLE PRECISION NOT NULL,
-        ended_at          DOUBLE PRECISION,
-        status            TEXT NOT NULL DEFAULT 'running',
-        exit_reason       TEXT,
-        stop_issuer       TEXT CHECK (stop_issuer IS NULL OR stop_issuer IN ('user', 'system')),
-        stop_surface      TEXT,
-        stop_reason       TEXT,
-        prompt_tokens     INTEGER,
-        completion_tokens INTEGER,
+        ended_at          DOUBLE PRECISION,{both.TURN_OUTCOME_COLUMNS}
         stop_closed_ms    DOUBLE PRECISION,
         stop_exited_ms    DOUBLE PRECISION,
         children_ended    INTEGER CHECK (children_ended IS NULL OR children_ended >= 0),
@@ -180,21 +166,13 @@ V1: tuple[str, ...] = (
 )
 """Version 1: what SQLite's versions 1-3 hold, plus hosts, claims, stop rows and events."""
 
-V2: tuple[str, ...] = (
-    "ALTER TABLE turns ADD COLUMN parent_turn_id TEXT REFERENCES turns(id) ON DELETE CASCADE",
-    "ALTER TABLE turns ADD COLUMN reply TEXT",
-    "CREATE INDEX turns_parent ON turns(parent_turn_id) WHERE parent_turn_id IS NOT NULL",
-)
+V2: tuple[str, ...] = both.CHILD_TURNS
 """Version 2 (SQLite's version 4): child agents' turns, under the turn that delegated them
 (``parent_turn_id``), with their final reply kept on the row."""
 
 V3: tuple[str, ...] = (
-    """
-    CREATE TABLE checkpoint_files (
-        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-        turn_id     TEXT NOT NULL,
-        step        INTEGER NOT NULL CHECK (step >= 1),
-        path        TEXT NOT NULL,
+    f"""
+    CREATE TABLE checkpoint_files ({both.CHECKPOINT_KEY_COLUMNS}
         before_data BYTEA,
         after_sha   TEXT,
         undone      BOOLEAN NOT NULL DEFAULT FALSE,
@@ -206,15 +184,9 @@ V3: tuple[str, ...] = (
     "CREATE INDEX checkpoint_files_session ON checkpoint_files(session_id, step, recorded)",
 )
 """Version 3 (SQLite's version 6): what each file held before a turn first changed it, for
-``/undo``; see :mod:`agent.store.postgres.checkpoints`."""
+``/undo``; see :mod:`agent.store.sql.checkpoints`."""
 
-V4: tuple[str, ...] = (
-    "ALTER TABLE turns ADD COLUMN usage_requests INTEGER",
-    "ALTER TABLE turns ADD COLUMN usage_prompt INTEGER",
-    "ALTER TABLE turns ADD COLUMN usage_completion INTEGER",
-    "ALTER TABLE turns ADD COLUMN usage_cached INTEGER",
-    "ALTER TABLE turns ADD COLUMN usage_estimated INTEGER",
-)
+V4: tuple[str, ...] = both.TURN_USAGE
 """Version 4 (SQLite's version 7): each turn's usage, every model request of it summed."""
 
 V5: tuple[str, ...] = (
@@ -240,9 +212,12 @@ V5: tuple[str, ...] = (
     """,
 )
 """Version 5 (SQLite's version 8): the firings of schedules, one row per (schedule, due
-time), inserted by the one host that runs it; see :mod:`agent.store.postgres.firings`."""
+time), inserted by the one host that runs it; see :mod:`agent.store.sql.firings`."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5)
+V6: tuple[str, ...] = both.TURN_MODEL_AND_CALLS
+"""Version 6 (SQLite's version 9): the model each turn ran with, an open turn's tool calls."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

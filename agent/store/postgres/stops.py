@@ -11,7 +11,7 @@ surface and reason the sending host gave. The thread takes waiting rows too when
 (re)connects, so a host that was cut off from the database acts on the stops sent meanwhile.
 
 A stop whose owner is gone is never taken by it; crash recovery closes the turn and marks its
-waiting stops taken (:meth:`~agent.store.postgres.turns.PostgresTurns.recover_open_turns`).
+waiting stops taken (:meth:`~agent.store.sql.turns.SqlTurns.recover_open_turns`).
 """
 
 from __future__ import annotations

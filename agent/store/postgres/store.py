@@ -25,28 +25,21 @@ from typing import Final
 
 from agent.store.errors import StoreError
 from agent.store.liveness import OwnerLiveness
-from agent.store.postgres.checkpoints import PostgresCheckpoints
 from agent.store.postgres.claims import Claims
-from agent.store.postgres.compressions import PostgresCompressions
 from agent.store.postgres.database import Cursor, Database
+from agent.store.postgres.engine import PostgresEngine
 from agent.store.postgres.events import PostgresEvents
-from agent.store.postgres.firings import PostgresFirings
 from agent.store.postgres.hosts import Host, HostLiveness
-from agent.store.postgres.leases import PostgresLeases
-from agent.store.postgres.queued import PostgresQueue
 from agent.store.postgres.schema import migrate, read_version
-from agent.store.postgres.sessions import PostgresSessions
-from agent.store.postgres.shared import StoreContext
 from agent.store.postgres.stops import PostgresStops
-from agent.store.postgres.transcript import PostgresTranscript
-from agent.store.postgres.turns import PostgresTurns
-from agent.store.sqlite.shared import Clock
+from agent.store.sql.core import Clock, Core
+from agent.store.sql.tables import SqlTables
 
 FORGET_EVERY_S = 60.0
 """Seconds between two deletions of long-gone hosts' rows by a sweeping store."""
 
 
-class PostgresStore:
+class PostgresStore(SqlTables):
     """Sessions, transcripts, turns, queued prompts and compression state in PostgreSQL.
 
     Thread-safe. Made of one object per table group (:attr:`sessions`, :attr:`transcript`,
@@ -112,15 +105,8 @@ class PostgresStore:
                 left = recover and self._anything_left(cur)
             claims = Claims(self._owner, live, self.where)
             self._claims = claims
-            context = StoreContext(self._db, self.where, clock, self._owner, live, claims)
-            self.sessions: Final = PostgresSessions(context)
-            self.transcript: Final = PostgresTranscript(context)
-            self.turns: Final = PostgresTurns(context)
-            self.queue: Final = PostgresQueue(context)
-            self.leases: Final = PostgresLeases(context)
-            self.compressions: Final = PostgresCompressions(context)
-            self.checkpoints: Final = PostgresCheckpoints(context)
-            self.firings: Final = PostgresFirings(context)
+            engine = PostgresEngine(self._db, claims, self._owner)
+            super().__init__(Core(engine, self.where, clock, self._owner, live))
             self.stops: Final = PostgresStops(self._db, self._owner, _channel(schema))
             self.events: Final = PostgresEvents(self._db)
             self._host = Host(
@@ -194,17 +180,6 @@ class PostgresStore:
         if self._host is not None:
             self._host.close()
         self._db.close()
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def owner(self) -> str:
-        """The owner string written on the turns this store starts."""
-        return self._owner
 
     @property
     def host(self) -> Host:

@@ -1,28 +1,15 @@
-"""The SQLite session store, one module per table group.
+"""The SQLite session store.
 
-:class:`SqliteStore` (:mod:`~agent.store.sqlite.store`) opens, migrates and closes the file and
-is made of :class:`SqliteSessions`, :class:`SqliteTranscript`, :class:`SqliteTurns`,
-:class:`SqliteQueue`, :class:`SqliteLeases` and :class:`SqliteCompressions`, which share the
-connections (:mod:`~agent.store.sqlite.connections`) and the plain helpers of
-:mod:`~agent.store.sqlite.shared`.
+:class:`SqliteStore` (:mod:`~agent.store.sqlite.store`) opens, migrates and closes the file; its
+table groups are those of :mod:`agent.store.sql`, run by :class:`SqliteEngine`
+(:mod:`~agent.store.sqlite.engine`) on the file's connections
+(:mod:`~agent.store.sqlite.connections`); a session is live in one desk at a time through its
+claim (:mod:`~agent.store.sqlite.claims`).
 """
 
 from __future__ import annotations
 
-from agent.store.sqlite.compressions import SqliteCompressions
-from agent.store.sqlite.leases import SqliteLeases
-from agent.store.sqlite.queued import SqliteQueue
-from agent.store.sqlite.sessions import SqliteSessions
+from agent.store.sqlite.engine import SqliteEngine
 from agent.store.sqlite.store import SqliteStore
-from agent.store.sqlite.transcript import SqliteTranscript
-from agent.store.sqlite.turns import SqliteTurns
 
-__all__ = [
-    "SqliteCompressions",
-    "SqliteLeases",
-    "SqliteQueue",
-    "SqliteSessions",
-    "SqliteStore",
-    "SqliteTranscript",
-    "SqliteTurns",
-]
+__all__ = ["SqliteEngine", "SqliteStore"]

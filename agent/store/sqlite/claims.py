@@ -13,25 +13,28 @@ transaction, so two desks claiming at the same moment cannot both win.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 
 from agent.store.errors import StoreFenced, StoreNotFound
-from agent.store.sqlite.shared import StoreContext
+from agent.store.liveness import OwnerLiveness
+from agent.store.sql.core import Tx
+from agent.store.sqlite.connections import Connections
 
 
 class SqliteClaims:
     """This store's claims on sessions. Thread-safe.
 
     Args:
-        context: what the table groups of the store share (connections, owner, liveness).
+        db: the store's connections.
+        owner: this store's owner string.
+        liveness: whether another owner still runs.
     """
 
-    def __init__(self, context: StoreContext) -> None:
-        self._db = context.db
-        self._path = context.path
-        self._owner = context.owner
-        self._liveness = context.liveness
+    def __init__(self, db: Connections, owner: str, liveness: OwnerLiveness) -> None:
+        self._db = db
+        self._path = db.path
+        self._owner = owner
+        self._liveness = liveness
         self._lock = threading.Lock()
         self._held: set[str] = set()
 
@@ -70,9 +73,9 @@ class SqliteClaims:
         self._remember(session_id)
         return fence, owner
 
-    def take_new(self, conn: sqlite3.Connection, session_id: str) -> None:
+    def take_new(self, tx: Tx, session_id: str) -> None:
         """Claim a session this store is creating (inside the caller's write transaction)."""
-        conn.execute(
+        tx.run(
             "UPDATE sessions SET claim_owner = ?, claim_fence = claim_fence + 1 WHERE id = ?",
             (self._owner, session_id),
         )

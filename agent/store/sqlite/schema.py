@@ -10,34 +10,21 @@ Times are unix seconds (REAL); booleans are 0/1 integers.
 
 from __future__ import annotations
 
+from agent.store.sql import schema as both
+
 V1: tuple[str, ...] = (
-    """
-    CREATE TABLE sessions (
-        id          TEXT PRIMARY KEY,
-        title       TEXT NOT NULL DEFAULT '',
-        model       TEXT NOT NULL DEFAULT '',
-        cwd         TEXT NOT NULL DEFAULT '',
+    f"""
+    CREATE TABLE sessions ({both.SESSION_KEY_COLUMNS}
         created_at  REAL NOT NULL,
         updated_at  REAL NOT NULL,
         last_error  TEXT
     )
     """,
     "CREATE INDEX sessions_updated ON sessions(updated_at DESC)",
-    """
-    CREATE TABLE turns (
-        id                TEXT PRIMARY KEY,
-        session_id        TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-        prompt            TEXT NOT NULL,
-        owner             TEXT NOT NULL DEFAULT '',
+    f"""
+    CREATE TABLE turns ({both.TURN_KEY_COLUMNS}
         started_at        REAL NOT NULL,
-        ended_at          REAL,
-        status            TEXT NOT NULL DEFAULT 'running',
-        exit_reason       TEXT,
-        stop_issuer       TEXT CHECK (stop_issuer IS NULL OR stop_issuer IN ('user', 'system')),
-        stop_surface      TEXT,
-        stop_reason       TEXT,
-        prompt_tokens     INTEGER,
-        completion_tokens INTEGER,
+        ended_at          REAL,{both.TURN_OUTCOME_COLUMNS}
         stop_closed_ms    REAL,
         stop_exited_ms    REAL,
         children_ended    INTEGER CHECK (children_ended IS NULL OR children_ended >= 0),
@@ -124,11 +111,7 @@ V3: tuple[str, ...] = (
 )
 """Version 3: prompts waiting for their turn to start, so a crash or a quit cannot lose them."""
 
-V4: tuple[str, ...] = (
-    "ALTER TABLE turns ADD COLUMN parent_turn_id TEXT REFERENCES turns(id) ON DELETE CASCADE",
-    "ALTER TABLE turns ADD COLUMN reply TEXT",
-    "CREATE INDEX turns_parent ON turns(parent_turn_id) WHERE parent_turn_id IS NOT NULL",
-)
+V4: tuple[str, ...] = both.CHILD_TURNS
 """Version 4: child agents' turns, under the turn that delegated them (``parent_turn_id``),
 with their final reply kept on the row (their messages are not the session's transcript)."""
 
@@ -140,12 +123,8 @@ V5: tuple[str, ...] = (
 number of times it was claimed (``claim_fence``), see :mod:`agent.store.sqlite.claims`."""
 
 V6: tuple[str, ...] = (
-    """
-    CREATE TABLE checkpoint_files (
-        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-        turn_id     TEXT NOT NULL,
-        step        INTEGER NOT NULL CHECK (step >= 1),
-        path        TEXT NOT NULL,
+    f"""
+    CREATE TABLE checkpoint_files ({both.CHECKPOINT_KEY_COLUMNS}
         before_data BLOB,
         after_sha   TEXT,
         undone      INTEGER NOT NULL DEFAULT 0 CHECK (undone IN (0, 1)),
@@ -157,15 +136,9 @@ V6: tuple[str, ...] = (
 )
 """Version 6: what each file held before a turn first changed it (``before_data``, NULL: no
 file), and a hash of what it held after, so ``/undo`` can put it back and see whether it was
-changed since; see :mod:`agent.store.sqlite.checkpoints`."""
+changed since; see :mod:`agent.store.sql.checkpoints`."""
 
-V7: tuple[str, ...] = (
-    "ALTER TABLE turns ADD COLUMN usage_requests INTEGER",
-    "ALTER TABLE turns ADD COLUMN usage_prompt INTEGER",
-    "ALTER TABLE turns ADD COLUMN usage_completion INTEGER",
-    "ALTER TABLE turns ADD COLUMN usage_cached INTEGER",
-    "ALTER TABLE turns ADD COLUMN usage_estimated INTEGER",
-)
+V7: tuple[str, ...] = both.TURN_USAGE
 """Version 7: each turn's usage, every model request of it summed (prompt, completion and
 cached tokens, and how many requests are desk's estimate); NULL for turns saved before."""
 
@@ -193,9 +166,14 @@ V8: tuple[str, ...] = (
 )
 """Version 8: the firings of schedules, one row per (schedule, due time), inserted by the
 process that runs it; and the session each schedule's turns go to. See
-:mod:`agent.store.sqlite.firings`."""
+:mod:`agent.store.sql.firings`."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
+V9: tuple[str, ...] = both.TURN_MODEL_AND_CALLS
+"""Version 9: the model each turn ran with (``turns.model``; a turn that starts with a model
+also sets its session's ``model``, so a resumed session goes on with the model it last used),
+and an open turn's tool calls, saved as each starts (``turns.calls``)."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -6,7 +6,8 @@ a crash or a quit never leaves a half-written row: a transaction is either in th
 not at all, and whatever a call reported as written survives a killed process.
 
 :class:`SqliteStore` opens the file, migrates it and closes it; the table groups it is made of
-(one module each, sharing :mod:`~agent.store.sqlite.shared`) do the reading and writing.
+(those of :mod:`agent.store.sql`, on :class:`~agent.store.sqlite.engine.SqliteEngine`) do
+the reading and writing.
 """
 
 from __future__ import annotations
@@ -15,25 +16,18 @@ import contextlib
 import os
 import time
 from pathlib import Path
-from typing import Final
 
 from agent.store.errors import StoreCorrupt, StoreError, StoreReadOnly, StoreTooNew
 from agent.store.liveness import LocalLiveness, OwnerLiveness
-from agent.store.sqlite.checkpoints import SqliteCheckpoints
+from agent.store.sql.core import Clock, Core
+from agent.store.sql.tables import SqlTables
 from agent.store.sqlite.claims import SqliteClaims
-from agent.store.sqlite.compressions import SqliteCompressions
 from agent.store.sqlite.connections import MEMORY, Connections, Synchronous, resolve
-from agent.store.sqlite.firings import SqliteFirings
-from agent.store.sqlite.leases import SqliteLeases
-from agent.store.sqlite.queued import SqliteQueue
+from agent.store.sqlite.engine import SqliteEngine
 from agent.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
-from agent.store.sqlite.sessions import SqliteSessions
-from agent.store.sqlite.shared import Clock, StoreContext
-from agent.store.sqlite.transcript import SqliteTranscript
-from agent.store.sqlite.turns import SqliteTurns
 
 
-class SqliteStore:
+class SqliteStore(SqlTables):
     """Sessions, transcripts, turns, queued prompts and compression state in one SQLite file.
 
     Thread-safe. Made of one object per table group, which share the connections:
@@ -42,9 +36,9 @@ class SqliteStore:
     parent directory and the file when missing, switches the file to WAL mode, applies pending
     schema migrations (each in one transaction) and, unless ``recover=False``, closes turns,
     queued prompts and compressions left behind by a process that is gone
-    (:meth:`~agent.store.sqlite.turns.SqliteTurns.recover_open_turns`,
-    :meth:`~agent.store.sqlite.queued.SqliteQueue.recover_queued_prompts`,
-    :meth:`~agent.store.sqlite.compressions.SqliteCompressions.recover_abandoned_compressions`).
+    (:meth:`~agent.store.sql.turns.SqlTurns.recover_open_turns`,
+    :meth:`~agent.store.sql.queued.SqlQueue.recover_queued_prompts`,
+    :meth:`~agent.store.sql.compressions.SqlCompressions.recover_abandoned_compressions`).
 
     Args:
         path: the database file, or ``":memory:"`` (one private in-memory database, for tests).
@@ -83,16 +77,9 @@ class SqliteStore:
         live = liveness if liveness is not None else default_liveness(self.path)
         self._owner = live.owner
         self._db = Connections(self.path, busy_timeout_s=busy_timeout_s, synchronous=synchronous)
-        context = StoreContext(self._db, self.path, clock, self._owner, live)
-        self._claims = SqliteClaims(context)
-        self.sessions: Final = SqliteSessions(context, self._claims)
-        self.transcript: Final = SqliteTranscript(context)
-        self.turns: Final = SqliteTurns(context)
-        self.queue: Final = SqliteQueue(context)
-        self.leases: Final = SqliteLeases(context)
-        self.compressions: Final = SqliteCompressions(context)
-        self.checkpoints: Final = SqliteCheckpoints(context)
-        self.firings: Final = SqliteFirings(context)
+        self._claims = SqliteClaims(self._db, self._owner, live)
+        core = Core(SqliteEngine(self._db, self._claims), self.path, clock, self._owner, live)
+        super().__init__(core)
         try:
             self._migrate()
             if recover:
@@ -137,17 +124,6 @@ class SqliteStore:
     def release_session(self, session_id: str) -> None:
         """Give the session's claim back (it is live here no more); nothing when not held."""
         self._claims.release(session_id)
-
-    def __enter__(self) -> SqliteStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def owner(self) -> str:
-        """The owner string written on the turns this store starts."""
-        return self._owner
 
     def schema_version(self) -> int:
         """``PRAGMA user_version`` of the file."""

@@ -8,13 +8,13 @@ from types import ModuleType
 
 import pytest
 
-import agent.store.sqlite.compressions as sqlite_compressions
-import agent.store.sqlite.queued as sqlite_queued
-import agent.store.sqlite.sessions as sqlite_sessions
-import agent.store.sqlite.turns as sqlite_turns
+import agent.store.sql.compressions as sqlite_compressions
+import agent.store.sql.queued as sqlite_queued
+import agent.store.sql.sessions as sqlite_sessions
+import agent.store.sql.turns as sqlite_turns
 from agent.provider.types import ChatMessage
 from agent.store import SqliteStore, StoreError, TurnOutcome
-from agent.store.sqlite.shared import insert_messages
+from agent.store.sql.messages import insert_messages
 
 
 def _transcript(store: SqliteStore, sid: str) -> list[tuple[str, str, str | None]]:

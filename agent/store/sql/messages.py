@@ -1,29 +1,20 @@
-"""What the table groups of one SQLite store share: their context, and plain helpers.
+"""Row helpers every table group shares, and the one way messages are inserted.
 
-Each table group (:mod:`~agent.store.sqlite.sessions`, :mod:`~agent.store.sqlite.transcript`,
-:mod:`~agent.store.sqlite.turns`, :mod:`~agent.store.sqlite.queued`,
-:mod:`~agent.store.sqlite.leases`, :mod:`~agent.store.sqlite.compressions`) is a class of its
-own built from one :class:`StoreContext`. A write that touches another group's tables (a turn
-that starts deletes its queued row, a compression archives messages) does it inside its own
-transaction with the helpers here, so it stays one transaction.
+A write that adds messages inside its own transaction (a session's first messages, a turn's
+prompt and reply, a prompt that never ran, a compression summary) calls :func:`insert_messages`,
+so it stays one transaction.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
-from typing import Any, cast
+from collections.abc import Iterable
+from dataclasses import fields
+from typing import Any
 
 from agent.provider.types import ChatMessage
-from agent.store.errors import StoreNotFound
-from agent.store.liveness import OwnerLiveness
 from agent.store.rows import MessageRow, NewMessage, tool_calls_from_json, tool_calls_to_json
-from agent.store.sqlite.connections import Connections
+from agent.store.sql.core import Row, Tx
 from agent.tokens import estimate_tokens
-
-Clock = Callable[[], float]
-"""Wall-clock source in unix seconds."""
 
 
 def columns(row_type: type[Any]) -> str:
@@ -42,42 +33,13 @@ def columns(row_type: type[Any]) -> str:
 MESSAGE_COLUMNS = columns(MessageRow)
 
 
-@dataclass(frozen=True, slots=True)
-class StoreContext:
-    """What every table group of one store shares.
-
-    Attributes:
-        db: the store's connections.
-        path: the database path, named in errors (``":memory:"`` for an in-memory store).
-        clock: wall-clock source in unix seconds, for row times and lease expiry.
-        owner: this store's owner string, written on the turns and queued prompts it starts.
-        liveness: tells whether another owner still runs (crash recovery).
-    """
-
-    db: Connections
-    path: str
-    clock: Clock
-    owner: str
-    liveness: OwnerLiveness
-
-
 def as_new(item: ChatMessage | NewMessage) -> NewMessage:
     """``item`` as a :class:`NewMessage` (a bare message gets the default flags)."""
     return item if isinstance(item, NewMessage) else NewMessage(item)
 
 
-def require_session(conn: sqlite3.Connection, session_id: str, path: str) -> None:
-    """Check, inside the caller's transaction, that the session exists.
-
-    Raises:
-        StoreNotFound: no such session (``path`` is named in the error).
-    """
-    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
-        raise StoreNotFound(f"no session {session_id!r}", path)
-
-
 def insert_messages(
-    conn: sqlite3.Connection,
+    tx: Tx,
     session_id: str,
     items: Iterable[NewMessage],
     turn_id: str | None,
@@ -85,16 +47,14 @@ def insert_messages(
     *,
     order_key: int | None = None,
 ) -> list[MessageRow]:
-    """Append messages to a session inside the caller's write transaction, and touch the
-    session's ``updated_at``; positions continue without gaps.
+    """Append messages to a session inside the caller's write transaction (which holds the
+    session), and touch the session's ``updated_at``; positions continue without gaps.
 
     A new message's ``order_key`` is its position (every older row's key is at most its own
-    position, so it sorts last), unless ``order_key`` places one summary elsewhere. Every group
-    that adds messages inside a transaction of its own (a session's first messages, a turn's
-    prompt and reply, a prompt that never ran, a compression summary) calls this.
+    position, so it sorts last), unless ``order_key`` places one summary elsewhere.
 
     Args:
-        conn: the writer connection, inside a write transaction.
+        tx: the write transaction.
         session_id: the session (the caller checked it exists).
         items: the messages, in order.
         turn_id: the turn that adds them, or None.
@@ -107,19 +67,19 @@ def insert_messages(
     items = list(items)
     if not items:
         return []
-    (position,) = conn.execute(
-        "SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE session_id = ?",
-        (session_id,),
-    ).fetchone()
+    found = tx.one(
+        "SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE session_id = ?", (session_id,)
+    )
+    position = int(found[0]) if found is not None else 0
     rows: list[MessageRow] = []
     for item in items:
         msg = item.message
         tokens = item.token_estimate if item.token_estimate is not None else estimate_tokens(msg)
         key = position if order_key is None else order_key
-        cur = conn.execute(
+        inserted = tx.one(
             "INSERT INTO messages (session_id, position, order_key, role, content, reasoning,"
             " tool_calls, tool_call_id, token_estimate, active, partial, turn_id, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?, ?) RETURNING id",
             (
                 session_id,
                 position,
@@ -130,14 +90,15 @@ def insert_messages(
                 tool_calls_to_json(msg.tool_calls),
                 msg.tool_call_id,
                 tokens,
-                int(item.partial),
+                item.partial,
                 turn_id,
                 now,
             ),
         )
+        assert inserted is not None
         rows.append(
             MessageRow(
-                id=cast(int, cur.lastrowid),
+                id=int(inserted[0]),
                 session_id=session_id,
                 position=position,
                 order_key=key,
@@ -155,13 +116,13 @@ def insert_messages(
             )
         )
         position += 1
-    conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+    tx.run("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
     return rows
 
 
-def message_row(r: Sequence[Any]) -> MessageRow:
+def message_row(r: Row) -> MessageRow:
     """A :class:`MessageRow` from a row of :data:`MESSAGE_COLUMNS` (the one row type whose
-    columns need converting: tool calls are JSON, flags are 0/1)."""
+    columns need converting: tool calls are JSON, SQLite's flags are 0/1)."""
     # Positional, in MessageRow's field order (this runs once per message on session open).
     return MessageRow(
         r[0],

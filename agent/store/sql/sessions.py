@@ -1,5 +1,5 @@
-"""Sessions of the SQLite store: the ``sessions`` table (its cooldown columns belong to
-:mod:`~agent.store.sqlite.compressions`)."""
+"""Sessions: the ``sessions`` table (its cooldown columns belong to
+:mod:`~agent.store.sql.compressions`, its claim columns to the backend's claims)."""
 
 from __future__ import annotations
 
@@ -7,27 +7,26 @@ import uuid
 from collections.abc import Sequence
 
 from agent.provider.types import ChatMessage
-from agent.store.errors import StoreError, StoreNotFound
+from agent.store.errors import StoreError
 from agent.store.rows import NewMessage, SessionRow
-from agent.store.sqlite.claims import SqliteClaims
-from agent.store.sqlite.shared import StoreContext, as_new, columns, insert_messages
+from agent.store.sql.core import Core, Tx, must
+from agent.store.sql.messages import as_new, columns, insert_messages
 
 _SESSION_COLUMNS = columns(SessionRow)
 
 
-class SqliteSessions:
-    """Sessions in SQLite (implements :class:`~agent.store.protocol.Sessions`).
+class SqlSessions:
+    """Sessions (implements :class:`~agent.store.protocol.Sessions`); every write holds the
+    session (:meth:`~agent.store.sql.core.Engine.hold`).
 
     Args:
-        context: what the table groups of the store share (connections, clock, owner).
-        claims: the store's claims (a new session is claimed by its creator).
+        core: what the table groups of the store share.
     """
 
-    def __init__(self, context: StoreContext, claims: SqliteClaims) -> None:
-        self._claims = claims
-        self._db = context.db
-        self._path = context.path
-        self._clock = context.clock
+    def __init__(self, core: Core) -> None:
+        self._e = core.engine
+        self._where = core.where
+        self._clock = core.clock
 
     def create_session(
         self,
@@ -58,27 +57,25 @@ class SqliteSessions:
         """
         sid = session_id or uuid.uuid4().hex[:12]
         now = self._clock() if created_at is None else created_at
-        with self._db.write() as conn:
-            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
-                raise StoreError(f"a session {sid!r} exists already", self._path)
-            conn.execute(
+        items = [as_new(m) for m in messages]
+
+        def tx(t: Tx) -> SessionRow:
+            added = t.run(
                 "INSERT INTO sessions (id, title, model, cwd, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                 (sid, title, model, cwd, now, now),
             )
-            self._claims.take_new(conn, sid)
-            insert_messages(conn, sid, [as_new(m) for m in messages], None, now)
-            row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (sid,)
-            ).fetchone()
-        return SessionRow(*row)
+            if added != 1:
+                raise StoreError(f"a session {sid!r} exists already", self._where)
+            self._e.claim_new(t, sid)
+            insert_messages(t, sid, items, None, now)
+            return SessionRow(*must(t.one(_BY_ID, (sid,))))
+
+        return self._e.write(tx)
 
     def get_session(self, session_id: str) -> SessionRow | None:
         """The session, or None when there is none with that id."""
-        with self._db.read() as conn:
-            row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
+        row = self._e.read(lambda t: t.one(_BY_ID, (session_id,)))
         return None if row is None else SessionRow(*row)
 
     def list_sessions(self, limit: int = 50, offset: int = 0) -> list[SessionRow]:
@@ -88,12 +85,14 @@ class SqliteSessions:
             limit: at most this many rows.
             offset: skip this many rows first.
         """
-        with self._db.read() as conn:
-            rows = conn.execute(
+        order = self._e.dialect.session_order
+        rows = self._e.read(
+            lambda t: t.all(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions"
-                " ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
+                f" ORDER BY updated_at DESC, {order} DESC LIMIT ? OFFSET ?",
                 (limit, offset),
-            ).fetchall()
+            )
+        )
         return [SessionRow(*r) for r in rows]
 
     def most_recent_session(self) -> SessionRow | None:
@@ -106,27 +105,18 @@ class SqliteSessions:
 
         Raises:
             StoreNotFound: no such session.
+            StoreFenced: another owner holds it.
         """
-        with self._db.write() as conn:
-            cur = conn.execute(
-                "UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?",
-                (title, self._clock(), session_id),
-            )
-            if cur.rowcount != 1:
-                raise StoreNotFound(f"no session {session_id!r}", self._path)
+        self._update(session_id, "title = ?, updated_at = ?", (title, self._clock()))
 
     def set_last_error(self, session_id: str, error: str | None) -> None:
         """Remember (or clear, with None) the last error shown for a session.
 
         Raises:
             StoreNotFound: no such session.
+            StoreFenced: another owner holds it.
         """
-        with self._db.write() as conn:
-            cur = conn.execute(
-                "UPDATE sessions SET last_error = ? WHERE id = ?", (error, session_id)
-            )
-            if cur.rowcount != 1:
-                raise StoreNotFound(f"no session {session_id!r}", self._path)
+        self._update(session_id, "last_error = ?", (error,))
 
     def delete_session(self, session_id: str) -> bool:
         """Delete a session for real, with its messages, turns, lease and attempts (cascade).
@@ -135,8 +125,27 @@ class SqliteSessions:
 
         Returns:
             False when there was no such session.
+
+        Raises:
+            StoreFenced: another owner holds it (stop it there first).
         """
-        with self._db.write() as conn:
-            cur = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-        self._claims.forget(session_id)
-        return cur.rowcount == 1
+
+        def tx(t: Tx) -> bool:
+            if t.one("SELECT 1 FROM sessions WHERE id = ?", (session_id,)) is None:
+                return False
+            self._e.hold(t, session_id)
+            return t.run("DELETE FROM sessions WHERE id = ?", (session_id,)) == 1
+
+        deleted = self._e.write(tx)
+        self._e.forget(session_id)
+        return deleted
+
+    def _update(self, session_id: str, assignments: str, values: tuple[object, ...]) -> None:
+        def tx(t: Tx) -> None:
+            self._e.hold(t, session_id)
+            t.run(f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, session_id))
+
+        self._e.write(tx)
+
+
+_BY_ID = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?"

@@ -1,6 +1,6 @@
-"""The transcript of the SQLite store: reading and appending rows of the ``messages`` table.
+"""The transcript: reading and appending rows of the ``messages`` table.
 
-The one way rows are inserted, :func:`~agent.store.sqlite.shared.insert_messages`, is shared
+The one way rows are inserted, :func:`~agent.store.sql.messages.insert_messages`, is shared
 with the groups that add messages inside their own transactions (a session's first messages, a
 turn's prompt and reply, a compression summary)."""
 
@@ -12,27 +12,21 @@ from typing import cast
 from agent.provider.types import ChatMessage, Role
 from agent.store.errors import StoreNotFound
 from agent.store.rows import MessageRow, NewMessage, tool_calls_from_json
-from agent.store.sqlite.shared import (
-    MESSAGE_COLUMNS,
-    StoreContext,
-    as_new,
-    insert_messages,
-    message_row,
-    require_session,
-)
+from agent.store.sql.core import Core, Tx
+from agent.store.sql.messages import MESSAGE_COLUMNS, as_new, insert_messages, message_row
 
 
-class SqliteTranscript:
-    """Messages in SQLite (implements :class:`~agent.store.protocol.Transcript`).
+class SqlTranscript:
+    """Messages (implements :class:`~agent.store.protocol.Transcript`).
 
     Args:
-        context: what the table groups of the store share (connections, clock, owner).
+        core: what the table groups of the store share.
     """
 
-    def __init__(self, context: StoreContext) -> None:
-        self._db = context.db
-        self._path = context.path
-        self._clock = context.clock
+    def __init__(self, core: Core) -> None:
+        self._e = core.engine
+        self._where = core.where
+        self._clock = core.clock
 
     def append_message(
         self,
@@ -60,6 +54,7 @@ class SqliteTranscript:
 
         Raises:
             StoreNotFound: no such session, or ``turn_id`` names no turn of it.
+            StoreFenced: another owner holds the session.
             StoreError: the write failed (nothing was written).
         """
         item = (
@@ -80,47 +75,50 @@ class SqliteTranscript:
 
         Raises:
             StoreNotFound: no such session, or ``turn_id`` names no turn of it.
+            StoreFenced: another owner holds the session.
             StoreError: the write failed (nothing was written).
         """
         items = [as_new(m) for m in messages]
-        with self._db.write() as conn:
-            require_session(conn, session_id, self._path)
-            if turn_id is not None:
-                found = conn.execute(
-                    "SELECT 1 FROM turns WHERE id = ? AND session_id = ?", (turn_id, session_id)
-                ).fetchone()
-                if found is None:
-                    raise StoreNotFound(
-                        f"no turn {turn_id!r} in session {session_id!r}", self._path
-                    )
-            return insert_messages(conn, session_id, items, turn_id, self._clock())
+
+        def tx(t: Tx) -> list[MessageRow]:
+            self._e.hold(t, session_id)
+            if turn_id is not None and not t.one(
+                "SELECT 1 FROM turns WHERE id = ? AND session_id = ?", (turn_id, session_id)
+            ):
+                raise StoreNotFound(f"no turn {turn_id!r} in session {session_id!r}", self._where)
+            return insert_messages(t, session_id, items, turn_id, self._clock())
+
+        return self._e.write(tx)
 
     def active_messages(self, session_id: str) -> list[MessageRow]:
         """The active transcript (archived rows left out), in order; [] for an unknown session."""
-        with self._db.read() as conn:
-            rows = conn.execute(
+        rows = self._e.read(
+            lambda t: t.all(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages"
-                " WHERE session_id = ? AND active = 1 ORDER BY order_key",
+                " WHERE session_id = ? AND active = TRUE ORDER BY order_key",
                 (session_id,),
-            ).fetchall()
+            )
+        )
         return [message_row(r) for r in rows]
 
     def active_message_ids(self, session_id: str) -> list[int]:
         """Ids of the active transcript's messages, in order (cheap: no row objects)."""
-        with self._db.read() as conn:
-            rows = conn.execute(
-                "SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY order_key",
+        rows = self._e.read(
+            lambda t: t.all(
+                "SELECT id FROM messages WHERE session_id = ? AND active = TRUE ORDER BY order_key",
                 (session_id,),
-            ).fetchall()
-        return [r[0] for r in rows]
+            )
+        )
+        return [int(r[0]) for r in rows]
 
     def all_messages(self, session_id: str) -> list[MessageRow]:
         """Every message ever appended, archived ones included, in append order (position)."""
-        with self._db.read() as conn:
-            rows = conn.execute(
+        rows = self._e.read(
+            lambda t: t.all(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY position",
                 (session_id,),
-            ).fetchall()
+            )
+        )
         return [message_row(r) for r in rows]
 
     def load_history(self, session_id: str) -> list[ChatMessage]:
@@ -128,12 +126,13 @@ class SqliteTranscript:
 
         Partial replies are included (the model sees what the person saw); reasoning is not.
         """
-        with self._db.read() as conn:
-            rows = conn.execute(
+        rows = self._e.read(
+            lambda t: t.all(
                 "SELECT role, content, tool_calls, tool_call_id FROM messages"
-                " WHERE session_id = ? AND active = 1 ORDER BY order_key",
+                " WHERE session_id = ? AND active = TRUE ORDER BY order_key",
                 (session_id,),
-            ).fetchall()
+            )
+        )
         return [
             ChatMessage(
                 role=cast(Role, r[0]),

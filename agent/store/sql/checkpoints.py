@@ -1,41 +1,39 @@
-"""Checkpoints of the SQLite store: the ``checkpoint_files`` table.
+"""Checkpoints: the ``checkpoint_files`` table.
 
 Before a turn first changes a file of the workspace, the gateway records what the file holds
-(:meth:`SqliteCheckpoints.record_before`); once the turn is done with it, a hash of what it holds
-then (:meth:`SqliteCheckpoints.record_after`). The turns that changed files are numbered per
+(:meth:`SqlCheckpoints.record_before`); once the turn is done with it, a hash of what it holds
+then (:meth:`SqlCheckpoints.record_after`). The turns that changed files are numbered per
 session (``step``: 1, 2, 3... in the order they first changed something), so ``/undo`` takes
 the newest step not undone yet, puts its files back, and marks it undone
-(:meth:`SqliteCheckpoints.mark_undone`). Rows live as long as their session.
+(:meth:`SqlCheckpoints.mark_undone`). Rows live as long as their session; writes that name the
+session hold it (an owner that lost the session records nothing in it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from agent.store.rows import CheckpointRow
-from agent.store.sqlite.shared import StoreContext, columns, require_session
+from agent.store.sql.core import Core, Row, Tx
+from agent.store.sql.messages import columns
 
 _COLUMNS = columns(CheckpointRow)
 
 
-def checkpoint_row(r: Sequence[Any]) -> CheckpointRow:
-    """A row of :data:`_COLUMNS` (the flag is 0/1, the data bytes or None)."""
+def checkpoint_row(r: Row) -> CheckpointRow:
+    """A row of :data:`_COLUMNS` (SQLite's flag is 0/1; the data bytes, a memoryview or None)."""
     data = bytes(r[4]) if r[4] is not None else None
     return CheckpointRow(r[0], r[1], int(r[2]), r[3], data, r[5], bool(r[6]), float(r[7]))
 
 
-class SqliteCheckpoints:
-    """Checkpoints in SQLite (implements :class:`~agent.store.protocol.Checkpoints`).
+class SqlCheckpoints:
+    """Checkpoints (implements :class:`~agent.store.protocol.Checkpoints`).
 
     Args:
-        context: what the table groups of the store share.
+        core: what the table groups of the store share.
     """
 
-    def __init__(self, context: StoreContext) -> None:
-        self._db = context.db
-        self._path = context.path
-        self._clock = context.clock
+    def __init__(self, core: Core) -> None:
+        self._e = core.engine
+        self._clock = core.clock
 
     def record_before(
         self, session_id: str, turn_id: str, path: str, before_data: bytes | None
@@ -55,28 +53,31 @@ class SqliteCheckpoints:
 
         Raises:
             StoreNotFound: no such session.
+            StoreFenced: another owner holds the session.
             StoreError: the write failed.
         """
-        with self._db.write() as conn:
-            require_session(conn, session_id, self._path)
-            found = conn.execute(
+        now = self._clock()
+
+        def tx(t: Tx) -> bool:
+            self._e.hold(t, session_id)
+            if t.one(
                 "SELECT 1 FROM checkpoint_files WHERE turn_id = ? AND path = ?", (turn_id, path)
-            ).fetchone()
-            if found is not None:
+            ):
                 return False
-            row = conn.execute(
-                "SELECT step FROM checkpoint_files WHERE turn_id = ? LIMIT 1", (turn_id,)
-            ).fetchone()
+            row = t.one("SELECT step FROM checkpoint_files WHERE turn_id = ? LIMIT 1", (turn_id,))
             if row is None:
-                row = conn.execute(
+                row = t.one(
                     "SELECT COALESCE(MAX(step), 0) + 1 FROM checkpoint_files WHERE session_id = ?",
                     (session_id,),
-                ).fetchone()
-            conn.execute(
-                f"INSERT INTO checkpoint_files ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, NULL, 0, ?)",
-                (session_id, turn_id, int(row[0]), path, before_data, self._clock()),
+                )
+            step = int(row[0]) if row is not None else 1
+            t.run(
+                f"INSERT INTO checkpoint_files ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, NULL, FALSE, ?)",
+                (session_id, turn_id, step, path, before_data, now),
             )
             return True
+
+        return self._e.write(tx)
 
     def record_after(self, turn_id: str, path: str, after_sha: str) -> bool:
         """Note the SHA-256 (hex) of what ``path`` holds once the turn is done ("" no file).
@@ -84,21 +85,24 @@ class SqliteCheckpoints:
         Returns:
             False when the turn recorded no such path.
         """
-        with self._db.write() as conn:
-            cur = conn.execute(
+        changed = self._e.write(
+            lambda t: t.run(
                 "UPDATE checkpoint_files SET after_sha = ? WHERE turn_id = ? AND path = ?",
                 (after_sha, turn_id, path),
             )
-            return cur.rowcount == 1
+        )
+        return changed == 1
 
     def checkpoint_files(self, session_id: str) -> list[CheckpointRow]:
         """Every recorded file of the session (undone ones too), by step, then record order."""
-        with self._db.read() as conn:
-            rows = conn.execute(
+        order = self._e.dialect.checkpoint_order
+        rows = self._e.read(
+            lambda t: t.all(
                 f"SELECT {_COLUMNS} FROM checkpoint_files WHERE session_id = ?"
-                " ORDER BY step, rowid",
+                f" ORDER BY step, {order}",
                 (session_id,),
-            ).fetchall()
+            )
+        )
         return [checkpoint_row(r) for r in rows]
 
     def mark_undone(self, session_id: str, step: int) -> int:
@@ -106,11 +110,17 @@ class SqliteCheckpoints:
 
         Returns:
             how many rows changed (0: no such step, or undone already).
+
+        Raises:
+            StoreFenced: another owner holds the session.
         """
-        with self._db.write() as conn:
-            cur = conn.execute(
-                "UPDATE checkpoint_files SET undone = 1"
-                " WHERE session_id = ? AND step = ? AND undone = 0",
+
+        def tx(t: Tx) -> int:
+            self._e.hold(t, session_id)
+            return t.run(
+                "UPDATE checkpoint_files SET undone = TRUE"
+                " WHERE session_id = ? AND step = ? AND undone = FALSE",
                 (session_id, step),
             )
-            return cur.rowcount
+
+        return self._e.write(tx)
