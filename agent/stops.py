@@ -39,6 +39,7 @@ class Surface(StrEnum):
     DELEGATE_RESULT = "delegate.result"
     ACP_CANCEL = "acp.cancel"
     ACP_DISCONNECT = "acp.disconnect"
+    WEB_DISCONNECT = "web.disconnect"
 
 
 USER_SURFACES: frozenset[Surface] = frozenset(
