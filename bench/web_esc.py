@@ -2,10 +2,10 @@
 
 ``desk web`` runs on a free port against the demo model in a process of its own
 (:class:`stream_servers.DemoServer`, one SSE event per token at ``--rate`` tokens/s, a long
-Markdown document by default, ``--shape``); a headless
-Chromium (the distribution's ``chromium`` + ``chromedriver``, through ``selenium``) opens the
-desk, clicks the terminal, and for each press types a prompt and Enter, waits until the request
-reached the server and then a random 0.15-1.0 s (into the stream), and sends Esc as a real key event (DevTools'
+Markdown document by default, ``--shape``); a headless Chromium (the distribution's
+``chromium`` + ``chromedriver``, through ``selenium``) opens the desk, clicks the terminal, and
+for each press types a prompt and Enter, waits until the request reached the server and then a
+random 0.15-1.0 s (into the stream), and sends Esc as a real key event (DevTools'
 ``Input.dispatchKeyEvent``, what a keyboard makes: xterm.js turns it into the ESC byte, the
 page's WebSocket carries it to ``desk web``, which writes it to that desk's stdin). The server's
 own record says when it saw the connection close; both sides stamp ``time.monotonic()``,
