@@ -25,8 +25,11 @@ to read is the Esc key at once (xterm.js sends a key press as one message), not 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import selectors
+import signal
 import sys
 import threading
 import time
@@ -64,6 +67,10 @@ READ_BYTES = 64 * 1024
 def served_to_browser() -> bool:
     """True when this process runs under ``textual-serve`` (it asked for the web driver)."""
     return constants.DRIVER == TEXTUAL_WEB_DRIVER
+
+
+def _ignore() -> None:
+    """A signal handler that does nothing."""
 
 
 @runtime_checkable
@@ -105,6 +112,14 @@ class DeskWebDriver(WebDriver):
         self._browser_hooks = app if isinstance(app, BrowserHooks) else None
         hooks = self._terminal_hooks
         self._stop_keys = hooks.input_stop_keys if hooks is not None else frozenset[str]()
+
+    def start_application_mode(self) -> None:
+        """Textual's start, then SIGINT ignored: a Ctrl+C in the terminal that runs the server
+        reaches every desk of its process group, and it is the server that ends them (it closes
+        each connection: ``web.disconnect``). SIGTERM and SIGHUP stay desk's quit."""
+        super().start_application_mode()
+        with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, _ignore)
 
     def _write_out(self, data: bytes) -> int:
         """Write to stdout; once that failed (the server is gone) drop everything."""
