@@ -40,6 +40,7 @@ class Surface(StrEnum):
     ACP_CANCEL = "acp.cancel"
     ACP_DISCONNECT = "acp.disconnect"
     SCHEDULE_TIMEOUT = "schedule.timeout"
+    WEB_DISCONNECT = "web.disconnect"
 
 
 USER_SURFACES: frozenset[Surface] = frozenset(

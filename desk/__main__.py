@@ -2,8 +2,9 @@
 
 ``desk gateway ...``, ``desk serve ...`` and ``desk run ...`` run the wire commands of
 :mod:`tui_gateway.wire.cli`, ``desk schedule ...`` those of schedules
-(:mod:`tui_gateway.wire.schedule_cli`), and ``desk acp ...`` the ACP agent
-(:mod:`tui_gateway.acp.main`), instead (before anything of Textual is imported or any server is
+(:mod:`tui_gateway.wire.schedule_cli`), ``desk acp ...`` the ACP agent
+(:mod:`tui_gateway.acp.main`), and ``desk web ...`` the desk served to a browser
+(:mod:`desk.web.command`), instead (before anything of Textual is imported or any server is
 probed) and return their exit code. ``desk --gateway-cmd CMD`` runs the app against a gateway
 in a child process (:class:`tui_gateway.wire.client.RemoteGateway`) instead of an embedded one.
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any o
 SWITCH_INTERVAL_S = 0.001
 """GIL switch interval desk runs with, in seconds (Python's default is 0.005)."""
 
-SUBCOMMANDS = ("gateway", "serve", "run", "acp", "schedule")
+SUBCOMMANDS = ("gateway", "serve", "run", "acp", "schedule", "web")
 """The first arguments that run a wire command instead of the app."""
 
 
@@ -71,7 +72,7 @@ def _say(line: str, stream: TextIO) -> None:
 
 
 def run_subcommand(name: str, argv: Sequence[str]) -> int:
-    """Run ``desk gateway|serve|run|schedule|acp`` with the arguments after its name."""
+    """Run ``desk gateway|serve|run|schedule|acp|web`` with the arguments after its name."""
     if name == "acp":
         from tui_gateway.acp.main import main_acp
 
@@ -80,6 +81,10 @@ def run_subcommand(name: str, argv: Sequence[str]) -> int:
         from tui_gateway.wire.schedule_cli import main_schedule
 
         return main_schedule(list(argv))
+    if name == "web":
+        from desk.web.command import main_web
+
+        return main_web(list(argv))
     from tui_gateway.wire import cli
 
     commands: dict[str, Callable[[Sequence[str]], int]] = {
@@ -225,8 +230,11 @@ def _run_app(
             frame.close()  # the terminal's own modes back, before anything is printed
     if app.exit_note:  # the quit gave up waiting for a worker: say so on the terminal too
         _error(app.exit_note)
+    from desk.web_driver import served_to_browser
+
+    web = served_to_browser()  # stdout carries the screen's packets: the lines go to stderr
     for line in exit_lines(app.resume_hint, report):
-        _say(line, sys.stderr if line.startswith("desk: ") else sys.stdout)
+        _say(line, sys.stderr if web or line.startswith("desk: ") else sys.stdout)
     return app.return_code or 0
 
 

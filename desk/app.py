@@ -33,6 +33,7 @@ from textual.errors import NoWidget
 from textual.screen import Screen
 from textual.widgets import TextArea
 
+from agent.stops import Surface
 from desk.activity_messages import (
     ConsoleCommandEnded,
     ConsoleOutputArrived,
@@ -48,6 +49,7 @@ from desk.config import ConnectionInfo
 from desk.controllers.help import help_sections
 from desk.gc_tuning import tune_gc
 from desk.messages import (
+    BrowserGone,
     GatewayIsStopping,
     GatewayMessage,
     McpServerNotice,
@@ -196,10 +198,17 @@ class DeskApp(App[int]):
         bindings.update(ordered)
 
     def get_driver_class(self) -> type[Driver]:
-        """:class:`desk.driver.FastEscapeDriver` on Linux, else Textual's choice.
+        """:class:`desk.driver.FastEscapeDriver` on Linux, :class:`desk.web_driver.DeskWebDriver`
+        under ``textual-serve``, else Textual's choice.
 
         Headless runs (tests) never use it: Textual picks its headless driver for them.
         """
+        from desk.web_driver import served_to_browser
+
+        if served_to_browser():  # textual-serve: its web driver, with desk's keys and stops
+            from desk.web_driver import DeskWebDriver
+
+            return DeskWebDriver
         if constants.DRIVER is None and sys.platform.startswith("linux"):
             from desk.driver import FastEscapeDriver
 
@@ -372,6 +381,16 @@ class DeskApp(App[int]):
     def on_terminal_closed(self, message: TerminalClosed) -> None:
         """Nobody can see or type any more: a system quit."""
         self.controllers.quit.begin()
+
+    def browser_gone(self) -> None:
+        """The browser went away (see :mod:`desk.web_driver`): quit. Thread-safe."""
+        with contextlib.suppress(RuntimeError):  # the app's loop has closed already
+            self.post_message(BrowserGone())
+
+    def on_browser_gone(self, message: BrowserGone) -> None:
+        """Nobody sees this desk any more: stop the running turns as ``web.disconnect`` (a
+        system stop), then quit. Handled after the desk's start (its session exists)."""
+        self.controllers.quit.begin(gone=Surface.WEB_DISCONNECT)
 
     def quit_from_input_thread(self) -> None:
         """Ctrl+Q on the terminal's input thread: the gateway's shutdown starts now (see

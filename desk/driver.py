@@ -50,6 +50,7 @@ import os
 import selectors
 import time
 from codecs import getincrementaldecoder
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Protocol, runtime_checkable
 
 from textual import constants, events
@@ -135,6 +136,67 @@ class QuitHook(Protocol):
         ...
 
 
+def key_taken(
+    hooks: TerminalHooks | None, stop_keys: frozenset[str], message: Message, read_at: float
+) -> bool:
+    """Offer a key the input thread parsed to the app's hooks before the UI queue.
+
+    A stop key the app took as a stop is consumed; Ctrl+Q starts the quit here and goes on.
+
+    Args:
+        hooks: the app's hooks, or None (then nothing is taken).
+        stop_keys: the keys offered to :meth:`TerminalHooks.stop_from_input_thread`.
+        message: what the parser made of the input.
+        read_at: ``time.monotonic()`` when the key's bytes were read.
+
+    Returns:
+        True when the key was consumed (not to be posted to the app).
+    """
+    if hooks is None or not isinstance(message, events.Key):
+        return False
+    if message.key in stop_keys and hooks.stop_from_input_thread(
+        message.key, read_at, message.time
+    ):
+        return True
+    if message.key == QUIT_KEY and isinstance(hooks, QuitHook):
+        hooks.quit_from_input_thread()  # the key goes on: the app shows the quit
+    return False
+
+
+def feed_keys(
+    text: str,
+    parser: XTermParser,
+    splitter: EscapeSplitter,
+    process: Callable[[Message], None],
+) -> None:
+    """Parse ``text`` read from the terminal, delivering an Esc the splitter found at once.
+
+    Args:
+        text: decoded input.
+        parser: the input thread's parser.
+        splitter: the input thread's :class:`~desk.escape_split.EscapeSplitter`.
+        process: takes each event the parser makes.
+    """
+    for piece in splitter.split(text):
+        for event in parser.feed(piece.text):
+            process(event)
+        if piece.escape_key and parser._timeout_time is not None:
+            parser._timeout_time = get_time()  # an Esc, then more keys
+            for event in parser.tick():
+                process(event)
+
+
+def lone_escape_pending(text: str, parser: XTermParser, splitter: EscapeSplitter) -> bool:
+    """True when ``text`` ended on an ESC the parser holds (outside a paste): with nothing more
+    readable at once, it is the Esc key (see the module docstring)."""
+    return (
+        text.endswith(ESC)
+        and not splitter.in_paste
+        and parser._timeout_time is not None
+        and constants.ESCAPE_DELAY <= LONE_ESCAPE_MAX_DELAY_S
+    )
+
+
 class HangupSafeOutput:
     """The terminal's output file, made safe to write after the terminal hung up.
 
@@ -205,15 +267,8 @@ class FastEscapeDriver(LinuxDriver):
     def process_message(self, message: Message) -> None:
         """Offer stop keys to the app on this (input) thread, start a quit on Ctrl+Q here too,
         then post the rest as usual."""
-        hooks = self._hooks
-        if hooks is not None and isinstance(message, events.Key):
-            if message.key in self._stop_keys and hooks.stop_from_input_thread(
-                message.key, self._read_at, message.time
-            ):
-                return
-            if message.key == QUIT_KEY and isinstance(hooks, QuitHook):
-                hooks.quit_from_input_thread()  # the key goes on: the app shows the quit
-        super().process_message(message)
+        if not key_taken(self._hooks, self._stop_keys, message, self._read_at):
+            super().process_message(message)
 
     def _terminal_closed(self) -> None:
         if self._hooks is not None:
@@ -237,10 +292,6 @@ class FastEscapeDriver(LinuxDriver):
         read = os.read
         monotonic = time.monotonic
 
-        def lone_escape_now() -> bool:
-            # Only ESC was read and nothing more waits: the Esc key (see the module docstring).
-            return constants.ESCAPE_DELAY <= LONE_ESCAPE_MAX_DELAY_S and not selector.select(0)
-
         def process_selector_events(
             selector_events: list[tuple[selectors.SelectorKey, int]],
             final: bool = False,
@@ -254,18 +305,9 @@ class FastEscapeDriver(LinuxDriver):
                             raise EOFError  # a terminal at end of file has hung up
                         break  # stdin is a pipe that closed
                     unicode_data = decode(data, final=final and last)
-                    for piece in splitter.split(unicode_data):
-                        for event in feed(piece.text):
-                            self.process_message(event)
-                        if piece.escape_key and parser._timeout_time is not None:
-                            parser._timeout_time = get_time()  # an Esc, then more keys
-                            for event in tick():
-                                self.process_message(event)
-                    if (
-                        unicode_data.endswith(ESC)
-                        and not splitter.in_paste
-                        and parser._timeout_time is not None
-                        and lone_escape_now()
+                    feed_keys(unicode_data, parser, splitter, self.process_message)
+                    if lone_escape_pending(unicode_data, parser, splitter) and not selector.select(
+                        0
                     ):
                         parser._timeout_time = get_time()  # tick() below delivers it
             for event in tick():

@@ -150,5 +150,10 @@ class TerminalClosed(Message):
     """The terminal hung up (posted from the input thread, see :mod:`desk.driver`)."""
 
 
+class BrowserGone(Message):
+    """The browser went away (posted from the web driver's input thread, see
+    :mod:`desk.web_driver`)."""
+
+
 class ShutdownFinished(Message):
     """The gateway's shutdown returned (posted from the quit thread)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from agent.stops import StopRequest
+from agent.stops import StopRequest, Surface
 from tui_gateway.server_events import ServerStatus
 from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.types import (
@@ -87,6 +87,11 @@ class DeskGateway(Protocol):
 
     def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:
         """Stop everything as the system and wait (bounded) for every worker."""
+        ...
+
+    def frontend_gone(self, surface: Surface = Surface.API_DISCONNECT) -> int:
+        """The frontend went away: stop every running turn as the system from ``surface``
+        (``web.disconnect`` for a closed browser tab); returns how many were stopped."""
         ...
 
     @property

@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Callable
 
+from agent.stops import Surface
 from desk.ports import DeskGateway
 from tui_gateway.types import ShutdownReport
 
@@ -41,11 +43,14 @@ class ShutdownRunner:
         """True once :meth:`start` or :meth:`run_here` ran."""
         return self._thread is not None or self._done.is_set()
 
-    def start(self, then: Callable[[], None]) -> bool:
+    def start(self, then: Callable[[], None], gone: Surface | None = None) -> bool:
         """Shut the gateway down on a thread named ``desk-quit``, then call ``then`` there.
 
         Args:
             then: called on that thread after the shutdown returned (or raised).
+            gone: when the frontend went away (a closed browser tab: ``web.disconnect``), the
+                system surface its running turns are stopped from first
+                (``gateway.frontend_gone``); the shutdown then waits for their workers.
 
         Returns:
             False when a shutdown had already begun (nothing new is started). Thread-safe.
@@ -53,6 +58,8 @@ class ShutdownRunner:
 
         def run() -> None:
             try:
+                if gone is not None:
+                    self._frontend_gone(gone)
                 self.report = self._gateway.shutdown()
             finally:
                 self._done.set()
@@ -64,6 +71,12 @@ class ShutdownRunner:
             self._thread = threading.Thread(target=run, name="desk-quit", daemon=True)
         self._thread.start()
         return True
+
+    def _frontend_gone(self, surface: Surface) -> None:
+        try:
+            self._gateway.frontend_gone(surface)
+        except Exception as exc:  # the shutdown below still stops everything, as the system
+            print(f"desk: could not book {surface.value}: {exc}", file=sys.stderr, flush=True)
 
     def run_here(self) -> ShutdownReport:
         """Shut down on the calling thread (the backstop when no quit had begun)."""

@@ -6,7 +6,9 @@ thread already, :meth:`QuitController.begin_from_input_thread`): the gateway's s
 a plain thread (:class:`desk.shutdown.ShutdownRunner`), the status bar says how many turns it
 stops, and the app exits once the shutdown returned, first saying so when its bound expired.
 Textual is never relied on to end a turn: when the app ends any other way,
-:meth:`QuitController.backstop` shuts the gateway down on the way out.
+:meth:`QuitController.backstop` shuts the gateway down on the way out. A browser that went
+away (``desk web``: the tab closed, the connection lost) starts it too, first stopping the
+running turns as ``web.disconnect`` (:mod:`desk.web_driver`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from agent.stops import Surface
 from desk.controllers.ports import SetTimer
 from desk.double_press import DoublePress
 from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals, shutdown_note
@@ -104,15 +107,20 @@ class QuitController:
         """Handle SIGTERM and SIGHUP as a quit (call on the UI thread's loop)."""
         self._signals = install_quit_signals(lambda _sig: self.begin())
 
-    def begin(self) -> None:
+    def begin(self, gone: Surface | None = None) -> None:
         """Start the quit (once): stop every turn as the system, then exit. On the UI thread;
-        when :meth:`begin_from_input_thread` started it already, this shows it."""
+        when :meth:`begin_from_input_thread` started it already, this shows it.
+
+        Args:
+            gone: the frontend went away (a closed browser tab: ``web.disconnect``): the
+                running turns are stopped from that system surface first.
+        """
         if self._shown:
             return
         self._shown = True
         self._status.notice = stopping_notice(self._gateway.running_turns)
         self._prompt.disabled = True
-        self._runner.start(then=self._shutdown_finished)
+        self._runner.start(then=self._shutdown_finished, gone=gone)
 
     def begin_from_input_thread(self) -> bool:
         """Ctrl+Q as the terminal's input thread reads it: the gateway's shutdown starts there

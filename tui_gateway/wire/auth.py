@@ -83,4 +83,14 @@ def bearer_ok(header: str | None, token: str) -> bool:
     scheme, _, value = header.partition(" ")
     if scheme.lower() != "bearer":
         return False
-    return hmac.compare_digest(value.strip().encode(), token.encode())
+    return token_ok(value.strip(), token)
+
+
+def token_ok(value: str | None, token: str) -> bool:
+    """True when ``value`` is exactly ``token`` (None never is).
+
+    The comparison takes the same time whatever ``value`` holds (``hmac.compare_digest``).
+    """
+    if value is None:
+        return False
+    return hmac.compare_digest(value.encode("utf-8", "replace"), token.encode())

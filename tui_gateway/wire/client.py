@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import IO, Any, TypeVar
 
 from agent.outcome import ExitReason, TurnStatus
-from agent.stops import StopRequest
+from agent.stops import StopRequest, Surface
 from tui_gateway.events import (
     ChildCompleted,
     ChildStarted,
@@ -381,6 +381,20 @@ class RemoteGateway:
             session_id=session_id, stop=_stop_params(stop), turn_id=turn_id, keyed_at=keyed_at
         )
         return self._call("session.interrupt", params, c.SessionInterruptResult).turn_id
+
+    def frontend_gone(self, surface: Surface = Surface.API_DISCONNECT) -> int:
+        """The frontend went away: stop every running turn of the gateway's sessions as the
+        system from ``surface`` (``session.interrupt`` for each; the wire has no method of its
+        own for it, and the child gateway books ``api.disconnect`` itself when its stdin
+        closes). Returns how many turns were stopped.
+
+        Raises:
+            ValueError: ``surface`` is a user surface.
+            GatewayError: the gateway refused a request.
+        """
+        stop = StopRequest.by_system(surface, "the frontend went away")
+        running = [info.session_id for info in self.session_list(limit=1000) if info.running]
+        return sum(self.session_interrupt(sid, stop) is not None for sid in running)
 
     def session_compress(self, session_id: str, focus: str | None = None) -> SubmitResult:
         """``session.compress``: compress the transcript now (queued behind a running turn)."""

@@ -51,16 +51,14 @@ def split_host(header: str) -> tuple[str, int | None]:
     return name, int(port) if port is not None else None
 
 
-class HostCheck:
-    """ASGI middleware: refuse (421) an HTTP request whose ``Host`` is not this server's.
+class HostNames:
+    """The ``Host`` values a server bound to ``host`` answers for (see the module docstring).
 
     Args:
-        app: the application behind the check.
         host: the address the server was told to bind (a name or an IP address).
     """
 
-    def __init__(self, app: ASGIApp, *, host: str) -> None:
-        self.app = app
+    def __init__(self, host: str) -> None:
         self.names = frozenset((*LOCAL_NAMES, _bracketed(host.lower())))
 
     def allows(self, header: str | None, server: tuple[str, int] | None) -> bool:
@@ -84,6 +82,23 @@ class HostCheck:
             if name == _bracketed(str(address).lower()):
                 return True
         return name in self.names
+
+
+class HostCheck:
+    """ASGI middleware: refuse (421) an HTTP request whose ``Host`` is not this server's.
+
+    Args:
+        app: the application behind the check.
+        host: the address the server was told to bind (a name or an IP address).
+    """
+
+    def __init__(self, app: ASGIApp, *, host: str) -> None:
+        self.app = app
+        self._names = HostNames(host)
+
+    def allows(self, header: str | None, server: tuple[str, int] | None) -> bool:
+        """True when a ``Host`` header value names this server (:meth:`HostNames.allows`)."""
+        return self._names.allows(header, server)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -117,4 +132,4 @@ async def _refuse(send: Send, header: str | None, port: int | None) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-__all__ = ["HostCheck", "LOCAL_NAMES", "split_host"]
+__all__ = ["HostCheck", "HostNames", "LOCAL_NAMES", "split_host"]
