@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from agent.provider.config import ProviderConfig as ProviderConfig
 from agent.provider.connection import ProviderConnection, open_connection
 from agent.provider.errors import (
     AuthError,
@@ -38,33 +38,6 @@ from agent.valid_text import loads
 DeltaCallback = Callable[[StreamDelta], None]
 ActivityCallback = Callable[[], None]
 """Told each time a chunk arrives, whatever it carries (text, a piece of a tool call, usage)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderConfig:
-    """Where and how to reach the model server.
-
-    Attributes:
-        base_url: the OpenAI-compatible root, ending in ``/v1`` (e.g. ``http://127.0.0.1:8080/v1``).
-        model: the model name sent with every request.
-        api_key: bearer token, or None for local servers that need none.
-        connect_timeout: seconds to wait for the TCP connection.
-        write_timeout: seconds to wait while sending the request body.
-        read_timeout: seconds to wait between bytes; None waits for ever (a slow prompt on a
-            local server can take minutes; the turn's stop and inactivity guards end the wait).
-    """
-
-    base_url: str
-    model: str
-    api_key: str | None = None
-    connect_timeout: float = 10.0
-    write_timeout: float = 30.0
-    read_timeout: float | None = None
-
-    @property
-    def completions_url(self) -> str:
-        """The full ``.../chat/completions`` URL."""
-        return self.base_url.rstrip("/") + "/chat/completions"
 
 
 class ChatClient:

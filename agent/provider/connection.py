@@ -29,12 +29,11 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
-if TYPE_CHECKING:
-    from agent.provider.client import ProviderConfig
+from agent.provider.config import ProviderConfig
 
 
 class ProviderConnection:

@@ -11,29 +11,22 @@ claims with fencing numbers (:mod:`~agent.store.postgres.claims`), stop rows wit
 
 from __future__ import annotations
 
-from agent.store.postgres.compressions import PostgresCompressions
-from agent.store.postgres.events import PostgresEvents
-from agent.store.postgres.hosts import Host, HostLiveness
-from agent.store.postgres.leases import PostgresLeases
-from agent.store.postgres.queued import PostgresQueue
-from agent.store.postgres.schema import SCHEMA_VERSION
-from agent.store.postgres.sessions import PostgresSessions
-from agent.store.postgres.stops import PostgresStops
-from agent.store.postgres.store import PostgresStore
-from agent.store.postgres.transcript import PostgresTranscript
-from agent.store.postgres.turns import PostgresTurns
+from agent.faces import lazy_names
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "Host",
-    "HostLiveness",
-    "PostgresCompressions",
-    "PostgresEvents",
-    "PostgresLeases",
-    "PostgresQueue",
-    "PostgresSessions",
-    "PostgresStops",
-    "PostgresStore",
-    "PostgresTranscript",
-    "PostgresTurns",
-]
+__all__, __getattr__ = lazy_names(
+    __name__,
+    {
+        "Host": "agent.store.postgres.hosts",
+        "HostLiveness": "agent.store.postgres.hosts",
+        "PostgresCompressions": "agent.store.postgres.compressions",
+        "PostgresEvents": "agent.store.postgres.events",
+        "PostgresLeases": "agent.store.postgres.leases",
+        "PostgresQueue": "agent.store.postgres.queued",
+        "PostgresSessions": "agent.store.postgres.sessions",
+        "PostgresStops": "agent.store.postgres.stops",
+        "PostgresStore": "agent.store.postgres.store",
+        "PostgresTranscript": "agent.store.postgres.transcript",
+        "PostgresTurns": "agent.store.postgres.turns",
+        "SCHEMA_VERSION": "agent.store.postgres.schema",
+    },
+)

@@ -9,20 +9,17 @@ connections (:mod:`~agent.store.sqlite.connections`) and the plain helpers of
 
 from __future__ import annotations
 
-from agent.store.sqlite.compressions import SqliteCompressions
-from agent.store.sqlite.leases import SqliteLeases
-from agent.store.sqlite.queued import SqliteQueue
-from agent.store.sqlite.sessions import SqliteSessions
-from agent.store.sqlite.store import SqliteStore
-from agent.store.sqlite.transcript import SqliteTranscript
-from agent.store.sqlite.turns import SqliteTurns
+from agent.faces import lazy_names
 
-__all__ = [
-    "SqliteCompressions",
-    "SqliteLeases",
-    "SqliteQueue",
-    "SqliteSessions",
-    "SqliteStore",
-    "SqliteTranscript",
-    "SqliteTurns",
-]
+__all__, __getattr__ = lazy_names(
+    __name__,
+    {
+        "SqliteCompressions": "agent.store.sqlite.compressions",
+        "SqliteLeases": "agent.store.sqlite.leases",
+        "SqliteQueue": "agent.store.sqlite.queued",
+        "SqliteSessions": "agent.store.sqlite.sessions",
+        "SqliteStore": "agent.store.sqlite.store",
+        "SqliteTranscript": "agent.store.sqlite.transcript",
+        "SqliteTurns": "agent.store.sqlite.turns",
+    },
+)
