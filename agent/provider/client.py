@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from agent.provider.config import ProviderConfig as ProviderConfig
 from agent.provider.connection import ProviderConnection, open_connection
@@ -34,6 +32,9 @@ from agent.provider.overflow import context_overflow
 from agent.provider.sse import LineTooLong, data_lines
 from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
 from agent.valid_text import loads
+
+if TYPE_CHECKING:
+    import httpx  # imported where it is used: not before desk's first frame
 
 DeltaCallback = Callable[[StreamDelta], None]
 ActivityCallback = Callable[[], None]
@@ -114,6 +115,8 @@ class ChatClient:
                 chunk's shape, or a line longer than :data:`agent.provider.sse.MAX_LINE_BYTES`.
             asyncio.CancelledError: when the awaiting task is cancelled; the socket is closed.
         """
+        import httpx
+
         out = partial if partial is not None else Completion()
         calls: dict[int, dict[str, str]] = {}
         # Pieces are joined once when the stream ends (normally, by error or by cancellation):
@@ -174,6 +177,8 @@ class ChatClient:
                 a chat completion.
             asyncio.CancelledError: when the awaiting task is cancelled; the socket is closed.
         """
+        import httpx
+
         body = self._body(messages, tools, stream=False, max_tokens=max_tokens)
         try:
             response = await conn.http.post(
@@ -375,6 +380,8 @@ def _status_error(response: httpx.Response, model: str) -> ProviderError:
 
 
 def _transport_error(exc: httpx.TransportError, base_url: str) -> ProviderError:
+    import httpx
+
     if isinstance(exc, httpx.ConnectError):
         return ConnectFailed(f"cannot reach the model server at {base_url}: {_describe(exc)}")
     return ProviderError(f"connection to the model server failed: {_describe(exc)}")
