@@ -231,7 +231,9 @@ class DeskApp(App[int]):
         self.watch(
             self.widgets.status, "model", lambda _model: c.server.model_changed(), init=False
         )
-        await c.server.start()  # asks in the background: nothing here waits for the server
+        # Asked in the background, once the first frame is on screen: the check's thread
+        # imports the HTTP client, which would compete with the first frame for the GIL.
+        self.call_after_refresh(c.server.start)
 
     async def _mount_view(self, session_id: str) -> SessionView:
         view = self.view_class(session_id, self.controllers, banner=self._banner)
