@@ -8,6 +8,8 @@ the process started:
 - ``first_paint_s``: the prompt box's placeholder is on screen (the first frame, drawn before
   the app is imported, see ``desk/early_frame.py``);
 - ``app_paint_s``: the app's own first frame is on screen (its status bar's ``○ idle``);
+- ``app_cpu_s``: the CPU time desk had used by then (user + system; on a busy machine the
+  time to the frame is mostly waiting for a core, this is the work the frame cost);
 - ``kept``: a word typed at a random moment in the first ``--type-within`` seconds (while the
   desk starts) shows up in the app's prompt box.
 
@@ -56,6 +58,18 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user + system, all threads) process ``pid`` used so far, in seconds
+    (None when it is gone). Unlike the time to the frame, it hardly depends on how busy the
+    machine is: what the frame costs, not how long it waited for a core."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def launch(
     args: list[str], env: dict[str, str], type_within_s: float, rng: random.Random
 ) -> dict[str, Any]:
@@ -66,6 +80,10 @@ def launch(
 
     def watch(needle: bytes) -> None:  # the moment it is painted, not when someone looks
         seen[needle] = desk.wait_for(needle, TIMEOUT_S)
+        if needle == APP_FRAME:
+            cpu["app"] = cpu_seconds(desk.proc.pid)
+
+    cpu: dict[str, float | None] = {}
 
     watchers = [threading.Thread(target=watch, args=(n,)) for n in (PLACEHOLDER, APP_FRAME)]
     try:
@@ -83,6 +101,7 @@ def launch(
     return {
         "first_paint_s": None if painted is None else painted - desk.started_at,
         "app_paint_s": None if app is None else app - desk.started_at,
+        "app_cpu_s": cpu.get("app"),
         "typed_s": typed_at - desk.started_at,
         "kept": kept,
     }
@@ -126,9 +145,12 @@ def run_case(name: str, runs: int, type_within_s: float, seed: int) -> dict[str,
             server.stop()
     firsts = [r["first_paint_s"] for r in results if r["first_paint_s"] is not None]
     apps = [r["app_paint_s"] for r in results if r["app_paint_s"] is not None]
+    cpus = [r["app_cpu_s"] for r in results if r["app_cpu_s"] is not None]
     out: dict[str, Any] = {"case": name, "runs": runs}
     out["first_paint"] = summary(firsts) if firsts else None
     out["app_paint"] = summary(apps) if apps else None
+    out["app_cpu"] = summary(cpus) if cpus else None
+    out["load_average"] = round(os.getloadavg()[0], 1)
     out["no_paint"] = runs - len(firsts)
     out["kept"] = sum(r["kept"] for r in results)
     out["lost"] = [round(r["typed_s"], 3) for r in results if not r["kept"]]
@@ -144,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--type-within", type=float, default=1.5, help="seconds after start")
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args(argv)
+    # An installed desk has its .pyc files: a launch that compiles every module measures the
+    # compiler (the warm-up launch writes them).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     report: dict[str, Any] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     report["cases"] = []
     for case in args.cases:

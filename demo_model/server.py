@@ -1,6 +1,6 @@
 """Run the demo model app under uvicorn on a background thread with its own event loop.
 
-The thread, the socket and the quick exit are :class:`~demo_model.serving.AsgiServer`'s; this
+The thread, the socket and the quick exit are :class:`~asgi_server.AsgiServer`'s; this
 module adds the demo's knobs, its request records and its shutdown (running requests end at
 once).
 """
@@ -11,10 +11,11 @@ import asyncio
 from types import TracebackType
 from typing import Any
 
+from asgi_server import AsgiServer
+
 from .app import DemoModelApp
 from .config import DemoConfig
 from .records import RecordBook
-from .serving import AsgiServer
 
 
 class DemoModelServer:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any o
     from desk.ports import DeskGateway
     from desk.startup import Startup
     from tui_gateway.types import ShutdownReport
+    from tui_gateway.wire.options import DemoModel
 
 SWITCH_INTERVAL_S = 0.001
 """GIL switch interval desk runs with, in seconds (Python's default is 0.005)."""
@@ -72,27 +73,30 @@ def _say(line: str, stream: TextIO) -> None:
 
 
 def run_subcommand(name: str, argv: Sequence[str]) -> int:
-    """Run ``desk gateway|serve|run|schedule|acp|web`` with the arguments after its name."""
+    """Run ``desk gateway|serve|run|schedule|acp|web`` with the arguments after its name (their
+    ``--demo`` starts desk's demo model, :func:`desk.demo.demo_model_served`)."""
+    from desk.demo import demo_model_served
+
     if name == "acp":
         from tui_gateway.acp.main import main_acp
 
-        return main_acp(list(argv))
+        return main_acp(list(argv), demo_model_served)
     if name == "schedule":
         from tui_gateway.wire.schedule_cli import main_schedule
 
-        return main_schedule(list(argv))
+        return main_schedule(list(argv), demo_model_served)
     if name == "web":
         from desk.web.command import main_web
 
         return main_web(list(argv))
     from tui_gateway.wire import cli
 
-    commands: dict[str, Callable[[Sequence[str]], int]] = {
+    commands: dict[str, Callable[[Sequence[str], DemoModel], int]] = {
         "gateway": cli.main_gateway_stdio,
         "serve": cli.main_serve,
         "run": cli.main_run,
     }
-    return commands[name](list(argv))
+    return commands[name](list(argv), demo_model_served)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

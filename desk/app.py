@@ -60,6 +60,7 @@ from desk.messages import (
 from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter, format_stop_receipt
 from desk.screens.desk_screen import DeskScreen
+from desk.screens.desk_widgets import DeskWidgets
 from desk.screens.help_screen import HelpScreen
 from desk.slash import console_slash_commands
 from desk.startup import Startup
@@ -69,7 +70,7 @@ from desk.widgets import StatusBar, Transcript
 from desk.widgets.click_button import ButtonPresses
 from desk.widgets.session_view import SessionView
 from desk.widgets.status_bar import Clock
-from desk.wiring import DeskWidgets, build_controllers
+from desk.wiring import build_controllers
 from tui_gateway.settings import BusyInput
 from tui_gateway.types import ShutdownReport
 
@@ -239,7 +240,9 @@ class DeskApp(App[int]):
         self.watch(
             self.widgets.status, "model", lambda _model: c.server.model_changed(), init=False
         )
-        await c.server.start()  # asks in the background: nothing here waits for the server
+        # Asked in the background, once the first frame is on screen: the check's thread
+        # imports the HTTP client, which would compete with the first frame for the GIL.
+        self.call_after_refresh(c.server.start)
 
     async def _mount_view(self, session_id: str) -> SessionView:
         view = self.view_class(session_id, self.controllers, banner=self._banner)
@@ -249,7 +252,7 @@ class DeskApp(App[int]):
     def _view_for(self, session_id: str) -> SessionView | None:
         # On the gateway's delivery thread: one attribute read, no DOM walk.
         view = self.controllers.sessions.view
-        return view if view is not None and view.session_id == session_id else None
+        return view if isinstance(view, SessionView) and view.session_id == session_id else None
 
     # -- what tests and the entry point read ---------------------------------------------------
 
@@ -257,7 +260,7 @@ class DeskApp(App[int]):
     def view(self) -> SessionView:
         """The view of the session shown (made on mount)."""
         view = self.controllers.sessions.view
-        if view is None:
+        if not isinstance(view, SessionView):
             raise RuntimeError("the desk is not mounted yet")
         return view
 
@@ -412,8 +415,8 @@ class DeskApp(App[int]):
     async def on_shutdown_finished(self, message: ShutdownFinished) -> None:
         """Every turn has ended (or the bound expired: it says so first): leave (exit code 0)."""
         view = self.controllers.sessions.view
-        if view is not None:  # it handles its events on a queue of its own: let it finish them
-            await view.drained()
+        if isinstance(view, SessionView):  # it handles its events on a queue of its own
+            await view.drained()  # let it finish them
         self.resume_hint = self.controllers.sessions.resume_hint()
         self.controllers.quit.after_shutdown()
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 PLACEHOLDER = "Ask anything · Enter sends · Ctrl+J new line"
-"""The prompt box's placeholder (the app's own, :data:`desk.wiring.PLACEHOLDER`)."""
+"""The prompt box's placeholder (the app's own, :data:`desk.screens.desk_widgets.PLACEHOLDER`)."""
 
 NOT_THE_APP = frozenset({"-h", "--help", "gateway", "serve", "run", "acp"})
 """First arguments (or flags) with which ``desk`` does not start the app."""

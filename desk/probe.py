@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-
-import httpx
+from typing import TYPE_CHECKING
 
 from tui_gateway.model_server import listed_models
+
+if TYPE_CHECKING:
+    import httpx  # imported where it is used: not before desk's first frame
 
 LOCAL_SERVERS: tuple[tuple[str, str], ...] = (
     ("llama.cpp", "http://127.0.0.1:8080/v1"),
@@ -58,6 +60,8 @@ def _model_ids(data: object) -> tuple[str, ...]:
 
 
 async def _probe_one(client: httpx.AsyncClient, base_url: str) -> ProbeResult:
+    import httpx
+
     try:
         response = await client.get(models_url(base_url))
     except httpx.ConnectError:
@@ -87,6 +91,8 @@ async def probe_async(
     Returns:
         one result per base URL.
     """
+    import httpx
+
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     timeout = httpx.Timeout(budget_s)
     async with httpx.AsyncClient(headers=headers, timeout=timeout, trust_env=False) as client:

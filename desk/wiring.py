@@ -1,20 +1,16 @@
-"""How a desk is put together: its widgets, and one controller per concern wired to them.
+"""How a desk is put together: one controller per concern, wired to the widgets.
 
 :class:`desk.app.DeskApp` calls :func:`build_controllers` once, in its ``__init__``: the widgets
 exist by then (they are mounted later, by the app's ``compose``), so every controller
-gets the very widgets it drives, and the app's own methods for what only the app can do
-(notify, timers, screens, exiting).
+gets the very widgets it drives (:class:`desk.screens.desk_widgets.DeskWidgets`), and the
+app's own methods for what only the app can do (notify, timers, screens, exiting).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 
-from textual.app import App, ComposeResult
-from textual.containers import Horizontal
-from textual.widgets import Button, Footer
+from textual.app import App
 
 from desk.config import ConnectionInfo
 from desk.controllers import DeskControllers
@@ -38,83 +34,11 @@ from desk.controllers.tool_calls import ToolCallsController
 from desk.controllers.turns import TurnsController
 from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter
+from desk.screens.desk_widgets import DeskWidgets
 from desk.startup import Startup
 from desk.stop_key import StopKey
-from desk.widgets.click_button import ClickButton
-from desk.widgets.compression_panel import CompressionPanel
-from desk.widgets.console_panel import ConsolePanel
-from desk.widgets.prompt_input import PromptInput
-from desk.widgets.queue_list import QueueList
 from desk.widgets.session_view import SessionView
-from desk.widgets.sessions_sidebar import SessionsSidebar
-from desk.widgets.status_bar import Clock, StatusBar
-from tui_gateway.settings import BusyInput
-
-PLACEHOLDER = "Ask anything · Enter sends · Ctrl+J new line"
-"""The prompt box's placeholder."""
-
-
-@dataclass(frozen=True, slots=True)
-class DeskWidgets:
-    """The widgets of the main screen that outlive a session (each session has its own view).
-
-    Attributes:
-        prompt: the prompt box.
-        stop_button: the Stop button beside it.
-        status: the status bar.
-        console_panel: the console panel (F2).
-        compression_panel: the compression panel.
-        queue: the queued prompts, above the prompt box.
-        sidebar: the sessions sidebar (Ctrl+B).
-    """
-
-    prompt: PromptInput
-    stop_button: Button
-    status: StatusBar
-    console_panel: ConsolePanel
-    compression_panel: CompressionPanel
-    queue: QueueList
-    sidebar: SessionsSidebar
-
-    def layout(self) -> ComposeResult:
-        """The main screen's widgets in their places (call from ``compose``); the app mounts
-        the session's view above the console panel."""
-        yield self.console_panel
-        yield self.compression_panel
-        yield self.queue
-        with Horizontal(id="input-row"):
-            yield self.prompt
-            yield self.stop_button
-        yield self.status
-        yield Footer(compact=True)  # every main key fits in 80 columns
-        yield self.sidebar
-
-    @classmethod
-    def make(
-        cls,
-        connection: ConnectionInfo,
-        clock: Clock = time.monotonic,
-        *,
-        busy_input: BusyInput = "queue",
-    ) -> DeskWidgets:
-        """The widgets, not mounted yet.
-
-        Args:
-            connection: the model server the status bar shows.
-            clock: the clock of elapsed times.
-            busy_input: what Enter does in the prompt box while a turn runs.
-        """
-        return cls(
-            prompt=PromptInput(id="prompt", placeholder=PLACEHOLDER, busy_input=busy_input),
-            stop_button=ClickButton(
-                "■ Stop", id="stop", variant="error", disabled=True, compact=True
-            ),
-            status=StatusBar(connection, clock=clock, id="status"),
-            console_panel=ConsolePanel(id="console"),
-            compression_panel=CompressionPanel(clock=clock, id="compression"),
-            queue=QueueList(id="queue"),
-            sidebar=SessionsSidebar(id="sessions"),
-        )
+from desk.widgets.status_bar import Clock
 
 
 def build_controllers(

@@ -1,15 +1,21 @@
 """The layers hold: imports only go down, and no module of ours imports itself round a cycle.
 
 ``desk -> tui_gateway -> agent`` (DESIGN.md, section 1): ``agent`` imports neither
-``tui_gateway`` nor ``desk``; ``tui_gateway`` does not import ``desk``; nothing below ``desk``
-imports Textual; ``demo_model`` (a server and a test fixture) imports nothing of ours.
+``tui_gateway`` nor ``desk``; ``tui_gateway`` imports neither ``desk`` nor ``demo_model`` (the
+demo model is a fallback the desk starts, never a part of the gateway); nothing below ``desk``
+imports Textual; ``demo_model`` (a server and a test fixture) imports nothing of ours but
+``asgi_server``, the ASGI server it shares with ``desk serve``, which imports nothing of ours.
+Inside ``desk``, a screen never imports the composition module (:mod:`desk.wiring`): the app
+builds the controllers and hands a screen what it shows.
 
-The import graph is read statically with :mod:`ast` from every module of the four packages:
-every ``import`` and ``from ... import`` counts for the layers, wherever it is (inside a
-function, under ``if TYPE_CHECKING:``). Cycles are looked for among the imports that run when a
-module is loaded (its top-level statements, ``TYPE_CHECKING`` blocks left out), with Tarjan's
-strongly connected components (R. Tarjan, "Depth-first search and linear graph algorithms",
-SIAM J. Comput. 1972).
+The import graph is read statically with :mod:`ast` from every module of the packages: every
+``import`` and ``from ... import`` counts for the layers, wherever it is (inside a function,
+under ``if TYPE_CHECKING:``). Cycles are looked for among the imports a module makes outside
+its functions: those that run when it is loaded and those under ``if TYPE_CHECKING:`` (a type
+checker reads them as imports; a cycle there is a knot in the design all the same), with
+Tarjan's strongly connected components (R. Tarjan, "Depth-first search and linear graph
+algorithms", SIAM J. Comput. 1972). An import inside a function is deferred on purpose and
+closes no cycle.
 """
 
 from __future__ import annotations
@@ -23,15 +29,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("agent", "tui_gateway", "desk", "demo_model")
+PACKAGES = ("agent", "tui_gateway", "desk", "demo_model", "asgi_server")
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "agent": frozenset({"tui_gateway", "desk", "textual"}),
-    "tui_gateway": frozenset({"desk", "textual"}),
+    "agent": frozenset({"tui_gateway", "desk", "demo_model", "textual"}),
+    "tui_gateway": frozenset({"desk", "demo_model", "textual"}),
     "demo_model": frozenset({"agent", "tui_gateway", "desk", "textual"}),
+    "asgi_server": frozenset({"agent", "tui_gateway", "desk", "demo_model", "textual"}),
     "desk": frozenset(),
 }
 """Top-level package -> the top-level names its modules may never import."""
+
+SCREENS = "desk.screens"
+"""desk's screens: they show what the app hands them."""
+
+WIRING = "desk.wiring"
+"""desk's composition module: builds the controllers; only the app imports it."""
 
 ACP_PACKAGE = "tui_gateway.acp"
 """The ACP frontend: a door of the gateway beside the wire (DESIGN.md, section 10)."""
@@ -42,11 +55,14 @@ ACP_ENTRY_POINTS = frozenset({"desk.__main__"})
 
 @dataclass(frozen=True, slots=True)
 class Import:
-    """One imported module name, where it is, and whether it runs when the module loads."""
+    """One imported module name, where it is, and when it is imported: ``at_load`` when the
+    module is loaded, ``typing`` under ``if TYPE_CHECKING:`` (never at run time, but read by
+    the type checker); neither for an import inside a function (when it is called)."""
 
     target: str
     line: int
     at_load: bool
+    typing: bool = False
 
 
 def module_name(path: Path) -> str:
@@ -83,11 +99,11 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> Iterator[Impo
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
 
-    def walk(nodes: Iterable[ast.AST], at_load: bool) -> Iterator[Import]:
+    def walk(nodes: Iterable[ast.AST], at_load: bool, typing: bool) -> Iterator[Import]:
         for child in nodes:
             if isinstance(child, ast.Import):
                 for alias in child.names:
-                    yield Import(alias.name, child.lineno, at_load)
+                    yield Import(alias.name, child.lineno, at_load, typing)
             elif isinstance(child, ast.ImportFrom):
                 base = child.module or ""
                 if child.level:
@@ -95,15 +111,15 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> Iterator[Impo
                     base = ".".join([*anchor, base] if base else anchor)
                 for alias in child.names:
                     sub = f"{base}.{alias.name}"
-                    yield Import(sub if sub in modules else base, child.lineno, at_load)
+                    yield Import(sub if sub in modules else base, child.lineno, at_load, typing)
             elif isinstance(child, ast.If) and _type_checking(child):
-                yield from walk(child.body, False)
-                yield from walk(child.orelse, at_load)
+                yield from walk(child.body, False, at_load or typing)
+                yield from walk(child.orelse, at_load, typing)
             else:
                 later = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-                yield from walk(ast.iter_child_nodes(child), at_load and not later)
+                yield from walk(ast.iter_child_nodes(child), at_load and not later, typing)
 
-    yield from walk([tree], True)
+    yield from walk([tree], True, False)
 
 
 def graph() -> dict[str, list[Import]]:
@@ -114,7 +130,20 @@ def graph() -> dict[str, list[Import]]:
 @functools.cache
 def _graph() -> dict[str, tuple[Import, ...]]:
     modules = our_modules()
-    return {name: tuple(imports_of(name, path, modules)) for name, path in modules.items()}
+    return {
+        name: (*imports_of(name, path, modules), *_stub_imports(name, path, modules))
+        for name, path in modules.items()
+    }
+
+
+def _stub_imports(name: str, path: Path, modules: dict[str, Path]) -> Iterator[Import]:
+    """A light package face imports its names on first use (:mod:`agent.faces`), by strings
+    no import statement shows; its ``.pyi`` beside it names them for type checkers, so they
+    count as ``TYPE_CHECKING`` imports of the package."""
+    stub = path.with_suffix(".pyi")
+    if stub.exists():
+        for imp in imports_of(name, stub, modules):
+            yield Import(imp.target, imp.line, False, True)
 
 
 def back_edges(edges: dict[str, list[Import]]) -> list[str]:
@@ -150,10 +179,22 @@ def frontend_edges(edges: dict[str, list[Import]]) -> list[str]:
     return wrong
 
 
+def screen_edges(edges: dict[str, list[Import]]) -> list[str]:
+    """One line per import of the composition module (:data:`WIRING`) by a screen."""
+    return [
+        f"{name} (line {imp.line}) imports {imp.target}"
+        for name, found in sorted(edges.items())
+        if _inside(name, SCREENS)
+        for imp in found
+        if _inside(imp.target, WIRING)
+    ]
+
+
 def cycles(edges: dict[str, list[Import]]) -> list[list[str]]:
-    """The import cycles among our modules (imports that run at load time only)."""
+    """The import cycles among our modules (imports outside functions: at load time and under
+    ``if TYPE_CHECKING:``)."""
     load = {
-        name: sorted({i.target for i in found if i.at_load and i.target in edges})
+        name: sorted({i.target for i in found if (i.at_load or i.typing) and i.target in edges})
         for name, found in edges.items()
     }
     index: dict[str, int] = {}
@@ -235,6 +276,13 @@ def test_no_import_cycle_between_our_modules() -> None:
             "desk.app",
         ),
         ("demo_model.server", "from agent.stops import Surface\n", "agent.stops"),
+        ("tui_gateway.wire.http_server", "from demo_model.server import X\n", "demo_model.server"),
+        (
+            "tui_gateway.wire.options",
+            "def f():\n    from demo_model.server import DemoModelServer\n",
+            "demo_model.server",
+        ),
+        ("asgi_server", "from tui_gateway.gateway import Gateway\n", "tui_gateway.gateway"),
         ("agent.stops", "from textual.app import App\n", "textual.app"),
     ],
 )
@@ -254,3 +302,40 @@ def test_a_cycle_is_found() -> None:
     assert ["agent.outcome", "agent.stops"] in cycles(edges)
     edges["agent.outcome"][-1] = Import("agent.stops", 1, False)  # inside a function: fine
     assert cycles(edges) == []
+
+
+def test_a_cycle_through_type_checking_imports_is_found(tmp_path: Path) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agent.outcome import X\n",
+        encoding="utf-8",
+    )
+    edges = graph()
+    edges["agent.stops"] = [*edges["agent.stops"], *imports_of("agent.stops", path, our_modules())]
+    edges["agent.outcome"] = [*edges["agent.outcome"], Import("agent.stops", 1, True)]
+    assert ["agent.outcome", "agent.stops"] in cycles(edges)
+
+
+def test_no_screen_imports_the_wiring() -> None:
+    edges = graph()
+    assert any(_inside(name, SCREENS) for name in edges) and WIRING in edges
+    assert screen_edges(edges) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from desk.wiring import DeskWidgets\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from desk import wiring\n",
+        "def f():\n    import desk.wiring\n",
+    ],
+)
+def test_a_screen_that_imports_the_wiring_is_found(source: str, tmp_path: Path) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(source, encoding="utf-8")
+    edges = graph()
+    edges["desk.screens.help_screen"] = list(
+        imports_of("desk.screens.help_screen", path, our_modules())
+    )
+    wrong = screen_edges(edges)
+    assert [line for line in wrong if line.startswith("desk.screens.help_screen (line")]

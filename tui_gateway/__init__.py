@@ -4,7 +4,16 @@ The desk (or any other frontend) calls the gateway's methods and receives typed 
 touches an :class:`agent.agent.Agent` directly.
 """
 
-from tui_gateway.events import GatewayEvent
-from tui_gateway.gateway import Gateway, GatewayConfig, ShutdownReport
+from __future__ import annotations
 
-__all__ = ["Gateway", "GatewayConfig", "GatewayEvent", "ShutdownReport"]
+from agent.faces import lazy_names
+
+__all__, __getattr__ = lazy_names(
+    __name__,
+    {
+        "Gateway": "tui_gateway.gateway",
+        "GatewayConfig": "tui_gateway.gateway",
+        "GatewayEvent": "tui_gateway.events",
+        "ShutdownReport": "tui_gateway.gateway",
+    },
+)

@@ -19,14 +19,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-
-import httpx
+from typing import TYPE_CHECKING
 
 from agent.provider.client import ProviderConfig
 from agent.valid_text import loads, valid_text
 from tui_gateway.server_events import ServerState, ServerStatus
 from tui_gateway.state import Session
 from tui_gateway.types import GatewayError
+
+if TYPE_CHECKING:
+    pass  # imported where it is used: not before desk's first frame
 
 BACKOFF_S: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 10.0)
 """Seconds between attempts while the server does not answer well (the last one repeats)."""
@@ -62,6 +64,8 @@ def listed_models(data: object) -> list[str]:
 
 def one_line(exc: BaseException) -> str:
     """Why a request got no answer, in a few words."""
+    import httpx
+
     if isinstance(exc, httpx.ConnectError):
         text = str(exc).lower()
         if "refused" in text:
@@ -81,6 +85,8 @@ def ask_models(
     Returns:
         ``(HTTP status or None, model ids, why there was no answer)``; never raises.
     """
+    import httpx
+
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         with httpx.Client(headers=headers, timeout=timeout_s, trust_env=False) as client:

@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
 from agent.checkpoints.diff import read_current
 
 SKIPPED_DIRS = frozenset(
@@ -101,6 +99,8 @@ def _git_files(root: Path) -> list[Path] | None:
 
 
 def _walk(root: Path) -> Iterator[Path]:
+    import pathspec  # here, not at load: desk's first frame does not wait for it
+
     ignore = None
     try:
         with open(root / ".gitignore", encoding="utf-8", errors="replace") as handle:

@@ -6,22 +6,23 @@ Phases, each reported with counts: ``lease`` (one compression per session, acros
 before commit admission rolls everything back; one after admission waits for the commit.
 """
 
-from agent.compression.engine import CompressionOutcome, CompressionProgress, Compressor
-from agent.compression.fence import CommitFence, FenceState
-from agent.compression.plan import CompressionPlan, plan_compression
-from agent.compression.policy import CooldownLadder, should_compress
-from agent.compression.status import CompressionPhase, CompressionStatus
+from __future__ import annotations
 
-__all__ = [
-    "CommitFence",
-    "CompressionOutcome",
-    "CompressionPhase",
-    "CompressionPlan",
-    "CompressionProgress",
-    "CompressionStatus",
-    "Compressor",
-    "CooldownLadder",
-    "FenceState",
-    "plan_compression",
-    "should_compress",
-]
+from agent.faces import lazy_names
+
+__all__, __getattr__ = lazy_names(
+    __name__,
+    {
+        "CommitFence": "agent.compression.fence",
+        "CompressionOutcome": "agent.compression.engine",
+        "CompressionPhase": "agent.compression.status",
+        "CompressionPlan": "agent.compression.plan",
+        "CompressionProgress": "agent.compression.engine",
+        "CompressionStatus": "agent.compression.status",
+        "Compressor": "agent.compression.engine",
+        "CooldownLadder": "agent.compression.policy",
+        "FenceState": "agent.compression.fence",
+        "plan_compression": "agent.compression.plan",
+        "should_compress": "agent.compression.policy",
+    },
+)

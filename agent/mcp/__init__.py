@@ -16,21 +16,20 @@ Internals: :mod:`agent.mcp.transport` (stdio behind :mod:`agent.guard`, streamab
 
 from __future__ import annotations
 
-from agent.mcp.connection import ServerConnection
-from agent.mcp.loop import McpLoop
-from agent.mcp.names import exposed_names
-from agent.mcp.status import McpState, McpUnavailable, RemoteTool, ServerSpec, ServerStatus
-from agent.mcp.tool import McpTool, Permission
+from agent.faces import lazy_names
 
-__all__ = [
-    "McpLoop",
-    "McpState",
-    "McpTool",
-    "McpUnavailable",
-    "Permission",
-    "RemoteTool",
-    "ServerConnection",
-    "ServerSpec",
-    "ServerStatus",
-    "exposed_names",
-]
+__all__, __getattr__ = lazy_names(
+    __name__,
+    {
+        "McpLoop": "agent.mcp.loop",
+        "McpState": "agent.mcp.status",
+        "McpTool": "agent.mcp.tool",
+        "McpUnavailable": "agent.mcp.status",
+        "Permission": "agent.mcp.tool",
+        "RemoteTool": "agent.mcp.status",
+        "ServerConnection": "agent.mcp.connection",
+        "ServerSpec": "agent.mcp.status",
+        "ServerStatus": "agent.mcp.status",
+        "exposed_names": "agent.mcp.names",
+    },
+)

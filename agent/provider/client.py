@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-
+from agent.provider.config import ProviderConfig as ProviderConfig
 from agent.provider.connection import ProviderConnection, open_connection
 from agent.provider.errors import (
     AuthError,
@@ -35,36 +33,12 @@ from agent.provider.sse import LineTooLong, data_lines
 from agent.provider.types import ChatMessage, Completion, StreamDelta, ToolCall, Usage
 from agent.valid_text import loads
 
+if TYPE_CHECKING:
+    import httpx  # imported where it is used: not before desk's first frame
+
 DeltaCallback = Callable[[StreamDelta], None]
 ActivityCallback = Callable[[], None]
 """Told each time a chunk arrives, whatever it carries (text, a piece of a tool call, usage)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderConfig:
-    """Where and how to reach the model server.
-
-    Attributes:
-        base_url: the OpenAI-compatible root, ending in ``/v1`` (e.g. ``http://127.0.0.1:8080/v1``).
-        model: the model name sent with every request.
-        api_key: bearer token, or None for local servers that need none.
-        connect_timeout: seconds to wait for the TCP connection.
-        write_timeout: seconds to wait while sending the request body.
-        read_timeout: seconds to wait between bytes; None waits for ever (a slow prompt on a
-            local server can take minutes; the turn's stop and inactivity guards end the wait).
-    """
-
-    base_url: str
-    model: str
-    api_key: str | None = None
-    connect_timeout: float = 10.0
-    write_timeout: float = 30.0
-    read_timeout: float | None = None
-
-    @property
-    def completions_url(self) -> str:
-        """The full ``.../chat/completions`` URL."""
-        return self.base_url.rstrip("/") + "/chat/completions"
 
 
 class ChatClient:
@@ -141,6 +115,8 @@ class ChatClient:
                 chunk's shape, or a line longer than :data:`agent.provider.sse.MAX_LINE_BYTES`.
             asyncio.CancelledError: when the awaiting task is cancelled; the socket is closed.
         """
+        import httpx
+
         out = partial if partial is not None else Completion()
         calls: dict[int, dict[str, str]] = {}
         # Pieces are joined once when the stream ends (normally, by error or by cancellation):
@@ -201,6 +177,8 @@ class ChatClient:
                 a chat completion.
             asyncio.CancelledError: when the awaiting task is cancelled; the socket is closed.
         """
+        import httpx
+
         body = self._body(messages, tools, stream=False, max_tokens=max_tokens)
         try:
             response = await conn.http.post(
@@ -402,6 +380,8 @@ def _status_error(response: httpx.Response, model: str) -> ProviderError:
 
 
 def _transport_error(exc: httpx.TransportError, base_url: str) -> ProviderError:
+    import httpx
+
     if isinstance(exc, httpx.ConnectError):
         return ConnectFailed(f"cannot reach the model server at {base_url}: {_describe(exc)}")
     return ProviderError(f"connection to the model server failed: {_describe(exc)}")

@@ -31,10 +31,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-import httpx
+from agent.provider.config import ProviderConfig
 
 if TYPE_CHECKING:
-    from agent.provider.client import ProviderConfig
+    import httpx  # imported where it is used: not before desk's first frame
 
 
 class ProviderConnection:
@@ -133,6 +133,8 @@ async def open_connection(config: ProviderConfig) -> AsyncIterator[ProviderConne
         the connection; pass it to :meth:`~agent.provider.client.ChatClient.stream` or
         :meth:`~agent.provider.client.ChatClient.complete`.
     """
+    import httpx
+
     headers = {"Accept": "application/json"}
     if config.api_key:
         headers["Authorization"] = f"Bearer {config.api_key}"
@@ -154,6 +156,8 @@ async def open_connection(config: ProviderConfig) -> AsyncIterator[ProviderConne
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
     """One TLS context for the process: building one costs milliseconds at every turn."""
+    import httpx
+
     return httpx.create_ssl_context()
 
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.provider.window import root_url
 from agent.valid_text import loads
+
+if TYPE_CHECKING:
+    import httpx  # imported where it is used: not before desk's first frame
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,8 @@ class ServerTokens:
 
 async def _post(http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> Any:
     """POST ``body``; the answer's JSON, or None for an error, a refusal or not JSON."""
+    import httpx
+
     try:
         response = await http.post(url, json=body)
     except httpx.HTTPError:

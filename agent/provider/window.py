@@ -22,12 +22,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from agent.provider.client import ProviderConfig
 from agent.valid_text import loads
+
+if TYPE_CHECKING:
+    import httpx  # imported where it is used: not before desk's first frame
 
 DEFAULT_WINDOW = 8192
 """Tokens assumed when neither the person nor the server says."""
@@ -109,6 +110,8 @@ def learn_context_window(
 
 def _asked(config: ProviderConfig, timeout_s: float) -> Iterator[ContextWindow]:
     """Figures in the order the endpoints are asked: running windows before training ones."""
+    import httpx
+
     root = root_url(config.base_url)
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     try:

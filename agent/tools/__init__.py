@@ -14,43 +14,32 @@ Public API:
 
 from __future__ import annotations
 
-from agent.tools.base import (
-    DEFAULT_MAX_OUTPUT_BYTES,
-    Tool,
-    ToolArgumentError,
-    ToolContext,
-    ToolResult,
-    stopped_result,
-    tool_schema,
-)
-from agent.tools.files import ListDirTool, ReadFileTool, WriteFileTool
-from agent.tools.output import OutputBuffer, truncate_text
-from agent.tools.process import GroupEnding, ProcessGroup, ProcessLedger, become_subreaper
-from agent.tools.registry import ToolRegistry, default_tools
-from agent.tools.runner import ToolBatch, ToolOutcome
-from agent.tools.shell import ShellRun, ShellTool
+from agent.faces import lazy_names
 
-__all__ = [
-    "DEFAULT_MAX_OUTPUT_BYTES",
-    "GroupEnding",
-    "ListDirTool",
-    "OutputBuffer",
-    "ProcessGroup",
-    "ProcessLedger",
-    "ReadFileTool",
-    "ShellRun",
-    "ShellTool",
-    "Tool",
-    "ToolArgumentError",
-    "ToolBatch",
-    "ToolContext",
-    "ToolOutcome",
-    "ToolRegistry",
-    "ToolResult",
-    "WriteFileTool",
-    "become_subreaper",
-    "default_tools",
-    "stopped_result",
-    "tool_schema",
-    "truncate_text",
-]
+__all__, __getattr__ = lazy_names(
+    __name__,
+    {
+        "DEFAULT_MAX_OUTPUT_BYTES": "agent.tools.base",
+        "GroupEnding": "agent.tools.process",
+        "ListDirTool": "agent.tools.files",
+        "OutputBuffer": "agent.tools.output",
+        "ProcessGroup": "agent.tools.process",
+        "ProcessLedger": "agent.tools.process",
+        "ReadFileTool": "agent.tools.files",
+        "ShellRun": "agent.tools.shell",
+        "ShellTool": "agent.tools.shell",
+        "Tool": "agent.tools.base",
+        "ToolArgumentError": "agent.tools.base",
+        "ToolBatch": "agent.tools.runner",
+        "ToolContext": "agent.tools.base",
+        "ToolOutcome": "agent.tools.runner",
+        "ToolRegistry": "agent.tools.registry",
+        "ToolResult": "agent.tools.base",
+        "WriteFileTool": "agent.tools.files",
+        "become_subreaper": "agent.tools.process",
+        "default_tools": "agent.tools.registry",
+        "stopped_result": "agent.tools.base",
+        "tool_schema": "agent.tools.base",
+        "truncate_text": "agent.tools.output",
+    },
+)

@@ -32,8 +32,8 @@ from tui_gateway.text import terminal_safe
 from tui_gateway.types import ChildOutcome, GatewayError
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 STOP_REASON = "stopped with the agent's Stop"
 """The reason of a stop from a child's card."""
@@ -93,7 +93,7 @@ class AgentsController:
         card = self.card(turn_id)
         return card.box if card is not None else None
 
-    async def started(self, view: SessionView, payload: ChildStarted) -> None:
+    async def started(self, view: ShownSession, payload: ChildStarted) -> None:
         """``child.start``: a card right under the ``delegate`` call that started it."""
         p = payload
         card = AgentCard(
@@ -134,7 +134,7 @@ class AgentsController:
         if card is not None:
             card.finish(payload, note_for(payload, self._format_receipt))
 
-    def stop(self, view: SessionView, turn_id: str) -> None:
+    def stop(self, view: ShownSession, turn_id: str) -> None:
         """A card's Stop: stop that child alone, as the person."""
         stop = StopRequest.by_user(Surface.DESK_BUTTON, STOP_REASON)
         try:
@@ -146,7 +146,7 @@ class AgentsController:
         if stopped is not None and card is not None:
             card.stopping()
 
-    async def show_saved(self, view: SessionView, outcomes: tuple[ChildOutcome, ...]) -> None:
+    async def show_saved(self, view: ShownSession, outcomes: tuple[ChildOutcome, ...]) -> None:
         """The children of a saved turn, finished, at the end of the transcript (resume)."""
         for outcome in outcomes:
             card = AgentCard(

@@ -19,8 +19,8 @@ from desk.widgets.change_preview import ChangePreview
 from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 
 def _files(names: list[str], most: int = 4) -> str:
@@ -39,7 +39,7 @@ class CheckpointsController:
     def __init__(self, gateway: DeskGateway) -> None:
         self._gateway = gateway
 
-    async def undo(self, view: SessionView) -> None:
+    async def undo(self, view: ShownSession) -> None:
         """Undo the session's last turn that changed files, and show what it did."""
         try:
             result = await asyncio.to_thread(self._gateway.session_undo, view.session_id)
@@ -66,7 +66,7 @@ class CheckpointsController:
             )
         view.transcript.scroll_end(animate=False)
 
-    async def diff(self, view: SessionView) -> None:
+    async def diff(self, view: ShownSession) -> None:
         """Show what the session's turns changed in the workspace."""
         try:
             result = await asyncio.to_thread(self._gateway.session_diff, view.session_id)

@@ -36,8 +36,8 @@ from tui_gateway.events import CompressionComplete, CompressionProgressed
 from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 COMPRESSION_LINGER_S = 2.0
 """How long a finished compression's outcome stays on the panel before it collapses, in s."""
@@ -84,12 +84,12 @@ class CompressionController:
         """Seconds the outcome stays on the panel before it becomes a transcript line."""
         self._compress_turns: set[str] = set()
         self._collapse_timer: Timer | None = None
-        self._pending: tuple[SessionView, CompressionComplete] | None = None
+        self._pending: tuple[ShownSession, CompressionComplete] | None = None
         self._anchor: Widget | None = None
 
     # -- starting --------------------------------------------------------------------------------
 
-    async def start(self, view: SessionView, focus: str | None) -> str | None:
+    async def start(self, view: ShownSession, focus: str | None) -> str | None:
         """Ask the gateway to compress the view's session now; returns the turn id, or None."""
         try:
             result = self._gateway.session_compress(view.session_id, focus)
@@ -101,13 +101,13 @@ class CompressionController:
             self._show_compressing(view, result.turn_id)
         return result.turn_id
 
-    def _show_compressing(self, view: SessionView, turn_id: str) -> None:
+    def _show_compressing(self, view: ShownSession, turn_id: str) -> None:
         self._turns.set_running(view, turn_id)
         self._status.state = "compressing"
 
     # -- events ----------------------------------------------------------------------------------
 
-    async def progress(self, view: SessionView, payload: CompressionProgressed) -> None:
+    async def progress(self, view: ShownSession, payload: CompressionProgressed) -> None:
         """``compression.progress``: the panel follows it; an unknown turn is now running."""
         turn_id = payload.turn_id
         if turn_id in self._compress_turns:
@@ -124,7 +124,7 @@ class CompressionController:
             await self._begin_panel(view, turn_id)
         self._panel.show_progress(payload)
 
-    async def _begin_panel(self, view: SessionView, turn_id: str) -> None:
+    async def _begin_panel(self, view: ShownSession, turn_id: str) -> None:
         await self.collapse()
         # The outcome line goes where the transcript ended when the compression began (prompts
         # queued meanwhile come after it), or above the reply of a prompt turn.
@@ -138,7 +138,7 @@ class CompressionController:
             prompt_turn=not self._is_compress_turn(view, turn_id),
         )
 
-    async def ended(self, view: SessionView, payload: CompressionComplete) -> None:
+    async def ended(self, view: ShownSession, payload: CompressionComplete) -> None:
         """``compression.complete``: the outcome on the panel, then one transcript line."""
         panel = self._panel
         if panel.turn_id != payload.turn_id:
@@ -194,7 +194,7 @@ class CompressionController:
 
     # -- cancelling ------------------------------------------------------------------------------
 
-    def cancel(self, view: SessionView, surface: Surface) -> bool:
+    def cancel(self, view: ShownSession, surface: Surface) -> bool:
         """Hard-stop the running compression of the view's session, and only it; False when
         none runs. A ``/compress`` turn is then stopping; a prompt turn goes on."""
         stop = StopRequest.by_user(surface)
@@ -204,11 +204,11 @@ class CompressionController:
             self._turns.set_stopping()
         return cancelled
 
-    def cancel_requested(self, view: SessionView) -> None:
+    def cancel_requested(self, view: ShownSession) -> None:
         """The panel's "Cancel compression" button."""
         self.cancel(view, Surface.DESK_BUTTON)
         self._focus_prompt()
 
-    def _is_compress_turn(self, view: SessionView, turn_id: str) -> bool:
+    def _is_compress_turn(self, view: ShownSession, turn_id: str) -> bool:
         """True for a ``/compress`` turn, False for a prompt turn compressing first."""
         return turn_id in self._compress_turns or view.transcript.prompt(turn_id) is None

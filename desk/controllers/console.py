@@ -36,8 +36,8 @@ from tui_gateway.events import ConsoleComplete, ConsoleOutput
 from tui_gateway.types import ConsoleCommandInfo, GatewayError
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 NEW_SESSION_LINE = re.compile(r"^new session ([0-9A-Za-z_-]+)\s*$", re.MULTILINE)
 """The line ``/new`` writes when it created a session."""
@@ -105,7 +105,7 @@ class ConsoleController:
         status: StatusBar,
         turns: TurnsController,
         show_session: Callable[[str], Awaitable[object]],
-        shown: Callable[[], SessionView | None],
+        shown: Callable[[], ShownSession | None],
         open_sessions: Callable[[], None],
         notify: Notify,
     ) -> None:
@@ -159,7 +159,7 @@ class ConsoleController:
 
     # -- running ---------------------------------------------------------------------------------
 
-    def run_line(self, view: SessionView, line: str, *, focus: bool = True) -> str | None:
+    def run_line(self, view: ShownSession, line: str, *, focus: bool = True) -> str | None:
         """Run a command line on the gateway's console and show it in the (opened) panel.
 
         Args:
@@ -173,7 +173,7 @@ class ConsoleController:
         self._panel.open(focus=focus)
         return self._start(view, line)
 
-    def _start(self, view: SessionView, line: str) -> str | None:
+    def _start(self, view: ShownSession, line: str) -> str | None:
         """Run ``line``; its entry in the panel (open or not) shows it. None: refused (the
         panel says why)."""
         panel = self._panel
@@ -188,7 +188,7 @@ class ConsoleController:
         self._changed()
         return command_id
 
-    async def run_typed(self, view: SessionView, text: str) -> bool:
+    async def run_typed(self, view: ShownSession, text: str) -> bool:
         """Run the prompt box's text as a console command when it is one.
 
         The panel stays as it is: a one-line answer goes to the transcript when the command
@@ -218,7 +218,7 @@ class ConsoleController:
             self._open_sessions()
         return True
 
-    def entered(self, view: SessionView, line: str) -> None:
+    def entered(self, view: ShownSession, line: str) -> None:
         """A line typed in the panel: ``/stop`` stops the turn, anything else runs."""
         name = self.command_in(line)
         if name == "stop":
@@ -301,7 +301,7 @@ class ConsoleController:
             self._quiet.discard(payload.command_id)
             panel.open(focus=False)
 
-    async def ended(self, view: SessionView | None, payload: ConsoleComplete) -> None:
+    async def ended(self, view: ShownSession | None, payload: ConsoleComplete) -> None:
         """``console.complete``: the outcome line; ``/new`` switches the desk to its session;
         a command typed in the prompt box that answered in one line says it in the transcript.
 

@@ -13,8 +13,8 @@ from desk.saved_blocks import saved_blocks
 from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 WallClock = Callable[[], datetime]
 """Returns the local time now (``datetime.now`` or a test's pinned time)."""
@@ -54,7 +54,7 @@ class ExportController:
             return ""
         return next((s.title for s in sessions if s.session_id == session_id), "")
 
-    async def export(self, view: SessionView, path: str = "") -> None:
+    async def export(self, view: ShownSession, path: str = "") -> None:
         """Write the view's session to ``path`` ("" for ``./desk-<session>-<date>.md``)."""
         now = self.wall_clock()
         target = resolve_export_path(path, view.session_id, now, Path.cwd())

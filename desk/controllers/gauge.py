@@ -24,7 +24,7 @@ from tui_gateway.text import DEFAULT_CHARS_PER_TOKEN, tokens_in_chars
 from tui_gateway.types import TranscriptEntry
 
 if TYPE_CHECKING:
-    from desk.widgets.session_view import SessionView
+    from desk.controllers.view import ShownSession
 
 
 def context_estimate(entries: Iterable[TranscriptEntry]) -> int:
@@ -51,7 +51,7 @@ class ContextGauge:
         """True once the gateway's ``context.window`` came: its figures are the ones shown."""
         return bool(self._status.window_note)
 
-    def window_reported(self, view: SessionView, payload: ContextWindowKnown) -> None:
+    def window_reported(self, view: ShownSession, payload: ContextWindowKnown) -> None:
         """``context.window``: the gateway's window, its source, and the next request's size."""
         status = self._status
         self._chars_per_token = payload.chars_per_token or DEFAULT_CHARS_PER_TOKEN
@@ -60,7 +60,7 @@ class ContextGauge:
         status.context_used = payload.used_tokens
         self.count_pending(view)
 
-    def count_pending(self, view: SessionView | None) -> None:
+    def count_pending(self, view: ShownSession | None) -> None:
         """Count the prompt being typed and the view's queued prompts (sent next)."""
         chars = len(self._prompt.text) if self._prompt is not None else 0
         if view is not None:
@@ -73,7 +73,7 @@ class ContextGauge:
         self._status.context_used = context_estimate(entries)
         self._status.usage = usage
 
-    def turn_completed(self, view: SessionView, payload: MessageComplete) -> None:
+    def turn_completed(self, view: ShownSession, payload: MessageComplete) -> None:
         """A turn of the view's session ended: what the next request will carry."""
         status = self._status
         if payload.session_usage is not None:

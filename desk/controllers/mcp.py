@@ -16,7 +16,7 @@ from desk.widgets.status_bar import StatusBar
 from tui_gateway.mcp_events import McpServerChanged
 
 if TYPE_CHECKING:
-    from desk.widgets.session_view import SessionView
+    from desk.controllers.view import ShownSession
 
 
 class McpController:
@@ -29,7 +29,7 @@ class McpController:
     """
 
     def __init__(
-        self, status: StatusBar, view: Callable[[], SessionView | None], notify: Notify
+        self, status: StatusBar, view: Callable[[], ShownSession | None], notify: Notify
     ) -> None:
         self._status = status
         self._view = view

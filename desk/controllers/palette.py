@@ -21,8 +21,8 @@ from desk.widgets.status_bar import StatusBar
 from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("new_session", "New session", "start an empty session"),
@@ -82,7 +82,7 @@ class PaletteController:
         return self._status.model or self._connection.model
 
     def commands(
-        self, view: SessionView | None, system: Iterable[SystemCommand]
+        self, view: ShownSession | None, system: Iterable[SystemCommand]
     ) -> list[PaletteCommand]:
         """The palette's entries: the desk's own, then Textual's ``system`` commands.
 
@@ -122,7 +122,7 @@ class PaletteController:
         commands.append(PaletteCommand("Quit", "stop every running turn, then quit", quit_all))
         return commands
 
-    def choose_model(self, view: SessionView | None, name: str) -> None:
+    def choose_model(self, view: ShownSession | None, name: str) -> None:
         """Use model ``name`` for the session's next turns (the running one keeps its own)."""
         set_model = getattr(self._gateway, "session_set_model", None)
         if view is None or not callable(set_model):

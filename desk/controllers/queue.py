@@ -30,8 +30,8 @@ from desk.widgets.queued_item import QueueAction
 from tui_gateway.types import GatewayError, TranscriptEntry
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 
 def unsent_tail(entries: list[TranscriptEntry]) -> list[str]:
@@ -74,7 +74,7 @@ class QueueController:
         self._notify = notify
         self._focus_prompt = focus_prompt
 
-    async def sync(self, view: SessionView) -> None:
+    async def sync(self, view: ShownSession) -> None:
         """Show the view's queue as it is now (call after every change). An edited prompt
         that left the queue (it runs, or was dropped) ends the edit; its text stays in the
         box."""
@@ -93,7 +93,7 @@ class QueueController:
         if self._list.is_attached:
             await self._list.show(queue, self._prompt.editing)
 
-    async def load(self, view: SessionView) -> None:
+    async def load(self, view: ShownSession) -> None:
         """A session is shown: its queue as the gateway holds it now."""
         try:
             waiting = self._gateway.session_queue(view.session_id)
@@ -103,14 +103,14 @@ class QueueController:
             view.queue.add(info.turn_id, info.text, info.position, compress=not info.editable)
         await self.sync(view)
 
-    async def offer_unsent(self, view: SessionView, entries: list[TranscriptEntry]) -> None:
+    async def offer_unsent(self, view: ShownSession, entries: list[TranscriptEntry]) -> None:
         """A resumed session: offer again the prompts that were still queued when it was last
         closed (they are saved as not sent, and run only if the person sends them)."""
         for text in unsent_tail(entries):
             view.queue.hold(text)
         await self.sync(view)
 
-    async def chosen(self, view: SessionView, key: str, action: QueueAction) -> None:
+    async def chosen(self, view: ShownSession, key: str, action: QueueAction) -> None:
         """A queue line's ✎, ✕ or ↻."""
         entry = view.queue.get(key)
         if entry is None:
@@ -125,14 +125,14 @@ class QueueController:
         else:
             await self.resend(view, key)
 
-    def remove(self, view: SessionView, turn_id: str) -> None:
+    def remove(self, view: ShownSession, turn_id: str) -> None:
         """✕ on a queued prompt: ask the gateway to drop it (it goes with ``prompt.dropped``)."""
         try:
             self._gateway.prompt_remove(view.session_id, turn_id)
         except GatewayError as exc:
             self._notify(exc.message, title="Not removed", severity="error")
 
-    async def resend(self, view: SessionView, key: str) -> None:
+    async def resend(self, view: ShownSession, key: str) -> None:
         """↻ on a prompt offered again: send it (it runs, or waits behind the queue)."""
         entry = view.queue.get(key)
         if entry is None:
@@ -143,7 +143,7 @@ class QueueController:
             await self._turns.show_sent(view, entry.text, result)
         await self.sync(view)
 
-    def edit(self, view: SessionView, key: str) -> None:
+    def edit(self, view: ShownSession, key: str) -> None:
         """✎: the prompt box takes the prompt's text to edit; a draft it held goes to the
         prompt history (Up recalls it)."""
         entry = view.queue.get(key)
@@ -160,13 +160,13 @@ class QueueController:
         self._focus_prompt()
         self._prompt.call_later(self.sync, view)
 
-    def edit_last(self, view: SessionView) -> None:
+    def edit_last(self, view: ShownSession) -> None:
         """Up on an empty prompt box: edit the last queued prompt."""
         entry = view.queue.last()
         if entry is not None:
             self.edit(view, entry.key)
 
-    async def save_edit(self, view: SessionView, key: str, text: str) -> None:
+    async def save_edit(self, view: ShownSession, key: str, text: str) -> None:
         """Enter while the box edits ``key``: its new text, in its place.
 
         The box emptied itself on Enter. A held prompt is sent with its new text. When the
@@ -201,11 +201,11 @@ class QueueController:
             )
         await self.sync(view)
 
-    async def edit_cancelled(self, view: SessionView) -> None:
+    async def edit_cancelled(self, view: ShownSession) -> None:
         """The box was emptied while it edited: the queued prompt stays as it was."""
         await self.sync(view)
 
-    async def take_queued(self, view: SessionView, turn_id: str) -> bool:
+    async def take_queued(self, view: ShownSession, turn_id: str) -> bool:
         """A queued ``/compress`` starts (it never gets a ``message.start``: its compression
         panel and outcome line stand for it): its line goes.
 

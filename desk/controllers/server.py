@@ -25,8 +25,8 @@ from tui_gateway.server_events import ServerState, ServerStatus
 from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 RETRY_HINT = (
     "asked again every few seconds; saved sessions can be read meanwhile (Ctrl+B), "
@@ -65,7 +65,7 @@ class ServerController:
         status: StatusBar,
         connection: ConnectionInfo,
         model: Callable[[], str],
-        view: Callable[[], SessionView | None],
+        view: Callable[[], ShownSession | None],
         notify: Notify,
     ) -> None:
         self._gateway = gateway

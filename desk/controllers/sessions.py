@@ -2,7 +2,7 @@
 deleting, and the session notices.
 
 At start the desk creates a new session, or resumes one (``desk --resume [ID]``). Each shown
-session gets a :class:`~desk.widgets.session_view.SessionView` of its own: switching mounts a new
+session gets a :class:`~desk.widgets.session_view.ShownSession` of its own: switching mounts a new
 one and removes the old, so events of the old session have nowhere to land any more. A resumed
 session's transcript is rendered from ``session.resume`` (:mod:`desk.saved_blocks`): its last
 :attr:`desk.startup.Startup.recent_messages` messages, under an "N earlier messages · show
@@ -41,8 +41,8 @@ from tui_gateway.events import SessionEvicted, StoreFailed, StoreWaiting
 from tui_gateway.types import GatewayError, TranscriptEntry
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 WAITING = "saving is waiting for the database"
 """The status bar's words while a session's writes wait (``session.store_waiting``)."""
@@ -88,7 +88,7 @@ class SessionsController:
         queue: QueueController,
         format_receipt: ReceiptFormatter,
         running_turn_of: Callable[[str], str | None],
-        mount_view: Callable[[str], Awaitable[SessionView]],
+        mount_view: Callable[[str], Awaitable[ShownSession]],
         notify: Notify,
         focus_prompt: FocusPrompt,
         ask_delete: AskDelete,
@@ -111,14 +111,14 @@ class SessionsController:
         self._ask_delete = ask_delete
         self._later = later
         self._after_refresh = after_refresh
-        self.view: SessionView | None = None
+        self.view: ShownSession | None = None
         """The view of the session shown (None until the app is mounted)."""
         self.resume_rendered_at: float | None = None
         """``time.perf_counter()`` once a resumed transcript was first painted (for benches)."""
 
     # -- start -----------------------------------------------------------------------------------
 
-    async def start(self) -> SessionView:
+    async def start(self) -> ShownSession:
         """Show the first session: resumed (``--resume``) or new. Called on mount.
 
         Returns:
@@ -145,7 +145,7 @@ class SessionsController:
         return view
 
     async def _show_resumed(
-        self, view: SessionView, entries: list[TranscriptEntry], model: str
+        self, view: ShownSession, entries: list[TranscriptEntry], model: str
     ) -> None:
         self._reset_status_bar(entries, model, view.usage)
         await self._render(view, entries)
@@ -158,7 +158,7 @@ class SessionsController:
 
     # -- showing a session -----------------------------------------------------------------------
 
-    async def _replace_view(self, session_id: str) -> SessionView:
+    async def _replace_view(self, session_id: str) -> ShownSession:
         view = await self._mount_view(session_id)
         old, self.view = self.view, view  # from now on the bridge posts to the new view
         if old is not None:
@@ -192,7 +192,7 @@ class SessionsController:
         await self.refresh()
 
     @staticmethod
-    def _turns_running(view: SessionView) -> bool:
+    def _turns_running(view: ShownSession) -> bool:
         return view.running_turn is not None or len(view.queue) > 0
 
     def _reset_status_bar(
@@ -201,7 +201,7 @@ class SessionsController:
         self._status.model = model
         self._gauge.reset(entries, usage)
 
-    async def _render(self, view: SessionView, entries: list[TranscriptEntry]) -> None:
+    async def _render(self, view: ShownSession, entries: list[TranscriptEntry]) -> None:
         start = split_recent(entries, self._startup.recent_messages)
         view.earlier = entries[:start]
         blocks: list[Widget] = []
@@ -212,7 +212,7 @@ class SessionsController:
             await view.transcript.mount_all(blocks)
         view.transcript.scroll_end(animate=False)
 
-    async def show_earlier(self, view: SessionView) -> None:
+    async def show_earlier(self, view: ShownSession) -> None:
         """ "show more": render the previous batch above the blocks shown."""
         transcript = view.transcript
         line = next(transcript.query_children(EarlierMessages).results(), None)
@@ -324,7 +324,7 @@ class SessionsController:
 
     # -- notices ---------------------------------------------------------------------------------
 
-    async def evicted(self, view: SessionView, payload: SessionEvicted) -> None:
+    async def evicted(self, view: ShownSession, payload: SessionEvicted) -> None:
         """``session.evicted`` of the session shown: a line in its transcript."""
         self._turns.set_running(view, None)
         await view.add_note(
@@ -339,7 +339,7 @@ class SessionsController:
         self._notify(f"a background session was closed: {payload.reason}", title="Session closed")
         await self.refresh()
 
-    async def store_failed(self, view: SessionView, payload: StoreFailed) -> None:
+    async def store_failed(self, view: ShownSession, payload: StoreFailed) -> None:
         """``session.store_error`` of the session shown: one line (naming the file that holds
         what was not saved); it goes on in memory."""
         self._waiting.discard(view.session_id)

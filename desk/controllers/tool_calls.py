@@ -38,8 +38,8 @@ from tui_gateway.events import (
 from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 MAX_CARDS = 256
 """Cards remembered before those no longer on screen are forgotten."""
@@ -89,7 +89,7 @@ class ToolCallsController:
         return [card for card in self._cards.values() if card.is_attached]
 
     async def _card_for(
-        self, view: SessionView, turn_id: str, call_id: str, name: str, arguments: str
+        self, view: ShownSession, turn_id: str, call_id: str, name: str, arguments: str
     ) -> ToolCard:
         card = self.card(call_id)
         if card is not None:
@@ -118,7 +118,7 @@ class ToolCallsController:
 
     # -- gateway events ------------------------------------------------------------------------
 
-    async def started(self, view: SessionView, payload: ToolStart) -> None:
+    async def started(self, view: ShownSession, payload: ToolStart) -> None:
         """``tool.start``: a card for the call, running."""
         p = payload
         await self._card_for(view, p.turn_id, p.call_id, p.name, p.arguments)
@@ -129,7 +129,7 @@ class ToolCallsController:
         if card is not None:
             card.add_output(payload.text)
 
-    async def completed(self, view: SessionView, payload: ToolComplete) -> None:
+    async def completed(self, view: ShownSession, payload: ToolComplete) -> None:
         """``tool.complete``: the card shows the outcome and folds to its summary line."""
         p = payload
         # A call a stop cut off before it started has no ``tool.start``: it gets a card here.
@@ -138,7 +138,7 @@ class ToolCallsController:
 
     # -- approvals -------------------------------------------------------------------------------
 
-    async def approval_requested(self, view: SessionView, payload: ApprovalRequest) -> None:
+    async def approval_requested(self, view: ShownSession, payload: ApprovalRequest) -> None:
         """``approval.request``: the prompt appears in the asking call's card, focused."""
         p = payload
         card = next(
@@ -187,7 +187,7 @@ class ToolCallsController:
         prompt.decide(decision)
         return True
 
-    def decided(self, view: SessionView, prompt: ApprovalPrompt, decision: str) -> None:
+    def decided(self, view: ShownSession, prompt: ApprovalPrompt, decision: str) -> None:
         """y / a / n (or a button): send the answer to the gateway."""
         pending = False
         try:

@@ -43,8 +43,8 @@ from tui_gateway.text import terminal_safe
 from tui_gateway.types import GatewayError, SteerResult, SubmitResult
 
 if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
     from desk.ports import DeskGateway
-    from desk.widgets.session_view import SessionView
 
 COMMAND_STOP_REASON = "stopped with /stop"
 """The reason a ``/stop`` typed in the prompt box or the console gives."""
@@ -120,7 +120,7 @@ class TurnsController:
 
     # -- what the status bar and the Stop button show ------------------------------------------
 
-    def set_running(self, view: SessionView, turn_id: str | None) -> None:
+    def set_running(self, view: ShownSession, turn_id: str | None) -> None:
         """Show ``turn_id`` as the view's running turn (None: nothing runs)."""
         status = self._status
         if turn_id is None:
@@ -137,7 +137,7 @@ class TurnsController:
         self._prompt.busy = turn_id is not None
         self._refresh_bindings()
 
-    def set_queued(self, view: SessionView) -> None:
+    def set_queued(self, view: ShownSession) -> None:
         """Show how many of the view's prompts wait in the queue."""
         self._status.queued = len(view.queue)
 
@@ -148,7 +148,7 @@ class TurnsController:
     # -- in and out ----------------------------------------------------------------------------
 
     def send(
-        self, view: SessionView, text: str, enter_time: float | None = None
+        self, view: ShownSession, text: str, enter_time: float | None = None
     ) -> SubmitResult | None:
         """Send a prompt (not a command) for the view's session.
 
@@ -171,7 +171,7 @@ class TurnsController:
             self._notify(shown(exc.message), title="Prompt not sent", severity="error")
             return None
 
-    def steer(self, view: SessionView, text: str) -> SteerResult | None:
+    def steer(self, view: ShownSession, text: str) -> SteerResult | None:
         """Steer the view's running turn with ``text`` (as the person, from the keyboard).
 
         Returns:
@@ -185,7 +185,7 @@ class TurnsController:
             return None
 
     def stop_and_send(
-        self, view: SessionView, text: str, key_time: float | None = None
+        self, view: ShownSession, text: str, key_time: float | None = None
     ) -> SubmitResult | None:
         """Stop what the session runs now (the gateway knows, whatever the view shows) as the
         person and run ``text`` next, ahead of the queue; ``key_time`` is the Ctrl+S's."""
@@ -201,7 +201,7 @@ class TurnsController:
             self.set_stopping()
         return result
 
-    async def show_steer(self, view: SessionView, text: str, result: SteerResult) -> None:
+    async def show_steer(self, view: ShownSession, text: str, result: SteerResult) -> None:
         """Show a steer the running turn took (waiting for its next step), or the prompt it
         became."""
         if not result.steered:
@@ -211,7 +211,7 @@ class TurnsController:
         block = await view.transcript.add_prompt(result.steer_id, text)
         block.status = "steer"
 
-    async def steered(self, view: SessionView, payload: PromptSteered) -> None:
+    async def steered(self, view: ShownSession, payload: PromptSteered) -> None:
         """``prompt.steered``: the steer moves to where the turn took it, and the rest of the
         reply goes under it (a background child's answer shows as a line there)."""
         transcript = view.transcript
@@ -237,7 +237,7 @@ class TurnsController:
         else:
             transcript.move_child(shown, before=reply)
 
-    async def show_sent(self, view: SessionView, text: str, result: SubmitResult) -> None:
+    async def show_sent(self, view: ShownSession, text: str, result: SubmitResult) -> None:
         """Show a prompt the gateway took: running (in the transcript), or queued behind the
         running turn (in the queue above the prompt box: the caller syncs it)."""
         if result.queued:
@@ -249,7 +249,7 @@ class TurnsController:
 
     def stop(
         self,
-        view: SessionView,
+        view: ShownSession,
         surface: Surface,
         read_at: float | None = None,
         keyed_at: float | None = None,
@@ -277,7 +277,7 @@ class TurnsController:
             self.set_stopping()
         return stopped
 
-    def stop_by_command(self, view: SessionView) -> None:
+    def stop_by_command(self, view: ShownSession) -> None:
         """``/stop``: stop what the session runs now, or say that nothing runs."""
         stop = StopRequest.by_user(Surface.DESK_KEY, COMMAND_STOP_REASON)
         if self._gateway.session_interrupt(view.session_id, stop) is None:
@@ -285,7 +285,7 @@ class TurnsController:
 
     # -- gateway events ------------------------------------------------------------------------
 
-    async def started(self, view: SessionView, payload: MessageStart) -> None:
+    async def started(self, view: ShownSession, payload: MessageStart) -> None:
         """``message.start``: show the reply block under its prompt."""
         transcript = view.transcript
         prompt = await transcript.add_prompt(payload.turn_id, payload.prompt)
@@ -295,7 +295,7 @@ class TurnsController:
         await transcript.add_reply(payload.turn_id)
         self.set_running(view, payload.turn_id)
 
-    async def delta(self, view: SessionView, payload: MessageDelta) -> None:
+    async def delta(self, view: ShownSession, payload: MessageDelta) -> None:
         """``message.delta``: stream the piece into its reply."""
         transcript = view.transcript
         reply = transcript.reply(payload.turn_id)
@@ -306,7 +306,7 @@ class TurnsController:
         else:
             await reply.append(payload.text, payload.reasoning)
 
-    def state_changed(self, view: SessionView, payload: TurnState) -> None:
+    def state_changed(self, view: ShownSession, payload: TurnState) -> None:
         """``turn.state``: waiting, streaming, retrying, stopping."""
         if payload.turn_id == view.running_turn:
             status = self._status
@@ -322,7 +322,7 @@ class TurnsController:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(status.wait_for_refresh(), FRAME_WAIT_S)
 
-    async def completed(self, view: SessionView, payload: MessageComplete) -> None:
+    async def completed(self, view: ShownSession, payload: MessageComplete) -> None:
         """``message.complete``: "idle" and the idle keys first (the state is the turn's end,
         and drawing the reply's canonical text may take a while on a busy machine), then the
         canonical text, and the stop marker or error line."""
@@ -335,7 +335,7 @@ class TurnsController:
             reply = await transcript.add_reply(payload.turn_id)
         await reply.finish(payload.text, payload.status, note_for(payload, self._format_receipt))
 
-    async def queued(self, view: SessionView, payload: PromptQueued) -> None:
+    async def queued(self, view: ShownSession, payload: PromptQueued) -> None:
         """``prompt.queued``: the prompt waits at its place (again, with its new text, after an
         edit)."""
         block = view.transcript.prompt(payload.turn_id)
@@ -345,7 +345,7 @@ class TurnsController:
         view.queue.add(payload.turn_id, payload.text, payload.position, compress=compress)
         self.set_queued(view)
 
-    async def dropped(self, view: SessionView, payload: PromptDropped) -> None:
+    async def dropped(self, view: ShownSession, payload: PromptDropped) -> None:
         """``prompt.dropped``: a queued prompt will never run. One the person removed just
         goes; one the system dropped stays in the transcript, struck through, with why."""
         view.queue.pop(payload.turn_id)

@@ -1,11 +1,10 @@
 """The desk's main screen: what its widgets ask.
 
-The app composes the widgets onto it (:meth:`desk.wiring.DeskWidgets.layout`) and mounts the
-session's view at the top. The screen hands what these widgets post to the controller of that
-concern: the prompt box's text (a command, a prompt for the model, or a queued prompt's new
-text), the Stop button, the queue's ✎ / ✕ / ↻, the panels' commands and Cancel buttons, the
-sidebar's open / rename / delete, and where the focus is (the console's stop keys depend on
-it).
+The app composes the widgets onto it (:meth:`desk.screens.desk_widgets.DeskWidgets.layout`) and
+mounts the session's view at the top. The screen hands what these widgets post to the controller
+of that concern: the prompt box's text (a command, a prompt for the model, or a queued prompt's
+new text), the Stop button, the queue's ✎ / ✕ / ↻, the panels' commands and Cancel buttons, the
+sidebar's open / rename / delete, and where the focus is (the console's stop keys depend on it).
 
 It also keeps the typing in the prompt box: a printable key that reaches the screen (the
 focused widget took no text and has no binding for it: a tool card, a button, the sessions
@@ -23,14 +22,14 @@ from textual.widgets import Button, Input, TextArea
 from agent.context.instructions import INIT_PROMPT
 from agent.stops import Surface
 from desk.controllers import DeskControllers
+from desk.controllers.view import ShownSession
+from desk.screens.desk_widgets import DeskWidgets
 from desk.slash import parse_slash, unknown_command
 from desk.widgets.compression_panel import CompressionPanel
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.prompt_input import PromptInput, SendMode
 from desk.widgets.queued_item import QueuedItem
-from desk.widgets.session_view import SessionView
 from desk.widgets.sessions_sidebar import SessionsSidebar
-from desk.wiring import DeskWidgets
 
 EARLY_NOTICE = "your prompt is sent once desk is ready"
 """The status bar's line while an Enter typed during the start waits for the session."""
@@ -146,7 +145,7 @@ class DeskScreen(Screen[None]):
             await self._controllers.queue.chosen(view, message.key, message.action)
 
     async def _submitted(
-        self, view: SessionView, text: str, how: SendMode, key_time: float | None
+        self, view: ShownSession, text: str, how: SendMode, key_time: float | None
     ) -> None:
         """Send what the prompt box took (it is empty already: keys typed since are the next
         prompt's); what cannot go comes back to the box (:meth:`PromptInput.give_back`)."""
@@ -174,7 +173,7 @@ class DeskScreen(Screen[None]):
         else:
             await c.turns.show_sent(view, text, result)
 
-    async def _run_command(self, view: SessionView, text: str) -> bool:
+    async def _run_command(self, view: ShownSession, text: str) -> bool:
         """Run ``text`` when it is a command (the desk's, or the console's); True if it was."""
         c = self._controllers
         parsed = parse_slash(text)

@@ -12,11 +12,9 @@ import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
-from acp import schema as s
-from acp.stdio import spawn_agent_process
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
@@ -24,6 +22,9 @@ from demo_model.server import DemoModelServer
 from tests.mcp.conftest import time_command
 from tests.support import cut_short, poll_until
 from tests.wire.helpers import ROOT, child_env
+
+if TYPE_CHECKING:  # imported in the tests: collecting them loads no SDK
+    from acp import schema as s
 
 STORY = "tell me a story about a lighthouse"
 
@@ -41,6 +42,8 @@ class Editor:
     async def request_permission(
         self, session_id: str, tool_call: s.ToolCallUpdate, options: list[Any], **_: Any
     ) -> s.RequestPermissionResponse:
+        from acp import schema as s
+
         self.asked.append(tool_call)
         assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
         return s.RequestPermissionResponse(
@@ -57,7 +60,12 @@ class Editor:
     def on_connect(self, conn: Any) -> None:
         pass
 
-    def text(self, session_id: str, kind: type[Any] = s.AgentMessageChunk) -> str:
+    def text(self, session_id: str, kind: type[Any] | None = None) -> str:
+        """What the agent said in the session (``kind``: the updates read, its message chunks
+        unless told)."""
+        from acp import schema as s
+
+        kind = kind or s.AgentMessageChunk
         return "".join(
             u.content.text for sid, u in self.updates if sid == session_id and isinstance(u, kind)
         )
@@ -85,6 +93,8 @@ def agent_argv(provider: ProviderConfig, db: Path) -> list[str]:
 
 
 def spawn(editor: Editor, provider: ProviderConfig, db: Path) -> Any:
+    from acp.stdio import spawn_agent_process
+
     return spawn_agent_process(
         editor,
         sys.executable,
@@ -106,6 +116,8 @@ def turn_rows(db: Path, session_id: str) -> list[Any]:
 async def _first_process(
     provider: ProviderConfig, demo: DemoModelServer, db: Path, cwd: Path
 ) -> tuple[str, Editor]:
+    from acp import schema as s
+
     editor = Editor()
     async with spawn(editor, provider, db) as (conn, process):
         hello = await conn.initialize(protocol_version=1)
@@ -157,6 +169,8 @@ async def _first_process(
 async def _second_process(
     provider: ProviderConfig, db: Path, cwd: Path, sid: str
 ) -> tuple[Editor, int, list[int]]:
+    from acp import schema as s
+
     editor = Editor()
     async with spawn(editor, provider, db) as (conn, process):
         await conn.initialize(protocol_version=1)
@@ -223,7 +237,11 @@ def _running(pid: int) -> bool:
 
 
 def test_the_editors_mcp_server_and_the_modes(provider: ProviderConfig, tmp_path: Path) -> None:
+    from acp import schema as s
+
     async def drive() -> tuple[Editor, list[str], bool]:
+        from acp import schema as s
+
         editor = Editor()
         time_server = s.McpServerStdio(name="time", command=time_command(), args=[], env=[])
         reasons = []
@@ -278,6 +296,9 @@ def test_a_cancel_as_the_prompt_arrives_and_during_a_permission_request(
     demo_server.configure(tokens_per_second=40.0)
 
     async def drive() -> tuple[str, list[str]]:
+        from acp import schema as s
+        from acp.stdio import spawn_agent_process
+
         editor = Undecided()
         sent: dict[str, asyncio.Event] = {"session/prompt": asyncio.Event()}
 

@@ -10,14 +10,18 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from agent import guard
-from agent.mcp.transport import GUARD
 from tests.mcp.conftest import wait_exited
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
+
+GUARD = Path(guard.__file__).resolve()
+"""The guard the MCP transport runs a stdio server under (``agent.mcp.transport.GUARD``; that
+module is not imported here: it loads the MCP SDK)."""
 
 
 def run_guard(*command: str) -> subprocess.CompletedProcess[bytes]:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import httpx
-import openai
 import pytest
-from openai.types.chat import ChatCompletion
 
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
@@ -18,6 +17,9 @@ from tui_gateway.events import ApprovalResolved, MessageComplete, MessageDelta, 
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.wire.http_server import HttpServer
 from tui_gateway.wire.openai_facade import STOPPED_FINISH_REASON
+
+if TYPE_CHECKING:  # imported in the tests: collecting them loads no SDK
+    import openai
 
 TOKEN = "facade-token"
 
@@ -35,6 +37,8 @@ def served(provider: ProviderConfig) -> Iterator[tuple[HttpServer, EventLog]]:
 
 
 def client(server: HttpServer, key: str = TOKEN) -> openai.OpenAI:
+    import openai
+
     return openai.OpenAI(base_url=server.base_url + "/v1", api_key=key, max_retries=0)
 
 
@@ -75,6 +79,8 @@ def test_streaming(served: tuple[HttpServer, EventLog]) -> None:
 
 
 def test_a_wrong_key_is_refused(served: tuple[HttpServer, EventLog]) -> None:
+    import openai
+
     server, _log = served
     with pytest.raises(openai.AuthenticationError):
         client(server, "wrong").chat.completions.create(
@@ -83,6 +89,8 @@ def test_a_wrong_key_is_refused(served: tuple[HttpServer, EventLog]) -> None:
 
 
 def test_a_request_without_a_user_message_is_refused(served: tuple[HttpServer, EventLog]) -> None:
+    import openai
+
     server, _log = served
     with pytest.raises(openai.BadRequestError):
         client(server).chat.completions.create(
@@ -159,6 +167,8 @@ def test_a_stopped_stream_finishes_as_abort_not_stop(
 def test_a_stopped_completion_finishes_as_abort(
     served: tuple[HttpServer, EventLog], demo_server: DemoModelServer
 ) -> None:
+    from openai.types.chat import ChatCompletion
+
     server, log = served
     slow_reply(demo_server)
     answers: list[object] = []

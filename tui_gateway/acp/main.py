@@ -34,7 +34,14 @@ from tui_gateway.assembly import build_gateway
 from tui_gateway.gateway import Gateway
 from tui_gateway.mcp_settings import McpServerSettings
 from tui_gateway.settings import DEFAULT_ORIGIN, Settings, SettingsError, StoreDefault
-from tui_gateway.wire.options import fail, parse, parser, provider_from, settings_from
+from tui_gateway.wire.options import (
+    DemoModel,
+    fail,
+    parse,
+    parser,
+    provider_from,
+    settings_from,
+)
 
 ANSWER_BOUND_S = 5.0
 """After a shutdown, how long the pending prompts' answers may take to be written (seconds)."""
@@ -43,7 +50,7 @@ LINE_LIMIT_BYTES = 16 * 1024 * 1024
 """Longest line read from the client (an embedded file in a prompt may be large)."""
 
 
-def main_acp(argv: Sequence[str]) -> int:
+def main_acp(argv: Sequence[str], demo: DemoModel | None = None) -> int:
     """``desk acp``: an ACP agent on stdin/stdout.
 
     Returns:
@@ -64,7 +71,7 @@ def main_acp(argv: Sequence[str]) -> int:
     out_fd = os.dup(1)  # protocol lines only: stray prints land on stderr
     os.dup2(2, 1)
     try:
-        with provider_from(settings) as provider:
+        with provider_from(settings, demo) as provider:
             return asyncio.run(_serve(settings, provider.config, not args.no_tools, out_fd))
     except SettingsError as exc:
         return fail(prog, exc.message)

@@ -1,13 +1,17 @@
 """The console: command lines run on bounded workers, each under a fresh InterruptScope."""
 
-from tui_gateway.console.commands import CommandContext, CommandError, CommandStopped, ConsoleHost
-from tui_gateway.console.runner import Console, ConsoleRun
+from __future__ import annotations
 
-__all__ = [
-    "CommandContext",
-    "CommandError",
-    "CommandStopped",
-    "Console",
-    "ConsoleHost",
-    "ConsoleRun",
-]
+from agent.faces import lazy_names
+
+__all__, __getattr__ = lazy_names(
+    __name__,
+    {
+        "CommandContext": "tui_gateway.console.commands",
+        "CommandError": "tui_gateway.console.commands",
+        "CommandStopped": "tui_gateway.console.commands",
+        "Console": "tui_gateway.console.runner",
+        "ConsoleHost": "tui_gateway.console.commands",
+        "ConsoleRun": "tui_gateway.console.runner",
+    },
+)

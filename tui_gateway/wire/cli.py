@@ -5,7 +5,8 @@ code; ``python -m tui_gateway.wire {gateway,serve,run} ...`` runs them without d
 desk's settings (:mod:`tui_gateway.settings`: ``--base-url --model --api-key --db
 --context-window --workspace --demo``, their environment variables and the config file) and
 build their gateway with :func:`tui_gateway.assembly.build_gateway`; a bad flag, setting or
-database prints one line on stderr and returns 2.
+database prints one line on stderr and returns 2. ``--demo`` needs the ``demo`` starter the entry
+point passes in (desk's does; ``python -m tui_gateway.wire`` has none).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tui_gateway.assembly import build_gateway
 from tui_gateway.settings import SettingsError
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.options import (
+    DemoModel,
     UsageError,
     fail,
     parse,
@@ -29,7 +31,7 @@ from tui_gateway.wire.options import (
 )
 
 
-def main_gateway_stdio(argv: Sequence[str]) -> int:
+def main_gateway_stdio(argv: Sequence[str], demo: DemoModel | None = None) -> int:
     """``desk gateway --stdio``: serve the gateway as JSON-RPC on stdin/stdout until EOF.
 
     stdout carries protocol lines only: anything else this process prints goes to stderr.
@@ -62,7 +64,7 @@ def main_gateway_stdio(argv: Sequence[str]) -> int:
     out_fd = os.dup(1)  # protocol lines only: stray prints land on stderr
     os.dup2(2, 1)
     try:
-        with provider_from(settings) as provider:
+        with provider_from(settings, demo) as provider:
             gateway = build_gateway(
                 settings, provider.config, max_sessions=args.max_sessions, tools=not args.no_tools
             )
@@ -86,7 +88,7 @@ def main_gateway_stdio(argv: Sequence[str]) -> int:
         os.close(out_fd)
 
 
-def main_serve(argv: Sequence[str]) -> int:
+def main_serve(argv: Sequence[str], demo: DemoModel | None = None) -> int:
     """``desk serve``: the gateway over HTTP (sessions, SSE runs, stops, an OpenAI facade), and
     the config file's schedules (:mod:`tui_gateway.schedules`).
 
@@ -116,7 +118,7 @@ def main_serve(argv: Sequence[str]) -> int:
             token, created = load_or_create_token(path)
         except TokenError as exc:
             raise UsageError(exc.message) from None
-        with provider_from(settings) as provider:
+        with provider_from(settings, demo) as provider:
             gateway = build_gateway(
                 settings,
                 provider.config,
@@ -154,7 +156,7 @@ def main_serve(argv: Sequence[str]) -> int:
         return fail(prog, exc.message)
 
 
-def main_run(argv: Sequence[str]) -> int:
+def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
     """``desk run "prompt"``: one headless turn, its reply streamed to stdout (``--json``: the
     run's events, one JSON object a line).
 
@@ -184,7 +186,7 @@ def main_run(argv: Sequence[str]) -> int:
         if not prompt.strip():
             raise UsageError("the prompt is empty")
         settings = settings_from(args, os.environ)
-        with provider_from(settings) as provider:
+        with provider_from(settings, demo) as provider:
             gateway = build_gateway(settings, provider.config, tools=not args.no_tools)
             return run_turn(
                 gateway, prompt, session_id=args.session, approve=args.yes, json=args.json

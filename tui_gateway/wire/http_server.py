@@ -4,7 +4,7 @@ Every request passes :class:`~tui_gateway.wire.host_check.HostCheck` first (a ``
 not this server's gets 421: DNS rebinding), then the bearer token's check.
 
 The thread, the socket, the signals and the quick exit are
-:class:`demo_model.serving.AsgiServer`'s (the demo model server runs on it too). Exit order,
+:class:`asgi_server.AsgiServer`'s (the demo model server runs on it too). Exit order,
 whatever asked for it (SIGINT, SIGTERM, :meth:`HttpServer.stop`): the gateway shuts down first
 (a system stop, ``gateway.shutdown``: every running turn ends with its ``message.complete``, so
 every open stream ends cleanly), then uvicorn stops accepting, closes the connections and exits.
@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from demo_model.serving import AsgiServer
+from asgi_server import AsgiServer
 from tui_gateway.gateway import Gateway
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.host_check import HostCheck

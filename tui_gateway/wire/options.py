@@ -4,8 +4,10 @@ The settings (:mod:`tui_gateway.settings`: ``--base-url --model --api-key --db
 --context-window --workspace --demo``) resolve as in desk: flags, then the environment, then
 ``$XDG_CONFIG_HOME/desk/config.toml``. Without ``--db`` (or ``DESK_DB``, or ``db`` in the file)
 sessions are kept in memory only. ``--demo`` starts the built-in demo model in this process
-instead. With no server configured and no ``--demo`` the commands refuse to start (exit 2, one
-line). With a server but no model, the server's first model (``GET /models``) is used.
+instead: the entry point that offers it (desk's, :mod:`desk.__main__`) passes a
+:data:`DemoModel` in, since the gateway never imports the demo model itself. With no server
+configured and no ``--demo`` the commands refuse to start (exit 2, one line). With a server but
+no model, the server's first model (``GET /models``) is used.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -65,6 +68,26 @@ def settings_from(
 
 
 @dataclass(frozen=True, slots=True)
+class ServedModel:
+    """A model server started for the command (the demo model).
+
+    Attributes:
+        base_url: its OpenAI-compatible root (``http://127.0.0.1:PORT/v1``).
+        model: the model name it answers to.
+    """
+
+    base_url: str
+    model: str
+
+
+DemoModel = Callable[[], AbstractContextManager[ServedModel]]
+"""Starts the demo model for the block and stops it after (``--demo``)."""
+
+NO_DEMO = "--demo: the demo model comes with desk (run desk COMMAND --demo)"
+"""The error when ``--demo`` is asked of an entry point that was given no :data:`DemoModel`."""
+
+
+@dataclass(frozen=True, slots=True)
 class Provider:
     """The resolved model server.
 
@@ -78,18 +101,22 @@ class Provider:
 
 
 @contextlib.contextmanager
-def provider_from(settings: Settings) -> Iterator[Provider]:
+def provider_from(settings: Settings, demo: DemoModel | None = None) -> Iterator[Provider]:
     """The model server the settings name (the demo one lives for the block).
 
+    Args:
+        settings: the command's settings.
+        demo: starts the demo model, for ``--demo`` (None: this entry point has none).
+
     Raises:
-        UsageError: nothing configured, or no model can be found.
+        UsageError: nothing configured, no model can be found, or ``--demo`` without ``demo``.
     """
     if settings.demo:
-        from demo_model.server import DemoModelServer
-
-        with DemoModelServer() as server:
-            model = settings.model or server.config.model
-            yield Provider(ProviderConfig(base_url=server.base_url, model=model), demo=True)
+        if demo is None:
+            raise UsageError(NO_DEMO)
+        with demo() as served:
+            model = settings.model or served.model
+            yield Provider(ProviderConfig(base_url=served.base_url, model=model), demo=True)
         return
     base_url = settings.base_url
     if not base_url:

@@ -28,7 +28,15 @@ from tui_gateway.schedule_settings import ScheduleSettings
 from tui_gateway.schedules import Scheduler
 from tui_gateway.schedules.listing import format_lines, schedule_lines
 from tui_gateway.settings import Settings, SettingsError
-from tui_gateway.wire.options import UsageError, fail, parse, parser, provider_from, settings_from
+from tui_gateway.wire.options import (
+    DemoModel,
+    UsageError,
+    fail,
+    parse,
+    parser,
+    provider_from,
+    settings_from,
+)
 
 Handler = Any
 """What ``signal.signal`` returns: a handler, ``SIG_DFL``/``SIG_IGN``, or None."""
@@ -62,8 +70,9 @@ def serve_schedules(
     return Scheduler(gateway, schedules, gateway_for=gateway_for).start()
 
 
-def main_schedule(argv: Sequence[str]) -> int:
-    """``desk schedule list`` / ``desk schedule run NAME``.
+def main_schedule(argv: Sequence[str], demo: DemoModel | None = None) -> int:
+    """``desk schedule list`` / ``desk schedule run NAME`` (``demo`` starts the demo model for
+    ``--demo``; None: refused).
 
     Returns:
         ``list``: 0, or 1 when the store cannot be read. ``run``: 0 completed, 130 stopped by
@@ -84,7 +93,7 @@ def main_schedule(argv: Sequence[str]) -> int:
         if args.name not in settings.schedules:
             known = ", ".join(settings.schedules) or "none in config.toml"
             raise UsageError(f"no schedule {args.name!r} ({known})")
-        with provider_from(settings) as provider:
+        with provider_from(settings, demo) as provider:
             gateway = build_gateway(settings, provider.config, tools=not args.no_tools)
             return _run(prog, settings, provider.config, gateway, args.name, not args.no_tools)
     except SettingsError as exc:

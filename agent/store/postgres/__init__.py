@@ -11,19 +11,17 @@ plus what several gateway hosts on one database share: hosts and their liveness
 
 from __future__ import annotations
 
-from agent.store.postgres.engine import PostgresEngine
-from agent.store.postgres.events import PostgresEvents
-from agent.store.postgres.hosts import Host, HostLiveness
-from agent.store.postgres.schema import SCHEMA_VERSION
-from agent.store.postgres.stops import PostgresStops
-from agent.store.postgres.store import PostgresStore
+from agent.faces import lazy_names
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "Host",
-    "HostLiveness",
-    "PostgresEngine",
-    "PostgresEvents",
-    "PostgresStops",
-    "PostgresStore",
-]
+__all__, __getattr__ = lazy_names(
+    __name__,
+    {
+        "Host": "agent.store.postgres.hosts",
+        "HostLiveness": "agent.store.postgres.hosts",
+        "PostgresEngine": "agent.store.postgres.engine",
+        "PostgresEvents": "agent.store.postgres.events",
+        "PostgresStops": "agent.store.postgres.stops",
+        "PostgresStore": "agent.store.postgres.store",
+        "SCHEMA_VERSION": "agent.store.postgres.schema",
+    },
+)

@@ -9,7 +9,12 @@ claim (:mod:`~agent.store.sqlite.claims`).
 
 from __future__ import annotations
 
-from agent.store.sqlite.engine import SqliteEngine
-from agent.store.sqlite.store import SqliteStore
+from agent.faces import lazy_names
 
-__all__ = ["SqliteEngine", "SqliteStore"]
+__all__, __getattr__ = lazy_names(
+    __name__,
+    {
+        "SqliteEngine": "agent.store.sqlite.engine",
+        "SqliteStore": "agent.store.sqlite.store",
+    },
+)

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from demo_model.serving import AsgiServer
+from asgi_server import AsgiServer
 
 Scope = dict[str, Any]
 

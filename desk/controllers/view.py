@@ -1,0 +1,52 @@
+"""What a controller may touch of the session on screen: :class:`ShownSession`.
+
+The controllers are handed the :class:`~desk.widgets.session_view.SessionView` of the session a
+message is about, and the view is handed the controllers (:mod:`desk.controllers`). The
+controllers name the view only through this Protocol, so the view may name the controllers'
+types without an import cycle, not even one the type checker alone follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Protocol
+
+from textual.widgets import Static
+
+from agent.usage import TokenUsage
+from desk.queue_state import SessionQueue
+from desk.widgets.transcript import Transcript
+from tui_gateway.types import TranscriptEntry
+
+
+class ShownSession(Protocol):
+    """One session on screen (a :class:`~desk.widgets.session_view.SessionView`).
+
+    Attributes:
+        session_id: the session shown.
+        running_turn: the turn shown as running, if any.
+        usage: the session's model requests summed, as the gateway last said (None: none yet).
+        queue: the prompts waiting in the session's queue, in order.
+        earlier: saved messages above the rendered ones, waiting behind "show more".
+        transcript: the session's blocks.
+    """
+
+    session_id: str
+    running_turn: str | None
+    usage: TokenUsage | None
+    queue: SessionQueue
+    earlier: list[TranscriptEntry]
+    transcript: Transcript
+
+    @property
+    def is_attached(self) -> bool:
+        """Whether the view is still in the app's DOM (False while the app exits)."""
+        ...
+
+    def remove(self) -> Awaitable[object]:
+        """Take the view off the screen (Textual's ``Widget.remove``; await it)."""
+        ...
+
+    async def add_note(self, text: str, *, error: bool = False, scroll: bool = False) -> Static:
+        """Add one line at the end of the transcript (see ``SessionView.add_note``)."""
+        ...
