@@ -36,7 +36,7 @@ from agent.store.postgres.queued import PostgresQueue
 from agent.store.postgres.schema import migrate, read_version
 from agent.store.postgres.sessions import PostgresSessions
 from agent.store.postgres.shared import StoreContext
-from agent.store.postgres.stops import PostgresStops
+from agent.store.postgres.stops import RECHECK_S, PostgresStops
 from agent.store.postgres.transcript import PostgresTranscript
 from agent.store.postgres.turns import PostgresTurns
 from agent.store.sqlite.shared import Clock
@@ -76,6 +76,7 @@ class PostgresStore:
         sweep_s: run crash recovery after the heartbeats, at most every ``sweep_s`` seconds
             (None: only on open).
         max_connections: the pool's size.
+        stop_recheck_s: seconds between two looks for stop rows without a notification.
 
     Raises:
         StoreUnreachable: the database cannot be reached (one line: where and why).
@@ -98,6 +99,7 @@ class PostgresStore:
         grace_s: float = 2.0,
         sweep_s: float | None = None,
         max_connections: int = 8,
+        stop_recheck_s: float = RECHECK_S,
     ) -> None:
         self._db = Database(url, schema=schema, reconnect_s=reconnect_s, max_size=max_connections)
         self.where = self._db.where
@@ -119,7 +121,9 @@ class PostgresStore:
             self.leases: Final = PostgresLeases(context)
             self.compressions: Final = PostgresCompressions(context)
             self.checkpoints: Final = PostgresCheckpoints(context)
-            self.stops: Final = PostgresStops(self._db, self._owner, _channel(schema))
+            self.stops: Final = PostgresStops(
+                self._db, self._owner, _channel(schema), stop_recheck_s
+            )
             self.events: Final = PostgresEvents(self._db)
             self._host = Host(
                 self._db,
