@@ -21,8 +21,10 @@ At the end (both gateways shut down) it checks, and counts as ``breaks``:
 * the database has each turn once, closed, with the outcome the client saw; no turn left
   ``running``;
 * no thread of the gateways, no child process left;
-* RSS: sampled every 2 s; growth is the last fifth's peak over the peak after the first fifth
-  (warm-up), and must stay within ``--rss-growth-pct``.
+* RSS: sampled every 2 s (one step in five opens a new session: the gateway keeps 8 live and
+  evicts the oldest, so what grows is not the sessions' transcripts); growth is the last
+  fifth's peak over the peak after the first fifth (warm-up), and must stay within
+  ``--rss-growth-pct``.
 
 Prints one JSON object (figures and breaks); exits 1 when there was any break. Usage::
 
@@ -40,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import tracemalloc
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,12 +74,21 @@ TOOL_PROMPT = 'call tool shell with {"command": "echo started; sleep 30"}'
 WAIT_S = 60.0
 
 
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A ``message.complete`` as the checks need it (not its text: the soak's memory is
+    measured)."""
+
+    exit_reason: str
+    closed_ms: float | None
+
+
 class Watch:
     """What the soak needs of a gateway's events, in bounded memory (no deltas kept)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self.completes: dict[str, list[MessageComplete]] = {}
+        self.completes: dict[str, list[Seen]] = {}
         self.compressions: dict[str, list[CompressionComplete]] = {}
         self._streaming: set[str] = set()
         self._tooling: set[str] = set()
@@ -86,7 +98,8 @@ class Watch:
         p = event.payload
         with self._cond:
             if isinstance(p, MessageComplete):
-                self.completes.setdefault(p.turn_id, []).append(p)
+                closed = p.stop.closed_ms if p.stop is not None else None
+                self.completes.setdefault(p.turn_id, []).append(Seen(p.exit_reason, closed))
             elif isinstance(p, CompressionComplete):
                 self.compressions.setdefault(p.turn_id, []).append(p)
             elif isinstance(p, MessageDelta):
@@ -177,6 +190,14 @@ def descendants(root: int) -> set[int]:
     return found
 
 
+def pick_session(side: Side, rng: random.Random) -> str:
+    """One of the side's recent sessions, or (one time in five) a new one: the gateway keeps
+    at most ``max_sessions`` live and evicts the oldest, so memory reaches a steady state."""
+    if rng.random() < 0.2:
+        side.sessions = [*side.sessions[-3:], side.gateway.session_create("soak")]
+    return rng.choice(side.sessions)
+
+
 def stop(side: Side, session: str, turn_id: str, issuer: str) -> None:
     if issuer == "user":
         request = StopRequest.by_user(Surface.DESK_KEY)
@@ -187,7 +208,7 @@ def stop(side: Side, session: str, turn_id: str, issuer: str) -> None:
 
 def stream_step(side: Side, rng: random.Random, pause: threading.Event) -> None:
     """A turn of the recorded stream: stopped by the person or the system, or let finish."""
-    session = rng.choice(side.sessions)
+    session = pick_session(side, rng)
     turn_id = side.gateway.prompt_submit(session, f"tell me a story {rng.random()}").turn_id
     roll = rng.random()
     op = "stream_user_stop" if roll < 0.6 else "stream_system_stop" if roll < 0.8 else "stream"
@@ -208,7 +229,7 @@ def stream_step(side: Side, rng: random.Random, pause: threading.Event) -> None:
 
 def tools_step(side: Side, rng: random.Random, pause: threading.Event) -> None:
     """A shell call stopped mid-command, a compression stopped mid-summary, or a short turn."""
-    session = rng.choice(side.sessions)
+    session = pick_session(side, rng)
     roll = rng.random()
     if roll < 0.4:
         turn_id = side.gateway.prompt_submit(session, TOOL_PROMPT).turn_id
@@ -309,7 +330,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hog", type=int, default=0, help="busy processes on the cores")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rss-growth-pct", type=float, default=10.0)
+    parser.add_argument(
+        "--tracemalloc", action="store_true", help="name the 10 places whose memory grew most"
+    )
     args = parser.parse_args(argv)
+    if args.tracemalloc:
+        tracemalloc.start(8)
     rng = random.Random(args.seed)
     tmp = Path(tempfile.mkdtemp(prefix="desk-soak-"))
     db = tmp / "desk.db"
@@ -341,9 +367,14 @@ def main(argv: list[str] | None = None) -> int:
     samples: list[tuple[float, int]] = []
     errors: list[str] = []
 
+    snapshots: list[tracemalloc.Snapshot] = []
+
     def sampler() -> None:
         while not done.wait(2.0):
             samples.append((time.monotonic() - started, rss_kb()))
+            warm = time.monotonic() - started > args.minutes * 12.0
+            if args.tracemalloc and warm and not snapshots:
+                snapshots.append(tracemalloc.take_snapshot())
 
     def loop(side: Side, step: Any, seed: int) -> None:
         own = random.Random(seed)
@@ -395,12 +426,20 @@ def main(argv: list[str] | None = None) -> int:
         breaks.append(f"RSS grew {growth:.1f} % (bound {args.rss_growth_pct:g} %)")
     turns = sum(len(s.expects) for s in sides)
     stop_ms = [
-        c.stop.closed_ms
+        c.closed_ms
         for s in sides
         for cs in s.watch.completes.values()
         for c in cs
-        if c.stop is not None and c.stop.closed_ms is not None
+        if c.closed_ms is not None
     ]
+    grown: list[str] = []
+    if snapshots:
+        stats = tracemalloc.take_snapshot().compare_to(snapshots[0], "traceback")
+        for stat in stats[:10]:
+            where = " <- ".join(
+                f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}" for f in stat.traceback
+            )
+            grown.append(f"{stat.size_diff / 1024:+.0f} KiB ({stat.count_diff:+d}) {where}")
     figures = {
         "minutes": round((time.monotonic() - started) / 60.0, 2),
         "hogs": args.hog,
@@ -413,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         "stop_to_connection_closed_ms": percentiles(stop_ms),
         "rss_kb": {"after_warmup": warm, "last_fifth_peak": last, "growth_pct": round(growth, 1)},
         "rss_samples": len(samples),
+        "memory_grown_at": grown,
         "breaks": breaks,
     }
     print(json.dumps(figures, indent=2))
