@@ -17,7 +17,8 @@ At the end (both gateways shut down) it checks, and counts as ``breaks``:
 
 * every turn got exactly one ``message.complete``, booked to the right party (a stop by the
   person ``interrupted_by_user``; by the system ``interrupted_by_system(session.evicted)``; a
-  stop that came after the end leaves ``completed``); no ``failed(...)``;
+  stop that came after the end leaves ``completed``; one still running when the soak ends is
+  the quit's, ``interrupted_by_system(gateway.shutdown)``); no ``failed(...)``;
 * the database has each turn once, closed, with the outcome the client saw; no turn left
   ``running``;
 * no thread of the gateways, no child process left;
@@ -72,6 +73,9 @@ from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 
 TOOL_PROMPT = 'call tool shell with {"command": "echo started; sleep 30"}'
 WAIT_S = 60.0
+
+LOCKED = threading.Event()
+"""Set while the soak holds the database's write lock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +162,8 @@ class Side:
     expects: list[Expect] = field(default_factory=list)
     ops: Counter[str] = field(default_factory=Counter)
     sessions: list[str] = field(default_factory=list)
+    stopped_locked: dict[str, bool] = field(default_factory=dict)
+    running_at_end: set[str] = field(default_factory=set)
 
 
 def rss_kb() -> int:
@@ -199,6 +205,7 @@ def pick_session(side: Side, rng: random.Random) -> str:
 
 
 def stop(side: Side, session: str, turn_id: str, issuer: str) -> None:
+    side.stopped_locked[turn_id] = LOCKED.is_set()
     if issuer == "user":
         request = StopRequest.by_user(Surface.DESK_KEY)
     else:
@@ -263,7 +270,9 @@ def lock_database(db: Path, rng: random.Random, until: float, done: threading.Ev
         try:
             conn.execute("BEGIN EXCLUSIVE")
             hold = rng.uniform(0.1, 2.0)
+            LOCKED.set()
             done.wait(hold)
+            LOCKED.clear()
             conn.execute("COMMIT")
             held.append(hold)
         except sqlite3.Error:
@@ -273,7 +282,9 @@ def lock_database(db: Path, rng: random.Random, until: float, done: threading.Ev
     return held
 
 
-def compression_breaks(watch: Watch, expect: Expect, outcomes: Counter[str]) -> list[str]:
+def compression_breaks(
+    watch: Watch, expect: Expect, outcomes: Counter[str], at_end: bool
+) -> list[str]:
     """A ``/compress`` stopped by the person: one ``compression.complete``, and a cancel
     booked to the person."""
     got = watch.compressions.get(expect.turn_id, [])
@@ -283,7 +294,8 @@ def compression_breaks(watch: Watch, expect: Expect, outcomes: Counter[str]) -> 
     outcomes[f"compress_stop: {done.status}"] += 1
     if done.status == "failed":
         return [f"compress_stop {expect.turn_id}: failed: {done.message}"]
-    if done.status == "cancelled" and (done.stop is None or done.stop.issuer != "user"):
+    issuers = {"user", "system"} if at_end else {"user"}
+    if done.status == "cancelled" and (done.stop is None or done.stop.issuer not in issuers):
         issuer = None if done.stop is None else done.stop.issuer
         return [f"compress_stop {expect.turn_id}: cancelled by {issuer}, stopped by the user"]
     return []
@@ -298,7 +310,8 @@ def outcome_breaks(sides: list[Side], db: Path) -> tuple[list[str], Counter[str]
         for side in sides:
             for expect in side.expects:
                 if expect.op == "compress_stop":
-                    breaks += compression_breaks(side.watch, expect, outcomes)
+                    at_end = expect.turn_id in side.running_at_end
+                    breaks += compression_breaks(side.watch, expect, outcomes, at_end)
                     continue
                 got = side.watch.completes.get(expect.turn_id, [])
                 if len(got) != 1:
@@ -307,6 +320,8 @@ def outcome_breaks(sides: list[Side], db: Path) -> tuple[list[str], Counter[str]
                 reason = got[0].exit_reason
                 outcomes[f"{expect.op}: {reason}"] += 1
                 allowed = {"completed"}
+                if expect.turn_id in side.running_at_end:
+                    allowed.add("interrupted_by_system(gateway.shutdown)")
                 if expect.stop == "user":
                     allowed.add("interrupted_by_user")
                 elif expect.stop == "system":
@@ -403,6 +418,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         done.set()
         threads[1].join(30)
+        for side in sides:  # still running at the end (a loaded machine): the quit stops it
+            side.running_at_end = {
+                e.turn_id
+                for e in side.expects
+                if e.turn_id not in side.watch.completes
+                and e.turn_id not in side.watch.compressions
+            }
         reports = [side.gateway.shutdown(timeout_s=20) for side in sides]
         threads[0].join(5)
         stop_hogs(hogs)
@@ -425,13 +447,12 @@ def main(argv: list[str] | None = None) -> int:
     if growth > args.rss_growth_pct:
         breaks.append(f"RSS grew {growth:.1f} % (bound {args.rss_growth_pct:g} %)")
     turns = sum(len(s.expects) for s in sides)
-    stop_ms = [
-        c.closed_ms
-        for s in sides
-        for cs in s.watch.completes.values()
-        for c in cs
-        if c.closed_ms is not None
-    ]
+    stop_ms: dict[bool, list[float]] = {False: [], True: []}
+    for side in sides:
+        for turn_id, seen in side.watch.completes.items():
+            for c in seen:
+                if c.closed_ms is not None:
+                    stop_ms[side.stopped_locked.get(turn_id, False)].append(c.closed_ms)
     grown: list[str] = []
     if snapshots:
         stats = tracemalloc.take_snapshot().compare_to(snapshots[0], "traceback")
@@ -449,7 +470,8 @@ def main(argv: list[str] | None = None) -> int:
         "operations": {k: v for s in sides for k, v in sorted(s.ops.items())},
         "outcomes": dict(sorted(outcomes.items())),
         "database_locks": {"count": len(held), "held_s": round(sum(held), 1)},
-        "stop_to_connection_closed_ms": percentiles(stop_ms),
+        "stop_to_connection_closed_ms": percentiles(stop_ms[False]),
+        "stop_to_connection_closed_ms_database_locked": percentiles(stop_ms[True]),
         "rss_kb": {"after_warmup": warm, "last_fifth_peak": last, "growth_pct": round(growth, 1)},
         "rss_samples": len(samples),
         "memory_grown_at": grown,
