@@ -9,6 +9,7 @@ The convention is Codex's::
     # or: url = "http://127.0.0.1:PORT/mcp" (streamable HTTP), headers = { ... }
     startup_timeout_s = 10
     tool_timeout_s = 60
+    max_result_mb = 50              # a longer answer is dropped, and the call ends with an error
     enabled = true
     approval = "ask"                # or "always", "never"
     allow_read_only = false         # true: tools the server flags readOnlyHint run unasked
@@ -40,6 +41,9 @@ DEFAULT_STARTUP_TIMEOUT_S = 10.0
 DEFAULT_TOOL_TIMEOUT_S = 60.0
 """How long one tool call may take, in seconds."""
 
+DEFAULT_MAX_RESULT_MB = 50.0
+"""The longest message desk reads from a stdio server, in megabytes (10**6 bytes)."""
+
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
 _KNOWN = frozenset(
     {
@@ -50,6 +54,7 @@ _KNOWN = frozenset(
         "headers",
         "startup_timeout_s",
         "tool_timeout_s",
+        "max_result_mb",
         "enabled",
         "approval",
         "allow_read_only",
@@ -90,6 +95,8 @@ class McpServerSettings:
         headers: HTTP headers sent with every request to ``url``.
         startup_timeout_s: seconds the server may take to start and list its tools.
         tool_timeout_s: seconds one tool call may take.
+        max_result_mb: the longest message read from a stdio server, in megabytes; a longer
+            answer is dropped and its call ends with an error saying so.
         enabled: False keeps the server configured but not started.
         approval: whether calls of its tools ask first.
         allow_read_only: with ``approval = "ask"``, tools the server flags ``readOnlyHint`` run
@@ -105,6 +112,7 @@ class McpServerSettings:
     headers: Mapping[str, str] = field(default_factory=_empty)
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+    max_result_mb: float = DEFAULT_MAX_RESULT_MB
     enabled: bool = True
     approval: McpApproval = McpApproval.ASK
     allow_read_only: bool = False
@@ -182,6 +190,7 @@ def _server(name: str, table: dict[str, Any], path: Path, key: str) -> McpServer
         headers=_string_table(table, "headers", bad),
         startup_timeout_s=_seconds(table, "startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S, bad),
         tool_timeout_s=_seconds(table, "tool_timeout_s", DEFAULT_TOOL_TIMEOUT_S, bad),
+        max_result_mb=_seconds(table, "max_result_mb", DEFAULT_MAX_RESULT_MB, bad, "megabytes"),
         enabled=enabled,
         approval=McpApproval(approval),
         allow_read_only=allow_read_only,
@@ -205,12 +214,14 @@ def _string_table(table: dict[str, Any], item: str, bad: _Bad) -> Mapping[str, s
     return MappingProxyType(dict(value))
 
 
-def _seconds(table: dict[str, Any], item: str, default: float, bad: _Bad) -> float:
+def _seconds(
+    table: dict[str, Any], item: str, default: float, bad: _Bad, unit: str = "seconds"
+) -> float:
     value = table.get(item, default)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise bad(item, "a positive number of seconds")
+        raise bad(item, f"a positive number of {unit}")
     if not (value > 0 and math.isfinite(value)):
-        raise bad(item, "a positive number of seconds")
+        raise bad(item, f"a positive number of {unit}")
     return float(value)
 
 

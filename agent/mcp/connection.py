@@ -11,6 +11,9 @@ connection open until desk stops it or the connection is lost. A lost connection
 * a line that is not a JSON-RPC message: the server broke the protocol, so it is dropped rather
   than trusted with the next call. (A line the SDK refuses only because it escapes a lone
   surrogate is valid JSON: it is read again with the surrogate as U+FFFD.)
+* a message past the server's ``max_result_mb`` whose request cannot be told, or that never
+  ends (:mod:`agent.mcp.stdio`). One that ends, and names its request, only ends that call,
+  with an error saying it was cut; the connection goes on.
 
 Either way the server is ``failed`` with one line saying why (``exited with code 3:
 RuntimeError: boom``, from the guard and the last stderr line), its pending calls end with that
@@ -324,12 +327,22 @@ class ServerConnection:
         """Pass the server's messages on to the session; note why and when the flow ends."""
         import anyio
 
+        from agent.mcp.stdio import TooLarge
         from agent.mcp.transport import reread
 
         reason = ""
         try:
             async with sink:
                 async for item in source:
+                    if isinstance(item, TooLarge):  # its call ends with an error that says so
+                        _log.warning("desk: MCP server %r: %s", self.name, item.describe())
+                        answer = item.answer()
+                        if answer is not None:
+                            await sink.send(answer)
+                        if item.runaway or answer is None:
+                            reason = item.describe()
+                            break
+                        continue
                     if isinstance(item, Exception):
                         message = reread(item)  # a lone surrogate: read as U+FFFD
                         if message is None:
@@ -351,6 +364,7 @@ class ServerConnection:
         from mcp_types import CONNECTION_CLOSED
 
         from agent.mcp.results import CallAnswer, call_answer
+        from agent.mcp.stdio import ANSWER_CUT
 
         life = self._life
         running = life is not None and life.task is not None and not life.task.done()
@@ -367,6 +381,8 @@ class ServerConnection:
         try:
             result = await session.call_tool(tool, arguments)
         except MCPError as exc:
+            if exc.code == ANSWER_CUT:
+                return CallAnswer(exc.message, is_error=True)
             if exc.code != CONNECTION_CLOSED:
                 return CallAnswer(f"the server refused the call: {exc.message}", is_error=True)
             raise McpUnavailable(await self._loss_message(life)) from None

@@ -35,6 +35,7 @@ class ServerSpec(Protocol):
         headers: HTTP headers sent with every request to ``url``.
         startup_timeout_s: seconds the server may take to start and list its tools.
         tool_timeout_s: seconds one tool call may take.
+        max_result_mb: the longest message read from a stdio server, in megabytes (10**6 bytes).
     """
 
     @property
@@ -60,6 +61,9 @@ class ServerSpec(Protocol):
 
     @property
     def tool_timeout_s(self) -> float: ...
+
+    @property
+    def max_result_mb(self) -> float: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,10 @@
 Imports the MCP SDK, so it is imported on the MCP loop when a server first starts, never when
 desk starts (the SDK takes about a second to import).
 
-stdio goes through the SDK's own transport (``mcp.client.stdio.stdio_client``): it starts the
-program in a new session (its own process group) and at the end closes its stdin, waits, then
-sends SIGTERM and, after a grace, SIGKILL to the group. The program it is given is the keeper
+stdio goes through :func:`agent.mcp.stdio.capped_stdio` (the SDK's ``stdio_client`` with a cap
+on one message, ``max_result_mb``): it starts the program in a new session (its own process
+group) and at the end closes its stdin, waits, then sends SIGTERM and, after a grace, SIGKILL
+to the group. The program it is given is the keeper
 and guard (:mod:`agent.guard`) with the server's command line after it: the SDK's SIGTERM
 reaches the keeper, which ends every descendant of the server (a ``setsid`` one included), and
 the tree also ends when desk dies without that cleanup. The server's stderr goes to a pipe
@@ -25,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-from mcp.client.stdio import FORCE_KILL_TIMEOUT, StdioServerParameters, stdio_client
+from mcp.client.stdio import FORCE_KILL_TIMEOUT
 from mcp.client.streamable_http import streamable_http_client
 
 from agent import child_watcher, guard
 from agent.mcp.status import ServerSpec
+from agent.mcp.stdio import capped_stdio
 from agent.terminal_text import terminal_safe
 from agent.valid_text import loads
 
@@ -199,14 +201,13 @@ async def open_streams(
         stderr.attach()
         child_watcher.install()
         keeper = guard.command_line(os.getpid(), min(grace_s, FORCE_KILL_TIMEOUT / 2))
-        params = StdioServerParameters(
-            command=keeper[0],
-            args=[*keeper[1:], spec.command, *spec.args],
+        async with capped_stdio(
+            [*keeper, spec.command, *spec.args],
             env=dict(spec.env),
             cwd=cwd,
-            encoding_error_handler="replace",
-        )
-        async with stdio_client(params, errlog=stderr.writer) as streams:
+            errlog=stderr.writer,
+            cap=max(1, int(spec.max_result_mb * 1_000_000)),
+        ) as streams:
             stderr.spawned()
             yield streams
         return

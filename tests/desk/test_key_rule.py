@@ -133,6 +133,28 @@ async def test_a_key_read_after_quitting_began_does_nothing(
     assert turn.result.exit_reason == "interrupted_by_system(gateway.shutdown)"
 
 
+async def test_a_key_the_ui_handles_after_quitting_began_does_nothing(
+    gated: GatedGateway, demo_server: DemoModelServer
+) -> None:
+    """The same, for a key that reaches the app's bindings (the UI thread's path)."""
+    info = ConnectionInfo("demo", demo_server.base_url, is_demo=True, source="--demo")
+    app = DeskApp(gated, info, handle_signals=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        demo_server.configure(tokens_per_second=20.0, max_tokens=400)
+        reply = await submit_and_get_reply(app, pilot, "a long one")
+        session = app.session_id
+        app.controllers.quit.begin()  # its shutdown waits at the gate
+        await pilot.press("escape")
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        turn = gated.turn(session, reply.turn_id)
+        assert turn.agent.stop_request is None  # nothing was stopped by them
+        gated.gate.set()
+        assert turn.done.wait(10.0)
+    assert turn.result is not None
+    assert turn.result.exit_reason == "interrupted_by_system(gateway.shutdown)"
+
+
 async def test_keys_typed_after_enter_are_the_next_prompt_whole(
     desk_app: DeskApp, gateway: Gateway, demo_server: DemoModelServer
 ) -> None:

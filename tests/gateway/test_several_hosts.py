@@ -57,7 +57,9 @@ def streaming(log: EventLog, turn_id: str) -> bool:
 def test_a_stop_through_host_b_stops_the_turn_on_host_a_once(
     hosts: Callable[..., Host], demo_server: DemoModelServer
 ) -> None:
-    (a, a_log, store), (b, _b_log, _) = hosts("host-a:1:1"), hosts("host-b:2:2")
+    # No look without a notification on A: the stop must come by its NOTIFY.
+    a, a_log, store = hosts("host-a:1:1", stop_recheck_s=3600.0)
+    b, _b_log, _ = hosts("host-b:2:2")
     demo_server.configure(tokens_per_second=40.0)
     session = a.session_create()
     turn_id = a.prompt_submit(session, "tell me a long story").turn_id

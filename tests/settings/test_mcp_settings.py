@@ -27,6 +27,7 @@ read_only_ok = true   # a key this version does not know
 url = "http://127.0.0.1:8931/mcp"
 headers = { Authorization = "Bearer t" }
 tool_timeout_s = 2.5
+max_result_mb = 0.5
 enabled = false
 """
 
@@ -53,10 +54,12 @@ def test_the_codex_tables_are_read_in_file_order(tmp_path: Path) -> None:
         extra={"read_only_ok": True},
     )
     assert time.transport == "stdio" and time.tool_timeout_s == 60.0 and time.enabled
+    assert time.max_result_mb == 50.0
     docs = found["docs"]
     assert docs.transport == "http" and docs.url == "http://127.0.0.1:8931/mcp"
     assert dict(docs.headers) == {"Authorization": "Bearer t"}
     assert (docs.tool_timeout_s, docs.enabled, docs.approval) == (2.5, False, McpApproval.ASK)
+    assert docs.max_result_mb == 0.5
     assert servers(tmp_path, 'model = "m"\n') == {}
 
 
@@ -69,6 +72,7 @@ def test_the_codex_tables_are_read_in_file_order(tmp_path: Path) -> None:
         ('[mcp_servers.x]\ncommand = "a"\napproval = "maybe"\n', "mcp_servers.x.approval must"),
         ('[mcp_servers.x]\ncommand = "a"\nenv = { A = 1 }\n', "mcp_servers.x.env must be a table"),
         ('[mcp_servers.x]\ncommand = "a"\ntool_timeout_s = 0\n', "tool_timeout_s must be a posi"),
+        ('[mcp_servers.x]\ncommand = "a"\nmax_result_mb = -1\n', "a positive number of megabytes"),
         ('[mcp_servers.x]\ncommand = "a"\nenabled = "yes"\n', "mcp_servers.x.enabled must be"),
         ('[mcp_servers.x]\ncommand = "a"\nallow_read_only = 1\n', "x.allow_read_only must be"),
         ('[mcp_servers.x]\nurl = "ws://h/mcp"\n', "mcp_servers.x.url must be an http(s) URL"),

@@ -40,10 +40,15 @@ class PostgresStops:
         db: the store's pool.
         owner: this store's owner string (the address of its stops).
         channel: the ``NOTIFY`` channel (one per schema).
+        recheck_s: seconds between two looks without a notification (tests make it long, so
+            that only the notification and the drain on (re)connecting deliver a stop).
     """
 
-    def __init__(self, db: Database, owner: str, channel: str) -> None:
+    def __init__(
+        self, db: Database, owner: str, channel: str, recheck_s: float = RECHECK_S
+    ) -> None:
         self._db = db
+        self._recheck_s = recheck_s
         self._owner = owner
         self.channel = channel
         self._closing = threading.Event()
@@ -158,7 +163,8 @@ class PostgresStops:
         self._thread.start()
 
     def wait_listening(self, timeout_s: float) -> bool:
-        """Wait until the listener has its ``LISTEN`` in place (tests, benchmarks)."""
+        """Wait until the listener has its ``LISTEN`` in place and has taken the stops that
+        were waiting (tests, benchmarks)."""
         return self._listening.wait(timeout_s)
 
     def _listen_loop(self, deliver: Deliver) -> None:
@@ -168,12 +174,12 @@ class PostgresStops:
             try:
                 conn = self._db.connect()
                 conn.execute(f'LISTEN "{self.channel}"')
-                self._listening.set()
                 pause = 0.05
                 self._drain(conn, deliver)  # what was sent while this host was away
+                self._listening.set()
                 while not self._closing.is_set():
-                    # One notification (for any host), or RECHECK_S without one: look again.
-                    for _note in conn.notifies(timeout=RECHECK_S, stop_after=1):
+                    # One notification (for any host), or recheck_s without one: look again.
+                    for _note in conn.notifies(timeout=self._recheck_s, stop_after=1):
                         pass
                     if not self._closing.is_set():
                         self._drain(conn, deliver)
@@ -204,4 +210,4 @@ class PostgresStops:
             self._db.write(
                 lambda cur: cur.execute("SELECT pg_notify(%s, '')", (self.channel,)), wait=False
             )
-        thread.join(timeout=RECHECK_S + 1.0)
+        thread.join(timeout=min(self._recheck_s, RECHECK_S) + 1.0)

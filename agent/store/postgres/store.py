@@ -31,7 +31,7 @@ from agent.store.postgres.engine import PostgresEngine
 from agent.store.postgres.events import PostgresEvents
 from agent.store.postgres.hosts import Host, HostLiveness
 from agent.store.postgres.schema import migrate, read_version
-from agent.store.postgres.stops import PostgresStops
+from agent.store.postgres.stops import RECHECK_S, PostgresStops
 from agent.store.sql.core import Clock, Core
 from agent.store.sql.tables import SqlTables
 
@@ -70,6 +70,7 @@ class PostgresStore(SqlTables):
         sweep_s: run crash recovery after the heartbeats, at most every ``sweep_s`` seconds
             (None: only on open).
         max_connections: the pool's size.
+        stop_recheck_s: seconds between two looks for stop rows without a notification.
 
     Raises:
         StoreUnreachable: the database cannot be reached (one line: where and why).
@@ -92,6 +93,7 @@ class PostgresStore(SqlTables):
         grace_s: float = 2.0,
         sweep_s: float | None = None,
         max_connections: int = 8,
+        stop_recheck_s: float = RECHECK_S,
     ) -> None:
         self._db = Database(url, schema=schema, reconnect_s=reconnect_s, max_size=max_connections)
         self.where = self._db.where
@@ -107,7 +109,9 @@ class PostgresStore(SqlTables):
             self._claims = claims
             engine = PostgresEngine(self._db, claims, self._owner)
             super().__init__(Core(engine, self.where, clock, self._owner, live))
-            self.stops: Final = PostgresStops(self._db, self._owner, _channel(schema))
+            self.stops: Final = PostgresStops(
+                self._db, self._owner, _channel(schema), stop_recheck_s
+            )
             self.events: Final = PostgresEvents(self._db)
             self._host = Host(
                 self._db,

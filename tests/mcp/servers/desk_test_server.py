@@ -10,8 +10,9 @@ system-wide monotonic time ``at``.
 Tools: ``echo`` (read-only), ``slow`` (sleeps, honours a cancel), ``stubborn`` (sees the cancel
 and goes on anyway, never answering), ``crash`` (exits mid-call), ``large`` (a big answer with
 control characters in it), ``garbage`` (writes a line that is not JSON-RPC instead of an answer),
-``surrogates`` (answers with lone surrogates spelled as JSON escapes: valid JSON, not text),
-``spawn`` (starts a child process that stays in the server's group). Flags make it misbehave:
+``endless`` (begins an answer and never ends it), ``surrogates`` (answers with lone
+surrogates spelled as JSON escapes: valid JSON, not text), ``spawn`` (starts a child process
+that stays in the server's group). Flags make it misbehave:
 ``--fail-start``, ``--ignore-sigterm``, ``--linger`` (it does not exit when its stdin ends),
 ``--spawn-child`` (a child in its group from the start).
 """
@@ -100,6 +101,17 @@ def build(name: str) -> MCPServer:
     def large(size: int) -> str:
         report("call", tool="large")
         return "HEAD\x1b[2J\x07" + "y" * size + "TAIL"
+
+    @server.tool(description="Begin an answer and never end it: text written without end.")
+    async def endless(ctx: Context) -> str:
+        report("call", tool="endless")
+        head = {"jsonrpc": "2.0", "id": ctx.request_context.request_id}
+        start = json.dumps(head)[:-1] + ', "result": {"content": [{"type": "text", "text": "'
+        _write_on_the_wire(start.encode())
+        chunk = b"y" * 65_536
+        while True:  # until desk stops reading and ends the server
+            _write_on_the_wire(chunk)
+            await anyio.sleep(0)
 
     @server.tool(description="Write a line that is not JSON-RPC where the answer should be.")
     async def garbage() -> str:

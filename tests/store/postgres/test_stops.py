@@ -1,5 +1,8 @@
 """Stop rows: written with a notification, taken once by the host they name (concurrent takers
-included), and waiting rows taken when a host's listener (re)connects."""
+included), and waiting rows taken when a host's listener (re)connects.
+
+The listener's safety net (a look every few seconds without a notification) is made an hour
+long here: a stop must arrive by its ``NOTIFY``, or by the drain on (re)connecting."""
 
 from __future__ import annotations
 
@@ -10,7 +13,11 @@ from hypothesis import strategies as st
 
 from agent.store import RunningTurn, StopKind, StopLetter
 from agent.store.postgres import PostgresStore
+from tests.pg_proxy import Proxy
 from tests.store.postgres.conftest import OpenHost
+from tests.support import poll_until
+
+NO_RECHECK = 3600.0
 
 
 def running(store: PostgresStore, session: str = "s1", turn: str = "t1") -> RunningTurn:
@@ -28,7 +35,7 @@ def send(sender: PostgresStore, target: RunningTurn, reason: str = "stop it") ->
 
 
 def test_a_stop_reaches_the_host_that_runs_the_turn(open_host: OpenHost) -> None:
-    a = open_host("host-a:1:1")
+    a = open_host("host-a:1:1", stop_recheck_s=NO_RECHECK)
     b = open_host("host-b:2:2")
     target = running(a)
     got: list[StopLetter] = []
@@ -61,10 +68,31 @@ def test_a_stop_reaches_the_host_that_runs_the_turn(open_host: OpenHost) -> None
     assert a.stops.taken == 1 and b.stops.taken == 0
 
 
+def test_each_stop_is_announced_while_the_host_listens(open_host: OpenHost) -> None:
+    """Three stops one after another, each awaited before the next is sent: only a
+    notification can wake the listener for each."""
+    a = open_host("host-a:1:1", stop_recheck_s=NO_RECHECK)
+    b = open_host("host-b:2:2")
+    target = running(a)
+    got: list[StopLetter] = []
+    arrived = threading.Semaphore(0)
+
+    def deliver(letters: list[StopLetter]) -> None:
+        got.extend(letters)
+        arrived.release()
+
+    a.stops.listen(deliver)
+    assert a.stops.wait_listening(10)
+    for n in range(3):
+        row = send(b, target, f"stop {n}")
+        assert arrived.acquire(timeout=20), f"stop {n} was not announced"
+        assert got[-1].id == row
+
+
 def test_stops_sent_while_a_host_was_away_are_taken_when_it_listens(
     open_host: OpenHost,
 ) -> None:
-    a = open_host("host-a:1:1")
+    a = open_host("host-a:1:1", stop_recheck_s=NO_RECHECK)
     b = open_host("host-b:2:2")
     target = running(a)
     first, second = send(b, target, "one"), send(b, target, "two")
@@ -78,6 +106,34 @@ def test_stops_sent_while_a_host_was_away_are_taken_when_it_listens(
     a.stops.listen(deliver)
     assert arrived.wait(10)
     assert [(x.id, x.reason) for x in got] == [(first, "one"), (second, "two")]
+
+
+def test_a_stop_sent_while_the_listener_was_cut_off_is_taken_when_it_reconnects(
+    open_host: OpenHost, proxy: Proxy
+) -> None:
+    """The stop's notification goes to nobody (A's listener has no connection then): only the
+    drain on reconnecting delivers it."""
+    a = open_host(
+        "host-a:1:1", url=proxy.url("postgres"), stop_recheck_s=NO_RECHECK, reconnect_s=60
+    )
+    b = open_host("host-b:2:2")
+    target = running(a)
+    got: list[StopLetter] = []
+    arrived = threading.Event()
+
+    def deliver(letters: list[StopLetter]) -> None:
+        got.extend(letters)
+        arrived.set()
+
+    a.stops.listen(deliver)
+    assert a.stops.wait_listening(10)
+    proxy.cut()
+    assert poll_until(lambda: not a.stops.wait_listening(0), 20)
+    row = send(b, target, "while away")
+    assert not arrived.is_set()
+    proxy.restore()
+    assert arrived.wait(30), "the stop sent while the listener was away was never taken"
+    assert [x.id for x in got] == [row]
 
 
 def test_two_takers_of_one_host_take_each_stop_once(open_host: OpenHost) -> None:
