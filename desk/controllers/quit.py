@@ -61,6 +61,8 @@ class QuitController:
         set_timer: runs a callback after a delay.
         exit: ends the app with an exit code.
         shutdown_finished: called on the quit thread once the shutdown returned.
+        began: called once a quit begins, on the thread that began it (the stream is no
+            longer drawn).
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class QuitController:
         set_timer: SetTimer,
         exit: Callable[[int], None],
         shutdown_finished: Callable[[], None],
+        began: Callable[[], None] = lambda: None,
     ) -> None:
         self._gateway = gateway
         self._status = status
@@ -81,6 +84,7 @@ class QuitController:
         self._set_timer = set_timer
         self._exit = exit
         self._shutdown_finished = shutdown_finished
+        self._began = began
         self._runner = ShutdownRunner(gateway)
         self._ctrl_c = DoublePress()
         self._shown = False  # begin() ran: the status bar says what the quit waits for
@@ -110,6 +114,7 @@ class QuitController:
         if self._shown:
             return
         self._shown = True
+        self._began()
         self._status.notice = stopping_notice(self._gateway.running_turns)
         self._prompt.disabled = True
         self._runner.start(then=self._shutdown_finished)
@@ -123,6 +128,7 @@ class QuitController:
         Returns:
             True when this started the shutdown.
         """
+        self._began()
         return self._runner.start(then=self._shutdown_finished)
 
     def gateway_stopping(self, turns: int) -> None:
