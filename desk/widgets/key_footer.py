@@ -5,7 +5,8 @@ mounted anew) every time the screen says its bindings may have changed: a focus 
 watched state, a turn that starts or ends, often several times for one change. On a busy
 machine that rebuilding was a fifth of the UI thread's work in the second after a stop, ahead
 of the frame that says "idle". :class:`KeyFooter` remembers what it showed (each shown key,
-its label, whether it is enabled) and rebuilds only when that differs.
+its label, whether it is enabled) and rebuilds only when that differs, in the frame that shows
+the change rather than the one after.
 """
 
 from __future__ import annotations
@@ -52,13 +53,13 @@ class KeyFooter(Footer):
         yield from super().compose()
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        """Rebuild (after the next refresh, as Textual's footer does) unless what is shown is
-        the same."""
-        if (
-            self._shown is not None
-            and self.is_attached
-            and screen is self.screen
-            and shown_keys(screen, self.show_command_palette) == self._shown
-        ):
+        """Rebuild when what is shown changes, before the next frame (Textual's footer waits
+        for the frame after it: the idle keys came a frame behind "idle"); else nothing."""
+        self._bindings_ready = True
+        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
             return
-        super().bindings_changed(screen)
+        wanted = shown_keys(screen, self.show_command_palette)
+        if wanted == self._shown:
+            return
+        self._shown = wanted
+        self.call_later(self.recompose)
