@@ -24,7 +24,8 @@ Per condition: p50/p99/max in ms of ``esc -> server close``; ``over_50ms``, ``ov
 ``missed`` (the reply ran to its end after the Esc: the key did nothing); ``never_sent`` (the
 Esc came before desk sent the request, and desk never sent it: nothing to close);
 ``idle_painted_after_close_ms`` and ``footer_painted_after_close_ms``: the server saw the close
-(or the reply's end) -> "idle" and the footer's idle keys painted; ``cpu_after_stop_pct``:
+(or the reply's end) -> "idle" and the footer's idle keys painted (looked for in what desk drew
+after the Esc, timed when those bytes came from the terminal); ``cpu_after_stop_pct``:
 desk's CPU (its threads and a child gateway's) from 200 to 700 ms after the close;
 ``receipt_closed_ms``: desk's own stop receipt (from the moment its input thread read the key
 to the connection closed). Targets: with ``--replay`` p99 <= 25 ms quiet and <= 50 ms with
