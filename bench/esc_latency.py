@@ -24,7 +24,8 @@ Per condition: p50/p99/max in ms of ``esc -> server close``; ``over_50ms``, ``ov
 ``missed`` (the reply ran to its end after the Esc: the key did nothing); ``never_sent`` (the
 Esc came before desk sent the request, and desk never sent it: nothing to close);
 ``idle_painted_after_close_ms`` and ``footer_painted_after_close_ms``: the server saw the close
-(or the reply's end) -> "idle" and the footer's idle keys painted; ``cpu_after_stop_pct``:
+(or the reply's end) -> "idle" and the footer's idle keys painted (looked for in what desk drew
+after the Esc, timed when those bytes came from the terminal); ``cpu_after_stop_pct``:
 desk's CPU (its threads and a child gateway's) from 200 to 700 ms after the close;
 ``receipt_closed_ms``: desk's own stop receipt (from the moment its input thread read the key
 to the connection closed). Targets: with ``--replay`` p99 <= 25 ms quiet and <= 50 ms with
@@ -109,6 +110,7 @@ def one_press(
     # while the reply streams); early ones, and the demo model's, from Enter
     started = None if early else server.started(before, 10.0)
     wait_until((started or entered) + delay_s)
+    stop_mark = desk.mark  # "idle" and the idle keys are looked for after the key only
     esc = desk.write(b"\x1b")
 
     result: dict[str, Any] = {"early": early, "after_enter_ms": round((esc - entered) * 1000, 1)}
@@ -127,10 +129,10 @@ def one_press(
         wait_until(outcome.at + CPU_TO_S)
         used = cpu_ns(desk.proc.pid) - before_ns
         result["cpu_after_stop_pct"] = round(used / ((CPU_TO_S - CPU_FROM_S) * 1e9) * 100, 2)
-    idle = desk.wait_for(b"idle", 60.0, start=mark)
+    idle = desk.wait_for(b"idle", 60.0, start=stop_mark)
     if idle is None:
         return None
-    send = desk.wait_for(FOOTER_IDLE, 5.0, start=mark)
+    send = desk.wait_for(FOOTER_IDLE, 5.0, start=stop_mark)
     if outcome.at is not None:  # the screen after the turn's end (the server saw it end)
         result["idle_painted_ms"] = round((idle - outcome.at) * 1000, 2)
         if send is not None:

@@ -20,6 +20,7 @@ import tempfile
 import termios
 import threading
 import time
+from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -85,6 +86,8 @@ class PtyDesk:
         self._fd = master
         self._data = bytearray()
         self._base = 0  # absolute offset of self._data[0]
+        self._ends: list[int] = []  # absolute offset of each read's end, in order
+        self._times: list[float] = []  # time.monotonic() of each read
         self._cond = threading.Condition()
         self._closing = threading.Event()
         self._thread = threading.Thread(target=self._read, name="pty-reader", daemon=True)
@@ -103,10 +106,14 @@ class PtyDesk:
                 if not chunk:
                     break
                 self._data += chunk
+                self._ends.append(self._base + len(self._data))
+                self._times.append(time.monotonic())
                 if len(self._data) > KEEP_BYTES:
                     drop = len(self._data) - KEEP_BYTES // 2
                     del self._data[:drop]
                     self._base += drop
+                    keep = bisect_right(self._ends, self._base)
+                    del self._ends[:keep], self._times[:keep]
                 self._cond.notify_all()
         with self._cond:
             self._cond.notify_all()
@@ -126,19 +133,23 @@ class PtyDesk:
         """Wait until ``needle`` is painted after offset ``start``.
 
         Returns:
-            ``time.monotonic()`` when it was seen, or None after ``timeout_s`` seconds.
+            ``time.monotonic()`` when the read that completed it came from the terminal (not
+            when this call saw it: a caller that looks late still gets when it was painted),
+            or None after ``timeout_s`` seconds.
         """
 
-        def seen() -> bool:
+        def found_at() -> int:
             begin = max(0, start - self._base - len(needle))
-            return self._data.find(needle, begin) >= 0 or not self._thread.is_alive()
+            return self._data.find(needle, begin)
 
         with self._cond:
-            found = self._cond.wait_for(seen, timeout_s)
-            if not found:
+            self._cond.wait_for(lambda: found_at() >= 0 or not self._thread.is_alive(), timeout_s)
+            at = found_at()
+            if at < 0:
                 return None
-            begin = max(0, start - self._base - len(needle))
-            return time.monotonic() if self._data.find(needle, begin) >= 0 else None
+            end = self._base + at + len(needle)
+            index = bisect_right(self._ends, end - 1)
+            return self._times[index] if index < len(self._times) else time.monotonic()
 
     def since(self, start: int) -> bytes:
         """What was painted after offset ``start`` (what is still kept of it)."""

@@ -216,6 +216,15 @@ def _run_app(
     from desk.app import DeskApp
     from desk.stop_key import StopKey
 
+    def leave(resume_hint: str, report: ShutdownReport) -> None:
+        # the quit's thread, the app's terminal given back: what it says, then the end
+        if frame is not None:
+            frame.close()
+        for line in exit_lines(resume_hint, report):
+            real = sys.__stderr__ if line.startswith("desk: ") else sys.__stdout__
+            _say(line, real or sys.stderr)  # the app still holds sys.stdout
+        leave_now(0)
+
     app: DeskApp = DeskApp(
         gateway,
         connection,
@@ -223,6 +232,7 @@ def _run_app(
         startup=startup,
         stop_key=StopKey.parse(options.settings.stop_key),
         busy_input=options.settings.busy_input,
+        leave=leave,
     )
     if frame is not None:
         frame.hand_over()  # Textual leaves the alternate screen itself

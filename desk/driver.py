@@ -31,7 +31,12 @@ Ctrl+Q likewise starts the quit on the input thread (:class:`QuitHook`): the gat
 begins when the key is read, not when the busy UI gets to it; the key then reaches the app as
 usual, which shows what the quit waits for.
 
-Third, a terminal that goes away (window closed, ssh dropped) ends desk through its normal
+Third, a quit whose shutdown has saved everything need not wait for the UI thread (on a busy
+machine seconds behind a fast stream) to unmount the app: :meth:`FastEscapeDriver.leave_terminal`
+gives the terminal back from the quit's own thread, after the frames already queued, and drops
+every frame the UI makes after it; the process then ends (:mod:`desk.__main__`).
+
+Fourth, a terminal that goes away (window closed, ssh dropped) ends desk through its normal
 quit path instead of hanging it. Reading a hung-up terminal gives end-of-file (or EIO), which
 made Textual's input thread spin (or panic the app); here the input thread tells the app
 (:meth:`TerminalHooks.terminal_closed`) and stops reading. Writing to it fails too, which killed
@@ -46,8 +51,11 @@ differ.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
+import termios
+import threading
 import time
 from codecs import getincrementaldecoder
 from collections.abc import Callable
@@ -260,9 +268,36 @@ class FastEscapeDriver(LinuxDriver):
         if self._file is not None:
             self._file = HangupSafeOutput(self._file)  # type: ignore[assignment]
         self._read_at = 0.0  # time.monotonic() of the last read that gave bytes
+        self._gate = threading.RLock()  # orders frames and leave_terminal's last writes
+        self._left = False  # leave_terminal ran: frames are dropped
         hooks = app if isinstance(app, TerminalHooks) else None
         self._hooks = hooks
         self._stop_keys = hooks.input_stop_keys if hooks is not None else frozenset[str]()
+
+    def write(self, data: str) -> None:
+        """Queue ``data`` for the terminal, or drop it once :meth:`leave_terminal` ran."""
+        with self._gate:
+            if not self._left:
+                super().write(data)
+
+    def leave_terminal(self) -> None:
+        """Give the terminal back now, from any thread: the frames queued so far go out, then
+        the sequences that end the app's modes (mouse, paste, alternate screen, hidden cursor),
+        then the terminal's settings from before; every later write is dropped. Returns once
+        all of it is written (idempotent). The process is expected to end right after."""
+        with self._gate:
+            if self._left or self._writer_thread is None:
+                return
+            self._disable_mouse_support()
+            self._disable_bracketed_paste()
+            self._enable_line_wrap()
+            self._disable_in_band_window_resize()
+            self.write("\x1b[<u\x1b[?1049l\x1b[?25h\x1b[?1004l")
+            self._left = True
+        self._writer_thread.stop()  # drains its queue, then ends
+        if self.attrs_before is not None:
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(self.fileno, termios.TCSANOW, self.attrs_before)
 
     def process_message(self, message: Message) -> None:
         """Offer stop keys to the app on this (input) thread, start a quit on Ctrl+Q here too,

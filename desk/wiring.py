@@ -173,6 +173,7 @@ def build_controllers(
         set_timer=app.set_timer,
         exit=app.exit,
         shutdown_finished=shutdown_finished,
+        began=turns.quitting,
     )
     stops = StopKeysController(
         gateway,

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from agent.provider.client import ProviderConfig
+from agent.provider.connection import warm_up
 from agent.valid_text import loads, valid_text
 from tui_gateway.server_events import ServerState, ServerStatus
 from tui_gateway.state import Session
@@ -331,6 +332,8 @@ class ModelServer:
             self._publish(None, status, sticky=STICKY)
             if ready_now and self.on_ready is not None:
                 self.on_ready(provider)
+            if ready_now:  # here, not in the first turn (or its stop, or a quit) on a busy machine
+                warm_up()
             if wait_s is not None:
                 self._sleep(wait_s, generation)
 

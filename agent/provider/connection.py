@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import socket
 import ssl
 import threading
@@ -161,4 +162,30 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-__all__ = ["ProviderConnection", "open_connection"]
+FIRST_REQUEST_MODULES = (
+    "anyio._backends._asyncio",
+    "anyio.streams.memory",
+    "anyio.streams.stapled",
+    "anyio.streams.tls",
+    "anyio.to_thread",
+    "httpcore._backends.anyio",
+    "httpcore._async.connection_pool",
+    "httpcore._async.http11",
+    "h11",
+)
+"""Modules the async HTTP stack imports on a process's first request."""
+
+
+def warm_up() -> None:
+    """Build now what the process's first turn would otherwise build before its request: the
+    TLS context (its certificates) and the modules of the async HTTP stack. Measured on a busy
+    2-core machine: 0.4 s and 0.65 s, during which a stop or a quit of that first turn waited
+    for its thread. Call it on a thread that may wait (idempotent; fails silently: the turn
+    builds what is missing)."""
+    with contextlib.suppress(Exception):
+        _ssl_context()
+        for name in FIRST_REQUEST_MODULES:
+            importlib.import_module(name)
+
+
+__all__ = ["ProviderConnection", "open_connection", "warm_up"]

@@ -64,6 +64,8 @@ class QuitController:
         set_timer: runs a callback after a delay.
         exit: ends the app with an exit code.
         shutdown_finished: called on the quit thread once the shutdown returned.
+        began: called once a quit begins, on the thread that began it (the stream is no
+            longer drawn).
     """
 
     def __init__(
@@ -76,6 +78,7 @@ class QuitController:
         set_timer: SetTimer,
         exit: Callable[[int], None],
         shutdown_finished: Callable[[], None],
+        began: Callable[[], None] = lambda: None,
     ) -> None:
         self._gateway = gateway
         self._status = status
@@ -84,6 +87,7 @@ class QuitController:
         self._set_timer = set_timer
         self._exit = exit
         self._shutdown_finished = shutdown_finished
+        self._began = began
         self._runner = ShutdownRunner(gateway)
         self._ctrl_c = DoublePress()
         self._shown = False  # begin() ran: the status bar says what the quit waits for
@@ -118,6 +122,7 @@ class QuitController:
         if self._shown:
             return
         self._shown = True
+        self._began()
         self._status.notice = stopping_notice(self._gateway.running_turns)
         self._prompt.disabled = True
         self._runner.start(then=self._shutdown_finished, gone=gone)
@@ -131,6 +136,7 @@ class QuitController:
         Returns:
             True when this started the shutdown.
         """
+        self._began()
         return self._runner.start(then=self._shutdown_finished)
 
     def gateway_stopping(self, turns: int) -> None:

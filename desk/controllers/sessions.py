@@ -364,6 +364,18 @@ class SessionsController:
             return ""
         return f"to resume this session: desk --resume {view.session_id}"
 
+    def resume_hint_from_any_thread(self) -> str:
+        """:meth:`resume_hint`, read off the UI thread (a quit leaving at once): the UI thread may
+        change the transcript meanwhile; when reading it fails, the hint is given whenever the
+        session ran a turn here or was resumed."""
+        try:
+            return self.resume_hint()
+        except Exception:  # the DOM changed under the read
+            view = self.view
+            if view is None or self._startup.notice:
+                return ""
+            return f"to resume this session: desk --resume {view.session_id}"
+
     def store_waiting(self, session_id: str, payload: StoreWaiting) -> None:
         """``session.store_waiting`` of any session: the status bar says saving waits for the
         database while any session's writes wait (the database is one for all of them)."""

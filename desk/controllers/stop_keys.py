@@ -134,6 +134,7 @@ class StopKeysController:
         except GatewayError:  # the session is gone (deleted, evicted): nothing to stop
             return False
         if stopped is not None:
+            self._turns.stop_sent(stopped)
             return True
         self._passed = PassedKey(read_at, key_time, sent=True)
         return False

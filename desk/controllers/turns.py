@@ -117,6 +117,8 @@ class TurnsController:
         self._turn_ended = turn_ended
         self._refresh_bindings = refresh_bindings
         self._notify = notify
+        self._stopped: set[str] = set()  # turns a stop was sent for, their end not drawn yet
+        self._quitting = False  # a quit began: no stream is drawn any more
 
     # -- what the status bar and the Stop button show ------------------------------------------
 
@@ -144,6 +146,24 @@ class TurnsController:
     def set_stopping(self) -> None:
         """Say the running turn (or compression) is being stopped."""
         self._status.state = "stopping"
+
+    def stop_sent(self, turn_id: str) -> None:
+        """A stop of ``turn_id`` went to the gateway (any thread): what its stream still has
+        queued for the screen is taken without being drawn, and its completion draws the reply
+        whole. Drawing that backlog (Markdown re-rendered per delta, one frame after another)
+        kept "idle" a second or more behind the stop on a busy machine, and burnt the CPU a
+        stop is meant to free."""
+        self._stopped.add(turn_id)
+
+    def quitting(self) -> None:
+        """A quit began (any thread): no stream is drawn any more (the quit waits for the
+        turns' threads, which need the CPU the drawing would take)."""
+        self._quitting = True
+
+    def drawn(self, turn_id: str) -> bool:
+        """False when a delta of ``turn_id`` is not to be drawn: its turn ended or was
+        stopped, or a quit began."""
+        return not (self._quitting or turn_id in self._stopped or self._turn_ended(turn_id))
 
     # -- in and out ----------------------------------------------------------------------------
 
@@ -274,6 +294,7 @@ class TurnsController:
         stop = StopRequest.by_user(surface) if read_at is None else key_stop(read_at, surface)
         stopped = self._gateway.session_interrupt(view.session_id, stop, keyed_at=keyed_at)
         if stopped is not None:
+            self.stop_sent(stopped)
             self.set_stopping()
         return stopped
 
@@ -301,8 +322,8 @@ class TurnsController:
         reply = transcript.reply(payload.turn_id)
         if reply is None:
             reply = await transcript.add_reply(payload.turn_id)
-        if self._turn_ended(payload.turn_id):
-            reply.absorb(payload.text, payload.reasoning)  # the completion draws it, next
+        if not self.drawn(payload.turn_id):
+            reply.absorb(payload.text, payload.reasoning)  # the completion draws it
         else:
             await reply.append(payload.text, payload.reasoning)
 
@@ -326,6 +347,7 @@ class TurnsController:
         """``message.complete``: "idle" and the idle keys first (the state is the turn's end,
         and drawing the reply's canonical text may take a while on a busy machine), then the
         canonical text, and the stop marker or error line."""
+        self._stopped.discard(payload.turn_id)
         if payload.turn_id == view.running_turn:
             self.set_running(view, None)
             await self._frame_out()

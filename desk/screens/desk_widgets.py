@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Button, Footer
+from textual.widgets import Button
 
 from desk.config import ConnectionInfo
 from desk.widgets.click_button import ClickButton
 from desk.widgets.compression_panel import CompressionPanel
 from desk.widgets.console_panel import ConsolePanel
+from desk.widgets.key_footer import KeyFooter
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.queue_list import QueueList
 from desk.widgets.sessions_sidebar import SessionsSidebar
@@ -60,7 +61,7 @@ class DeskWidgets:
             yield self.prompt
             yield self.stop_button
         yield self.status
-        yield Footer(compact=True)  # every main key fits in 80 columns
+        yield KeyFooter(compact=True)  # every main key fits in 80 columns
         yield self.sidebar
 
     @classmethod

@@ -268,3 +268,22 @@ def test_quitting_after_a_turn_says_how_to_resume_the_session(
     with SqliteStore(private_xdg_dirs["XDG_DATA_HOME"] / "desk" / "desk.db") as saved:
         (session,) = saved.sessions.list_sessions()
     assert f"to resume this session: desk --resume {session.id}" in after
+
+
+def test_ctrl_q_while_streaming_gives_the_terminal_back_and_draws_nothing_after(
+    pty_server: DemoModelServer,
+) -> None:
+    # The quit leaves from its own thread once all is saved; the UI thread, still drawing the
+    # stream, must not paint a frame on the person's own screen after the terminal is back.
+    pty_server.configure(tokens_per_second=2000.0)
+    with desk_in_pty(pty_server) as (proc, screen):
+        record = start_streaming(pty_server, screen)
+        mark = screen.size
+        screen.write(b"\x11")  # Ctrl+Q
+        assert proc.wait(timeout=15.0) == 0, f"screen tail: {screen.tail()!r}"
+        assert closed_at(pty_server, record) >= record.started_at
+        left = screen.wait_for(b"\x1b[?1049l", timeout_s=5.0, start=mark)
+        screen.wait_for(b"desk --resume", timeout_s=5.0, start=left)
+        after = screen.since(left).replace(b"\x1b[?25h", b"").replace(b"\x1b[?1004l", b"")
+    assert b"\x1b" not in after, f"drawn after the terminal was given back: {after!r}"
+    assert after.strip().startswith(b"to resume this session: desk --resume ")

@@ -8,6 +8,7 @@ import pytest
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.reply_body import ReplyBody
 from tests.desk.desk_testkit import submit_and_get_reply, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -40,3 +41,38 @@ async def test_idle_and_the_idle_keys_come_before_the_reply_is_drawn_again(
             await pilot.press("escape")
         await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
         assert seen == [("idle", False, True)]
+
+
+@pytest.mark.parametrize("how", ["stop", "quit"])
+async def test_what_a_stopped_turn_still_streams_is_not_drawn_and_its_end_shows_it_all(
+    desk_app: DeskApp,
+    demo_server: DemoModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    # Once a stop went out for a turn (or a quit began), its deltas still on their way to the
+    # screen are taken without being drawn: drawing them kept "idle" and the quit seconds
+    # behind on a busy machine. Its completion then draws the reply whole.
+    drawn: list[str] = []
+    append = ReplyBody.append
+
+    def counted_append(self: ReplyBody, text: str) -> None:
+        drawn.append(text)
+        append(self, text)
+
+    monkeypatch.setattr(ReplyBody, "append", counted_append)
+    demo_server.configure(tokens_per_second=40.0)
+    async with desk_app.run_test(size=(120, 30)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: len(reply.text) > 20, what="streamed text")
+        turns = desk_app.controllers.turns
+        # the stop (or quit) as its key would have begun it; the stream goes on meanwhile
+        turns.stop_sent(reply.turn_id) if how == "stop" else turns.quitting()
+        await pilot.pause()
+        shown, drawn_before = len(reply.text), len(drawn)
+        await wait_until(pilot, lambda: len(reply.text) > shown + 40, what="more stream")
+        assert len(drawn) == drawn_before  # taken, not drawn
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
+        body = reply.query_one(ReplyBody)
+        assert body.text.strip() == reply.text.strip() != ""
