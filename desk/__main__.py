@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from desk.early_frame import EarlyFrame, default_theme_chosen
 
 if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any of them
+    from contract.results import ShutdownReport
     from desk.app import DeskApp
     from desk.config import ConnectionInfo, DeskOptions
     from desk.ports import DeskGateway
     from desk.startup import Startup
-    from tui_gateway.types import ShutdownReport
 
 SWITCH_INTERVAL_S = 0.001
 """GIL switch interval desk runs with, in seconds (Python's default is 0.005)."""
@@ -171,9 +171,9 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
 
 def _run_remote(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
     """``--gateway-cmd CMD``: the app against a gateway in a child process."""
+    from contract.errors import GatewayError
     from desk.config import ConnectionInfo
     from desk.startup import Startup
-    from tui_gateway.types import GatewayError
     from tui_gateway.wire.client import RemoteGateway
 
     assert options.gateway_cmd is not None

@@ -33,6 +33,7 @@ from textual.errors import NoWidget
 from textual.screen import Screen
 from textual.widgets import TextArea
 
+from contract.results import ShutdownReport
 from desk.activity_messages import (
     ConsoleCommandEnded,
     ConsoleOutputArrived,
@@ -69,7 +70,6 @@ from desk.widgets.session_view import SessionView
 from desk.widgets.status_bar import Clock
 from desk.wiring import DeskWidgets, build_controllers
 from tui_gateway.settings import BusyInput
-from tui_gateway.types import ShutdownReport
 
 APP_CSS = Path(__file__).with_name("app.tcss")
 """The app's own layout CSS (widgets carry theirs in ``desk/widgets/*.tcss``)."""

@@ -8,9 +8,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from agent.stops import StopRequest
-from tui_gateway.server_events import ServerStatus
-from tui_gateway.subscription import EventCallback, Subscription
-from tui_gateway.types import (
+from contract.results import (
     ChildInfo,
     ConsoleCommandInfo,
     QueuedPromptInfo,
@@ -22,6 +20,8 @@ from tui_gateway.types import (
     SubmitResult,
     UndoResult,
 )
+from tui_gateway.server_events import ServerStatus
+from tui_gateway.subscription import EventCallback, Subscription
 
 
 class ModelServerPort(Protocol):

@@ -23,12 +23,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("agent", "tui_gateway", "desk", "demo_model")
+PACKAGES = ("agent", "contract", "tui_gateway", "desk", "demo_model")
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "agent": frozenset({"tui_gateway", "desk", "textual"}),
+    "agent": frozenset({"contract", "tui_gateway", "desk", "textual"}),
+    "contract": frozenset({"desk", "textual"}),
     "tui_gateway": frozenset({"desk", "textual"}),
-    "demo_model": frozenset({"agent", "tui_gateway", "desk", "textual"}),
+    "demo_model": frozenset({"agent", "contract", "tui_gateway", "desk", "textual"}),
     "desk": frozenset(),
 }
 """Top-level package -> the top-level names its modules may never import."""

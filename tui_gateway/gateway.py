@@ -37,12 +37,24 @@ from agent.store import SessionStore, SharedStore, StoredReplay
 from agent.tools.workspace import Workspace
 from agent.usage import TokenUsage
 from agent.valid_text import valid_text
+from contract.errors import GatewayError
+from contract.results import (
+    ChildInfo,
+    ConsoleCommandInfo,
+    QueuedPromptInfo,
+    ResumedSession,
+    SessionInfo,
+    ShutdownReport,
+    SteerResult,
+    SubmitResult,
+)
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice
 from tui_gateway.compression import SessionCompression
 from tui_gateway.console import CommandError, Console
 from tui_gateway.console.commands import command_infos
 from tui_gateway.context_window import SessionWindows
+from tui_gateway.engine_setup import AgentFactory, AgentSetup, GatewayConfig
 from tui_gateway.event_hub import EventHub
 from tui_gateway.events import Payload, SessionCreated
 from tui_gateway.fitted_turns import FittedTurns
@@ -60,20 +72,6 @@ from tui_gateway.state import Session, Turn
 from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.tool_offer import ToolOffer, check_text
 from tui_gateway.turn_runner import TurnRunner, default_agent_factory
-from tui_gateway.types import (
-    AgentFactory,
-    AgentSetup,
-    ChildInfo,
-    ConsoleCommandInfo,
-    GatewayConfig,
-    GatewayError,
-    QueuedPromptInfo,
-    ResumedSession,
-    SessionInfo,
-    ShutdownReport,
-    SteerResult,
-    SubmitResult,
-)
 
 
 class Gateway:

@@ -26,10 +26,10 @@ from pathlib import Path
 from agent.mcp import McpLoop, McpState, McpTool, Permission, ServerConnection, ServerStatus
 from agent.mcp.status import RemoteTool
 from agent.tools.base import Tool
+from contract.errors import GatewayError
 from tui_gateway.events import Payload
 from tui_gateway.mcp_events import McpServerChanged
 from tui_gateway.mcp_settings import McpApproval, McpServerSettings
-from tui_gateway.types import GatewayError
 
 
 def permission(settings: McpServerSettings, tool: RemoteTool) -> Permission:

@@ -24,9 +24,9 @@ import httpx
 
 from agent.provider.client import ProviderConfig
 from agent.valid_text import loads, valid_text
+from contract.errors import GatewayError
 from tui_gateway.server_events import ServerState, ServerStatus
 from tui_gateway.state import Session
-from tui_gateway.types import GatewayError
 
 BACKOFF_S: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 10.0)
 """Seconds between attempts while the server does not answer well (the last one repeats)."""

@@ -16,6 +16,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.stops import StopRequest, Surface
+from contract.errors import GatewayError
+from contract.results import ChildOutcome
 from desk.controllers.ports import Notify
 from desk.receipts import ReceiptFormatter, format_failure
 from desk.widgets.agent_card import AgentCard
@@ -29,7 +31,6 @@ from tui_gateway.events import (
     TurnState,
 )
 from tui_gateway.text import terminal_safe
-from tui_gateway.types import ChildOutcome, GatewayError
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

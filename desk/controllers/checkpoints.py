@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from contract.errors import GatewayError
 from desk.widgets.change_preview import ChangePreview
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

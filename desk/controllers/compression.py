@@ -26,6 +26,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.stops import StopRequest, Surface
+from contract.errors import GatewayError
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify, SetTimer
 from desk.controllers.queue import QueueController
@@ -33,7 +34,6 @@ from desk.controllers.turns import TurnsController
 from desk.widgets.compression_panel import CompressionPanel, outcome_text
 from desk.widgets.status_bar import StatusBar
 from tui_gateway.events import CompressionComplete, CompressionProgressed
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

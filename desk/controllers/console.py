@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 from textual.widget import Widget
 
 from agent.stops import StopRequest, Surface
+from contract.errors import GatewayError
+from contract.results import ConsoleCommandInfo
 from desk.controllers.ports import Notify
 from desk.controllers.turns import TurnsController
 from desk.receipts import format_elapsed
@@ -33,7 +35,6 @@ from desk.tool_text import stopped_text
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.status_bar import StatusBar
 from tui_gateway.events import ConsoleComplete, ConsoleOutput
-from tui_gateway.types import ConsoleCommandInfo, GatewayError
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

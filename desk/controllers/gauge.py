@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from textual.widgets import TextArea
 
 from agent.usage import TokenUsage
+from contract.results import TranscriptEntry
 from desk.widgets.status_bar import StatusBar
 from tui_gateway.events import ContextWindowKnown, MessageComplete
 from tui_gateway.text import DEFAULT_CHARS_PER_TOKEN, tokens_in_chars
-from tui_gateway.types import TranscriptEntry
 
 if TYPE_CHECKING:
     from desk.widgets.session_view import SessionView

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from textual.widget import Widget
 
+from contract.errors import GatewayError
 from desk.widgets.mention_list import MentionList
 from desk.widgets.prompt_input import PromptInput
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

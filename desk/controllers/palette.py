@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from textual.app import SystemCommand
 
+from contract.errors import GatewayError
 from desk.commands import PaletteCommand
 from desk.config import ConnectionInfo
 from desk.controllers.ports import Notify
 from desk.controllers.themes import ThemeController
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

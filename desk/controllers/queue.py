@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from contract.errors import GatewayError
+from contract.results import TranscriptEntry
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.turns import TurnsController
 from desk.queue_state import SessionQueue
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.queue_list import QueueList
 from desk.widgets.queued_item import QueueAction
-from tui_gateway.types import GatewayError, TranscriptEntry
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

@@ -15,12 +15,12 @@ import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from contract.results import ShutdownReport
 from desk.controllers.ports import SetTimer
 from desk.double_press import DoublePress
 from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals, shutdown_note
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import Clock, StatusBar
-from tui_gateway.types import ShutdownReport
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

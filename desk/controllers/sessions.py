@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 from textual.widget import Widget
 
 from agent.usage import TokenUsage
+from contract.errors import GatewayError
+from contract.results import TranscriptEntry
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.queue import QueueController
@@ -38,7 +40,6 @@ from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import StatusBar
 from desk.widgets.user_prompt import UserPrompt
 from tui_gateway.events import SessionEvicted, StoreFailed, StoreWaiting
-from tui_gateway.types import GatewayError, TranscriptEntry
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.stops import Surface
+from contract.errors import GatewayError
 from desk.controllers.console import ConsoleController
 from desk.controllers.quit import QuitController
 from desk.controllers.sessions import SessionsController
 from desk.controllers.turns import TurnsController
 from desk.stop_key import StopKey, StopPresses, key_stop
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from textual.widget import Widget
 
+from contract.errors import GatewayError
 from desk.approval_keys import ApprovalKeys, Decision
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.widgets.approval_prompt import ApprovalPrompt
@@ -35,7 +36,6 @@ from tui_gateway.events import (
     ToolOutput,
     ToolStart,
 )
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

@@ -23,6 +23,8 @@ from textual.markup import escape
 from textual.widgets import Button, Static
 
 from agent.stops import StopRequest, Surface
+from contract.errors import GatewayError
+from contract.results import SteerResult, SubmitResult
 from desk.controllers.ports import Notify
 from desk.receipts import ReceiptFormatter, format_failure
 from desk.stop_key import key_stop
@@ -40,7 +42,6 @@ from tui_gateway.events import (
     TurnState,
 )
 from tui_gateway.text import terminal_safe
-from tui_gateway.types import GatewayError, SteerResult, SubmitResult
 
 if TYPE_CHECKING:
     from desk.ports import DeskGateway

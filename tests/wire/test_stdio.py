@@ -9,6 +9,8 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, StopRequest, Surface
+from contract.errors import GatewayError
+from contract.results import ConsoleCommandInfo
 from demo_model.server import DemoModelServer
 from tests.support import EventLog, cut_short
 from tests.wire.helpers import (
@@ -18,6 +20,7 @@ from tests.wire.helpers import (
     gateway_cmd,
     slow_reply,
 )
+from tui_gateway.engine_setup import GatewayConfig
 from tui_gateway.events import (
     ChildCompleted,
     ChildStarted,
@@ -29,7 +32,6 @@ from tui_gateway.events import (
     SessionCreated,
 )
 from tui_gateway.gateway import Gateway
-from tui_gateway.types import ConsoleCommandInfo, GatewayConfig, GatewayError
 from tui_gateway.wire.client import RemoteGateway
 
 STORY = "tell me a story about a lighthouse"

@@ -34,6 +34,7 @@ from acp.meta import PROTOCOL_VERSION
 
 from agent.outcome import TurnStatus
 from agent.stops import StopRequest, Surface
+from contract.errors import GatewayError
 from tui_gateway.acp.pump import Pump
 from tui_gateway.acp.updates import prompt_text, replay, stop_reason, tool_finished, tool_started
 from tui_gateway.events import (
@@ -50,7 +51,6 @@ from tui_gateway.events import (
 )
 from tui_gateway.gateway import Gateway
 from tui_gateway.mcp_settings import McpServerSettings
-from tui_gateway.types import GatewayError
 
 MODES: tuple[tuple[str, str, str], ...] = (
     ("ask", "Ask", "Ask before shell, write_file, MCP tools and paths outside the workspace"),

@@ -29,6 +29,19 @@ from typing import IO, Any, TypeVar
 
 from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest
+from contract.errors import GatewayError
+from contract.results import (
+    ChildInfo,
+    ConsoleCommandInfo,
+    QueuedPromptInfo,
+    ResumedSession,
+    SessionDiff,
+    SessionInfo,
+    ShutdownReport,
+    SteerResult,
+    SubmitResult,
+    UndoResult,
+)
 from tui_gateway.events import (
     ChildCompleted,
     ChildStarted,
@@ -39,19 +52,6 @@ from tui_gateway.events import (
 from tui_gateway.kinds import ChildDelivery
 from tui_gateway.server_events import ServerStatus
 from tui_gateway.subscription import EventCallback, Subscription
-from tui_gateway.types import (
-    ChildInfo,
-    ConsoleCommandInfo,
-    GatewayError,
-    QueuedPromptInfo,
-    ResumedSession,
-    SessionDiff,
-    SessionInfo,
-    ShutdownReport,
-    SteerResult,
-    SubmitResult,
-    UndoResult,
-)
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.child import ChildRpc
 from tui_gateway.wire.codec import DecodeError, decode, decode_event, encode

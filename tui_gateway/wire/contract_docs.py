@@ -24,8 +24,7 @@ from typing import Any, Literal
 
 from agent.stops import USER_SURFACES, Issuer, Surface
 from agent.usage import TokenUsage
-from tui_gateway.events import EVENT_TYPES, PROTOCOL_VERSION, MessageDelta, Payload, StopReceipt
-from tui_gateway.types import (
+from contract.results import (
     ChildOutcome,
     ConsoleCommandInfo,
     ResumedSession,
@@ -35,6 +34,7 @@ from tui_gateway.types import (
     SubmitResult,
     TranscriptEntry,
 )
+from tui_gateway.events import EVENT_TYPES, PROTOCOL_VERSION, MessageDelta, Payload, StopReceipt
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import field_types
 from tui_gateway.wire.contract_schema import schema_text

@@ -3,7 +3,7 @@
 :class:`Dispatcher` takes one parsed JSON value (a request, a notification or a batch), checks
 it against :mod:`tui_gateway.wire.contract` and calls the in-process gateway. Every refusal
 happens before the gateway is called, so a refused request changes nothing. Errors use the
-standard codes (see ``contract.ERROR_CODES``); a :class:`tui_gateway.types.GatewayError` keeps
+standard codes (see ``contract.ERROR_CODES``); a :class:`contract.errors.GatewayError` keeps
 its own code.
 """
 
@@ -14,9 +14,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from contract.errors import GatewayError
 from tui_gateway.gateway import Gateway
 from tui_gateway.server_events import ServerStatus
-from tui_gateway.types import GatewayError
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import (
     DecodeError,

@@ -25,9 +25,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agent.stops import StopRequest, Surface
+from contract.errors import GatewayError
 from tui_gateway.events import GatewayEvent, MessageComplete
 from tui_gateway.gateway import Gateway
-from tui_gateway.types import GatewayError
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import encode, event_params
 from tui_gateway.wire.dispatch import Dispatcher, RpcError, error_response

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui_gateway.types import ConsoleCommandInfo
+from contract.results import ConsoleCommandInfo
 from tui_gateway.wire.contract.stop import StopParams
 
 

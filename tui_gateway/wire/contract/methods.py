@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tui_gateway.server_events import ServerStatus
-from tui_gateway.types import (
+from contract.results import (
     ResumedSession,
     SessionDiff,
     ShutdownReport,
@@ -19,6 +18,7 @@ from tui_gateway.types import (
     SubmitResult,
     UndoResult,
 )
+from tui_gateway.server_events import ServerStatus
 from tui_gateway.wire.contract.console import (
     ConsoleCancelParams,
     ConsoleCancelResult,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tui_gateway.types import SessionInfo
+from contract.results import SessionInfo
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tui_gateway.types import ChildInfo, QueuedPromptInfo
+from contract.results import ChildInfo, QueuedPromptInfo
 from tui_gateway.wire.contract.stop import StopParams
 
 
