@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent.usage import TokenUsage
-from tui_gateway.envelope import StopReceipt
+from contract.envelope import StopReceipt
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from desk.early_frame import EarlyFrame, default_theme_chosen
 
 if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any of them
+    from contract.ports import DeskGateway
     from contract.results import ShutdownReport
     from desk.app import DeskApp
     from desk.config import ConnectionInfo, DeskOptions
-    from desk.ports import DeskGateway
     from desk.startup import Startup
 
 SWITCH_INTERVAL_S = 0.001

@@ -33,6 +33,7 @@ from textual.errors import NoWidget
 from textual.screen import Screen
 from textual.widgets import TextArea
 
+from contract.ports import DeskGateway
 from contract.results import ShutdownReport
 from desk.activity_messages import (
     ConsoleCommandEnded,
@@ -56,7 +57,6 @@ from desk.messages import (
     ShutdownFinished,
     TerminalClosed,
 )
-from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter, format_stop_receipt
 from desk.screens.desk_screen import DeskScreen
 from desk.screens.help_screen import HelpScreen

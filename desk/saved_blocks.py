@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from textual.widget import Widget
 
+from contract.events import StopReceipt
 from contract.results import TranscriptEntry
 from desk.receipts import format_stop_receipt
 from desk.widgets.agent_card import AgentCard
@@ -20,7 +21,6 @@ from desk.widgets.saved_reply import SavedReply, note_line
 from desk.widgets.saved_summary import SavedSummary
 from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.user_prompt import UserPrompt
-from tui_gateway.events import StopReceipt
 
 
 def split_recent(entries: list[TranscriptEntry], count: int) -> int:

@@ -14,8 +14,8 @@ import signal
 import threading
 from collections.abc import Callable
 
+from contract.ports import DeskGateway
 from contract.results import ShutdownReport
-from desk.ports import DeskGateway
 
 QUIT_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
 """Signals handled as a system quit (the same path as Ctrl+Q)."""

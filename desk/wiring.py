@@ -16,6 +16,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Footer
 
+from contract.ports import DeskGateway
 from desk.config import ConnectionInfo
 from desk.controllers import DeskControllers
 from desk.controllers.agents import AgentsController
@@ -36,7 +37,6 @@ from desk.controllers.stop_keys import StopKeysController
 from desk.controllers.themes import ThemeController
 from desk.controllers.tool_calls import ToolCallsController
 from desk.controllers.turns import TurnsController
-from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter
 from desk.startup import Startup
 from desk.stop_key import StopKey

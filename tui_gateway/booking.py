@@ -41,8 +41,8 @@ from agent.steering import Steer
 from agent.stops import SOFT_IS_A_STEER, StopRequest, Surface
 from agent.store import StopKind
 from contract.errors import GatewayError
+from contract.events import PromptDropped, SessionEvicted
 from tui_gateway.console import Console
-from tui_gateway.events import PromptDropped, SessionEvicted
 from tui_gateway.key_stops import key_target
 from tui_gateway.kinds import TurnKind, TurnStage
 from tui_gateway.persistence import Persistence

@@ -39,7 +39,7 @@ from agent.events import TurnResult
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest
 from agent.store import NOT_SENT_PREFIX, SessionStore, StoreError, TurnOutcome, turn_messages
-from tui_gateway.events import Payload
+from contract.events import Payload
 from tui_gateway.kinds import TurnStage
 from tui_gateway.state import Session, Turn
 from tui_gateway.store_writer import Apply, PendingWrite, StoreWriter

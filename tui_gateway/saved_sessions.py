@@ -15,6 +15,7 @@ from agent.provider.types import ToolCall
 from agent.store import StoreError, TurnRow
 from agent.usage import summed
 from contract.errors import GatewayError
+from contract.events import StopReceipt
 from contract.results import (
     ChildOutcome,
     ResumedSession,
@@ -32,7 +33,6 @@ from tui_gateway.context_window import (
     saved_history,
 )
 from tui_gateway.engine_setup import GatewayConfig
-from tui_gateway.events import StopReceipt
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session, session_provider

@@ -17,23 +17,17 @@ from textual.widgets import Static
 
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
+from contract.events import ChildCompleted, ChildStarted, MessageDelta, PromptSteered, TurnState
 from contract.results import ChildOutcome
+from contract.text import terminal_safe
 from desk.controllers.ports import Notify
 from desk.receipts import ReceiptFormatter, format_failure
 from desk.widgets.agent_card import AgentCard
 from desk.widgets.status_bar import Clock
 from desk.widgets.tool_card import ToolCard
-from tui_gateway.events import (
-    ChildCompleted,
-    ChildStarted,
-    MessageDelta,
-    PromptSteered,
-    TurnState,
-)
-from tui_gateway.text import terminal_safe
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 STOP_REASON = "stopped with the agent's Stop"

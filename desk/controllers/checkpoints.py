@@ -19,7 +19,7 @@ from contract.errors import GatewayError
 from desk.widgets.change_preview import ChangePreview
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 

@@ -27,16 +27,16 @@ from textual.widgets import Static
 
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
+from contract.events import CompressionComplete, CompressionProgressed
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify, SetTimer
 from desk.controllers.queue import QueueController
 from desk.controllers.turns import TurnsController
 from desk.widgets.compression_panel import CompressionPanel, outcome_text
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.events import CompressionComplete, CompressionProgressed
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 COMPRESSION_LINGER_S = 2.0

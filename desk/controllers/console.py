@@ -26,6 +26,7 @@ from textual.widget import Widget
 
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
+from contract.events import ConsoleComplete, ConsoleOutput
 from contract.results import ConsoleCommandInfo
 from desk.controllers.ports import Notify
 from desk.controllers.turns import TurnsController
@@ -34,10 +35,9 @@ from desk.stop_key import key_stop
 from desk.tool_text import stopped_text
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.events import ConsoleComplete, ConsoleOutput
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 NEW_SESSION_LINE = re.compile(r"^new session ([0-9A-Za-z_-]+)\s*$", re.MULTILINE)

@@ -13,7 +13,7 @@ from desk.receipts import ReceiptFormatter, format_stop_receipt
 from desk.saved_blocks import saved_blocks
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 WallClock = Callable[[], datetime]

@@ -21,7 +21,7 @@ from desk.widgets.mention_list import MentionList
 from desk.widgets.prompt_input import PromptInput
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
 
 AT_CURSOR = re.compile(r"(?:^|(?<=\s))@((?:[\w.~/+\-]|\\ )*)$")
 """An ``@`` mention being typed: what is before the cursor on its line ends with it."""

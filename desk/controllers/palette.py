@@ -21,7 +21,7 @@ from desk.controllers.themes import ThemeController
 from desk.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (

@@ -31,7 +31,7 @@ from desk.widgets.queue_list import QueueList
 from desk.widgets.queued_item import QueueAction
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 

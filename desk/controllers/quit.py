@@ -23,7 +23,7 @@ from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import Clock, StatusBar
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
 
 EXIT_NOTE_S = 1.5
 """How long the "gave up waiting" note stays on screen before the desk exits, in seconds."""

@@ -18,14 +18,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from contract.errors import GatewayError
+from contract.server_events import ServerState, ServerStatus
 from desk.config import ConnectionInfo
 from desk.controllers.ports import Notify
 from desk.controllers.turns import shown
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.server_events import ServerState, ServerStatus
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 RETRY_HINT = (

@@ -26,6 +26,7 @@ from textual.widget import Widget
 
 from agent.usage import TokenUsage
 from contract.errors import GatewayError
+from contract.events import SessionEvicted, StoreFailed, StoreWaiting
 from contract.results import TranscriptEntry
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify
@@ -39,10 +40,9 @@ from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import StatusBar
 from desk.widgets.user_prompt import UserPrompt
-from tui_gateway.events import SessionEvicted, StoreFailed, StoreWaiting
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 WAITING = "saving is waiting for the database"

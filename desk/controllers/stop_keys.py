@@ -35,7 +35,7 @@ from desk.controllers.turns import TurnsController
 from desk.stop_key import StopKey, StopPresses, key_stop
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
 
 PASSED_KEY_S = 1.0
 """A key event made at most this long (s) after the input thread let a stop key through is

@@ -23,22 +23,16 @@ from typing import TYPE_CHECKING
 from textual.widget import Widget
 
 from contract.errors import GatewayError
+from contract.events import ApprovalRequest, ApprovalResolved, ToolComplete, ToolOutput, ToolStart
 from desk.approval_keys import ApprovalKeys, Decision
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.status_bar import Clock
 from desk.widgets.tool_card import ToolCard
-from tui_gateway.events import (
-    ApprovalRequest,
-    ApprovalResolved,
-    ToolComplete,
-    ToolOutput,
-    ToolStart,
-)
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 MAX_CARDS = 256

@@ -24,15 +24,7 @@ from textual.widgets import Button, Static
 
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
-from contract.results import SteerResult, SubmitResult
-from desk.controllers.ports import Notify
-from desk.receipts import ReceiptFormatter, format_failure
-from desk.stop_key import key_stop
-from desk.widgets.assistant_reply import AssistantReply
-from desk.widgets.prompt_input import PromptInput
-from desk.widgets.status_bar import Clock, StatusBar
-from desk.widgets.user_prompt import UserPrompt
-from tui_gateway.events import (
+from contract.events import (
     MessageComplete,
     MessageDelta,
     MessageStart,
@@ -41,10 +33,18 @@ from tui_gateway.events import (
     PromptSteered,
     TurnState,
 )
-from tui_gateway.text import terminal_safe
+from contract.results import SteerResult, SubmitResult
+from contract.text import terminal_safe
+from desk.controllers.ports import Notify
+from desk.receipts import ReceiptFormatter, format_failure
+from desk.stop_key import key_stop
+from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.prompt_input import PromptInput
+from desk.widgets.status_bar import Clock, StatusBar
+from desk.widgets.user_prompt import UserPrompt
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
     from desk.widgets.session_view import SessionView
 
 COMMAND_STOP_REASON = "stopped with /stop"

@@ -26,6 +26,7 @@ from textual.widgets import Static
 
 from agent.usage import TokenUsage
 from contract.results import TranscriptEntry
+from contract.text import terminal_safe
 from desk.activity_messages import (
     ApprovalRequested,
     ApprovalWasResolved,
@@ -56,7 +57,6 @@ from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.follow_marker import FollowMarker
 from desk.widgets.transcript import Transcript
-from tui_gateway.text import terminal_safe
 
 if TYPE_CHECKING:
     from desk.controllers import DeskControllers

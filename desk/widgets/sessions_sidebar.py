@@ -19,9 +19,9 @@ from textual.message import Message
 from textual.widgets import Input, ListView, Static
 
 from contract.results import SessionInfo
+from contract.text import terminal_safe
 from desk.widgets._css import css_beside
 from desk.widgets.session_item import UNTITLED, SessionItem
-from tui_gateway.text import terminal_safe
 
 HINT = "enter open · r rename · d delete"
 """The key hint under the list."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agent.compression.plan import SUMMARY_MARKER
+from contract.events import ToolComplete
 from contract.results import TranscriptEntry
 from desk.saved_blocks import saved_blocks, split_recent
 from desk.tool_text import (
@@ -17,7 +18,6 @@ from desk.widgets import UserPrompt
 from desk.widgets.saved_reply import SavedReply
 from desk.widgets.saved_summary import SavedSummary
 from desk.widgets.saved_tool_calls import SavedToolCalls, call_lines
-from tui_gateway.events import ToolComplete
 
 
 def result(**fields: object) -> ToolComplete:

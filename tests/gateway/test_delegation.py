@@ -19,10 +19,7 @@ from agent.agent import Agent
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
-from demo_model.server import DemoModelServer
-from tests.support import EventLog
-from tui_gateway.engine_setup import AgentSetup
-from tui_gateway.events import (
+from contract.events import (
     ApprovalRequest,
     ApprovalResolved,
     ChildCompleted,
@@ -32,6 +29,9 @@ from tui_gateway.events import (
     ToolComplete,
     ToolOutput,
 )
+from demo_model.server import DemoModelServer
+from tests.support import EventLog
+from tui_gateway.engine_setup import AgentSetup
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.turn_runner import default_agent_factory
 

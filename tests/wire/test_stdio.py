@@ -10,6 +10,16 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, StopRequest, Surface
 from contract.errors import GatewayError
+from contract.events import (
+    ChildCompleted,
+    ChildStarted,
+    CompressionComplete,
+    GatewayEvent,
+    MessageComplete,
+    MessageDelta,
+    PromptSteered,
+    SessionCreated,
+)
 from contract.results import ConsoleCommandInfo
 from demo_model.server import DemoModelServer
 from tests.support import EventLog, cut_short
@@ -21,16 +31,6 @@ from tests.wire.helpers import (
     slow_reply,
 )
 from tui_gateway.engine_setup import GatewayConfig
-from tui_gateway.events import (
-    ChildCompleted,
-    ChildStarted,
-    CompressionComplete,
-    GatewayEvent,
-    MessageComplete,
-    MessageDelta,
-    PromptSteered,
-    SessionCreated,
-)
 from tui_gateway.gateway import Gateway
 from tui_gateway.wire.client import RemoteGateway
 
@@ -358,7 +358,7 @@ def test_saved_session_methods_over_the_wire(provider: ProviderConfig, tmp_path:
 
 
 def test_remote_gateway_offers_what_desk_calls() -> None:
-    ports = pytest.importorskip("desk.ports")
+    ports = pytest.importorskip("contract.ports")
     wanted = [
         name
         for name in dir(ports.DeskGateway)

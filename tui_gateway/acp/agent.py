@@ -35,9 +35,7 @@ from acp.meta import PROTOCOL_VERSION
 from agent.outcome import TurnStatus
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
-from tui_gateway.acp.pump import Pump
-from tui_gateway.acp.updates import prompt_text, replay, stop_reason, tool_finished, tool_started
-from tui_gateway.events import (
+from contract.events import (
     ApprovalRequest,
     ApprovalResolved,
     CompressionComplete,
@@ -49,6 +47,8 @@ from tui_gateway.events import (
     ToolComplete,
     ToolStart,
 )
+from tui_gateway.acp.pump import Pump
+from tui_gateway.acp.updates import prompt_text, replay, stop_reason, tool_finished, tool_started
 from tui_gateway.gateway import Gateway
 from tui_gateway.mcp_settings import McpServerSettings
 

@@ -3,9 +3,9 @@
 ``desk --gateway-cmd "desk gateway --stdio"`` runs the desk against a gateway in a child
 process: this class starts the command, waits for its ``gateway.ready`` notification, and turns
 each method call into a JSON-RPC request (see :mod:`tui_gateway.wire.contract`) and each
-``event`` notification back into a :class:`~tui_gateway.events.GatewayEvent` with its typed
+``event`` notification back into a :class:`~contract.events.GatewayEvent` with its typed
 payload, delivered to subscribers exactly as :meth:`tui_gateway.gateway.Gateway.subscribe` does
-(a :class:`~tui_gateway.subscription.Subscription` per subscriber, on its own thread).
+(a :class:`~contract.subscription.Subscription` per subscriber, on its own thread).
 
 The child and its JSON-RPC plumbing are a :class:`~tui_gateway.wire.child.ChildRpc`; it runs
 in a session of its own (``start_new_session``), so a Ctrl+C typed in the terminal reaches the
@@ -30,6 +30,14 @@ from typing import IO, Any, TypeVar
 from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest
 from contract.errors import GatewayError
+from contract.events import (
+    ChildCompleted,
+    ChildStarted,
+    GatewayEvent,
+    MessageComplete,
+    MessageStart,
+)
+from contract.kinds import ChildDelivery
 from contract.results import (
     ChildInfo,
     ConsoleCommandInfo,
@@ -42,16 +50,8 @@ from contract.results import (
     SubmitResult,
     UndoResult,
 )
-from tui_gateway.events import (
-    ChildCompleted,
-    ChildStarted,
-    GatewayEvent,
-    MessageComplete,
-    MessageStart,
-)
-from tui_gateway.kinds import ChildDelivery
-from tui_gateway.server_events import ServerStatus
-from tui_gateway.subscription import EventCallback, Subscription
+from contract.server_events import ServerStatus
+from contract.subscription import EventCallback, Subscription
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.child import ChildRpc
 from tui_gateway.wire.codec import DecodeError, decode, decode_event, encode

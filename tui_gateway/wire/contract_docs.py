@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from agent.stops import USER_SURFACES, Issuer, Surface
 from agent.usage import TokenUsage
+from contract.events import EVENT_TYPES, PROTOCOL_VERSION, MessageDelta, Payload, StopReceipt
 from contract.results import (
     ChildOutcome,
     ConsoleCommandInfo,
@@ -34,7 +35,6 @@ from contract.results import (
     SubmitResult,
     TranscriptEntry,
 )
-from tui_gateway.events import EVENT_TYPES, PROTOCOL_VERSION, MessageDelta, Payload, StopReceipt
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import field_types
 from tui_gateway.wire.contract_schema import schema_text

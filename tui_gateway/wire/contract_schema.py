@@ -37,7 +37,7 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
-from tui_gateway.events import EVENT_TYPES, PROTOCOL_VERSION, Payload
+from contract.events import EVENT_TYPES, PROTOCOL_VERSION, Payload
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import encode, field_types
 from tui_gateway.wire.docstrings import doc_parts, plain

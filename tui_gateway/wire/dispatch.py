@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from contract.errors import GatewayError
+from contract.server_events import ServerStatus
 from tui_gateway.gateway import Gateway
-from tui_gateway.server_events import ServerStatus
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import (
     DecodeError,

@@ -34,10 +34,10 @@ from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest, Surface
 from agent.terminal_text import terminal_safe
 from contract.errors import GatewayError
+from contract.events import ApprovalRequest, GatewayEvent, MessageComplete, MessageDelta
+from contract.mcp_events import McpServerChanged
 from tui_gateway.approvals import refused
-from tui_gateway.events import ApprovalRequest, GatewayEvent, MessageComplete, MessageDelta
 from tui_gateway.gateway import Gateway
-from tui_gateway.mcp_events import McpServerChanged
 from tui_gateway.wire.contract.run import SessionStarted
 from tui_gateway.wire.run_lines import RunLines
 

@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
-from tui_gateway.events import GatewayEvent, MessageComplete
+from contract.events import GatewayEvent, MessageComplete
 from tui_gateway.gateway import Gateway
 from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import encode, event_params

@@ -21,7 +21,7 @@ here: ``from tui_gateway.wire import contract as c``.
 
 from __future__ import annotations
 
-from tui_gateway.events import EVENT_TYPES, PROTOCOL_VERSION
+from contract.events import EVENT_TYPES, PROTOCOL_VERSION
 from tui_gateway.wire.contract.console import (
     ConsoleCancelParams,
     ConsoleCancelResult,

@@ -18,7 +18,7 @@ from contract.results import (
     SubmitResult,
     UndoResult,
 )
-from tui_gateway.server_events import ServerStatus
+from contract.server_events import ServerStatus
 from tui_gateway.wire.contract.console import (
     ConsoleCancelParams,
     ConsoleCancelResult,

@@ -20,8 +20,8 @@ from contract.results import (
     SubmitResult,
     UndoResult,
 )
-from tui_gateway.server_events import ServerStatus
-from tui_gateway.subscription import EventCallback, Subscription
+from contract.server_events import ServerStatus
+from contract.subscription import EventCallback, Subscription
 
 
 class ModelServerPort(Protocol):
