@@ -1,6 +1,8 @@
-"""The part of the gateway contract desk uses, as a Protocol, so tests can inject any gateway.
+"""The gateway as a frontend sees it: the contract's port, a Protocol.
 
-:class:`tui_gateway.gateway.Gateway` satisfies it; so may a scripted fake.
+The in-process :class:`tui_gateway.gateway.Gateway` satisfies it, so does the remote client
+(:class:`tui_gateway.wire.client.RemoteGateway`), and so may a scripted fake a test injects.
+Every method declaration's call (:mod:`contract.methods`) is written against it.
 """
 
 from __future__ import annotations

@@ -282,7 +282,9 @@ def test_the_contract_imports_only_the_agents_vocabulary() -> None:
         ("desk.app", "from tui_gateway.state import Session\n"),  # a settings reader, not this
         (
             "desk.controllers.turns",
-            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import tui_gateway.turn_runner\n",
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n"
+            "    import tui_gateway.turn_runner\n",
         ),
         ("desk.bridge", "import tui_gateway\n"),
     ],

@@ -30,11 +30,11 @@ import threading
 from types import FrameType
 from typing import Any
 
+import contract as c
 from agent.valid_text import valid_text
 from contract.events import GatewayEvent
 from contract.subscription import Subscription
 from tui_gateway.gateway import Gateway
-from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import dumps, encode
 from tui_gateway.wire.dispatch import Dispatcher, error_response, parse_line
 from tui_gateway.wire.outbox import Outbox

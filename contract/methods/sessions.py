@@ -1,11 +1,14 @@
-"""Params and results of the ``session.*`` methods, and the events a replay returns."""
+"""The ``session.*`` methods: params, results, declarations, and the events a replay returns."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from contract.results import SessionInfo
+from contract.limits import REPLAY_CAPACITY
+from contract.methods.declare import Method
+from contract.ports import DeskGateway
+from contract.results import ResumedSession, SessionDiff, SessionInfo, UndoResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,3 +187,103 @@ class EventsSinceResult:
     events: list[WireEvent]
     truncated: bool
     last_seq: int
+
+
+# -- the methods: name, params, result, what it does, and the call into the gateway --
+
+SESSION_CREATE = Method(
+    "session.create",
+    SessionCreateParams,
+    SessionCreateResult,
+    "Create an empty live session. When the gateway holds too many, the least recently "
+    "used one is evicted (its running turn is stopped as `session.evicted` first).",
+    lambda g, p: SessionCreateResult(session_id=g.session_create(p.title)),
+    blocking=True,
+)
+
+SESSION_LIST = Method(
+    "session.list",
+    SessionListParams,
+    SessionListResult,
+    "Live and saved sessions, most recently used first.",
+    lambda g, p: SessionListResult(sessions=g.session_list(p.limit)),
+    blocking=True,
+)
+
+SESSION_RESUME = Method(
+    "session.resume",
+    SessionResumeParams,
+    ResumedSession,
+    "Make a saved session live again and return its transcript (archived messages left out).",
+    lambda g, p: g.session_resume(p.session_id),
+    blocking=True,
+)
+
+
+def _rename(gateway: DeskGateway, p: SessionRenameParams) -> SessionRenameResult:
+    gateway.session_rename(p.session_id, p.title)
+    return SessionRenameResult(renamed=True)
+
+
+SESSION_RENAME = Method(
+    "session.rename",
+    SessionRenameParams,
+    SessionRenameResult,
+    "Rename a live or saved session.",
+    _rename,
+    blocking=True,
+)
+
+SESSION_DELETE = Method(
+    "session.delete",
+    SessionDeleteParams,
+    SessionDeleteResult,
+    "Delete a session for good; its running turn is stopped first (the person asked: "
+    "`interrupted_by_user`) and waited for (bounded).",
+    lambda g, p: SessionDeleteResult(deleted=g.session_delete(p.session_id)),
+    blocking=True,
+)
+
+SESSION_UNDO = Method(
+    "session.undo",
+    SessionUndoParams,
+    UndoResult,
+    "Put the workspace's files back as they were before the session's last turn that "
+    "changed them (not undone yet; again: the one before), from the checkpoints in the "
+    "session store. Returns the diff it reverted and the files it left as they are (changed "
+    "outside desk since). Refused while a turn runs in the session.",
+    lambda g, p: g.session_undo(p.session_id),
+    blocking=True,
+)
+
+SESSION_DIFF = Method(
+    "session.diff",
+    SessionDiffParams,
+    SessionDiff,
+    "What the session's turns changed in the workspace (undone turns left out), as one "
+    "unified diff from the files as the session found them to now.",
+    lambda g, p: g.session_diff(p.session_id),
+    blocking=True,
+)
+
+SESSION_EVENTS_SINCE = Method(
+    "session.events.since",
+    EventsSinceParams,
+    EventsSinceResult,
+    f"Replay the session's events after `seq` from a bounded ring ({REPLAY_CAPACITY:,} "
+    "events per session by default); `truncated` says when older ones were dropped. A client "
+    "that saw a gap in `seq` can fetch what it missed.",
+    None,
+)
+
+METHODS: tuple[Method[Any, Any], ...] = (
+    SESSION_CREATE,
+    SESSION_LIST,
+    SESSION_RESUME,
+    SESSION_RENAME,
+    SESSION_DELETE,
+    SESSION_UNDO,
+    SESSION_DIFF,
+    SESSION_EVENTS_SINCE,
+)
+"""This group's methods, in the order the reference lists them."""
