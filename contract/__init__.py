@@ -25,158 +25,104 @@ states who asks: ``session.interrupt``, ``compression.cancel`` and ``console.can
 ``stop: {issuer, surface, reason}`` object (:class:`StopParams`), refused when the issuer does
 not match the surface.
 
-This face re-exports the wire's names: ``import contract as c``. A new method's params and
-result are read from its group module (``contract.methods.turns``...), not from here.
+This face is light: it names the wire's names (``import contract as c``; ``c.METHODS``) and
+imports each from its module on first use (type checkers read ``__init__.pyi``), so importing
+one module of the contract loads that module's imports only. A new method's params and result
+are read from its group module (``contract.methods.turns``...), not from here.
 """
 
 from __future__ import annotations
 
-from contract.errors import (
-    ERROR_CODES,
-    GATEWAY_ERROR,
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    GatewayError,
-)
-from contract.events import EVENT_TYPES, PROTOCOL_VERSION
-from contract.limits import MAX_HTTP_BODY_BYTES, MAX_LINE_BYTES, REPLAY_CAPACITY
-from contract.methods import (
-    METHODS,
-    METHODS_BY_NAME,
-    NOTIFICATIONS,
-    Method,
-    Notification,
-)
-from contract.methods.console import (
-    ConsoleCancelParams,
-    ConsoleCancelResult,
-    ConsoleCommandsParams,
-    ConsoleCommandsResult,
-    ConsoleRunParams,
-    ConsoleRunResult,
-)
-from contract.methods.lifecycle import GatewayShutdownParams, Ready
-from contract.methods.server import ServerStatusParams
-from contract.methods.sessions import (
-    EventsSinceParams,
-    EventsSinceResult,
-    SessionCreateParams,
-    SessionCreateResult,
-    SessionDeleteParams,
-    SessionDeleteResult,
-    SessionDiffParams,
-    SessionListParams,
-    SessionListResult,
-    SessionRenameParams,
-    SessionRenameResult,
-    SessionResumeParams,
-    SessionUndoParams,
-    WireEvent,
-)
-from contract.methods.stop import StopParams
-from contract.methods.turns import (
-    ApprovalRespondParams,
-    ApprovalRespondResult,
-    CompressionCancelParams,
-    CompressionCancelResult,
-    PromptEditParams,
-    PromptEditResult,
-    PromptRemoveParams,
-    PromptRemoveResult,
-    PromptSteerParams,
-    PromptSubmitParams,
-    SessionAgentsParams,
-    SessionAgentsResult,
-    SessionCompressParams,
-    SessionInterruptParams,
-    SessionInterruptResult,
-    SessionQueueParams,
-    SessionQueueResult,
-)
-from contract.methods.workspace import WorkspaceFilesParams, WorkspaceFilesResult
-from contract.routes import HTTP_STATUSES, ROUTES, Route, RunAccepted
-from contract.run import (
-    DELTA_INTERVAL_S,
-    RUN_EVENT_OF,
-    RUN_EVENTS,
-    RunEvent,
-    RunLine,
-    SessionStarted,
-)
+import importlib
+from typing import Any
 
-__all__ = [
-    "GatewayError",
-    "DELTA_INTERVAL_S",
-    "RUN_EVENTS",
-    "RUN_EVENT_OF",
-    "RunEvent",
-    "RunLine",
-    "SessionStarted",
-    "ServerStatusParams",
-    "WorkspaceFilesParams",
-    "WorkspaceFilesResult",
-    "ERROR_CODES",
-    "EVENT_TYPES",
-    "GATEWAY_ERROR",
-    "HTTP_STATUSES",
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "MAX_HTTP_BODY_BYTES",
-    "MAX_LINE_BYTES",
-    "METHODS",
-    "METHODS_BY_NAME",
-    "METHOD_NOT_FOUND",
-    "NOTIFICATIONS",
-    "PARSE_ERROR",
-    "PROTOCOL_VERSION",
-    "REPLAY_CAPACITY",
-    "ROUTES",
-    "ApprovalRespondParams",
-    "ApprovalRespondResult",
-    "CompressionCancelParams",
-    "CompressionCancelResult",
-    "ConsoleCancelParams",
-    "ConsoleCancelResult",
-    "ConsoleCommandsParams",
-    "ConsoleCommandsResult",
-    "ConsoleRunParams",
-    "ConsoleRunResult",
-    "EventsSinceParams",
-    "EventsSinceResult",
-    "GatewayShutdownParams",
-    "Method",
-    "Notification",
-    "PromptEditParams",
-    "PromptEditResult",
-    "PromptRemoveParams",
-    "PromptRemoveResult",
-    "PromptSteerParams",
-    "PromptSubmitParams",
-    "Ready",
-    "Route",
-    "RunAccepted",
-    "SessionAgentsParams",
-    "SessionAgentsResult",
-    "SessionCompressParams",
-    "SessionCreateParams",
-    "SessionCreateResult",
-    "SessionDeleteParams",
-    "SessionDeleteResult",
-    "SessionDiffParams",
-    "SessionInterruptParams",
-    "SessionInterruptResult",
-    "SessionQueueParams",
-    "SessionQueueResult",
-    "SessionListParams",
-    "SessionListResult",
-    "SessionRenameParams",
-    "SessionRenameResult",
-    "SessionResumeParams",
-    "SessionUndoParams",
-    "StopParams",
-    "WireEvent",
-]
+_HOMES: dict[str, str] = {
+    "ApprovalRespondParams": "contract.methods.turns",
+    "ApprovalRespondResult": "contract.methods.turns",
+    "CompressionCancelParams": "contract.methods.turns",
+    "CompressionCancelResult": "contract.methods.turns",
+    "ConsoleCancelParams": "contract.methods.console",
+    "ConsoleCancelResult": "contract.methods.console",
+    "ConsoleCommandsParams": "contract.methods.console",
+    "ConsoleCommandsResult": "contract.methods.console",
+    "ConsoleRunParams": "contract.methods.console",
+    "ConsoleRunResult": "contract.methods.console",
+    "DELTA_INTERVAL_S": "contract.run",
+    "ERROR_CODES": "contract.errors",
+    "EVENT_TYPES": "contract.events",
+    "EventsSinceParams": "contract.methods.sessions",
+    "EventsSinceResult": "contract.methods.sessions",
+    "GATEWAY_ERROR": "contract.errors",
+    "GatewayError": "contract.errors",
+    "GatewayShutdownParams": "contract.methods.lifecycle",
+    "HTTP_STATUSES": "contract.routes",
+    "INTERNAL_ERROR": "contract.errors",
+    "INVALID_PARAMS": "contract.errors",
+    "INVALID_REQUEST": "contract.errors",
+    "MAX_HTTP_BODY_BYTES": "contract.limits",
+    "MAX_LINE_BYTES": "contract.limits",
+    "METHODS": "contract.methods",
+    "METHODS_BY_NAME": "contract.methods",
+    "METHOD_NOT_FOUND": "contract.errors",
+    "Method": "contract.methods",
+    "NOTIFICATIONS": "contract.methods",
+    "Notification": "contract.methods",
+    "PARSE_ERROR": "contract.errors",
+    "PROTOCOL_VERSION": "contract.events",
+    "PromptEditParams": "contract.methods.turns",
+    "PromptEditResult": "contract.methods.turns",
+    "PromptRemoveParams": "contract.methods.turns",
+    "PromptRemoveResult": "contract.methods.turns",
+    "PromptSteerParams": "contract.methods.turns",
+    "PromptSubmitParams": "contract.methods.turns",
+    "REPLAY_CAPACITY": "contract.limits",
+    "ROUTES": "contract.routes",
+    "RUN_EVENTS": "contract.run",
+    "RUN_EVENT_OF": "contract.run",
+    "Ready": "contract.methods.lifecycle",
+    "Route": "contract.routes",
+    "RunAccepted": "contract.routes",
+    "RunEvent": "contract.run",
+    "RunLine": "contract.run",
+    "ServerStatusParams": "contract.methods.server",
+    "SessionAgentsParams": "contract.methods.turns",
+    "SessionAgentsResult": "contract.methods.turns",
+    "SessionCompressParams": "contract.methods.turns",
+    "SessionCreateParams": "contract.methods.sessions",
+    "SessionCreateResult": "contract.methods.sessions",
+    "SessionDeleteParams": "contract.methods.sessions",
+    "SessionDeleteResult": "contract.methods.sessions",
+    "SessionDiffParams": "contract.methods.sessions",
+    "SessionInterruptParams": "contract.methods.turns",
+    "SessionInterruptResult": "contract.methods.turns",
+    "SessionListParams": "contract.methods.sessions",
+    "SessionListResult": "contract.methods.sessions",
+    "SessionQueueParams": "contract.methods.turns",
+    "SessionQueueResult": "contract.methods.turns",
+    "SessionRenameParams": "contract.methods.sessions",
+    "SessionRenameResult": "contract.methods.sessions",
+    "SessionResumeParams": "contract.methods.sessions",
+    "SessionStarted": "contract.run",
+    "SessionUndoParams": "contract.methods.sessions",
+    "StopParams": "contract.methods.stop",
+    "WireEvent": "contract.methods.sessions",
+    "WorkspaceFilesParams": "contract.methods.workspace",
+    "WorkspaceFilesResult": "contract.methods.workspace",
+}
+"""Public name -> the module that defines it."""
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``name`` from its module on first use.
+
+    Raises:
+        AttributeError: ``name`` is not one of the contract's public names.
+    """
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

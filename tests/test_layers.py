@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
@@ -392,3 +393,20 @@ def test_a_cycle_is_found() -> None:
     assert ["agent.outcome", "agent.stops"] in cycles(edges)
     edges["agent.outcome"][-1] = Import("agent.stops", 1, False)  # inside a function: fine
     assert cycles(edges) == []
+
+
+@pytest.mark.parametrize("package", ["contract", "tui_gateway"])
+def test_a_light_face_names_what_its_stub_names(package: str) -> None:
+    stub = ast.parse((ROOT / package / "__init__.pyi").read_text(encoding="utf-8"))
+    stubbed = {
+        alias.asname or alias.name
+        for node in stub.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    face = importlib.import_module(package)
+    assert set(face.__all__) == stubbed
+    for name in face.__all__:  # each resolves, from the module the stub says
+        assert getattr(face, name) is not None
+    with pytest.raises(AttributeError):
+        _ = face.no_such_name
