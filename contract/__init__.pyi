@@ -24,9 +24,10 @@ from contract.methods.console import ConsoleRunParams as ConsoleRunParams
 from contract.methods.console import ConsoleRunResult as ConsoleRunResult
 from contract.methods.lifecycle import GatewayShutdownParams as GatewayShutdownParams
 from contract.methods.lifecycle import Ready as Ready
+from contract.methods.replay import EventsSinceParams as EventsSinceParams
+from contract.methods.replay import EventsSinceResult as EventsSinceResult
+from contract.methods.replay import WireEvent as WireEvent
 from contract.methods.server import ServerStatusParams as ServerStatusParams
-from contract.methods.sessions import EventsSinceParams as EventsSinceParams
-from contract.methods.sessions import EventsSinceResult as EventsSinceResult
 from contract.methods.sessions import SessionCreateParams as SessionCreateParams
 from contract.methods.sessions import SessionCreateResult as SessionCreateResult
 from contract.methods.sessions import SessionDeleteParams as SessionDeleteParams
@@ -38,7 +39,6 @@ from contract.methods.sessions import SessionRenameParams as SessionRenameParams
 from contract.methods.sessions import SessionRenameResult as SessionRenameResult
 from contract.methods.sessions import SessionResumeParams as SessionResumeParams
 from contract.methods.sessions import SessionUndoParams as SessionUndoParams
-from contract.methods.sessions import WireEvent as WireEvent
 from contract.methods.stop import StopParams as StopParams
 from contract.methods.turns import ApprovalRespondParams as ApprovalRespondParams
 from contract.methods.turns import ApprovalRespondResult as ApprovalRespondResult

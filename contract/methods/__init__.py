@@ -2,18 +2,18 @@
 
 A group module holds its methods' params, results and declarations (:class:`Method`):
 :mod:`~.sessions`, :mod:`~.turns`, :mod:`~.console`, :mod:`~.server`, :mod:`~.workspace`,
-:mod:`~.lifecycle`; :mod:`~.stop` is the ``stop`` object several of them carry. This face
-gathers the groups' declarations into :data:`METHODS`.
+:mod:`~.replay`, :mod:`~.lifecycle`; :mod:`~.stop` is the ``stop`` object several of them
+carry. This face gathers the groups' declarations into :data:`METHODS`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from contract.methods import console, lifecycle, server, sessions, turns, workspace
+from contract.methods import console, lifecycle, replay, server, sessions, turns, workspace
 from contract.methods.declare import Method, Notification
 from contract.methods.lifecycle import Ready
-from contract.methods.sessions import WireEvent
+from contract.methods.replay import WireEvent
 
 METHODS: tuple[Method[Any, Any], ...] = (
     *sessions.METHODS,
@@ -21,6 +21,7 @@ METHODS: tuple[Method[Any, Any], ...] = (
     *console.METHODS,
     *server.METHODS,
     *workspace.METHODS,
+    *replay.METHODS,
     *lifecycle.METHODS,
 )
 """Every method of the contract."""

@@ -40,7 +40,7 @@ from contract.events import (
 )
 from contract.kinds import ChildDelivery
 from contract.methods import console as con
-from contract.methods import lifecycle, server, turns, workspace
+from contract.methods import lifecycle, replay, server, turns, workspace
 from contract.methods import sessions as ses
 from contract.methods.declare import Method
 from contract.results import (
@@ -443,7 +443,8 @@ class RemoteGateway:
 
     def events_since(self, session_id: str, seq: int = 0) -> tuple[list[GatewayEvent], bool]:
         """``session.events.since``: the kept events after ``seq`` and whether some were dropped."""
-        result = self._call(ses.SESSION_EVENTS_SINCE, ses.EventsSinceParams(session_id, seq))
+        params = replay.EventsSinceParams(session_id, seq)
+        result = self._call(replay.SESSION_EVENTS_SINCE, params)
         events = []
         for wire in result.events:
             event = decode_event(encode(wire), path="result.events[]")

@@ -350,7 +350,7 @@ def schema() -> dict[str, Any]:
         "$id": SCHEMA_ID,
         "title": "The desk gateway protocol",
         "description": f"Protocol version {PROTOCOL_VERSION}. Generated from the contract "
-        "(contract); see docs/protocol.md for the prose.",
+        "(the contract package); see docs/protocol.md for the prose.",
         "anyOf": [
             _ref("Message"),
             {"type": "array", "minItems": 1, "items": _ref("Message")},

@@ -20,7 +20,7 @@ from typing import Any
 import contract as c
 from contract.errors import GatewayError
 from contract.methods.lifecycle import GATEWAY_SHUTDOWN
-from contract.methods.sessions import SESSION_EVENTS_SINCE
+from contract.methods.replay import SESSION_EVENTS_SINCE
 from tui_gateway.gateway import Gateway
 from tui_gateway.wire.codec import (
     DecodeError,
