@@ -66,7 +66,7 @@ class ToolCompleted:
     """A tool call has its one result.
 
     The gateway's ``tool.complete`` payload is this event with its turn id
-    (:class:`tui_gateway.events.ToolComplete` extends it), so the result's fields are declared
+    (:class:`contract.events.ToolComplete` extends it), so the result's fields are declared
     once.
 
     Attributes:

@@ -45,13 +45,13 @@ from stats import percentiles  # noqa: E402
 
 from agent.provider.client import ProviderConfig  # noqa: E402
 from agent.stops import StopRequest, Surface  # noqa: E402
+from contract.events import ChildStarted, MessageDelta, ToolOutput  # noqa: E402
+from contract.mcp_events import McpServerChanged  # noqa: E402
 from demo_model.config import DemoConfig  # noqa: E402
 from demo_model.server import DemoModelServer  # noqa: E402
 from tests.mcp.witness import Witness, server_command  # noqa: E402
 from tests.support import EventLog  # noqa: E402
-from tui_gateway.events import ChildStarted, MessageDelta, ToolOutput  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
-from tui_gateway.mcp_events import McpServerChanged  # noqa: E402
 from tui_gateway.mcp_settings import McpApproval, McpServerSettings  # noqa: E402
 
 PHASES = ("first_byte", "streaming", "non_streaming", "tool", "console", "delegation", "mcp")

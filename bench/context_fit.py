@@ -49,12 +49,12 @@ from agent.provider.window import ContextWindow, WindowSource  # noqa: E402
 from agent.store import SqliteStore  # noqa: E402
 from agent.tokens import request_size  # noqa: E402
 from agent.tools.registry import ToolRegistry, default_tools  # noqa: E402
+from contract.events import CompressionComplete  # noqa: E402
 from demo_model.config import DemoConfig  # noqa: E402
 from demo_model.replies import count_prompt_tokens  # noqa: E402
 from demo_model.server import DemoModelServer  # noqa: E402
 from demo_model.tokens import tokenize_subword  # noqa: E402
 from tests.support import EventLog  # noqa: E402
-from tui_gateway.events import CompressionComplete  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 
 TOOLS = ToolRegistry(default_tools()).schemas()

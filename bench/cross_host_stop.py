@@ -43,9 +43,9 @@ from stats import percentiles  # noqa: E402
 from agent.provider.client import ProviderConfig  # noqa: E402
 from agent.stops import StopRequest, Surface  # noqa: E402
 from agent.store.postgres import PostgresStore  # noqa: E402
+from contract.events import MessageDelta  # noqa: E402
 from tests.pg_cluster import start_cluster  # noqa: E402
 from tests.support import EventLog  # noqa: E402
-from tui_gateway.events import MessageDelta  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 
 

@@ -39,8 +39,8 @@ from stream_ingest import (  # noqa: E402
 
 from agent.provider.client import ProviderConfig  # noqa: E402
 from agent.store import SqliteStore  # noqa: E402
+from contract.events import GatewayEvent, MessageComplete  # noqa: E402
 from demo_model.config import DemoConfig  # noqa: E402
-from tui_gateway.events import GatewayEvent, MessageComplete  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 
 

@@ -59,9 +59,7 @@ from stream_servers import ReplayServer  # noqa: E402
 from agent.provider.client import ProviderConfig  # noqa: E402
 from agent.stops import StopRequest, Surface  # noqa: E402
 from agent.store import open_store  # noqa: E402
-from demo_model.config import DemoConfig  # noqa: E402
-from demo_model.server import DemoModelServer  # noqa: E402
-from tui_gateway.events import (  # noqa: E402
+from contract.events import (  # noqa: E402
     CompressionComplete,
     CompressionProgressed,
     GatewayEvent,
@@ -69,6 +67,8 @@ from tui_gateway.events import (  # noqa: E402
     MessageDelta,
     ToolOutput,
 )
+from demo_model.config import DemoConfig  # noqa: E402
+from demo_model.server import DemoModelServer  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 
 TOOL_PROMPT = 'call tool shell with {"command": "echo started; sleep 30"}'

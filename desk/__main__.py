@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from desk.early_frame import EarlyFrame, default_theme_chosen
 
 if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any of them
+    from contract.ports import DeskGateway
+    from contract.results import ShutdownReport
     from desk.app import DeskApp
     from desk.config import ConnectionInfo, DeskOptions
-    from desk.ports import DeskGateway
     from desk.startup import Startup
-    from tui_gateway.types import ShutdownReport
     from tui_gateway.wire.options import DemoModel
 
 SWITCH_INTERVAL_S = 0.001
@@ -185,9 +185,9 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
 
 def _run_remote(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
     """``--gateway-cmd CMD``: the app against a gateway in a child process."""
+    from contract.errors import GatewayError
     from desk.config import ConnectionInfo
     from desk.startup import Startup
-    from tui_gateway.types import GatewayError
     from tui_gateway.wire.client import RemoteGateway
 
     assert options.gateway_cmd is not None

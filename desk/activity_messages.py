@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from desk.messages import GatewayMessage
-from tui_gateway.events import (
+from contract.events import (
     ApprovalRequest,
     ApprovalResolved,
     CompressionComplete,
@@ -26,6 +25,7 @@ from tui_gateway.events import (
     ToolOutput,
     ToolStart,
 )
+from desk.messages import GatewayMessage
 
 
 class ToolCallStarted(GatewayMessage):

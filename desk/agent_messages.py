@@ -7,8 +7,8 @@ is called by :func:`desk.bridge.to_message` for ``prompt.steered``, ``child.star
 
 from __future__ import annotations
 
+from contract.events import ChildCompleted, ChildStarted, GatewayEvent, PromptSteered
 from desk.messages import GatewayMessage
-from tui_gateway.events import ChildCompleted, ChildStarted, GatewayEvent, PromptSteered
 
 
 class PromptWasSteered(GatewayMessage):

@@ -34,6 +34,8 @@ from textual.screen import Screen
 from textual.widgets import TextArea
 
 from agent.stops import Surface
+from contract.ports import DeskGateway
+from contract.results import ShutdownReport
 from desk.activity_messages import (
     ConsoleCommandEnded,
     ConsoleOutputArrived,
@@ -57,7 +59,6 @@ from desk.messages import (
     ShutdownFinished,
     TerminalClosed,
 )
-from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter, format_stop_receipt
 from desk.screens.desk_screen import DeskScreen
 from desk.screens.desk_widgets import DeskWidgets
@@ -72,7 +73,6 @@ from desk.widgets.session_view import SessionView
 from desk.widgets.status_bar import Clock
 from desk.wiring import build_controllers
 from tui_gateway.settings import BusyInput
-from tui_gateway.types import ShutdownReport
 
 APP_CSS = Path(__file__).with_name("app.tcss")
 """The app's own layout CSS (widgets carry theirs in ``desk/widgets/*.tcss``)."""

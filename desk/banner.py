@@ -6,8 +6,8 @@ With the built-in demo model, the welcome also says how to point desk at a real 
 
 from __future__ import annotations
 
+from contract.text import terminal_safe
 from desk.config import ConnectionInfo
-from tui_gateway.text import terminal_safe
 
 KEYS_LINE = "Enter sends · Ctrl+J new line · Esc stops · F1 help · Ctrl+P commands · Ctrl+Q quits"
 """The keys every person needs first."""

@@ -17,6 +17,20 @@ from collections.abc import Callable
 
 from textual.message_pump import MessagePump
 
+from contract.events import (
+    GatewayEvent,
+    GatewayStopping,
+    MessageComplete,
+    MessageDelta,
+    MessageStart,
+    PromptDropped,
+    PromptQueued,
+    TurnState,
+)
+from contract.mcp_events import McpServerChanged
+from contract.ports import DeskGateway
+from contract.server_events import ServerStatus
+from contract.subscription import Subscription
 from desk.activity_messages import activity_message
 from desk.agent_messages import agent_message
 from desk.messages import (
@@ -31,20 +45,6 @@ from desk.messages import (
     TurnStarted,
     TurnStateChanged,
 )
-from desk.ports import DeskGateway
-from tui_gateway.events import (
-    GatewayEvent,
-    GatewayStopping,
-    MessageComplete,
-    MessageDelta,
-    MessageStart,
-    PromptDropped,
-    PromptQueued,
-    TurnState,
-)
-from tui_gateway.mcp_events import McpServerChanged
-from tui_gateway.server_events import ServerStatus
-from tui_gateway.subscription import Subscription
 
 ViewFor = Callable[[str], MessagePump | None]
 """The view showing a session now, or None (called on the delivery thread)."""

@@ -21,12 +21,12 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.usage import TokenUsage
+from contract.text import terminal_safe
 from desk.export_text import quote
 from desk.markdown_cuts import closed_fences
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.user_prompt import UserPrompt
 from tui_gateway.atomic import write_text_atomic
-from tui_gateway.text import terminal_safe
 
 BlockKind = Literal["user", "assistant", "error", "other"]
 

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from textual.message import Message
 
-from tui_gateway.events import (
+from contract.events import (
     GatewayStopping,
     MessageComplete,
     MessageDelta,
@@ -21,8 +21,8 @@ from tui_gateway.events import (
     PromptQueued,
     TurnState,
 )
-from tui_gateway.mcp_events import McpServerChanged
-from tui_gateway.server_events import ServerStatus
+from contract.mcp_events import McpServerChanged
+from contract.server_events import ServerStatus
 
 
 class GatewayMessage(Message):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.usage import TokenUsage
-from tui_gateway.events import StopReceipt
+from contract.events import StopReceipt
 
 ReceiptFormatter = Callable[[StopReceipt], str]
 """Turns a stop receipt into the one-line marker shown under a stopped turn."""

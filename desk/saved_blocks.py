@@ -13,14 +13,14 @@ from collections.abc import Callable
 
 from textual.widget import Widget
 
+from contract.events import StopReceipt
+from contract.results import TranscriptEntry
 from desk.receipts import format_stop_receipt
 from desk.widgets.agent_card import AgentCard
 from desk.widgets.saved_reply import SavedReply, note_line
 from desk.widgets.saved_summary import SavedSummary
 from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.user_prompt import UserPrompt
-from tui_gateway.events import StopReceipt
-from tui_gateway.types import TranscriptEntry
 
 
 def split_recent(entries: list[TranscriptEntry], count: int) -> int:

@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable
 
 from agent.stops import Surface
-from desk.ports import DeskGateway
-from tui_gateway.types import ShutdownReport
+from contract.ports import DeskGateway
+from contract.results import ShutdownReport
 
 QUIT_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
 """Signals handled as a system quit (the same path as Ctrl+Q)."""

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_gateway.types import ConsoleCommandInfo
+from contract.results import ConsoleCommandInfo
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
+from contract.events import ToolComplete
+from contract.text import terminal_safe
 from desk.receipts import format_elapsed
-from tui_gateway.events import ToolComplete
-from tui_gateway.text import terminal_safe
 
 ARGUMENT_CHARS = 200
 """Longest argument summary shown on a card's summary line, in characters."""

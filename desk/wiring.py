@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from textual.app import App
 
+from contract.ports import DeskGateway
 from desk.config import ConnectionInfo
 from desk.controllers import DeskControllers
 from desk.controllers.agents import AgentsController
@@ -32,7 +33,6 @@ from desk.controllers.stop_keys import StopKeysController
 from desk.controllers.themes import ThemeController
 from desk.controllers.tool_calls import ToolCallsController
 from desk.controllers.turns import TurnsController
-from desk.ports import DeskGateway
 from desk.receipts import ReceiptFormatter
 from desk.screens.desk_widgets import DeskWidgets
 from desk.startup import Startup

@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from contract.events import GatewayEvent, MessageComplete, MessageDelta, Payload
 from demo_model.records import RequestRecord
 from demo_model.server import DemoModelServer
-from tui_gateway.events import GatewayEvent, MessageComplete, MessageDelta, Payload
 
 P = TypeVar("P", bound=Payload)
 

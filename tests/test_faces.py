@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FACES = sorted(
     ".".join(stub.parent.relative_to(ROOT).parts)
-    for package in ("agent", "tui_gateway", "desk", "demo_model", "asgi_server")
+    for package in ("agent", "contract", "tui_gateway", "desk", "demo_model", "asgi_server")
     for stub in (ROOT / package).rglob("__init__.pyi")
 )
 
@@ -60,7 +60,7 @@ def test_a_face_offers_what_its_stub_declares(package: str) -> None:
         ("import agent.tools.base", {"agent.tools.shell", "agent.tools.registry"}),
         ("import agent.store.errors", {"agent.store.sqlite", "agent.store.opener"}),
         ("import demo_model.config", {"demo_model.server", "uvicorn", "starlette"}),
-        ("import tui_gateway.text", {"tui_gateway.gateway", "agent.agent"}),
+        ("import contract.text", {"tui_gateway.gateway", "agent.agent"}),
     ],
 )
 def test_importing_one_module_loads_no_more_of_its_package(code: str, not_loaded: set[str]) -> None:

@@ -5,6 +5,9 @@
 demo model is a fallback the desk starts, never a part of the gateway); nothing below ``desk``
 imports Textual; ``demo_model`` (a server and a test fixture) imports nothing of ours but
 ``asgi_server``, the ASGI server it shares with ``desk serve``, which imports nothing of ours.
+``contract`` (what every frontend imports) imports nothing of ``tui_gateway`` and only the
+agent's light vocabulary modules; desk speaks to the gateway through ``contract`` only, but for
+its composition root and a short, closed list of settings readers.
 Inside ``desk``, a screen never imports the composition module (:mod:`desk.wiring`): the app
 builds the controllers and hands a screen what it shows.
 
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,13 +34,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("agent", "tui_gateway", "desk", "demo_model", "asgi_server")
+PACKAGES = ("agent", "contract", "tui_gateway", "desk", "demo_model", "asgi_server")
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "agent": frozenset({"tui_gateway", "desk", "demo_model", "textual"}),
+    "agent": frozenset({"contract", "tui_gateway", "desk", "demo_model", "textual"}),
+    "contract": frozenset({"tui_gateway", "desk", "textual", "demo_model"}),
     "tui_gateway": frozenset({"desk", "demo_model", "textual"}),
-    "demo_model": frozenset({"agent", "tui_gateway", "desk", "textual"}),
-    "asgi_server": frozenset({"agent", "tui_gateway", "desk", "demo_model", "textual"}),
+    "demo_model": frozenset({"agent", "contract", "tui_gateway", "desk", "textual"}),
+    "asgi_server": frozenset({"agent", "contract", "tui_gateway", "desk", "demo_model", "textual"}),
     "desk": frozenset(),
 }
 """Top-level package -> the top-level names its modules may never import."""
@@ -45,6 +51,44 @@ SCREENS = "desk.screens"
 
 WIRING = "desk.wiring"
 """desk's composition module: builds the controllers; only the app imports it."""
+
+CONTRACT_AGENT_VOCABULARY = frozenset(
+    {
+        "agent.compression.status",
+        "agent.events",
+        "agent.mcp.status",
+        "agent.outcome",
+        "agent.stops",
+        "agent.terminal_text",
+        "agent.tokens",
+        "agent.usage",
+    }
+)
+"""The agent modules ``contract`` may import: its words (stops, outcomes, statuses, usage, the
+agent's events a payload extends) and its text rules, each light (no engine, no HTTP client)."""
+
+DESK_COMPOSITION = frozenset(
+    {"desk.__main__", "desk.wiring", "desk.demo", "desk.web.command", "desk.web.server"}
+)
+"""desk's composition roots and its wiring module: they build the gateway (or start the remote
+client, the demo model for the wire commands, or ``desk web``'s server with the gateway's token
+and host checks) and may import any of ``tui_gateway``."""
+
+DESK_SETTINGS_READERS: dict[str, frozenset[str]] = {
+    "desk.config": frozenset(
+        {"tui_gateway.config_file", "tui_gateway.settings", "tui_gateway.settings_flags"}
+    ),
+    "desk.user_config": frozenset({"tui_gateway.config_file"}),
+    "desk.app": frozenset({"tui_gateway.settings"}),
+    "desk.widgets.prompt_input": frozenset({"tui_gateway.settings"}),
+    "desk.stop_key": frozenset({"tui_gateway.settings"}),
+    "desk.screens.desk_widgets": frozenset({"tui_gateway.settings"}),
+    "desk.probe": frozenset({"tui_gateway.model_server"}),
+    "desk.export": frozenset({"tui_gateway.atomic"}),
+}
+"""What else of ``tui_gateway`` a desk module reads, module by module: the settings a person
+writes (file and flags), the model server's list of models (start-up's probe), the atomic file
+write. A closed list: it only shrinks (as the settings get a face of their own)."""
 
 ACP_PACKAGE = "tui_gateway.acp"
 """The ACP frontend: a door of the gateway beside the wire (DESIGN.md, section 10)."""
@@ -161,6 +205,32 @@ def _inside(name: str, package: str) -> bool:
     return name == package or name.startswith(package + ".")
 
 
+def contract_edges(edges: dict[str, list[Import]]) -> list[str]:
+    """One line per import of ``contract`` that reaches past the agent's vocabulary."""
+    wrong = []
+    for name, found in sorted(edges.items()):
+        if not _inside(name, "contract"):
+            continue
+        for imp in found:
+            if _inside(imp.target, "agent") and imp.target not in CONTRACT_AGENT_VOCABULARY:
+                wrong.append(f"{name} (line {imp.line}) imports {imp.target}")
+    return wrong
+
+
+def desk_edges(edges: dict[str, list[Import]]) -> list[str]:
+    """One line per import by desk of the gateway's package that is not the contract (the
+    composition root and the settings readers' own modules excepted)."""
+    wrong = []
+    for name, found in sorted(edges.items()):
+        if not _inside(name, "desk") or name in DESK_COMPOSITION:
+            continue
+        allowed = DESK_SETTINGS_READERS.get(name, frozenset())
+        for imp in found:
+            if _inside(imp.target, "tui_gateway") and imp.target not in allowed:
+                wrong.append(f"{name} (line {imp.line}) imports {imp.target}")
+    return wrong
+
+
 def frontend_edges(edges: dict[str, list[Import]]) -> list[str]:
     """One line per import that breaks the ACP frontend's place: only it imports the ACP SDK
     (``acp``); nothing but its entry point imports it; it never imports the desk or Textual
@@ -240,6 +310,75 @@ def test_imports_only_go_down() -> None:
     assert back_edges(graph()) == []
 
 
+def test_desk_speaks_to_the_gateway_through_the_contract_only() -> None:
+    edges = graph()
+    assert any(_inside(i.target, "contract") for i in edges["desk.bridge"])
+    assert desk_edges(edges) == []
+
+
+def test_the_contract_imports_only_the_agents_vocabulary() -> None:
+    assert contract_edges(graph()) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("desk.widgets.status_bar", "from tui_gateway.gateway import Gateway\n"),
+        ("desk.app", "from tui_gateway.state import Session\n"),  # a settings reader, not this
+        (
+            "desk.controllers.turns",
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n"
+            "    import tui_gateway.turn_runner\n",
+        ),
+        ("desk.bridge", "import tui_gateway\n"),
+    ],
+)
+def test_desk_reaching_past_the_contract_is_found(module: str, source: str, tmp_path: Path) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(source, encoding="utf-8")
+    edges = graph()
+    edges[module] = list(imports_of(module, path, our_modules()))
+    assert [line for line in desk_edges(edges) if line.startswith(module)]
+
+
+def test_the_composition_root_may_build_the_gateway(tmp_path: Path) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text("from tui_gateway.assembly import build_gateway\n", encoding="utf-8")
+    edges = graph()
+    edges["desk.__main__"] = list(imports_of("desk.__main__", path, our_modules()))
+    assert desk_edges(edges) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("contract.results", "from agent.agent import Agent\n"),
+        ("contract.events", "def f():\n    from agent.provider.client import ChatClient\n"),
+    ],
+)
+def test_the_contract_reaching_into_the_engine_is_found(
+    module: str, source: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(source, encoding="utf-8")
+    edges = graph()
+    edges[module] = list(imports_of(module, path, our_modules()))
+    assert [line for line in contract_edges(edges) if line.startswith(module)]
+
+
+def test_importing_the_contract_loads_nothing_of_the_gateway() -> None:
+    code = (
+        "import sys, contract, contract.events, contract.ports, contract.results\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('tui_gateway', 'desk', 'textual'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.split() == []
+
+
 def test_the_acp_frontend_keeps_its_place() -> None:
     edges = graph()
     assert any(_inside(name, ACP_PACKAGE) for name in edges)
@@ -284,6 +423,9 @@ def test_no_import_cycle_between_our_modules() -> None:
         ),
         ("asgi_server", "from tui_gateway.gateway import Gateway\n", "tui_gateway.gateway"),
         ("agent.stops", "from textual.app import App\n", "textual.app"),
+        ("contract.results", "from tui_gateway.state import Session\n", "tui_gateway.state"),
+        ("contract.ports", "import tui_gateway\n", "tui_gateway"),
+        ("agent.outcome", "from contract.kinds import TurnActivity\n", "contract.kinds"),
     ],
 )
 def test_a_back_edge_anywhere_in_a_module_is_found(

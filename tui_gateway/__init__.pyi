@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from tui_gateway.events import (
+from contract.envelope import (
     GatewayEvent,
+)
+from contract.results import (
+    ShutdownReport,
+)
+from tui_gateway.engine_setup import (
+    GatewayConfig,
 )
 from tui_gateway.gateway import (
     Gateway,
-    GatewayConfig,
-    ShutdownReport,
 )
 
 __all__ = [

@@ -20,10 +20,10 @@ from typing import Any
 
 from agent.provider.types import ToolCall
 from agent.tools.runner import Approver
+from contract.errors import GatewayError
+from contract.events import ApprovalRequest, ApprovalResolved, Payload
 from tui_gateway.approval_preview import change_preview
 from tui_gateway.edit_preview import edit_preview
-from tui_gateway.events import ApprovalRequest, ApprovalResolved, Payload
-from tui_gateway.types import GatewayError
 
 DECISIONS = ("once", "always", "deny")
 """What the person can answer: allow once, allow always for this session, deny."""

@@ -19,9 +19,9 @@ from agent.store import SessionStore, StoreError, open_store
 from agent.store.opener import store_path
 from agent.tools.sandbox import choose_mode
 from tui_gateway.config_file import CONFIG_NAME, SettingsError
+from tui_gateway.engine_setup import GatewayConfig
 from tui_gateway.gateway import Gateway
 from tui_gateway.settings import Settings
-from tui_gateway.types import GatewayConfig
 
 
 class StoreUnavailable(SettingsError):

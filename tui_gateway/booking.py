@@ -40,8 +40,9 @@ from agent.provider.types import ChatMessage
 from agent.steering import Steer
 from agent.stops import SOFT_IS_A_STEER, StopRequest, Surface
 from agent.store import StopKind
+from contract.errors import GatewayError
+from contract.events import PromptDropped, SessionEvicted
 from tui_gateway.console import Console
-from tui_gateway.events import PromptDropped, SessionEvicted
 from tui_gateway.key_stops import key_target
 from tui_gateway.kinds import TurnKind, TurnStage
 from tui_gateway.persistence import Persistence
@@ -49,7 +50,6 @@ from tui_gateway.remote import RemoteStops
 from tui_gateway.routes import ConsoleCommand, LocalChild, LocalTurn, Publish, Route, receipt
 from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session, Turn
-from tui_gateway.types import GatewayError
 
 ABANDONED = "the worker did not exit within the shutdown bound"
 """The error booked for a turn whose worker outlived the shutdown bound."""

@@ -20,10 +20,11 @@ from agent.checkpoints.recorder import TurnRecorder
 from agent.checkpoints.undo import last_step, session_changes, undo_files
 from agent.store import StoreError
 from agent.store.rows import CheckpointRow
+from contract.errors import GatewayError
+from contract.results import SessionDiff, UndoResult
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session
-from tui_gateway.types import GatewayError, SessionDiff, UndoResult
 from tui_gateway.unsaved import Unsaved
 
 NO_STORE = "undo needs the session store, and this desk runs without one"

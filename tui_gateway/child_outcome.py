@@ -7,10 +7,10 @@ from agent.events import TurnResult
 from agent.outcome import TurnStatus
 from agent.stops import Issuer
 from agent.tools.base import ToolResult
-from tui_gateway.kinds import ChildDelivery
+from contract.kinds import ChildDelivery
+from contract.steer_events import ChildCompleted
 from tui_gateway.routes import receipt
 from tui_gateway.state import Turn
-from tui_gateway.steer_events import ChildCompleted
 
 
 def outcome_text(result: TurnResult) -> str:

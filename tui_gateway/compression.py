@@ -31,8 +31,8 @@ from agent.context.shape import well_formed
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.store import SessionStore, StoreError
+from contract.events import CompressionComplete, CompressionProgressed, Payload, StopReceipt
 from tui_gateway.context_window import OfferedTools, SessionWindows, no_tools
-from tui_gateway.events import CompressionComplete, CompressionProgressed, Payload, StopReceipt
 from tui_gateway.state import Session, Turn
 
 FORCED_TARGET_SHARE = 16

@@ -24,7 +24,7 @@ from agent.provider.types import ChatMessage
 from agent.provider.window import DEFAULT_WINDOW, ContextWindow, WindowSource, learn_context_window
 from agent.store import MessageRow, TurnRow
 from agent.tokens import request_size
-from tui_gateway.events import ContextWindowKnown, Payload
+from contract.events import ContextWindowKnown, Payload
 from tui_gateway.state import Session
 
 Learn = Callable[[ProviderConfig, int | None], ContextWindow]

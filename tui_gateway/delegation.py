@@ -46,14 +46,16 @@ from agent.tools.changes import ChangeRecorder
 from agent.tools.delegate import DelegateRequest, DelegateTool
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import Workspace
+from contract.kinds import ChildDelivery
+from contract.results import ChildInfo
+from contract.steer_events import ChildStarted
 from tui_gateway.booking import BookingOffice, Publish
 from tui_gateway.child_outcome import completed_event, outcome_text, tool_result_of
-from tui_gateway.kinds import ChildDelivery, TurnKind, TurnStage
+from tui_gateway.engine_setup import AgentFactory, AgentSetup, GatewayConfig
+from tui_gateway.kinds import TurnKind, TurnStage
 from tui_gateway.persistence import Persistence
 from tui_gateway.state import ChildOf, Session, Turn, session_provider
-from tui_gateway.steer_events import ChildStarted
 from tui_gateway.translate import turn_listener
-from tui_gateway.types import AgentFactory, AgentSetup, ChildInfo, GatewayConfig
 from tui_gateway.workers import TurnWorkers
 
 CHILD_SYSTEM_PROMPT = (

@@ -16,10 +16,10 @@ from __future__ import annotations
 import threading
 
 from agent.store import StoredReplay, StoreError
-from tui_gateway.events import GatewayEvent, Payload
+from contract.events import GatewayEvent, Payload
+from contract.subscription import EventCallback, Subscription
 from tui_gateway.shared_events import BLOCK, SharedEvents
 from tui_gateway.state import Session
-from tui_gateway.subscription import EventCallback, Subscription
 
 
 class EventHub:

@@ -29,10 +29,10 @@ from agent.outcome import ExitReason, TurnStatus
 from agent.provider.client import ProviderConfig
 from agent.provider.errors import ContextOverflow, RequestTooLarge
 from agent.store import NOT_SENT_PREFIX
+from contract.events import Payload, TurnState
+from contract.kinds import TurnActivity
 from tui_gateway.compression import SessionCompression
 from tui_gateway.context_window import OfferedTools
-from tui_gateway.events import Payload, TurnState
-from tui_gateway.kinds import TurnActivity
 from tui_gateway.state import Session, Turn
 
 ADVICE = "send a shorter prompt, start a new session (/new), or set a larger context_window"

@@ -37,14 +37,27 @@ from agent.store import SessionStore, SharedStore, StoredReplay
 from agent.tools.workspace import Workspace
 from agent.usage import TokenUsage
 from agent.valid_text import valid_text
+from contract.errors import GatewayError
+from contract.events import Payload, SessionCreated
+from contract.results import (
+    ChildInfo,
+    ConsoleCommandInfo,
+    QueuedPromptInfo,
+    ResumedSession,
+    SessionInfo,
+    ShutdownReport,
+    SteerResult,
+    SubmitResult,
+)
+from contract.subscription import EventCallback, Subscription
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice
 from tui_gateway.compression import SessionCompression
 from tui_gateway.console import CommandError, Console
 from tui_gateway.console.commands import command_infos
 from tui_gateway.context_window import SessionWindows
+from tui_gateway.engine_setup import AgentFactory, AgentSetup, GatewayConfig
 from tui_gateway.event_hub import EventHub
-from tui_gateway.events import Payload, SessionCreated
 from tui_gateway.fitted_turns import FittedTurns
 from tui_gateway.kinds import TurnKind
 from tui_gateway.mcp_servers import McpServers
@@ -57,23 +70,8 @@ from tui_gateway.session_table import SessionTable
 from tui_gateway.shared_events import SharedEvents
 from tui_gateway.shutdown import Shutdown
 from tui_gateway.state import Session, Turn
-from tui_gateway.subscription import EventCallback, Subscription
 from tui_gateway.tool_offer import ToolOffer, check_text
 from tui_gateway.turn_runner import TurnRunner, default_agent_factory
-from tui_gateway.types import (
-    AgentFactory,
-    AgentSetup,
-    ChildInfo,
-    ConsoleCommandInfo,
-    GatewayConfig,
-    GatewayError,
-    QueuedPromptInfo,
-    ResumedSession,
-    SessionInfo,
-    ShutdownReport,
-    SteerResult,
-    SubmitResult,
-)
 
 
 class Gateway:

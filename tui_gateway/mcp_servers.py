@@ -5,7 +5,7 @@ enabled server in the background when the gateway is made (a turn never waits fo
 session's turns are offered the tools of the servers that are ready when the turn is submitted,
 and :meth:`McpServers.begin_close` ends them all when the gateway shuts down. Each change of a
 server's state is published as a gateway-wide ``mcp.server`` event
-(:class:`~tui_gateway.mcp_events.McpServerChanged`).
+(:class:`~contract.mcp_events.McpServerChanged`).
 
 Approval of a server's tools comes from its settings: ``approval = "ask"`` asks the person
 (allow once, always for this session, or deny), except, with ``allow_read_only = true``, for the
@@ -26,10 +26,10 @@ from pathlib import Path
 from agent.mcp import McpLoop, McpState, McpTool, Permission, ServerConnection, ServerStatus
 from agent.mcp.status import RemoteTool
 from agent.tools.base import Tool
-from tui_gateway.events import Payload
-from tui_gateway.mcp_events import McpServerChanged
+from contract.errors import GatewayError
+from contract.events import Payload
+from contract.mcp_events import McpServerChanged
 from tui_gateway.mcp_settings import McpApproval, McpServerSettings
-from tui_gateway.types import GatewayError
 
 
 def permission(settings: McpServerSettings, tool: RemoteTool) -> Permission:

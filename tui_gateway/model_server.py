@@ -1,7 +1,7 @@
 """The model server the gateway talks to: where it is, whether it answers, what it lists.
 
 The gateway starts whatever the server's state: a server that cannot be reached, or that
-refuses the API key, is a state (:class:`~tui_gateway.server_events.ServerState`) published as
+refuses the API key, is a state (:class:`~contract.server_events.ServerState`) published as
 ``server.status``, never a reason to exit, so saved sessions stay readable. Once asked to
 (:meth:`ModelServer.check`), a thread of its own asks ``GET {base_url}/models`` and asks again
 while the answer is bad, waiting :data:`BACKOFF_S` between attempts (the last figure repeats);
@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 from agent.provider.client import ProviderConfig
 from agent.provider.connection import warm_up
 from agent.valid_text import loads, valid_text
-from tui_gateway.server_events import ServerState, ServerStatus
+from contract.errors import GatewayError
+from contract.server_events import ServerState, ServerStatus
 from tui_gateway.state import Session
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
     pass  # imported where it is used: not before desk's first frame

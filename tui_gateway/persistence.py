@@ -46,7 +46,7 @@ from agent.store import (
     TurnOutcome,
     turn_messages,
 )
-from tui_gateway.events import Payload
+from contract.events import Payload
 from tui_gateway.kinds import TurnStage
 from tui_gateway.state import Session, Turn
 from tui_gateway.store_writer import Apply, PendingWrite, StoreWriter

@@ -22,8 +22,9 @@ from agent.context.mentions import (
 )
 from agent.provider.types import ChatMessage
 from agent.tools.workspace import Workspace
+from contract.errors import GatewayError
+from tui_gateway.engine_setup import GatewayConfig
 from tui_gateway.state import Session
-from tui_gateway.types import GatewayConfig, GatewayError
 
 LISTING_TTL_S = 2.0
 """How long a listing of the workspace's files is reused for completion, in seconds."""

@@ -23,7 +23,7 @@ from typing import Protocol
 
 from agent.stops import Issuer, StopRequest, Surface
 from agent.store import RunningTurn, StopKind, StopLetter, StopMail, StoreError
-from tui_gateway.types import GatewayError
+from contract.errors import GatewayError
 
 _log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from typing import Protocol
 
 from agent.steering import Steer
 from agent.stops import StopRequest
+from contract.events import Payload, StopReceipt, TurnState
+from contract.kinds import TurnActivity
 from tui_gateway.console import Console
-from tui_gateway.events import Payload, StopReceipt, TurnState
-from tui_gateway.kinds import TurnActivity
 from tui_gateway.state import Session, Turn
 
 Publish = Callable[[Session | None, Payload], None]

@@ -14,6 +14,15 @@ from agent.provider.client import ProviderConfig
 from agent.provider.types import ToolCall
 from agent.store import StoreError, TurnRow
 from agent.usage import summed
+from contract.errors import GatewayError
+from contract.events import StopReceipt
+from contract.results import (
+    ChildOutcome,
+    ResumedSession,
+    SavedToolCall,
+    SessionInfo,
+    TranscriptEntry,
+)
 from tui_gateway.approvals import SessionApprovals
 from tui_gateway.booking import BookingOffice, Publish
 from tui_gateway.context_window import (
@@ -23,19 +32,10 @@ from tui_gateway.context_window import (
     saved_budget,
     saved_history,
 )
-from tui_gateway.events import StopReceipt
+from tui_gateway.engine_setup import GatewayConfig
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session, session_provider
-from tui_gateway.types import (
-    ChildOutcome,
-    GatewayConfig,
-    GatewayError,
-    ResumedSession,
-    SavedToolCall,
-    SessionInfo,
-    TranscriptEntry,
-)
 
 
 class SavedSessions:

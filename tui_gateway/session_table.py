@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from agent.compression.plan import is_summary
+from contract.errors import GatewayError
 from tui_gateway.state import Session
-from tui_gateway.types import GatewayError
 
 CLOSING = "the gateway is shutting down"
 """The refusal of new work once the gateway is closing."""

@@ -26,7 +26,7 @@ import logging
 import threading
 
 from agent.store import EventLog, StoredEvent, StoredReplay, StoreError
-from tui_gateway.events import GatewayEvent
+from contract.events import GatewayEvent
 
 _log = logging.getLogger(__name__)
 

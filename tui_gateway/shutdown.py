@@ -15,15 +15,15 @@ import threading
 import time
 
 from agent.stops import StopRequest, Surface
+from contract.events import GatewayStopping
+from contract.results import ShutdownReport
 from tui_gateway.booking import BookingOffice
 from tui_gateway.console import Console
 from tui_gateway.event_hub import EventHub
-from tui_gateway.events import GatewayStopping
 from tui_gateway.mcp_servers import McpServers
 from tui_gateway.persistence import Persistence
 from tui_gateway.session_table import SessionTable
 from tui_gateway.turn_runner import TurnRunner
-from tui_gateway.types import ShutdownReport
 
 
 class Shutdown:

@@ -17,8 +17,9 @@ from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope, Registration
 from agent.stops import StopRequest
 from agent.usage import TokenUsage
+from contract.kinds import ChildDelivery
 from tui_gateway.approvals import SessionApprovals
-from tui_gateway.kinds import ChildDelivery, TurnKind, TurnStage
+from tui_gateway.kinds import TurnKind, TurnStage
 
 
 @dataclass(slots=True)

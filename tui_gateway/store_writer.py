@@ -34,7 +34,7 @@ from pathlib import Path
 
 from agent.store import SessionStore, StoreError, StoreTransient
 from agent.valid_text import valid_text
-from tui_gateway.events import Payload, StoreFailed, StoreWaiting
+from contract.events import Payload, StoreFailed, StoreWaiting
 from tui_gateway.state import Session
 from tui_gateway.unsaved import Unsaved, UnsavedMessage, export
 

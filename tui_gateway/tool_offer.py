@@ -17,8 +17,9 @@ from agent.tools.registry import ToolRegistry, default_tools
 from agent.tools.sandbox import Sandbox
 from agent.tools.shell import ShellTool
 from agent.tools.workspace import Workspace
+from contract.errors import GatewayError
+from tui_gateway.engine_setup import GatewayConfig
 from tui_gateway.mcp_servers import McpServers
-from tui_gateway.types import GatewayConfig, GatewayError
 
 
 class ToolOffer:

@@ -15,8 +15,8 @@ from agent.events import (
     ToolOutput,
     ToolStarted,
 )
-from tui_gateway import events as ev
-from tui_gateway.kinds import TurnActivity
+from contract import events as ev
+from contract.kinds import TurnActivity
 
 
 def turn_listener(

@@ -31,10 +31,12 @@ from agent.tools.base import Tool
 from agent.tools.registry import ToolRegistry
 from agent.tools.workspace import Workspace
 from agent.usage import TokenUsage
+from contract.events import MessageComplete, MessageStart, PromptQueued
+from contract.results import QueuedPromptInfo, SubmitResult
 from tui_gateway.booking import BookingOffice, Publish, QueuePolicy, receipt
 from tui_gateway.checkpoints import Checkpointing
 from tui_gateway.delegation import Delegation
-from tui_gateway.events import MessageComplete, MessageStart, PromptQueued
+from tui_gateway.engine_setup import AgentFactory, AgentSetup, GatewayConfig
 from tui_gateway.fitted_turns import FittedTurns, did_not_fit
 from tui_gateway.key_stops import take_armed
 from tui_gateway.kinds import TurnKind, TurnStage
@@ -44,13 +46,6 @@ from tui_gateway.session_table import SessionTable
 from tui_gateway.state import Session, Turn, session_provider
 from tui_gateway.tool_offer import check_text
 from tui_gateway.translate import turn_listener
-from tui_gateway.types import (
-    AgentFactory,
-    AgentSetup,
-    GatewayConfig,
-    QueuedPromptInfo,
-    SubmitResult,
-)
 from tui_gateway.workers import TurnWorkers
 
 

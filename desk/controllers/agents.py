@@ -16,24 +16,19 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.stops import StopRequest, Surface
+from contract.errors import GatewayError
+from contract.events import ChildCompleted, ChildStarted, MessageDelta, PromptSteered, TurnState
+from contract.results import ChildOutcome
+from contract.text import terminal_safe
 from desk.controllers.ports import Notify
 from desk.receipts import ReceiptFormatter, format_failure
 from desk.widgets.agent_card import AgentCard
 from desk.widgets.status_bar import Clock
 from desk.widgets.tool_card import ToolCard
-from tui_gateway.events import (
-    ChildCompleted,
-    ChildStarted,
-    MessageDelta,
-    PromptSteered,
-    TurnState,
-)
-from tui_gateway.text import terminal_safe
-from tui_gateway.types import ChildOutcome, GatewayError
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 STOP_REASON = "stopped with the agent's Stop"
 """The reason of a stop from a child's card."""

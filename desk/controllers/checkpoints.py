@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from contract.errors import GatewayError
 from desk.widgets.change_preview import ChangePreview
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 
 def _files(names: list[str], most: int = 4) -> str:

@@ -26,18 +26,18 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.stops import StopRequest, Surface
+from contract.errors import GatewayError
+from contract.events import CompressionComplete, CompressionProgressed
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify, SetTimer
 from desk.controllers.queue import QueueController
 from desk.controllers.turns import TurnsController
 from desk.widgets.compression_panel import CompressionPanel, outcome_text
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.events import CompressionComplete, CompressionProgressed
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 COMPRESSION_LINGER_S = 2.0
 """How long a finished compression's outcome stays on the panel before it collapses, in s."""

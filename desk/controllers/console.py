@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING
 from textual.widget import Widget
 
 from agent.stops import StopRequest, Surface
+from contract.errors import GatewayError
+from contract.events import ConsoleComplete, ConsoleOutput
+from contract.results import ConsoleCommandInfo
 from desk.controllers.ports import Notify
 from desk.controllers.turns import TurnsController
 from desk.receipts import format_elapsed
@@ -32,12 +35,10 @@ from desk.stop_key import key_stop
 from desk.tool_text import stopped_text
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.events import ConsoleComplete, ConsoleOutput
-from tui_gateway.types import ConsoleCommandInfo, GatewayError
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 NEW_SESSION_LINE = re.compile(r"^new session ([0-9A-Za-z_-]+)\s*$", re.MULTILINE)
 """The line ``/new`` writes when it created a session."""

@@ -7,14 +7,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from contract.errors import GatewayError
 from desk.export import blocks_from, resolve_export_path, session_markdown, write_export
 from desk.receipts import ReceiptFormatter, format_stop_receipt
 from desk.saved_blocks import saved_blocks
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 WallClock = Callable[[], datetime]
 """Returns the local time now (``datetime.now`` or a test's pinned time)."""

@@ -6,7 +6,7 @@ context_window``), and what the next request carries by the session's calibrated
 transcript and the tool definitions), sent again after every turn and compression (the
 gateway sends it as soon as the server answers). Until then what is used comes from each
 finished turn as the server counted it, or is estimated with the gateway's own rule
-(:func:`tui_gateway.text.tokens_in_chars`). Either way the prompt being typed and the queued
+(:func:`contract.text.tokens_in_chars`). Either way the prompt being typed and the queued
 ones count too: they are what is sent next.
 """
 
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from textual.widgets import TextArea
 
 from agent.usage import TokenUsage
+from contract.events import ContextWindowKnown, MessageComplete
+from contract.results import TranscriptEntry
+from contract.text import DEFAULT_CHARS_PER_TOKEN, tokens_in_chars
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.events import ContextWindowKnown, MessageComplete
-from tui_gateway.text import DEFAULT_CHARS_PER_TOKEN, tokens_in_chars
-from tui_gateway.types import TranscriptEntry
 
 if TYPE_CHECKING:
     from desk.controllers.view import ShownSession

@@ -11,12 +11,12 @@ from collections.abc import Iterable, Mapping
 from textual.binding import ActiveBinding, Binding
 from textual.widgets import TextArea
 
+from contract.results import ConsoleCommandInfo
 from desk.commands import PaletteCommand
 from desk.screens.help_screen import HelpRows, key_label
 from desk.slash import SLASH_COMMANDS
 from desk.stop_key import StopKey
 from desk.widgets.prompt_input import PromptInput
-from tui_gateway.types import ConsoleCommandInfo
 
 HELP_TEXT: dict[str, str] = {
     "stop": "Stop the running turn (with nothing running it does nothing)",

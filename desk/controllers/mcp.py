@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from contract.mcp_events import McpServerChanged
 from desk.controllers.ports import Notify
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.mcp_events import McpServerChanged
 
 if TYPE_CHECKING:
     from desk.controllers.view import ShownSession

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 from textual.widget import Widget
 
+from contract.errors import GatewayError
 from desk.widgets.mention_list import MentionList
 from desk.widgets.prompt_input import PromptInput
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
 
 AT_CURSOR = re.compile(r"(?:^|(?<=\s))@((?:[\w.~/+\-]|\\ )*)$")
 """An ``@`` mention being typed: what is before the cursor on its line ends with it."""

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING
 
 from textual.app import SystemCommand
 
+from contract.errors import GatewayError
 from desk.commands import PaletteCommand
 from desk.config import ConnectionInfo
 from desk.controllers.ports import Notify
 from desk.controllers.themes import ThemeController
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("new_session", "New session", "start an empty session"),

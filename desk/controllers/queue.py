@@ -21,17 +21,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from contract.errors import GatewayError
+from contract.results import TranscriptEntry
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.turns import TurnsController
 from desk.queue_state import SessionQueue
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.queue_list import QueueList
 from desk.widgets.queued_item import QueueAction
-from tui_gateway.types import GatewayError, TranscriptEntry
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 
 def unsent_tail(entries: list[TranscriptEntry]) -> list[str]:

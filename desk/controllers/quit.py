@@ -18,15 +18,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agent.stops import Surface
+from contract.results import ShutdownReport
 from desk.controllers.ports import SetTimer
 from desk.double_press import DoublePress
 from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals, shutdown_note
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import Clock, StatusBar
-from tui_gateway.types import ShutdownReport
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
 
 EXIT_NOTE_S = 1.5
 """How long the "gave up waiting" note stays on screen before the desk exits, in seconds."""

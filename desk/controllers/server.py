@@ -17,16 +17,16 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from contract.errors import GatewayError
+from contract.server_events import ServerState, ServerStatus
 from desk.config import ConnectionInfo
 from desk.controllers.ports import Notify
 from desk.controllers.turns import shown
 from desk.widgets.status_bar import StatusBar
-from tui_gateway.server_events import ServerState, ServerStatus
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 RETRY_HINT = (
     "asked again every few seconds; saved sessions can be read meanwhile (Ctrl+B), "

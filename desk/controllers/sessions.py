@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING
 from textual.widget import Widget
 
 from agent.usage import TokenUsage
+from contract.errors import GatewayError
+from contract.events import SessionEvicted, StoreFailed, StoreWaiting
+from contract.results import TranscriptEntry
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.queue import QueueController
@@ -37,12 +40,10 @@ from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import StatusBar
 from desk.widgets.user_prompt import UserPrompt
-from tui_gateway.events import SessionEvicted, StoreFailed, StoreWaiting
-from tui_gateway.types import GatewayError, TranscriptEntry
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 WAITING = "saving is waiting for the database"
 """The status bar's words while a session's writes wait (``session.store_waiting``)."""

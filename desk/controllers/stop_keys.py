@@ -27,15 +27,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.stops import Surface
+from contract.errors import GatewayError
 from desk.controllers.console import ConsoleController
 from desk.controllers.quit import QuitController
 from desk.controllers.sessions import SessionsController
 from desk.controllers.turns import TurnsController
 from desk.stop_key import StopKey, StopPresses, key_stop
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
-    from desk.ports import DeskGateway
+    from contract.ports import DeskGateway
 
 PASSED_KEY_S = 1.0
 """A key event made at most this long (s) after the input thread let a stop key through is

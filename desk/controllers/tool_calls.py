@@ -22,24 +22,18 @@ from typing import TYPE_CHECKING
 
 from textual.widget import Widget
 
+from contract.errors import GatewayError
+from contract.events import ApprovalRequest, ApprovalResolved, ToolComplete, ToolOutput, ToolStart
 from desk.approval_keys import ApprovalKeys, Decision
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.status_bar import Clock
 from desk.widgets.tool_card import ToolCard
-from tui_gateway.events import (
-    ApprovalRequest,
-    ApprovalResolved,
-    ToolComplete,
-    ToolOutput,
-    ToolStart,
-)
-from tui_gateway.types import GatewayError
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 MAX_CARDS = 256
 """Cards remembered before those no longer on screen are forgotten."""

@@ -23,14 +23,8 @@ from textual.markup import escape
 from textual.widgets import Button, Static
 
 from agent.stops import StopRequest, Surface
-from desk.controllers.ports import Notify
-from desk.receipts import ReceiptFormatter, format_failure
-from desk.stop_key import key_stop
-from desk.widgets.assistant_reply import AssistantReply
-from desk.widgets.prompt_input import PromptInput
-from desk.widgets.status_bar import Clock, StatusBar
-from desk.widgets.user_prompt import UserPrompt
-from tui_gateway.events import (
+from contract.errors import GatewayError
+from contract.events import (
     MessageComplete,
     MessageDelta,
     MessageStart,
@@ -39,12 +33,19 @@ from tui_gateway.events import (
     PromptSteered,
     TurnState,
 )
-from tui_gateway.text import terminal_safe
-from tui_gateway.types import GatewayError, SteerResult, SubmitResult
+from contract.results import SteerResult, SubmitResult
+from contract.text import terminal_safe
+from desk.controllers.ports import Notify
+from desk.receipts import ReceiptFormatter, format_failure
+from desk.stop_key import key_stop
+from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.prompt_input import PromptInput
+from desk.widgets.status_bar import Clock, StatusBar
+from desk.widgets.user_prompt import UserPrompt
 
 if TYPE_CHECKING:
+    from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.ports import DeskGateway
 
 COMMAND_STOP_REASON = "stopped with /stop"
 """The reason a ``/stop`` typed in the prompt box or the console gives."""

@@ -14,9 +14,9 @@ from typing import Protocol
 from textual.widgets import Static
 
 from agent.usage import TokenUsage
+from contract.results import TranscriptEntry
 from desk.queue_state import SessionQueue
 from desk.widgets.transcript import Transcript
-from tui_gateway.types import TranscriptEntry
 
 
 class ShownSession(Protocol):

@@ -11,9 +11,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from contract.text import terminal_safe
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
-from tui_gateway.text import terminal_safe
 
 
 class ConfirmDelete(ModalScreen[bool]):

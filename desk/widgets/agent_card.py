@@ -16,6 +16,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
+from contract.events import ChildCompleted
+from contract.text import terminal_safe
 from desk.export_text import quote
 from desk.markdown_cuts import closed_fences
 from desk.receipts import format_elapsed
@@ -23,8 +25,6 @@ from desk.tool_text import tail_lines
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
 from desk.widgets.status_bar import Clock
-from tui_gateway.events import ChildCompleted
-from tui_gateway.text import terminal_safe
 
 LIVE_TAIL_LINES = 6
 """Lines of the child's reply shown while it runs (and after, folded)."""

@@ -23,13 +23,13 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
+from contract.events import ApprovalRequest
+from contract.text import terminal_safe
 from desk.approval_keys import ANSWER_PAUSE_S, KEY_HINT, Decision
 from desk.tool_text import describe_arguments, full_command, stopped_text, written_path
 from desk.widgets._css import css_beside
 from desk.widgets.change_preview import ChangePreview
 from desk.widgets.click_button import ClickButton
-from tui_gateway.events import ApprovalRequest
-from tui_gateway.text import terminal_safe
 
 DECISION_TEXT: dict[str, str] = {
     "once": "✓ allowed once",

@@ -10,9 +10,9 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
+from contract.text import terminal_safe
 from desk.widgets._css import css_beside
 from desk.widgets.reply_body import ReplyBody
-from tui_gateway.text import terminal_safe
 
 REASONING_TAIL_CHARS = 400
 """How much of the latest reasoning is shown while it streams, in characters."""

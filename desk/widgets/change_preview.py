@@ -3,7 +3,7 @@
 A scrollable box (at most a few lines tall; the mouse wheel or, once focused on purpose, the
 arrow keys scroll it) holding the text syntax coloured: a unified diff line by line (added,
 removed, hunk headers), a new file by its language (guessed from its name), a shell command as
-shell. Every character goes through :func:`tui_gateway.text.terminal_safe` first: a file or a
+shell. Every character goes through :func:`contract.text.terminal_safe` first: a file or a
 command may hold control characters, and none of them reaches the terminal.
 """
 
@@ -17,8 +17,8 @@ from textual.content import Content, Span
 from textual.highlight import highlight
 from textual.widgets import Static
 
+from contract.text import terminal_safe
 from desk.widgets._css import css_beside
-from tui_gateway.text import terminal_safe
 
 PreviewStyle = Literal["diff", "file", "shell"]
 """How the text is coloured."""

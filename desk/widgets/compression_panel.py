@@ -22,12 +22,12 @@ from textual.reactive import reactive
 from textual.widgets import Button, ProgressBar, Static
 from textual.widgets._progress_bar import Bar
 
+from contract.events import CompressionComplete, CompressionProgressed
+from contract.text import terminal_safe
 from desk.receipts import format_elapsed, format_ms
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
 from desk.widgets.status_bar import Clock
-from tui_gateway.events import CompressionComplete, CompressionProgressed
-from tui_gateway.text import terminal_safe
 
 PHASE_TEXT: dict[str, str] = {
     "lease": "taking the lease",

@@ -16,9 +16,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from contract.text import terminal_safe
 from desk.widgets._css import css_beside
 from desk.widgets.markdown_chunk import MarkdownChunk
-from tui_gateway.text import terminal_safe
 
 MAX_CHARS = 100_000
 """Output kept per command, in characters (its tail)."""

@@ -14,10 +14,10 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Static
 
+from contract.text import terminal_safe
 from desk.queue_state import QueueEntry
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
-from tui_gateway.text import terminal_safe
 
 QueueAction = Literal["edit", "remove", "resend"]
 """What a queue line's button asks for."""

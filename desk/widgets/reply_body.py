@@ -26,11 +26,11 @@ from rich.syntax import Syntax, SyntaxTheme
 from textual.app import ComposeResult
 from textual.widget import Widget
 
+from contract.text import terminal_safe
 from desk.markdown_cuts import Piece, cut_pieces, find_cuts, live_markdown
 from desk.widgets._css import css_beside
 from desk.widgets.markdown_chunk import MarkdownChunk
 from desk.widgets.sealed_markdown import SealedMarkdown
-from tui_gateway.text import terminal_safe
 
 
 class _LeftHeading(Heading):

@@ -15,12 +15,12 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
+from contract.events import StopReceipt
 from desk.export_text import quote
 from desk.markdown_cuts import closed_fences
 from desk.receipts import FAILURE_MARK, format_failure, format_stop_receipt
 from desk.widgets._css import css_beside
 from desk.widgets.reply_body import finished_markdown
-from tui_gateway.events import StopReceipt
 
 PARTIAL_NOTE = "■ stopped · the reply was cut short here"
 """The line under a reply saved as partial when the store does not say who stopped it."""

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 from textual.widgets import Static
 
+from contract.results import SavedToolCall
+from contract.text import terminal_safe
 from desk.export_text import ExportedCall, tool_call_markdown
 from desk.widgets._css import css_beside
-from tui_gateway.text import terminal_safe
-from tui_gateway.types import SavedToolCall
 
 RESULT_CHARS = 100
 """Longest result excerpt on a line, in characters."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import ListItem, Static
 
+from contract.results import SessionInfo
+from contract.text import terminal_safe
 from desk.widgets._css import css_beside
-from tui_gateway.text import terminal_safe
-from tui_gateway.types import SessionInfo
 
 UNTITLED = "(new session)"
 """The title shown for a session that has none yet."""

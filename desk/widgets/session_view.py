@@ -25,6 +25,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.usage import TokenUsage
+from contract.results import TranscriptEntry
+from contract.text import terminal_safe
 from desk.activity_messages import (
     ApprovalRequested,
     ApprovalWasResolved,
@@ -55,8 +57,6 @@ from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.follow_marker import FollowMarker
 from desk.widgets.transcript import Transcript
-from tui_gateway.text import terminal_safe
-from tui_gateway.types import TranscriptEntry
 
 if TYPE_CHECKING:
     from desk.controllers import DeskControllers

@@ -18,10 +18,10 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, ListView, Static
 
+from contract.results import SessionInfo
+from contract.text import terminal_safe
 from desk.widgets._css import css_beside
 from desk.widgets.session_item import UNTITLED, SessionItem
-from tui_gateway.text import terminal_safe
-from tui_gateway.types import SessionInfo
 
 HINT = "enter open · r rename · d delete"
 """The key hint under the list."""

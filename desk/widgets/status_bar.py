@@ -15,10 +15,10 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from agent.usage import TokenUsage
+from contract.text import terminal_safe
 from desk.config import ConnectionInfo
 from desk.receipts import format_elapsed
 from desk.widgets._css import css_beside
-from tui_gateway.text import terminal_safe
 
 Clock = Callable[[], float]
 """Returns seconds (``time.monotonic`` or a test's fake clock)."""

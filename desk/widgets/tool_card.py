@@ -19,6 +19,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from contract.events import ApprovalRequest, ToolComplete
+from contract.text import terminal_safe
 from desk.export_text import ExportedCall, tool_call_markdown
 from desk.receipts import format_elapsed
 from desk.tool_text import (
@@ -31,8 +33,6 @@ from desk.tool_text import (
 from desk.widgets._css import css_beside
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.status_bar import Clock
-from tui_gateway.events import ApprovalRequest, ToolComplete
-from tui_gateway.text import terminal_safe
 
 LIVE_TAIL_LINES = 8
 """Output lines shown while the call runs."""

@@ -11,8 +11,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from contract.text import terminal_safe
 from desk.widgets._css import css_beside
-from tui_gateway.text import terminal_safe
 
 
 class UserPrompt(Widget):

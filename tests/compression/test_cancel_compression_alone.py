@@ -13,10 +13,10 @@ from pathlib import Path
 from agent.compression.plan import SUMMARY_MARKER
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from contract.events import CompressionProgressed
 from demo_model.server import DemoModelServer
 from tests.compression.kit import snapshot
 from tests.compression.test_gateway_compression import Desk
-from tui_gateway.events import CompressionProgressed
 
 FITS = {"context_window": 4000, "compress_threshold": 0.5, "tools": False}
 """The long transcript of 3 exchanges fills about 70 % of this window: due, but it fits."""

@@ -21,10 +21,10 @@ from agent.compression.plan import SUMMARY_MARKER
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import Cooldown, SessionStore, SqliteStore
+from contract.events import CompressionComplete, CompressionProgressed
 from demo_model.server import DemoModelServer
 from tests.compression.kit import WINDOW, long_transcript
 from tests.support import EventLog
-from tui_gateway.events import CompressionComplete, CompressionProgressed
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

@@ -14,10 +14,10 @@ from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
 from agent.store.liveness import lease_holder
+from contract.events import CompressionComplete, CompressionProgressed, PromptQueued
 from demo_model.server import DemoModelServer
 from tests.compression.kit import WINDOW, long_transcript, snapshot
 from tests.support import EventLog
-from tui_gateway.events import CompressionComplete, CompressionProgressed, PromptQueued
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 
@@ -223,7 +223,7 @@ def test_a_lease_held_by_another_process_refuses_and_is_left_alone(
 
 
 def test_archived_messages_can_be_viewed_after_a_compression(desk: Desk) -> None:
-    from tui_gateway.events import ConsoleComplete, ConsoleOutput
+    from contract.events import ConsoleComplete, ConsoleOutput
 
     assert desk.outcome(desk.compress()).status == "committed"
     command = desk.gateway.console_run(desk.session, "/archived")

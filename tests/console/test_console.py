@@ -13,9 +13,9 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from contract.events import ConsoleComplete, ConsoleOutput, SessionCreated
 from demo_model.server import DemoModelServer
 from tests.support import EventLog, cut_short, poll_until
-from tui_gateway.events import ConsoleComplete, ConsoleOutput, SessionCreated
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

@@ -17,10 +17,10 @@ import pytest
 from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
+from contract.events import ContextWindowKnown, ToolComplete
 from demo_model import DemoModelServer
 from demo_model.template import alternation_error
 from tests.support import EventLog
-from tui_gateway.events import ContextWindowKnown, ToolComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 from .kit import prose, server_count, strict_2k

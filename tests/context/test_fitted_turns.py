@@ -21,13 +21,13 @@ from agent.events import TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.steering import Steer
 from agent.stops import StopRequest, Surface
+from contract.events import CompressionComplete, CompressionProgressed, Payload, TurnState
+from contract.kinds import TurnActivity
 from demo_model import DemoModelServer
 from tests.compression.kit import long_transcript
 from tui_gateway.compression import SessionCompression
 from tui_gateway.context_window import SessionWindows, no_tools
-from tui_gateway.events import CompressionComplete, CompressionProgressed, Payload, TurnState
 from tui_gateway.fitted_turns import RETRY_NOTE, FittedTurns
-from tui_gateway.kinds import TurnActivity
 from tui_gateway.state import Session, Turn
 
 PROMPT = "reply with exactly: fitted"

@@ -15,10 +15,10 @@ from agent.compression.backend import StoreBackend
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
+from contract.events import CompressionComplete, ConsoleComplete, ContextWindowKnown
 from demo_model import DemoModelServer
 from tests.compression.kit import long_transcript, saved_session
 from tests.support import EventLog
-from tui_gateway.events import CompressionComplete, ConsoleComplete, ContextWindowKnown
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 from .kit import ROOMY_2K, prose, strict_2k

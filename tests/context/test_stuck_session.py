@@ -16,10 +16,10 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
+from contract.events import CompressionComplete, ContextWindowKnown, MessageDelta
 from demo_model import DemoModelServer
 from demo_model.template import alternation_error
 from tests.support import EventLog
-from tui_gateway.events import CompressionComplete, ContextWindowKnown, MessageDelta
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 from .kit import ROOMY_2K, prose, server_count, strict_2k

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from textual.pilot import Pilot
 from textual.widget import Widget
 
+from contract.events import StopReceipt
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.receipts import format_stop_receipt
 from desk.widgets import AssistantReply, PromptInput
-from tui_gateway.events import StopReceipt
 
 DEFAULT_TIMEOUT_S = 10.0
 

@@ -6,17 +6,7 @@ import threading
 
 from textual.message import Message
 
-from desk.bridge import GatewayBridge, to_message
-from desk.messages import (
-    GatewayIsStopping,
-    PromptWasDropped,
-    PromptWasQueued,
-    ReplyDelta,
-    TurnCompleted,
-    TurnStarted,
-    TurnStateChanged,
-)
-from tui_gateway.events import (
+from contract.events import (
     GatewayEvent,
     GatewayStopping,
     MessageComplete,
@@ -28,7 +18,17 @@ from tui_gateway.events import (
     SessionCreated,
     TurnState,
 )
-from tui_gateway.subscription import Subscription
+from contract.subscription import Subscription
+from desk.bridge import GatewayBridge, to_message
+from desk.messages import (
+    GatewayIsStopping,
+    PromptWasDropped,
+    PromptWasQueued,
+    ReplyDelta,
+    TurnCompleted,
+    TurnStarted,
+    TurnStateChanged,
+)
 
 
 def _event(payload: Payload, seq: int = 1) -> GatewayEvent:

@@ -14,6 +14,7 @@ from textual.widgets import Button
 from agent.provider.client import ProviderConfig
 from agent.stops import Surface
 from agent.store import SqliteStore
+from contract.events import CompressionComplete, CompressionProgressed, ContextWindowKnown
 from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
@@ -30,7 +31,6 @@ from tests.desk.desk_testkit import (
     wait_until,
 )
 from tests.support import EventLog
-from tui_gateway.events import CompressionComplete, CompressionProgressed, ContextWindowKnown
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

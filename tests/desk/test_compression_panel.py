@@ -6,8 +6,8 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
+from contract.events import CompressionProgressed
 from desk.widgets.compression_panel import CompressionPanel
-from tui_gateway.events import CompressionProgressed
 
 pytestmark = pytest.mark.anyio
 

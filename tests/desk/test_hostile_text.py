@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.provider.client import ProviderConfig
+from contract.events import MessageComplete, MessageDelta, MessageStart
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.messages import ReplyDelta, TurnCompleted, TurnStarted
@@ -23,7 +24,6 @@ from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.session_item import SessionItem
 from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
-from tui_gateway.events import MessageComplete, MessageDelta, MessageStart
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

@@ -17,6 +17,7 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from contract.results import ShutdownReport
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
@@ -25,7 +26,6 @@ from desk.widgets.prompt_input import PromptInput
 from desk.widgets.session_view import SessionView
 from tests.desk.desk_testkit import submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.types import ShutdownReport
 
 pytestmark = pytest.mark.anyio
 

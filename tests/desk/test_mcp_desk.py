@@ -14,13 +14,13 @@ import pytest
 from textual.widgets import Static
 
 from agent.provider.client import ProviderConfig
+from contract.mcp_events import McpServerChanged, McpState
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.screens.help_screen import HelpScreen
 from tests.desk.desk_testkit import wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.mcp_events import McpServerChanged, McpState
 from tui_gateway.mcp_settings import McpServerSettings
 
 pytestmark = pytest.mark.anyio

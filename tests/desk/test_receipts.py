@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from contract.events import StopReceipt
 from desk.receipts import format_elapsed, format_failure, format_ms, format_stop_receipt
-from tui_gateway.events import StopReceipt
 
 
 def test_user_stop_marker() -> None:

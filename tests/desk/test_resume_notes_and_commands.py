@@ -12,6 +12,7 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from agent.tokens import tokens_in_chars
+from contract.results import ResumedSession, TranscriptEntry
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
@@ -22,7 +23,6 @@ from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.saved_reply import SavedReply
 from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.types import ResumedSession, TranscriptEntry
 
 pytestmark = pytest.mark.anyio
 

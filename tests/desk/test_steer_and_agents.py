@@ -16,6 +16,7 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
+from contract.events import ChildCompleted, MessageComplete, MessageDelta, PromptSteered
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.agent_card import AgentCard
@@ -23,7 +24,6 @@ from desk.widgets.prompt_input import PromptInput
 from desk.widgets.user_prompt import UserPrompt
 from tests.desk.desk_testkit import click_until, connection, submit, wait_until
 from tests.support import EventLog
-from tui_gateway.events import ChildCompleted, MessageComplete, MessageDelta, PromptSteered
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent.provider.client import ProviderConfig
+from contract.events import MessageComplete, MessageDelta, MessageStart, ToolComplete, ToolStart
 from demo_model.server import DemoModelServer
 from desk.activity_messages import ToolCallCompleted, ToolCallStarted
 from desk.app import DeskApp
@@ -23,7 +24,6 @@ from desk.widgets import AssistantReply
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.tool_card import ToolCard
 from tests.desk.desk_testkit import connection, submit, wait_until
-from tui_gateway.events import MessageComplete, MessageDelta, MessageStart, ToolComplete, ToolStart
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

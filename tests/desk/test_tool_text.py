@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from agent.compression.plan import SUMMARY_MARKER
+from contract.events import ToolComplete
+from contract.results import TranscriptEntry
 from desk.saved_blocks import saved_blocks, split_recent
 from desk.tool_text import (
     children_text,
@@ -16,8 +18,6 @@ from desk.widgets import UserPrompt
 from desk.widgets.saved_reply import SavedReply
 from desk.widgets.saved_summary import SavedSummary
 from desk.widgets.saved_tool_calls import SavedToolCalls, call_lines
-from tui_gateway.events import ToolComplete
-from tui_gateway.types import TranscriptEntry
 
 
 def result(**fields: object) -> ToolComplete:

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from agent.usage import TokenUsage
+from contract.events import StopReceipt
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.receipts import format_stop_receipt
 from desk.widgets.status_bar import usage_text
 from tests.desk.desk_testkit import submit, submit_and_get_reply, wait_until
-from tui_gateway.events import StopReceipt
 
 pytestmark = pytest.mark.anyio
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from agent.provider.client import ProviderConfig
+from contract.events import ApprovalRequest
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.approval_preview import (
@@ -15,7 +16,6 @@ from tui_gateway.approval_preview import (
     change_preview,
     write_preview,
 )
-from tui_gateway.events import ApprovalRequest
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

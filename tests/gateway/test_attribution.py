@@ -19,9 +19,7 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
-from demo_model.server import DemoModelServer
-from tests.support import EventLog, cut_short
-from tui_gateway.events import (
+from contract.events import (
     ApprovalRequest,
     ApprovalResolved,
     ConsoleComplete,
@@ -29,6 +27,8 @@ from tui_gateway.events import (
     ToolComplete,
     ToolOutput,
 )
+from demo_model.server import DemoModelServer
+from tests.support import EventLog, cut_short
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 TURN_PHASES = ("first_byte", "streaming", "tool", "approval")

@@ -19,9 +19,7 @@ from agent.agent import Agent
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
-from demo_model.server import DemoModelServer
-from tests.support import EventLog
-from tui_gateway.events import (
+from contract.events import (
     ApprovalRequest,
     ApprovalResolved,
     ChildCompleted,
@@ -31,9 +29,11 @@ from tui_gateway.events import (
     ToolComplete,
     ToolOutput,
 )
+from demo_model.server import DemoModelServer
+from tests.support import EventLog
+from tui_gateway.engine_setup import AgentSetup
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.turn_runner import default_agent_factory
-from tui_gateway.types import AgentSetup
 
 TWO_SLOW = (
     "delegate in background: map the north [demo tps=10]\ndelegate: map the south [demo tps=10]"

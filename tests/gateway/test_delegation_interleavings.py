@@ -19,15 +19,15 @@ from hypothesis import strategies as st
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
-from demo_model.server import DemoModelServer
-from tests.support import EventLog
-from tui_gateway.events import (
+from contract.events import (
     ChildCompleted,
     ChildStarted,
     MessageComplete,
     PromptDropped,
     PromptSteered,
 )
+from demo_model.server import DemoModelServer
+from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig, GatewayError
 
 ACTIONS = ("foreground", "background", "both", "steer", "stop", "stop child", "prompt")

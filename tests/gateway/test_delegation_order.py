@@ -13,9 +13,9 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
+from contract.events import ChildCompleted, MessageComplete, ToolOutput
 from demo_model.server import DemoModelServer
 from tests.gateway.test_delegation import Tree
-from tui_gateway.events import ChildCompleted, MessageComplete, ToolOutput
 
 STUBBORN = 'call tool shell with {"command": "trap \'\' TERM; echo started; sleep 30"}'
 

@@ -10,9 +10,9 @@ import pytest
 from agent.agent import Agent
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.stops import StopRequest, Surface
+from contract.events import TurnState
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import TurnState
 from tui_gateway.gateway import AgentSetup, Gateway, GatewayConfig
 
 

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from contract.events import MessageComplete, PromptDropped, SessionEvicted
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import MessageComplete, PromptDropped, SessionEvicted
 from tui_gateway.gateway import Gateway, GatewayConfig, GatewayError
 
 SESSIONS = 3

@@ -13,10 +13,10 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from contract.events import MessageStart
 from demo_model.server import DemoModelServer
 from desk.stop_key import key_stop
 from tests.support import EventLog
-from tui_gateway.events import MessageStart
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 T0 = 1_000.0

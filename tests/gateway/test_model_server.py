@@ -14,14 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.provider.client import ProviderConfig
+from contract.errors import GatewayError
+from contract.events import ContextWindowKnown
+from contract.server_events import ServerState, ServerStatus
 from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import ContextWindowKnown
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.model_server import ModelServer
-from tui_gateway.server_events import ServerState, ServerStatus
-from tui_gateway.types import GatewayError
 
 DEADLINE_S = 20.0
 

@@ -24,9 +24,9 @@ from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
 from agent.valid_text import loads, valid_json, valid_text
+from contract.events import MessageDelta, SessionCreated, StoreFailed, ToolComplete
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import MessageDelta, SessionCreated, StoreFailed, ToolComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 SHOWN = "\ufffd|\ufffd|\ufffd\ufffd|\U0001f600"

@@ -8,9 +8,9 @@ from pathlib import Path
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
+from contract.events import MessageDelta
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import MessageDelta
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

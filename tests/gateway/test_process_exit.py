@@ -13,10 +13,10 @@ import threading
 from pathlib import Path
 
 from agent.provider.client import ProviderConfig
+from contract.server_events import ServerState
 from tests.support import poll_until
 from tests.wire.helpers import ROOT, child_env
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.server_events import ServerState
 
 
 def test_a_shutdown_leaves_no_thread_of_the_model_server(tmp_path: Path) -> None:

@@ -11,10 +11,10 @@ from typing import Any
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import CRASH_EXIT_REASON, NOT_SENT_CRASH_ERROR, SqliteStore, TurnRow, Turns
+from contract.events import PromptQueued
 from demo_model.server import DemoModelServer
 from tests.store.conftest import ScriptedLiveness
 from tests.support import EventLog
-from tui_gateway.events import PromptQueued
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 DEAD = "gone-host:4242:1"

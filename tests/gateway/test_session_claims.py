@@ -13,10 +13,10 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.store import OwnerLiveness, SqliteStore
+from contract.events import MessageDelta
 from demo_model.server import DemoModelServer
 from tests.store.conftest import ScriptedLiveness
 from tests.support import EventLog, claimed, poll_until
-from tui_gateway.events import MessageDelta
 from tui_gateway.gateway import Gateway, GatewayConfig, GatewayError
 
 A, B = "desk-a:101:1", "desk-b:202:2"

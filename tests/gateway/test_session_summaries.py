@@ -6,9 +6,9 @@ from pathlib import Path
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
+from contract.events import MessageComplete
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import MessageComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

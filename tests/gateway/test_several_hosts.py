@@ -14,11 +14,11 @@ from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import StoreUnreachable
 from agent.store.postgres import PostgresStore
+from contract.events import MessageComplete, MessageDelta, StoreFailed
 from demo_model.server import DemoModelServer
 from tests.pg_proxy import Proxy
 from tests.store.postgres.conftest import OpenHost
 from tests.support import EventLog, cut_short, poll_until
-from tui_gateway.events import MessageComplete, MessageDelta, StoreFailed
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.wire.dispatch import Dispatcher
 from tui_gateway.wire.replay import ReplayRing

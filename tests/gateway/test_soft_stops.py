@@ -12,9 +12,9 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, StopRequest, Surface
+from contract.events import MessageDelta, TurnState
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import MessageDelta, TurnState
 from tui_gateway.gateway import Gateway, GatewayConfig, GatewayError
 
 SOFT = StopRequest(Issuer.USER, Surface.DESK_KEY, "typed while running", hard=False)

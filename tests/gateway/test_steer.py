@@ -16,10 +16,7 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
-from demo_model.server import DemoModelServer
-from tests.compression.kit import WINDOW, long_transcript
-from tests.support import EventLog
-from tui_gateway.events import (
+from contract.events import (
     CompressionComplete,
     CompressionProgressed,
     GatewayEvent,
@@ -29,6 +26,9 @@ from tui_gateway.events import (
     PromptQueued,
     PromptSteered,
 )
+from demo_model.server import DemoModelServer
+from tests.compression.kit import WINDOW, long_transcript
+from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig, GatewayError
 
 WORDS = "one two three four five six seven eight nine ten"

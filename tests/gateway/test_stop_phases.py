@@ -17,10 +17,10 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import StopRequest, Surface
+from contract.events import MessageDelta, ToolComplete
 from demo_model.replies import reply_for
 from demo_model.server import DemoModelServer
 from tests.support import EventLog, cut_short
-from tui_gateway.events import MessageDelta, ToolComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

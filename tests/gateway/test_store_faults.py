@@ -14,9 +14,9 @@ from pathlib import Path
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
+from contract.events import StoreFailed, StoreWaiting
 from demo_model.server import DemoModelServer
 from tests.support import EventLog, locked, release
-from tui_gateway.events import StoreFailed, StoreWaiting
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

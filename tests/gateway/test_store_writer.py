@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from agent.store import SqliteStore, StoreLocked, StoreReadOnly
 from agent.store.sql.turns import SqlTurns
+from contract.events import Payload, StoreFailed, StoreWaiting
 from tests.support import poll_until
-from tui_gateway.events import Payload, StoreFailed, StoreWaiting
 from tui_gateway.state import Session
 from tui_gateway.store_writer import PendingWrite, StoreWriter
 from tui_gateway.unsaved import Unsaved

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 from agent.provider.client import ProviderConfig
+from contract.events import GatewayEvent, MessageComplete, MessageDelta, MessageStart
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import GatewayEvent, MessageComplete, MessageDelta, MessageStart
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 PROMPT = "reply with exactly: " + " ".join(f"w{i}" for i in range(200))

@@ -18,8 +18,8 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.tools.process import has_procfs
+from contract.events import ToolComplete, ToolOutput
 from tests.support import EventLog
-from tui_gateway.events import ToolComplete, ToolOutput
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.skipif(

@@ -15,15 +15,15 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
-from demo_model.server import DemoModelServer
-from tests.support import EventLog
-from tui_gateway.events import (
+from contract.events import (
     ApprovalRequest,
     ApprovalResolved,
     MessageComplete,
     ToolComplete,
     ToolOutput,
 )
+from demo_model.server import DemoModelServer
+from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

@@ -14,9 +14,9 @@ import pytest
 from agent.agent import Agent
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.stops import StopRequest, Surface
+from contract.events import MessageDelta
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import MessageDelta
 from tui_gateway.gateway import AgentSetup, Gateway, GatewayConfig
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from agent.provider.client import ProviderConfig
+from contract.events import ApprovalRequest, ToolComplete
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import ApprovalRequest, ToolComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

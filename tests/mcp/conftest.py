@@ -20,13 +20,13 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.tools.process import group_members
+from contract.events import GatewayEvent
+from contract.mcp_events import McpServerChanged
 from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from tests.mcp.witness import Witness, server_command
 from tests.support import EventLog
-from tui_gateway.events import GatewayEvent
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.mcp_events import McpServerChanged
 from tui_gateway.mcp_settings import McpApproval, McpServerSettings
 
 STARTUP_S = 60.0

@@ -16,9 +16,7 @@ from typing import Any
 import pytest
 
 from agent.stops import StopRequest, Surface
-from tests.mcp.conftest import McpRig
-from tests.support import EventLog
-from tui_gateway.events import (
+from contract.events import (
     ApprovalRequest,
     ConsoleComplete,
     ConsoleOutput,
@@ -27,7 +25,9 @@ from tui_gateway.events import (
     ToolComplete,
     ToolStart,
 )
-from tui_gateway.mcp_events import McpServerChanged
+from contract.mcp_events import McpServerChanged
+from tests.mcp.conftest import McpRig
+from tests.support import EventLog
 
 
 def call(tool: str, **arguments: Any) -> str:

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from agent.outcome import ExitReason
 from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, Surface
+from contract.events import EVENT_TYPES, ChildCompleted, MessageComplete, Payload, StopReceipt
 from demo_model.server import DemoModelServer
-from tui_gateway.events import EVENT_TYPES, ChildCompleted, MessageComplete, Payload, StopReceipt
 from tui_gateway.wire.codec import field_types
 
 ROOT = Path(__file__).resolve().parents[2]

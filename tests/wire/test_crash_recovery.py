@@ -15,11 +15,11 @@ from pathlib import Path
 
 from agent.provider.client import ProviderConfig
 from agent.store import CRASH_EXIT_REASON, LOST_RESULT, LocalLiveness, SqliteStore
+from contract.events import CompressionComplete
 from demo_model.server import DemoModelServer
 from tests.compression.kit import long_transcript
 from tests.support import EventLog, poll_until
 from tests.wire.helpers import Child, RawStdio, gateway_cmd, wire_cmd
-from tui_gateway.events import CompressionComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui_gateway.events import GatewayEvent, MessageDelta, ToolOutput, TurnState
+from contract.events import GatewayEvent, MessageDelta, ToolOutput, TurnState
 from tui_gateway.wire.outbox import Outbox
 from tui_gateway.wire.replay import ReplayRing
 

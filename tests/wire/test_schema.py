@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+import contract as c
 from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, Surface
+from contract.events import EVENT_TYPES, GatewayEvent, Payload
 from demo_model.server import DemoModelServer
 from tests.wire.helpers import ROOT, RawStdio, child_env, gateway_cmd, payloads
-from tui_gateway.events import EVENT_TYPES, GatewayEvent, Payload
-from tui_gateway.wire import contract as c
 from tui_gateway.wire.contract_docs import SCHEMA_COMMAND
 from tui_gateway.wire.contract_schema import SCHEMA_ID, schema_text
 

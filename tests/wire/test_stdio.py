@@ -9,16 +9,8 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, StopRequest, Surface
-from demo_model.server import DemoModelServer
-from tests.support import EventLog, cut_short
-from tests.wire.helpers import (
-    ROOT,
-    RawStdio,
-    child_env,
-    gateway_cmd,
-    slow_reply,
-)
-from tui_gateway.events import (
+from contract.errors import GatewayError
+from contract.events import (
     ChildCompleted,
     ChildStarted,
     CompressionComplete,
@@ -28,8 +20,18 @@ from tui_gateway.events import (
     PromptSteered,
     SessionCreated,
 )
+from contract.results import ConsoleCommandInfo
+from demo_model.server import DemoModelServer
+from tests.support import EventLog, cut_short
+from tests.wire.helpers import (
+    ROOT,
+    RawStdio,
+    child_env,
+    gateway_cmd,
+    slow_reply,
+)
+from tui_gateway.engine_setup import GatewayConfig
 from tui_gateway.gateway import Gateway
-from tui_gateway.types import ConsoleCommandInfo, GatewayConfig, GatewayError
 from tui_gateway.wire.client import RemoteGateway
 
 STORY = "tell me a story about a lighthouse"
@@ -356,7 +358,7 @@ def test_saved_session_methods_over_the_wire(provider: ProviderConfig, tmp_path:
 
 
 def test_remote_gateway_offers_what_desk_calls() -> None:
-    ports = pytest.importorskip("desk.ports")
+    ports = pytest.importorskip("contract.ports")
     wanted = [
         name
         for name in dir(ports.DeskGateway)

@@ -7,12 +7,12 @@ import json
 import os
 import threading
 
+import contract as c
 from agent.provider.client import ProviderConfig
+from contract.events import MessageComplete
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import MessageComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.wire import contract as c
 from tui_gateway.wire.stdio import StdioServer
 
 F_GETPIPE_SZ = 1032

@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from tui_gateway.envelope import GatewayEvent
-from tui_gateway.events import ContextWindowKnown, MessageDelta
+from contract.envelope import GatewayEvent
+from contract.events import ContextWindowKnown, MessageDelta
 from tui_gateway.wire.outbox import Outbox
 from tui_gateway.wire.stdio import LineWriter
 

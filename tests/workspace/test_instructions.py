@@ -10,9 +10,9 @@ import pytest
 
 from agent.context.instructions import files_named, find_instructions
 from agent.provider.client import ProviderConfig
+from contract.events import ConsoleComplete, ConsoleOutput, ContextWindowKnown
 from demo_model import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import ConsoleComplete, ConsoleOutput, ContextWindowKnown
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

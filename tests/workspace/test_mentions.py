@@ -17,10 +17,10 @@ from agent.context.mentions import (
 )
 from agent.provider.client import ProviderConfig
 from agent.tools.workspace import Workspace
+from contract.errors import GatewayError
 from demo_model import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.types import GatewayError
 
 
 def test_mentions_are_read_from_the_prompt() -> None:

@@ -10,9 +10,9 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.tools.sandbox import bwrap_problem
+from contract.events import ApprovalRequest, ToolComplete
 from demo_model import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.events import ApprovalRequest, ToolComplete
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=str(bwrap_problem()))

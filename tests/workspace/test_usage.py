@@ -13,9 +13,9 @@ from agent.provider.types import Usage
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
 from agent.usage import TokenUsage
+from contract.events import ConsoleComplete, ConsoleOutput, MessageComplete, MessageDelta
 from demo_model import DemoModelServer
 from tests.support import EventLog, cut_short
-from tui_gateway.events import ConsoleComplete, ConsoleOutput, MessageComplete, MessageDelta
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

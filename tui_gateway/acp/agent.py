@@ -34,9 +34,8 @@ from acp.meta import PROTOCOL_VERSION
 
 from agent.outcome import TurnStatus
 from agent.stops import StopRequest, Surface
-from tui_gateway.acp.pump import Pump
-from tui_gateway.acp.updates import prompt_text, replay, stop_reason, tool_finished, tool_started
-from tui_gateway.events import (
+from contract.errors import GatewayError
+from contract.events import (
     ApprovalRequest,
     ApprovalResolved,
     CompressionComplete,
@@ -48,9 +47,10 @@ from tui_gateway.events import (
     ToolComplete,
     ToolStart,
 )
+from tui_gateway.acp.pump import Pump
+from tui_gateway.acp.updates import prompt_text, replay, stop_reason, tool_finished, tool_started
 from tui_gateway.gateway import Gateway
 from tui_gateway.mcp_settings import McpServerSettings
-from tui_gateway.types import GatewayError
 
 MODES: tuple[tuple[str, str, str], ...] = (
     ("ask", "Ask", "Ask before shell, write_file, MCP tools and paths outside the workspace"),

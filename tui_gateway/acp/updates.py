@@ -28,8 +28,8 @@ from acp.helpers import (
 )
 
 from agent.outcome import TurnStatus
-from tui_gateway.events import MessageComplete, ToolComplete, ToolStart
-from tui_gateway.types import TranscriptEntry
+from contract.events import MessageComplete, ToolComplete, ToolStart
+from contract.results import TranscriptEntry
 
 MAX_SHOWN_CHARS = 20_000
 """Most characters of a tool's result shown in its ``tool_call_update`` (head and tail kept)."""

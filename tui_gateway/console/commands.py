@@ -24,7 +24,7 @@ from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope
 from agent.stops import StopRequest, Surface
 from agent.usage import TokenUsage
-from tui_gateway.types import ChildInfo, ConsoleCommandInfo
+from contract.results import ChildInfo, ConsoleCommandInfo
 
 if TYPE_CHECKING:
     from agent.mcp import ServerStatus
@@ -196,7 +196,7 @@ def _agents(ctx: CommandContext, args: list[str]) -> None:
 
 
 def _model(ctx: CommandContext, args: list[str]) -> None:
-    from tui_gateway.types import GatewayError
+    from contract.errors import GatewayError
 
     if len(args) > 1:
         raise CommandError("usage: /model NAME")
@@ -219,8 +219,8 @@ SERVER_WAIT_S = 6.0
 
 
 def _server(ctx: CommandContext, args: list[str]) -> None:
+    from contract.errors import GatewayError
     from tui_gateway.model_server import status_line
-    from tui_gateway.types import GatewayError
 
     if len(args) > 1:
         raise CommandError("usage: /server [URL]")
@@ -332,7 +332,7 @@ def _mcp(ctx: CommandContext, args: list[str]) -> None:
 
 
 def _mcp_restart(ctx: CommandContext, name: str) -> None:
-    from tui_gateway.types import GatewayError
+    from contract.errors import GatewayError
 
     try:
         future = ctx.host.mcp.restart(name)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from agent.scope import InterruptScope
 from agent.stops import StopRequest, Surface
+from contract.events import ConsoleComplete, ConsoleOutput, Payload
 from tui_gateway.console.commands import (
     CommandContext,
     CommandError,
@@ -28,7 +29,6 @@ from tui_gateway.console.commands import (
     ConsoleHost,
     execute,
 )
-from tui_gateway.events import ConsoleComplete, ConsoleOutput, Payload
 
 Publish = Callable[[str, Payload], None]
 """Publishes a payload for a session id; never blocks."""

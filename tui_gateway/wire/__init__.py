@@ -1,6 +1,6 @@
 """The gateway on the wire: its contract, JSON-RPC over stdio, HTTP with SSE, and a headless run.
 
-- :mod:`tui_gateway.wire.contract`: every method, notification, event and error code, as typed
+- :mod:`contract`: every method, notification, event and error code, as typed
   dataclasses and tables (the one source of the docs);
 - :mod:`tui_gateway.wire.contract_docs`: ``docs/protocol.md`` generated from the contract, and
   (with :mod:`tui_gateway.wire.contract_schema`) ``docs/protocol.schema.json``;

@@ -21,9 +21,9 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import IO, Any
 
-from tui_gateway.types import GatewayError
+from contract import GATEWAY_ERROR
+from contract.errors import GatewayError
 from tui_gateway.wire.codec import dumps
-from tui_gateway.wire.contract import GATEWAY_ERROR
 from tui_gateway.wire.dispatch import parse_line
 
 _log = logging.getLogger(__name__)

@@ -17,9 +17,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+import contract as c
 from tui_gateway.assembly import build_gateway
 from tui_gateway.settings import SettingsError
-from tui_gateway.wire import contract as c
 from tui_gateway.wire.options import (
     DemoModel,
     UsageError,

@@ -2,10 +2,10 @@
 
 ``desk --gateway-cmd "desk gateway --stdio"`` runs the desk against a gateway in a child
 process: this class starts the command, waits for its ``gateway.ready`` notification, and turns
-each method call into a JSON-RPC request (see :mod:`tui_gateway.wire.contract`) and each
-``event`` notification back into a :class:`~tui_gateway.events.GatewayEvent` with its typed
+each method call into a JSON-RPC request (see :mod:`contract`) and each
+``event`` notification back into a :class:`~contract.events.GatewayEvent` with its typed
 payload, delivered to subscribers exactly as :meth:`tui_gateway.gateway.Gateway.subscribe` does
-(a :class:`~tui_gateway.subscription.Subscription` per subscriber, on its own thread).
+(a :class:`~contract.subscription.Subscription` per subscriber, on its own thread).
 
 The child and its JSON-RPC plumbing are a :class:`~tui_gateway.wire.child.ChildRpc`; it runs
 in a session of its own (``start_new_session``), so a Ctrl+C typed in the terminal reaches the
@@ -27,22 +27,25 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from types import TracebackType
 from typing import IO, Any, TypeVar
 
+import contract as c
 from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest, Surface
-from tui_gateway.events import (
+from contract.errors import GatewayError
+from contract.events import (
     ChildCompleted,
     ChildStarted,
     GatewayEvent,
     MessageComplete,
     MessageStart,
 )
-from tui_gateway.kinds import ChildDelivery
-from tui_gateway.server_events import ServerStatus
-from tui_gateway.subscription import EventCallback, Subscription
-from tui_gateway.types import (
+from contract.kinds import ChildDelivery
+from contract.methods import console as con
+from contract.methods import lifecycle, replay, server, turns, workspace
+from contract.methods import sessions as ses
+from contract.methods.declare import Method
+from contract.results import (
     ChildInfo,
     ConsoleCommandInfo,
-    GatewayError,
     QueuedPromptInfo,
     ResumedSession,
     SessionDiff,
@@ -52,12 +55,14 @@ from tui_gateway.types import (
     SubmitResult,
     UndoResult,
 )
-from tui_gateway.wire import contract as c
+from contract.server_events import ServerStatus
+from contract.subscription import EventCallback, Subscription
 from tui_gateway.wire.child import ChildRpc
 from tui_gateway.wire.codec import DecodeError, decode, decode_event, encode
 
 _log = logging.getLogger(__name__)
 
+P = TypeVar("P")
 R = TypeVar("R")
 
 EXIT_BOUND_S = 5.0
@@ -191,12 +196,15 @@ class RemoteGateway:
         bound = self.call_timeout_s if timeout_s is None else timeout_s
         return self._child.request(method, body, bound)
 
-    def _call(self, method: str, params: Any, result: type[R], timeout_s: float | None = None) -> R:
-        data = self.request(method, params, timeout_s)
+    def _call(
+        self, method: Method[P, R], params: P | dict[str, Any], timeout_s: float | None = None
+    ) -> R:
+        """Send ``method`` with ``params`` and decode its answer as the declared result type."""
+        data = self.request(method.name, params, timeout_s)
         try:
-            value: R = decode(result, data, path="result", strict=False)
+            value: R = decode(method.result, data, path="result", strict=False)
         except DecodeError as exc:
-            raise GatewayError(f"{method}: the gateway answered {exc}") from None
+            raise GatewayError(f"{method.name}: the gateway answered {exc}") from None
         return value
 
     def _on_notification(self, method: Any, params: Any) -> None:
@@ -286,36 +294,31 @@ class RemoteGateway:
 
     def session_create(self, title: str = "") -> str:
         """``session.create``; returns the session id."""
-        params = c.SessionCreateParams(title=title)
-        return self._call("session.create", params, c.SessionCreateResult).session_id
+        return self._call(ses.SESSION_CREATE, ses.SessionCreateParams(title)).session_id
 
     def session_list(self, limit: int = 50) -> list[SessionInfo]:
         """``session.list``: live and saved sessions, most recently used first."""
-        params = c.SessionListParams(limit=limit)
-        return self._call("session.list", params, c.SessionListResult).sessions
+        return self._call(ses.SESSION_LIST, ses.SessionListParams(limit)).sessions
 
     def session_undo(self, session_id: str) -> UndoResult:
         """``session.undo``: put back the files of the session's last turn that changed them."""
-        return self._call("session.undo", c.SessionUndoParams(session_id), UndoResult)
+        return self._call(ses.SESSION_UNDO, ses.SessionUndoParams(session_id))
 
     def session_diff(self, session_id: str) -> SessionDiff:
         """``session.diff``: what the session's turns changed in the workspace."""
-        return self._call("session.diff", c.SessionDiffParams(session_id), SessionDiff)
+        return self._call(ses.SESSION_DIFF, ses.SessionDiffParams(session_id))
 
     def session_resume(self, session_id: str | None = None) -> ResumedSession:
         """``session.resume``: make a saved session live again; returns its transcript."""
-        params = c.SessionResumeParams(session_id=session_id)
-        return self._call("session.resume", params, ResumedSession)
+        return self._call(ses.SESSION_RESUME, ses.SessionResumeParams(session_id))
 
     def session_rename(self, session_id: str, title: str) -> None:
         """``session.rename``: rename a live or saved session."""
-        params = c.SessionRenameParams(session_id=session_id, title=title)
-        self._call("session.rename", params, c.SessionRenameResult)
+        self._call(ses.SESSION_RENAME, ses.SessionRenameParams(session_id, title))
 
     def session_delete(self, session_id: str) -> bool:
         """``session.delete``: delete a session (its running turn is stopped first)."""
-        params = c.SessionDeleteParams(session_id=session_id)
-        return self._call("session.delete", params, c.SessionDeleteResult).deleted
+        return self._call(ses.SESSION_DELETE, ses.SessionDeleteParams(session_id)).deleted
 
     def prompt_submit(
         self,
@@ -328,10 +331,8 @@ class RemoteGateway:
         """``prompt.submit``: run or queue a prompt (with ``stop``: stop and send;
         ``entered_at``: when its Enter was made)."""
         wire = _stop_params(stop) if stop is not None else None
-        params = c.PromptSubmitParams(
-            session_id=session_id, text=text, stop=wire, entered_at=entered_at
-        )
-        return self._call("prompt.submit", params, SubmitResult)
+        params = turns.PromptSubmitParams(session_id, text, stop=wire, entered_at=entered_at)
+        return self._call(turns.PROMPT_SUBMIT, params)
 
     def prompt_steer(self, session_id: str, text: str, stop: StopRequest) -> SteerResult:
         """``prompt.steer``: text for the running turn at its next boundary.
@@ -339,29 +340,27 @@ class RemoteGateway:
         Raises:
             GatewayError: ``stop`` is a hard stop (code -32602, nothing sent), or refused.
         """
-        params = c.PromptSteerParams(session_id, text, _stop_params(stop, soft=True))
-        return self._call("prompt.steer", params, SteerResult)
+        params = turns.PromptSteerParams(session_id, text, _stop_params(stop, soft=True))
+        return self._call(turns.PROMPT_STEER, params)
 
     def session_agents(self, session_id: str) -> list[ChildInfo]:
         """``session.agents``: the session's child agents."""
-        params = c.SessionAgentsParams(session_id=session_id)
-        return self._call("session.agents", params, c.SessionAgentsResult).agents
+        return self._call(turns.SESSION_AGENTS, turns.SessionAgentsParams(session_id)).agents
 
     def prompt_remove(self, session_id: str, turn_id: str) -> bool:
         """``prompt.remove``: drop a queued prompt; False when it is not queued any more."""
-        params = c.PromptRemoveParams(session_id=session_id, turn_id=turn_id)
-        return self._call("prompt.remove", params, c.PromptRemoveResult).removed
+        params = turns.PromptRemoveParams(session_id, turn_id)
+        return self._call(turns.PROMPT_REMOVE, params).removed
 
     def session_queue(self, session_id: str) -> list[QueuedPromptInfo]:
         """``session.queue``: the prompts waiting in the session's queue, in order."""
-        params = c.SessionQueueParams(session_id=session_id)
-        return self._call("session.queue", params, c.SessionQueueResult).prompts
+        return self._call(turns.SESSION_QUEUE, turns.SessionQueueParams(session_id)).prompts
 
     def prompt_edit(self, session_id: str, turn_id: str, text: str) -> bool:
         """``prompt.edit``: replace a queued prompt's text in its place; False when it is not
         queued any more."""
-        params = c.PromptEditParams(session_id=session_id, turn_id=turn_id, text=text)
-        return self._call("prompt.edit", params, c.PromptEditResult).edited
+        params = turns.PromptEditParams(session_id, turn_id, text)
+        return self._call(turns.PROMPT_EDIT, params).edited
 
     def session_interrupt(
         self,
@@ -377,10 +376,8 @@ class RemoteGateway:
             GatewayError: ``stop`` is a soft interrupt (the wire carries hard stops only; code
                 -32602, nothing sent), or the gateway refused the stop.
         """
-        params = c.SessionInterruptParams(
-            session_id=session_id, stop=_stop_params(stop), turn_id=turn_id, keyed_at=keyed_at
-        )
-        return self._call("session.interrupt", params, c.SessionInterruptResult).turn_id
+        params = turns.SessionInterruptParams(session_id, _stop_params(stop), turn_id, keyed_at)
+        return self._call(turns.SESSION_INTERRUPT, params).turn_id
 
     def frontend_gone(self, surface: Surface = Surface.API_DISCONNECT) -> int:
         """The frontend went away: stop every running turn of the gateway's sessions as the
@@ -398,8 +395,7 @@ class RemoteGateway:
 
     def session_compress(self, session_id: str, focus: str | None = None) -> SubmitResult:
         """``session.compress``: compress the transcript now (queued behind a running turn)."""
-        params = c.SessionCompressParams(session_id=session_id, focus=focus)
-        return self._call("session.compress", params, SubmitResult)
+        return self._call(turns.SESSION_COMPRESS, turns.SessionCompressParams(session_id, focus))
 
     def compression_cancel(self, session_id: str, stop: StopRequest) -> bool:
         """``compression.cancel``: hard-stop the running compression as ``stop`` says.
@@ -407,13 +403,14 @@ class RemoteGateway:
         Raises:
             GatewayError: ``stop`` is a soft interrupt (code -32602, nothing sent).
         """
-        params = c.CompressionCancelParams(session_id=session_id, stop=_stop_params(stop))
-        return self._call("compression.cancel", params, c.CompressionCancelResult).cancelled
+        params = turns.CompressionCancelParams(session_id, _stop_params(stop))
+        return self._call(turns.COMPRESSION_CANCEL, params).cancelled
 
     def approval_respond(self, session_id: str, request_id: str, decision: str) -> bool:
-        """``approval.respond``: answer a pending approval (``once``, ``always``, ``deny``)."""
+        """``approval.respond``: answer a pending approval (``once``, ``always``, ``deny``;
+        another word is the gateway's to refuse)."""
         data = {"session_id": session_id, "request_id": request_id, "decision": decision}
-        return self._call("approval.respond", data, c.ApprovalRespondResult).accepted
+        return self._call(turns.APPROVAL_RESPOND, data).accepted
 
     def console_commands(self) -> list[ConsoleCommandInfo]:
         """``console.commands``: the commands the remote gateway's console runs, by name.
@@ -426,20 +423,19 @@ class RemoteGateway:
         with self._lock:
             known = self._commands
         if known is None:
-            params = c.ConsoleCommandsParams()
-            known = self._call("console.commands", params, c.ConsoleCommandsResult).commands
+            known = self._call(con.CONSOLE_COMMANDS, con.ConsoleCommandsParams()).commands
             with self._lock:
                 self._commands = known
         return list(known)
 
     def workspace_files(self, query: str = "", limit: int = 50) -> list[str]:
         """``workspace.files``: the remote workspace's files matching ``query``, best first."""
-        params = c.WorkspaceFilesParams(query=query, limit=limit)
-        return self._call("workspace.files", params, c.WorkspaceFilesResult).files
+        params = workspace.WorkspaceFilesParams(query, limit)
+        return self._call(workspace.WORKSPACE_FILES, params).files
 
     def server_status(self, check: bool = False) -> ServerStatus:
         """``server.status``: the model server's state (with ``check``: ask it now)."""
-        return self._call("server.status", c.ServerStatusParams(check=check), ServerStatus)
+        return self._call(server.SERVER_STATUS, server.ServerStatusParams(check))
 
     @property
     def server(self) -> RemoteServer:
@@ -448,8 +444,7 @@ class RemoteGateway:
 
     def console_run(self, session_id: str, line: str) -> str:
         """``console.run``: run a command line; returns the command id."""
-        params = c.ConsoleRunParams(session_id=session_id, line=line)
-        return self._call("console.run", params, c.ConsoleRunResult).command_id
+        return self._call(con.CONSOLE_RUN, con.ConsoleRunParams(session_id, line)).command_id
 
     def console_cancel(self, command_id: str, stop: StopRequest) -> bool:
         """``console.cancel``: cancel a command as ``stop`` says.
@@ -457,13 +452,13 @@ class RemoteGateway:
         Raises:
             GatewayError: ``stop`` is a soft interrupt (code -32602, nothing sent).
         """
-        params = c.ConsoleCancelParams(command_id=command_id, stop=_stop_params(stop))
-        return self._call("console.cancel", params, c.ConsoleCancelResult).cancelled
+        params = con.ConsoleCancelParams(command_id, _stop_params(stop))
+        return self._call(con.CONSOLE_CANCEL, params).cancelled
 
     def events_since(self, session_id: str, seq: int = 0) -> tuple[list[GatewayEvent], bool]:
         """``session.events.since``: the kept events after ``seq`` and whether some were dropped."""
-        params = c.EventsSinceParams(session_id=session_id, seq=seq)
-        result = self._call("session.events.since", params, c.EventsSinceResult)
+        params = replay.EventsSinceParams(session_id, seq)
+        result = self._call(replay.SESSION_EVENTS_SINCE, params)
         events = []
         for wire in result.events:
             event = decode_event(encode(wire), path="result.events[]")
@@ -482,8 +477,8 @@ class RemoteGateway:
                 return self._report
         bound = 10.0 if timeout_s is None else timeout_s
         try:
-            params = c.GatewayShutdownParams(timeout_s=timeout_s)
-            report = self._call("gateway.shutdown", params, ShutdownReport, bound + 5.0)
+            params = lifecycle.GatewayShutdownParams(timeout_s)
+            report = self._call(lifecycle.GATEWAY_SHUTDOWN, params, bound + 5.0)
         except GatewayError as exc:
             report = ShutdownReport(0, 0, [f"no report: {exc.message}"])
         self._child.end(EXIT_BOUND_S)

@@ -30,7 +30,7 @@ from typing import Any, Literal, TypeVar, Union
 
 from agent.valid_text import JsonTooDeep as JsonTooDeep
 from agent.valid_text import loads as valid_loads
-from tui_gateway.events import EVENT_TYPES, GatewayEvent, Payload
+from contract.events import EVENT_TYPES, GatewayEvent, Payload
 
 T = TypeVar("T")
 

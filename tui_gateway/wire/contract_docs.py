@@ -1,6 +1,6 @@
 """The contract's two documents, generated: ``docs/protocol.md`` and ``docs/protocol.schema.json``.
 
-:func:`markdown` writes the protocol reference from :mod:`tui_gateway.wire.contract` (its tables,
+:func:`markdown` writes the protocol reference from :mod:`contract` (its tables,
 and the docstrings of its dataclasses); the JSON Schema comes from
 :func:`tui_gateway.wire.contract_schema.schema_text`. Regenerate both with::
 
@@ -22,10 +22,11 @@ import typing
 from collections.abc import Sequence
 from typing import Any, Literal
 
+import contract as c
 from agent.stops import USER_SURFACES, Issuer, Surface
 from agent.usage import TokenUsage
-from tui_gateway.events import EVENT_TYPES, PROTOCOL_VERSION, MessageDelta, Payload, StopReceipt
-from tui_gateway.types import (
+from contract.events import EVENT_TYPES, PROTOCOL_VERSION, MessageDelta, Payload, StopReceipt
+from contract.results import (
     ChildOutcome,
     ConsoleCommandInfo,
     ResumedSession,
@@ -35,7 +36,6 @@ from tui_gateway.types import (
     SubmitResult,
     TranscriptEntry,
 )
-from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import field_types
 from tui_gateway.wire.contract_schema import schema_text
 from tui_gateway.wire.docstrings import doc_parts, plain

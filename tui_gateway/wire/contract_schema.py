@@ -37,8 +37,8 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
-from tui_gateway.events import EVENT_TYPES, PROTOCOL_VERSION, Payload
-from tui_gateway.wire import contract as c
+import contract as c
+from contract.events import EVENT_TYPES, PROTOCOL_VERSION, Payload
 from tui_gateway.wire.codec import encode, field_types
 from tui_gateway.wire.docstrings import doc_parts, plain
 
@@ -216,7 +216,7 @@ def _enum(values: list[Any]) -> dict[str, Any]:
     return out
 
 
-def _request(builder: _Builder, method: c.Method) -> dict[str, Any]:
+def _request(builder: _Builder, method: c.Method[Any, Any]) -> dict[str, Any]:
     params = builder.of(method.params)
     needs_params = any(
         f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
@@ -350,7 +350,7 @@ def schema() -> dict[str, Any]:
         "$id": SCHEMA_ID,
         "title": "The desk gateway protocol",
         "description": f"Protocol version {PROTOCOL_VERSION}. Generated from the contract "
-        "(tui_gateway.wire.contract); see docs/protocol.md for the prose.",
+        "(the contract package); see docs/protocol.md for the prose.",
         "anyOf": [
             _ref("Message"),
             {"type": "array", "minItems": 1, "items": _ref("Message")},

@@ -1,23 +1,27 @@
 """JSON-RPC 2.0 requests -> gateway method calls -> responses, for any transport.
 
 :class:`Dispatcher` takes one parsed JSON value (a request, a notification or a batch), checks
-it against :mod:`tui_gateway.wire.contract` and calls the in-process gateway. Every refusal
+it against :mod:`contract` and calls the in-process gateway: each method through its
+declaration's :attr:`~contract.methods.declare.Method.call` (one loop builds the table; only
+``session.events.since``, served from the transport's replay ring, is written here). Every refusal
 happens before the gateway is called, so a refused request changes nothing. Errors use the
-standard codes (see ``contract.ERROR_CODES``); a :class:`tui_gateway.types.GatewayError` keeps
+standard codes (see ``contract.ERROR_CODES``); a :class:`contract.errors.GatewayError` keeps
 its own code.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
+import contract as c
+from contract.errors import GatewayError
+from contract.methods.lifecycle import GATEWAY_SHUTDOWN
+from contract.methods.replay import SESSION_EVENTS_SINCE
 from tui_gateway.gateway import Gateway
-from tui_gateway.server_events import ServerStatus
-from tui_gateway.types import GatewayError
-from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import (
     DecodeError,
     JsonTooDeep,
@@ -83,31 +87,11 @@ class Dispatcher:
         self.ring = ring
         self._on_shutdown = on_shutdown
         self._handlers: dict[str, Handler] = {
-            "session.create": self._session_create,
-            "session.list": self._session_list,
-            "session.resume": self._session_resume,
-            "session.rename": self._session_rename,
-            "session.delete": self._session_delete,
-            "session.undo": lambda p: self.gateway.session_undo(p.session_id),
-            "session.diff": lambda p: self.gateway.session_diff(p.session_id),
-            "prompt.submit": self._prompt_submit,
-            "prompt.steer": self._prompt_steer,
-            "session.agents": self._session_agents,
-            "prompt.remove": self._prompt_remove,
-            "prompt.edit": self._prompt_edit,
-            "session.queue": self._session_queue,
-            "session.interrupt": self._session_interrupt,
-            "session.compress": self._session_compress,
-            "compression.cancel": self._compression_cancel,
-            "approval.respond": self._approval_respond,
-            "console.commands": self._console_commands,
-            "server.status": self._server_status,
-            "console.run": self._console_run,
-            "console.cancel": self._console_cancel,
-            "workspace.files": self._workspace_files,
-            "session.events.since": self._events_since,
-            "gateway.shutdown": self._gateway_shutdown,
+            m.name: functools.partial(m.call, gateway) for m in c.METHODS if m.call is not None
         }
+        self._handlers[SESSION_EVENTS_SINCE.name] = (
+            self._events_since
+        )  # the transport's replay ring
         missing = set(c.METHODS_BY_NAME) ^ set(self._handlers)
         if missing:  # pragma: no cover - caught by the contract tests
             raise RuntimeError(f"contract and dispatcher disagree on {sorted(missing)}")
@@ -195,6 +179,8 @@ class Dispatcher:
             raise RpcError(c.INVALID_PARAMS, f"invalid params: {exc}") from None
         try:
             result = self._handlers[name](params)
+            if name == GATEWAY_SHUTDOWN.name and self._on_shutdown is not None:
+                self._on_shutdown()
         except GatewayError as exc:
             raise RpcError(exc.code, exc.message) from None
         except RpcError:
@@ -206,77 +192,7 @@ class Dispatcher:
             ) from None
         return encode(result)
 
-    # -- methods -----------------------------------------------------------------------------------
-
-    def _session_create(self, p: c.SessionCreateParams) -> c.SessionCreateResult:
-        return c.SessionCreateResult(session_id=self.gateway.session_create(p.title))
-
-    def _workspace_files(self, p: c.WorkspaceFilesParams) -> c.WorkspaceFilesResult:
-        return c.WorkspaceFilesResult(files=self.gateway.workspace_files(p.query, p.limit))
-
-    def _session_list(self, p: c.SessionListParams) -> c.SessionListResult:
-        return c.SessionListResult(sessions=self.gateway.session_list(p.limit))
-
-    def _session_resume(self, p: c.SessionResumeParams) -> Any:
-        return self.gateway.session_resume(p.session_id)
-
-    def _session_rename(self, p: c.SessionRenameParams) -> c.SessionRenameResult:
-        self.gateway.session_rename(p.session_id, p.title)
-        return c.SessionRenameResult(renamed=True)
-
-    def _session_delete(self, p: c.SessionDeleteParams) -> c.SessionDeleteResult:
-        return c.SessionDeleteResult(deleted=self.gateway.session_delete(p.session_id))
-
-    def _prompt_submit(self, p: c.PromptSubmitParams) -> Any:
-        stop = p.stop.request() if p.stop is not None else None
-        return self.gateway.prompt_submit(p.session_id, p.text, stop=stop, entered_at=p.entered_at)
-
-    def _prompt_steer(self, p: c.PromptSteerParams) -> Any:
-        return self.gateway.prompt_steer(p.session_id, p.text, p.stop.request(hard=False))
-
-    def _session_agents(self, p: c.SessionAgentsParams) -> c.SessionAgentsResult:
-        return c.SessionAgentsResult(agents=self.gateway.session_agents(p.session_id))
-
-    def _prompt_remove(self, p: c.PromptRemoveParams) -> c.PromptRemoveResult:
-        return c.PromptRemoveResult(removed=self.gateway.prompt_remove(p.session_id, p.turn_id))
-
-    def _session_queue(self, p: c.SessionQueueParams) -> c.SessionQueueResult:
-        return c.SessionQueueResult(prompts=self.gateway.session_queue(p.session_id))
-
-    def _prompt_edit(self, p: c.PromptEditParams) -> c.PromptEditResult:
-        return c.PromptEditResult(edited=self.gateway.prompt_edit(p.session_id, p.turn_id, p.text))
-
-    def _session_interrupt(self, p: c.SessionInterruptParams) -> c.SessionInterruptResult:
-        turn = self.gateway.session_interrupt(
-            p.session_id, p.stop.request(), turn_id=p.turn_id, keyed_at=p.keyed_at
-        )
-        return c.SessionInterruptResult(turn_id=turn)
-
-    def _session_compress(self, p: c.SessionCompressParams) -> Any:
-        return self.gateway.session_compress(p.session_id, p.focus)
-
-    def _compression_cancel(self, p: c.CompressionCancelParams) -> c.CompressionCancelResult:
-        cancelled = self.gateway.compression_cancel(p.session_id, p.stop.request())
-        return c.CompressionCancelResult(cancelled=cancelled)
-
-    def _approval_respond(self, p: c.ApprovalRespondParams) -> c.ApprovalRespondResult:
-        accepted = self.gateway.approval_respond(p.session_id, p.request_id, p.decision)
-        return c.ApprovalRespondResult(accepted=accepted)
-
-    def _server_status(self, p: c.ServerStatusParams) -> ServerStatus:
-        if p.check:
-            self.gateway.server.check()
-        return self.gateway.server.status()
-
-    def _console_commands(self, _p: c.ConsoleCommandsParams) -> c.ConsoleCommandsResult:
-        return c.ConsoleCommandsResult(commands=self.gateway.console_commands())
-
-    def _console_run(self, p: c.ConsoleRunParams) -> c.ConsoleRunResult:
-        return c.ConsoleRunResult(command_id=self.gateway.console_run(p.session_id, p.line))
-
-    def _console_cancel(self, p: c.ConsoleCancelParams) -> c.ConsoleCancelResult:
-        cancelled = self.gateway.console_cancel(p.command_id, p.stop.request())
-        return c.ConsoleCancelResult(cancelled=cancelled)
+    # -- served here ----------------------------------------------------------------------------
 
     def _events_since(self, p: c.EventsSinceParams) -> c.EventsSinceResult:
         if self.ring is None:
@@ -300,9 +216,3 @@ class Dispatcher:
             truncated=replay.truncated,
             last_seq=replay.last_seq,
         )
-
-    def _gateway_shutdown(self, p: c.GatewayShutdownParams) -> Any:
-        report = self.gateway.shutdown(p.timeout_s)
-        if self._on_shutdown is not None:
-            self._on_shutdown()
-        return report

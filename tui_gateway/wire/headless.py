@@ -17,7 +17,7 @@ window. Piped into a file or another program it is printed exactly as the model 
 lines on stderr are always made safe (they quote the server and the model).
 
 With ``json`` the run writes one JSON object a line instead of the reply
-(:mod:`tui_gateway.wire.run_lines`, :mod:`tui_gateway.wire.contract.run`), ending with exactly
+(:mod:`tui_gateway.wire.run_lines`, :mod:`contract.run`), ending with exactly
 one ``turn.completed`` whatever ends it; the exit status and the lines on stderr are the same.
 """
 
@@ -33,12 +33,12 @@ from typing import TextIO
 from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest, Surface
 from agent.terminal_text import terminal_safe
+from contract.errors import GatewayError
+from contract.events import ApprovalRequest, GatewayEvent, MessageComplete, MessageDelta
+from contract.mcp_events import McpServerChanged
+from contract.run import SessionStarted
 from tui_gateway.approvals import refused
-from tui_gateway.events import ApprovalRequest, GatewayEvent, MessageComplete, MessageDelta
 from tui_gateway.gateway import Gateway
-from tui_gateway.mcp_events import McpServerChanged
-from tui_gateway.types import GatewayError
-from tui_gateway.wire.contract.run import SessionStarted
 from tui_gateway.wire.run_lines import RunLines
 
 EXIT_COMPLETED = 0
@@ -150,7 +150,7 @@ def run_turn(
             new one.
         approve: allow tool calls that need approval (else they are denied).
         json: write the run's events as JSON lines instead of the reply
-            (:mod:`tui_gateway.wire.contract.run`).
+            (:mod:`contract.run`).
         out: where the reply goes (stdout).
         err: where problems go, one line each (stderr).
 

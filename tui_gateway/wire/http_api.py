@@ -24,11 +24,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+import contract as c
 from agent.stops import StopRequest, Surface
-from tui_gateway.events import GatewayEvent, MessageComplete
+from contract.errors import GatewayError
+from contract.events import GatewayEvent, MessageComplete
 from tui_gateway.gateway import Gateway
-from tui_gateway.types import GatewayError
-from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import encode, event_params
 from tui_gateway.wire.dispatch import Dispatcher, RpcError, error_response
 from tui_gateway.wire.http_common import (

@@ -19,10 +19,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tui_gateway.types import GatewayError
+from contract import INVALID_PARAMS
+from contract.errors import GatewayError
 from tui_gateway.wire.auth import bearer_ok
 from tui_gateway.wire.codec import JsonTooDeep, dumps, loads
-from tui_gateway.wire.contract import INVALID_PARAMS
 
 SSE_MEDIA_TYPE = "text/event-stream"
 

@@ -17,9 +17,9 @@ import sys
 import threading
 from collections.abc import Callable
 
+import contract as c
 from asgi_server import AsgiServer
 from tui_gateway.gateway import Gateway
-from tui_gateway.wire import contract as c
 from tui_gateway.wire.host_check import HostCheck
 from tui_gateway.wire.http_api import DeskApi
 

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from tui_gateway.events import GatewayEvent, MessageDelta
+from contract.events import GatewayEvent, MessageDelta
 
 T = TypeVar("T")
 

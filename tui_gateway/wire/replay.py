@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
-from tui_gateway.events import GatewayEvent
+from contract.events import GatewayEvent
 
 
 @dataclass(slots=True)

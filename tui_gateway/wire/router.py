@@ -14,9 +14,9 @@ import asyncio
 import contextlib
 import threading
 
-from tui_gateway.events import GatewayEvent
+from contract.events import GatewayEvent
+from contract.subscription import Subscription
 from tui_gateway.gateway import Gateway
-from tui_gateway.subscription import Subscription
 from tui_gateway.wire.outbox import Outbox
 from tui_gateway.wire.replay import ReplayRing
 

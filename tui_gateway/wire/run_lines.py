@@ -1,9 +1,9 @@
-"""The lines of ``desk run --json`` (:mod:`tui_gateway.wire.contract.run`), written to stdout.
+"""The lines of ``desk run --json`` (:mod:`contract.run`), written to stdout.
 
 Events of the run's session are handed to a delivery thread of their own
-(:class:`~tui_gateway.subscription.Subscription`, with a longer interval than the gateway's), so
+(:class:`~contract.subscription.Subscription`, with a longer interval than the gateway's), so
 the reply's deltas are joined into at most one line every
-:data:`~tui_gateway.wire.contract.run.DELTA_INTERVAL_S` seconds and a control event flushes what
+:data:`~contract.run.DELTA_INTERVAL_S` seconds and a control event flushes what
 waits, in order. Lines are serialized as on the wire (:func:`tui_gateway.wire.codec.dumps` of
 ``Payload.to_wire``). Exactly one ``turn.completed`` is written, last: the turn's own, or the one
 :meth:`RunLines.close` is given when the turn never ended by itself (a refusal before it
@@ -15,11 +15,11 @@ from __future__ import annotations
 import threading
 from typing import TextIO
 
-from tui_gateway.envelope import GatewayEvent, Payload
-from tui_gateway.events import MessageComplete
-from tui_gateway.subscription import Subscription
+from contract.envelope import GatewayEvent, Payload
+from contract.events import MessageComplete
+from contract.run import DELTA_INTERVAL_S, RUN_EVENT_OF, SessionStarted
+from contract.subscription import Subscription
 from tui_gateway.wire.codec import dumps
-from tui_gateway.wire.contract.run import DELTA_INTERVAL_S, RUN_EVENT_OF, SessionStarted
 
 
 class RunLines:

@@ -19,8 +19,8 @@ import threading
 from collections import OrderedDict
 
 from agent.stops import StopRequest, Surface
+from contract.errors import GatewayError
 from tui_gateway.gateway import Gateway
-from tui_gateway.types import GatewayError
 from tui_gateway.wire.http_common import HttpError, http_error_of
 from tui_gateway.wire.router import EventRouter, Listener
 

@@ -5,7 +5,7 @@ Three threads, none of which ever waits for another one's slow peer:
 - the *reader* reads stdin (raw ``os.read``, no buffered-file locks) and answers each request:
   quick methods inline, so a ``session.interrupt`` is acted on the moment its line arrives;
   blocking ones (``contract.Method.blocking``) on a thread of their own;
-- the gateway's *delivery* thread (a :class:`tui_gateway.subscription.Subscription`) hands each
+- the gateway's *delivery* thread (a :class:`contract.subscription.Subscription`) hands each
   event to the replay ring and to the :class:`~tui_gateway.wire.outbox.Outbox` (never blocks:
   deltas merge, then drop, when the client does not read);
 - the *writer* writes the outbox to stdout; it alone may block on a full pipe.
@@ -30,11 +30,11 @@ import threading
 from types import FrameType
 from typing import Any
 
+import contract as c
 from agent.valid_text import valid_text
-from tui_gateway.events import GatewayEvent
+from contract.events import GatewayEvent
+from contract.subscription import Subscription
 from tui_gateway.gateway import Gateway
-from tui_gateway.subscription import Subscription
-from tui_gateway.wire import contract as c
 from tui_gateway.wire.codec import dumps, encode
 from tui_gateway.wire.dispatch import Dispatcher, error_response, parse_line
 from tui_gateway.wire.outbox import Outbox

@@ -11,10 +11,10 @@ import pytest
 
 from agent.store import StoredEvent
 from agent.store.postgres.events import PostgresEvents
+from contract.envelope import GatewayEvent
+from contract.events import MessageDelta
 from tests.store.postgres.conftest import OpenHost
 from tests.support import poll_until
-from tui_gateway.envelope import GatewayEvent
-from tui_gateway.events import MessageDelta
 from tui_gateway.shared_events import SharedEvents
 
 

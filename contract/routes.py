@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui_gateway.wire.contract.limits import MAX_HTTP_BODY_BYTES
+from contract.limits import MAX_HTTP_BODY_BYTES
 
 
 @dataclass(frozen=True, slots=True)

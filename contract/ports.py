@@ -1,6 +1,8 @@
-"""The part of the gateway contract desk uses, as a Protocol, so tests can inject any gateway.
+"""The gateway as a frontend sees it: the contract's port, a Protocol.
 
-:class:`tui_gateway.gateway.Gateway` satisfies it; so may a scripted fake.
+The in-process :class:`tui_gateway.gateway.Gateway` satisfies it, so does the remote client
+(:class:`tui_gateway.wire.client.RemoteGateway`), and so may a scripted fake a test injects.
+Every method declaration's call (:mod:`contract.methods`) is written against it.
 """
 
 from __future__ import annotations
@@ -8,9 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from agent.stops import StopRequest, Surface
-from tui_gateway.server_events import ServerStatus
-from tui_gateway.subscription import EventCallback, Subscription
-from tui_gateway.types import (
+from contract.results import (
     ChildInfo,
     ConsoleCommandInfo,
     QueuedPromptInfo,
@@ -22,6 +22,8 @@ from tui_gateway.types import (
     SubmitResult,
     UndoResult,
 )
+from contract.server_events import ServerStatus
+from contract.subscription import EventCallback, Subscription
 
 
 class ModelServerPort(Protocol):

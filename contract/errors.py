@@ -1,4 +1,5 @@
-"""The contract's error codes: JSON-RPC 2.0's own, plus one for a request the gateway refuses."""
+"""The contract's errors: JSON-RPC 2.0's codes, one for a request the gateway refuses, and the
+exception a gateway raises with one of them."""
 
 from __future__ import annotations
 
@@ -33,3 +34,12 @@ ERROR_CODES: tuple[tuple[int, str, str], ...] = (
     ),
 )
 """(code, name, when) of every error a method may answer with."""
+
+
+class GatewayError(Exception):
+    """A request the gateway refuses, with a one-line ``message`` and a JSON-RPC ``code``."""
+
+    def __init__(self, message: str, code: int = GATEWAY_ERROR) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code

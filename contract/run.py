@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tui_gateway.envelope import Payload
-from tui_gateway.events import (
+from contract.envelope import Payload
+from contract.events import (
     ApprovalRequest,
     ApprovalResolved,
     CompressionComplete,

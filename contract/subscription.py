@@ -17,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from tui_gateway.events import GatewayEvent
+from contract.events import GatewayEvent
 
 _log = logging.getLogger(__name__)
 

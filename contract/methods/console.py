@@ -1,11 +1,14 @@
-"""Params and results of the ``console.*`` methods: list, run and cancel console commands."""
+"""The ``console.*`` methods (list, run and cancel console commands): their params, results
+and declarations."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from tui_gateway.types import ConsoleCommandInfo
-from tui_gateway.wire.contract.stop import StopParams
+from contract.methods.declare import Method
+from contract.methods.stop import StopParams
+from contract.results import ConsoleCommandInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +73,39 @@ class ConsoleCancelResult:
     """
 
     cancelled: bool
+
+
+# -- the methods: name, params, result, what it does, and the call into the gateway --
+
+CONSOLE_COMMANDS = Method(
+    "console.commands",
+    ConsoleCommandsParams,
+    ConsoleCommandsResult,
+    "The commands this gateway's console runs, by name, with their usage and a summary "
+    "(what a frontend offers for completion and help).",
+    lambda g, p: ConsoleCommandsResult(commands=g.console_commands()),
+)
+
+CONSOLE_RUN = Method(
+    "console.run",
+    ConsoleRunParams,
+    ConsoleRunResult,
+    "Run a console command line on a console worker; output arrives as `console.output` "
+    "events and the outcome as one `console.complete`.",
+    lambda g, p: ConsoleRunResult(command_id=g.console_run(p.session_id, p.line)),
+)
+
+CONSOLE_CANCEL = Method(
+    "console.cancel",
+    ConsoleCancelParams,
+    ConsoleCancelResult,
+    "Drop a queued command, or hard-stop a running one, booked to the `stop`'s issuer.",
+    lambda g, p: ConsoleCancelResult(cancelled=g.console_cancel(p.command_id, p.stop.request())),
+)
+
+METHODS: tuple[Method[Any, Any], ...] = (
+    CONSOLE_COMMANDS,
+    CONSOLE_RUN,
+    CONSOLE_CANCEL,
+)
+"""This group's methods, in the order the reference lists them."""

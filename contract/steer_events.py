@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from agent.outcome import ExitReason, TurnStatus
-from tui_gateway.envelope import Payload, StopReceipt
-from tui_gateway.kinds import ChildDelivery
+from contract.envelope import Payload, StopReceipt
+from contract.kinds import ChildDelivery
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The envelope of every gateway event, the base of every payload, and the stop receipt.
 
 :class:`GatewayEvent` carries a payload with its session and per-session ``seq``; every payload
-class (:mod:`tui_gateway.events`, :mod:`tui_gateway.steer_events`) derives from :class:`Payload`;
+class (:mod:`contract.events`, :mod:`contract.steer_events`) derives from :class:`Payload`;
 :class:`StopReceipt` is part of several payloads.
 """
 

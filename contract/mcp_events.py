@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from agent.mcp.status import McpState, ServerStatus
-from tui_gateway.envelope import Payload
+from contract.envelope import Payload
 
 
 @dataclass(frozen=True, slots=True)

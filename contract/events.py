@@ -1,7 +1,7 @@
 """The gateway's events: one typed, versioned payload dataclass per event type.
 
 Every event reaches subscribers as a :class:`GatewayEvent` envelope with a per-session monotonic
-``seq`` (the envelope and the :class:`Payload` base live in :mod:`tui_gateway.envelope` and are
+``seq`` (the envelope and the :class:`Payload` base live in :mod:`contract.envelope` and are
 re-exported here). ``message.delta`` events may be coalesced; every other (control) event is
 delivered once, in order.
 """
@@ -15,11 +15,11 @@ from agent.compression.status import CompressionPhase, CompressionStatus
 from agent.events import ToolCompleted
 from agent.outcome import ExitReason, TurnStatus
 from agent.usage import TokenUsage
-from tui_gateway.envelope import PROTOCOL_VERSION, GatewayEvent, Payload, StopReceipt
-from tui_gateway.kinds import TurnActivity
-from tui_gateway.mcp_events import McpServerChanged
-from tui_gateway.server_events import ServerState, ServerStatus
-from tui_gateway.steer_events import ChildCompleted, ChildStarted, PromptSteered
+from contract.envelope import PROTOCOL_VERSION, GatewayEvent, Payload, StopReceipt
+from contract.kinds import TurnActivity
+from contract.mcp_events import McpServerChanged
+from contract.server_events import ServerState, ServerStatus
+from contract.steer_events import ChildCompleted, ChildStarted, PromptSteered
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,18 +1,20 @@
-"""Params and results of the methods that run, stop and answer a session's turns.
+"""The methods that run, stop and answer a session's turns: params, results, declarations.
 
 ``prompt.submit``, ``prompt.steer``, ``prompt.remove``, ``prompt.edit``, ``session.queue``,
 ``session.interrupt``,
 ``session.compress``, ``compression.cancel``, ``approval.respond`` and ``session.agents``. Each
-that stops (or steers) carries one :class:`~tui_gateway.wire.contract.stop.StopParams`.
+that stops (or steers) carries one :class:`~contract.methods.stop.StopParams`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from tui_gateway.types import ChildInfo, QueuedPromptInfo
-from tui_gateway.wire.contract.stop import StopParams
+from contract.methods.declare import Method
+from contract.methods.stop import StopParams
+from contract.ports import DeskGateway
+from contract.results import ChildInfo, QueuedPromptInfo, SteerResult, SubmitResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,3 +241,141 @@ class ApprovalRespondResult:
     """
 
     accepted: bool
+
+
+# -- the methods: name, params, result, what it does, and the call into the gateway --
+
+
+def _submit(gateway: DeskGateway, p: PromptSubmitParams) -> SubmitResult:
+    stop = p.stop.request() if p.stop is not None else None
+    return gateway.prompt_submit(p.session_id, p.text, stop=stop, entered_at=p.entered_at)
+
+
+PROMPT_SUBMIT = Method(
+    "prompt.submit",
+    PromptSubmitParams,
+    SubmitResult,
+    "Run the prompt as the session's next turn, or queue it behind the running one (a "
+    "`prompt.queued` event says so). Its events follow as notifications. With `stop` "
+    '("stop and send") the running turn is hard-stopped with it (queued prompts are kept) '
+    "and this prompt runs next, ahead of them.",
+    _submit,
+)
+
+PROMPT_STEER = Method(
+    "prompt.steer",
+    PromptSteerParams,
+    SteerResult,
+    "Give the running turn more input without stopping it (a soft interrupt): the text is "
+    "delivered at its next model-call boundary, after the current stream or tool call, "
+    "never cutting one, and becomes a user message there (a `prompt.steered` event shows "
+    "where). During a compression it waits for the turn after it. When nothing runs, or a "
+    "`/compress` runs, or the turn has taken its last boundary, it becomes a normal prompt "
+    "(`steered` false); a turn that ends before delivering it runs it next as a prompt.",
+    lambda g, p: g.prompt_steer(p.session_id, p.text, p.stop.request(hard=False)),
+)
+
+PROMPT_REMOVE = Method(
+    "prompt.remove",
+    PromptRemoveParams,
+    PromptRemoveResult,
+    "Remove a queued prompt before it runs (a `prompt.dropped` event follows).",
+    lambda g, p: PromptRemoveResult(removed=g.prompt_remove(p.session_id, p.turn_id)),
+)
+
+PROMPT_EDIT = Method(
+    "prompt.edit",
+    PromptEditParams,
+    PromptEditResult,
+    "Replace the text of a queued prompt before it runs, keeping its turn id and its place "
+    "in the queue (a `prompt.queued` event with the new text and its place follows).",
+    lambda g, p: PromptEditResult(edited=g.prompt_edit(p.session_id, p.turn_id, p.text)),
+)
+
+SESSION_QUEUE = Method(
+    "session.queue",
+    SessionQueueParams,
+    SessionQueueResult,
+    "The prompts waiting in the session's queue, in the order they will run (a frontend "
+    "that shows a session again lists them; `prompt.queued`, `message.start` and "
+    "`prompt.dropped` keep it up to date from then on).",
+    lambda g, p: SessionQueueResult(prompts=g.session_queue(p.session_id)),
+)
+
+
+def _interrupt(gateway: DeskGateway, p: SessionInterruptParams) -> SessionInterruptResult:
+    stop = p.stop.request()
+    turn = gateway.session_interrupt(p.session_id, stop, turn_id=p.turn_id, keyed_at=p.keyed_at)
+    return SessionInterruptResult(turn_id=turn)
+
+
+SESSION_INTERRUPT = Method(
+    "session.interrupt",
+    SessionInterruptParams,
+    SessionInterruptResult,
+    "Hard-stop the session's running turn, booked to the `stop`'s issuer and surface. "
+    "Queued prompts stay queued. The turn ends with one `message.complete` whose "
+    "`exit_reason` is `interrupted_by_user` for a user surface, "
+    "`interrupted_by_system(<surface>)` otherwise. A stop key (`keyed_at`) stops what "
+    "the session runs now, or the prompt whose submit was entered before it and is still "
+    "in flight, whichever call reaches the gateway first; never a prompt entered after it.",
+    _interrupt,
+)
+
+SESSION_COMPRESS = Method(
+    "session.compress",
+    SessionCompressParams,
+    SubmitResult,
+    "Compress the transcript now (`/compress`): runs on the session's worker like a turn "
+    "(queued behind a running one), ignores the cooldown, reports `compression.progress` "
+    "and ends with one `compression.complete` (no `message.complete`).",
+    lambda g, p: g.session_compress(p.session_id, p.focus),
+)
+
+COMPRESSION_CANCEL = Method(
+    "compression.cancel",
+    CompressionCancelParams,
+    CompressionCancelResult,
+    "Hard-stop the session's running compression, and only it, booked to the `stop`'s "
+    "issuer. Before commit admission everything is rolled back (after it, the commit "
+    "completes and nothing is stopped). A `/compress` turn ends with it; a prompt turn "
+    "that was compressing first goes on and sends its request when it fits without the "
+    "compression, and otherwise ends with one line saying so (`session.interrupt` stops "
+    "the turn, compression included).",
+    lambda g, p: CompressionCancelResult(
+        cancelled=g.compression_cancel(p.session_id, p.stop.request())
+    ),
+)
+
+SESSION_AGENTS = Method(
+    "session.agents",
+    SessionAgentsParams,
+    SessionAgentsResult,
+    "The session's child agents (started by `delegate` tool calls), live and ended. Stop "
+    "one alone with `session.interrupt` and its `turn_id`: its parent goes on.",
+    lambda g, p: SessionAgentsResult(agents=g.session_agents(p.session_id)),
+)
+
+APPROVAL_RESPOND = Method(
+    "approval.respond",
+    ApprovalRespondParams,
+    ApprovalRespondResult,
+    "Answer a pending tool approval (`approval.request`).",
+    lambda g, p: ApprovalRespondResult(
+        accepted=g.approval_respond(p.session_id, p.request_id, p.decision)
+    ),
+)
+
+METHODS: tuple[Method[Any, Any], ...] = (
+    PROMPT_SUBMIT,
+    PROMPT_STEER,
+    PROMPT_REMOVE,
+    PROMPT_EDIT,
+    SESSION_QUEUE,
+    SESSION_INTERRUPT,
+    SESSION_COMPRESS,
+    COMPRESSION_CANCEL,
+    SESSION_AGENTS,
+    APPROVAL_RESPOND,
+)
+"""This group's methods, in the order the reference lists them."""

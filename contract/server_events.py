@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar
 
-from tui_gateway.envelope import Payload
+from contract.envelope import Payload
 
 
 class ServerState(StrEnum):
