@@ -24,7 +24,7 @@ from textual.widgets import Button, Static
 
 from agent.stops import StopRequest, Surface
 from desk.controllers.ports import Notify
-from desk.receipts import ReceiptFormatter, format_failure
+from desk.receipts import ReceiptFormatter, note_for
 from desk.stop_key import key_stop
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.prompt_input import PromptInput
@@ -67,17 +67,6 @@ def shown(text: str) -> str:
     """A gateway's message as a toast shows it: control characters visible, no markup (it
     may name what a server said, e.g. the models it lists)."""
     return escape(terminal_safe(text))
-
-
-def note_for(payload: MessageComplete, format_receipt: ReceiptFormatter) -> str:
-    """The line under a finished reply: the stop receipt, the error line, or "" when completed."""
-    if payload.status == "interrupted" and payload.stop is not None:
-        return format_receipt(payload.stop)
-    if payload.status == "failed":
-        return format_failure(payload.error, payload.exit_reason)
-    if payload.status != "completed":
-        return f"■ {payload.exit_reason}"
-    return ""
 
 
 class TurnsController:
