@@ -250,7 +250,8 @@ class TurnsController:
 
         Args:
             view: the session shown.
-            surface: ``desk.key`` or ``desk.button``.
+            surface: ``desk.key`` or ``desk.button`` (``/stop`` is :meth:`stop_by_command`,
+                ``desk.command``).
             read_at: ``time.monotonic()`` when the key or click was read (None: now); the
                 stop receipt counts from then.
             keyed_at: a stop key's own time (``Message.time``): a prompt entered before it
@@ -268,7 +269,7 @@ class TurnsController:
 
     def stop_by_command(self, view: SessionView) -> None:
         """``/stop``: stop what the session runs now, or say that nothing runs."""
-        stop = StopRequest.by_user(Surface.DESK_KEY, COMMAND_STOP_REASON)
+        stop = StopRequest.by_user(Surface.DESK_COMMAND, COMMAND_STOP_REASON)
         if self._gateway.session_interrupt(view.session_id, stop) is None:
             self._notify("nothing is running", title="/stop")
 
