@@ -36,6 +36,8 @@ from desk.widgets.transcript import Transcript
 from tui_gateway.events import (
     ApprovalRequest,
     ApprovalResolved,
+    ChildCompleted,
+    ChildStarted,
     CompressionComplete,
     CompressionProgressed,
     ContextWindowKnown,
@@ -44,6 +46,7 @@ from tui_gateway.events import (
     MessageStart,
     PromptDropped,
     PromptQueued,
+    PromptSteered,
     SessionEvicted,
     StoreFailed,
     StoreWaiting,
@@ -52,7 +55,6 @@ from tui_gateway.events import (
     ToolStart,
     TurnState,
 )
-from tui_gateway.steer_events import ChildCompleted, ChildStarted, PromptSteered
 from tui_gateway.text import terminal_safe
 from tui_gateway.types import TranscriptEntry
 
