@@ -41,7 +41,7 @@ from agent.provider.connection import ProviderConnection
 from agent.provider.errors import ProviderError
 from agent.provider.types import ChatMessage, Completion, Usage
 from agent.scope import InterruptScope, current_scope
-from agent.steering import Steer, SteerInbox, bridged
+from agent.steering import Steer, SteerInbox
 from agent.stops import StopRequest, Surface, require_hard
 from agent.stream_batch import DEFAULT_INTERVAL_S
 from agent.tokens import MESSAGE_OVERHEAD_TOKENS, request_size, tokens_in_chars
@@ -339,7 +339,7 @@ class Agent:
                         break
                     iterations += 1
                     reply = Completion()
-                    sent = bridged(messages + added)
+                    sent = messages + added  # made well formed as it is sent
                     tally.sent(sent)
                     reply = await self._call_model(conn, sent, reply, timings, iterations)
                     tally.answered(reply)

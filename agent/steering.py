@@ -9,9 +9,11 @@ compression; a hard stop is the only thing that aborts.
 
 Where a steer lands in the transcript: as a ``user`` message right where it was delivered,
 after the assistant's text reply or after the tool results of a tool-call round, and before the
-next model call. Strict chat templates (Mistral's, Gemma's) refuse a ``user`` message right
-after ``tool`` results, so :func:`bridged` puts a one-line assistant note between the two in
-every request (the transcript keeps the steer as it happened).
+next model call; the message is marked as a steer (``ChatMessage.steer``). Strict chat templates
+(Mistral's, Gemma's) refuse a ``user`` message right after ``tool`` results: the request is
+built by :func:`agent.context.shape.well_formed`, which puts the steer's note between the two,
+in the request right after the steer and in every later one alike (the transcript keeps the
+steer as it happened).
 
 A steer issued by the system (a background child agent's answer) never reads as the person's
 words: :meth:`Steer.message` names where it came from.
@@ -21,14 +23,10 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agent.provider.types import ChatMessage
 from agent.stops import Issuer, StopRequest, require_soft
-
-STEER_BRIDGE = "(noted the tool results; there is more input before I go on)"
-"""The assistant note a request carries between tool results and a steer after them."""
 
 
 def _steer_id() -> str:
@@ -62,12 +60,12 @@ class Steer:
         """The ``user`` message the steer becomes where it is delivered.
 
         The person's text is sent as typed; the system's is headed by where it came from, so
-        the model never takes it for the person's words.
+        the model never takes it for the person's words. Either is marked as a steer.
         """
         if self.stop.issuer is Issuer.USER:
-            return ChatMessage(role="user", content=self.text)
+            return ChatMessage(role="user", content=self.text, steer=True)
         head = f"[{self.stop.reason}; not typed by the person]"
-        return ChatMessage(role="user", content=f"{head}\n\n{self.text}")
+        return ChatMessage(role="user", content=f"{head}\n\n{self.text}", steer=True)
 
 
 class SteerInbox:
@@ -116,22 +114,4 @@ class SteerInbox:
             return left
 
 
-def bridged(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """The request's messages with :data:`STEER_BRIDGE` between tool results and a ``user``
-    message right after them (the only place a steer breaks strict role alternation).
-
-    Args:
-        messages: the transcript as the request would send it.
-
-    Returns:
-        a new list; unchanged when no ``user`` message follows a ``tool`` message.
-    """
-    out: list[ChatMessage] = []
-    for message in messages:
-        if message.role == "user" and out and out[-1].role == "tool":
-            out.append(ChatMessage(role="assistant", content=STEER_BRIDGE))
-        out.append(message)
-    return out
-
-
-__all__ = ["STEER_BRIDGE", "Steer", "SteerInbox", "bridged"]
+__all__ = ["Steer", "SteerInbox"]

@@ -25,6 +25,7 @@ class Surface(StrEnum):
 
     DESK_KEY = "desk.key"
     DESK_BUTTON = "desk.button"
+    DESK_COMMAND = "desk.command"
     CONSOLE_CANCEL = "console.cancel"
     CONSOLE_STOP = "console.stop"
     SESSION_DELETE = "session.delete"
@@ -47,6 +48,7 @@ USER_SURFACES: frozenset[Surface] = frozenset(
     {
         Surface.DESK_KEY,
         Surface.DESK_BUTTON,
+        Surface.DESK_COMMAND,
         Surface.CONSOLE_CANCEL,
         Surface.CONSOLE_STOP,
         Surface.SESSION_DELETE,

@@ -65,11 +65,12 @@ from textual.screen import Screen
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
+from contract.events import MessageComplete, MessageDelta
 from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
-from desk.messages import ReplyDelta, TurnCompleted
+from desk.messages import GatewayMessage
 from desk.widgets import AssistantReply, PromptInput
 from desk.widgets.session_view import SessionView
 from tui_gateway.gateway import Gateway, GatewayConfig
@@ -84,14 +85,13 @@ class BenchView(SessionView):
 
     # Textual calls the handler of every class in the MRO: these only count, the view's own
     # handler (called after these) does the work; calling super() here would do it twice.
-    def on_reply_delta(self, message: ReplyDelta) -> None:
+    def on_gateway_message(self, message: GatewayMessage) -> None:
         app = self.app
-        if isinstance(app, BenchDesk):
+        if not isinstance(app, BenchDesk):
+            return
+        if isinstance(message.payload, MessageDelta):
             app.deltas += 1
-
-    def on_turn_completed(self, message: TurnCompleted) -> None:
-        app = self.app
-        if isinstance(app, BenchDesk):
+        elif isinstance(message.payload, MessageComplete):
             app.complete_at = time.monotonic()
 
 

@@ -34,15 +34,18 @@ from textual.screen import Screen
 from textual.widgets import TextArea
 
 from agent.stops import Surface
+from contract.events import (
+    ConsoleComplete,
+    ConsoleOutput,
+    GatewayStopping,
+    SessionEvicted,
+    StoreFailed,
+    StoreWaiting,
+)
+from contract.mcp_events import McpServerChanged
 from contract.ports import DeskGateway
 from contract.results import ShutdownReport
-from desk.activity_messages import (
-    ConsoleCommandEnded,
-    ConsoleOutputArrived,
-    SessionStoreFailed,
-    SessionStoreWaiting,
-    SessionWasEvicted,
-)
+from contract.server_events import ServerStatus
 from desk.approval_keys import Decision
 from desk.banner import banner_text
 from desk.bridge import GatewayBridge
@@ -50,15 +53,7 @@ from desk.commands import DeskCommands, PaletteCommand
 from desk.config import ConnectionInfo
 from desk.controllers.help import help_sections
 from desk.gc_tuning import tune_gc
-from desk.messages import (
-    BrowserGone,
-    GatewayIsStopping,
-    GatewayMessage,
-    McpServerNotice,
-    ServerStatusNotice,
-    ShutdownFinished,
-    TerminalClosed,
-)
+from desk.messages import BrowserGone, GatewayMessage, ShutdownFinished, TerminalClosed
 from desk.receipts import ReceiptFormatter, format_stop_receipt
 from desk.screens.desk_screen import DeskScreen
 from desk.screens.desk_widgets import DeskWidgets
@@ -461,23 +456,23 @@ class DeskApp(App[int]):
         ``server.status``, and the notices of sessions not shown; other events of sessions not
         shown change nothing."""
         c = self.controllers
-        match message:
-            case ConsoleOutputArrived():
-                c.console.output(message.payload)
-            case ConsoleCommandEnded():
-                await c.console.ended(c.sessions.view, message.payload)
-            case GatewayIsStopping():
-                c.quit.gateway_stopping(message.payload.turns)
-            case SessionWasEvicted():
-                await c.sessions.background_evicted(message.payload)
-            case SessionStoreFailed():
-                c.sessions.background_store_failed(message.session_id, message.payload)
-            case SessionStoreWaiting():
-                c.sessions.store_waiting(message.session_id, message.payload)
-            case McpServerNotice():
-                await c.mcp.changed(message.payload)
-            case ServerStatusNotice():
-                await c.server.changed(message.payload)
+        match message.payload:
+            case ConsoleOutput() as output:
+                c.console.output(output)
+            case ConsoleComplete() as ended:
+                await c.console.ended(c.sessions.view, ended)
+            case GatewayStopping() as stopping:
+                c.quit.gateway_stopping(stopping.turns)
+            case SessionEvicted() as evicted:
+                await c.sessions.background_evicted(evicted)
+            case StoreFailed() as failed:
+                c.sessions.background_store_failed(message.session_id, failed)
+            case StoreWaiting() as waiting:
+                c.sessions.store_waiting(message.session_id, waiting)
+            case McpServerChanged() as changed:
+                await c.mcp.changed(changed)
+            case ServerStatus() as status:
+                await c.server.changed(status)
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_changed(self) -> None:

@@ -1,13 +1,13 @@
-"""The bridge from the gateway to the app: each gateway event becomes one Textual message,
-posted to the view of its session.
+"""The bridge from the gateway to the app: each gateway event becomes one Textual message
+(:class:`~desk.messages.GatewayMessage`, carrying the payload), posted to the view of its session.
 
 The gateway calls :meth:`GatewayBridge._deliver` on a delivery thread of its own (deltas already
-coalesced about every 30 ms). The bridge builds the message and hands it to ``post_message`` of
+coalesced about every 30 ms). The bridge wraps the payload and hands it to ``post_message`` of
 where it belongs, which is thread-safe and never blocks; it never uses ``call_from_thread``
 (that would make the delivery thread wait for the UI). Events of the session on screen go to its
 :class:`~desk.widgets.session_view.SessionView` (``view_for``), so that view's handlers only
 ever see their own session; everything else (console events, the gateway stopping, events of
-sessions not shown) goes to the app.
+sessions not shown) goes to the app. Whoever gets it matches on the payload's type.
 """
 
 from __future__ import annotations
@@ -18,69 +18,31 @@ from collections.abc import Callable
 from textual.message_pump import MessagePump
 
 from contract.events import (
+    ConsoleComplete,
+    ConsoleOutput,
     GatewayEvent,
     GatewayStopping,
     MessageComplete,
-    MessageDelta,
     MessageStart,
-    PromptDropped,
-    PromptQueued,
-    TurnState,
+    Payload,
+    SessionCreated,
 )
 from contract.mcp_events import McpServerChanged
 from contract.ports import DeskGateway
 from contract.server_events import ServerStatus
 from contract.subscription import Subscription
-from desk.activity_messages import activity_message
-from desk.agent_messages import agent_message
-from desk.messages import (
-    GatewayIsStopping,
-    GatewayMessage,
-    McpServerNotice,
-    PromptWasDropped,
-    PromptWasQueued,
-    ReplyDelta,
-    ServerStatusNotice,
-    TurnCompleted,
-    TurnStarted,
-    TurnStateChanged,
-)
+from desk.messages import GatewayMessage
 
 ViewFor = Callable[[str], MessagePump | None]
 """The view showing a session now, or None (called on the delivery thread)."""
 
+TO_APP: frozenset[type[Payload]] = frozenset(
+    {ConsoleOutput, ConsoleComplete, GatewayStopping, McpServerChanged, ServerStatus}
+)
+"""Payload types the app handles whatever session is shown (console, gateway-wide events)."""
 
-def to_message(event: GatewayEvent) -> GatewayMessage | None:
-    """The Textual message for a gateway event.
-
-    Args:
-        event: any gateway event.
-
-    Returns:
-        the message, or None for event types the app does not show (``session.created``).
-    """
-    payload = event.payload
-    sid, seq = event.session_id, event.seq
-    if isinstance(payload, MessageDelta):
-        return ReplyDelta(sid, seq, payload)
-    if isinstance(payload, MessageStart):
-        return TurnStarted(sid, seq, payload)
-    if isinstance(payload, TurnState):
-        return TurnStateChanged(sid, seq, payload)
-    if isinstance(payload, MessageComplete):
-        return TurnCompleted(sid, seq, payload)
-    if isinstance(payload, PromptQueued):
-        return PromptWasQueued(sid, seq, payload)
-    if isinstance(payload, PromptDropped):
-        return PromptWasDropped(sid, seq, payload)
-    if isinstance(payload, GatewayStopping):
-        return GatewayIsStopping(sid, seq, payload)
-    if isinstance(payload, McpServerChanged):
-        return McpServerNotice(sid, seq, payload)
-    if isinstance(payload, ServerStatus):
-        return ServerStatusNotice(sid, seq, payload)
-    # tool, approval, console and session events; then steers and child agents
-    return activity_message(event) or agent_message(event)
+NOT_SHOWN: frozenset[type[Payload]] = frozenset({SessionCreated})
+"""Payload types nothing in the app shows: never posted."""
 
 
 def _no_view(session_id: str) -> MessagePump | None:
@@ -133,19 +95,19 @@ class GatewayBridge:
         return self._running.get(session_id)
 
     def _deliver(self, event: GatewayEvent) -> None:
-        message = to_message(event)
-        if message is None:
-            return
         payload, sid = event.payload, event.session_id
+        kind = type(payload)
+        if kind in NOT_SHOWN:
+            return
         if isinstance(payload, MessageStart):
             self._running[sid] = payload.turn_id
         elif isinstance(payload, MessageComplete):
             self._ended.append(payload.turn_id)
             if self._running.get(sid) == payload.turn_id:
                 del self._running[sid]
-        target = self._view_for(sid) if message.FOR_VIEW else None
+        target = None if kind in TO_APP else self._view_for(sid)
         try:
-            posted = (target or self._target).post_message(message)
+            posted = (target or self._target).post_message(GatewayMessage(sid, event.seq, payload))
         except RuntimeError:  # the app's event loop has closed: nobody is left to show it
             return
         if posted:

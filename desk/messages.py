@@ -1,149 +1,56 @@
-"""Textual messages that carry gateway events into the app (posted by :mod:`desk.bridge`), and
-the app's other messages from threads of its own (server facts, terminal, quit).
+"""The Textual messages of the app's own threads: one for every gateway event (posted by
+:mod:`desk.bridge`), and the few the terminal and the quit post.
 
-One message class per gateway event type the app shows. Each carries the event's
-``session_id`` and its typed payload unchanged. Each is handled where the bridge posted it:
-the view of its session (which stops it there), or the app.
+A gateway event becomes one :class:`GatewayMessage` carrying its typed payload unchanged; the
+view of its session (or the app) matches on the payload's type where it is handled, so the
+payload classes of the contract are the only list of what an event can be.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from textual.message import Message
 
-from contract.events import (
-    GatewayStopping,
-    MessageComplete,
-    MessageDelta,
-    MessageStart,
-    PromptDropped,
-    PromptQueued,
-    TurnState,
-)
-from contract.mcp_events import McpServerChanged
-from contract.server_events import ServerStatus
+from contract.events import Payload
 
 
 class GatewayMessage(Message):
-    """Base of the messages made from gateway events.
+    """A gateway event, posted to the view of its session (or to the app).
+
+    A backlog coalesces by payload type: while the UI is behind, a queued event whose payload
+    joins the next one's (:meth:`contract.events.Payload.merged`: deltas and output of one
+    turn, call or command, progress of one compression phase) is dropped into it, so a burst is
+    rendered once instead of once per piece. Control events never join.
 
     Args:
         session_id: the event's session ("" for gateway-wide events).
-        seq: the event's sequence number.
+        seq: the event's per-session sequence number.
+        payload: the event's typed payload.
     """
 
-    FOR_VIEW: ClassVar[bool] = True
-    """Posted to the view of its session when one is shown (else to the app)."""
-
-    def __init__(self, session_id: str, seq: int) -> None:
+    def __init__(self, session_id: str, seq: int, payload: Payload) -> None:
         super().__init__()
         self.session_id = session_id
         """The session the event belongs to ("" for gateway-wide events)."""
         self.seq = seq
         """The event's per-session sequence number."""
-
-
-class TurnStarted(GatewayMessage):
-    """``message.start``: a turn began and its reply starts."""
-
-    def __init__(self, session_id: str, seq: int, payload: MessageStart) -> None:
-        super().__init__(session_id, seq)
         self.payload = payload
-        """The event payload."""
-
-
-class ReplyDelta(GatewayMessage):
-    """``message.delta``: a (coalesced) piece of the streaming reply."""
-
-    def __init__(self, session_id: str, seq: int, payload: MessageDelta) -> None:
-        super().__init__(session_id, seq)
-        self.payload = payload
-        """The event payload."""
+        """The event's payload; match on its type (``message.delta`` is ``MessageDelta``...)."""
 
     def can_replace(self, message: Message) -> bool:
-        """Batch a backlog: the next queued delta of the same turn takes this one's text too.
+        """True when ``message`` (queued right behind this one) takes this one's payload in.
 
-        Textual asks this while the app is behind (a delta is about to be handled and another
-        already waits): the waiting one absorbs this text and this one is dropped, so a burst
-        is rendered once instead of once per delta.
+        Textual asks while the app is behind: the queued message absorbs this payload (its
+        own becomes the two merged) and this one is dropped.
         """
-        if not isinstance(message, ReplyDelta) or message.session_id != self.session_id:
+        if self.payload.CONTROL or not isinstance(message, GatewayMessage):
+            return False
+        if message.session_id != self.session_id:
             return False
         merged = self.payload.merged(message.payload)
-        if not isinstance(merged, MessageDelta):
+        if merged is None:
             return False
         message.payload = merged
         return True
-
-
-class TurnStateChanged(GatewayMessage):
-    """``turn.state``: waiting, streaming, retrying or stopping."""
-
-    def __init__(self, session_id: str, seq: int, payload: TurnState) -> None:
-        super().__init__(session_id, seq)
-        self.payload = payload
-        """The event payload."""
-
-
-class TurnCompleted(GatewayMessage):
-    """``message.complete``: the turn's one terminal outcome."""
-
-    def __init__(self, session_id: str, seq: int, payload: MessageComplete) -> None:
-        super().__init__(session_id, seq)
-        self.payload = payload
-        """The event payload."""
-
-
-class PromptWasQueued(GatewayMessage):
-    """``prompt.queued``: a prompt waits behind the running turn."""
-
-    def __init__(self, session_id: str, seq: int, payload: PromptQueued) -> None:
-        super().__init__(session_id, seq)
-        self.payload = payload
-        """The event payload."""
-
-
-class PromptWasDropped(GatewayMessage):
-    """``prompt.dropped``: a queued prompt will never run."""
-
-    def __init__(self, session_id: str, seq: int, payload: PromptDropped) -> None:
-        super().__init__(session_id, seq)
-        self.payload = payload
-        """The event payload."""
-
-
-class GatewayIsStopping(GatewayMessage):
-    """``gateway.stopping``: the gateway shuts down and waits for running turns."""
-
-    FOR_VIEW = False
-
-    def __init__(self, session_id: str, seq: int, payload: GatewayStopping) -> None:
-        super().__init__(session_id, seq)
-        self.payload = payload
-        """The event payload."""
-
-
-class McpServerNotice(GatewayMessage):
-    """``mcp.server``: an MCP server changed state (gateway-wide: to the app)."""
-
-    FOR_VIEW = False
-
-    def __init__(self, session_id: str, seq: int, payload: McpServerChanged) -> None:
-        super().__init__(session_id, seq)
-        self.payload = payload
-        """The event payload."""
-
-
-class ServerStatusNotice(GatewayMessage):
-    """``server.status``: the model server's state changed (gateway-wide: to the app)."""
-
-    FOR_VIEW = False
-
-    def __init__(self, session_id: str, seq: int, payload: ServerStatus) -> None:
-        super().__init__(session_id, seq)
-        self.payload = payload
-        """The event payload."""
 
 
 class TerminalClosed(Message):

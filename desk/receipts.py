@@ -6,6 +6,7 @@ Pure functions, so the app can take another formatter (tests pin the figures thi
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from agent.usage import TokenUsage
 from contract.events import StopReceipt
@@ -94,3 +95,47 @@ def format_failure(error: str | None, exit_reason: str) -> str:
     """The one error line of a failed turn: ``"✖ <error>"`` (the exit reason if no message)."""
     text = " ".join((error or exit_reason).split())
     return f"{FAILURE_MARK}{text}"
+
+
+class Outcome(Protocol):
+    """How a turn or a child agent ended: ``message.complete`` and ``child.complete``."""
+
+    @property
+    def status(self) -> str:
+        """``completed``, ``interrupted``, ``failed`` or ``max_iterations``."""
+        ...
+
+    @property
+    def exit_reason(self) -> str:
+        """The exit reason (``interrupted_by_user``, ``failed(<error class>)``...)."""
+        ...
+
+    @property
+    def stop(self) -> StopReceipt | None:
+        """The receipt of the stop that ended it, if one did."""
+        ...
+
+    @property
+    def error(self) -> str | None:
+        """One line for a failure."""
+        ...
+
+
+def note_for(outcome: Outcome, format_receipt: ReceiptFormatter) -> str:
+    """The line under a finished reply or child agent.
+
+    Args:
+        outcome: how it ended.
+        format_receipt: how a stop receipt reads.
+
+    Returns:
+        the stop receipt, the error line, ``"■ <exit reason>"`` for another end that is not
+        a completion, or "" when it completed.
+    """
+    if outcome.status == "interrupted" and outcome.stop is not None:
+        return format_receipt(outcome.stop)
+    if outcome.status == "failed":
+        return format_failure(outcome.error, outcome.exit_reason)
+    if outcome.status != "completed":
+        return f"■ {outcome.exit_reason}"
+    return ""

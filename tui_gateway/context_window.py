@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from agent.compression.plan import SUMMARY_MARKER
 from agent.context.budget import ContextBudget
 from agent.context.calibration import CountSource, TokenCalibration
 from agent.context.shape import well_formed
@@ -209,18 +210,28 @@ class SessionWindows:
 
 def saved_history(rows: Sequence[MessageRow], turns: Sequence[TurnRow]) -> list[ChatMessage]:
     """A saved transcript as the gateway holds it: prompts of turns that never ran (queued
-    ones a stop dropped, or requests that could not fit) are marked as not sent."""
+    ones a stop dropped, or requests that could not fit) are marked as not sent, and a user
+    message of a turn after its prompt as a steer (so a resumed session's requests carry the
+    same note before it as the live ones did)."""
     not_sent = {t.id for t in turns if t.not_sent}
-    return [
-        ChatMessage(
-            role=m.role,
-            content=m.content,
-            tool_calls=m.tool_calls,
-            tool_call_id=m.tool_call_id,
-            unsent=m.role == "user" and m.turn_id in not_sent,
+    prompted: set[str] = set()  # turns whose prompt was seen: a later user message steered
+    history: list[ChatMessage] = []
+    for m in rows:
+        user = m.role == "user"
+        steer = user and m.turn_id in prompted and not m.content.startswith(SUMMARY_MARKER)
+        if user and m.turn_id:
+            prompted.add(m.turn_id)
+        history.append(
+            ChatMessage(
+                role=m.role,
+                content=m.content,
+                tool_calls=m.tool_calls,
+                tool_call_id=m.tool_call_id,
+                unsent=user and m.turn_id in not_sent,
+                steer=steer,
+            )
         )
-        for m in rows
-    ]
+    return history
 
 
 def saved_budget(

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.context.calibration import TokenCalibration
-from agent.context.shape import NO_REPLY, NO_RESULT
+from agent.context.shape import NO_REPLY, NO_RESULT, STEER_NOTE
 from agent.context.shrink import KEEP_CHARS, note_chars
 from agent.provider.types import ChatMessage
 from agent.tokens import MESSAGE_OVERHEAD_TOKENS
@@ -140,7 +140,8 @@ class _Planner:
         cut = math.ceil((self.cut_chars + note_chars(self.cut_chars)) / chars_per_token)
         cut += overhead + 8
         note_result = math.ceil(len(NO_RESULT) / chars_per_token) + overhead
-        self.note_reply = math.ceil(len(NO_REPLY) / chars_per_token) + overhead
+        note_chars_most = max(len(NO_REPLY), len(STEER_NOTE))
+        self.note_reply = math.ceil(note_chars_most / chars_per_token) + overhead
         # A prompt that was never sent is in no request: it costs nothing.
         self.costs = [0 if m.unsent else c for m, c in zip(messages, costs, strict=True)]
         self.rendered = list(self.costs)  # as a summary call reads it: long tool outputs cut

@@ -10,8 +10,12 @@ roles must alternate user/assistant/user/assistant/...") and tool-calling APIs a
 - an assistant text followed by another assistant message is joined into it;
 - every tool call gets its result: a call left without one (a crash, a stop) gets a short
   result saying so, and a result whose call is not right before it is left out;
-- after tool results the assistant speaks before the next user message: a turn that ended in
-  tool results gets a one-line assistant note;
+- after tool results the assistant speaks before the next user message: a one-line assistant
+  note chosen by what follows (:func:`tool_results_note`): a steer delivered right after the
+  results gets :data:`STEER_NOTE`, the next prompt after a turn that ended in tool results gets
+  :data:`NO_REPLY`. This is the only place the note is chosen, so the request sent right after
+  a steer and every later request render the same text there (a server's prompt cache keeps
+  the prefix);
 - only the first message may be a system message (a later one joins the user message after
   it), and the first message after it is a user message.
 """
@@ -27,7 +31,10 @@ NO_RESULT = "(no result: the turn ended before this tool answered)"
 """The result given to a tool call that never got one."""
 
 NO_REPLY = "(no reply: the turn ended after the tool results)"
-"""The assistant note after tool results that were not followed by a reply."""
+"""The assistant note between tool results and the next prompt: the turn ended there."""
+
+STEER_NOTE = "(noted the tool results; there is more input before I go on)"
+"""The assistant note between tool results and a steer delivered right after them."""
 
 EARLIER = "(the conversation continues)"
 """The user text put before an assistant message that would otherwise come first."""
@@ -62,13 +69,13 @@ def well_formed(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
             if pending_system:
                 text = "\n\n".join([*pending_system, message.content])
                 pending_system.clear()
-                message = ChatMessage("user", text)
+                message = replace(message, content=text)
             last = out[-1].role if out else None
             if last == "user":
                 out[-1] = ChatMessage("user", _join(out[-1].content, message.content))
                 continue
             if last == "tool":
-                out.append(ChatMessage("assistant", NO_REPLY))
+                out.append(tool_results_note(message))
             out.append(message)
         elif role == "assistant":
             if not message.tool_calls and out and out[-1].role == "user":
@@ -83,14 +90,31 @@ def well_formed(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     return out
 
 
+def tool_results_note(following: ChatMessage) -> ChatMessage:
+    """The assistant note that stands between tool results and the user message after them.
+
+    Strict chat templates (Mistral's, Gemma's) refuse a ``user`` message right after ``tool``
+    results; the note is chosen by what follows, the same in every request that carries it.
+
+    Args:
+        following: the user message right after the results.
+
+    Returns:
+        :data:`STEER_NOTE` before a steer (``following.steer``: the turn went on after it),
+        else :data:`NO_REPLY` (the turn ended in tool results; the next prompt follows).
+    """
+    return ChatMessage("assistant", STEER_NOTE if following.steer else NO_REPLY)
+
+
 def _add_user(out: list[ChatMessage], text: str) -> None:
+    message = ChatMessage("user", text)
     last = out[-1].role if out else None
     if last == "user":
         out[-1] = ChatMessage("user", _join(out[-1].content, text))
         return
     if last == "tool":
-        out.append(ChatMessage("assistant", NO_REPLY))
-    out.append(ChatMessage("user", text))
+        out.append(tool_results_note(message))
+    out.append(message)
 
 
 def _add_assistant(

@@ -44,6 +44,9 @@ class ChatMessage:
             dropped, or one whose request could not fit the window): kept in the transcript,
             never sent to the model. Not part of equality: it says how the message is used,
             not what it is.
+        steer: a user message a steer delivered into a running turn (not a turn's prompt);
+            after tool results it is preceded by the steer's note, not by the note of a turn
+            that ended there (:func:`agent.context.shape.well_formed`). Not part of equality.
     """
 
     role: Role
@@ -51,6 +54,7 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     unsent: bool = field(default=False, compare=False)
+    steer: bool = field(default=False, compare=False)
 
     def to_wire(self) -> dict[str, Any]:
         """The message as the JSON object the server expects."""

@@ -21,7 +21,7 @@ from contract.events import ChildCompleted, ChildStarted, MessageDelta, PromptSt
 from contract.results import ChildOutcome
 from contract.text import terminal_safe
 from desk.controllers.ports import Notify
-from desk.receipts import ReceiptFormatter, format_failure
+from desk.receipts import ReceiptFormatter, note_for
 from desk.widgets.agent_card import AgentCard
 from desk.widgets.status_bar import Clock
 from desk.widgets.tool_card import ToolCard
@@ -32,17 +32,6 @@ if TYPE_CHECKING:
 
 STOP_REASON = "stopped with the agent's Stop"
 """The reason of a stop from a child's card."""
-
-
-def note_for(result: ChildCompleted, format_receipt: ReceiptFormatter) -> str:
-    """The line under a finished child: its stop receipt or error line, "" when completed."""
-    if result.status == "interrupted" and result.stop is not None:
-        return format_receipt(result.stop)
-    if result.status == "failed":
-        return format_failure(result.error, result.exit_reason)
-    if result.status != "completed":
-        return f"■ {result.exit_reason}"
-    return ""
 
 
 class AgentsController:

@@ -36,7 +36,7 @@ from contract.events import (
 from contract.results import SteerResult, SubmitResult
 from contract.text import terminal_safe
 from desk.controllers.ports import Notify
-from desk.receipts import ReceiptFormatter, format_failure
+from desk.receipts import ReceiptFormatter, note_for
 from desk.stop_key import key_stop
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.prompt_input import PromptInput
@@ -68,17 +68,6 @@ def shown(text: str) -> str:
     """A gateway's message as a toast shows it: control characters visible, no markup (it
     may name what a server said, e.g. the models it lists)."""
     return escape(terminal_safe(text))
-
-
-def note_for(payload: MessageComplete, format_receipt: ReceiptFormatter) -> str:
-    """The line under a finished reply: the stop receipt, the error line, or "" when completed."""
-    if payload.status == "interrupted" and payload.stop is not None:
-        return format_receipt(payload.stop)
-    if payload.status == "failed":
-        return format_failure(payload.error, payload.exit_reason)
-    if payload.status != "completed":
-        return f"■ {payload.exit_reason}"
-    return ""
 
 
 class TurnsController:
@@ -282,7 +271,8 @@ class TurnsController:
 
         Args:
             view: the session shown.
-            surface: ``desk.key`` or ``desk.button``.
+            surface: ``desk.key`` or ``desk.button`` (``/stop`` is :meth:`stop_by_command`,
+                ``desk.command``).
             read_at: ``time.monotonic()`` when the key or click was read (None: now); the
                 stop receipt counts from then.
             keyed_at: a stop key's own time (``Message.time``): a prompt entered before it
@@ -301,7 +291,7 @@ class TurnsController:
 
     def stop_by_command(self, view: ShownSession) -> None:
         """``/stop``: stop what the session runs now, or say that nothing runs."""
-        stop = StopRequest.by_user(Surface.DESK_KEY, COMMAND_STOP_REASON)
+        stop = StopRequest.by_user(Surface.DESK_COMMAND, COMMAND_STOP_REASON)
         if self._gateway.session_interrupt(view.session_id, stop) is None:
             self._notify("nothing is running", title="/stop")
 

@@ -25,31 +25,31 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.usage import TokenUsage
+from contract.events import (
+    ApprovalRequest,
+    ApprovalResolved,
+    ChildCompleted,
+    ChildStarted,
+    CompressionComplete,
+    CompressionProgressed,
+    ContextWindowKnown,
+    MessageComplete,
+    MessageDelta,
+    MessageStart,
+    PromptDropped,
+    PromptQueued,
+    PromptSteered,
+    SessionEvicted,
+    StoreFailed,
+    StoreWaiting,
+    ToolComplete,
+    ToolOutput,
+    ToolStart,
+    TurnState,
+)
 from contract.results import TranscriptEntry
 from contract.text import terminal_safe
-from desk.activity_messages import (
-    ApprovalRequested,
-    ApprovalWasResolved,
-    CompressionEnded,
-    CompressionProgress,
-    ContextWindowReported,
-    SessionStoreFailed,
-    SessionStoreWaiting,
-    SessionWasEvicted,
-    ToolCallCompleted,
-    ToolCallOutput,
-    ToolCallStarted,
-)
-from desk.agent_messages import AgentCompleted, AgentStarted, PromptWasSteered
-from desk.messages import (
-    GatewayMessage,
-    PromptWasDropped,
-    PromptWasQueued,
-    ReplyDelta,
-    TurnCompleted,
-    TurnStarted,
-    TurnStateChanged,
-)
+from desk.messages import GatewayMessage
 from desk.queue_state import SessionQueue
 from desk.widgets._css import css_beside
 from desk.widgets.agent_card import AgentCard
@@ -129,60 +129,60 @@ class SessionView(Widget):
         if not self.is_attached:  # the app is exiting: nothing on screen can change any more
             return
         c = self._controllers
-        match message:
-            case ReplyDelta() if c.agents.owns(message.payload.turn_id):
-                c.agents.delta(message.payload)
-            case ReplyDelta():
-                await c.turns.delta(self, message.payload)
-            case TurnStateChanged() if c.agents.owns(message.payload.turn_id):
-                c.agents.state_changed(message.payload)
-            case AgentStarted():
-                await c.agents.started(self, message.payload)
-            case AgentCompleted():
-                c.agents.completed(message.payload)
-            case PromptWasSteered() if c.agents.owns(message.payload.turn_id):
-                await c.agents.steered(message.payload)
-            case PromptWasSteered():
-                await c.turns.steered(self, message.payload)
-            case TurnStarted():
-                await c.turns.started(self, message.payload)
+        match message.payload:  # the stream's pieces first: they are most of what comes
+            case MessageDelta() as delta if c.agents.owns(delta.turn_id):
+                c.agents.delta(delta)
+            case MessageDelta() as delta:
+                await c.turns.delta(self, delta)
+            case ToolOutput() as output:
+                c.tools.output(output)
+            case TurnState() as state if c.agents.owns(state.turn_id):
+                c.agents.state_changed(state)
+            case TurnState() as state:
+                c.turns.state_changed(self, state)
+            case ChildStarted() as child:
+                await c.agents.started(self, child)
+            case ChildCompleted() as child:
+                c.agents.completed(child)
+            case PromptSteered() as steered if c.agents.owns(steered.turn_id):
+                await c.agents.steered(steered)
+            case PromptSteered() as steered:
+                await c.turns.steered(self, steered)
+            case MessageStart() as start:
+                await c.turns.started(self, start)
                 await c.queue.sync(self)
                 c.gauge.count_pending(self)
-            case TurnStateChanged():
-                c.turns.state_changed(self, message.payload)
-            case TurnCompleted():
-                await c.turns.completed(self, message.payload)
-                c.gauge.turn_completed(self, message.payload)
-            case PromptWasQueued():
-                await c.turns.queued(self, message.payload)
+            case MessageComplete() as complete:
+                await c.turns.completed(self, complete)
+                c.gauge.turn_completed(self, complete)
+            case PromptQueued() as queued:
+                await c.turns.queued(self, queued)
                 await c.queue.sync(self)
                 c.gauge.count_pending(self)
-            case PromptWasDropped():
-                await c.turns.dropped(self, message.payload)
+            case PromptDropped() as dropped:
+                await c.turns.dropped(self, dropped)
                 await c.queue.sync(self)
                 c.gauge.count_pending(self)
-            case ToolCallStarted():
-                await c.tools.started(self, message.payload)
-            case ToolCallOutput():
-                c.tools.output(message.payload)
-            case ToolCallCompleted():
-                await c.tools.completed(self, message.payload)
-            case ApprovalRequested():
-                await c.tools.approval_requested(self, message.payload)
-            case ApprovalWasResolved():
-                c.tools.approval_resolved(message.payload)
-            case CompressionProgress():
-                await c.compression.progress(self, message.payload)
-            case CompressionEnded():
-                await c.compression.ended(self, message.payload)
-            case ContextWindowReported():
-                c.gauge.window_reported(self, message.payload)
-            case SessionWasEvicted():
-                await c.sessions.evicted(self, message.payload)
-            case SessionStoreFailed():
-                await c.sessions.store_failed(self, message.payload)
-            case SessionStoreWaiting():
-                c.sessions.store_waiting(self.session_id, message.payload)
+            case ToolStart() as tool:
+                await c.tools.started(self, tool)
+            case ToolComplete() as tool:
+                await c.tools.completed(self, tool)
+            case ApprovalRequest() as approval:
+                await c.tools.approval_requested(self, approval)
+            case ApprovalResolved() as resolved:
+                c.tools.approval_resolved(resolved)
+            case CompressionProgressed() as progress:
+                await c.compression.progress(self, progress)
+            case CompressionComplete() as ended:
+                await c.compression.ended(self, ended)
+            case ContextWindowKnown() as window:
+                c.gauge.window_reported(self, window)
+            case SessionEvicted() as evicted:
+                await c.sessions.evicted(self, evicted)
+            case StoreFailed() as failed:
+                await c.sessions.store_failed(self, failed)
+            case StoreWaiting() as waiting:
+                c.sessions.store_waiting(self.session_id, waiting)
 
     # -- what the transcript's blocks ask --------------------------------------------------------
 

@@ -16,12 +16,15 @@ from typing import Any
 import pytest
 
 from agent.agent import Agent
+from agent.context.shape import NO_REPLY, STEER_NOTE
 from agent.events import AgentEvent, SteerDelivered, TextDelta, TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
-from agent.steering import STEER_BRIDGE, Steer, bridged
+from agent.provider.types import ChatMessage
+from agent.steering import Steer
 from agent.stops import StopRequest, Surface
 from agent.tools.base import ToolContext, ToolResult
 from agent.tools.registry import ToolRegistry
+from demo_model.prompt_text import render_prompt
 from demo_model.server import DemoModelServer
 
 PROMPT = "reply with exactly: one two three four five six seven eight nine ten"
@@ -131,7 +134,7 @@ def test_a_steer_during_a_tool_call_goes_between_its_result_and_the_next_call(
     assert second.status == 200
     roles = [m["role"] for m in second.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
-    assert second.messages[3]["content"] == STEER_BRIDGE
+    assert second.messages[3]["content"] == STEER_NOTE
 
 
 def test_a_steer_before_the_turn_waits_for_the_end_of_its_first_call(
@@ -205,14 +208,30 @@ def test_a_steer_is_a_soft_interrupt_and_the_system_s_never_reads_as_the_person_
     assert theirs.content.endswith("found it")
 
 
-def test_the_bridge_only_goes_between_tool_results_and_a_user_message() -> None:
-    from agent.provider.types import ChatMessage, ToolCall
-
-    call = ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "x", "{}"),))
-    plain = [ChatMessage("user", "a"), ChatMessage("assistant", "b"), ChatMessage("user", "c")]
-    assert bridged(plain) == plain
-    steered = [ChatMessage("user", "a"), call, ChatMessage("tool", "r", tool_call_id="c1")]
-    steered.append(ChatMessage("user", "more"))
-    out = bridged(steered)
-    assert [m.role for m in out] == ["user", "assistant", "tool", "assistant", "user"]
-    assert out[3].content == STEER_BRIDGE
+def test_the_request_after_a_steer_and_the_next_turn_s_render_the_same_prefix(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    """The note between tool results and a steer is the one every later request carries too,
+    so the server's prompt cache keeps everything up to the steer."""
+    demo_server.configure(strict_template=True)
+    tool = WaitingTool()
+    agent = Agent(ChatClient(provider), tools=ToolRegistry([tool]), delta_interval_s=0)
+    prompt = "call tool wait_here with {}"
+    thread, results = run_in_thread(agent, prompt)
+    assert tool.started.wait(5)
+    assert agent.steer(soft("reply with exactly: steered"))
+    tool.go.set()
+    thread.join(10)
+    (first,) = results
+    assert first.status == "completed", first.error
+    history = [ChatMessage("user", prompt), *first.messages]
+    second = agent.run_conversation(history, "reply with exactly: next")
+    assert second.status == "completed", second.error
+    _call, after_steer, next_turn = demo_server.records.list()
+    assert [r.status for r in (after_steer, next_turn)] == [200, 200]
+    before = after_steer.messages
+    assert [m["role"] for m in before] == ["user", "assistant", "tool", "assistant", "user"]
+    assert before[3]["content"] == STEER_NOTE
+    assert next_turn.messages[: len(before)] == before
+    assert render_prompt(next_turn.messages).startswith(render_prompt(before))
+    assert all(m["content"] != NO_REPLY for m in next_turn.messages)

@@ -9,9 +9,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.context.shape import NO_REPLY, NO_RESULT, well_formed
+from agent.context.shape import NO_REPLY, NO_RESULT, STEER_NOTE, well_formed
 from agent.provider.types import ChatMessage, ToolCall
+from agent.store import MessageRow
 from demo_model.template import alternation_error
+from tui_gateway.context_window import saved_history
 
 SYSTEM = ChatMessage("system", "you are desk")
 
@@ -30,11 +32,15 @@ def transcripts(draw: st.DrawFn) -> list[ChatMessage]:
     out: list[ChatMessage] = [SYSTEM] if draw(st.booleans()) else []
     for n in range(draw(st.integers(0, 14))):
         kind = draw(
-            st.sampled_from(["user", "unsent", "assistant", "calls", "orphan", "system", "empty"])
+            st.sampled_from(
+                ["user", "unsent", "steer", "assistant", "calls", "orphan", "system", "empty"]
+            )
         )
         text = draw(st.text(min_size=0, max_size=12))
         if kind == "user":
             out.append(ChatMessage("user", text))
+        elif kind == "steer":
+            out.append(ChatMessage("user", text, steer=True))
         elif kind == "unsent":
             out.append(ChatMessage("user", f"UNSENT-{n}", unsent=True))
         elif kind == "assistant":
@@ -96,3 +102,72 @@ def test_a_call_without_its_result_gets_one_and_a_stray_result_goes() -> None:
         ("user", None, "and now?"),
     ]
     assert alternation_error(_wire(request)) is None
+
+
+def test_the_note_after_tool_results_is_chosen_by_what_follows() -> None:
+    call = ChatMessage("assistant", "", tool_calls=(_call("a"),))
+    result = ChatMessage("tool", "out a", tool_call_id="a")
+    steer = ChatMessage("user", "also this", steer=True)
+    prompt = ChatMessage("user", "next question")
+    steered = well_formed([ChatMessage("user", "go"), call, result, steer])
+    ended = well_formed([ChatMessage("user", "go"), call, result, prompt])
+    assert [m.content for m in steered[3:]] == [STEER_NOTE, "also this"]
+    assert [m.content for m in ended[3:]] == [NO_REPLY, "next question"]
+    later = ChatMessage("system", "later instructions")  # joins the steer, which stays one
+    joined = well_formed([ChatMessage("user", "go"), call, result, later, steer])
+    assert [m.content for m in joined[3:]] == [STEER_NOTE, "later instructions\n\nalso this"]
+
+
+@given(transcripts(), st.text(min_size=1, max_size=8), st.text(max_size=8))
+def test_the_request_after_a_steer_is_a_prefix_of_every_later_one(
+    history: list[ChatMessage], steer: str, reply: str
+) -> None:
+    """What the request right after a steer sent is what the next turn's request starts with
+    (a server's prompt cache keeps it), whatever the transcript before."""
+    call = ChatMessage("assistant", "", tool_calls=(_call("s"),))
+    steered = [*history, call, ChatMessage("tool", "out s", tool_call_id="s")]
+    steered.append(ChatMessage("user", steer, steer=True))
+    before = _wire(well_formed(steered))
+    after = _wire(
+        well_formed([*steered, ChatMessage("assistant", reply), ChatMessage("user", "next")])
+    )
+    assert after[: len(before)] == before
+    assert alternation_error(after) is None
+
+
+def test_a_resumed_transcript_marks_its_steers_as_the_live_one_did() -> None:
+    call = ChatMessage("assistant", "", tool_calls=(_call("a"),))
+    live = [
+        ChatMessage("user", "go"),
+        call,
+        ChatMessage("tool", "out a", tool_call_id="a"),
+        ChatMessage("user", "also this", steer=True),
+        ChatMessage("assistant", "done"),
+        ChatMessage("user", "next"),
+    ]
+    turns = ["t1"] * 5 + ["t2"]
+    rows = [_row(i, m, turn) for i, (m, turn) in enumerate(zip(live, turns, strict=True))]
+    resumed = saved_history(rows, [])
+    assert [m.steer for m in resumed] == [m.steer for m in live]
+    assert _wire(well_formed(resumed)) == _wire(well_formed(live))
+    assert well_formed(resumed)[3].content == STEER_NOTE
+
+
+def _row(position: int, message: ChatMessage, turn_id: str) -> MessageRow:
+    return MessageRow(
+        id=position + 1,
+        session_id="s1",
+        position=position,
+        order_key=position,
+        role=message.role,
+        content=message.content,
+        reasoning=None,
+        tool_calls=message.tool_calls,
+        tool_call_id=message.tool_call_id,
+        token_estimate=1,
+        active=True,
+        archived_by=None,
+        partial=False,
+        turn_id=turn_id,
+        created_at=0.0,
+    )

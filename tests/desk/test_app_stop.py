@@ -11,11 +11,12 @@ import threading
 import pytest
 
 from agent.stops import Surface
+from contract.events import MessageComplete, MessageDelta
 from demo_model.replies import reply_for
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
-from desk.messages import ReplyDelta, ShutdownFinished, TurnCompleted
+from desk.messages import GatewayMessage, ShutdownFinished
 from desk.widgets import AssistantReply
 from desk.widgets.session_view import SessionView
 from tests.desk.desk_testkit import (
@@ -217,9 +218,10 @@ async def test_stop_from_the_input_thread_is_a_user_stop_and_consumes_the_key(
 class _HeldView(SessionView):
     """A session view that holds a turn's completion until its desk says go."""
 
-    async def on_turn_completed(self, message: TurnCompleted) -> None:
+    async def on_gateway_message(self, message: GatewayMessage) -> None:
         app = self.app
-        if isinstance(app, _HeldDesk):  # runs before the view's own handler
+        held = isinstance(message.payload, MessageComplete) and isinstance(app, _HeldDesk)
+        if held:  # runs before the view's own handler
             await app.release.wait()
 
 
@@ -261,8 +263,9 @@ async def test_a_quit_lets_the_view_draw_what_it_was_sent_before_exiting(
 class _CrashingView(SessionView):
     """A session view whose delta handler fails."""
 
-    async def on_reply_delta(self, message: ReplyDelta) -> None:
-        raise RuntimeError("boom in a handler")
+    async def on_gateway_message(self, message: GatewayMessage) -> None:
+        if isinstance(message.payload, MessageDelta):
+            raise RuntimeError("boom in a handler")
 
 
 class _CrashingDesk(DeskApp):

@@ -7,53 +7,58 @@ import threading
 from textual.message import Message
 
 from contract.events import (
+    CompressionProgressed,
+    ConsoleOutput,
     GatewayEvent,
     GatewayStopping,
     MessageComplete,
     MessageDelta,
     MessageStart,
     Payload,
-    PromptDropped,
     PromptQueued,
     SessionCreated,
+    ToolOutput,
     TurnState,
 )
 from contract.subscription import Subscription
-from desk.bridge import GatewayBridge, to_message
-from desk.messages import (
-    GatewayIsStopping,
-    PromptWasDropped,
-    PromptWasQueued,
-    ReplyDelta,
-    TurnCompleted,
-    TurnStarted,
-    TurnStateChanged,
-)
+from desk.bridge import GatewayBridge
+from desk.messages import GatewayMessage
 
 
-def _event(payload: Payload, seq: int = 1) -> GatewayEvent:
-    return GatewayEvent(type=payload.TYPE, session_id="s1", seq=seq, payload=payload)
+def _event(payload: Payload, seq: int = 1, session_id: str = "s1") -> GatewayEvent:
+    return GatewayEvent(type=payload.TYPE, session_id=session_id, seq=seq, payload=payload)
 
 
-def test_each_event_type_maps_to_its_message() -> None:
-    cases: list[tuple[Payload, type[Message] | None]] = [
-        (MessageStart("t", "hi"), TurnStarted),
-        (MessageDelta("t", "x"), ReplyDelta),
-        (TurnState("t", "streaming"), TurnStateChanged),
-        (MessageComplete("t", "completed", "completed", "x"), TurnCompleted),
-        (PromptQueued("t", "hi", 1), PromptWasQueued),
-        (PromptDropped("t", "hi", "removed"), PromptWasDropped),
-        (GatewayStopping(1, 10.0), GatewayIsStopping),
-        (SessionCreated("", "demo"), None),
+def _message(payload: Payload, session_id: str = "s1") -> GatewayMessage:
+    return GatewayMessage(session_id, 1, payload)
+
+
+def test_a_backlog_coalesces_by_payload_type_and_control_events_never() -> None:
+    first, later = _message(MessageDelta("t", "Hel")), _message(MessageDelta("t", "lo"))
+    assert first.can_replace(later)
+    assert isinstance(later.payload, MessageDelta) and later.payload.text == "Hello"
+    output = _message(ToolOutput("t", "c1", "a\n"))
+    more = _message(ToolOutput("t", "c1", "b\n"))
+    assert output.can_replace(more) and isinstance(more.payload, ToolOutput)
+    assert more.payload.text == "a\nb\n"
+    step, newer = (_message(CompressionProgressed("t", "summarize", tokens_out=n)) for n in (1, 2))
+    assert step.can_replace(newer) and newer.payload == CompressionProgressed(
+        "t", "summarize", tokens_out=2
+    )
+    kept = [
+        (MessageDelta("t", "x"), MessageDelta("other turn", "y")),  # another turn's
+        (MessageDelta("t", "x"), MessageComplete("t", "completed", "completed", "x")),
+        (ToolOutput("t", "c1", "x"), ConsoleOutput("k1", "x")),
+        (CompressionProgressed("t", "prepare"), CompressionProgressed("t", "summarize")),
+        (TurnState("t", "streaming"), TurnState("t", "stopping")),  # control: never joined
+        (PromptQueued("t", "a", 1), PromptQueued("t", "a", 1)),
     ]
-    for payload, expected in cases:
-        message = to_message(_event(payload, seq=7))
-        if expected is None:
-            assert message is None
-        else:
-            assert type(message) is expected
-            assert message.session_id == "s1" and message.seq == 7
-            assert message.payload is payload  # type: ignore[attr-defined]
+    for before, after in kept:
+        queued = _message(after)
+        assert not _message(before).can_replace(queued), (before, after)
+        assert queued.payload is after
+    other_session = _message(MessageDelta("t", "y"), session_id="s2")
+    assert not _message(MessageDelta("t", "x")).can_replace(other_session)
 
 
 class _Target:
@@ -67,7 +72,7 @@ class _Target:
     def post_message(self, message: Message) -> bool:
         self.posted.append(message)
         self.threads.add(threading.current_thread().name)
-        if isinstance(message, TurnCompleted):
+        if isinstance(message, GatewayMessage) and isinstance(message.payload, MessageComplete):
             self.done.set()
         return True
 
@@ -98,7 +103,12 @@ def test_bridge_posts_in_order_from_the_delivery_thread() -> None:
     assert target.done.wait(5.0)
     bridge.close()
     assert gateway.subs == []
-    assert [type(m) for m in target.posted] == [TurnStarted, TurnCompleted]
+    posted = [m for m in target.posted if isinstance(m, GatewayMessage)]
+    assert len(posted) == len(target.posted)
+    assert [(type(m.payload), m.session_id, m.seq) for m in posted] == [
+        (MessageStart, "s1", 1),
+        (MessageComplete, "s1", 3),
+    ]  # session.created is shown nowhere: not posted
     assert target.threads == {"desk-events"} and bridge.posted == 2
     bridge.close()  # idempotent
 
@@ -111,7 +121,7 @@ def test_a_turn_counts_as_ended_from_the_moment_its_completion_is_posted() -> No
     post = target.post_message
 
     def spy(message: Message) -> bool:
-        if isinstance(message, TurnCompleted):
+        if isinstance(message, GatewayMessage) and isinstance(message.payload, MessageComplete):
             ended_when_posted.append(bridge.turn_ended("t"))
         return post(message)
 
@@ -124,3 +134,32 @@ def test_a_turn_counts_as_ended_from_the_moment_its_completion_is_posted() -> No
     bridge.close()
     assert ended_when_posted == [True]  # a delta handled after this need not be drawn
     assert not bridge.turn_ended("other")
+
+
+class _View(_Target):
+    """Stands in for the view of session ``s1``."""
+
+
+def test_events_go_to_the_view_of_their_session_and_gateway_wide_ones_to_the_app() -> None:
+    gateway = _Gateway()
+    app, view = _Target(), _View()
+    bridge = GatewayBridge(gateway, app, lambda sid: view if sid == "s1" else None)  # type: ignore[arg-type]
+    bridge.start()
+    (sub,) = gateway.subs
+    sub.publish(_event(MessageStart("t", "hi"), 1))
+    sub.publish(_event(ConsoleOutput("k1", "ls"), 2))
+    sub.publish(_event(GatewayStopping(1, 10.0), 3, session_id=""))
+    sub.publish(_event(MessageStart("u", "other"), 1, session_id="s2"))
+    sub.publish(_event(MessageComplete("t", "completed", "completed", "x"), 4))
+    assert view.done.wait(5.0)
+    bridge.close()
+    assert [m.payload for m in view.posted] == [  # type: ignore[attr-defined]
+        MessageStart("t", "hi"),
+        MessageComplete("t", "completed", "completed", "x"),
+    ]
+    assert [type(m.payload) for m in app.posted] == [  # type: ignore[attr-defined]
+        ConsoleOutput,
+        GatewayStopping,
+        MessageStart,
+    ]
+    assert bridge.running_turn("s2") == "u" and bridge.running_turn("s1") is None

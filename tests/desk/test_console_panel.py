@@ -187,6 +187,7 @@ async def test_slash_commands_in_the_prompt_box_run_in_the_console(
         await wait_until(pilot, lambda: reply.outcome is not None, what="the stop")
         turn = console_gateway.turn(app.session_id, reply.turn_id)
         assert turn.result is not None and turn.result.exit_reason == "interrupted_by_user"
+        assert turn.result.stop is not None and turn.result.stop.surface is Surface.DESK_COMMAND
 
 
 LONG_SUMMARY = (

@@ -18,7 +18,7 @@ from agent.provider.client import ProviderConfig
 from contract.events import MessageComplete, MessageDelta, MessageStart
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
-from desk.messages import ReplyDelta, TurnCompleted, TurnStarted
+from desk.messages import GatewayMessage
 from desk.widgets import AssistantReply, UserPrompt
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.console_panel import ConsolePanel
@@ -89,9 +89,9 @@ async def test_replies_tool_output_errors_and_exports_never_send_a_control_chara
         # A turn whose reasoning and whose server error line are hostile (scripted events).
         sid, turn = app.session_id, "hostile-failure"
         for message in (
-            TurnStarted(sid, 900, MessageStart(turn_id=turn, prompt="x")),
-            ReplyDelta(sid, 901, MessageDelta(turn_id=turn, text="", reasoning=HOSTILE)),
-            TurnCompleted(
+            GatewayMessage(sid, 900, MessageStart(turn_id=turn, prompt="x")),
+            GatewayMessage(sid, 901, MessageDelta(turn_id=turn, text="", reasoning=HOSTILE)),
+            GatewayMessage(
                 sid, 902, MessageComplete(turn, "failed", "failed(ServerError)", "", error=HOSTILE)
             ),
         ):

@@ -81,6 +81,7 @@ async def test_the_stop_button_and_slash_stop_stop_what_runs_not_what_is_shown(
         assert turn.done.wait(10.0)
         await wait_until(pilot, lambda: desk_app.status_bar.state == "idle", what="idle")
     assert turn.result is not None and turn.result.exit_reason == "interrupted_by_user"
+    assert turn.result.stop is not None and turn.result.stop.surface is Surface.DESK_COMMAND
 
 
 def end_elsewhere(gateway: Gateway, session: str, turn_id: str) -> None:

@@ -16,10 +16,9 @@ import pytest
 from agent.provider.client import ProviderConfig
 from contract.events import MessageComplete, MessageDelta, MessageStart, ToolComplete, ToolStart
 from demo_model.server import DemoModelServer
-from desk.activity_messages import ToolCallCompleted, ToolCallStarted
 from desk.app import DeskApp
 from desk.approval_keys import ANSWER_PAUSE_S
-from desk.messages import ReplyDelta, TurnCompleted, TurnStarted
+from desk.messages import GatewayMessage
 from desk.widgets import AssistantReply
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.tool_card import ToolCard
@@ -179,12 +178,12 @@ async def test_text_before_a_tool_call_stays_above_its_card_and_the_rest_goes_be
     async with app.run_test(size=(120, 40)) as pilot:
         sid, turn = app.session_id, "t1"
         events = [
-            TurnStarted(sid, 1, MessageStart(turn_id=turn, prompt="look")),
-            ReplyDelta(sid, 2, MessageDelta(turn_id=turn, text="Let me look.")),
-            ToolCallStarted(sid, 3, ToolStart(turn, "c1", "list_dir", '{"path": "."}')),
-            ToolCallCompleted(sid, 4, ToolComplete("c1", "list_dir", "a.txt", False, turn_id=turn)),
-            ReplyDelta(sid, 5, MessageDelta(turn_id=turn, text="There is a.txt.")),
-            TurnCompleted(
+            GatewayMessage(sid, 1, MessageStart(turn_id=turn, prompt="look")),
+            GatewayMessage(sid, 2, MessageDelta(turn_id=turn, text="Let me look.")),
+            GatewayMessage(sid, 3, ToolStart(turn, "c1", "list_dir", '{"path": "."}')),
+            GatewayMessage(sid, 4, ToolComplete("c1", "list_dir", "a.txt", False, turn_id=turn)),
+            GatewayMessage(sid, 5, MessageDelta(turn_id=turn, text="There is a.txt.")),
+            GatewayMessage(
                 sid, 6, MessageComplete(turn, "completed", "completed", "There is a.txt.")
             ),
         ]
