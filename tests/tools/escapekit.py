@@ -224,6 +224,7 @@ async def _mcp(grace_s: float, line: str) -> None:
         headers: dict[str, str] = field(default_factory=dict)
         startup_timeout_s: float = 60.0
         tool_timeout_s: float = 60.0
+        max_result_mb: float = 50.0
 
     stderr = StderrTail()
     try:

@@ -79,8 +79,7 @@ def test_a_second_cancel_during_the_grace_does_not_cut_the_cleanup_short(tmp_pat
 
     async def scenario() -> tuple[list[int], int, ShellRun]:
         output = Output()
-        # A long grace: everything ends by SIGTERM well before it, however busy the machine.
-        run_ = ShellTool(grace_s=10.0).start({"command": command}, context(tmp_path, output))
+        run_ = ShellTool(grace_s=3.0).start({"command": command}, context(tmp_path, output))
         task = asyncio.create_task(run_.run())
         pids = await output.pids(3)
         task.cancel()
@@ -94,8 +93,11 @@ def test_a_second_cancel_during_the_grace_does_not_cut_the_cleanup_short(tmp_pat
     assert born_in_grace not in pids
     assert all(is_dead(pid) for pid in [*pids, born_in_grace])
     [ending] = run_.endings
-    assert ending.signals == ("SIGTERM",)  # the one born in the grace got its own SIGTERM
-    assert ending.ended == 4
+    # The one born in the grace got its own SIGTERM. On a busy machine that SIGTERM can reach
+    # it between its fork and its exec, where it still runs the trap (and forks again): then
+    # only the SIGKILL after the whole grace ends it, which is the cleanup not cut short too.
+    assert ending.signals in (("SIGTERM",), ("SIGTERM", "SIGKILL"))
+    assert ending.ended >= 4
 
 
 def test_a_cancel_before_the_call_starts_runs_nothing(tmp_path: Path) -> None:
