@@ -141,6 +141,7 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
     from agent.provider.client import ProviderConfig
     from desk.config import ConnectionInfo, choose_server
     from desk.startup import Startup, unsaved_notice
+    from desk.web.handoff import denied_by_server
     from tui_gateway.assembly import StoreUnavailable, build_gateway
 
     settings = options.settings
@@ -169,9 +170,11 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
         )
         notice = ""
         try:
-            gateway = build_gateway(settings, provider)
+            gateway = build_gateway(settings, provider, denied=denied_by_server(os.environ))
         except StoreUnavailable as exc:  # not fatal here: sessions stay in memory, and we say so
-            gateway = build_gateway(settings, provider, persist=False)
+            gateway = build_gateway(
+                settings, provider, persist=False, denied=denied_by_server(os.environ)
+            )
             notice = unsaved_notice(exc.reason)
         notes = [line for line in (notice, gateway.config.sandbox_note) if line]
         startup = Startup(

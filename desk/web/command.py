@@ -79,7 +79,10 @@ def main_web(argv: Sequence[str]) -> int:
     except TokenError as exc:
         return _fail(exc.message)
 
+    from desk.web.handoff import TOKEN_FILE_ENV
     from desk.web.server import DeskWebServer
+
+    os.environ[TOKEN_FILE_ENV] = str(path.resolve())  # the served desks' file tools refuse it
 
     server = DeskWebServer(desk_command(desk_args), token=token, host=args.host, port=args.port)
     if args.host not in LOOPBACK:

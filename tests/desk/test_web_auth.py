@@ -7,6 +7,7 @@ started (none of these requests opens the WebSocket).
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -90,3 +91,30 @@ def test_a_bad_desk_flag_exits_2_before_listening(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.startswith("desk web: ")
+
+
+def test_a_served_desk_refuses_to_read_its_servers_token(tmp_path: Path) -> None:
+    from demo_model.config import DemoConfig
+    from demo_model.server import DemoModelServer
+    from desk.web.handoff import TOKEN_FILE_ENV
+    from tests.desk.test_pty_stop import desk_in_pty
+
+    token = tmp_path / "web.token"
+    token.write_text("s3cret-web-token\n")
+    server = DemoModelServer(DemoConfig(tokens_per_second=400))
+    server.start()
+    try:
+        env = {TOKEN_FILE_ENV: str(token)}
+        args = ("--db", str(tmp_path / "desk.db"))
+        with desk_in_pty(server, env, cwd=tmp_path, extra_args=args) as (proc, screen):
+            ready = screen.size
+            prompt = "call tool read_file with " + json.dumps({"path": "web.token"})
+            screen.write(prompt.encode() + b"\r")
+            screen.wait_for(b"That is what the tool reported", timeout_s=30.0, start=ready)
+            written = screen.since(ready)
+            screen.write(b"\x11")  # Ctrl+Q
+            assert proc.wait(timeout=20.0) == 0
+        assert b"refused" in written
+        assert b"s3cret-web-token" not in written
+    finally:
+        server.stop()
