@@ -281,3 +281,16 @@ def _sweep(lock_dir: Path) -> None:
             if not entry.name.startswith(here):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
+
+
+def refusal(session_id: str, owner: str) -> str:
+    """The one line that refuses a session another live desk holds.
+
+    Args:
+        session_id: the session.
+        owner: the holder's owner string (``host:pid:...``, see
+            :mod:`agent.store.liveness`).
+    """
+    parts = owner.split(":")
+    pid = f" (pid {parts[1]})" if len(parts) >= 2 and parts[1].isdigit() else ""
+    return f"session {session_id} is open in another desk{pid}; close it there first"

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent.provider.types import ChatMessage
 from agent.store import SessionStore, StoreFenced, StoreNotFound
 from tests.store.conftest import ScriptedLiveness, StoreFactory
 
@@ -76,6 +77,22 @@ def test_an_owner_that_is_gone_loses_its_claim_at_once(store_factory: StoreFacto
         stores[B].claim_session("s1")
     alive.gone.add(A)  # killed: its claim is still on the row
     stores[B].claim_session("s1")
+
+
+def test_a_session_another_live_desk_holds_is_not_deleted_under_it(
+    store_factory: StoreFactory,
+) -> None:
+    alive = Alive()
+    stores = opener(store_factory, alive)
+    stores[A].sessions.create_session("s1")  # open in desk A
+    stores[A].transcript.append_message("s1", ChatMessage("user", "keep me"))
+    with pytest.raises(StoreFenced) as refused:
+        stores[B].sessions.delete_session("s1")
+    assert "s1" in refused.value.message and refused.value.owner == A
+    assert [m.content for m in stores[A].transcript.all_messages("s1")] == ["keep me"]
+    alive.gone.add(A)  # desk A was killed: its session may go
+    assert stores[B].sessions.delete_session("s1")
+    assert stores[B].sessions.get_session("s1") is None
 
 
 def test_claiming_a_missing_session_is_not_found(store: SessionStore) -> None:

@@ -7,7 +7,8 @@ import uuid
 from collections.abc import Sequence
 
 from agent.provider.types import ChatMessage
-from agent.store.errors import StoreError
+from agent.store.errors import StoreError, StoreFenced
+from agent.store.liveness import refusal
 from agent.store.rows import NewMessage, SessionRow
 from agent.store.sql.core import Core, Tx, must
 from agent.store.sql.messages import as_new, columns, insert_messages
@@ -27,6 +28,8 @@ class SqlSessions:
         self._e = core.engine
         self._where = core.where
         self._clock = core.clock
+        self._owner = core.owner
+        self._liveness = core.liveness
 
     def create_session(
         self,
@@ -130,9 +133,17 @@ class SqlSessions:
             StoreFenced: another owner holds it (stop it there first).
         """
 
+        row = self._e.read(lambda t: t.one(_CLAIM, (session_id,)))
+        holder = None if row is None else row[0]
+        if holder is not None and holder != self._owner and self._liveness.is_alive(holder):
+            raise StoreFenced(refusal(session_id, holder), self._where, holder)
+
         def tx(t: Tx) -> bool:
-            if t.one("SELECT 1 FROM sessions WHERE id = ?", (session_id,)) is None:
+            now = t.one(_CLAIM, (session_id,))
+            if now is None:
                 return False
+            if now[0] not in (None, self._owner, holder):  # claimed meanwhile by a live desk
+                raise StoreFenced(refusal(session_id, now[0]), self._where, now[0])
             self._e.hold(t, session_id)
             return t.run("DELETE FROM sessions WHERE id = ?", (session_id,)) == 1
 
@@ -149,3 +160,4 @@ class SqlSessions:
 
 
 _BY_ID = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?"
+_CLAIM = "SELECT claim_owner FROM sessions WHERE id = ?"

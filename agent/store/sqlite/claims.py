@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 
 from agent.store.errors import StoreFenced, StoreNotFound
-from agent.store.liveness import OwnerLiveness
+from agent.store.liveness import OwnerLiveness, refusal
 from agent.store.sql.core import Tx
 from agent.store.sqlite.connections import Connections
 
@@ -121,16 +121,3 @@ class SqliteClaims:
     def _remember(self, session_id: str) -> None:
         with self._lock:
             self._held.add(session_id)
-
-
-def refusal(session_id: str, owner: str) -> str:
-    """The one line that refuses a session another live desk holds.
-
-    Args:
-        session_id: the session.
-        owner: the holder's owner string (``host:pid:...``, see
-            :mod:`agent.store.liveness`).
-    """
-    parts = owner.split(":")
-    pid = f" (pid {parts[1]})" if len(parts) >= 2 and parts[1].isdigit() else ""
-    return f"session {session_id} is open in another desk{pid}; close it there first"
