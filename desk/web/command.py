@@ -79,8 +79,13 @@ def main_web(argv: Sequence[str]) -> int:
     except TokenError as exc:
         return _fail(exc.message)
 
+    from agent import child_watcher
     from desk.web.handoff import TOKEN_FILE_ENV
     from desk.web.server import DeskWebServer
+
+    # Each tab's desk is reaped by the server's loop through a pidfd: no waitpid thread, and
+    # none left to warn "that handles pid N is closed" when SIGTERM ends the loop first.
+    child_watcher.install()
 
     os.environ[TOKEN_FILE_ENV] = str(path.resolve())  # the served desks' file tools refuse it
 
