@@ -31,6 +31,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import TextArea
 
+from contract.text import terminal_safe
 from desk.prompt_history import PromptHistory
 from desk.slash import SlashCommand, command_named, common_prefix, completions
 from desk.widgets._css import css_beside
@@ -182,6 +183,12 @@ class PromptInput(TextArea):
             container = self.parent if isinstance(self.parent, Widget) else self.screen
             container.mount(self._hints)
         return self._hints
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        """A paste goes in with its control characters made visible (``␇``, ``<U+202E>``), as
+        the transcript shows them: what the box shows is what is sent. (Textual then runs
+        :class:`TextArea`'s own handler, which inserts it.)"""
+        event.text = terminal_safe(event.text)
 
     async def _on_key(self, event: events.Key) -> None:
         # Enter, Ctrl+J and Tab are handled here, in this widget's own queue, after the keys

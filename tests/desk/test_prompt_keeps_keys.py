@@ -95,3 +95,15 @@ async def test_the_cursor_line_of_a_long_paste_stays_in_sight(desk_app: DeskApp)
         cursor_y = prompt.cursor_screen_offset.y
         assert row.content_region.y <= cursor_y < row.content_region.bottom
         assert prompt.region.bottom <= row.content_region.bottom  # no line of the box cut off
+
+
+async def test_a_paste_shows_its_control_characters_as_the_transcript_does(
+    desk_app: DeskApp,
+) -> None:
+    async with desk_app.run_test(size=(100, 30)) as pilot:
+        prompt = box(desk_app)
+        prompt.focus()
+        await pilot.press("x")  # typed first: the paste goes after it
+        desk_app.post_message(events.Paste("A\x07B\u202eC\x1b[2JD"))  # as the driver does
+        await wait_until(pilot, lambda: "D" in prompt.text, what="the paste")
+        assert prompt.text == "xA␇B<U+202E>C␛[2JD"
