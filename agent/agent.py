@@ -446,6 +446,7 @@ class Agent:
             usage_total=tally.total,
             children_ended=ledger.children_ended,
             iterations=iterations,
+            finish_reason=reply.finish_reason if status == TurnStatus.COMPLETED else None,
         )
 
     async def _call_model(

@@ -196,6 +196,8 @@ class TurnResult:
             request was open: ``timings`` has no connection close for the stop).
         undelivered: steers the turn took but never delivered (it was stopped, failed, or ran
             out of model calls first), in the order they came; the host runs them as prompts.
+        finish_reason: why the server ended the last reply of a completed turn (``stop``,
+            ``length`` when it was cut at its token limit...), None if it did not say.
     """
 
     status: TurnStatus
@@ -215,3 +217,4 @@ class TurnResult:
     iterations: int = 0
     stopped_tool: StoppedTool | None = None
     undelivered: list[Steer] = field(default_factory=list)
+    finish_reason: str | None = None

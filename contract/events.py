@@ -254,6 +254,8 @@ class MessageComplete(Payload):
             requests the server reported nothing for counted by desk's estimate).
         session_usage: the session's requests summed so far, this turn and its child agents'
             included.
+        cut_at_length: True when the server cut a completed turn's reply at its token limit
+            (its stream ended with ``finish_reason`` ``length``): the reply is not whole.
     """
 
     TYPE: ClassVar[str] = "message.complete"
@@ -269,6 +271,14 @@ class MessageComplete(Payload):
     undelivered: tuple[str, ...] = ()
     usage: TokenUsage | None = None
     session_usage: TokenUsage | None = None
+    cut_at_length: bool = False
+
+    def length_notice(self) -> str:
+        """The line that says the reply was cut at its token limit, or "" when it was not."""
+        if not self.cut_at_length:
+            return ""
+        size = f" ({self.completion_tokens} tokens)" if self.completion_tokens is not None else ""
+        return f"⚠ cut at the reply's token limit{size}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -414,6 +414,7 @@ def complete_event(turn: Turn, session_usage: TokenUsage | None = None) -> Messa
         undelivered=tuple(s.steer_id for s in result.undelivered),
         usage=result.usage_total,
         session_usage=session_usage,
+        cut_at_length=result.finish_reason == "length",
     )
 
 

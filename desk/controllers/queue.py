@@ -14,7 +14,8 @@ every change) and does what its lines ask:
 - ↻ sends a prompt offered again (``prompt_submit``: it runs, or waits behind the queue).
 
 A session shown again gets its queue from ``session_queue``; a resumed one offers the prompts
-that were still queued when it was last closed (the trailing prompts saved as not sent).
+that were still queued when it was last closed (saved as not sent), however many turns ran
+since, until one is sent again with its text.
 """
 
 from __future__ import annotations
@@ -36,14 +37,20 @@ if TYPE_CHECKING:
 
 
 def unsent_tail(entries: list[TranscriptEntry]) -> list[str]:
-    """The prompts still queued when a saved session was last closed: the run of prompts saved
-    as not sent at the end of its transcript, in order."""
-    tail: list[str] = []
+    """The prompts not sent when a saved session was closed that are still to be offered, in
+    transcript order: every prompt saved as not sent that no later prompt of the session sent
+    again with the same text (↻ sends it as a new prompt, which answers it). Later turns do not
+    answer a prompt left not sent: it stays offered until the person sends or forgets it."""
+    offered: list[str] = []
+    sent_later: set[str] = set()
     for entry in reversed(entries):
-        if entry.role != "user" or not entry.unsent:
-            break
-        tail.append(entry.content)
-    return tail[::-1]
+        if entry.role != "user" or entry.summary or entry.steer:
+            continue
+        if not entry.unsent:
+            sent_later.add(entry.content)
+        elif entry.content not in sent_later and entry.content not in offered:
+            offered.append(entry.content)
+    return offered[::-1]
 
 
 class QueueController:

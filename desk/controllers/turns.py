@@ -346,7 +346,10 @@ class TurnsController:
         reply = transcript.reply(payload.turn_id)
         if reply is None:
             reply = await transcript.add_reply(payload.turn_id)
-        await reply.finish(payload.text, payload.status, note_for(payload, self._format_receipt))
+        note = note_for(payload, self._format_receipt)
+        if not note:
+            note = payload.length_notice()
+        await reply.finish(payload.text, payload.status, note)
 
     async def queued(self, view: ShownSession, payload: PromptQueued) -> None:
         """``prompt.queued``: the prompt waits at its place (again, with its new text, after an

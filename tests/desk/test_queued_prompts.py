@@ -189,3 +189,64 @@ async def test_prompts_queued_at_quit_are_offered_again_on_resume(
             assert not isinstance(app.focused, QueuedItem)
     finally:
         again.shutdown(timeout_s=5.0)
+
+
+async def quit_desk(app: DeskApp, pilot: object) -> None:
+    """Ctrl+Q, and wait for the desk to close."""
+    await pilot.press("ctrl+q")  # type: ignore[attr-defined]
+    await wait_until(None, lambda: app.return_code is not None, what="the quit")
+
+
+@pytest.mark.parametrize("tokens_per_second", [8.0])
+async def test_a_prompt_not_sent_stays_offered_after_later_turns_until_sent_or_forgotten(
+    demo_server: DemoModelServer, db: Path
+) -> None:
+    gateway = store_gateway(demo_server, db)
+    app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = await submit_and_get_reply(app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: first.text, what="streaming")
+        await submit(pilot, "keep me one")
+        await wait_until(pilot, lambda: len(lines(app)) == 1, what="queued")
+        session = app.session_id
+        await quit_desk(app, pilot)
+    gateway.shutdown(timeout_s=5.0)
+
+    demo_server.configure(tokens_per_second=400.0)
+    held = [("not sent", "keep me one")]
+    startup = Startup(resume=True, resume_id=session)
+    again = store_gateway(demo_server, db)
+    app = DeskApp(again, connection(demo_server.base_url), handle_signals=False, startup=startup)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: lines(app) == held, what="the offered prompt")
+            reply = await submit_and_get_reply(app, pilot, "new prompt reply with exactly: NP")
+            await wait_until(pilot, lambda: reply.text == "NP", what="the new reply")
+            await wait_until(pilot, lambda: not again.running_turns, what="the turn's end")
+            assert lines(app) == held
+            await quit_desk(app, pilot)
+    finally:
+        again.shutdown(timeout_s=5.0)
+
+    third = store_gateway(demo_server, db)
+    app = DeskApp(third, connection(demo_server.base_url), handle_signals=False, startup=startup)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: lines(app) == held, what="still offered")
+            item = app.widgets.queue.items[0]
+            await click_until(pilot, item.query_one(".resend"), lambda: not item.is_attached)
+            await wait_until(pilot, lambda: not lines(app), what="sent again")
+            await wait_until(pilot, lambda: not third.running_turns, what="the turn's end")
+            await quit_desk(app, pilot)
+    finally:
+        third.shutdown(timeout_s=5.0)
+
+    fourth = store_gateway(demo_server, db)
+    app = DeskApp(fourth, connection(demo_server.base_url), handle_signals=False, startup=startup)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: app.session_id == session, what="the resume")
+            await pilot.pause()
+            assert lines(app) == []  # sent again: no longer offered
+    finally:
+        fourth.shutdown(timeout_s=5.0)

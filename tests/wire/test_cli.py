@@ -43,6 +43,17 @@ def test_run_prints_the_reply_and_exits_0(provider: ProviderConfig) -> None:
     assert child.err.wait_closed() == b""
 
 
+def test_run_says_when_the_reply_was_cut_at_the_token_limit(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    demo_server.configure(max_tokens=12)
+    child = Child(run_cmd(provider, "tell me a story about a lighthouse"))
+    assert child.wait() == 0
+    assert child.out.wait_closed() != b""
+    err = child.err.wait_closed().decode("utf-8")
+    assert err == "desk: ⚠ cut at the reply's token limit (12 tokens)\n"
+
+
 @pytest.mark.parametrize(
     ("sig", "code", "exit_reason"),
     [

@@ -198,6 +198,8 @@ def run_turn(
     if left:
         return EXIT_USER_STOP
     code = exit_code(complete)
+    if complete.cut_at_length:
+        _say(f"desk: {complete.length_notice()}", err)
     if code == EXIT_FAILED:
         line = " ".join((complete.error or complete.exit_reason).split())
         _say(f"desk: {line}", err)
