@@ -56,7 +56,7 @@ def fake_summary(request: list[ChatMessage], budget: int) -> str:
     return text(max(1, budget * 3 - len(SUMMARY_MARKER) - 2))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     history=sessions(),
     window=st.sampled_from([1024, 2048, 4096, 8192, 32768]),

@@ -47,7 +47,7 @@ def test_a_paste_split_across_reads_holds_its_end_marker_until_it_is_whole() -> 
     assert third[0] == Piece(PASTE_END + ESC, escape_key=True)
 
 
-@settings(deadline=None, max_examples=200)
+@settings(deadline=None, max_examples=100)
 @given(st.lists(st.text(alphabet=st.sampled_from(["a", "y", "[", "\r", ESC, "2", "0", "~"]))))
 def test_pieces_keep_every_character_in_order(reads: list[str]) -> None:
     splitter = EscapeSplitter(ALT)

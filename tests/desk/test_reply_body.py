@@ -40,7 +40,7 @@ BLOCKS = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(blocks=st.lists(BLOCKS, min_size=1, max_size=30), min_chars=st.integers(1, 120))
 def test_cuts_never_split_a_block_and_pieces_are_at_least_min_chars(
     blocks: list[str], min_chars: int
@@ -169,7 +169,7 @@ def test_a_body_that_never_streamed_has_no_pending_settle() -> None:
 CODE = st.lists(st.text(alphabet="abc =()", max_size=30), min_size=1, max_size=80)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     before=st.text(alphabet="ab \n", max_size=200),
     lines=CODE,

@@ -201,7 +201,7 @@ def test_deltas_carry_no_surrogate(rig: Rig, demo_server: DemoModelServer) -> No
 ANY_CODE_POINT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, categories=None))
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=100)
 @given(ANY_CODE_POINT)
 def test_any_string_becomes_valid_utf8_and_valid_text_is_kept(text: str) -> None:
     clean = valid_text(text)

@@ -124,7 +124,7 @@ scripts = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(scripts)
 def test_interleaved_register_cancel_unregister_across_threads(script: list[list[Op]]) -> None:
     scope = InterruptScope()
@@ -214,4 +214,4 @@ class ScopeModel(RuleBasedStateMachine):
 
 
 TestScopeModel = ScopeModel.TestCase
-TestScopeModel.settings = settings(max_examples=100, stateful_step_count=20, deadline=None)
+TestScopeModel.settings = settings(max_examples=50, stateful_step_count=20, deadline=None)

@@ -130,7 +130,7 @@ _ops: st.SearchStrategy[FileOp] = st.one_of(
 )
 
 
-@settings(deadline=None, max_examples=150)
+@settings(deadline=None, max_examples=60)
 @given(st.lists(_ops, min_size=1, max_size=4))
 def test_a_rendered_patch_reads_back_as_the_same_sections(ops: list[FileOp]) -> None:
     parsed = parse_patch(render_patch(ops))
@@ -149,7 +149,7 @@ def test_a_rendered_patch_reads_back_as_the_same_sections(ops: list[FileOp]) -> 
             assert got == want
 
 
-@settings(deadline=None, max_examples=150)
+@settings(deadline=None, max_examples=60)
 @given(
     st.lists(st.integers(0, 10_000), min_size=1, max_size=30, unique=True),
     st.data(),

@@ -315,7 +315,7 @@ def test_every_line_of_a_real_stdio_session_fits_the_schema(
             assert problems(validator(f"/events/{kind}"), payload) == [], message
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(payload=payloads(), seq=st.integers(0, 2**40), session_id=st.text(max_size=12))
 def test_every_event_the_gateway_can_send_fits_the_schema(
     payload: Payload, seq: int, session_id: str
