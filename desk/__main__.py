@@ -17,7 +17,8 @@ addresses are probed first (about 300 ms at most), then the demo model starts.
 
 Exit codes: 0 after a normal quit (Ctrl+Q, or SIGTERM/SIGHUP handled as a system quit),
 2 for a bad flag or setting (one line on stderr, no traceback), 1 when the app crashed
-(Textual restores the terminal and prints the error), 130 for Ctrl+C before the app started.
+(Textual restores the terminal and prints the error), 130 for SIGINT before the app started
+(a Ctrl+C typed under the first frame is kept as a key: :mod:`desk.early_frame`).
 """
 
 from __future__ import annotations
