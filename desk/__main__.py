@@ -113,7 +113,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] in SUBCOMMANDS:
         try:
             return run_subcommand(args[0], args[1:])
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl+C while the command was being loaded
+            if args[0] == "run":  # a run says it was stopped, as it does once started
+                from tui_gateway.wire.run_early import stopped_before_start, wants_json
+
+                return stopped_before_start(wants_json(args[1:]))
             return 130
     frame = EarlyFrame.show(args, os.environ, coloured=default_theme_chosen(os.environ))
     try:

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
-from tests.support import cut_short
+from tests.desk.test_pty_stop import desk_command
+from tests.support import cut_short, poll_until
 from tests.wire.helpers import Child, slow_reply, wire_cmd
 from tests.wire.test_schema import problems, validator
 
@@ -122,3 +125,39 @@ def test_a_refused_run_still_ends_with_turn_completed(provider: ProviderConfig) 
     assert problems(LINE, line) == []
     assert line["type"] == "turn.completed" and line["session_id"] == ""
     assert line["payload"]["exit_reason"] == "failed(GatewayError)"
+
+
+def reading_stdin(pid: int) -> bool:
+    """True while the process's main thread waits on a pipe (``desk run -`` reads its prompt)."""
+    try:
+        return "pipe_read" in Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("entry", ["desk", "wire"])
+def test_a_ctrl_c_before_the_run_started_still_ends_with_turn_completed(
+    provider: ProviderConfig, entry: str
+) -> None:
+    args = ["--base-url", provider.base_url, "--model", provider.model, "--json", "-"]
+    argv = [*desk_command(), "run", *args] if entry == "desk" else wire_cmd("run", provider)
+    argv = argv if entry == "desk" else [*argv, "--json", "-"]
+    child = Child(argv, stdin=True)  # the prompt is read from stdin: nothing has started yet
+    try:
+        assert poll_until(lambda: reading_stdin(child.proc.pid), timeout=30.0)
+        child.proc.send_signal(signal.SIGINT)
+        assert child.wait(30) == 130
+        text = child.out.wait_closed().decode("utf-8")
+        [line] = [json.loads(x) for x in text.splitlines()]
+        assert problems(LINE, line) == []
+        assert problems(validator("/run/turn.completed"), line["payload"]) == []
+        assert line["type"] == "turn.completed" and line["session_id"] == ""
+        last = line["payload"]
+        assert (last["status"], last["exit_reason"]) == ("interrupted", "interrupted_by_user")
+        assert last["stop"]["issuer"] == "user" and last["stop"]["surface"] == "headless.sigint"
+        assert "before the run started" in last["stop"]["reason"]
+        err = child.err.wait_closed().decode("utf-8")
+        assert "Traceback" not in err and "before the run started" in err
+    finally:
+        child.kill()
