@@ -159,3 +159,18 @@ def test_a_ctrl_q_typed_while_the_desk_starts_quits_once_it_is_up(tmp_path: Path
             assert proc.wait(timeout=30.0) == 0
             modes = termios.tcgetattr(tty)  # flow control and Ctrl+C's signal are back
             assert modes[0] & termios.IXON and modes[3] & termios.ISIG
+
+
+def test_a_ctrl_c_typed_while_the_desk_starts_is_a_first_ctrl_c_once_it_is_up(
+    tmp_path: Path,
+) -> None:
+    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+        args = ["--base-url", server.base_url, "--model", "demo"]
+        with desk_started(args, tmp_path) as (proc, screen, _tty):
+            screen.wait_for(b"Ask anything", timeout_s=10.0)  # the first frame, not the app
+            screen.write(b"\x03")  # Ctrl+C: not an exit with 130, nor a signal to the shell
+            screen.wait_for(b"idle", timeout_s=20.0)
+            screen.wait_for(b"press Ctrl+C again to quit", timeout_s=20.0)
+            assert proc.poll() is None
+            screen.write(b"\x11")
+            assert proc.wait(timeout=15.0) == 0
