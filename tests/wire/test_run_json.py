@@ -4,8 +4,11 @@ exactly one ``turn.completed`` whatever ends the run, with ``desk run``'s exit c
 from __future__ import annotations
 
 import json
+import random
 import signal
 import sys
+import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +164,34 @@ def test_a_ctrl_c_before_the_run_started_still_ends_with_turn_completed(
         assert "Traceback" not in err and "before the run started" in err
     finally:
         child.kill()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_ctrl_c_anywhere_in_the_start_ends_with_one_turn_completed_and_130(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    """Randomized: the prompt goes in, then Ctrl+C comes at a random moment of the start (the
+    gateway being built, the session created, the turn submitted or streaming)."""
+    slow_reply(demo_server)
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    args = ["run", "--base-url", provider.base_url, "--model", provider.model, "--json", "-"]
+    for _ in range(4):
+        child = Child([*desk_command(), *args], stdin=True)
+        try:
+            assert poll_until(partial(reading_stdin, child.proc.pid), timeout=30.0)
+            assert child.proc.stdin is not None
+            child.proc.stdin.write(STORY.encode())
+            child.proc.stdin.close()
+            threading.Event().wait(rng.uniform(0.0, 0.3))  # a random moment, not a wait for work
+            child.proc.send_signal(signal.SIGINT)
+            assert child.wait(30) == 130, seed
+            lines = [json.loads(x) for x in child.out.wait_closed().decode().splitlines()]
+            assert [x["type"] for x in lines].count("turn.completed") == 1, seed
+            assert lines[-1]["type"] == "turn.completed", seed
+            last = lines[-1]["payload"]
+            assert (last["status"], last["exit_reason"]) == ("interrupted", "interrupted_by_user")
+            assert last["stop"]["surface"] == "headless.sigint", seed
+            assert "Traceback" not in child.err.wait_closed().decode(), seed
+        finally:
+            child.kill()
