@@ -17,7 +17,8 @@ addresses are probed first (about 300 ms at most), then the demo model starts.
 
 Exit codes: 0 after a normal quit (Ctrl+Q, or SIGTERM/SIGHUP handled as a system quit),
 2 for a bad flag or setting (one line on stderr, no traceback), 1 when the app crashed
-(Textual restores the terminal and prints the error), 130 for Ctrl+C before the app started.
+(Textual restores the terminal and prints the error), 130 for SIGINT before the app started
+(a Ctrl+C typed under the first frame is kept as a key: :mod:`desk.early_frame`).
 """
 
 from __future__ import annotations
@@ -112,7 +113,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] in SUBCOMMANDS:
         try:
             return run_subcommand(args[0], args[1:])
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl+C while the command was being loaded
+            if args[0] == "run":  # a run says it was stopped, as it does once started
+                from tui_gateway.wire.run_early import stopped_before_start, wants_json
+
+                return stopped_before_start(wants_json(args[1:]))
             return 130
     frame = EarlyFrame.show(args, os.environ, coloured=default_theme_chosen(os.environ))
     try:

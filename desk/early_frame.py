@@ -4,12 +4,15 @@ Importing the app, the gateway and Textual takes most of a second on a small mac
 when the disk cache is cold), and a server probe may take longer. So ``desk`` draws its layout
 at once, with the standard library only: the alternate screen, the welcome line, the prompt
 box with its placeholder, the status bar and the footer. The terminal stops echoing and stops
-waiting for a whole line (``ECHO`` and ``ICANON`` off; ``ISIG`` stays on, so Ctrl+C still
-interrupts the start), so what the person types meanwhile waits in the terminal's input queue
-unseen, and the app reads it as its first keys (see :meth:`desk.app.DeskApp.on_mount`). Enter
-stays a carriage return (``ICRNL`` off: translated, it would reach the app as Ctrl+J, a new
-line in the box), so an Enter typed meanwhile sends the prompt once the session is up
-(:meth:`desk.screens.desk_screen.DeskScreen.desk_ready`).
+waiting for a whole line (``ECHO`` and ``ICANON`` off), so what the person types meanwhile waits
+in the terminal's input queue unseen, and the app reads it as its first keys (see
+:meth:`desk.app.DeskApp.on_mount`). Enter stays a carriage return (``ICRNL`` off: translated, it
+would reach the app as Ctrl+J, a new line in the box), so an Enter typed meanwhile sends the
+prompt once the session is up (:meth:`desk.screens.desk_screen.DeskScreen.desk_ready`). Ctrl+Q
+and Ctrl+C are kept the same way: flow control is off (``IXON``: the terminal would swallow
+Ctrl+Q as "resume output") and so are signal keys (``ISIG``: Ctrl+C would end the start with
+130 and reach the shell too), so a Ctrl+Q typed meanwhile quits once the desk is up, and a
+Ctrl+C is a first Ctrl+C there (a second one quits), as it is at any other time.
 
 Textual saves the terminal's modes when it starts and restores those at exit: the modes set
 here. :meth:`EarlyFrame.close` puts back the ones the terminal had before ``desk`` started,
@@ -153,7 +156,8 @@ class EarlyFrame:
             saved = termios.tcgetattr(fd)
             quiet = termios.tcgetattr(fd)
             quiet[0] &= ~termios.ICRNL  # Enter stays CR (Enter), not LF (Ctrl+J: a new line)
-            quiet[3] &= ~(termios.ECHO | termios.ICANON)
+            quiet[0] &= ~termios.IXON  # Ctrl+Q and Ctrl+S stay keys, not flow control
+            quiet[3] &= ~(termios.ECHO | termios.ICANON | termios.ISIG)  # Ctrl+C stays a key
             quiet[6][termios.VMIN] = 1
             quiet[6][termios.VTIME] = 0
             termios.tcsetattr(fd, termios.TCSANOW, quiet)

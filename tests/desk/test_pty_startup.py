@@ -148,3 +148,29 @@ def test_an_enter_typed_while_the_desk_starts_sends_the_prompt_once_it_is_ready(
             assert proc.wait(timeout=15.0) == 0
         chats = [r for r in server.records.list() if "chat" in r.path]
         assert len(chats) == 1  # sent once
+
+
+def test_a_ctrl_q_typed_while_the_desk_starts_quits_once_it_is_up(tmp_path: Path) -> None:
+    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+        args = ["--base-url", server.base_url, "--model", "demo"]
+        with desk_started(args, tmp_path) as (proc, screen, tty):
+            screen.wait_for(b"Ask anything", timeout_s=10.0)  # the first frame, not the app
+            screen.write(b"\x11")  # Ctrl+Q
+            assert proc.wait(timeout=30.0) == 0
+            modes = termios.tcgetattr(tty)  # flow control and Ctrl+C's signal are back
+            assert modes[0] & termios.IXON and modes[3] & termios.ISIG
+
+
+def test_a_ctrl_c_typed_while_the_desk_starts_is_a_first_ctrl_c_once_it_is_up(
+    tmp_path: Path,
+) -> None:
+    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+        args = ["--base-url", server.base_url, "--model", "demo"]
+        with desk_started(args, tmp_path) as (proc, screen, _tty):
+            screen.wait_for(b"Ask anything", timeout_s=10.0)  # the first frame, not the app
+            screen.write(b"\x03")  # Ctrl+C: not an exit with 130, nor a signal to the shell
+            screen.wait_for(b"idle", timeout_s=20.0)
+            screen.wait_for(b"press Ctrl+C again to quit", timeout_s=20.0)
+            assert proc.poll() is None
+            screen.write(b"\x11")
+            assert proc.wait(timeout=15.0) == 0

@@ -4,14 +4,20 @@ exactly one ``turn.completed`` whatever ends the run, with ``desk run``'s exit c
 from __future__ import annotations
 
 import json
+import random
 import signal
+import sys
+import threading
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
-from tests.support import cut_short
+from tests.desk.test_pty_stop import desk_command
+from tests.support import cut_short, poll_until
 from tests.wire.helpers import Child, slow_reply, wire_cmd
 from tests.wire.test_schema import problems, validator
 
@@ -122,3 +128,70 @@ def test_a_refused_run_still_ends_with_turn_completed(provider: ProviderConfig) 
     assert problems(LINE, line) == []
     assert line["type"] == "turn.completed" and line["session_id"] == ""
     assert line["payload"]["exit_reason"] == "failed(GatewayError)"
+
+
+def reading_stdin(pid: int) -> bool:
+    """True while the process's main thread waits on a pipe (``desk run -`` reads its prompt)."""
+    try:
+        return "pipe_read" in Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("entry", ["desk", "wire"])
+def test_a_ctrl_c_before_the_run_started_still_ends_with_turn_completed(
+    provider: ProviderConfig, entry: str
+) -> None:
+    args = ["--base-url", provider.base_url, "--model", provider.model, "--json", "-"]
+    argv = [*desk_command(), "run", *args] if entry == "desk" else wire_cmd("run", provider)
+    argv = argv if entry == "desk" else [*argv, "--json", "-"]
+    child = Child(argv, stdin=True)  # the prompt is read from stdin: nothing has started yet
+    try:
+        assert poll_until(lambda: reading_stdin(child.proc.pid), timeout=30.0)
+        child.proc.send_signal(signal.SIGINT)
+        assert child.wait(30) == 130
+        text = child.out.wait_closed().decode("utf-8")
+        [line] = [json.loads(x) for x in text.splitlines()]
+        assert problems(LINE, line) == []
+        assert problems(validator("/run/turn.completed"), line["payload"]) == []
+        assert line["type"] == "turn.completed" and line["session_id"] == ""
+        last = line["payload"]
+        assert (last["status"], last["exit_reason"]) == ("interrupted", "interrupted_by_user")
+        assert last["stop"]["issuer"] == "user" and last["stop"]["surface"] == "headless.sigint"
+        assert "before the run started" in last["stop"]["reason"]
+        err = child.err.wait_closed().decode("utf-8")
+        assert "Traceback" not in err and "before the run started" in err
+    finally:
+        child.kill()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_ctrl_c_anywhere_in_the_start_ends_with_one_turn_completed_and_130(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    """Randomized: the prompt goes in, then Ctrl+C comes at a random moment of the start (the
+    gateway being built, the session created, the turn submitted or streaming)."""
+    slow_reply(demo_server)
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    args = ["run", "--base-url", provider.base_url, "--model", provider.model, "--json", "-"]
+    for _ in range(4):
+        child = Child([*desk_command(), *args], stdin=True)
+        try:
+            assert poll_until(partial(reading_stdin, child.proc.pid), timeout=30.0)
+            assert child.proc.stdin is not None
+            child.proc.stdin.write(STORY.encode())
+            child.proc.stdin.close()
+            threading.Event().wait(rng.uniform(0.0, 0.3))  # a random moment, not a wait for work
+            child.proc.send_signal(signal.SIGINT)
+            assert child.wait(30) == 130, seed
+            lines = [json.loads(x) for x in child.out.wait_closed().decode().splitlines()]
+            assert [x["type"] for x in lines].count("turn.completed") == 1, seed
+            assert lines[-1]["type"] == "turn.completed", seed
+            last = lines[-1]["payload"]
+            assert (last["status"], last["exit_reason"]) == ("interrupted", "interrupted_by_user")
+            assert last["stop"]["surface"] == "headless.sigint", seed
+            assert "Traceback" not in child.err.wait_closed().decode(), seed
+        finally:
+            child.kill()

@@ -165,6 +165,7 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
         1 failed (one line on stderr), 2 for a bad flag.
     """
     from tui_gateway.wire.headless import run_turn
+    from tui_gateway.wire.run_early import stopped_before_start, wants_json
 
     prog = "desk run"
     p = parser(prog, "Run one turn headless and print the reply.")
@@ -180,6 +181,7 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
         action="store_true",
         help="write the run's events as JSON lines instead of the reply (docs/protocol.md)",
     )
+    gateway = None
     try:
         args = parse(p, argv)
         prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
@@ -193,3 +195,7 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
             )
     except SettingsError as exc:
         return fail(prog, exc.message)
+    except KeyboardInterrupt:  # Ctrl+C before run_turn took it over: stopped before it started
+        if gateway is not None:
+            gateway.shutdown()  # idempotent: nothing survives the run
+        return stopped_before_start(wants_json(argv))
