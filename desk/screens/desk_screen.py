@@ -121,10 +121,6 @@ class DeskScreen(Screen[None]):
         await c.queue.sync(view)
         c.gauge.count_pending(view)
 
-    def on_prompt_input_mention_tab(self, message: PromptInput.MentionTab) -> None:
-        """Tab in the prompt box with no /command to complete: insert an ``@`` mention's file."""
-        self._controllers.mentions.complete()
-
     async def on_prompt_input_edit_last(self, message: PromptInput.EditLast) -> None:
         """Up on an empty prompt box with prompts queued: edit the last of them."""
         view = self._controllers.sessions.view

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.pilot import Pilot
 
 from demo_model.server import DemoModelServer
@@ -103,5 +104,40 @@ def test_the_mention_list(
 
     try:
         assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)  # type: ignore[operator]
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+def burst(app: object, *keys: str) -> None:
+    """Keys posted at once, as a terminal delivers a fast burst (Pilot waits between keys)."""
+    for key in keys:
+        name = {" ": "space"}.get(key, key)
+        app.post_message(events.Key(name, key if len(key) == 1 else None))  # type: ignore[attr-defined]
+
+
+@pytest.mark.anyio
+async def test_keys_typed_right_after_tab_follow_the_inserted_file(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    gateway = make_gateway(fast_server, workspace(tmp_path), approvals=False)
+    app = make_app(gateway)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            box = await type_mention(app, pilot, "see @README")
+            await wait_until(pilot, lambda: "@README.md" in "".join(listed(app)), what="match")
+            burst(app, "tab", *"XYZ")
+            await wait_until(pilot, lambda: "README.md" in box.text, what="the completion")
+            await pilot.pause()
+            assert box.text == "see @README.md XYZ"
+
+            box.text = ""
+            await type_mention(app, pilot, "what does @src/rea")
+            await wait_until(pilot, lambda: "@src/reader.py" in "".join(listed(app)), what="match")
+            burst(app, "tab", *" say hi", "enter")
+            await wait_until(pilot, lambda: fast_server.records.list(), what="the prompt sent")
+            (record,) = fast_server.records.list()
+            sent = str(record.messages[-1].get("content"))
+            assert "what does @src/reader.py  say hi" in sent
+            assert "print('hi')" in sent  # the completed mention attached the file
     finally:
         gateway.shutdown(timeout_s=5.0)
