@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -471,3 +472,33 @@ async def test_typing_with_the_sidebar_open_goes_to_the_prompt_box_r_and_d_inclu
         await pilot.press("r")
         rename = sidebar.query_one("#session-rename")
         await wait_until(pilot, lambda: rename.has_focus, what="the rename box")
+
+
+async def test_random_bursts_typed_at_the_sessions_list_reach_the_box_whole_and_in_order(
+    store_gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    rng = random.Random(20261202)
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(
+            pilot,
+            lambda: app.controllers.sessions.resume_rendered_at is not None,
+            what="the render",
+        )
+        await pilot.press("ctrl+b")
+        sidebar, box = app.widgets.sidebar, app.widgets.prompt
+        await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
+        for _ in range(8):
+            box.text = ""
+            sidebar.list_view.focus()
+            await wait_until(pilot, lambda: sidebar.list_view.has_focus, what="the list")
+            text = "".join(rng.choice("rdRDeo ?x") for _ in range(rng.randint(5, 40)))
+            text = "e" + text  # the sessions list binds r and d: the first key is text
+            for key in text:
+                app.post_message(events.Key("space" if key == " " else key, key))
+            typed = len(text)
+            await wait_until(pilot, lambda n=typed: len(box.text) >= n, what="the burst")
+            await pilot.pause()
+            assert box.text == text and box.has_focus
+            assert not sidebar.has_class("-renaming")
+            assert not isinstance(app.screen, ConfirmDelete)
