@@ -3,6 +3,7 @@ one (Tab again: the next), and the sent prompt carries the file's text to the se
 
 from __future__ import annotations
 
+import random
 import subprocess
 from pathlib import Path
 
@@ -139,5 +140,34 @@ async def test_keys_typed_right_after_tab_follow_the_inserted_file(
             sent = str(record.messages[-1].get("content"))
             assert "what does @src/reader.py  say hi" in sent
             assert "print('hi')" in sent  # the completed mention attached the file
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+async def typed_in(pilot: Pilot[object], box: PromptInput, length: int) -> str:
+    """The box's text once it holds ``length`` characters and the app is idle."""
+    await wait_until(pilot, lambda: len(box.text) >= length, what="the keys typed")
+    await pilot.pause()
+    return box.text
+
+
+@pytest.mark.anyio
+async def test_random_bursts_after_tab_keep_every_key_in_order(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    rng = random.Random(20261202)
+    gateway = make_gateway(fast_server, workspace(tmp_path), approvals=False)
+    app = make_app(gateway)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            for _ in range(6):
+                box = await type_mention(app, pilot, "see @README")
+                await wait_until(pilot, lambda: "@README.md" in "".join(listed(app)), what="match")
+                tail = "".join(rng.choice("abXY @?.") for _ in range(rng.randint(1, 25)))
+                burst(app, "tab", *tail)
+                assert await typed_in(pilot, box, len("see @README.md ") + len(tail))
+                assert box.text == "see @README.md " + tail
+                box.text = ""
+                await wait_until(pilot, lambda: not listed(app), what="the list hidden")
     finally:
         gateway.shutdown(timeout_s=5.0)
