@@ -135,11 +135,19 @@ async def test_keys_typed_right_after_tab_follow_the_inserted_file(
             await type_mention(app, pilot, "what does @src/rea")
             await wait_until(pilot, lambda: "@src/reader.py" in "".join(listed(app)), what="match")
             burst(app, "tab", *" say hi", "enter")
-            await wait_until(pilot, lambda: fast_server.records.list(), what="the prompt sent")
-            (record,) = fast_server.records.list()
-            sent = str(record.messages[-1].get("content"))
-            assert "what does @src/reader.py  say hi" in sent
-            assert "print('hi')" in sent  # the completed mention attached the file
+
+            def sent() -> list[str]:
+                contents = (
+                    str(r.messages[-1].get("content"))
+                    for r in fast_server.records.list()
+                    if r.messages
+                )
+                return [text for text in contents if "say hi" in text]
+
+            await wait_until(pilot, sent, what="the prompt at the server")
+            (text,) = sent()
+            assert "what does @src/reader.py  say hi" in text
+            assert "print('hi')" in text  # the completed mention attached the file
     finally:
         gateway.shutdown(timeout_s=5.0)
 
