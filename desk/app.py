@@ -230,6 +230,7 @@ class DeskApp(App[int]):
     async def on_mount(self) -> None:
         c, prompt = self.controllers, self.widgets.prompt
         prompt.answer_key = self._answer_key
+        prompt.complete_mention = c.mentions.complete
         self._bridge.start()
         prompt.console_commands = console_slash_commands(c.console.load_commands())
         await c.sessions.start()  # a new session, or the resumed one (--resume)

@@ -8,8 +8,10 @@ sidebar's open / rename / delete, and where the focus is (the console's stop key
 
 It also keeps the typing in the prompt box: a printable key that reaches the screen (the
 focused widget took no text and has no binding for it: a tool card, a button, the sessions
-list) goes to the prompt box, which takes the focus back, or to the console's command line
-when the focus is inside the console panel. Nothing typed is lost to a stray focus.
+list) goes to the prompt box, which takes the focus back at once, or to the console's command
+line when the focus is inside the console panel. The keys typed in the same burst behind it,
+which went to the old focus, follow it there (``r`` and ``d`` too: the sessions list's keys act
+only while the list has the focus). Nothing typed is lost to a stray focus.
 """
 
 from __future__ import annotations
@@ -69,17 +71,25 @@ class DeskScreen(Screen[None]):
         if not event.is_printable or event.character is None:
             return
         focused = self.focused
+        target: Input | TextArea | None
         if isinstance(focused, (Input, TextArea)):
-            return  # it takes text itself (a key that reaches here was refused on purpose)
-        active = self.active_bindings.get(event.key)
-        if active is not None and active.enabled:
-            return  # the focused widget's own key (``d`` in the sessions list...)
-        target = self._text_home(focused)
-        if target is None:
-            return
+            if focused.disabled or (isinstance(focused, TextArea) and focused.read_only):
+                return  # it takes no text now (a key that reaches here was refused on purpose)
+            # It takes every printable key it is given: this one went to the widget that had
+            # the focus before (a burst typed while an earlier key of it moved the focus).
+            target = focused
+        else:
+            active = self.active_bindings.get(event.key)
+            if active is not None and active.enabled:
+                return  # the focused widget's own key (``d`` in the sessions list...)
+            target = self._text_home(focused)
+            if target is None:
+                return
+            # At once, not later: the keys of the burst behind this one must see the box
+            # focused, or a key the old focus binds (``r`` in the sessions list) would act.
+            self.set_focus(target)
         event.stop()
         event.prevent_default()
-        target.focus()
         if isinstance(target, Input):
             target.insert_text_at_cursor(event.character)
         else:
@@ -120,10 +130,6 @@ class DeskScreen(Screen[None]):
             await self._submitted(view, text, message.how, message.key_time)
         await c.queue.sync(view)
         c.gauge.count_pending(view)
-
-    def on_prompt_input_mention_tab(self, message: PromptInput.MentionTab) -> None:
-        """Tab in the prompt box with no /command to complete: insert an ``@`` mention's file."""
-        self._controllers.mentions.complete()
 
     async def on_prompt_input_edit_last(self, message: PromptInput.EditLast) -> None:
         """Up on an empty prompt box with prompts queued: edit the last of them."""

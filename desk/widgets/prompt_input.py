@@ -14,7 +14,8 @@ text at once ("stop and send"). The footer names what each key does now.
 Tab completes a slash command (one line ``/word``, no space yet): one match becomes ``/name ``;
 several complete to their common prefix and are listed in a :class:`SlashHints` just above the
 box, and Tab again goes through them. With nothing to complete Tab does nothing: it never moves
-the focus away from what is being typed (Shift+Tab does, on purpose).
+the focus away from what is being typed (Shift+Tab does, on purpose). Tab on an ``@`` mention
+inserts its file (:attr:`PromptInput.complete_mention`) before the keys typed after it.
 """
 
 from __future__ import annotations
@@ -126,9 +127,6 @@ class PromptInput(TextArea):
             self.editing = editing
             """The queued prompt an edit is for, or None."""
 
-    class MentionTab(Message):
-        """Tab with no /command to complete: an ``@`` mention being typed may take it."""
-
     class EditLast(Message):
         """Up on an empty box while prompts wait in the queue: edit the last of them."""
 
@@ -166,6 +164,10 @@ class PromptInput(TextArea):
         self.answer_key: Callable[[events.Key], bool] | None = None
         """Asked first for every key: True when the desk took it as an answer (an approval
         waiting, see :mod:`desk.approval_keys`), so it is not typed. Set by the app."""
+        self.complete_mention: Callable[[], bool] | None = None
+        """Tab with no /command to complete: insert the file of the ``@`` mention at the
+        cursor, within the Tab's own handling so the keys typed after it follow the inserted
+        path (True when it did). Set by the app."""
         self.console_commands: Sequence[SlashCommand] = ()
         """The gateway console's commands, completed after the desk's own (set by the app)."""
         self._hints: SlashHints | None = None
@@ -220,8 +222,8 @@ class PromptInput(TextArea):
             event.prevent_default()
             if completing_slash(self.text):
                 self.action_complete_slash()
-            else:
-                self.post_message(self.MentionTab())
+            elif self.complete_mention is not None:
+                self.complete_mention()  # now, before the keys typed after Tab are inserted
         else:
             await super()._on_key(event)
 

@@ -3,10 +3,12 @@ one (Tab again: the next), and the sent prompt carries the file's text to the se
 
 from __future__ import annotations
 
+import random
 import subprocess
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.pilot import Pilot
 
 from demo_model.server import DemoModelServer
@@ -103,5 +105,77 @@ def test_the_mention_list(
 
     try:
         assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)  # type: ignore[operator]
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+def burst(app: object, *keys: str) -> None:
+    """Keys posted at once, as a terminal delivers a fast burst (Pilot waits between keys)."""
+    for key in keys:
+        name = {" ": "space"}.get(key, key)
+        app.post_message(events.Key(name, key if len(key) == 1 else None))  # type: ignore[attr-defined]
+
+
+@pytest.mark.anyio
+async def test_keys_typed_right_after_tab_follow_the_inserted_file(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    gateway = make_gateway(fast_server, workspace(tmp_path), approvals=False)
+    app = make_app(gateway)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            box = await type_mention(app, pilot, "see @README")
+            await wait_until(pilot, lambda: "@README.md" in "".join(listed(app)), what="match")
+            burst(app, "tab", *"XYZ")
+            await wait_until(pilot, lambda: "README.md" in box.text, what="the completion")
+            await pilot.pause()
+            assert box.text == "see @README.md XYZ"
+
+            box.text = ""
+            await type_mention(app, pilot, "what does @src/rea")
+            await wait_until(pilot, lambda: "@src/reader.py" in "".join(listed(app)), what="match")
+            burst(app, "tab", *" say hi", "enter")
+
+            def sent() -> list[str]:
+                contents = (
+                    str(r.messages[-1].get("content"))
+                    for r in fast_server.records.list()
+                    if r.messages
+                )
+                return [text for text in contents if "say hi" in text]
+
+            await wait_until(pilot, sent, what="the prompt at the server")
+            (text,) = sent()
+            assert "what does @src/reader.py  say hi" in text
+            assert "print('hi')" in text  # the completed mention attached the file
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+async def typed_in(pilot: Pilot[object], box: PromptInput, length: int) -> str:
+    """The box's text once it holds ``length`` characters and the app is idle."""
+    await wait_until(pilot, lambda: len(box.text) >= length, what="the keys typed")
+    await pilot.pause()
+    return box.text
+
+
+@pytest.mark.anyio
+async def test_random_bursts_after_tab_keep_every_key_in_order(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    rng = random.Random(20261202)
+    gateway = make_gateway(fast_server, workspace(tmp_path), approvals=False)
+    app = make_app(gateway)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            for _ in range(6):
+                box = await type_mention(app, pilot, "see @README")
+                await wait_until(pilot, lambda: "@README.md" in "".join(listed(app)), what="match")
+                tail = "".join(rng.choice("abXY @?.") for _ in range(rng.randint(1, 25)))
+                burst(app, "tab", *tail)
+                assert await typed_in(pilot, box, len("see @README.md ") + len(tail))
+                assert box.text == "see @README.md " + tail
+                box.text = ""
+                await wait_until(pilot, lambda: not listed(app), what="the list hidden")
     finally:
         gateway.shutdown(timeout_s=5.0)
