@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from contract.events import GatewayEvent, MessageComplete, MessageDelta, Payload
+from demo_model.config import DemoConfig
 from demo_model.records import RequestRecord
 from demo_model.server import DemoModelServer
 
@@ -164,3 +165,15 @@ def claimed(db: Path, session_id: str) -> Iterator[subprocess.Popen[str]]:
             release(child)
         else:
             child.wait(10)
+
+
+@contextmanager
+def running_demo(tokens_per_second: float) -> Iterator[DemoModelServer]:
+    """A demo model server on a free loopback port streaming at ``tokens_per_second`` (0: as
+    fast as it can), stopped when the block ends."""
+    server = DemoModelServer(DemoConfig(tokens_per_second=tokens_per_second))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from agent.provider.client import ProviderConfig
-from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
+from tests.support import running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 
@@ -36,23 +36,15 @@ def tokens_per_second() -> float:
 
 @pytest.fixture
 def demo_server(tokens_per_second: float) -> Iterator[DemoModelServer]:
-    server = DemoModelServer(DemoConfig(tokens_per_second=tokens_per_second))
-    server.start()
-    try:
+    with running_demo(tokens_per_second) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
 def fast_server() -> Iterator[DemoModelServer]:
     """A demo model that streams as fast as it can (snapshots hold it with faults)."""
-    server = DemoModelServer(DemoConfig(tokens_per_second=0))
-    server.start()
-    try:
+    with running_demo(0) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from tests.desk.web_kit import DeskWeb, start_desk_web
+from tests.support import running_demo
 
 
 @pytest.fixture
@@ -94,16 +95,12 @@ def test_a_bad_desk_flag_exits_2_before_listening(tmp_path: Path) -> None:
 
 
 def test_a_served_desk_refuses_to_read_its_servers_token(tmp_path: Path) -> None:
-    from demo_model.config import DemoConfig
-    from demo_model.server import DemoModelServer
     from desk.web.handoff import TOKEN_FILE_ENV
     from tests.desk.test_pty_stop import desk_in_pty
 
     token = tmp_path / "web.token"
     token.write_text("s3cret-web-token\n")
-    server = DemoModelServer(DemoConfig(tokens_per_second=400))
-    server.start()
-    try:
+    with running_demo(400) as server:
         env = {TOKEN_FILE_ENV: str(token)}
         args = ("--db", str(tmp_path / "desk.db"))
         with desk_in_pty(server, env, cwd=tmp_path, extra_args=args) as (proc, screen):
@@ -114,7 +111,5 @@ def test_a_served_desk_refuses_to_read_its_servers_token(tmp_path: Path) -> None
             written = screen.since(ready)
             screen.write(b"\x11")  # Ctrl+Q
             assert proc.wait(timeout=20.0) == 0
-        assert b"refused" in written
-        assert b"s3cret-web-token" not in written
-    finally:
-        server.stop()
+    assert b"refused" in written
+    assert b"s3cret-web-token" not in written

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from agent.store import SqliteStore
-from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from tests.desk.web_kit import (
     REQUIRE_ENV,
@@ -26,7 +25,7 @@ from tests.desk.web_kit import (
     start_browser,
     start_desk_web,
 )
-from tests.support import cut_short, poll_until
+from tests.support import cut_short, poll_until, running_demo
 
 pytestmark = pytest.mark.skipif(
     browser_missing() is not None and os.environ.get(REQUIRE_ENV) != "1",
@@ -53,12 +52,8 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def slow_server() -> Iterator[DemoModelServer]:
     """A demo model server whose replies stream for seconds (there is time to stop them)."""
-    server = DemoModelServer(DemoConfig(tokens_per_second=40.0))
-    server.start()
-    try:
+    with running_demo(40.0) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
