@@ -25,14 +25,29 @@ class Clock:
     def __init__(self, now: float = START) -> None:
         self.now = now
         self._lock = threading.Lock()
+        self._reads: dict[int, int] = {}  # schedulers' loop threads' reads since the last set
 
     def __call__(self) -> float:
         with self._lock:
+            if threading.current_thread().name == "desk-schedules":
+                ident = threading.get_ident()
+                self._reads[ident] = self._reads.get(ident, 0) + 1
             return self.now
 
     def set(self, now: float) -> None:
         with self._lock:
             self.now = now
+            self._reads.clear()
+
+    def seen_by(self, loops: int, timeout: float = 30.0) -> bool:
+        """Whether ``loops`` schedulers' loops each went once through the time set last (two
+        reads: the pass that claims what is due, then the wait it computes), in time."""
+
+        def seen() -> bool:
+            with self._lock:
+                return sum(n >= 2 for n in self._reads.values()) >= loops
+
+        return poll_until(seen, timeout)
 
 
 def every(name: str = "tick", seconds: float = 1.0, **fields: object) -> ScheduleSettings:

@@ -90,6 +90,7 @@ class Scheduler:
         self._stopping = threading.Event()
         self._wake = threading.Event()
         self._lock = threading.Lock()
+        self._handover = threading.Lock()  # a session's release vs a firing counting itself
         self._threads: list[threading.Thread] = []
         self._running: dict[str, RunningFiring] = {}  # by turn id
         self._active: dict[str, int] = {}  # firings running per schedule on this host
@@ -153,7 +154,7 @@ class Scheduler:
         thread = threading.Thread(
             target=self._fire, args=(spec, due_at), name=f"desk-schedule-{spec.name}", daemon=True
         )
-        with self._lock:
+        with self._handover, self._lock:
             if self._stopping.is_set():
                 self._end_quietly(spec, due_at, "interrupted_by_system(gateway.shutdown)")
                 return
@@ -202,7 +203,7 @@ class Scheduler:
         if not self.firings.claim_firing(spec.name, due_at):
             return "failed(Claimed)"
         self._watch(self.gateway)
-        with self._lock:
+        with self._handover, self._lock:
             self._active[spec.name] = self._active.get(spec.name, 0) + 1
         try:
             return run_firing(
@@ -234,18 +235,23 @@ class Scheduler:
             return list(self._running.values())
 
     def _finished(self, spec: ScheduleSettings, gateway: Gateway) -> None:
-        """One firing of ``spec`` is over here: the last one lets the session go."""
-        with self._lock:
-            left = self._active.get(spec.name, 1) - 1
-            self._active[spec.name] = left
-        if left > 0 or gateway.store is None:
-            return  # without a database the session stays: nobody else can open it
-        try:
-            session_id = self.firings.schedule_session(spec.name)
-            if session_id is not None:
-                gateway.session_release(session_id)
-        except StoreError as exc:
-            self._say(f"schedule {spec.name}: cannot let its session go: {exc.message}")
+        """One firing of ``spec`` is over here: the last one lets the session go.
+
+        The count and the release are one step (``_handover``): a firing claimed meanwhile
+        counts itself first (and the session stays), or opens the session after it went.
+        """
+        with self._handover:
+            with self._lock:
+                left = self._active.get(spec.name, 1) - 1
+                self._active[spec.name] = left
+            if left > 0 or gateway.store is None:
+                return  # without a database the session stays: nobody else can open it
+            try:
+                session_id = self.firings.schedule_session(spec.name)
+                if session_id is not None:
+                    gateway.session_release(session_id)
+            except StoreError as exc:
+                self._say(f"schedule {spec.name}: cannot let its session go: {exc.message}")
 
     def _end_quietly(self, spec: ScheduleSettings, due_at: float, outcome: str) -> None:
         with contextlib.suppress(StoreError):

@@ -11,6 +11,7 @@ first one stands), and goes with the session when it is deleted.
 from __future__ import annotations
 
 from agent.store.firing_row import FiringRow
+from agent.store.rows import TurnRow
 from agent.store.sql.core import Core, Tx, must
 from agent.store.sql.messages import columns
 
@@ -131,3 +132,33 @@ class SqlFirings:
             )
         )
         return None if row is None else str(row[0])
+
+
+def close_crashed_firing(t: Tx, turn: TurnRow, now: float, outcome: str) -> None:
+    """In a crash recovery's transaction: end the firing whose turn ``turn`` was (a host killed
+    between submitting a firing's turn and noting it on the firing's row leaves the row without
+    the turn: the turn is the latest of that owner's open firings of the session's schedule,
+    claimed before the turn started), with ``outcome``. Nothing when the turn was no firing's.
+    """
+    if turn.parent_turn_id is not None:
+        return
+    t.run(
+        "UPDATE schedule_firings SET session_id = ?, turn_id = ?, outcome = ?, ended_at = ?"
+        " WHERE outcome IS NULL AND owner = ? AND (schedule, due_at) IN ("
+        " SELECT f.schedule, MAX(f.due_at) FROM schedule_firings f"
+        " JOIN schedule_sessions s ON s.schedule = f.schedule"
+        " WHERE s.session_id = ? AND f.owner = ? AND f.outcome IS NULL"
+        " AND (f.turn_id = ? OR (f.turn_id IS NULL AND f.claimed_at <= ?))"
+        " GROUP BY f.schedule)",
+        (
+            turn.session_id,
+            turn.id,
+            outcome,
+            now,
+            turn.owner,
+            turn.session_id,
+            turn.owner,
+            turn.id,
+            turn.started_at,
+        ),
+    )

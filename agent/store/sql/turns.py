@@ -24,6 +24,7 @@ from agent.store.rows import (
     usage_values,
 )
 from agent.store.sql.core import Core, Tx, must
+from agent.store.sql.firings import close_crashed_firing
 from agent.store.sql.messages import as_new, columns, insert_messages
 
 _TURN_COLUMNS = columns(TurnRow)
@@ -354,6 +355,7 @@ class SqlTurns:
                 )
                 if ended != 1:
                     continue
+                close_crashed_firing(t, turn, now, CRASH_EXIT_REASON)
                 if turn.parent_turn_id is None:  # a child agent's calls are not the session's
                     calls = recovered_messages(calls_from_json(turn.calls))
                     insert_messages(t, turn.session_id, calls, turn.id, now)
