@@ -50,9 +50,11 @@ class Clock:
         return poll_until(seen, timeout)
 
 
-def every(name: str = "tick", seconds: float = 1.0, **fields: object) -> ScheduleSettings:
-    """A schedule firing every ``seconds`` with a short prompt."""
-    return ScheduleSettings(name=name, prompt="say hi", every_s=seconds, **fields)  # type: ignore[arg-type]
+def every(
+    name: str = "tick", seconds: float = 1.0, prompt: str = "say hi", **fields: object
+) -> ScheduleSettings:
+    """A schedule firing every ``seconds`` with ``prompt`` (a short one by default)."""
+    return ScheduleSettings(name=name, prompt=prompt, every_s=seconds, **fields)  # type: ignore[arg-type]
 
 
 Host = tuple[Gateway, EventLog]

@@ -120,10 +120,13 @@ def test_a_host_killed_between_its_firing_s_turn_and_the_note_has_both_recovered
         clock.advance(1)
         assert s.firings.claim_firing("nightly", 120.0)
         s.turns.start_turn("t2", "s1", "second")  # killed before the turn was noted
+        clock.advance(1)
+        assert s.firings.claim_firing("nightly", 180.0)  # killed before its turn existed
     clock.advance(60)
     with closing(store_factory(liveness=ScriptedLiveness(B, lambda o: o != dead))) as s:
         rows = s.firings.last_firings("nightly", limit=5)
         assert [(r.due_at, r.turn_id, r.outcome) for r in rows] == [
+            (180.0, None, CRASH_EXIT_REASON),
             (120.0, "t2", CRASH_EXIT_REASON),
             (60.0, "t1", CRASH_EXIT_REASON),
         ]

@@ -24,7 +24,7 @@ from agent.store.rows import (
     usage_values,
 )
 from agent.store.sql.core import Core, Tx, must
-from agent.store.sql.firings import close_crashed_firing
+from agent.store.sql.firings import close_crashed_firings
 from agent.store.sql.messages import as_new, columns, insert_messages
 
 _TURN_COLUMNS = columns(TurnRow)
@@ -355,7 +355,6 @@ class SqlTurns:
                 )
                 if ended != 1:
                     continue
-                close_crashed_firing(t, turn, now, CRASH_EXIT_REASON)
                 if turn.parent_turn_id is None:  # a child agent's calls are not the session's
                     calls = recovered_messages(calls_from_json(turn.calls))
                     insert_messages(t, turn.session_id, calls, turn.id, now)
@@ -365,6 +364,7 @@ class SqlTurns:
                     )
                     insert_messages(t, turn.session_id, [draft], turn.id, now)
                 closed.append(turn.id)
+            close_crashed_firings(t, [r for r in rows if r.id in closed], gone, now)
             if closed:
                 self._e.turns_recovered(t, closed)
             return closed
