@@ -183,7 +183,10 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
             notice = unsaved_notice(exc.reason)
         notes = [line for line in (notice, gateway.config.sandbox_note) if line]
         startup = Startup(
-            resume=options.resume, resume_id=options.resume_id, notice=" · ".join(notes)
+            resume=options.resume,
+            resume_id=options.resume_id,
+            notice=" · ".join(notes),
+            saved=not notice,
         )
         return _run_app(gateway, connection, options, startup, frame)
     finally:

@@ -359,7 +359,7 @@ class SessionsController:
         ``to resume this session: desk --resume <id>``; "" when it has no turn, or sessions are
         not saved (no database)."""
         view = self.view
-        if view is None or self._startup.notice:
+        if view is None or not self._startup.saved:
             return ""
         if not view.earlier and not view.transcript.query(UserPrompt):
             return ""
@@ -373,7 +373,7 @@ class SessionsController:
             return self.resume_hint()
         except Exception:  # the DOM changed under the read
             view = self.view
-            if view is None or self._startup.notice:
+            if view is None or not self._startup.saved:
                 return ""
             return f"to resume this session: desk --resume {view.session_id}"
 
