@@ -5,18 +5,19 @@ Method names follow the contract (DESIGN.md section 4): ``session.create`` is
 ``session.interrupt`` is :meth:`Gateway.session_interrupt`, ``gateway.shutdown`` is
 :meth:`Gateway.shutdown`. Each method hands its work to one collaborator:
 
-- :class:`~tui_gateway.session_table.SessionTable`: the live sessions, and which to evict;
-- :class:`~tui_gateway.turn_runner.TurnRunner`: makes turns, runs them, keeps checkpoints;
-- :class:`~tui_gateway.booking.BookingOffice`: every stop, the queue's fate, each outcome once;
-- :class:`~tui_gateway.saved_sessions.SavedSessions`: list, resume, rename, delete;
-- :class:`~tui_gateway.persistence.Persistence` and
-  :class:`~tui_gateway.compression.SessionCompression`: the store's writes, compressions;
+- :class:`~tui_gateway.sessions.session_table.SessionTable`: the live sessions, and which to evict;
+- :class:`~tui_gateway.turns.turn_runner.TurnRunner`: makes turns, runs them, keeps checkpoints;
+- :class:`~tui_gateway.stops.booking.BookingOffice`: every stop, the queue's fate, each outcome
+  once;
+- :class:`~tui_gateway.sessions.saved_sessions.SavedSessions`: list, resume, rename, delete;
+- :class:`~tui_gateway.sessions.persistence.Persistence` and
+  :class:`~tui_gateway.turns.compression.SessionCompression`: the store's writes, compressions;
 - :class:`~tui_gateway.console.Console`: console commands;
-- :class:`~tui_gateway.mcp_servers.McpServers` (``Gateway.mcp``): the MCP servers;
-- :class:`~tui_gateway.model_server.ModelServer` (``Gateway.server``): the model server;
-- :class:`~tui_gateway.event_hub.EventHub`: events to subscribers (a slow one never blocks a
+- :class:`~tui_gateway.servers.mcp_servers.McpServers` (``Gateway.mcp``): the MCP servers;
+- :class:`~tui_gateway.servers.model_server.ModelServer` (``Gateway.server``): the model server;
+- :class:`~tui_gateway.events.event_hub.EventHub`: events to subscribers (a slow one never blocks a
   worker);
-- :class:`~tui_gateway.shutdown.Shutdown`: the one shutdown.
+- :class:`~tui_gateway.stops.shutdown.Shutdown`: the one shutdown.
 
 Every text a frontend hands a method (a prompt, a title, a command line) passes
 :func:`agent.valid_text.valid_text` first: a lone surrogate is U+FFFD from here on.
@@ -50,28 +51,28 @@ from contract.results import (
     SubmitResult,
 )
 from contract.subscription import EventCallback, Subscription
-from tui_gateway.approvals import SessionApprovals
-from tui_gateway.booking import BookingOffice
-from tui_gateway.compression import SessionCompression
 from tui_gateway.console import CommandError, Console
 from tui_gateway.console.commands import command_infos
-from tui_gateway.context_window import SessionWindows
 from tui_gateway.engine_setup import AgentFactory, AgentSetup, GatewayConfig
-from tui_gateway.event_hub import EventHub
-from tui_gateway.fitted_turns import FittedTurns
-from tui_gateway.kinds import TurnKind
-from tui_gateway.mcp_servers import McpServers
-from tui_gateway.model_server import ModelServer
-from tui_gateway.persistence import Persistence
-from tui_gateway.project import WorkspaceFiles, first_messages, instruction_files
-from tui_gateway.remote import RemoteStops
-from tui_gateway.saved_sessions import SavedSessions
-from tui_gateway.session_table import SessionTable
-from tui_gateway.shared_events import SharedEvents
-from tui_gateway.shutdown import Shutdown
-from tui_gateway.state import Session, Turn
-from tui_gateway.tool_offer import ToolOffer, check_text
-from tui_gateway.turn_runner import TurnRunner, default_agent_factory
+from tui_gateway.events.event_hub import EventHub
+from tui_gateway.events.shared_events import SharedEvents
+from tui_gateway.servers.mcp_servers import McpServers
+from tui_gateway.servers.model_server import ModelServer
+from tui_gateway.sessions.persistence import Persistence
+from tui_gateway.sessions.project import WorkspaceFiles, first_messages, instruction_files
+from tui_gateway.sessions.saved_sessions import SavedSessions
+from tui_gateway.sessions.session_table import SessionTable
+from tui_gateway.sessions.state import Session, Turn
+from tui_gateway.stops.booking import BookingOffice
+from tui_gateway.stops.remote import RemoteStops
+from tui_gateway.stops.shutdown import Shutdown
+from tui_gateway.turns.approvals import SessionApprovals
+from tui_gateway.turns.compression import SessionCompression
+from tui_gateway.turns.context_window import SessionWindows
+from tui_gateway.turns.fitted_turns import FittedTurns
+from tui_gateway.turns.kinds import TurnKind
+from tui_gateway.turns.tool_offer import ToolOffer, check_text
+from tui_gateway.turns.turn_runner import TurnRunner, default_agent_factory
 
 
 class Gateway:
@@ -154,7 +155,9 @@ class Gateway:
             extra_tools=self.mcp.tools,
             server=self.server,
         )
-        self.session_undo = self._runner.checkpoints.undo  # session.undo (tui_gateway.checkpoints)
+        self.session_undo = (
+            self._runner.checkpoints.undo
+        )  # session.undo (tui_gateway.sessions.checkpoints)
         self.session_diff = self._runner.checkpoints.diff  # session.diff
         saved = (config, self._table, self._persistence, self._booking, publish, self._windows)
         self._saved = SavedSessions(*saved, offered, provider=lambda: self.server.provider)
@@ -212,7 +215,8 @@ class Gateway:
         return session.session_id
 
     def session_instructions(self, session_id: str) -> list[str]:
-        """The session's ``AGENTS.md`` files (:func:`tui_gateway.project.instruction_files`)."""
+        """The session's ``AGENTS.md`` files
+        (:func:`tui_gateway.sessions.project.instruction_files`)."""
         return instruction_files(self._table.get(session_id))
 
     def session_usage(self, session_id: str) -> TokenUsage:
@@ -353,7 +357,7 @@ class Gateway:
                 are kept) and run ``text`` next, ahead of them; None queues it as usual.
             entered_at: ``time.monotonic()`` when the key that sent it (an Enter) was made,
                 or None: a stop key made after it stops its turn even when the stop reached
-                the gateway first (:mod:`tui_gateway.key_stops`).
+                the gateway first (:mod:`tui_gateway.stops.key_stops`).
 
         Returns:
             the turn id and whether it was queued.
@@ -485,7 +489,7 @@ class Gateway:
             turn_id: stop only this turn; when another turn runs now, nothing happens. A child
                 agent's id stops that child alone (its parent goes on).
             keyed_at: a person's stop key: ``time.monotonic()`` when it was made. Without
-                ``turn_id`` the gateway applies the key rule (:mod:`tui_gateway.key_stops`):
+                ``turn_id`` the gateway applies the key rule (:mod:`tui_gateway.stops.key_stops`):
                 it stops what runs unless that was entered after the key, and when nothing
                 runs it keeps the stop for the submit of a prompt entered before the key.
 
@@ -529,7 +533,7 @@ class Gateway:
 
     def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:
         """``gateway.shutdown``: a system stop of everything, then a bounded wait for every
-        worker (see :mod:`tui_gateway.shutdown`); calling it again returns the first report.
+        worker (see :mod:`tui_gateway.stops.shutdown`); calling it again returns the first report.
 
         Args:
             timeout_s: the bound in seconds (default ``config.shutdown_timeout_s``).
