@@ -10,6 +10,8 @@
   checked into :class:`McpServerSettings`.
 - :mod:`~tui_gateway.settings.schedule_settings`: ``[schedules.NAME]`` tables of the config file,
   checked into :class:`ScheduleSettings`.
+- :mod:`~tui_gateway.settings.named_tables`: tables of named tables (``[mcp_servers.NAME]``,
+  ``[schedules.NAME]``), checked one way.
 
 Nothing is imported here: importing one module of the package loads what that module needs.
 """

@@ -23,7 +23,6 @@ HTTP one) with the defaults above; it replaces a table of the same name (:func:`
 from __future__ import annotations
 
 import math
-import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from tui_gateway.settings.config_file import ConfigFileError, SettingsError
+from tui_gateway.settings.named_tables import NAME_RE, Bad, named_tables, optional_str
 
 DEFAULT_STARTUP_TIMEOUT_S = 10.0
 """How long a server may take to start and list its tools, in seconds."""
@@ -44,7 +44,6 @@ DEFAULT_TOOL_TIMEOUT_S = 60.0
 DEFAULT_MAX_RESULT_MB = 50.0
 """The longest message desk reads from a stdio server, in megabytes (10**6 bytes)."""
 
-_NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
 _KNOWN = frozenset(
     {
         "command",
@@ -138,29 +137,17 @@ def parse_mcp_servers(value: Any, path: Path) -> Mapping[str, McpServerSettings]
         ConfigFileError: a value of the wrong type or out of range; the message names the
             file and the key (``.../config.toml: mcp_servers.time.args must be ...``).
     """
-    if value is None:
-        return MappingProxyType({})
-    if not isinstance(value, dict):
-        raise ConfigFileError(f"{path}: mcp_servers must be a table of [mcp_servers.NAME]")
-    servers: dict[str, McpServerSettings] = {}
-    for name, table in value.items():
-        key = f"mcp_servers.{name}"
-        if not _NAME_RE.fullmatch(name):
-            raise ConfigFileError(
-                f"{path}: {key}: a server name is letters, digits, '_' and '-' only"
-            )
-        if not isinstance(table, dict):
-            raise ConfigFileError(f"{path}: {key} must be a table ([{key}])")
-        servers[name] = _server(name, table, path, key)
+    servers = {
+        name: _server(name, table, path, bad)
+        for name, table, bad in named_tables(value, path, "mcp_servers", "server")
+    }
     return MappingProxyType(servers)
 
 
-def _server(name: str, table: dict[str, Any], path: Path, key: str) -> McpServerSettings:
-    def bad(item: str, what: str) -> ConfigFileError:
-        return ConfigFileError(f"{path}: {key}.{item} must be {what}")
-
-    command = _optional_str(table, "command", bad)
-    url = _optional_str(table, "url", bad)
+def _server(name: str, table: dict[str, Any], path: Path, bad: Bad) -> McpServerSettings:
+    key = f"mcp_servers.{name}"
+    command = optional_str(table, "command", bad)
+    url = optional_str(table, "url", bad)
     if command is None and url is None:
         raise ConfigFileError(f"{path}: {key} needs command (stdio) or url (streamable HTTP)")
     if command is not None and url is not None:
@@ -198,16 +185,7 @@ def _server(name: str, table: dict[str, Any], path: Path, key: str) -> McpServer
     )
 
 
-def _optional_str(table: dict[str, Any], item: str, bad: _Bad) -> str | None:
-    value = table.get(item)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise bad(item, "a non-empty string")
-    return value
-
-
-def _string_table(table: dict[str, Any], item: str, bad: _Bad) -> Mapping[str, str]:
+def _string_table(table: dict[str, Any], item: str, bad: Bad) -> Mapping[str, str]:
     value = table.get(item, {})
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise bad(item, 'a table of strings, e.g. { KEY = "value" }')
@@ -215,7 +193,7 @@ def _string_table(table: dict[str, Any], item: str, bad: _Bad) -> Mapping[str, s
 
 
 def _seconds(
-    table: dict[str, Any], item: str, default: float, bad: _Bad, unit: str = "seconds"
+    table: dict[str, Any], item: str, default: float, bad: Bad, unit: str = "seconds"
 ) -> float:
     value = table.get(item, default)
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -239,7 +217,7 @@ def parse_mcp_flag(text: str) -> McpServerSettings:
     if not sep or not name.strip():
         raise SettingsError(f"{usage}, not {text!r}")
     name = name.strip()
-    if not _NAME_RE.fullmatch(name):
+    if not NAME_RE.fullmatch(name):
         raise SettingsError(f"--mcp {name}: a server name is letters, digits, '_' and '-' only")
     parts = urlsplit(command.strip())
     if parts.scheme in ("http", "https") and parts.netloc:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -30,11 +30,11 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from tui_gateway.settings.config_file import ConfigFileError
+from tui_gateway.settings.named_tables import Bad, named_tables, optional_str, refuse_unknown
 
 DEFAULT_TIMEOUT_S: Final = 3600.0
 """How long a scheduled turn may run when its table gives no ``timeout``, in seconds."""
 
-_NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
 _DURATION_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*")
 _UNIT_S: Final[Mapping[str, float]] = MappingProxyType(
     {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -109,9 +109,6 @@ class ScheduleSettings:
         return f"every {self.every_s:g} s"
 
 
-_Bad = Callable[[str, str], ConfigFileError]
-
-
 def parse_schedules(value: Any, path: Path, cwd: Path) -> Mapping[str, ScheduleSettings]:
     """The ``schedules`` table of the file at ``path``, checked.
 
@@ -127,44 +124,28 @@ def parse_schedules(value: Any, path: Path, cwd: Path) -> Mapping[str, ScheduleS
         ConfigFileError: a bad entry; the message names the file, the schedule and the field
             (``.../config.toml: schedules.nightly.cron must be ...``).
     """
-    if value is None:
-        return MappingProxyType({})
-    if not isinstance(value, dict):
-        raise ConfigFileError(f"{path}: schedules must be a table of [schedules.NAME]")
-    schedules: dict[str, ScheduleSettings] = {}
-    for name, table in value.items():
-        key = f"schedules.{name}"
-        if not _NAME_RE.fullmatch(name):
-            raise ConfigFileError(
-                f"{path}: {key}: a schedule name is letters, digits, '_' and '-' only"
-            )
-        if not isinstance(table, dict):
-            raise ConfigFileError(f"{path}: {key} must be a table ([{key}])")
-        schedules[name] = _schedule(name, table, path, key, cwd)
+    schedules = {
+        name: _schedule(name, table, path, f"schedules.{name}", cwd, bad)
+        for name, table, bad in named_tables(value, path, "schedules", "schedule")
+    }
     return MappingProxyType(schedules)
 
 
 def _schedule(
-    name: str, table: dict[str, Any], path: Path, key: str, cwd: Path
+    name: str, table: dict[str, Any], path: Path, key: str, cwd: Path, bad: Bad
 ) -> ScheduleSettings:
-    def bad(item: str, what: str) -> ConfigFileError:
-        return ConfigFileError(f"{path}: {key}.{item} must be {what}")
-
-    unknown = sorted(k for k in table if k not in _KNOWN)
-    if unknown:
-        known = ", ".join(sorted(_KNOWN))
-        raise ConfigFileError(f"{path}: {key}.{unknown[0]} is not a schedule field ({known})")
-    cron = _optional_str(table, "cron", bad)
+    refuse_unknown(table, _KNOWN, path, key, "schedule")
+    cron = optional_str(table, "cron", bad)
     every = table.get("every")
     if (cron is None) == (every is None):
         raise ConfigFileError(f'{path}: {key} needs cron ("0 3 * * *") or every ("15m"), one')
     if cron is not None and (len(cron.split()) != 5 or not _valid_cron(cron)):
         raise bad("cron", 'five cron fields: minute hour day month weekday, e.g. "0 3 * * *"')
     every_s = None if every is None else _duration(every, "every", bad)
-    prompt = _optional_str(table, "prompt", bad)
+    prompt = optional_str(table, "prompt", bad)
     if prompt is None:
         raise bad("prompt", "a non-empty string")
-    workspace = _optional_str(table, "workspace", bad)
+    workspace = optional_str(table, "workspace", bad)
     folder = None
     if workspace is not None:
         folder = (cwd / Path(workspace).expanduser()).resolve()
@@ -181,7 +162,7 @@ def _schedule(
         cron=cron,
         every_s=every_s,
         workspace=folder,
-        model=_optional_str(table, "model", bad),
+        model=optional_str(table, "model", bad),
         timeout_s=timeout_s,
         approval=ScheduleApproval(approval),
     )
@@ -193,16 +174,7 @@ def _valid_cron(expression: str) -> bool:
     return bool(croniter.is_valid(expression))
 
 
-def _optional_str(table: dict[str, Any], item: str, bad: _Bad) -> str | None:
-    value = table.get(item)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise bad(item, "a non-empty string")
-    return value.strip()
-
-
-def _duration(value: object, item: str, bad: _Bad) -> float:
+def _duration(value: object, item: str, bad: Bad) -> float:
     """Seconds from ``"15m"``, ``"90s"``, ``"2h"``, ``"1d"``, ``"500ms"`` or a number of
     seconds; more than 0."""
     what = 'a duration such as "90s", "15m", "2h" or "1d"'
