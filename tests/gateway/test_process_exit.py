@@ -15,7 +15,7 @@ from pathlib import Path
 from agent.provider.client import ProviderConfig
 from contract.server_events import ServerState
 from tests.support import poll_until
-from tests.wire.helpers import ROOT, child_env
+from tests.wire.kit import ROOT, child_env
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

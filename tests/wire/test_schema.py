@@ -25,7 +25,7 @@ from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, Surface
 from contract.events import EVENT_TYPES, GatewayEvent, Payload
 from demo_model.server import DemoModelServer
-from tests.wire.helpers import ROOT, RawStdio, child_env, gateway_cmd, payloads
+from tests.wire.kit import ROOT, RawStdio, child_env, gateway_cmd, payloads
 from tui_gateway.wire.contract_docs import SCHEMA_COMMAND
 from tui_gateway.wire.contract_schema import SCHEMA_ID, schema_text
 
