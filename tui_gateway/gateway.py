@@ -3,7 +3,8 @@
 Method names follow the contract (DESIGN.md section 4): ``session.create`` is
 :meth:`Gateway.session_create`, ``prompt.submit`` is :meth:`Gateway.prompt_submit`,
 ``session.interrupt`` is :meth:`Gateway.session_interrupt`, ``gateway.shutdown`` is
-:meth:`Gateway.shutdown`. Each method hands its work to one collaborator:
+:meth:`Gateway.shutdown`. Each method hands its work to one collaborator (all made by
+:func:`~tui_gateway.gateway_parts.build_parts`):
 
 - :class:`~tui_gateway.sessions.session_table.SessionTable`: the live sessions, and which to evict;
 - :class:`~tui_gateway.turns.turn_runner.TurnRunner`: makes turns, runs them, keeps checkpoints;
@@ -34,12 +35,11 @@ from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.steering import Steer
 from agent.stops import StopRequest, Surface
-from agent.store import SessionStore, SharedStore, StoredReplay
-from agent.tools.workspace import Workspace
+from agent.store import SessionStore, StoredReplay
 from agent.usage import TokenUsage
 from agent.valid_text import valid_text
 from contract.errors import GatewayError
-from contract.events import Payload, SessionCreated
+from contract.events import SessionCreated
 from contract.results import (
     ChildInfo,
     ConsoleCommandInfo,
@@ -51,28 +51,15 @@ from contract.results import (
     SubmitResult,
 )
 from contract.subscription import EventCallback, Subscription
-from tui_gateway.console import CommandError, Console
+from tui_gateway.console import CommandError
 from tui_gateway.console.commands import command_infos
 from tui_gateway.engine_setup import AgentFactory, AgentSetup, GatewayConfig
-from tui_gateway.events.event_hub import EventHub
-from tui_gateway.events.shared_events import SharedEvents
-from tui_gateway.servers.mcp_servers import McpServers
-from tui_gateway.servers.model_server import ModelServer
-from tui_gateway.sessions.persistence import Persistence
-from tui_gateway.sessions.project import WorkspaceFiles, first_messages, instruction_files
-from tui_gateway.sessions.saved_sessions import SavedSessions
-from tui_gateway.sessions.session_table import SessionTable
+from tui_gateway.gateway_parts import build_parts
+from tui_gateway.sessions.project import first_messages, instruction_files
 from tui_gateway.sessions.state import Session, Turn
-from tui_gateway.stops.booking import BookingOffice
-from tui_gateway.stops.remote import RemoteStops
-from tui_gateway.stops.shutdown import Shutdown
 from tui_gateway.turns.approvals import SessionApprovals
-from tui_gateway.turns.compression import SessionCompression
-from tui_gateway.turns.context_window import SessionWindows
-from tui_gateway.turns.fitted_turns import FittedTurns
 from tui_gateway.turns.kinds import TurnKind
-from tui_gateway.turns.tool_offer import ToolOffer, check_text
-from tui_gateway.turns.turn_runner import TurnRunner, default_agent_factory
+from tui_gateway.turns.tool_offer import check_text
 
 
 class Gateway:
@@ -94,86 +81,24 @@ class Gateway:
         store: SessionStore | None = None,
     ) -> None:
         self.config = config
-        self._cwd = config.cwd if config.cwd is not None else Path.cwd()
-        shared = store if isinstance(store, SharedStore) else None
-        journal = SharedEvents(shared.events) if shared is not None else None
-        self._events = EventHub(config.coalesce_s, journal)
-        publish = self._events.publish
-        self.server = ModelServer(config.provider, publish)
+        parts = build_parts(self, config, agent_factory, store)
+        self._cwd = parts.cwd
+        self._events = parts.events
+        self.server = parts.server
         """The model server: where it is, whether it answers (``server.status``)."""
-        self.mcp = McpServers(
-            config.mcp_servers if config.tools else (),
-            lambda payload, key: publish(None, payload, sticky=key),
-            cwd=self._cwd,
-        )
-        self._table = SessionTable(config.max_sessions)
-        self._persistence = Persistence(
-            store, publish, unsaved_dir=config.unsaved_dir, close_wait_s=config.store_wait_s
-        )
-        offer = ToolOffer(config, self.mcp)
-        offered = offer.schemas
-        self._windows = SessionWindows(
-            config.context_window, publish, tool_schemas=config.tool_schemas
-        )
-        compression = SessionCompression(
-            self._windows, store, publish, threshold=config.compress_threshold, tools=offered
-        )
-        self.console = Console(
-            self,
-            self._publish_to,
-            max_workers=config.console_workers,
-            timeout_s=config.console_timeout_s,
-            exit_bound_s=config.shutdown_timeout_s,
-        )
-        wait_s = config.shutdown_timeout_s
-        remote = RemoteStops(shared.stops, shared.owner) if shared is not None else None
-        self._booking = BookingOffice(
-            self._table, self._persistence, self.console, publish, wait_s=wait_s, remote=remote
-        )
-        fitted = FittedTurns(
-            compression,
-            publish,
-            offered,
-            self._booking.compression_started,
-            saving_waits=lambda session: self._persistence.waiting(session) > 0,
-        )
-        if remote is not None:  # stops other hosts send for turns running here
-            remote.listen(self._booking)
-        workspace = Workspace.at(self._cwd, config.denied_paths)
-        self._files = WorkspaceFiles(workspace, self._cwd)
-        self._runner = TurnRunner(
-            config,
-            self._table,
-            self._persistence,
-            fitted,
-            self._booking,
-            publish,
-            agent_factory=agent_factory or default_agent_factory(config),
-            tools=offer.registry,
-            cwd=self._cwd,
-            workspace=workspace,
-            extra_tools=self.mcp.tools,
-            server=self.server,
-        )
-        self.session_undo = (
-            self._runner.checkpoints.undo
-        )  # session.undo (tui_gateway.sessions.checkpoints)
+        self.mcp = parts.mcp
+        self._table = parts.table
+        self._persistence = parts.persistence
+        self._windows = parts.windows
+        self.console = parts.console
+        self._booking = parts.booking
+        self._files = parts.files
+        self._runner = parts.runner
+        self.session_undo = self._runner.checkpoints.undo  # session.undo (sessions.checkpoints)
         self.session_diff = self._runner.checkpoints.diff  # session.diff
-        saved = (config, self._table, self._persistence, self._booking, publish, self._windows)
-        self._saved = SavedSessions(*saved, offered, provider=lambda: self.server.provider)
-        answers = self._windows.server_answers
-        self.server.on_ready = lambda server: answers(server, self._table.all(), offered())
-        self._offered = offered
-        self._shutdown = Shutdown(
-            self._table,
-            self._booking,
-            self.console,
-            self._runner,
-            self._persistence,
-            self._events,
-            bound_s=wait_s,
-            mcp=self.mcp,
-        )
+        self._saved = parts.saved
+        self._offered = parts.offered
+        self._shutdown = parts.shutdown
         self.mcp.start()
 
     # -- subscribers ---------------------------------------------------------------------------
@@ -190,9 +115,6 @@ class Gateway:
     def stored_events(self, session_id: str, seq: int) -> StoredReplay | None:
         """The events a shared store kept of the session after ``seq`` (any host's), or None."""
         return self._events.stored_since(session_id, seq)
-
-    def _publish_to(self, session_id: str, payload: Payload) -> None:
-        self._events.publish(self._table.find(session_id), payload)
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -262,15 +184,7 @@ class Gateway:
         Returns:
             True when the session is not live here now; False when a turn runs or waits in it.
         """
-        session = self._table.find(session_id)
-        if session is None:
-            return True
-        with session.lock:
-            if session.running is not None or session.queue:
-                return False
-            self._table.remove(session_id)
-        self._persistence.released(session, wait=True)
-        return True
+        return self._saved.release(session_id)
 
     @property
     def store(self) -> SessionStore | None:

@@ -264,6 +264,19 @@ class SavedSessions:
             except StoreError as exc:
                 raise GatewayError(exc.message) from exc
 
+    def release(self, session_id: str) -> bool:
+        """Let an idle live session go: out of the table, its claim given back (written before
+        this returns); True when it is not live here now, False when a turn runs or waits."""
+        session = self._table.find(session_id)
+        if session is None:
+            return True
+        with session.lock:
+            if session.running is not None or session.queue:
+                return False
+            self._table.remove(session_id)
+        self._persistence.released(session, wait=True)
+        return True
+
     def delete(self, session_id: str) -> bool:
         """Delete a session for good: its running turn is stopped first (a user stop).
 
