@@ -11,7 +11,7 @@ in a child process (:class:`tui_gateway.wire.client.RemoteGateway`) instead of a
 On a terminal the first frame is drawn before anything heavy is imported, and keys typed
 meanwhile are kept for the app (:mod:`desk.early_frame`). No model server is asked before the
 app runs: the gateway checks a configured server in the background once the desk is on screen
-(:mod:`tui_gateway.model_server`), so a server that cannot be reached or refuses the key is
+(:mod:`tui_gateway.servers.model_server`), so a server that cannot be reached or refuses the key is
 one line on screen, not an exit. With nothing configured, llama.cpp's and Ollama's default
 addresses are probed first (about 300 ms at most), then the demo model starts.
 
@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _tune_switch_interval(os.environ)
         from desk.config import ConfigError, parse_options
-        from tui_gateway.config_file import read_config_file
+        from tui_gateway.settings.config_file import read_config_file
 
         try:
             options = parse_options(args, os.environ, read_config_file(os.environ))
@@ -290,12 +290,12 @@ def run() -> NoReturn:
     a busy 2-core machine. So the standard streams and logging are flushed and the process ends
     with ``os._exit``. A subcommand (``desk gateway``, ``serve``, ``run``, ``acp``) ends with no
     thread running while the interpreter finalizes
-    (:func:`tui_gateway.process_exit.exit_process`).
+    (:func:`tui_gateway.stops.process_exit.exit_process`).
     """
     args = sys.argv[1:]
     code = main(args)
     if args and args[0] in SUBCOMMANDS:
-        from tui_gateway.process_exit import exit_process
+        from tui_gateway.stops.process_exit import exit_process
 
         exit_process(code)
     leave_now(code)

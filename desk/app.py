@@ -67,7 +67,7 @@ from desk.widgets.click_button import ButtonPresses
 from desk.widgets.session_view import SessionView
 from desk.widgets.status_bar import Clock
 from desk.wiring import build_controllers
-from tui_gateway.settings import BusyInput
+from tui_gateway.settings.resolution import BusyInput
 
 APP_CSS = Path(__file__).with_name("app.tcss")
 """The app's own layout CSS (widgets carry theirs in ``desk/widgets/*.tcss``)."""

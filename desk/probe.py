@@ -2,7 +2,7 @@
 
 Used at start-up, when nothing is configured, to find a local llama.cpp or Ollama server at its
 default address (a configured server is the gateway's to check, see
-:mod:`tui_gateway.model_server`).
+:mod:`tui_gateway.servers.model_server`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tui_gateway.model_server import listed_models
+from tui_gateway.servers.model_server import listed_models
 
 if TYPE_CHECKING:
     import httpx  # imported where it is used: not before desk's first frame

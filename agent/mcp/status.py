@@ -24,7 +24,7 @@ class McpState(StrEnum):
 
 
 class ServerSpec(Protocol):
-    """How to reach one MCP server (``tui_gateway.mcp_settings.McpServerSettings`` is one).
+    """How to reach one MCP server (``tui_gateway.settings.mcp_settings.McpServerSettings`` is one).
 
     Attributes:
         name: the server's name (letters, digits, ``_``, ``-``).

@@ -64,7 +64,7 @@ __all__, __getattr__ = lazy_names(
         "StoreUnreachable": "agent.store.errors",
         "StoredEvent": "agent.store.shared",
         "StoredReplay": "agent.store.shared",
-        "Transcript": "agent.store.protocol",
+        "Messages": "agent.store.protocol",
         "TurnOutcome": "agent.store.rows",
         "TurnRow": "agent.store.rows",
         "Turns": "agent.store.protocol",

@@ -41,10 +41,10 @@ from agent.store.protocol import (
     Compressions,
     Firings,
     Leases,
+    Messages,
     PromptQueue,
     Sessions,
     SessionStore,
-    Transcript,
     Turns,
 )
 from agent.store.rows import (
@@ -128,7 +128,7 @@ __all__ = [
     "StoreUnreachable",
     "StoredEvent",
     "StoredReplay",
-    "Transcript",
+    "Messages",
     "TurnOutcome",
     "TurnRow",
     "Turns",

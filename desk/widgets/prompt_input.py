@@ -37,7 +37,7 @@ from desk.prompt_history import PromptHistory
 from desk.slash import SlashCommand, command_named, common_prefix, completions
 from desk.widgets._css import css_beside
 from desk.widgets.slash_hints import SlashHints
-from tui_gateway.settings import BusyInput
+from tui_gateway.settings.resolution import BusyInput
 
 
 def completing_slash(text: str) -> bool:

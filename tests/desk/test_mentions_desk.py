@@ -15,7 +15,7 @@ from demo_model.server import DemoModelServer
 from desk.controllers.mentions import mention_at
 from desk.widgets import PromptInput
 from desk.widgets.mention_list import MentionList
-from tests.desk.desk_testkit import wait_until
+from tests.desk.kit import wait_until
 from tests.desk.test_snapshots_tools_sessions import make_app, make_gateway
 
 FILES = {

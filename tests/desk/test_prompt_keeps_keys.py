@@ -15,7 +15,7 @@ from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets import PromptInput
-from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
+from tests.desk.kit import connection, submit, submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

@@ -22,7 +22,7 @@ from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.saved_reply import SavedReply
 from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.session_item import relative_time
-from tests.desk.desk_testkit import connection, submit_and_get_reply, wait_until
+from tests.desk.kit import connection, submit_and_get_reply, wait_until
 from tests.desk.saved_sessions_kit import (
     NEWER_ID,
     OLDER_ID,

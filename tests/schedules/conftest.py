@@ -12,8 +12,8 @@ from agent.provider.client import ProviderConfig
 from agent.store import SessionStore, SqliteStore
 from tests.support import EventLog, poll_until
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.schedule_settings import ScheduleSettings
 from tui_gateway.schedules import Scheduler
+from tui_gateway.settings.schedule_settings import ScheduleSettings
 
 START = 1_800_000_000.0
 """Where a test's clock starts (a whole second, so ``every`` due times are whole seconds)."""

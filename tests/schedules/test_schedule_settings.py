@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui_gateway.config_file import ConfigFile, SettingsError
-from tui_gateway.schedule_settings import ScheduleApproval, parse_schedules
-from tui_gateway.settings import StoreDefault, resolve_settings
+from tui_gateway.settings.config_file import ConfigFile, SettingsError
+from tui_gateway.settings.resolution import StoreDefault, resolve_settings
+from tui_gateway.settings.schedule_settings import ScheduleApproval, parse_schedules
 
 
 def read(tmp_path: Path, schedules: dict[str, object]) -> ConfigFile:

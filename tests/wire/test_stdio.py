@@ -23,7 +23,7 @@ from contract.events import (
 from contract.results import ConsoleCommandInfo
 from demo_model.server import DemoModelServer
 from tests.support import EventLog, cut_short
-from tests.wire.helpers import (
+from tests.wire.kit import (
     ROOT,
     RawStdio,
     child_env,

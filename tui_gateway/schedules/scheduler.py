@@ -36,11 +36,11 @@ from collections.abc import Callable, Mapping
 from agent.store import Firings, StoreError
 from contract.events import ApprovalRequest, ChildStarted, GatewayEvent, GatewayStopping
 from contract.subscription import Subscription
-from tui_gateway.approvals import refused
 from tui_gateway.gateway import Gateway
-from tui_gateway.schedule_settings import ScheduleApproval, ScheduleSettings
 from tui_gateway.schedules.firing import NoTurn, RunningFiring, run_firing
 from tui_gateway.schedules.memory import MemoryFirings
+from tui_gateway.settings.schedule_settings import ScheduleApproval, ScheduleSettings
+from tui_gateway.turns.approvals import refused
 
 Clock = Callable[[], float]
 """Wall-clock source, unix seconds."""
