@@ -20,8 +20,8 @@ from demo_model.server import DemoModelServer
 from tests.schedules.conftest import START, Clock, Host, every, fired
 from tests.support import cut_short, poll_until
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.schedule_settings import ScheduleApproval
 from tui_gateway.schedules import Scheduler
+from tui_gateway.settings.schedule_settings import ScheduleApproval
 from tui_gateway.wire.http_server import HttpServer
 
 

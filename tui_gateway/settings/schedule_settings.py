@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -139,8 +140,10 @@ def _schedule(
     every = table.get("every")
     if (cron is None) == (every is None):
         raise ConfigFileError(f'{path}: {key} needs cron ("0 3 * * *") or every ("15m"), one')
-    if cron is not None and (len(cron.split()) != 5 or not _valid_cron(cron)):
-        raise bad("cron", 'five cron fields: minute hour day month weekday, e.g. "0 3 * * *"')
+    if cron is not None and (problem := _cron_problem(cron)):
+        raise bad(
+            "cron", f'five cron fields (minute hour day month weekday, e.g. "0 3 * * *"): {problem}'
+        )
     every_s = None if every is None else _duration(every, "every", bad)
     prompt = optional_str(table, "prompt", bad)
     if prompt is None:
@@ -168,10 +171,21 @@ def _schedule(
     )
 
 
-def _valid_cron(expression: str) -> bool:
-    from croniter import croniter  # about 0.1 s to import: only when a schedule has a cron
+def _cron_problem(expression: str) -> str:
+    """What is wrong with a cron expression, in a few words; "" when it is five fields that
+    come due (``0 3 31 2 *``, February 31, never does)."""
+    from croniter import CroniterBadCronError, CroniterBadDateError, croniter  # ~0.1 s: cron only
 
-    return bool(croniter.is_valid(expression))
+    fields = expression.split()
+    if len(fields) != 5:
+        return f"{len(fields)} fields"
+    try:
+        croniter(expression, time.time()).get_next(float)
+    except CroniterBadDateError:
+        return "no date ever matches it"
+    except (CroniterBadCronError, ValueError) as exc:
+        return str(exc).removeprefix(f"[{expression}] ").removeprefix("is not acceptable, ")
+    return ""
 
 
 def _duration(value: object, item: str, bad: Bad) -> float:
