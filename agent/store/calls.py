@@ -94,3 +94,15 @@ def _result_of(call: SavedCall) -> str:
     if call.content is not None:
         return call.content
     return NOT_ANSWERED if call.waiting else LOST_RESULT
+
+
+def calls_note(calls: Sequence[SavedCall], *, width: int = 120) -> str:
+    """What a crashed child agent's saved calls became, for its card: one line per call,
+    ``'shell {"command": "ls"}: <its result's first line>'``, the arguments cut to ``width``
+    characters; "" for no calls."""
+    lines = []
+    for call in calls:
+        args = call.arguments if len(call.arguments) <= width else call.arguments[:width] + "\u2026"
+        result = _result_of(call).strip().splitlines()
+        lines.append(f"{call.name} {args}: {result[0] if result else ''}")
+    return "\n".join(lines)

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from agent.provider.client import ProviderConfig
-from agent.store import CRASH_EXIT_REASON, NOT_ANSWERED, SqliteStore
-from tests.wire.helpers import RawStdio, gateway_cmd
+from agent.store import CRASH_EXIT_REASON, LOST_RESULT, NOT_ANSWERED, SqliteStore
+from tests.support import poll_until
+from tests.wire.helpers import Child, RawStdio, gateway_cmd, wire_cmd
 from tests.wire.test_crash_recovery import elsewhere
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -67,5 +68,35 @@ def test_a_desk_killed_while_an_approval_waits_shows_the_call_not_run(
         ]
         assert "before the person answered" in resumed.transcript[2].content
         assert "not run" in resumed.transcript[2].content
+    finally:
+        assert gateway.shutdown(timeout_s=5).threads_left == []
+
+
+def test_a_desk_killed_while_a_child_agent_runs_a_shell_call_keeps_the_childs_call(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    db = tmp_path / "desk.db"
+    marker = tmp_path / "started"
+    command = f"touch {marker}; sleep 600"
+    prompt = "delegate: call tool shell with " + json.dumps({"command": command})
+    child = Child(
+        wire_cmd("run", provider, "--yes", "--workspace", str(tmp_path), "--db", str(db), prompt)
+    )
+    try:
+        assert poll_until(marker.exists, 30), child.err.text  # the child's call runs
+        os.kill(child.proc.pid, signal.SIGKILL)
+        assert child.wait() == -signal.SIGKILL
+    finally:
+        child.kill()
+    gateway = Gateway(
+        GatewayConfig(provider=provider, cwd=tmp_path),
+        store=SqliteStore(db, liveness=elsewhere(db)),
+    )
+    try:  # the resumed session's child card says what became of the child's call
+        (session,) = gateway.session_list()
+        resumed = gateway.session_resume(session.session_id)
+        (kid,) = [c for e in resumed.transcript for c in e.children]
+        assert kid.exit_reason == CRASH_EXIT_REASON
+        assert f"shell {json.dumps({'command': command})}: {LOST_RESULT}" in kid.note
     finally:
         assert gateway.shutdown(timeout_s=5).threads_left == []
