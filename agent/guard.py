@@ -90,18 +90,25 @@ _BOOT = (
 )
 
 
-def command_line(parent: int, grace_s: float, status_fd: int | None = None) -> list[str]:
+def command_line(
+    parent: int, grace_s: float, status_fd: int | None = None, wrapped: int = 0
+) -> list[str]:
     """The keeper's command line up to ``--`` (the command follows it).
 
     Args:
         parent: desk's pid (the keeper gives up at once if its parent is another).
         grace_s: seconds between SIGTERM and SIGKILL when the tree is ended.
         status_fd: the ``shell`` tool's status pipe (passed to the keeper), or None.
+        wrapped: how many processes, each the only child of the one above, stand between the
+            guard and the command (a sandbox's: :data:`agent.sandbox_init.WRAPPERS`); the
+            keeper ends them last and does not count them.
     """
     boot = _BOOT.format(dir=os.path.dirname(os.path.abspath(__file__)))
     line = [sys.executable, "-I", "-S", "-c", boot, str(parent), f"{grace_s:g}"]
     if status_fd is not None:
         line += ["--status-fd", str(status_fd)]
+    if wrapped:
+        line += ["--wrapped", str(wrapped)]
     return [*line, "--"]
 
 
@@ -410,7 +417,8 @@ def _wait_for(child: int | None, parent: int, watched: bool) -> int | None:
 
 
 def main(argv: list[str]) -> int:
-    """Run the keeper; ``argv`` is ``[PARENT_PID, GRACE_S, ["--status-fd", FD,] "--", COMMAND...]``.
+    """Run the keeper: ``argv`` is ``[PARENT_PID, GRACE_S, [--status-fd FD], [--wrapped N], --,
+    COMMAND...]``.
 
     Returns:
         the server's exit status (128 + N when signal N ended it; 0 with ``--status-fd``,
@@ -418,8 +426,12 @@ def main(argv: list[str]) -> int:
         when the command cannot be run (the child says why on stderr).
     """
     status_fd: int | None = None
+    wrapped = 0
     if len(argv) > 4 and argv[2] == "--status-fd":
         status_fd = int(argv[3])
+        argv = argv[:2] + argv[4:]
+    if len(argv) > 4 and argv[2] == "--wrapped":
+        wrapped = int(argv[3])
         argv = argv[:2] + argv[4:]
     if len(argv) < 4 or argv[2] != "--":
         print(
@@ -459,10 +471,22 @@ def main(argv: list[str]) -> int:
             end_tree(grace_s)  # what the server left behind
         return code
     except _EndRequested:
-        ending = end_tree(grace_s, uncounted=frozenset({guard}))
+        ending = end_tree(grace_s, uncounted=frozenset({guard, *_only_children(guard, wrapped)}))
         if status_fd is not None:
             _write(status_fd, _ending_line(ending))
         return 143
+
+
+def _only_children(pid: int, depth: int) -> list[int]:
+    """Up to ``depth`` processes below ``pid``, each the only child of the one above."""
+    chain: list[int] = []
+    while len(chain) < depth:
+        kids = _children(pid)
+        if len(kids) != 1:
+            break
+        pid = kids[0]
+        chain.append(pid)
+    return chain
 
 
 def _guard(keeper: int, command: list[str], status_fd: int | None, grace_s: float) -> int:

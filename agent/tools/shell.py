@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import child_watcher
+from agent import child_watcher, sandbox_init
 from agent import guard as _guard
 from agent.tools.base import ToolContext, ToolResult, count_processes
 from agent.tools.output import OutputBuffer
@@ -103,8 +103,7 @@ class ShellRun:
         sandbox: Sandbox | None = None,
     ) -> None:
         self.command = command
-        self.argv = (sandbox or Sandbox()).wrap(["/bin/sh", "-c", command], cwd)
-        """What the guard runs: ``/bin/sh -c command``, in bubblewrap when sandboxed."""
+        self.sandbox = sandbox or Sandbox()
         self.cwd = cwd
         self.on_output = on_output
         self.timeout_s = timeout_s
@@ -146,7 +145,8 @@ class ShellRun:
             asyncio.CancelledError: on a hard stop, after the whole group is gone and the shell
                 is reaped.
         """
-        spawn = asyncio.ensure_future(_spawn(self.argv, self.cwd, self.env, self.grace_s))
+        argv = ["/bin/sh", "-c", self.command]
+        spawn = asyncio.ensure_future(_spawn(argv, self.cwd, self.env, self.grace_s, self.sandbox))
         try:
             child = await asyncio.shield(spawn)
         except asyncio.CancelledError:
@@ -420,10 +420,15 @@ class _Child:
 
 
 async def _spawn(
-    argv: list[str], cwd: Path, extra_env: Mapping[str, str] | None, grace_s: float
+    argv: list[str],
+    cwd: Path,
+    extra_env: Mapping[str, str] | None,
+    grace_s: float,
+    sandbox: Sandbox,
 ) -> _Child:
-    """Start ``argv`` (``/bin/sh -c command``, maybe in bubblewrap) under the keeper, in a new
-    session.
+    """Start ``argv`` (``/bin/sh -c command``) under the keeper, in a new session; in
+    bubblewrap under :mod:`agent.sandbox_init` when ``sandbox`` is on (which writes the
+    command's exit on a copy of the status pipe).
 
     This is ``asyncio.create_subprocess_exec`` of the keeper with the shell after it, plus a
     protocol that reports the shell's exit on its own (see :class:`_Protocol`). It must run on
@@ -437,13 +442,17 @@ async def _spawn(
     env = {**os.environ, **NON_INTERACTIVE_ENV, **(extra_env or {})}
     status_read, status_write = os.pipe()
     os.set_blocking(status_read, False)
+    inner = os.dup(status_write) if sandbox.on else None
+    if inner is not None:
+        argv = sandbox.wrap(argv, cwd, sandbox_init.command_line(inner))
+    wrapped = sandbox_init.WRAPPERS if inner is not None else 0
     try:
         transport, protocol = await loop.subprocess_exec(
             lambda: _Protocol(loop, status_read),
-            *_guard.command_line(os.getpid(), grace_s, status_write),
+            *_guard.command_line(os.getpid(), grace_s, status_write, wrapped),
             *argv,
             start_new_session=True,
-            pass_fds=(status_write,),
+            pass_fds=(status_write,) if inner is None else (status_write, inner),
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
@@ -457,6 +466,8 @@ async def _spawn(
         raise
     finally:
         os.close(status_write)
+        if inner is not None:
+            os.close(inner)
     assert protocol.stdout is not None
     return _Child(
         transport.get_pid(), protocol.stdout, protocol.exited, protocol.reaped, transport, protocol
