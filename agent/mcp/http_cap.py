@@ -115,7 +115,8 @@ async def capped_messages(source: Any, transport: CappedTransport) -> AsyncItera
 
     async for item in source:
         if isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCError):
-            cut = transport.cut.pop(item.message.id, None)
+            request_id = item.message.id
+            cut = transport.cut.pop(request_id, None) if request_id is not None else None
             if cut is not None:
                 yield cut
                 continue
