@@ -2,38 +2,30 @@
 while what the command left behind still runs, so desk ends and counts those as it does outside.
 
 bwrap's own init (PID 1 of the sandbox's PID namespace) exits as soon as its first child does,
-and the kernel then kills every process left in the namespace, counted by no one. This file is
-that first child (``python -I -S sandbox_init.py STATUS_FD -- COMMAND ARGS...``, standard
-library only): a child subreaper, so every orphan of the command comes to it, that runs the
+and the kernel then kills every process left in the namespace, counted by no one. So bwrap runs
+this file as PID 1 in its place (``--as-pid-1``; ``python -I -S sandbox_init.py STATUS_FD --
+COMMAND ARGS...``, standard library only): every orphan of the command comes to it; it runs the
 command, writes ``exit <code>`` on ``STATUS_FD`` (the shell tool's status pipe; desk takes the
 first ``exit`` line it reads, so the guard's later one for bwrap changes nothing) and then reaps
 until no process of the command is left, and exits with the command's status. Leftovers, a stop
 or a timeout are ended from outside by the keeper (:mod:`agent.guard`), which counts each
-process of the command it ended and not the sandbox's own three (bwrap, its init, this one).
+process of the command it ended and not the sandbox's own two (bwrap and this one); bwrap's
+``--die-with-parent`` still takes the namespace down with it.
 """
 
 from __future__ import annotations
 
+import _signal  # not ``signal``: its enum costs start-up time, paid by every sandboxed command
 import os
-import signal
 import sys
 
-_PR_SET_CHILD_SUBREAPER = 36
-
-WRAPPERS = 3
-"""The sandbox's own processes between the guard and the command: bwrap, its init, this one."""
+WRAPPERS = 2
+"""The sandbox's own processes between the guard and the command: bwrap and this one."""
 
 
 def command_line(status_fd: int) -> list[str]:
     """This file's command line inside the sandbox up to ``--`` (the command follows it)."""
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), str(status_fd), "--"]
-
-
-def _subreaper() -> None:
-    import ctypes  # here: only the sandbox's first process needs it
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def main(argv: list[str]) -> int:
@@ -46,12 +38,11 @@ def main(argv: list[str]) -> int:
         os.write(2, b"usage: sandbox_init.py STATUS_FD -- COMMAND [ARGS...]\n")
         return 2
     status_fd, command = int(argv[0]), argv[2:]
-    _subreaper()
     child = os.fork()
     if child == 0:
         os.close(status_fd)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
-            signal.signal(sig, signal.SIG_DFL)
+        for sig in (_signal.SIGPIPE, _signal.SIGXFSZ):  # Python ignores them; a shell must not
+            _signal.signal(sig, _signal.SIG_DFL)
         try:
             os.execvp(command[0], command)
         except OSError as exc:

@@ -76,8 +76,8 @@ class Sandbox:
         Args:
             argv: the command (``/bin/sh -c ...``).
             workspace: the directory the command may write (``workspace-write``).
-            init: the sandbox's first process, which runs ``argv`` (the shell tool's:
-                :func:`agent.sandbox_init.command_line`); none by default.
+            init: the sandbox's PID 1 in place of bwrap's own, which runs ``argv`` (the shell
+                tool's: :func:`agent.sandbox_init.command_line`); none by default.
         """
         if not self.on:
             return list(argv)
@@ -93,6 +93,8 @@ class Sandbox:
             else:
                 out += ["--ro-bind", "/dev/null", str(path)]
         out += ["--unshare-pid", "--die-with-parent", "--chdir", str(root)]
+        if init:
+            out.append("--as-pid-1")  # ``init`` reaps the namespace in place of bwrap's own
         if not self.network:
             out.append("--unshare-net")
         return [*out, "--", *init, *argv]
