@@ -15,7 +15,8 @@ process of the command it ended and not the sandbox's own two (bwrap and this on
 
 from __future__ import annotations
 
-import _signal  # not ``signal``: its enum costs start-up time, paid by every sandboxed command
+# Not ``signal``: its enum costs start-up time, paid by every sandboxed command (no stubs).
+import _signal  # type: ignore[import-not-found]
 import os
 import sys
 
