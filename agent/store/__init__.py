@@ -30,6 +30,7 @@ __all__, __getattr__ = lazy_names(
         "FiringRow": "agent.store.firing_row",
         "Firings": "agent.store.protocol",
         "LOST_RESULT": "agent.store.calls",
+        "NOT_ANSWERED": "agent.store.calls",
         "LeaseRow": "agent.store.rows",
         "Leases": "agent.store.protocol",
         "LocalLiveness": "agent.store.liveness",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent.store.calls import (
     LOST_RESULT,
+    NOT_ANSWERED,
     SavedCall,
 )
 from agent.store.errors import (
@@ -98,6 +99,7 @@ __all__ = [
     "Leases",
     "LocalLiveness",
     "MessageRow",
+    "NOT_ANSWERED",
     "NOT_SENT_CRASH_ERROR",
     "NOT_SENT_PREFIX",
     "NewMessage",

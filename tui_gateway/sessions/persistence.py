@@ -281,28 +281,43 @@ class Persistence:
     ) -> None:
         """Save the turn's tool calls as they stand: a call when it starts (name, arguments,
         running), before it runs, and again once it has its result; a desk killed meanwhile
-        leaves them for crash recovery (:mod:`agent.store.calls`). Called on the turn's
-        worker thread."""
+        leaves them for crash recovery (:mod:`agent.store.calls`). Called on the worker thread
+        of the turn (or child agent) ``turn_id``."""
+        if isinstance(event, ToolStarted):
+            started = SavedCall(event.call_id, event.name, event.arguments)
+            self._save_calls(session, turn_id, lambda calls: [*calls, started], wait=True)
+        else:
+            done = SavedCall(event.call_id, event.name, "", event.content, event.is_error)
+            self._save_calls(session, turn_id, _answered(done), wait=False)
+
+    def approval_wait(self, session: Session, turn_id: str, call_id: str, waiting: bool) -> None:
+        """Save that the call ``call_id`` of ``turn_id`` waits for the person's approval
+        (``waiting``), or that the wait is over, before the person is asked (or before the
+        approved call runs): a desk killed while it waits comes back with the call answered
+        "not run" (:data:`~agent.store.NOT_ANSWERED`). Called on the turn's worker thread."""
+        self._save_calls(session, turn_id, _waiting(call_id, waiting), wait=True)
+
+    def _save_calls(
+        self,
+        session: Session,
+        turn_id: str,
+        change: Callable[[list[SavedCall]], list[SavedCall]],
+        *,
+        wait: bool,
+    ) -> None:
+        """Apply ``change`` to the turn's calls and queue the save (nothing once it ended)."""
         with self._closed_lock:
             if turn_id in self._closed_turns:
                 return
             calls = self._calls.setdefault(turn_id, [])
-            if isinstance(event, ToolStarted):
-                calls.append(SavedCall(event.call_id, event.name, event.arguments))
-            else:
-                calls[:] = [
-                    replace(c, content=event.content, is_error=event.is_error)
-                    if c.id == event.call_id
-                    else c
-                    for c in calls
-                ]
+            calls[:] = change(calls)
             saved = tuple(calls)
         self.write(
             session,
             "save the tool call",
             lambda s: s.turns.save_calls(turn_id, saved),
             Unsaved("save the tool call", session.session_id, turn_id),
-            wait=isinstance(event, ToolStarted),
+            wait=wait,
         )
 
     def turn_ended(self, session: Session, turn: Turn, result: TurnResult) -> None:
@@ -348,6 +363,9 @@ class Persistence:
 
     def child_ended(self, session: Session, child: Turn, result: TurnResult) -> None:
         """Close a child agent's turn with its outcome, usage and final reply, exactly once."""
+        with self._closed_lock:
+            self._closed_turns.add(child.turn_id)
+            self._calls.pop(child.turn_id, None)
         exited_ms = child.exited_ms(result.stop) if result.stop is not None else None
         outcome = TurnOutcome.from_result(result, stop_exited_ms=exited_ms, ended_at=time.time())
         outcome = replace(outcome, reply=result.text)
@@ -395,3 +413,18 @@ def _release(store: SessionStore, session_id: str) -> None:
     of a process that is gone is free to take anyway)."""
     with contextlib.suppress(StoreError):
         store.release_session(session_id)
+
+
+def _answered(done: SavedCall) -> Callable[[list[SavedCall]], list[SavedCall]]:
+    """The change that gives the call ``done.id`` its result (``done.content``, ``is_error``)."""
+    return lambda calls: [
+        replace(c, content=done.content, is_error=done.is_error, waiting=False)
+        if c.id == done.id
+        else c
+        for c in calls
+    ]
+
+
+def _waiting(call_id: str, waiting: bool) -> Callable[[list[SavedCall]], list[SavedCall]]:
+    """The change that marks the call ``call_id`` as waiting for its approval, or not."""
+    return lambda calls: [replace(c, waiting=waiting) if c.id == call_id else c for c in calls]

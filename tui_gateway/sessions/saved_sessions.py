@@ -13,6 +13,7 @@ from agent.compression.plan import SUMMARY_MARKER, is_summary
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ToolCall
 from agent.store import StoreError, TurnRow
+from agent.store.calls import calls_from_json, calls_note
 from agent.usage import summed
 from contract.errors import GatewayError
 from contract.events import StopReceipt
@@ -328,7 +329,7 @@ def _children_by_root(turns: list[TurnRow]) -> dict[str, tuple[ChildOutcome, ...
             status=t.status,
             exit_reason=t.exit_reason or "",
             reply=t.reply or "",
-            note=_turn_note(t),
+            note=_child_note(t),
             prompt_tokens=t.prompt_tokens,
             completion_tokens=t.completion_tokens,
         )
@@ -352,6 +353,14 @@ def _turn_receipt(turn: TurnRow) -> StopReceipt | None:
         children_ended=turn.children_ended or 0,
         usage=turn.usage if turn.usage is not None and turn.usage.requests else None,
     )
+
+
+def _child_note(turn: TurnRow) -> str:
+    """A saved child agent's note: a turn's, then (when desk stopped while it ran) what became
+    of each tool call it had made, one line each."""
+    note = _turn_note(turn)
+    calls = calls_note(calls_from_json(turn.calls)) if not turn.is_open else ""
+    return "\n".join(part for part in (note, calls) if part)
 
 
 def _turn_note(turn: TurnRow) -> str:

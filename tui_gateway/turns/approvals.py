@@ -64,6 +64,7 @@ class SessionApprovals:
         turn_id: str,
         who_stopped: Callable[[], str] | None = None,
         cwd: Path | None = None,
+        on_wait: Callable[[ToolCall, bool], None] | None = None,
     ) -> Approver:
         """The ``approve`` callback for one turn's tool batch.
 
@@ -72,6 +73,8 @@ class SessionApprovals:
             who_stopped: names who stopped the turn (``stopped by the user``...), for the
                 ``approval.resolved`` of a prompt that a stop ended.
             cwd: the workspace (a patch's paths are relative to it); default: the process's.
+            on_wait: ``(call, True)`` before the person is asked, ``(call, False)`` once they
+                answered (before an approved call runs); it may block (to save the wait).
         """
         where = cwd if cwd is not None else Path.cwd()
 
@@ -88,6 +91,8 @@ class SessionApprovals:
                 loop = asyncio.get_running_loop()
                 future: asyncio.Future[tuple[str, str]] = loop.create_future()
                 self._pending[request_id] = _Pending(turn_id, call.name, loop, future)
+            if on_wait is not None:
+                on_wait(call, True)
             self.publish(
                 ApprovalRequest(
                     turn_id=turn_id,
@@ -115,6 +120,8 @@ class SessionApprovals:
             finally:
                 with self._lock:
                     self._pending.pop(request_id, None)
+            if on_wait is not None:
+                on_wait(call, False)
             if decision == "always":
                 with self._lock:
                     self.always.add(call.name)

@@ -37,7 +37,7 @@ from agent.agent import Agent
 from agent.events import AgentListener, TurnResult
 from agent.outcome import ExitReason, TurnStatus
 from agent.provider.client import ProviderConfig
-from agent.provider.types import ChatMessage
+from agent.provider.types import ChatMessage, ToolCall
 from agent.scope import InterruptScope
 from agent.steering import Steer
 from agent.stops import StopRequest, Surface
@@ -180,7 +180,12 @@ class Delegation:
 
         approve = None
         if self._config.approvals and session.approvals is not None:
-            approve = session.approvals.approver(turn_id, who_stopped, self._cwd)
+            persistence = self._persistence
+
+            def on_wait(call: ToolCall, waiting: bool) -> None:
+                persistence.approval_wait(session, turn_id, call.id, waiting)
+
+            approve = session.approvals.approver(turn_id, who_stopped, self._cwd, on_wait)
         tools = None
         if self._tools is not None:
             extra = self._extra_tools() if self._extra_tools is not None else ()
@@ -219,7 +224,11 @@ class Delegation:
         child_id = uuid.uuid4().hex[:12]
         self._roots[child_id] = self._roots.get(parent_turn_id, parent_turn_id)
         scope = InterruptScope(f"child:{child_id}")
-        listener = turn_listener(child_id, lambda payload: self._publish(session, payload))
+        listener = turn_listener(
+            child_id,
+            lambda payload: self._publish(session, payload),
+            on_tool=lambda event: self._persistence.tool_event(session, child_id, event),
+        )
         agent = self.build(session, child_id, listener, depth=depth)
         width = self._config.delegate_width
         with session.lock:
