@@ -16,7 +16,7 @@ from agent.mcp import McpLoop, McpState, McpUnavailable, ServerConnection, Serve
 from tests.mcp.conftest import STARTUP_S, our_server
 from tests.mcp.witness import Witness, server_command
 from tests.support import poll_until
-from tui_gateway.mcp_settings import McpServerSettings
+from tui_gateway.settings.mcp_settings import McpServerSettings
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 from agent.provider.client import ProviderConfig
 from agent.store import CRASH_EXIT_REASON, LOST_RESULT, NOT_ANSWERED, SqliteStore
 from tests.support import poll_until
-from tests.wire.helpers import Child, RawStdio, gateway_cmd, wire_cmd
+from tests.wire.kit import Child, RawStdio, gateway_cmd, wire_cmd
 from tests.wire.test_crash_recovery import elsewhere
 from tui_gateway.gateway import Gateway, GatewayConfig
 
