@@ -231,13 +231,15 @@ class Agent:
             self.listener(SteerDelivered.of(steer))
         return bool(steers)
 
-    def _closed_at(self) -> float:
+    def _closed_at(self) -> float | None:
         """When the stopped turn's connection closed: the moment the stopping thread shut its
-        socket down (the server saw the close then), else now (the cancel closed it)."""
+        socket down (the server saw the close then), else now (the cancel closed it); None
+        when no request was open (stopped while the request was being built)."""
         with self._lock:
             connection = self._connection
-        shut_at = connection.shut_at if connection is not None else None
-        return time.monotonic() if shut_at is None else shut_at
+        if connection is None:
+            return None
+        return time.monotonic() if connection.shut_at is None else connection.shut_at
 
     def _set_connection(self, connection: ProviderConnection | None) -> None:
         with self._lock:
@@ -295,9 +297,8 @@ class Agent:
             messages.append(ChatMessage(role="user", content=user_message))
         result: TurnResult
         try:
-            if pending is not None:
+            if pending is not None:  # stopped before it ran: no connection was ever open
                 timings.stop_requested_at = pending.requested_at
-                timings.connection_closed_at = time.monotonic()
                 result = interrupted(pending, Completion(), [])
             else:
                 result = await self._run(messages, timings)

@@ -64,6 +64,8 @@ def test_stop_before_the_turn_starts_ends_it_on_entry_without_a_request(
     assert result.exit_reason == "interrupted_by_system(gateway.shutdown)"
     assert result.stop is stop
     assert demo_server.records.list() == []
+    assert result.timings is not None
+    assert result.timings.stop_to_closed_ms is None  # no connection: none to say it closed
 
 
 def test_stop_after_the_turn_ended_changes_nothing(provider: ProviderConfig) -> None:
