@@ -27,6 +27,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from desk.early_frame import EarlyFrame, default_theme_chosen
@@ -36,7 +37,9 @@ if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any o
     from contract.results import ShutdownReport
     from desk.app import DeskApp
     from desk.config import ConnectionInfo, DeskOptions
+    from desk.late_gateway import Built, LateGateway
     from desk.startup import Startup
+    from tui_gateway.settings import Settings
     from tui_gateway.wire.options import DemoModel
 
 SWITCH_INTERVAL_S = 0.001
@@ -143,11 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
-    from agent.provider.client import ProviderConfig
     from desk.config import ConnectionInfo, choose_server
-    from desk.startup import Startup, unsaved_notice
-    from desk.web.handoff import denied_by_server
-    from tui_gateway.assembly import StoreUnavailable, build_gateway
+    from desk.late_gateway import LateGateway
+    from desk.startup import Startup
 
     settings = options.settings
     demo = None
@@ -170,25 +171,34 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
         else:
             model = choice.model or ""  # "": the first one the server lists
             connection = ConnectionInfo(model, choice.base_url, source=choice.source)
-        provider = ProviderConfig(
-            base_url=connection.base_url, model=connection.model, api_key=api_key
-        )
-        notice = ""
-        try:
-            gateway = build_gateway(settings, provider, denied=denied_by_server(os.environ))
-        except StoreUnavailable as exc:  # not fatal here: sessions stay in memory, and we say so
-            gateway = build_gateway(
-                settings, provider, persist=False, denied=denied_by_server(os.environ)
-            )
-            notice = unsaved_notice(exc.reason)
-        notes = [line for line in (notice, gateway.config.sandbox_note) if line]
-        startup = Startup(
-            resume=options.resume, resume_id=options.resume_id, notice=" · ".join(notes)
-        )
+        gateway = LateGateway(partial(_build_gateway, settings, connection, api_key))
+        startup = Startup(resume=options.resume, resume_id=options.resume_id)
         return _run_app(gateway, connection, options, startup, frame)
     finally:
         if demo is not None:
             demo.stop()
+
+
+def _build_gateway(settings: Settings, connection: ConnectionInfo, api_key: str | None) -> Built:
+    """The embedded gateway and its start-up line (run once the app's first frame is out, on a
+    thread of its own: :mod:`desk.late_gateway`)."""
+    from agent.provider.client import ProviderConfig
+    from desk.late_gateway import Built
+    from desk.startup import unsaved_notice
+    from desk.web.handoff import denied_by_server
+    from tui_gateway.assembly import StoreUnavailable, build_gateway
+
+    provider = ProviderConfig(base_url=connection.base_url, model=connection.model, api_key=api_key)
+    notice = ""
+    try:
+        gateway = build_gateway(settings, provider, denied=denied_by_server(os.environ))
+    except StoreUnavailable as exc:  # not fatal here: sessions stay in memory, and we say so
+        gateway = build_gateway(
+            settings, provider, persist=False, denied=denied_by_server(os.environ)
+        )
+        notice = unsaved_notice(exc.reason)
+    notes = [line for line in (notice, gateway.config.sandbox_note) if line]
+    return Built(gateway, " · ".join(notes))
 
 
 def _run_remote(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
@@ -215,7 +225,7 @@ def _run_remote(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
 
 
 def _run_app(
-    gateway: DeskGateway,
+    gateway: DeskGateway | LateGateway,
     connection: ConnectionInfo,
     options: DeskOptions,
     startup: Startup,

@@ -16,11 +16,11 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from contract.errors import GatewayError
-from desk.widgets.change_preview import ChangePreview
 
 if TYPE_CHECKING:
     from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
+    from desk.widgets.change_preview import ChangePreview
 
 
 def _files(names: list[str], most: int = 4) -> str:
@@ -41,6 +41,8 @@ class CheckpointsController:
 
     async def undo(self, view: ShownSession) -> None:
         """Undo the session's last turn that changed files, and show what it did."""
+        from desk.widgets.change_preview import ChangePreview
+
         try:
             result = await asyncio.to_thread(self._gateway.session_undo, view.session_id)
         except GatewayError as exc:
