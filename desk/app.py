@@ -192,10 +192,10 @@ class DeskApp(App[int]):
 
     async def on_gateway_built(self, message: GatewayBuilt) -> None:
         """The gateway is built: the session starts. A failed build ends the app (exit 1)."""
+        if self.controllers.quit.started:  # a quit typed meanwhile: no session to start
+            return
         if message.error is not None:
             self.exit(1, message=f"desk: cannot start the gateway: {message.error}")
-            return
-        if self.controllers.quit.started:  # a quit typed meanwhile: no session to start
             return
         if self._late is not None and self._late.notice:
             self.controllers.sessions.add_notice(self._late.notice)

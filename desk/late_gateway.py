@@ -55,6 +55,7 @@ class LateGateway:
         self._built: Built | None = None
         self._error: BaseException | None = None
         self._started = False
+        self._done: list[Done] = []
         self._ended = threading.Event()
         self._lock = threading.Lock()
 
@@ -76,25 +77,33 @@ class LateGateway:
         return built.gateway.running_turns if built is not None else 0
 
     def start(self, done: Done) -> None:
-        """Build the gateway on a thread of its own (once; later calls do nothing).
+        """Build the gateway on a thread of its own, once; ``done`` is called when it ended.
 
         Args:
-            done: called on that thread when the build ended (None, or its error).
+            done: called with None or the build's error, on the build's thread (at once, on
+                this thread, when the build had already ended: a stop key or a quit read on
+                the terminal's input thread may have started it first).
         """
         with self._lock:
-            if self._started:
-                return
-            self._started = True
-        threading.Thread(target=self._run, args=(done,), name="desk-gateway-build").start()
+            ended = self._ended.is_set()
+            if not ended:
+                self._done.append(done)
+            begin, self._started = not self._started, True
+        if ended:
+            done(self._error)
+        elif begin:
+            threading.Thread(target=self._run, name="desk-gateway-build").start()
 
-    def _run(self, done: Done) -> None:
+    def _run(self) -> None:
         try:
             self._built = self._build()
         except BaseException as exc:  # noqa: BLE001 - given to the app, which says it and exits
             self._error = exc
-        finally:
+        with self._lock:
             self._ended.set()
-        done(self._error)
+            done, self._done = self._done, []
+        for call in done:
+            call(self._error)
 
     def wait(self) -> DeskGateway:
         """The gateway, once built (waits for the build; starts it if nobody did).
@@ -118,9 +127,10 @@ class LateGateway:
         with self._lock:
             never = not self._started
             self._started = True  # a build not begun now never begins
+            if never:
+                self._error = RuntimeError("desk quit before its gateway was built")
+                self._ended.set()
         if never:
-            self._error = RuntimeError("desk quit before its gateway was built")
-            self._ended.set()
             return ShutdownReport(turns_stopped=0, prompts_dropped=0)
         self._ended.wait()
         if self._built is None:

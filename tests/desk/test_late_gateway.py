@@ -101,6 +101,20 @@ async def test_a_quit_typed_while_the_gateway_is_built_shuts_it_down_once_built(
     assert [t.name for t in threading.enumerate() if t.name.startswith("desk-turn-")] == []
 
 
+async def test_a_build_begun_elsewhere_first_still_starts_the_session(
+    held: HeldBuild, demo_server: DemoModelServer
+) -> None:
+    late = LateGateway(held)
+    late.start(lambda _error: None)  # as a stop key read on the terminal's input thread does
+    held.release()
+    assert late.wait() is held.gateways[0]
+    app = DeskApp(late, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.controllers.sessions.view is not None, what="session")
+        await pilot.press(*"after", "enter")
+        await wait_until(pilot, lambda: chat_prompts(demo_server) == ["after"], what="the prompt")
+
+
 def test_a_gateway_never_built_shuts_down_at_once_and_is_never_built() -> None:
     built: list[int] = []
 
