@@ -20,6 +20,7 @@ import contextlib
 import os
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import constants, events, on
@@ -27,6 +28,7 @@ from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.driver import Driver
+from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.screen import Screen
 from textual.widgets import TextArea
@@ -91,7 +93,7 @@ class DeskApp(App[int]):
             thread to exit the app (``desk`` itself; see :meth:`_leave_at_once`).
     """
 
-    CSS_PATH = "app.tcss"  # beside this module; widgets carry theirs in desk/widgets/*.tcss
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # widgets carry theirs beside them
     TITLE = "desk"
     COMMANDS = {DeskCommands}  # desk's commands first, then Textual's (see palette_commands)
 
@@ -183,12 +185,12 @@ class DeskApp(App[int]):
         if self._late is None:
             await self._gateway_up()
         else:  # built once the first frame is out; keys typed meanwhile wait in the box
-            self.call_after_refresh(self._late.start, self._gateway_built)
+            built = lambda error: self._post_from_thread(GatewayBuilt(error))  # noqa: E731
+            self.call_after_refresh(self._late.start, built)
 
-    def _gateway_built(self, error: BaseException | None) -> None:
-        # on the build's thread
+    def _post_from_thread(self, message: Message) -> None:
         with contextlib.suppress(RuntimeError):  # the app's loop has closed already
-            self.post_message(GatewayBuilt(error))
+            self.post_message(message)
 
     async def on_gateway_built(self, message: GatewayBuilt) -> None:
         """The gateway is built: the session starts. A failed build ends the app (exit 1)."""
@@ -361,8 +363,7 @@ class DeskApp(App[int]):
 
     def browser_gone(self) -> None:
         """The browser went away (see :mod:`desk.web_driver`): quit. Thread-safe."""
-        with contextlib.suppress(RuntimeError):  # the app's loop has closed already
-            self.post_message(BrowserGone())
+        self._post_from_thread(BrowserGone())
 
     def on_browser_gone(self, message: BrowserGone) -> None:
         """Nobody sees this desk any more: stop the running turns as ``web.disconnect`` (a
@@ -385,8 +386,7 @@ class DeskApp(App[int]):
         # and exiting makes every widget "detached" (``is_attached`` checks ``app._exit``): the
         # handler of the last ``message.complete`` then failed to mount its Markdown and the
         # app crashed in about one quit of twenty. Posted, the exit waits its turn.
-        with contextlib.suppress(RuntimeError):  # the app's loop has closed already
-            self.post_message(ShutdownFinished())
+        self._post_from_thread(ShutdownFinished())
 
     def _leave_at_once(self) -> bool:
         """On the quit's thread, once the gateway's shutdown returned: when every worker ended
