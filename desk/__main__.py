@@ -9,11 +9,13 @@ probed) and return their exit code. ``desk --gateway-cmd CMD`` runs the app agai
 in a child process (:class:`tui_gateway.wire.client.RemoteGateway`) instead of an embedded one.
 
 On a terminal the first frame is drawn before anything heavy is imported, and keys typed
-meanwhile are kept for the app (:mod:`desk.early_frame`). No model server is asked before the
-app runs: the gateway checks a configured server in the background once the desk is on screen
-(:mod:`tui_gateway.model_server`), so a server that cannot be reached or refuses the key is
-one line on screen, not an exit. With nothing configured, llama.cpp's and Ollama's default
-addresses are probed first (about 300 ms at most), then the demo model starts.
+meanwhile are kept for the app (:mod:`desk.early_frame`). The embedded gateway is built once
+the app's own first frame is painted, on a thread of its own (:mod:`desk.late_gateway`). No
+model server is asked before the app runs: the gateway checks a configured server in the
+background once the desk is on screen (:mod:`tui_gateway.model_server`), so a server that
+cannot be reached or refuses the key is one line on screen, not an exit. With nothing
+configured, llama.cpp's and Ollama's default addresses are probed first (about 300 ms at most),
+then the demo model starts.
 
 Exit codes: 0 after a normal quit (Ctrl+Q, or SIGTERM/SIGHUP handled as a system quit),
 2 for a bad flag or setting (one line on stderr, no traceback), 1 when the app crashed
