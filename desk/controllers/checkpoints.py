@@ -70,6 +70,8 @@ class CheckpointsController:
 
     async def diff(self, view: ShownSession) -> None:
         """Show what the session's turns changed in the workspace."""
+        from desk.widgets.change_preview import ChangePreview
+
         try:
             result = await asyncio.to_thread(self._gateway.session_diff, view.session_id)
         except GatewayError as exc:
