@@ -20,7 +20,6 @@ from contract.errors import GatewayError
 if TYPE_CHECKING:
     from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
-    from desk.widgets.change_preview import ChangePreview
 
 
 def _files(names: list[str], most: int = 4) -> str:
