@@ -35,7 +35,6 @@ from agent.events import (
     TurnTimings,
 )
 from agent.model_call import ModelCall, ModelCallSettings
-from agent.outcome import ExitReason, TurnStatus
 from agent.provider.client import ChatClient
 from agent.provider.connection import ProviderConnection
 from agent.provider.errors import ProviderError
@@ -50,6 +49,7 @@ from agent.tools.process import ProcessLedger
 from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver, ToolBatch
 from agent.tools.workspace import Workspace
+from agent.turn_results import ended, interrupted, reply_messages
 from agent.turn_tools import tool_batch, tool_completed
 from agent.usage import UsageTally
 
@@ -298,7 +298,7 @@ class Agent:
             if pending is not None:
                 timings.stop_requested_at = pending.requested_at
                 timings.connection_closed_at = time.monotonic()
-                result = self._interrupted(pending, Completion(), [])
+                result = interrupted(pending, Completion(), [])
             else:
                 result = await self._run(messages, timings)
         finally:
@@ -345,7 +345,7 @@ class Agent:
                     tally.answered(reply)
                     room = iterations < self.max_iterations
                     if not reply.tool_calls or self.tools is None:
-                        before = _reply_messages(reply)
+                        before = reply_messages(reply)
                         if self._boundary(added, before, room=room, final=True):
                             continue
                         break
@@ -392,7 +392,7 @@ class Agent:
                 added.extend(outcome.message() for outcome in stopped)
                 reply = Completion()
             tally.answered(reply)  # the request open at the stop, if one was
-            result = self._interrupted(stop, reply, added)
+            result = interrupted(stop, reply, added)
             result.children_ended = ledger.children_ended
             result.iterations = iterations
             result.stopped_tool = stopped_tool
@@ -405,7 +405,7 @@ class Agent:
                 timings.connection_closed_at = self._closed_at()
                 timings.stop_requested_at = stop.requested_at
                 tally.answered(reply)
-                result = self._interrupted(stop, reply, added)
+                result = interrupted(stop, reply, added)
                 result.children_ended = ledger.children_ended
                 result.iterations = iterations
                 result.usage_total = tally.total
@@ -424,29 +424,15 @@ class Agent:
             if self._stop is not None:  # it came after the last await: too late to matter
                 self._late.insert(0, self._stop)
                 self._stop = None
-        if error is not None:
-            status, exit_reason = TurnStatus.FAILED, ExitReason.failed(type(error).__name__)
-        elif out_of_iterations:
-            status = TurnStatus.MAX_ITERATIONS
-            exit_reason = ExitReason.max_iterations(self.max_iterations)
-        else:
-            status, exit_reason = TurnStatus.COMPLETED, ExitReason.completed()
-        partial = error is not None
-        final = [] if out_of_iterations else _reply_messages(reply)
-        return TurnResult(
-            status=status,
-            exit_reason=exit_reason,
-            text=reply.content,
-            reasoning=reply.reasoning,
-            messages=added + final,
-            partial=partial and bool(reply.content),
-            error=error.message if error is not None else None,
-            failure=error,
-            usage=reply.usage,
+        return ended(
+            reply,
+            added,
+            error=error,
+            out_of_iterations=out_of_iterations,
+            max_iterations=self.max_iterations,
             usage_total=tally.total,
             children_ended=ledger.children_ended,
             iterations=iterations,
-            finish_reason=reply.finish_reason if status == TurnStatus.COMPLETED else None,
         )
 
     async def _call_model(
@@ -493,27 +479,6 @@ class Agent:
                 self.interrupt(StopRequest.by_system(Surface.INACTIVITY, reason))
                 return
             await asyncio.sleep(max(limit_s - idle, 0.05))
-
-    def _interrupted(
-        self, stop: StopRequest, reply: Completion, added: list[ChatMessage]
-    ) -> TurnResult:
-        return TurnResult(
-            status=TurnStatus.INTERRUPTED,
-            exit_reason=stop.exit_reason(),
-            text=reply.content,
-            reasoning=reply.reasoning,
-            messages=added + _reply_messages(reply),
-            partial=True,
-            stop=stop,
-            usage=reply.usage,
-        )
-
-
-def _reply_messages(reply: Completion) -> list[ChatMessage]:
-    """The final assistant message of a turn: its text only, never half-streamed tool calls."""
-    if not reply.content:
-        return []
-    return [ChatMessage(role="assistant", content=reply.content)]
 
 
 __all__ = ["Agent", "TurnResult", "Usage"]

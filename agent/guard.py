@@ -30,15 +30,7 @@ fork, ignoring SIGTERM. What ends the tree, and who:
 Only killing both at once (or ``kill -9 -1``) lets a process escape; a process can no more
 leave its subreapers' tree than its ancestry.
 
-How a tree is ended (:func:`end_tree`), by whichever of the two ends it: every live descendant
-is found by walking ``/proc`` (a zombie is walked through, not counted) and held by a pidfd
-(``os.pidfd_open``, its start time checked, so a recycled pid is never signalled); each gets
-SIGTERM and SIGCONT once, the walk is repeated (a process forked meanwhile gets its SIGTERM
-too) until the ender has no child left (a subreaper with no child has no descendant) or
-``GRACE_S`` seconds passed; then SIGKILL, repeated over fresh walks, until no child is left
-(at most 5 s). The ender never signals itself or its group, so it outlives what it ends.
-"Ended" counts the processes seen alive whose pidfd then said they exited (the guard not
-counted); "survivors" the others.
+How a tree is ended, and what is counted: :mod:`agent.guard_tree` (:func:`end_tree`).
 
 With ``--status-fd FD`` (the ``shell`` tool) nothing is written on stderr (it is the command's
 output there). The guard writes ``pid <n>`` (the command's pid) on FD, then the command's exit
@@ -54,18 +46,29 @@ Without ``--status-fd`` (an MCP server) the guard's first stderr line is
 ``desk-mcp-guard: exit <code>`` or ``desk-mcp-guard: exit signal <NAME>`` and exits with the
 server's status, and the keeper ends what the server left behind and exits with that status.
 
-The file imports the standard library only and runs with ``-I -S`` (:func:`command_line`
-imports it as a module, so its bytecode is cached and only the interpreter's start is paid).
+The file (and :mod:`agent.guard_tree`) imports the standard library only and runs with ``-I -S``
+(:func:`command_line` imports it as a module, so its bytecode is cached and only the
+interpreter's start is paid).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
 import sys
 import time
+
+if __name__ == "__main__" and not __package__:  # run by path: make ``agent`` importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from agent.guard_tree import (  # noqa: E402
+    ENDING_SIGNALS,
+    KILL_WAIT_S,
+    children,
+    descendants,
+    end_tree,
+)
 
 EXIT_MARK = "desk-mcp-guard: exit "
 """The start of the guard's last stderr line when the server exited by itself."""
@@ -73,35 +76,36 @@ EXIT_MARK = "desk-mcp-guard: exit "
 GROUP_MARK = "desk-mcp-guard: group "
 """The start of the guard's first stderr line, which names the server's process group."""
 
-KILL_WAIT_S = 5.0
-"""Seconds an ender keeps sending SIGKILL before it reports what is left as survivors."""
-
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
-_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-_FIRST_SWEEP_S = 0.002
-_LAST_SWEEP_S = 0.05
 _PARENT_POLL_S = 0.5
 
 
 _BOOT = (
-    "import os, sys; sys.path.insert(0, {dir!r}); from guard import main; "
+    "import os, sys; sys.path.insert(0, {root!r}); from agent.guard import main; "
     "os._exit(main(sys.argv[1:]))"
 )
 
 
-def command_line(parent: int, grace_s: float, status_fd: int | None = None) -> list[str]:
+def command_line(
+    parent: int, grace_s: float, status_fd: int | None = None, wrapped: int = 0
+) -> list[str]:
     """The keeper's command line up to ``--`` (the command follows it).
 
     Args:
         parent: desk's pid (the keeper gives up at once if its parent is another).
         grace_s: seconds between SIGTERM and SIGKILL when the tree is ended.
         status_fd: the ``shell`` tool's status pipe (passed to the keeper), or None.
+        wrapped: how many processes, each the only child of the one above, stand between the
+            guard and the command (a sandbox's: :data:`agent.sandbox_init.WRAPPERS`); the
+            keeper ends them last and does not count them.
     """
-    boot = _BOOT.format(dir=os.path.dirname(os.path.abspath(__file__)))
+    boot = _BOOT.format(root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     line = [sys.executable, "-I", "-S", "-c", boot, str(parent), f"{grace_s:g}"]
     if status_fd is not None:
         line += ["--status-fd", str(status_fd)]
+    if wrapped:
+        line += ["--wrapped", str(wrapped)]
     return [*line, "--"]
 
 
@@ -121,240 +125,6 @@ def _prctl(option: int, value: int) -> bool:
 
     libc = ctypes.CDLL(None, use_errno=True)
     return int(libc.prctl(option, value, 0, 0, 0)) == 0
-
-
-def _scan() -> dict[int, tuple[int, bool, bytes]] | None:
-    """Every process in ``/proc``: ``{pid: (ppid, alive, start time)}``; None without /proc."""
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return None
-    found: dict[int, tuple[int, bool, bytes]] = {}
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                raw = handle.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ... starttime(22nd)": comm may hold spaces and ")".
-        fields = raw[raw.rfind(b")") + 2 :].split()
-        if len(fields) > 19:
-            found[int(name)] = (int(fields[1]), fields[0] not in (b"Z", b"X"), fields[19])
-    return found
-
-
-def descendants(root: int) -> dict[int, bytes]:
-    """Live descendants of ``root`` from ``/proc``: ``{pid: start time}`` (``root`` excluded).
-
-    Walks each process's ``/proc/PID/task/TID/children`` down from ``root`` (a few reads per
-    process of the tree), else every ``/proc/PID/stat``. Zombies are walked through (an exiting
-    parent's children may still name it) but not returned. Empty without ``/proc``.
-    """
-    if not os.path.exists(f"/proc/self/task/{os.getpid()}/children"):
-        return _descendants_by_scan(root)
-    found: dict[int, bytes] = {}
-    todo = [root]
-    seen = {root}
-    while todo:
-        for child in _children(todo.pop()):
-            if child in seen:
-                continue
-            seen.add(child)
-            todo.append(child)
-            stat = _stat(child)
-            if stat is not None and stat[0]:
-                found[child] = stat[1]
-    return found
-
-
-def _children(pid: int) -> list[int]:
-    """``pid``'s children, from each of its threads' ``children`` file."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    out: list[int] = []
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
-                out.extend(int(word) for word in handle.read().split())
-        except OSError:
-            continue
-    return out
-
-
-def _stat(pid: int) -> tuple[bool, bytes] | None:
-    """``(alive, start time)`` of ``pid`` (alive: not a zombie); None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    return (fields[0] not in (b"Z", b"X"), fields[19]) if len(fields) > 19 else None
-
-
-def _descendants_by_scan(root: int) -> dict[int, bytes]:
-    """:func:`descendants` from every process's ``/proc/PID/stat``."""
-    table = _scan() or {}
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found: dict[int, bytes] = {}
-    todo = [root]
-    seen = {root}
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            if child not in seen:
-                seen.add(child)
-                todo.append(child)
-                if table[child][1]:
-                    found[child] = table[child][2]
-    return found
-
-
-def _start_time(pid: int) -> bytes | None:
-    stat = _stat(pid)
-    return stat[1] if stat is not None else None
-
-
-class _Held:
-    """The processes an ender saw, each held by a pidfd (-1 where there are no pidfds)."""
-
-    def __init__(self) -> None:
-        self.fds: dict[int, int] = {}
-        self.gone: set[int] = set()
-
-    def sweep(self, root: int) -> list[int]:
-        """Walk ``root``'s descendants; hold and return the ones not seen before."""
-        new: list[int] = []
-        for pid, started in descendants(root).items():
-            if pid in self.fds:
-                continue
-            try:
-                fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else -1
-            except OSError:
-                continue  # gone already
-            if _start_time(pid) != started:  # the pid was recycled in between
-                if fd >= 0:
-                    os.close(fd)
-                continue
-            self.fds[pid] = fd
-            new.append(pid)
-        return new
-
-    def alive(self) -> list[int]:
-        """The held processes that have not exited (a zombie has exited)."""
-        poller = select.poll()
-        for pid, fd in self.fds.items():
-            if pid not in self.gone and fd >= 0:
-                poller.register(fd, select.POLLIN)
-        by_fd = {fd: pid for pid, fd in self.fds.items()}
-        self.gone.update(by_fd[fd] for fd, _ in poller.poll(0))
-        for pid, fd in self.fds.items():  # without pidfds: /proc says
-            if fd < 0 and pid not in self.gone and not _running(pid):
-                self.gone.add(pid)
-        return [pid for pid in self.fds if pid not in self.gone]
-
-    def send(self, pids: list[int], sig: signal.Signals) -> None:
-        for pid in pids:
-            fd = self.fds[pid]
-            with contextlib.suppress(OSError):
-                if fd >= 0:
-                    signal.pidfd_send_signal(fd, sig)
-                else:
-                    os.kill(pid, sig)
-
-    def wait(self, timeout_s: float) -> None:
-        """Until a held live process exits, or ``timeout_s``."""
-        poller = select.poll()
-        for pid in self.alive():
-            if self.fds[pid] >= 0:
-                poller.register(self.fds[pid], select.POLLIN)
-        poller.poll(max(0, int(timeout_s * 1000)) or 1)
-
-    def close(self) -> None:
-        for fd in self.fds.values():
-            if fd >= 0:
-                os.close(fd)
-        self.fds.clear()
-
-
-def _running(pid: int) -> bool:
-    """True while ``pid`` runs (not a zombie), from ``/proc``."""
-    stat = _stat(pid)
-    return stat is not None and stat[0]
-
-
-def _reap() -> bool:
-    """Reap every exited child; True while this process still has a child."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return False
-        if pid == 0:
-            return True
-
-
-def end_tree(
-    grace_s: float, *, uncounted: frozenset[int] = frozenset(), kill_wait_s: float = KILL_WAIT_S
-) -> tuple[int, int, tuple[str, ...], float]:
-    """End every descendant of this process (a child subreaper): SIGTERM, grace, SIGKILL.
-
-    The process ignores SIGTERM, SIGHUP and SIGINT from then on, and never signals itself.
-
-    Args:
-        grace_s: seconds the processes get after SIGTERM before SIGKILL.
-        uncounted: pids ended last and not counted (the guard, when the keeper ends the tree):
-            they get no SIGTERM (the guard exits when its command does) and SIGKILL only once
-            nothing else is left, so that if the keeper is killed meanwhile the guard is still
-            there to end its own tree.
-        kill_wait_s: seconds of SIGKILL before giving up on what is left.
-
-    Returns:
-        ``(ended, survivors, signals, gone_at)``: processes seen alive then gone, and still
-        alive; the signals sent (``("SIGTERM",)``, ``("SIGTERM", "SIGKILL")`` or none); the
-        ``time.monotonic()`` when the tree was gone or the ender gave up.
-    """
-    for sig in _ENDING_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
-    me = os.getpid()
-    held = _Held()
-    signals: list[str] = []
-    try:
-        deadline = time.monotonic() + grace_s
-        pause = _FIRST_SWEEP_S
-        while True:
-            new = held.sweep(me)
-            if new and not signals:
-                signals.append("SIGTERM")
-            new = [pid for pid in new if pid not in uncounted]
-            held.send(new, signal.SIGTERM)
-            held.send(new, signal.SIGCONT)
-            if not _reap() or time.monotonic() >= deadline:
-                break
-            held.wait(min(pause, deadline - time.monotonic()))
-            pause = min(pause * 2, _LAST_SWEEP_S)
-        if _reap():
-            signals.append("SIGKILL")
-            deadline = time.monotonic() + kill_wait_s
-            while True:
-                held.sweep(me)
-                alive = held.alive()
-                held.send([p for p in alive if p not in uncounted] or alive, signal.SIGKILL)
-                if not _reap() or time.monotonic() >= deadline:
-                    break
-                held.wait(_FIRST_SWEEP_S)
-        gone_at = time.monotonic()
-        left = set(held.alive())
-        counted = [pid for pid in held.fds if pid not in uncounted]
-        survivors = sum(1 for pid in counted if pid in left)
-        return len(counted) - survivors, survivors, tuple(signals), gone_at
-    finally:
-        held.close()
 
 
 def _write(fd: int, text: str) -> None:
@@ -410,7 +180,8 @@ def _wait_for(child: int | None, parent: int, watched: bool) -> int | None:
 
 
 def main(argv: list[str]) -> int:
-    """Run the keeper; ``argv`` is ``[PARENT_PID, GRACE_S, ["--status-fd", FD,] "--", COMMAND...]``.
+    """Run the keeper: ``argv`` is ``[PARENT_PID, GRACE_S, [--status-fd FD], [--wrapped N], --,
+    COMMAND...]``.
 
     Returns:
         the server's exit status (128 + N when signal N ended it; 0 with ``--status-fd``,
@@ -418,8 +189,12 @@ def main(argv: list[str]) -> int:
         when the command cannot be run (the child says why on stderr).
     """
     status_fd: int | None = None
+    wrapped = 0
     if len(argv) > 4 and argv[2] == "--status-fd":
         status_fd = int(argv[3])
+        argv = argv[:2] + argv[4:]
+    if len(argv) > 4 and argv[2] == "--wrapped":
+        wrapped = int(argv[3])
         argv = argv[:2] + argv[4:]
     if len(argv) < 4 or argv[2] != "--":
         print(
@@ -428,7 +203,7 @@ def main(argv: list[str]) -> int:
         )
         return 2
     parent, grace_s, command = int(argv[0]), float(argv[1]), argv[3:]
-    for sig in _ENDING_SIGNALS:
+    for sig in ENDING_SIGNALS:
         signal.signal(sig, _on_signal)
     if os.getpgrp() != os.getpid():
         os.setsid()
@@ -459,10 +234,22 @@ def main(argv: list[str]) -> int:
             end_tree(grace_s)  # what the server left behind
         return code
     except _EndRequested:
-        ending = end_tree(grace_s, uncounted=frozenset({guard}))
+        ending = end_tree(grace_s, uncounted=frozenset({guard, *_only_children(guard, wrapped)}))
         if status_fd is not None:
             _write(status_fd, _ending_line(ending))
         return 143
+
+
+def _only_children(pid: int, depth: int) -> list[int]:
+    """Up to ``depth`` processes below ``pid``, each the only child of the one above."""
+    chain: list[int] = []
+    while len(chain) < depth:
+        kids = children(pid)
+        if len(kids) != 1:
+            break
+        pid = kids[0]
+        chain.append(pid)
+    return chain
 
 
 def _guard(keeper: int, command: list[str], status_fd: int | None, grace_s: float) -> int:
@@ -501,13 +288,24 @@ def _guard(keeper: int, command: list[str], status_fd: int | None, grace_s: floa
 
 def _exec(command: list[str]) -> None:
     """In the forked child: become the command (never returns)."""
-    for sig in (*_ENDING_SIGNALS, signal.SIGPIPE, signal.SIGXFSZ):
+    for sig in (*ENDING_SIGNALS, signal.SIGPIPE, signal.SIGXFSZ):
         signal.signal(sig, signal.SIG_DFL)
     try:
         os.execvp(command[0], command)
     except OSError as exc:
         os.write(2, f"cannot run {command[0]!r}: {exc.strerror or exc}\n".encode())
     os._exit(127)
+
+
+__all__ = [
+    "EXIT_MARK",
+    "GROUP_MARK",
+    "KILL_WAIT_S",
+    "command_line",
+    "descendants",
+    "end_tree",
+    "main",
+]
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from wire_stop_latency import close_ms, pty_esc  # noqa: E402
 
 from demo_model.config import DemoConfig  # noqa: E402
 from demo_model.server import DemoModelServer  # noqa: E402
-from tests.wire.helpers import ROOT, child_env  # noqa: E402
+from tests.wire.kit import ROOT, child_env  # noqa: E402
 
 STORY = "tell me a story about a lighthouse"
 

@@ -52,7 +52,7 @@ from demo_model.server import DemoModelServer  # noqa: E402
 from tests.mcp.witness import Witness, server_command  # noqa: E402
 from tests.support import EventLog  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
-from tui_gateway.mcp_settings import McpApproval, McpServerSettings  # noqa: E402
+from tui_gateway.settings.mcp_settings import McpApproval, McpServerSettings  # noqa: E402
 
 PHASES = ("first_byte", "streaming", "non_streaming", "tool", "console", "delegation", "mcp")
 TWO_CHILDREN = (

@@ -2,7 +2,7 @@
 
 A process whose daemon thread still runs while the interpreter finalizes can die of SIGSEGV
 after it did all its work (``bench/session_open.py``'s measuring child did, 3 runs of 9). Each
-entry point ends through :func:`tui_gateway.process_exit.exit_process`; this runs each one
+entry point ends through :func:`tui_gateway.stops.process_exit.exit_process`; this runs each one
 ``--runs`` times against the demo model and counts how each run ended:
 
 - ``run``: ``desk run PROMPT`` (one streamed turn, saved in a SQLite file);
@@ -42,7 +42,7 @@ from agent.provider.client import ProviderConfig
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.process_exit import exit_process
+from tui_gateway.stops.process_exit import exit_process
 
 async def main(base_url: str) -> None:
     provider = ProviderConfig(base_url=base_url, model="demo")

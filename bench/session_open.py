@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.provider.client import ProviderConfig  # noqa: E402
 from agent.provider.types import ChatMessage, ToolCall  # noqa: E402
 from agent.store import NewMessage, SqliteStore  # noqa: E402
-from tui_gateway.process_exit import exit_process  # noqa: E402
+from tui_gateway.stops.process_exit import exit_process  # noqa: E402
 
 SESSION = "big"
 WORDS = ["the", "model", "reads", "a", "file", "and", "writes", "tests", "for", "desk", "**stop**"]

@@ -47,10 +47,10 @@ from agent.stops import StopRequest, Surface  # noqa: E402
 from contract.events import MessageDelta  # noqa: E402
 from demo_model.config import DemoConfig  # noqa: E402
 from demo_model.server import DemoModelServer  # noqa: E402
-from tests.demo_model.demo_model_kit import RawRequest, chat  # noqa: E402
+from tests.demo_model.kit import RawRequest, chat  # noqa: E402
 from tests.desk.test_pty_stop import desk_in_pty, start_streaming  # noqa: E402
 from tests.support import EventLog  # noqa: E402
-from tests.wire.helpers import ROOT, Child, child_env, gateway_cmd, wire_cmd  # noqa: E402
+from tests.wire.kit import ROOT, Child, child_env, gateway_cmd, wire_cmd  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 from tui_gateway.wire.client import RemoteGateway  # noqa: E402
 from tui_gateway.wire.http_server import HttpServer  # noqa: E402

@@ -80,7 +80,7 @@ _HOMES: dict[str, str] = {
     "RUN_EVENTS": "contract.run",
     "RUN_EVENT_OF": "contract.run",
     "Ready": "contract.methods.lifecycle",
-    "Route": "contract.routes",
+    "HttpRoute": "contract.routes",
     "RunAccepted": "contract.routes",
     "RunEvent": "contract.run",
     "RunLine": "contract.run",

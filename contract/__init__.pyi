@@ -61,7 +61,7 @@ from contract.methods.workspace import WorkspaceFilesParams as WorkspaceFilesPar
 from contract.methods.workspace import WorkspaceFilesResult as WorkspaceFilesResult
 from contract.routes import HTTP_STATUSES as HTTP_STATUSES
 from contract.routes import ROUTES as ROUTES
-from contract.routes import Route as Route
+from contract.routes import HttpRoute as HttpRoute
 from contract.routes import RunAccepted as RunAccepted
 from contract.run import DELTA_INTERVAL_S as DELTA_INTERVAL_S
 from contract.run import RUN_EVENT_OF as RUN_EVENT_OF
@@ -114,7 +114,7 @@ __all__ = [
     "RUN_EVENTS",
     "RUN_EVENT_OF",
     "Ready",
-    "Route",
+    "HttpRoute",
     "RunAccepted",
     "RunEvent",
     "RunLine",

@@ -27,7 +27,7 @@ from contract.subscription import EventCallback, Subscription
 
 
 class ModelServerPort(Protocol):
-    """The model server as desk asks about it (``tui_gateway.model_server.ModelServer``)."""
+    """The model server as desk asks about it (``tui_gateway.servers.model_server.ModelServer``)."""
 
     def status(self) -> ServerStatus:
         """Its state as last found (``server.status`` events follow every change)."""
@@ -84,7 +84,7 @@ class DeskGateway(Protocol):
     ) -> str | None:
         """Hard-stop the running turn; returns its id, or None when nothing ran. A stop key
         gives ``keyed_at`` (``time.monotonic()`` when it was made): the gateway stops what
-        runs now or the prompt entered before the key (``tui_gateway.key_stops``)."""
+        runs now or the prompt entered before the key (``tui_gateway.stops.key_stops``)."""
         ...
 
     def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:

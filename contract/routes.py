@@ -23,7 +23,7 @@ class RunAccepted:
 
 
 @dataclass(frozen=True, slots=True)
-class Route:
+class HttpRoute:
     """One HTTP route of ``desk serve``.
 
     Attributes:
@@ -41,16 +41,16 @@ class Route:
     summary: str
 
 
-ROUTES: tuple[Route, ...] = (
-    Route(
+ROUTES: tuple[HttpRoute, ...] = (
+    HttpRoute(
         "POST",
         "/v1/sessions",
         '`{"title": string}` (optional)',
         '201 `{"session_id", "title", "model"}`',
         "Create a session (`session.create`).",
     ),
-    Route("GET", "/v1/sessions", "", '200 `{"sessions": [SessionInfo]}`', "`session.list`."),
-    Route(
+    HttpRoute("GET", "/v1/sessions", "", '200 `{"sessions": [SessionInfo]}`', "`session.list`."),
+    HttpRoute(
         "POST",
         "/v1/sessions/{session_id}/runs",
         '`{"prompt": string}`',
@@ -62,7 +62,7 @@ ROUTES: tuple[Route, ...] = (
         "system (`api.disconnect`). An `approval.request` is answered with `approval.respond` "
         "over `/v1/rpc`.",
     ),
-    Route(
+    HttpRoute(
         "POST",
         "/v1/sessions/{session_id}/steer",
         '`{"text": string}`',
@@ -72,7 +72,7 @@ ROUTES: tuple[Route, ...] = (
         "stream or a tool call; when nothing runs it becomes a normal prompt (`steered` false; "
         "its events are on the session's events route). 400 for empty or oversized text.",
     ),
-    Route(
+    HttpRoute(
         "POST",
         "/v1/runs/{run_id}/stop",
         '`{"reason": string}` (optional)',
@@ -80,21 +80,21 @@ ROUTES: tuple[Route, ...] = (
         "Stop a run as the user (`api.stop`); a queued run is removed. `stopped` is false when "
         "the run had already ended.",
     ),
-    Route(
+    HttpRoute(
         "GET",
         "/v1/sessions/{session_id}/messages",
         "",
         '200 `{"session_id", "messages": [{"role", "content", ...}]}`',
         "The live session's transcript, in the OpenAI message format.",
     ),
-    Route(
+    HttpRoute(
         "GET",
         "/v1/sessions/{session_id}/events?since=N",
         "",
         "200 EventsSinceResult",
         "`session.events.since` over HTTP.",
     ),
-    Route(
+    HttpRoute(
         "POST",
         "/v1/chat/completions",
         "OpenAI chat completion request",
@@ -104,8 +104,10 @@ ROUTES: tuple[Route, ...] = (
         "stops the run as the system (`api.disconnect`); tool calls that need approval are "
         "denied (nobody can answer).",
     ),
-    Route("GET", "/v1/models", "", "OpenAI model list", "The model desk runs, for OpenAI clients."),
-    Route(
+    HttpRoute(
+        "GET", "/v1/models", "", "OpenAI model list", "The model desk runs, for OpenAI clients."
+    ),
+    HttpRoute(
         "POST",
         "/v1/rpc",
         "one JSON-RPC 2.0 request (or batch)",

@@ -12,8 +12,8 @@ On a terminal the first frame is drawn before anything heavy is imported, and ke
 meanwhile are kept for the app (:mod:`desk.early_frame`). The embedded gateway is built once
 the app's own first frame is painted, on a thread of its own (:mod:`desk.late_gateway`). No
 model server is asked before the app runs: the gateway checks a configured server in the
-background once the desk is on screen (:mod:`tui_gateway.model_server`), so a server that
-cannot be reached or refuses the key is one line on screen, not an exit. With nothing
+background once the desk is on screen (:mod:`tui_gateway.servers.model_server`), so a server
+that cannot be reached or refuses the key is one line on screen, not an exit. With nothing
 configured, llama.cpp's and Ollama's default addresses are probed first (about 300 ms at most),
 then the demo model starts.
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any o
     from desk.config import ConnectionInfo, DeskOptions
     from desk.late_gateway import Built, LateGateway
     from desk.startup import Startup
-    from tui_gateway.settings import Settings
+    from tui_gateway.settings.resolution import Settings
     from tui_gateway.wire.options import DemoModel
 
 SWITCH_INTERVAL_S = 0.001
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _tune_switch_interval(os.environ)
         from desk.config import ConfigError, parse_options
-        from tui_gateway.config_file import read_config_file
+        from tui_gateway.settings.config_file import read_config_file
 
         try:
             options = parse_options(args, os.environ, read_config_file(os.environ))
@@ -200,7 +200,7 @@ def _build_gateway(settings: Settings, connection: ConnectionInfo, api_key: str 
         )
         notice = unsaved_notice(exc.reason)
     notes = [line for line in (notice, gateway.config.sandbox_note) if line]
-    return Built(gateway, " · ".join(notes))
+    return Built(gateway, " · ".join(notes), saved=not notice)
 
 
 def _run_remote(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
@@ -299,12 +299,12 @@ def run() -> NoReturn:
     a busy 2-core machine. So the standard streams and logging are flushed and the process ends
     with ``os._exit``. A subcommand (``desk gateway``, ``serve``, ``run``, ``acp``) ends with no
     thread running while the interpreter finalizes
-    (:func:`tui_gateway.process_exit.exit_process`).
+    (:func:`tui_gateway.stops.process_exit.exit_process`).
     """
     args = sys.argv[1:]
     code = main(args)
     if args and args[0] in SUBCOMMANDS:
-        from tui_gateway.process_exit import exit_process
+        from tui_gateway.stops.process_exit import exit_process
 
         exit_process(code)
     leave_now(code)

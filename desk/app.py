@@ -65,7 +65,7 @@ from desk.user_config import config_path_shown
 from desk.widgets.click_button import ButtonPresses, widget_under
 from desk.widgets.status_bar import Clock, StatusBar
 from desk.wiring import build_controllers
-from tui_gateway.settings import BusyInput
+from tui_gateway.settings.resolution import BusyInput
 
 if TYPE_CHECKING:  # a session's view loads Markdown: imported with the first session
     from desk.widgets.session_view import SessionView
@@ -199,8 +199,8 @@ class DeskApp(App[int]):
         if message.error is not None:
             self.exit(1, message=f"desk: cannot start the gateway: {message.error}")
             return
-        if self._late is not None and self._late.notice:
-            self.controllers.sessions.add_notice(self._late.notice)
+        if self._late is not None and self._late.built is not None:
+            self.controllers.sessions.started(self._late.built.notice, self._late.built.saved)
         await self._gateway_up()
 
     async def _gateway_up(self) -> None:

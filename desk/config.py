@@ -2,11 +2,11 @@
 
 The settings every entry point takes (``--base-url --model --api-key --db --context-window
 --workspace --demo``, their environment variables and ``$XDG_CONFIG_HOME/desk/config.toml``)
-resolve in :mod:`tui_gateway.settings`; desk adds its own keys on top: ``--escdelay``
+resolve in :mod:`tui_gateway.settings.resolution`; desk adds its own keys on top: ``--escdelay``
 (``ESCDELAY``, ``escdelay`` in the file, see :mod:`desk.user_config`), ``--resume`` and
 ``--gateway-cmd``. Without ``--db`` sessions go to ``$XDG_DATA_HOME/desk/desk.db``. A configured
 server is not asked here: the gateway checks it once the desk is on screen, and again while it
-does not answer (:mod:`tui_gateway.model_server`). With nothing configured, llama.cpp's and
+does not answer (:mod:`tui_gateway.servers.model_server`). With nothing configured, llama.cpp's and
 Ollama's default local addresses are probed at once within about 300 ms, and when none answers
 desk starts its demo model.
 """
@@ -22,9 +22,9 @@ from typing import Any, NoReturn
 
 from desk.probe import LOCAL_SERVERS, ProbeResult, probe
 from desk.user_config import DEFAULT_ESCAPE_DELAY_MS, MAX_ESCAPE_DELAY_MS, file_escape_delay
-from tui_gateway.config_file import ConfigFile, config_path
-from tui_gateway.settings import Settings, SettingsError, StoreDefault, resolve_settings
-from tui_gateway.settings_flags import add_settings_flags, flag_values, mcp_flag_values
+from tui_gateway.settings.config_file import ConfigFile, config_path
+from tui_gateway.settings.resolution import Settings, SettingsError, StoreDefault, resolve_settings
+from tui_gateway.settings.settings_flags import add_settings_flags, flag_values, mcp_flag_values
 
 __all__ = [
     "DEFAULT_ESCAPE_DELAY_MS",
@@ -171,7 +171,7 @@ def parse_options(
     Args:
         argv: the arguments after the program name.
         env: the environment (``os.environ``).
-        file: the config file (:func:`tui_gateway.config_file.read_config_file`), or its
+        file: the config file (:func:`tui_gateway.settings.config_file.read_config_file`), or its
             parsed data (named as ``config_path(env)`` in errors), or None for no file.
         cwd: the directory relative paths start from (default: the process's).
 

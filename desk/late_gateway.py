@@ -33,10 +33,12 @@ class Built:
     Attributes:
         gateway: the gateway.
         notice: one line the desk shows at start (why sessions are not saved, the sandbox), or "".
+        saved: False when sessions are not saved (no database).
     """
 
     gateway: DeskGateway
     notice: str = ""
+    saved: bool = True
 
 
 Done = Callable[[BaseException | None], None]
@@ -65,9 +67,9 @@ class LateGateway:
         return cast("DeskGateway", self)
 
     @property
-    def notice(self) -> str:
-        """The build's start-up line ("" until it is built, or when there is none)."""
-        return self._built.notice if self._built is not None else ""
+    def built(self) -> Built | None:
+        """What the build gave (None until it is built, or when it failed)."""
+        return self._built
 
     @property
     def running_turns(self) -> int:

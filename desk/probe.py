@@ -2,7 +2,7 @@
 
 Used at start-up, when nothing is configured, to find a local llama.cpp or Ollama server at its
 default address (a configured server is the gateway's to check, see
-:mod:`tui_gateway.model_server`).
+:mod:`tui_gateway.servers.model_server`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _model_ids(data: object) -> tuple[str, ...]:
     # imported here: the model-server module loads the gateway's session state, which the
     # first frame does not wait for (a probe runs in the background, or before the app only
     # when nothing is configured)
-    from tui_gateway.model_server import listed_models
+    from tui_gateway.servers.model_server import listed_models
 
     return tuple(listed_models(data))
 

@@ -25,7 +25,9 @@ class Startup:
     Attributes:
         resume: reopen a saved session instead of creating a new one.
         resume_id: the session to reopen, or None for the most recent one.
-        notice: one line to show at start (e.g. why sessions are not saved), or "".
+        notice: one line to show at start (why sessions are not saved, that the shell runs
+            without a sandbox), or "".
+        saved: False when sessions are not saved (no database): no "to resume" line at exit.
         wall_clock: unix seconds now (``time.time`` or a test's pinned clock), for relative
             times in the sessions sidebar.
         recent_messages: how many of a resumed session's last messages are rendered at first.
@@ -34,6 +36,7 @@ class Startup:
     resume: bool = False
     resume_id: str | None = None
     notice: str = ""
+    saved: bool = True
     wall_clock: Callable[[], float] = time.time
     recent_messages: int = RECENT_MESSAGES
 

@@ -11,7 +11,7 @@ UI thread each keep one (a press the input thread let through reaches the UI's).
 
 "Enter, Esc" typed faster than the UI handles the Enter is the gateway's to sort out: each
 key carries its own time, and the gateway stops the prompt entered before the key whichever
-call reaches it first (:mod:`tui_gateway.key_stops`).
+call reaches it first (:mod:`tui_gateway.stops.key_stops`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.stops import Issuer, StopRequest, Surface
-from tui_gateway.settings import DEFAULT_STOP_KEY, parse_stop_key
+from tui_gateway.settings.resolution import DEFAULT_STOP_KEY, parse_stop_key
 
 DOUBLE_PRESS_S = 0.5
 """Longest time between the two presses of a double stop key, in seconds."""
@@ -46,7 +46,7 @@ class StopKey:
     def parse(cls, text: str) -> StopKey:
         """``"escape"``, ``"ctrl+g"``, ``"escape escape"`` (a double press)...
 
-        The grammar is the setting's (:func:`tui_gateway.settings.parse_stop_key`).
+        The grammar is the setting's (:func:`tui_gateway.settings.resolution.parse_stop_key`).
 
         Raises:
             ValueError: not one key name, or one name twice (one line saying what is taken).

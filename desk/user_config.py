@@ -1,9 +1,9 @@
-"""desk's own keys in the person's config file, on top of :mod:`tui_gateway.config_file`.
+"""desk's own keys in the person's config file, on top of :mod:`tui_gateway.settings.config_file`.
 
 The file (``$XDG_CONFIG_HOME/desk/config.toml``) is read and edited in
-:mod:`tui_gateway.config_file`, and the settings every entry point shares (``base_url``,
+:mod:`tui_gateway.settings.config_file`, and the settings every entry point shares (``base_url``,
 ``model``, ``api_key``, ``db``, ``context_window``, ``workspace``, ``[mcp_servers.NAME]``)
-resolve in :mod:`tui_gateway.settings`. Only the desk reads the keys here: ``theme`` (the
+resolve in :mod:`tui_gateway.settings.resolution`. Only the desk reads the keys here: ``theme`` (the
 chosen colour theme, saved by ``/theme``) and ``escdelay`` (milliseconds before a lone ESC is
 the Esc key; ``--escdelay`` and ``ESCDELAY`` override it). The file's access functions are
 re-exported for the desk's modules.
@@ -11,7 +11,7 @@ re-exported for the desk's modules.
 
 from __future__ import annotations
 
-from tui_gateway.config_file import (
+from tui_gateway.settings.config_file import (
     CONFIG_NAME,
     ConfigFile,
     ConfigFileError,

@@ -71,3 +71,15 @@ def test_a_name_read_from_a_face_loads_its_module() -> None:
     loaded = loaded_after("from agent.compression import CompressionPhase")
     assert "agent.compression.status" in loaded
     assert "agent.compression.engine" not in loaded
+
+
+@pytest.mark.parametrize("package", ["stops", "turns", "sessions", "settings", "servers", "events"])
+def test_a_gateway_package_face_loads_none_of_its_modules(package: str) -> None:
+    loaded = loaded_after(f"import tui_gateway.{package}")
+    assert {name for name in loaded if name.startswith(f"tui_gateway.{package}.")} == set()
+    assert "agent.agent" not in loaded
+
+
+def test_reading_the_settings_loads_no_engine() -> None:
+    loaded = loaded_after("import tui_gateway.settings.resolution")
+    assert loaded & {"tui_gateway.gateway", "agent.agent", "httpx"} == set()

@@ -76,14 +76,18 @@ and host checks) and may import any of ``tui_gateway``."""
 
 DESK_SETTINGS_READERS: dict[str, frozenset[str]] = {
     "desk.config": frozenset(
-        {"tui_gateway.config_file", "tui_gateway.settings", "tui_gateway.settings_flags"}
+        {
+            "tui_gateway.settings.config_file",
+            "tui_gateway.settings.resolution",
+            "tui_gateway.settings.settings_flags",
+        }
     ),
-    "desk.user_config": frozenset({"tui_gateway.config_file"}),
-    "desk.app": frozenset({"tui_gateway.settings"}),
-    "desk.widgets.prompt_input": frozenset({"tui_gateway.settings"}),
-    "desk.stop_key": frozenset({"tui_gateway.settings"}),
-    "desk.screens.desk_widgets": frozenset({"tui_gateway.settings"}),
-    "desk.probe": frozenset({"tui_gateway.model_server"}),
+    "desk.user_config": frozenset({"tui_gateway.settings.config_file"}),
+    "desk.app": frozenset({"tui_gateway.settings.resolution"}),
+    "desk.widgets.prompt_input": frozenset({"tui_gateway.settings.resolution"}),
+    "desk.stop_key": frozenset({"tui_gateway.settings.resolution"}),
+    "desk.screens.desk_widgets": frozenset({"tui_gateway.settings.resolution"}),
+    "desk.probe": frozenset({"tui_gateway.servers.model_server"}),
     "desk.export": frozenset({"tui_gateway.atomic"}),
 }
 """What else of ``tui_gateway`` a desk module reads, module by module: the settings a person
@@ -324,12 +328,15 @@ def test_the_contract_imports_only_the_agents_vocabulary() -> None:
     ("module", "source"),
     [
         ("desk.widgets.status_bar", "from tui_gateway.gateway import Gateway\n"),
-        ("desk.app", "from tui_gateway.state import Session\n"),  # a settings reader, not this
+        (
+            "desk.app",
+            "from tui_gateway.sessions.state import Session\n",
+        ),  # a settings reader, not this
         (
             "desk.controllers.turns",
             "from typing import TYPE_CHECKING\n"
             "if TYPE_CHECKING:\n"
-            "    import tui_gateway.turn_runner\n",
+            "    import tui_gateway.turns.turn_runner\n",
         ),
         ("desk.bridge", "import tui_gateway\n"),
     ],
@@ -410,7 +417,7 @@ def test_no_import_cycle_between_our_modules() -> None:
     [
         ("agent.events", "def f():\n    import tui_gateway.events\n", "tui_gateway.events"),
         (
-            "tui_gateway.state",
+            "tui_gateway.sessions.state",
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from desk import app\n",
             "desk.app",
         ),
@@ -423,7 +430,11 @@ def test_no_import_cycle_between_our_modules() -> None:
         ),
         ("asgi_server", "from tui_gateway.gateway import Gateway\n", "tui_gateway.gateway"),
         ("agent.stops", "from textual.app import App\n", "textual.app"),
-        ("contract.results", "from tui_gateway.state import Session\n", "tui_gateway.state"),
+        (
+            "contract.results",
+            "from tui_gateway.sessions.state import Session\n",
+            "tui_gateway.sessions.state",
+        ),
         ("contract.ports", "import tui_gateway\n", "tui_gateway"),
         ("agent.outcome", "from contract.kinds import TurnActivity\n", "contract.kinds"),
     ],

@@ -1,5 +1,5 @@
-"""A gateway put together from :class:`~tui_gateway.settings.Settings`: the one place that opens
-the session store.
+"""A gateway put together from :class:`~tui_gateway.settings.resolution.Settings`: the one place
+that opens the session store.
 
 ``desk``, ``desk run``, ``desk serve`` and ``desk gateway`` build their gateway here, so the
 store, the context window and the workspace are taken from the settings the same way for all
@@ -18,10 +18,10 @@ from agent.provider.client import ProviderConfig
 from agent.store import SessionStore, StoreError, open_store
 from agent.store.opener import store_path
 from agent.tools.sandbox import choose_mode
-from tui_gateway.config_file import CONFIG_NAME, SettingsError
 from tui_gateway.engine_setup import GatewayConfig
 from tui_gateway.gateway import Gateway
-from tui_gateway.settings import Settings
+from tui_gateway.settings.config_file import CONFIG_NAME, SettingsError
+from tui_gateway.settings.resolution import Settings
 
 
 class StoreUnavailable(SettingsError):

@@ -15,7 +15,7 @@ from agent.tools.registry import ToolRegistry
 from agent.tools.runner import Approver
 from agent.tools.sandbox import SandboxMode
 from agent.tools.workspace import Workspace
-from tui_gateway.mcp_settings import McpServerSettings
+from tui_gateway.settings.mcp_settings import McpServerSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ class GatewayConfig:
         compress_threshold: a prompt larger than this share of the window is compressed first.
         store_wait_s: how long a shutdown waits for a database that cannot take the last
             writes (locked by another program, a server gone) before it exports them to a
-            file (see :mod:`tui_gateway.unsaved`), in seconds.
+            file (see :mod:`tui_gateway.sessions.unsaved`), in seconds.
         unsaved_dir: where writes that could not be saved are exported (None: beside the
             default database, ``$XDG_DATA_HOME/desk/unsaved``).
         delegate_depth: how deep child agents may nest (1: a turn's children cannot delegate

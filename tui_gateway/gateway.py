@@ -3,20 +3,22 @@
 Method names follow the contract (DESIGN.md section 4): ``session.create`` is
 :meth:`Gateway.session_create`, ``prompt.submit`` is :meth:`Gateway.prompt_submit`,
 ``session.interrupt`` is :meth:`Gateway.session_interrupt`, ``gateway.shutdown`` is
-:meth:`Gateway.shutdown`. Each method hands its work to one collaborator:
+:meth:`Gateway.shutdown`. Each method hands its work to one collaborator (all made by
+:func:`~tui_gateway.gateway_parts.build_parts`):
 
-- :class:`~tui_gateway.session_table.SessionTable`: the live sessions, and which to evict;
-- :class:`~tui_gateway.turn_runner.TurnRunner`: makes turns, runs them, keeps checkpoints;
-- :class:`~tui_gateway.booking.BookingOffice`: every stop, the queue's fate, each outcome once;
-- :class:`~tui_gateway.saved_sessions.SavedSessions`: list, resume, rename, delete;
-- :class:`~tui_gateway.persistence.Persistence` and
-  :class:`~tui_gateway.compression.SessionCompression`: the store's writes, compressions;
+- :class:`~tui_gateway.sessions.session_table.SessionTable`: the live sessions, and which to evict;
+- :class:`~tui_gateway.turns.turn_runner.TurnRunner`: makes turns, runs them, keeps checkpoints;
+- :class:`~tui_gateway.stops.booking.BookingOffice`: every stop, the queue's fate, each outcome
+  once;
+- :class:`~tui_gateway.sessions.saved_sessions.SavedSessions`: list, resume, rename, delete;
+- :class:`~tui_gateway.sessions.persistence.Persistence` and
+  :class:`~tui_gateway.turns.compression.SessionCompression`: the store's writes, compressions;
 - :class:`~tui_gateway.console.Console`: console commands;
-- :class:`~tui_gateway.mcp_servers.McpServers` (``Gateway.mcp``): the MCP servers;
-- :class:`~tui_gateway.model_server.ModelServer` (``Gateway.server``): the model server;
-- :class:`~tui_gateway.event_hub.EventHub`: events to subscribers (a slow one never blocks a
+- :class:`~tui_gateway.servers.mcp_servers.McpServers` (``Gateway.mcp``): the MCP servers;
+- :class:`~tui_gateway.servers.model_server.ModelServer` (``Gateway.server``): the model server;
+- :class:`~tui_gateway.events.event_hub.EventHub`: events to subscribers (a slow one never blocks a
   worker);
-- :class:`~tui_gateway.shutdown.Shutdown`: the one shutdown.
+- :class:`~tui_gateway.stops.shutdown.Shutdown`: the one shutdown.
 
 Every text a frontend hands a method (a prompt, a title, a command line) passes
 :func:`agent.valid_text.valid_text` first: a lone surrogate is U+FFFD from here on.
@@ -33,12 +35,11 @@ from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.steering import Steer
 from agent.stops import StopRequest, Surface
-from agent.store import SessionStore, SharedStore, StoredReplay
-from agent.tools.workspace import Workspace
+from agent.store import SessionStore, StoredReplay
 from agent.usage import TokenUsage
 from agent.valid_text import valid_text
 from contract.errors import GatewayError
-from contract.events import Payload, SessionCreated
+from contract.events import SessionCreated
 from contract.results import (
     ChildInfo,
     ConsoleCommandInfo,
@@ -50,28 +51,15 @@ from contract.results import (
     SubmitResult,
 )
 from contract.subscription import EventCallback, Subscription
-from tui_gateway.approvals import SessionApprovals
-from tui_gateway.booking import BookingOffice
-from tui_gateway.compression import SessionCompression
-from tui_gateway.console import CommandError, Console
+from tui_gateway.console import CommandError
 from tui_gateway.console.commands import command_infos
-from tui_gateway.context_window import SessionWindows
 from tui_gateway.engine_setup import AgentFactory, AgentSetup, GatewayConfig
-from tui_gateway.event_hub import EventHub
-from tui_gateway.fitted_turns import FittedTurns
-from tui_gateway.kinds import TurnKind
-from tui_gateway.mcp_servers import McpServers
-from tui_gateway.model_server import ModelServer
-from tui_gateway.persistence import Persistence
-from tui_gateway.project import WorkspaceFiles, first_messages, instruction_files
-from tui_gateway.remote import RemoteStops
-from tui_gateway.saved_sessions import SavedSessions
-from tui_gateway.session_table import SessionTable
-from tui_gateway.shared_events import SharedEvents
-from tui_gateway.shutdown import Shutdown
-from tui_gateway.state import Session, Turn
-from tui_gateway.tool_offer import ToolOffer, check_text
-from tui_gateway.turn_runner import TurnRunner, default_agent_factory
+from tui_gateway.gateway_parts import build_parts
+from tui_gateway.sessions.project import first_messages, instruction_files
+from tui_gateway.sessions.state import Session, Turn
+from tui_gateway.turns.approvals import SessionApprovals
+from tui_gateway.turns.kinds import TurnKind
+from tui_gateway.turns.tool_offer import check_text
 
 
 class Gateway:
@@ -93,84 +81,24 @@ class Gateway:
         store: SessionStore | None = None,
     ) -> None:
         self.config = config
-        self._cwd = config.cwd if config.cwd is not None else Path.cwd()
-        shared = store if isinstance(store, SharedStore) else None
-        journal = SharedEvents(shared.events) if shared is not None else None
-        self._events = EventHub(config.coalesce_s, journal)
-        publish = self._events.publish
-        self.server = ModelServer(config.provider, publish)
+        parts = build_parts(self, config, agent_factory, store)
+        self._cwd = parts.cwd
+        self._events = parts.events
+        self.server = parts.server
         """The model server: where it is, whether it answers (``server.status``)."""
-        self.mcp = McpServers(
-            config.mcp_servers if config.tools else (),
-            lambda payload, key: publish(None, payload, sticky=key),
-            cwd=self._cwd,
-        )
-        self._table = SessionTable(config.max_sessions)
-        self._persistence = Persistence(
-            store, publish, unsaved_dir=config.unsaved_dir, close_wait_s=config.store_wait_s
-        )
-        offer = ToolOffer(config, self.mcp)
-        offered = offer.schemas
-        self._windows = SessionWindows(
-            config.context_window, publish, tool_schemas=config.tool_schemas
-        )
-        compression = SessionCompression(
-            self._windows, store, publish, threshold=config.compress_threshold, tools=offered
-        )
-        self.console = Console(
-            self,
-            self._publish_to,
-            max_workers=config.console_workers,
-            timeout_s=config.console_timeout_s,
-            exit_bound_s=config.shutdown_timeout_s,
-        )
-        wait_s = config.shutdown_timeout_s
-        remote = RemoteStops(shared.stops, shared.owner) if shared is not None else None
-        self._booking = BookingOffice(
-            self._table, self._persistence, self.console, publish, wait_s=wait_s, remote=remote
-        )
-        fitted = FittedTurns(
-            compression,
-            publish,
-            offered,
-            self._booking.compression_started,
-            saving_waits=lambda session: self._persistence.waiting(session) > 0,
-        )
-        if remote is not None:  # stops other hosts send for turns running here
-            remote.listen(self._booking)
-        workspace = Workspace.at(self._cwd, config.denied_paths)
-        self._files = WorkspaceFiles(workspace, self._cwd)
-        self._runner = TurnRunner(
-            config,
-            self._table,
-            self._persistence,
-            fitted,
-            self._booking,
-            publish,
-            agent_factory=agent_factory or default_agent_factory(config),
-            tools=offer.registry,
-            cwd=self._cwd,
-            workspace=workspace,
-            extra_tools=self.mcp.tools,
-            server=self.server,
-        )
-        self.session_undo = self._runner.checkpoints.undo  # session.undo (tui_gateway.checkpoints)
+        self.mcp = parts.mcp
+        self._table = parts.table
+        self._persistence = parts.persistence
+        self._windows = parts.windows
+        self.console = parts.console
+        self._booking = parts.booking
+        self._files = parts.files
+        self._runner = parts.runner
+        self.session_undo = self._runner.checkpoints.undo  # session.undo (sessions.checkpoints)
         self.session_diff = self._runner.checkpoints.diff  # session.diff
-        saved = (config, self._table, self._persistence, self._booking, publish, self._windows)
-        self._saved = SavedSessions(*saved, offered, provider=lambda: self.server.provider)
-        answers = self._windows.server_answers
-        self.server.on_ready = lambda server: answers(server, self._table.all(), offered())
-        self._offered = offered
-        self._shutdown = Shutdown(
-            self._table,
-            self._booking,
-            self.console,
-            self._runner,
-            self._persistence,
-            self._events,
-            bound_s=wait_s,
-            mcp=self.mcp,
-        )
+        self._saved = parts.saved
+        self._offered = parts.offered
+        self._shutdown = parts.shutdown
         self.mcp.start()
 
     # -- subscribers ---------------------------------------------------------------------------
@@ -187,9 +115,6 @@ class Gateway:
     def stored_events(self, session_id: str, seq: int) -> StoredReplay | None:
         """The events a shared store kept of the session after ``seq`` (any host's), or None."""
         return self._events.stored_since(session_id, seq)
-
-    def _publish_to(self, session_id: str, payload: Payload) -> None:
-        self._events.publish(self._table.find(session_id), payload)
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -212,7 +137,8 @@ class Gateway:
         return session.session_id
 
     def session_instructions(self, session_id: str) -> list[str]:
-        """The session's ``AGENTS.md`` files (:func:`tui_gateway.project.instruction_files`)."""
+        """The session's ``AGENTS.md`` files
+        (:func:`tui_gateway.sessions.project.instruction_files`)."""
         return instruction_files(self._table.get(session_id))
 
     def session_usage(self, session_id: str) -> TokenUsage:
@@ -258,15 +184,7 @@ class Gateway:
         Returns:
             True when the session is not live here now; False when a turn runs or waits in it.
         """
-        session = self._table.find(session_id)
-        if session is None:
-            return True
-        with session.lock:
-            if session.running is not None or session.queue:
-                return False
-            self._table.remove(session_id)
-        self._persistence.released(session, wait=True)
-        return True
+        return self._saved.release(session_id)
 
     @property
     def store(self) -> SessionStore | None:
@@ -353,7 +271,7 @@ class Gateway:
                 are kept) and run ``text`` next, ahead of them; None queues it as usual.
             entered_at: ``time.monotonic()`` when the key that sent it (an Enter) was made,
                 or None: a stop key made after it stops its turn even when the stop reached
-                the gateway first (:mod:`tui_gateway.key_stops`).
+                the gateway first (:mod:`tui_gateway.stops.key_stops`).
 
         Returns:
             the turn id and whether it was queued.
@@ -485,7 +403,7 @@ class Gateway:
             turn_id: stop only this turn; when another turn runs now, nothing happens. A child
                 agent's id stops that child alone (its parent goes on).
             keyed_at: a person's stop key: ``time.monotonic()`` when it was made. Without
-                ``turn_id`` the gateway applies the key rule (:mod:`tui_gateway.key_stops`):
+                ``turn_id`` the gateway applies the key rule (:mod:`tui_gateway.stops.key_stops`):
                 it stops what runs unless that was entered after the key, and when nothing
                 runs it keeps the stop for the submit of a prompt entered before the key.
 
@@ -529,7 +447,7 @@ class Gateway:
 
     def shutdown(self, timeout_s: float | None = None) -> ShutdownReport:
         """``gateway.shutdown``: a system stop of everything, then a bounded wait for every
-        worker (see :mod:`tui_gateway.shutdown`); calling it again returns the first report.
+        worker (see :mod:`tui_gateway.stops.shutdown`); calling it again returns the first report.
 
         Args:
             timeout_s: the bound in seconds (default ``config.shutdown_timeout_s``).

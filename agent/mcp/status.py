@@ -24,7 +24,7 @@ class McpState(StrEnum):
 
 
 class ServerSpec(Protocol):
-    """How to reach one MCP server (``tui_gateway.mcp_settings.McpServerSettings`` is one).
+    """How to reach one MCP server (``tui_gateway.settings.mcp_settings.McpServerSettings`` is one).
 
     Attributes:
         name: the server's name (letters, digits, ``_``, ``-``).
@@ -35,7 +35,8 @@ class ServerSpec(Protocol):
         headers: HTTP headers sent with every request to ``url``.
         startup_timeout_s: seconds the server may take to start and list its tools.
         tool_timeout_s: seconds one tool call may take.
-        max_result_mb: the longest message read from a stdio server, in megabytes (10**6 bytes).
+        max_result_mb: the longest message read from a server (a stdio line, an HTTP JSON body
+            or event), in megabytes (10**6 bytes).
     """
 
     @property

@@ -12,6 +12,9 @@ reaches the keeper, which ends every descendant of the server (a ``setsid`` one 
 the tree also ends when desk dies without that cleanup. The server's stderr goes to a pipe
 read on the loop (:class:`StderrTail`): it must never reach desk's terminal, and its last lines
 say why a server failed.
+
+Streamable HTTP goes through the SDK's ``streamable_http_client`` on an HTTP client whose
+transport caps each answer at ``max_result_mb`` too (:mod:`agent.mcp.http_cap`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from mcp.client.stdio import FORCE_KILL_TIMEOUT
 from mcp.client.streamable_http import streamable_http_client
 
 from agent import child_watcher, guard
+from agent.mcp.http_cap import CappedTransport, capped_messages
 from agent.mcp.status import ServerSpec
 from agent.mcp.stdio import capped_stdio
 from agent.terminal_text import terminal_safe
@@ -196,6 +200,7 @@ async def open_streams(
     Raises:
         OSError: a stdio server's guard cannot be started.
     """
+    cap = max(1, int(spec.max_result_mb * 1_000_000))
     if spec.command is not None:
         assert stderr is not None, "a stdio server needs somewhere for its stderr"
         stderr.attach()
@@ -206,18 +211,21 @@ async def open_streams(
             env=dict(spec.env),
             cwd=cwd,
             errlog=stderr.writer,
-            cap=max(1, int(spec.max_result_mb * 1_000_000)),
+            cap=cap,
         ) as streams:
             stderr.spawned()
             yield streams
         return
     assert spec.url is not None
     timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults for MCP over HTTP
+    capped = CappedTransport(httpx2.AsyncHTTPTransport(), cap)
     async with (
-        httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout) as client,
-        streamable_http_client(spec.url, http_client=client) as streams,
+        httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout, transport=capped) as client,
+        # The cap is ours (one limit for JSON bodies and events alike), not the SDK's 1 MiB.
+        streamable_http_client(spec.url, http_client=client, max_sse_event_size=None) as streams,
     ):
-        yield streams
+        read, write = streams
+        yield capped_messages(read, capped), write
 
 
 __all__ = ["GUARD", "StderrTail", "Streams", "open_streams", "reread"]

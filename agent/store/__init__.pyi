@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent.store.calls import (
     LOST_RESULT,
+    NOT_ANSWERED,
     SavedCall,
 )
 from agent.store.errors import (
@@ -41,10 +42,10 @@ from agent.store.protocol import (
     Compressions,
     Firings,
     Leases,
+    Messages,
     PromptQueue,
     Sessions,
     SessionStore,
-    Transcript,
     Turns,
 )
 from agent.store.rows import (
@@ -98,6 +99,7 @@ __all__ = [
     "Leases",
     "LocalLiveness",
     "MessageRow",
+    "NOT_ANSWERED",
     "NOT_SENT_CRASH_ERROR",
     "NOT_SENT_PREFIX",
     "NewMessage",
@@ -128,7 +130,7 @@ __all__ = [
     "StoreUnreachable",
     "StoredEvent",
     "StoredReplay",
-    "Transcript",
+    "Messages",
     "TurnOutcome",
     "TurnRow",
     "Turns",

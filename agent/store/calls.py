@@ -4,8 +4,9 @@ A turn's messages are written when it ends (:meth:`~agent.store.protocol.Turns.r
 Its tool calls are saved before that, on the turn's row (``turns.calls``), when each starts and
 again when it has its result (:meth:`~agent.store.protocol.Turns.save_calls`). A turn closed by
 crash recovery gets them as messages: one assistant message asking for the calls, then each
-call's result, or :data:`LOST_RESULT` for a call that was still running, so the resumed session
-shows every card and the model sees every call answered.
+call's result, :data:`LOST_RESULT` for a call that was still running, or :data:`NOT_ANSWERED`
+for one whose approval the person had not answered (it never ran), so the resumed session shows
+every card and the model sees every call answered.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from agent.store.rows import NewMessage
 LOST_RESULT = "desk stopped while this call ran (it was killed or crashed): its result is lost"
 """The result of a call that was still running when its desk died."""
 
+NOT_ANSWERED = "desk was closed before the person answered this call's approval: it was not run"
+"""The result of a call whose approval was still waiting for the person when its desk died."""
+
 
 @dataclass(frozen=True, slots=True)
 class SavedCall:
@@ -31,6 +35,7 @@ class SavedCall:
         arguments: the arguments' JSON text, as the model sent it.
         content: the result the model sees, or None while the call runs.
         is_error: True for a failed, declined or stopped call.
+        waiting: True while the call waits for the person's approval (it has not run yet).
     """
 
     id: str
@@ -38,6 +43,7 @@ class SavedCall:
     arguments: str
     content: str | None = None
     is_error: bool = False
+    waiting: bool = False
 
     @property
     def running(self) -> bool:
@@ -48,25 +54,30 @@ class SavedCall:
 def calls_to_json(calls: Sequence[SavedCall]) -> str:
     """``calls`` as the JSON text of ``turns.calls``."""
     return json.dumps(
-        [[c.id, c.name, c.arguments, c.content, c.is_error] for c in calls], ensure_ascii=False
+        [[c.id, c.name, c.arguments, c.content, c.is_error, c.waiting] for c in calls],
+        ensure_ascii=False,
     )
 
 
 def calls_from_json(text: str | None) -> list[SavedCall]:
-    """Read what :func:`calls_to_json` wrote ([] for None or text that is not such a list)."""
+    """Read what :func:`calls_to_json` wrote ([] for None or text that is not such a list;
+    rows saved before ``waiting`` was saved read as not waiting)."""
     if not text:
         return []
     try:
         data = json.loads(text)
-        return [SavedCall(str(i), str(n), str(a), c, bool(e)) for i, n, a, c, e in data]
+        return [
+            SavedCall(str(i), str(n), str(a), c, bool(e), bool(w[0]) if w else False)
+            for i, n, a, c, e, *w in data
+        ]
     except (ValueError, TypeError):
         return []
 
 
 def recovered_messages(calls: Sequence[SavedCall]) -> list[NewMessage]:
     """The messages a crashed turn gets for its saved calls: the assistant message that asked
-    for them, then one result each (:data:`LOST_RESULT` for a call that was running); [] for no
-    calls."""
+    for them, then one result each (:data:`LOST_RESULT` for a call that was running,
+    :data:`NOT_ANSWERED` for one waiting for its approval); [] for no calls."""
     if not calls:
         return []
     asked = ChatMessage(
@@ -74,10 +85,24 @@ def recovered_messages(calls: Sequence[SavedCall]) -> list[NewMessage]:
         content="",
         tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in calls),
     )
-    results = [
-        ChatMessage(
-            role="tool", content=LOST_RESULT if c.content is None else c.content, tool_call_id=c.id
-        )
-        for c in calls
-    ]
+    results = [ChatMessage(role="tool", content=_result_of(c), tool_call_id=c.id) for c in calls]
     return [NewMessage(asked), *(NewMessage(r) for r in results)]
+
+
+def _result_of(call: SavedCall) -> str:
+    """What a crashed turn's call is answered with."""
+    if call.content is not None:
+        return call.content
+    return NOT_ANSWERED if call.waiting else LOST_RESULT
+
+
+def calls_note(calls: Sequence[SavedCall], *, width: int = 120) -> str:
+    """What a crashed child agent's saved calls became, for its card: one line per call,
+    ``'shell {"command": "ls"}: <its result's first line>'``, the arguments cut to ``width``
+    characters; "" for no calls."""
+    lines = []
+    for call in calls:
+        args = call.arguments if len(call.arguments) <= width else call.arguments[:width] + "\u2026"
+        result = _result_of(call).strip().splitlines()
+        lines.append(f"{call.name} {args}: {result[0] if result else ''}")
+    return "\n".join(lines)

@@ -2,7 +2,7 @@
 
 A store is a few small interfaces, one per table group, reached as attributes of
 :class:`SessionStore`: ``store.sessions`` (:class:`Sessions`), ``store.transcript``
-(:class:`Transcript`), ``store.turns`` (:class:`Turns`), ``store.queue`` (:class:`PromptQueue`),
+(:class:`Messages`), ``store.turns`` (:class:`Turns`), ``store.queue`` (:class:`PromptQueue`),
 ``store.leases`` (:class:`Leases`) and ``store.compressions`` (:class:`Compressions`), so that a
 second backend implements and tests them one at a time. A write that spans groups is still one
 transaction, made by the group whose verb it is: :meth:`Turns.start_turn` deletes the prompt's
@@ -81,7 +81,7 @@ class Sessions(Protocol):
 
 
 @runtime_checkable
-class Transcript(Protocol):
+class Messages(Protocol):
     """A session's messages: append, and read the active transcript or all of it."""
 
     def append_message(
@@ -335,8 +335,8 @@ class SessionStore(Protocol):
         ...
 
     @property
-    def transcript(self) -> Transcript:
-        """The sessions' messages (:class:`Transcript`)."""
+    def transcript(self) -> Messages:
+        """The sessions' messages (:class:`Messages`)."""
         ...
 
     @property

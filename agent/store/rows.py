@@ -142,7 +142,8 @@ class TurnRow:
         usage_estimated: how many of the requests are counted by desk's estimate.
         model: the model the turn ran with (None: saved before desk kept it, or not given).
         calls: while the turn is open, its tool calls as last saved (JSON, see
-            :mod:`agent.store.calls`); None once it is closed.
+            :mod:`agent.store.calls`); None once it is closed, except for a child agent's
+            turn closed by crash recovery (they are not the session's messages).
     """
 
     id: str

@@ -12,8 +12,10 @@ In both sandboxed modes the deny list's paths (:func:`agent.tools.workspace.defa
 ``/dev/null`` for a file), the network is cut (``--unshare-net``) unless ``network`` is set,
 and the command gets its own PID namespace whose first process dies with bwrap
 (``--unshare-pid --die-with-parent``), so a stop that ends bwrap ends everything inside. bwrap
-runs under the shell tool's guard like ``/bin/sh`` did (:mod:`agent.tools.shell`): stops, the
-timeout and the receipts are unchanged.
+runs under the shell tool's guard like ``/bin/sh`` did (:mod:`agent.tools.shell`), the command
+under :mod:`agent.sandbox_init` inside it (so what the command leaves behind is ended and counted
+as outside, not killed uncounted with the namespace): stops, the timeout and the receipts are
+unchanged.
 
 When no ``sandbox`` is set desk uses ``workspace-write`` where bwrap is installed and can make
 its namespaces (:func:`bwrap_problem` tries it once), else ``off``, with one line saying why.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -68,12 +70,14 @@ class Sandbox:
         network = "network allowed" if self.network else "no network"
         return f"sandbox: {self.mode}, {network}"
 
-    def wrap(self, argv: list[str], workspace: Path) -> list[str]:
+    def wrap(self, argv: list[str], workspace: Path, init: Sequence[str] = ()) -> list[str]:
         """``argv`` as run under this sandbox (unchanged when it is off).
 
         Args:
             argv: the command (``/bin/sh -c ...``).
             workspace: the directory the command may write (``workspace-write``).
+            init: the sandbox's PID 1 in place of bwrap's own, which runs ``argv`` (the shell
+                tool's: :func:`agent.sandbox_init.command_line`); none by default.
         """
         if not self.on:
             return list(argv)
@@ -89,9 +93,11 @@ class Sandbox:
             else:
                 out += ["--ro-bind", "/dev/null", str(path)]
         out += ["--unshare-pid", "--die-with-parent", "--chdir", str(root)]
+        if init:
+            out.append("--as-pid-1")  # ``init`` reaps the namespace in place of bwrap's own
         if not self.network:
             out.append("--unshare-net")
-        return [*out, "--", *argv]
+        return [*out, "--", *init, *argv]
 
 
 def _existing(paths: Iterable[Path]) -> list[Path]:

@@ -8,8 +8,9 @@ is ``/dev/null`` (it must never read the desk's terminal) and stderr is merged i
 desk ends the tree by SIGTERM to the keeper (a stop, a timeout, processes left behind when the
 command exited); the keeper ends it by itself when desk dies, even by SIGKILL, or when the
 command kills its guard; and the guard when the keeper is killed. The keeper reports what it
-ended on the status pipe. Output is passed to ``ctx.on_output`` as it arrives and kept, head
-and tail, within ``ctx.max_output_bytes``.
+ended on the status pipe (:mod:`agent.tools.shell_spawn` starts them and reads it). Output is
+passed to ``ctx.on_output`` as it arrives and kept, head and tail, within
+``ctx.max_output_bytes``.
 
 How it ends:
 
@@ -35,7 +36,6 @@ import asyncio
 import codecs
 import contextlib
 import logging
-import os
 import signal
 import time
 from collections.abc import Callable, Mapping
@@ -43,20 +43,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import child_watcher
-from agent import guard as _guard
+from agent.tools import shell_spawn
 from agent.tools.base import ToolContext, ToolResult, count_processes
 from agent.tools.output import OutputBuffer
 from agent.tools.process import GroupEnding, ProcessLedger, run_to_completion
 from agent.tools.sandbox import Sandbox
+from agent.tools.shell_spawn import NON_INTERACTIVE_ENV, READ_CHUNK, Child
 
 _log = logging.getLogger(__name__)
 
-_READ_CHUNK = 65_536
 _REAP_WAIT_S = 5.0
-
-NON_INTERACTIVE_ENV: Mapping[str, str] = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true"}
-"""Variables set for every command so that none waits for a pager or an editor."""
 
 
 class ShellRun:
@@ -103,8 +99,7 @@ class ShellRun:
         sandbox: Sandbox | None = None,
     ) -> None:
         self.command = command
-        self.argv = (sandbox or Sandbox()).wrap(["/bin/sh", "-c", command], cwd)
-        """What the guard runs: ``/bin/sh -c command``, in bubblewrap when sandboxed."""
+        self.sandbox = sandbox or Sandbox()
         self.cwd = cwd
         self.on_output = on_output
         self.timeout_s = timeout_s
@@ -115,7 +110,7 @@ class ShellRun:
         self.env = env
         self.output = OutputBuffer(max_output_bytes)
         self.group: int | None = None
-        self._child: _Child | None = None
+        self._child: Child | None = None
         self.exit_code: int | None = None
         self.timed_out = False
         self.stopped = False
@@ -146,13 +141,16 @@ class ShellRun:
             asyncio.CancelledError: on a hard stop, after the whole group is gone and the shell
                 is reaped.
         """
-        spawn = asyncio.ensure_future(_spawn(self.argv, self.cwd, self.env, self.grace_s))
+        argv = ["/bin/sh", "-c", self.command]
+        spawn = asyncio.ensure_future(
+            shell_spawn.spawn(argv, self.cwd, self.env, self.grace_s, self.sandbox)
+        )
         try:
             child = await asyncio.shield(spawn)
         except asyncio.CancelledError:
             # Stopped while the child was being created: let the spawn finish, then end it.
             self.stopped = True
-            started = await _settle(spawn)
+            started = await shell_spawn.settle(spawn)
             if started is not None:
                 self.group, self._child = started.pid, started
                 try:
@@ -173,7 +171,7 @@ class ShellRun:
         finally:
             child.close()
 
-    async def _supervise(self, child: _Child, reader: asyncio.Future[None]) -> ToolResult:
+    async def _supervise(self, child: Child, reader: asyncio.Future[None]) -> ToolResult:
         # The timeout is the command's: it starts once the guard forked the shell.
         begun: set[asyncio.Future[Any]] = {child.protocol.started, child.exited}
         await asyncio.wait(
@@ -235,7 +233,7 @@ class ShellRun:
     async def _pump(self, stream: asyncio.StreamReader) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         while True:
-            chunk = await stream.read(_READ_CHUNK)
+            chunk = await stream.read(READ_CHUNK)
             if not chunk:
                 break
             self.output.append(chunk)
@@ -255,7 +253,7 @@ class ShellRun:
     # -- ending --------------------------------------------------------------------------------
 
     async def _end(
-        self, child: _Child, reader: asyncio.Future[None] | None, cause: str
+        self, child: Child, reader: asyncio.Future[None] | None, cause: str
     ) -> GroupEnding:
         """Have the keeper end the tree, wait for its count, finish reading; book the ending.
 
@@ -305,172 +303,6 @@ class ShellRun:
                 await reader
         elif not reader.cancelled() and reader.exception() is not None:
             _log.error("reading the output of %r failed: %s", self.command, reader.exception())
-
-
-class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """asyncio's stream protocol plus ``exited`` (the command's status) and ``reaped`` futures.
-
-    ``asyncio.subprocess.Process.wait()`` (Python 3.11) returns only once the output pipe is
-    closed too, which never happens while a background grandchild holds it; the command's own
-    exit is what the tool must see. The guard writes the shell's pid (``pid <n>``), then its
-    exit on the status pipe (``exit <code>``)
-    and lingers while the command's leftovers run; ``exited`` takes the code from there, or
-    the guard's own status if it ended without saying (``reaped`` is its exit).
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, status_fd: int) -> None:
-        super().__init__(limit=_READ_CHUNK, loop=loop)
-        self.exited: asyncio.Future[int] = loop.create_future()
-        self.reaped: asyncio.Future[int] = loop.create_future()
-        self.started: asyncio.Future[None] = loop.create_future()
-        self.ending: asyncio.Future[tuple[int, int, tuple[str, ...], float]] = loop.create_future()
-        """The keeper's count once it ended the tree: ``(ended, survivors, signals, gone_at)``."""
-        self.guard_killed = False
-        """True when the guard was killed (the keeper said ``killed``, not ``exit``)."""
-        self.transport: asyncio.SubprocessTransport | None = None
-        self._loop = loop
-        self._status_fd: int | None = status_fd
-        self._status = b""
-        self.command_pid: int | None = None
-        """The shell's pid, from the guard's first status line."""
-        loop.add_reader(status_fd, self._read_status)
-
-    def _read_status(self) -> None:
-        assert self._status_fd is not None
-        try:
-            data = os.read(self._status_fd, 64)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        *lines, self._status = (self._status + data).split(b"\n")
-        for raw in lines:
-            word, _, value = raw.decode("ascii", "replace").partition(" ")
-            with contextlib.suppress(ValueError):
-                if word == "pid":
-                    self.command_pid = int(value)
-                    if not self.started.done():
-                        self.started.set_result(None)
-                elif word in ("exit", "killed") and not self.exited.done():
-                    self.guard_killed = word == "killed"
-                    self.exited.set_result(int(value))
-                elif word == "ended" and not self.ending.done():
-                    self.ending.set_result(_ending(value))
-        if not data or len(self._status) > 256:
-            self.close_status()
-
-    def close_status(self) -> None:
-        """Stop reading the status pipe and close it (idempotent)."""
-        if self._status_fd is None:
-            return
-        self._loop.remove_reader(self._status_fd)
-        os.close(self._status_fd)
-        self._status_fd = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.transport = transport
-
-    def process_exited(self) -> None:
-        super().process_exited()
-        assert self.transport is not None
-        code = self.transport.get_returncode()
-        code = code if code is not None else -1
-        if self._status_fd is not None:
-            self._read_status()  # the guard's last words, if it wrote them
-        self.close_status()
-        if not self.exited.done():
-            self.exited.set_result(code)
-        if not self.reaped.done():
-            self.reaped.set_result(code)
-
-
-def _ending(value: str) -> tuple[int, int, tuple[str, ...], float]:
-    """``"N SURVIVORS SIGNALS GONE_AT"`` (the keeper's ``ended`` line) as a tuple."""
-    ended, survivors, signals, gone_at = value.split()
-    names = () if signals == "-" else tuple(signals.split(","))
-    return int(ended), int(survivors), names, float(gone_at)
-
-
-@dataclass(slots=True)
-class _Child:
-    """A started keeper and command: the keeper's pid, output, futures, transport."""
-
-    pid: int
-    stdout: asyncio.StreamReader
-    exited: asyncio.Future[int]
-    reaped: asyncio.Future[int]
-    transport: asyncio.SubprocessTransport
-    protocol: _Protocol
-
-    def close(self) -> None:
-        """Release the pipes; the transport itself once asyncio's child watcher has reaped
-        the keeper (closing it first polls the process, which may reap it under the watcher,
-        which then logs "Unknown child process" and loses the exit status). This never
-        signals a live group."""
-        self.protocol.close_status()
-        stdout = self.transport.get_pipe_transport(1)
-        if stdout is not None:
-            stdout.close()
-        if self.reaped.done():
-            self.transport.close()
-        else:
-            self.reaped.add_done_callback(lambda _reaped: self.transport.close())
-
-
-async def _spawn(
-    argv: list[str], cwd: Path, extra_env: Mapping[str, str] | None, grace_s: float
-) -> _Child:
-    """Start ``argv`` (``/bin/sh -c command``, maybe in bubblewrap) under the keeper, in a new
-    session.
-
-    This is ``asyncio.create_subprocess_exec`` of the keeper with the shell after it, plus a
-    protocol that reports the shell's exit on its own (see :class:`_Protocol`). It must run on
-    a thread that outlives the command: the keeper's parent-death signal follows the thread.
-
-    Raises:
-        OSError: when the keeper cannot be started (e.g. ``cwd`` is missing).
-    """
-    child_watcher.install()
-    loop = asyncio.get_running_loop()
-    env = {**os.environ, **NON_INTERACTIVE_ENV, **(extra_env or {})}
-    status_read, status_write = os.pipe()
-    os.set_blocking(status_read, False)
-    try:
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Protocol(loop, status_read),
-            *_guard.command_line(os.getpid(), grace_s, status_write),
-            *argv,
-            start_new_session=True,
-            pass_fds=(status_write,),
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-    except BaseException:
-        with contextlib.suppress(OSError):
-            loop.remove_reader(status_read)
-            os.close(status_read)
-        raise
-    finally:
-        os.close(status_write)
-    assert protocol.stdout is not None
-    return _Child(
-        transport.get_pid(), protocol.stdout, protocol.exited, protocol.reaped, transport, protocol
-    )
-
-
-async def _settle(spawn: asyncio.Future[_Child]) -> _Child | None:
-    """Wait for a spawn to finish whatever further cancels arrive; None when it failed."""
-    while not spawn.done():
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(spawn)
-    if spawn.cancelled() or spawn.exception() is not None:
-        return None
-    return spawn.result()
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,7 @@ class MentionController:
         self._list: MentionList | None = None
         self._query: str | None = None  # the mention being typed, as last looked up
         self._paths: list[str] = []
+        self._paths_for: str | None = None  # the query ``_paths`` match
         self._index = -1  # the match Tab inserted last (-1: none yet)
         self._inserted: tuple[tuple[int, int], tuple[int, int], str] | None = None
 
@@ -83,9 +84,12 @@ class MentionController:
             self._prompt.run_worker(self._look_up(query), group="mentions", exclusive=True)
 
     def complete(self) -> bool:
-        """Tab: insert the next match in place of the mention; True when it did."""
-        if not self._paths:
-            return False
+        """Tab: insert the next match in place of the mention; True when it did.
+
+        Tab may come in the same burst as the mention's last characters, before the look-up
+        of what they spell ran (or even before the box told this controller they changed):
+        then the files are asked for here, at once, so the match is the mention's own.
+        """
         prompt = self._prompt
         if self._inserted is not None and prompt.text == self._inserted[2]:
             start, end, _text = self._inserted
@@ -93,9 +97,14 @@ class MentionController:
             found = self._typed()
             if found is None:
                 return False
+            if found[1] != self._paths_for:
+                self._query = found[1]
+                self._paths, self._paths_for = self._files(found[1]), found[1]
             row, _column = prompt.cursor_location
             start, end = (row, found[0]), prompt.cursor_location
             self._index = -1
+        if not self._paths:
+            return False
         self._index = (self._index + 1) % len(self._paths)
         path = self._paths[self._index].replace(" ", "\\ ")
         result = prompt.replace(f"@{path} ", start, end, maintain_selection_offset=False)
@@ -109,14 +118,19 @@ class MentionController:
         line = self._prompt.document.get_line(row)
         return mention_at(line[:column])
 
-    async def _look_up(self, query: str) -> None:
+    def _files(self, query: str) -> list[str]:
+        """The workspace's files matching ``query`` (at most :data:`LISTED`; [] when the
+        gateway cannot say)."""
         try:
-            paths = await asyncio.to_thread(self._gateway.workspace_files, query, LISTED)
+            return self._gateway.workspace_files(query, LISTED)
         except GatewayError:
-            paths = []
+            return []
+
+    async def _look_up(self, query: str) -> None:
+        paths = await asyncio.to_thread(self._files, query)
         if query != self._query:
             return  # typed on meanwhile: a newer look-up shows its own
-        self._paths = paths
+        self._paths, self._paths_for = paths, query
         self._show()
 
     def _show(self) -> None:

@@ -118,11 +118,12 @@ class SessionsController:
 
     # -- start -----------------------------------------------------------------------------------
 
-    def add_notice(self, notice: str) -> None:
-        """Show ``notice`` at start too (a gateway built after the first frame knows it only
-        then: :mod:`desk.late_gateway`); call it before :meth:`start`."""
+    def started(self, notice: str, saved: bool) -> None:
+        """What a gateway built after the first frame says of itself (:mod:`desk.late_gateway`):
+        ``notice`` is shown at start too, and ``saved`` is False when sessions are not saved.
+        Call it before :meth:`start`."""
         joined = " · ".join(line for line in (self._startup.notice, notice) if line)
-        self._startup = replace(self._startup, notice=joined)
+        self._startup = replace(self._startup, notice=joined, saved=self._startup.saved and saved)
 
     async def start(self) -> ShownSession:
         """Show the first session: resumed (``--resume``) or new. Called on mount.
@@ -370,7 +371,7 @@ class SessionsController:
         from desk.widgets.user_prompt import UserPrompt
 
         view = self.view
-        if view is None or self._startup.notice:
+        if view is None or not self._startup.saved:
             return ""
         if not view.earlier and not view.transcript.query(UserPrompt):
             return ""
@@ -384,7 +385,7 @@ class SessionsController:
             return self.resume_hint()
         except Exception:  # the DOM changed under the read
             view = self.view
-            if view is None or self._startup.notice:
+            if view is None or not self._startup.saved:
                 return ""
             return f"to resume this session: desk --resume {view.session_id}"
 

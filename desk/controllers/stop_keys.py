@@ -14,10 +14,10 @@ A stop key means "stop this session's work", and the gateway decides what that i
 names no turn, and carries its own time (``keyed_at``, the key event's ``Message.time``), as
 every Enter's submit carries its own (``entered_at``). The gateway stops what runs, or, when
 nothing runs yet, the prompt of an Enter made before the key when its submit arrives (the UI
-may not have sent it yet); never a prompt entered after the key (:mod:`tui_gateway.key_stops`).
-Each key reaches the gateway once: one the input thread sent goes on to the app only for its
-other uses (closing a list, a panel). A key read after quitting began stops nothing: the quit
-stops everything as the system.
+may not have sent it yet); never a prompt entered after the key
+(:mod:`tui_gateway.stops.key_stops`). Each key reaches the gateway once: one the input thread sent
+goes on to the app only for its other uses (closing a list, a panel). A key read after quitting
+began stops nothing: the quit stops everything as the system.
 """
 
 from __future__ import annotations

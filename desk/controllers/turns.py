@@ -162,7 +162,7 @@ class TurnsController:
         """Send a prompt (not a command) for the view's session.
 
         ``enter_time`` goes with it: a stop key made after that Enter stops its turn, even one
-        that reached the gateway before this submit did (:mod:`tui_gateway.key_stops`).
+        that reached the gateway before this submit did (:mod:`tui_gateway.stops.key_stops`).
 
         Args:
             view: the session shown.
@@ -268,7 +268,7 @@ class TurnsController:
         """Hard-stop what the view's session runs now, as the person.
 
         The gateway decides which turn that is, not the view (it may still show a turn that
-        has ended while the next one runs): :mod:`tui_gateway.key_stops`.
+        has ended while the next one runs): :mod:`tui_gateway.stops.key_stops`.
 
         Args:
             view: the session shown.

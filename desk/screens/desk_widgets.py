@@ -23,7 +23,7 @@ from desk.widgets.prompt_input import PromptInput
 from desk.widgets.queue_list import QueueList
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import Clock, StatusBar
-from tui_gateway.settings import BusyInput
+from tui_gateway.settings.resolution import BusyInput
 
 PLACEHOLDER = "Ask anything · Enter sends · Ctrl+J new line"
 """The prompt box's placeholder."""

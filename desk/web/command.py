@@ -63,7 +63,7 @@ def main_web(argv: Sequence[str]) -> int:
         or a token file that cannot be read or made.
     """
     from desk.config import ConfigError, parse_options
-    from tui_gateway.config_file import read_config_file
+    from tui_gateway.settings.config_file import read_config_file
     from tui_gateway.wire.auth import TokenError, default_token_path, load_or_create_token
 
     args, desk_args = web_parser().parse_known_args(list(argv))

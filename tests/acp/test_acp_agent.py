@@ -21,7 +21,7 @@ from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
 from tests.mcp.conftest import time_command
 from tests.support import cut_short, poll_until
-from tests.wire.helpers import ROOT, child_env
+from tests.wire.kit import ROOT, child_env
 
 if TYPE_CHECKING:  # imported in the tests: collecting them loads no SDK
     from acp import schema as s

@@ -1,7 +1,7 @@
 """The fitted turn's retry, step by step: what runs between a request that did not fit and the
 retry, and what must never run.
 
-Each test runs :class:`tui_gateway.fitted_turns.FittedTurns` with real parts (an agent talking
+Each test runs :class:`tui_gateway.turns.fitted_turns.FittedTurns` with real parts (an agent talking
 to the demo model, a real compression) and acts at one exact moment through the turn's own
 events, which the turn publishes on its worker thread: a stop that lands after the first
 attempt's outcome was fixed, a stop during the forced compression, a steer the first attempt
@@ -25,10 +25,10 @@ from contract.events import CompressionComplete, CompressionProgressed, Payload,
 from contract.kinds import TurnActivity
 from demo_model import DemoModelServer
 from tests.compression.kit import long_transcript
-from tui_gateway.compression import SessionCompression
-from tui_gateway.context_window import SessionWindows, no_tools
-from tui_gateway.fitted_turns import RETRY_NOTE, FittedTurns
-from tui_gateway.state import Session, Turn
+from tui_gateway.sessions.state import Session, Turn
+from tui_gateway.turns.compression import SessionCompression
+from tui_gateway.turns.context_window import SessionWindows, no_tools
+from tui_gateway.turns.fitted_turns import RETRY_NOTE, FittedTurns
 
 PROMPT = "reply with exactly: fitted"
 TOO_LARGE = {"fault": "context", "fault_times": 2, "n_ctx": 4000, "tokenizer": "subword"}

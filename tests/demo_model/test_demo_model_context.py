@@ -15,7 +15,7 @@ from demo_model.__main__ import build_parser
 from demo_model.template import ALTERNATION_ERROR, alternation_error
 from demo_model.tokens import tokenize
 
-from .demo_model_kit import chat, post_stream
+from .kit import chat, post_stream
 
 TOOLS = [{"type": "function", "function": {"name": "delegate", "parameters": {}}}]
 PROSE = (

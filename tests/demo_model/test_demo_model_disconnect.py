@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from demo_model import DemoModelServer, RequestRecord
-from tests.demo_model.demo_model_kit import RawRequest, chat
+from tests.demo_model.kit import RawRequest, chat
 
 WAIT_S = 10.0
 

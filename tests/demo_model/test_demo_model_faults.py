@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from demo_model import DemoConfig, DemoModelServer, reply_for, tokenize
-from tests.demo_model.demo_model_kit import RawRequest, chat, post_stream
+from tests.demo_model.kit import RawRequest, chat, post_stream
 
 PROMPT = "tell me about faults"
 FIRST_THREE = "".join(tokenize(reply_for(chat(PROMPT)["messages"]))[:3])

@@ -7,7 +7,7 @@ import json
 import httpx
 
 from demo_model import DemoModelServer, reasoning_for, reply_for, tokenize, tool_calls_for
-from tests.demo_model.demo_model_kit import chat, post_stream
+from tests.demo_model.kit import chat, post_stream
 
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {}}}]
 

@@ -19,7 +19,7 @@ from desk.config import ConnectionInfo
 from desk.messages import GatewayMessage, ShutdownFinished
 from desk.widgets import AssistantReply
 from desk.widgets.session_view import SessionView
-from tests.desk.desk_testkit import (
+from tests.desk.kit import (
     submit,
     submit_and_get_reply,
     turn_threads,

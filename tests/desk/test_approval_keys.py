@@ -19,7 +19,7 @@ from desk.app import DeskApp
 from desk.approval_keys import ANSWER_PAUSE_S, KEY_HINT, ApprovalKeys
 from desk.widgets import PromptInput
 from desk.widgets.approval_prompt import ApprovalPrompt
-from tests.desk.desk_testkit import connection, submit, wait_until
+from tests.desk.kit import connection, submit, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.change_preview import ChangePreview
-from tests.desk.desk_testkit import connection, submit, wait_until
+from tests.desk.kit import connection, submit, wait_until
 from tests.desk.test_hostile_text import IN_A_FILE, assert_safe, screen_text
 from tui_gateway.gateway import Gateway, GatewayConfig
 

@@ -17,7 +17,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets import PromptInput
 from desk.widgets.click_button import ClickButton
-from tests.desk.desk_testkit import connection, wait_until
+from tests.desk.kit import connection, wait_until
 from tests.desk.test_compression_desk import Setup, notes, start_compress_mid_summary
 from tests.desk.test_console_panel import output, type_in_console
 from tui_gateway.gateway import Gateway, GatewayConfig

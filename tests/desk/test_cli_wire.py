@@ -13,7 +13,7 @@ from desk.__main__ import main
 from desk.app import DeskApp
 from desk.config import ConnectionInfo, parse_options
 from desk.widgets import AssistantReply
-from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tests.desk.kit import submit_and_get_reply, wait_until
 from tui_gateway.wire.client import RemoteGateway
 
 pytestmark = pytest.mark.anyio

@@ -23,7 +23,7 @@ from desk.startup import Startup
 from desk.widgets import PromptInput
 from desk.widgets.compression_panel import CompressionPanel
 from tests.compression.kit import WINDOW, long_transcript, snapshot
-from tests.desk.desk_testkit import (
+from tests.desk.kit import (
     click_until,
     connection,
     submit,

@@ -16,7 +16,7 @@ from desk.config import (
     parse_options,
 )
 from desk.probe import ProbeResult, probe
-from tui_gateway.settings import Settings
+from tui_gateway.settings.resolution import Settings
 
 
 def _free_port() -> int:

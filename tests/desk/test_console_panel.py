@@ -16,7 +16,7 @@ from desk.app import DeskApp
 from desk.controllers.console import outcome_line, slash_command
 from desk.widgets import AssistantReply
 from desk.widgets.console_panel import ConsolePanel
-from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
+from tests.desk.kit import connection, submit, submit_and_get_reply, wait_until
 from tui_gateway.console.commands import COMMANDS
 from tui_gateway.gateway import Gateway, GatewayConfig
 

@@ -10,7 +10,7 @@ import pytest
 from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
 from desk.widgets.change_preview import ChangePreview
-from tests.desk.desk_testkit import wait_until
+from tests.desk.kit import wait_until
 from tests.desk.test_snapshots_edits import NOTES, edit_prompt, gateway_busy, make_gateway
 from tests.desk.test_snapshots_tools_sessions import make_app, send
 

@@ -11,7 +11,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.stop_key import StopKey
 from desk.widgets import PromptInput
-from tests.desk.desk_testkit import connection, wait_until
+from tests.desk.kit import connection, wait_until
 from tui_gateway.gateway import Gateway
 
 pytestmark = pytest.mark.anyio

@@ -24,7 +24,7 @@ from desk.receipts import usage_phrase
 from desk.startup import Startup
 from desk.widgets import PromptInput
 from desk.widgets.tool_card import ToolCard
-from tests.desk.desk_testkit import (
+from tests.desk.kit import (
     connection,
     pinned_receipt,
     submit,

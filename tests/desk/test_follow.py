@@ -8,7 +8,7 @@ import pytest
 from desk.app import DeskApp
 from desk.widgets import PromptInput
 from desk.widgets.follow_marker import NEW_BELOW
-from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tests.desk.kit import submit_and_get_reply, wait_until
 
 pytestmark = pytest.mark.anyio
 

@@ -23,7 +23,7 @@ from desk.widgets import AssistantReply, UserPrompt
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.session_item import SessionItem
-from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
+from tests.desk.kit import connection, submit, submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

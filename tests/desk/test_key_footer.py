@@ -8,7 +8,7 @@ from textual.widgets._footer import FooterKey
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.key_footer import KeyFooter
-from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tests.desk.kit import submit_and_get_reply, wait_until
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ from desk.config import ConnectionInfo
 from desk.screens.desk_screen import EARLY_NOTICE, DeskScreen
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.session_view import SessionView
-from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tests.desk.kit import submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

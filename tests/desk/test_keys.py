@@ -11,7 +11,7 @@ from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.screens.help_screen import HelpScreen
 from desk.widgets import AssistantReply, PromptInput
-from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tests.desk.kit import submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway
 
 pytestmark = pytest.mark.anyio

@@ -20,7 +20,7 @@ from desk.app import DeskApp
 from desk.late_gateway import Built, LateGateway
 from desk.screens.desk_screen import EARLY_NOTICE
 from desk.widgets import PromptInput
-from tests.desk.desk_testkit import DEFAULT_TIMEOUT_S, connection, wait_until
+from tests.desk.kit import DEFAULT_TIMEOUT_S, connection, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

@@ -6,7 +6,7 @@ import pytest
 
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
-from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tests.desk.kit import submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway
 
 pytestmark = pytest.mark.anyio

@@ -19,9 +19,9 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.screens.help_screen import HelpScreen
-from tests.desk.desk_testkit import wait_until
+from tests.desk.kit import wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.mcp_settings import McpServerSettings
+from tui_gateway.settings.mcp_settings import McpServerSettings
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from demo_model.server import DemoModelServer
 from desk.controllers.mentions import mention_at
 from desk.widgets import PromptInput
 from desk.widgets.mention_list import MentionList
-from tests.desk.desk_testkit import wait_until
+from tests.desk.kit import wait_until
 from tests.desk.test_snapshots_tools_sessions import make_app, make_gateway
 
 FILES = {
@@ -177,5 +177,29 @@ async def test_random_bursts_after_tab_keep_every_key_in_order(
                 assert box.text == "see @README.md " + tail
                 box.text = ""
                 await wait_until(pilot, lambda: not listed(app), what="the list hidden")
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+@pytest.mark.anyio
+async def test_tab_in_the_burst_that_types_the_mention_completes_that_mention(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    gateway = make_gateway(fast_server, workspace(tmp_path), approvals=False)
+    app = make_app(gateway)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            box = app.query_one(PromptInput)
+            box.focus()
+            burst(app, *"x @src/rea", "tab")  # the first mention: nothing looked up yet
+            assert await typed_in(pilot, box, len("x @src/reader.py "))
+            assert box.text == "x @src/reader.py "
+            box.text = "a @docs/rea"
+            box.move_cursor(box.document.end)
+            await wait_until(pilot, lambda: "@docs/reading.md" in "".join(listed(app)), what="ls")
+            box.text = ""
+            burst(app, *"b @READ", "tab")  # the list still shows the last mention's files
+            assert await typed_in(pilot, box, len("b @README.md "))
+            assert box.text == "b @README.md "
     finally:
         gateway.shutdown(timeout_s=5.0)

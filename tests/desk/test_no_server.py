@@ -22,7 +22,7 @@ from desk.config import ConnectionInfo
 from desk.startup import Startup
 from desk.widgets import PromptInput
 from desk.widgets.saved_reply import SavedReply
-from tests.desk.desk_testkit import submit, submit_and_get_reply, wait_until
+from tests.desk.kit import submit, submit_and_get_reply, wait_until
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
 

@@ -13,7 +13,7 @@ from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets import UserPrompt
-from tests.desk.desk_testkit import connection, submit, wait_until
+from tests.desk.kit import connection, submit, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

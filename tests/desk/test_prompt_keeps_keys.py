@@ -15,7 +15,7 @@ from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets import PromptInput
-from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
+from tests.desk.kit import connection, submit, submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
@@ -107,3 +107,33 @@ async def test_a_paste_shows_its_control_characters_as_the_transcript_does(
         desk_app.post_message(events.Paste("A\x07B\u202eC\x1b[2JD"))  # as the driver does
         await wait_until(pilot, lambda: "D" in prompt.text, what="the paste")
         assert prompt.text == "xA␇B<U+202E>C␛[2JD"
+
+
+def burst(app: DeskApp, *keys: str) -> None:
+    """Keys posted at once, as a terminal delivers a fast burst (Pilot waits between keys)."""
+    for key in keys:
+        app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+
+@pytest.mark.parametrize(
+    ("keys", "text"),
+    [
+        (["backspace", "backspace", *"xyz"], "xyz"),
+        (["left", *"xyz"], "ixyzj"),
+        (["backspace", *"xyz"], "ixyz"),
+        (["ctrl+u", *"hello"], "hello"),
+        (["home", "delete", *"k"], "kj"),
+    ],
+    ids=["two_backspaces", "left", "backspace", "ctrl_u", "home_delete"],
+)
+async def test_editing_keys_in_a_burst_of_typing_act_where_they_were_typed(
+    tool_app: DeskApp, keys: list[str], text: str
+) -> None:
+    async with tool_app.run_test(size=(100, 30)) as pilot:
+        prompt = box(tool_app)
+        prompt.focus()
+        await pilot.press(*"ij")
+        burst(tool_app, *keys)
+        await wait_until(pilot, lambda: prompt.text == text, what=f"{text!r} (is {prompt.text!r})")
+        await pilot.pause()
+        assert prompt.text == text

@@ -15,7 +15,7 @@ from desk.app import DeskApp
 from desk.startup import Startup
 from desk.widgets import PromptInput, UserPrompt
 from desk.widgets.queued_item import QueuedItem
-from tests.desk.desk_testkit import (
+from tests.desk.kit import (
     click_until,
     connection,
     submit,

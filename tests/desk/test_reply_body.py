@@ -16,7 +16,7 @@ from desk.widgets.reply_body import ReplyBody, markdown_for
 from desk.widgets.saved_reply import SavedReply
 from desk.widgets.sealed_markdown import SealedMarkdown, estimate_rows
 from desk.widgets.transcript import Transcript
-from tests.desk.desk_testkit import wait_until
+from tests.desk.kit import wait_until
 
 pytestmark = pytest.mark.anyio
 

@@ -21,7 +21,7 @@ from desk.startup import Startup
 from desk.widgets import AssistantReply, UserPrompt
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.saved_reply import SavedReply
-from tests.desk.desk_testkit import connection, submit, submit_and_get_reply, wait_until
+from tests.desk.kit import connection, submit, submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.reply_body import ReplyBody
-from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tests.desk.kit import submit_and_get_reply, wait_until
 
 pytestmark = pytest.mark.anyio
 

@@ -22,7 +22,7 @@ from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.saved_reply import SavedReply
 from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.session_item import relative_time
-from tests.desk.desk_testkit import connection, submit_and_get_reply, wait_until
+from tests.desk.kit import connection, submit_and_get_reply, wait_until
 from tests.desk.saved_sessions_kit import (
     NEWER_ID,
     OLDER_ID,
@@ -304,7 +304,7 @@ async def test_a_database_that_cannot_open_gives_a_notice_and_the_desk_works(
     assert notice.startswith("sessions are not saved: ") and "directory" in notice
     assert "\n" not in notice
     gateway = build_gateway(settings, provider, persist=False)
-    app = make_app(gateway, demo_server.base_url, notice=notice)
+    app = make_app(gateway, demo_server.base_url, notice=notice, saved=False)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_until(pilot, lambda: notes(app), what="the notice")
@@ -312,6 +312,23 @@ async def test_a_database_that_cannot_open_gives_a_notice_and_the_desk_works(
             reply = await submit_and_get_reply(app, pilot, "reply with exactly: still here")
             await wait_until(pilot, lambda: reply.outcome is not None, what="the turn")
             assert reply.text == "still here"
+            assert app.controllers.sessions.resume_hint() == ""  # it was never saved
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+async def test_a_start_up_notice_about_something_else_keeps_the_resume_line(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider), store=SqliteStore(tmp_path / "desk.db"))
+    app = make_app(gateway, demo_server.base_url, notice="shell runs without a sandbox")
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            reply = await submit_and_get_reply(app, pilot, "reply with exactly: saved")
+            await wait_until(pilot, lambda: reply.outcome is not None, what="the turn")
+            hint = app.controllers.sessions.resume_hint()
+            assert hint == f"to resume this session: desk --resume {app.session_id}"
     finally:
         gateway.shutdown(timeout_s=5.0)
 

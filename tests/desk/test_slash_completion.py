@@ -10,7 +10,7 @@ from desk.app import DeskApp
 from desk.slash import SlashCommand
 from desk.widgets import PromptInput
 from desk.widgets.slash_hints import SlashHints
-from tests.desk.desk_testkit import wait_until
+from tests.desk.kit import wait_until
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.widgets import AssistantReply, PromptInput
-from tests.desk.desk_testkit import pinned_receipt, user_message, wait_until
+from tests.desk.kit import pinned_receipt, user_message, wait_until
 from tui_gateway.gateway import Gateway
 
 STALL_AFTER_TOKENS = 14

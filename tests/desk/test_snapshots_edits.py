@@ -17,7 +17,7 @@ from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.change_preview import ChangePreview
-from tests.desk.desk_testkit import wait_until
+from tests.desk.kit import wait_until
 from tests.desk.test_snapshots_tools_sessions import make_app, send
 from tui_gateway.gateway import Gateway, GatewayConfig
 

@@ -20,7 +20,7 @@ from demo_model.server import DemoModelServer
 from desk.startup import Startup
 from desk.widgets import PromptInput
 from desk.widgets.approval_prompt import ApprovalPrompt
-from tests.desk.desk_testkit import wait_until
+from tests.desk.kit import wait_until
 from tests.desk.saved_sessions_kit import SAVED_AT
 from tests.desk.test_snapshots_tools_sessions import make_app, make_gateway, send
 from tui_gateway.gateway import Gateway, GatewayConfig

@@ -20,7 +20,7 @@ from desk.app import DeskApp
 from desk.startup import Startup
 from desk.widgets import PromptInput
 from desk.widgets.approval_prompt import ApprovalPrompt
-from tests.desk.desk_testkit import connection, wait_until
+from tests.desk.kit import connection, wait_until
 from tests.desk.saved_sessions_kit import SAVED_AT, build_store
 from tui_gateway.gateway import Gateway, GatewayConfig
 

@@ -15,7 +15,7 @@ from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.widgets import PromptInput
 from desk.widgets.status_bar import context_percent, server_text
-from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tests.desk.kit import submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig, ShutdownReport
 
 pytestmark = pytest.mark.anyio

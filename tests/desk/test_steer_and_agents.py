@@ -22,7 +22,7 @@ from desk.app import DeskApp
 from desk.widgets.agent_card import AgentCard
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.user_prompt import UserPrompt
-from tests.desk.desk_testkit import click_until, connection, submit, wait_until
+from tests.desk.kit import click_until, connection, submit, wait_until
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
 

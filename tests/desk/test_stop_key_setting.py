@@ -12,10 +12,10 @@ from desk.__main__ import main
 from desk.app import DeskApp
 from desk.screens.help_screen import HelpScreen
 from desk.stop_key import StopKey
-from tests.desk.desk_testkit import connection, submit_and_get_reply, wait_until
-from tui_gateway.config_file import read_config_file
+from tests.desk.kit import connection, submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway
-from tui_gateway.settings import SettingsError, StoreDefault, resolve_settings
+from tui_gateway.settings.config_file import read_config_file
+from tui_gateway.settings.resolution import SettingsError, StoreDefault, resolve_settings
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from agent.stops import Issuer, Surface
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.stop_key import StopKey, StopPresses, key_stop
-from tests.desk.desk_testkit import submit_and_get_reply, wait_until
+from tests.desk.kit import submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.widgets import AssistantReply, PromptInput
-from tests.desk.desk_testkit import submit
+from tests.desk.kit import submit
 from tui_gateway.gateway import Gateway
 
 pytestmark = pytest.mark.anyio

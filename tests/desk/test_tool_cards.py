@@ -22,7 +22,7 @@ from desk.messages import GatewayMessage
 from desk.widgets import AssistantReply
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.tool_card import ToolCard
-from tests.desk.desk_testkit import connection, submit, wait_until
+from tests.desk.kit import connection, submit, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio

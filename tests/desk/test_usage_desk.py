@@ -13,7 +13,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.receipts import format_stop_receipt
 from desk.widgets.status_bar import usage_text
-from tests.desk.desk_testkit import submit, submit_and_get_reply, wait_until
+from tests.desk.kit import submit, submit_and_get_reply, wait_until
 
 pytestmark = pytest.mark.anyio
 

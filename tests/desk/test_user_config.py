@@ -17,8 +17,8 @@ from desk.user_config import (
     set_config_value,
     with_top_level_key,
 )
-from tui_gateway.config_file import read_config_file
-from tui_gateway.settings import Settings
+from tui_gateway.settings.config_file import read_config_file
+from tui_gateway.settings.resolution import Settings
 
 
 def test_config_path_follows_xdg_config_home(tmp_path: Path) -> None:

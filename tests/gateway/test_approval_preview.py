@@ -10,13 +10,13 @@ from agent.provider.client import ProviderConfig
 from contract.events import ApprovalRequest
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tui_gateway.approval_preview import (
+from tui_gateway.gateway import Gateway, GatewayConfig
+from tui_gateway.turns.approval_preview import (
     DIFF_LINES,
     NEW_FILE_LINES,
     change_preview,
     write_preview,
 )
-from tui_gateway.gateway import Gateway, GatewayConfig
 
 
 def test_an_existing_file_gets_a_unified_diff_with_its_size(tmp_path: Path) -> None:

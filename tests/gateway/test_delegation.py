@@ -33,7 +33,7 @@ from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.engine_setup import AgentSetup
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.turn_runner import default_agent_factory
+from tui_gateway.turns.turn_runner import default_agent_factory
 
 TWO_SLOW = (
     "delegate in background: map the north [demo tps=10]\ndelegate: map the south [demo tps=10]"

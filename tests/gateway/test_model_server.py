@@ -21,7 +21,7 @@ from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.model_server import ModelServer
+from tui_gateway.servers.model_server import ModelServer
 
 DEADLINE_S = 20.0
 

@@ -1,7 +1,7 @@
 """A desk process ends with no thread of its own running while the interpreter finalizes.
 
 The gateway's shutdown leaves no thread of the model server (its checking thread, its retry
-timer) behind, and :func:`tui_gateway.process_exit.exit_process` joins what is left or, when a
+timer) behind, and :func:`tui_gateway.stops.process_exit.exit_process` joins what is left or, when a
 thread cannot end (blocked in a read), ends the process without finalizing, with its code.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from agent.provider.client import ProviderConfig
 from contract.server_events import ServerState
 from tests.support import poll_until
-from tests.wire.helpers import ROOT, child_env
+from tests.wire.kit import ROOT, child_env
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 
@@ -34,7 +34,7 @@ def test_a_shutdown_leaves_no_thread_of_the_model_server(tmp_path: Path) -> None
 
 EXITS = """
 import atexit, os, sys, threading
-from tui_gateway.process_exit import exit_process
+from tui_gateway.stops.process_exit import exit_process
 atexit.register(lambda: print("finalized", flush=True))
 mode = sys.argv[1]
 if mode == "blocked":

@@ -18,9 +18,9 @@ from agent.store import SqliteStore, StoreLocked, StoreReadOnly
 from agent.store.sql.turns import SqlTurns
 from contract.events import Payload, StoreFailed, StoreWaiting
 from tests.support import poll_until
-from tui_gateway.state import Session
-from tui_gateway.store_writer import PendingWrite, StoreWriter
-from tui_gateway.unsaved import Unsaved
+from tui_gateway.sessions.state import Session
+from tui_gateway.sessions.store_writer import PendingWrite, StoreWriter
+from tui_gateway.sessions.unsaved import Unsaved
 
 
 def open_turn(db: Path) -> tuple[SqliteStore, Session]:
@@ -157,7 +157,7 @@ def test_a_draft_write_that_raises_what_no_store_raises_is_logged_and_the_writer
     store.turns.__class__ = DraftsThatFailOnce
     writer = StoreWriter(store, lambda _s, _p: None, draft_interval_s=0.01)
     try:
-        with caplog.at_level(logging.ERROR, logger="tui_gateway.store_writer"):
+        with caplog.at_level(logging.ERROR, logger="tui_gateway.sessions.store_writer"):
             writer.note_text(session, "t", "first ")
             assert poll_until(lambda: "a bug in the draft write" in caplog.text)
         (line,) = [r.getMessage() for r in caplog.records]

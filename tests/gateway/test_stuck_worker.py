@@ -17,8 +17,8 @@ from agent.outcome import ExitReason, TurnStatus
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.store import SqliteStore
-from tui_gateway.booking import ABANDONED
 from tui_gateway.gateway import AgentSetup, Gateway, GatewayConfig
+from tui_gateway.stops.booking import ABANDONED
 
 
 class DeafAgent(Agent):

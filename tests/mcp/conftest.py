@@ -27,7 +27,7 @@ from demo_model.server import DemoModelServer
 from tests.mcp.witness import Witness, server_command
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.mcp_settings import McpApproval, McpServerSettings
+from tui_gateway.settings.mcp_settings import McpApproval, McpServerSettings
 
 STARTUP_S = 60.0
 """Generous: servers start slowly on a loaded two-core machine."""

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from agent.mcp import McpLoop, McpState, McpUnavailable, ServerConnection, ServerStatus
 from tests.mcp.conftest import STARTUP_S, our_server
 from tests.mcp.witness import Witness, server_command
-from tui_gateway.mcp_settings import McpServerSettings
+from tui_gateway.settings.mcp_settings import McpServerSettings
 
 
 @dataclass

@@ -12,8 +12,8 @@ from agent.provider.client import ProviderConfig
 from agent.store import SessionStore, SqliteStore
 from tests.support import EventLog, poll_until
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.schedule_settings import ScheduleSettings
 from tui_gateway.schedules import Scheduler
+from tui_gateway.settings.schedule_settings import ScheduleSettings
 
 START = 1_800_000_000.0
 """Where a test's clock starts (a whole second, so ``every`` due times are whole seconds)."""
@@ -25,19 +25,36 @@ class Clock:
     def __init__(self, now: float = START) -> None:
         self.now = now
         self._lock = threading.Lock()
+        self._reads: dict[int, int] = {}  # schedulers' loop threads' reads since the last set
 
     def __call__(self) -> float:
         with self._lock:
+            if threading.current_thread().name == "desk-schedules":
+                ident = threading.get_ident()
+                self._reads[ident] = self._reads.get(ident, 0) + 1
             return self.now
 
     def set(self, now: float) -> None:
         with self._lock:
             self.now = now
+            self._reads.clear()
+
+    def seen_by(self, loops: int, timeout: float = 30.0) -> bool:
+        """Whether ``loops`` schedulers' loops each went once through the time set last (two
+        reads: the pass that claims what is due, then the wait it computes), in time."""
+
+        def seen() -> bool:
+            with self._lock:
+                return sum(n >= 2 for n in self._reads.values()) >= loops
+
+        return poll_until(seen, timeout)
 
 
-def every(name: str = "tick", seconds: float = 1.0, **fields: object) -> ScheduleSettings:
-    """A schedule firing every ``seconds`` with a short prompt."""
-    return ScheduleSettings(name=name, prompt="say hi", every_s=seconds, **fields)  # type: ignore[arg-type]
+def every(
+    name: str = "tick", seconds: float = 1.0, prompt: str = "say hi", **fields: object
+) -> ScheduleSettings:
+    """A schedule firing every ``seconds`` with ``prompt`` (a short one by default)."""
+    return ScheduleSettings(name=name, prompt=prompt, every_s=seconds, **fields)  # type: ignore[arg-type]
 
 
 Host = tuple[Gateway, EventLog]

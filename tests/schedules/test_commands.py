@@ -15,7 +15,7 @@ from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
 from tests.support import cut_short, poll_until
-from tests.wire.helpers import Child, wire_cmd
+from tests.wire.kit import Child, wire_cmd
 from tui_gateway.wire.schedule_cli import main_schedule
 
 CONFIG = """\

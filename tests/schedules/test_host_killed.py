@@ -16,7 +16,7 @@ from agent.store import CRASH_EXIT_REASON
 from agent.store.postgres import PostgresStore
 from demo_model.server import DemoModelServer
 from tests.support import poll_until
-from tests.wire.helpers import Child, wire_cmd
+from tests.wire.kit import Child, wire_cmd
 
 CONFIG = """\
 [schedules.tick]

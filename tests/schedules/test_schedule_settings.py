@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui_gateway.config_file import ConfigFile, SettingsError
-from tui_gateway.schedule_settings import ScheduleApproval, parse_schedules
-from tui_gateway.settings import StoreDefault, resolve_settings
+from tui_gateway.settings.config_file import ConfigFile, SettingsError
+from tui_gateway.settings.resolution import StoreDefault, resolve_settings
+from tui_gateway.settings.schedule_settings import ScheduleApproval, parse_schedules
 
 
 def read(tmp_path: Path, schedules: dict[str, object]) -> ConfigFile:
@@ -43,6 +43,7 @@ def test_a_schedule_table_is_read_with_its_defaults(tmp_path: Path) -> None:
         ({"cron": "0 3 * *", "prompt": "p"}, "nightly.cron"),
         ({"cron": "0 3 * * * *", "prompt": "p"}, "nightly.cron"),
         ({"cron": "61 3 * * *", "prompt": "p"}, "nightly.cron"),
+        ({"cron": "0 3 31 2 *", "prompt": "p"}, "nightly.cron"),  # February 31: never due
         ({"every": "soon", "prompt": "p"}, "nightly.every"),
         ({"every": "0s", "prompt": "p"}, "nightly.every"),
         ({"every": "1m"}, "nightly.prompt"),
@@ -60,6 +61,21 @@ def test_a_bad_entry_is_refused_naming_the_schedule_and_field(
         parse_schedules({"nightly": table}, tmp_path / "config.toml", tmp_path)
     assert field in refused.value.message and "schedules.nightly" in refused.value.message
     assert "\n" not in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("cron", "why"),
+    [
+        ("0 3 * *", "4 fields"),
+        ("61 3 * * *", "out of range"),
+        ("*/0 * * * *", "step '0' in field 0 is not acceptable"),
+        ("0 3 31 2 *", "no date ever matches it"),
+    ],
+)
+def test_a_bad_cron_says_what_is_wrong_with_it(tmp_path: Path, cron: str, why: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        parse_schedules({"nightly": {"cron": cron, "prompt": "p"}}, tmp_path, tmp_path)
+    assert refused.value.message.endswith(why), refused.value.message
 
 
 def test_a_bad_name_is_refused(tmp_path: Path) -> None:

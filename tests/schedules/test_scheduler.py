@@ -5,14 +5,23 @@ shutdown are the system's; a firing missed while no host ran is run once at star
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
 
+from agent.provider.client import ProviderConfig
+from agent.store import SqliteStore
+from contract.results import ResumedSession
 from demo_model.server import DemoModelServer
 from tests.schedules.conftest import START, Clock, Host, every, fired
 from tests.support import cut_short, poll_until
+from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.schedules import Scheduler
+from tui_gateway.settings.schedule_settings import ScheduleApproval
 from tui_gateway.wire.http_server import HttpServer
 
 
@@ -167,3 +176,96 @@ def test_a_schedule_that_never_ran_waits_for_its_first_due_time(
     finally:
         scheduler.stop()
     assert [d - START for _, d, _ in scheduler.ran] == [60.0]
+
+
+class _SlowRelease(Gateway):
+    """A gateway whose session release waits (bounded) until a firing claimed meanwhile has
+    opened the session: the moment a release and a new firing cross."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.releasing = threading.Event()
+        self.resumed = threading.Event()
+        self.hold = True
+
+    def session_resume(self, session_id: str | None = None) -> ResumedSession:
+        if self.releasing.is_set():
+            self.resumed.set()
+        return super().session_resume(session_id)
+
+    def session_release(self, session_id: str) -> bool:
+        if self.hold:
+            self.hold = False
+            self.releasing.set()
+            self.resumed.wait(2)  # times out when the new firing waits for the release
+        return super().session_release(session_id)
+
+
+def test_a_firing_claimed_while_the_last_lets_its_session_go_still_runs_its_turn(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    gateway = _SlowRelease(GatewayConfig(provider=provider), store=SqliteStore(tmp_path / "d.db"))
+    clock = Clock()
+    scheduler = Scheduler(gateway, {"tick": every()}, clock=clock, tick_s=0.02).start()
+    try:
+        clock.set(START + 1.5)
+        scheduler.wake()
+        assert gateway.releasing.wait(30)  # the first firing ended and lets the session go
+        clock.set(START + 2.5)
+        scheduler.wake()
+        assert fired(scheduler, 2)
+    finally:
+        scheduler.stop()
+        gateway.shutdown(timeout_s=5)
+    assert [(d - START, o) for _, d, o in scheduler.ran] == [(1.0, "completed"), (2.0, "completed")]
+
+
+@pytest.mark.parametrize(
+    ("approval", "seen"),
+    [
+        (ScheduleApproval.DENY, "calls that need approval are refused in the schedule tick"),
+        (ScheduleApproval.ALLOW, "ran-by-the-schedule"),
+    ],
+)
+@pytest.mark.parametrize("child", [False, True], ids=["turn", "child_agent"])
+def test_a_firing_s_calls_that_ask_first_are_answered_as_the_schedule_says(
+    sqlite_host: Callable[[], Host], approval: ScheduleApproval, seen: str, child: bool
+) -> None:
+    gateway, _log = sqlite_host()
+    call = 'call tool shell with {"command": "echo ran-by-the-schedule"}'
+    spec = every(prompt=f"delegate: {call}" if child else call, approval=approval)
+    clock = Clock()
+    scheduler = Scheduler(gateway, {"tick": spec}, clock=clock, tick_s=0.02).start()
+    try:
+        clock.set(START + 1.5)
+        scheduler.wake()
+        assert fired(scheduler, 1, timeout=60)  # nobody else answers: unanswered, it would hang
+    finally:
+        scheduler.stop()
+    assert [o for _, _, o in scheduler.ran] == ["completed"]
+    store = gateway.store
+    assert store is not None
+    session_id = store.firings.schedule_session("tick")
+    assert session_id is not None
+    results = [m.content for m in store.transcript.all_messages(session_id) if m.role == "tool"]
+    assert len(results) == 1 and seen in results[0], results
+
+
+def test_a_gateway_shut_down_under_its_scheduler_ends_the_claiming(
+    sqlite_host: Callable[[], Host],
+) -> None:
+    gateway, _log = sqlite_host()
+    clock = Clock()
+    said: list[str] = []
+    scheduler = Scheduler(
+        gateway, {"tick": every()}, clock=clock, tick_s=0.02, say=said.append
+    ).start()
+    try:
+        assert scheduler.claiming
+        gateway.shutdown(timeout_s=5)  # as ``gateway.shutdown`` over the API does
+        assert poll_until(lambda: not scheduler.claiming, 30)
+        clock.set(START + 1.5)
+        scheduler.wake()
+    finally:
+        scheduler.stop()
+    assert (scheduler.ran, said) == ([], [])

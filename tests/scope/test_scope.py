@@ -15,7 +15,7 @@ from agent.provider.client import ChatClient, ProviderConfig
 from agent.scope import InterruptScope, current_scope
 from agent.stops import StopRequest
 from demo_model.server import DemoModelServer
-from tests.scope.fakes import TIMEOUT_STOP, USER_STOP, FakeAgent
+from tests.scope.kit import TIMEOUT_STOP, USER_STOP, FakeAgent
 
 # -- binding -----------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from agent.agent import Agent
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.scope import InterruptScope, Registration
 from agent.stops import StopRequest, Surface
-from tests.scope.fakes import TIMEOUT_STOP, USER_STOP, FakeAgent
+from tests.scope.kit import TIMEOUT_STOP, USER_STOP, FakeAgent
 
 JOIN_S = 10.0
 

@@ -12,8 +12,13 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.store import open_store
 from tui_gateway.assembly import StoreUnavailable, build_gateway
-from tui_gateway.config_file import ConfigFile
-from tui_gateway.settings import SettingKey, SettingsError, StoreDefault, resolve_settings
+from tui_gateway.settings.config_file import ConfigFile
+from tui_gateway.settings.resolution import (
+    SettingKey,
+    SettingsError,
+    StoreDefault,
+    resolve_settings,
+)
 
 
 def test_window_workspace_and_store_reach_the_gateway(

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tui_gateway.config_file import ConfigFileError, SettingsError, read_config_file
-from tui_gateway.mcp_settings import McpApproval, McpServerSettings
-from tui_gateway.settings import StoreDefault, resolve_settings
+from tui_gateway.settings.config_file import ConfigFileError, SettingsError, read_config_file
+from tui_gateway.settings.mcp_settings import McpApproval, McpServerSettings
+from tui_gateway.settings.resolution import StoreDefault, resolve_settings
 from tui_gateway.wire.options import parser, settings_from
 
 EXAMPLE = """\

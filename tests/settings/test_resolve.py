@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui_gateway.config_file import ConfigFile, ConfigFileError, read_config_file
-from tui_gateway.settings import (
+from tui_gateway.settings.config_file import ConfigFile, ConfigFileError, read_config_file
+from tui_gateway.settings.resolution import (
     ENVIRONMENT,
     FLAGS,
     SettingKey,

@@ -4,12 +4,13 @@ inserted, or nothing), each firing's outcome is noted once, and a schedule has o
 from __future__ import annotations
 
 import threading
+from contextlib import closing
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.store import SessionStore
-from tests.store.conftest import ScriptedLiveness, StoreFactory
+from agent.store import CRASH_EXIT_REASON, SessionStore
+from tests.store.conftest import FakeClock, ScriptedLiveness, StoreFactory
 
 A, B = "desk-a:101:1", "desk-b:202:2"
 
@@ -104,3 +105,29 @@ def test_every_firing_has_one_winner_whatever_the_order(
         assert {int(r.due_at): r.owner for r in rows} == winners
     finally:
         factory.close()
+
+
+def test_a_host_killed_between_its_firing_s_turn_and_the_note_has_both_recovered(
+    store_factory: StoreFactory, clock: FakeClock
+) -> None:
+    dead = "desk-dead:4242:1"
+    with closing(store_factory(liveness=ScriptedLiveness(dead))) as s:
+        s.sessions.create_session("s1", title="nightly")
+        assert s.firings.bind_session("nightly", "s1") == "s1"
+        assert s.firings.claim_firing("nightly", 60.0)
+        assert s.firings.start_firing("nightly", 60.0, "s1", "t1")
+        s.turns.start_turn("t1", "s1", "first")  # killed before its outcome was noted
+        clock.advance(1)
+        assert s.firings.claim_firing("nightly", 120.0)
+        s.turns.start_turn("t2", "s1", "second")  # killed before the turn was noted
+        clock.advance(1)
+        assert s.firings.claim_firing("nightly", 180.0)  # killed before its turn existed
+    clock.advance(60)
+    with closing(store_factory(liveness=ScriptedLiveness(B, lambda o: o != dead))) as s:
+        rows = s.firings.last_firings("nightly", limit=5)
+        assert [(r.due_at, r.turn_id, r.outcome) for r in rows] == [
+            (180.0, None, CRASH_EXIT_REASON),
+            (120.0, "t2", CRASH_EXIT_REASON),
+            (60.0, "t1", CRASH_EXIT_REASON),
+        ]
+        assert all(r.ended_at == clock.now for r in rows)

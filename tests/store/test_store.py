@@ -7,11 +7,11 @@ import pytest
 from agent.store import (
     Compressions,
     Leases,
+    Messages,
     PromptQueue,
     Sessions,
     SessionStore,
     StoreClosed,
-    Transcript,
     Turns,
 )
 from tests.store.conftest import StoreFactory
@@ -22,7 +22,7 @@ def test_the_store_and_each_group_satisfy_their_interfaces(
 ) -> None:
     assert isinstance(store, SessionStore)
     assert isinstance(store.sessions, Sessions)
-    assert isinstance(store.transcript, Transcript)
+    assert isinstance(store.transcript, Messages)
     assert isinstance(store.turns, Turns)
     assert isinstance(store.queue, PromptQueue)
     assert isinstance(store.leases, Leases)

@@ -14,6 +14,7 @@ from agent.stops import StopRequest, Surface
 from agent.store import (
     CRASH_EXIT_REASON,
     LOST_RESULT,
+    NOT_ANSWERED,
     NewMessage,
     SavedCall,
     SessionStore,
@@ -22,6 +23,7 @@ from agent.store import (
     TurnOutcome,
     turn_messages,
 )
+from agent.store.calls import calls_from_json
 from agent.usage import TokenUsage
 from tests.store.conftest import FakeClock, ScriptedLiveness, StoreFactory
 
@@ -221,6 +223,31 @@ def test_a_dead_owners_tool_calls_come_back_with_their_results_or_as_lost(
             ("c2", "shell", '{"command": "sleep 600"}'),
         ]
         assert [m.turn_id for m in s.transcript.all_messages("s1")].count("t2") == 1
+
+
+def test_a_dead_owners_waiting_call_comes_back_not_run_and_a_childs_calls_stay_on_its_row(
+    store_factory: StoreFactory,
+) -> None:
+    dead = "otherhost:4242:1"
+    asking = SavedCall("c1", "shell", '{"command": "rm -r build"}', waiting=True)
+    child_call = SavedCall("c9", "shell", '{"command": "sleep 600"}')
+    with closing(store_factory(liveness=ScriptedLiveness(dead))) as s:
+        s.sessions.create_session("s1")
+        s.turns.start_turn("t1", "s1", "clean up")
+        assert s.turns.save_calls("t1", [asking])
+        s.turns.start_turn("k1", "s1", "a task", record_prompt=False, parent_turn_id="t1")
+        assert s.turns.save_calls("k1", [child_call])
+    with closing(store_factory(liveness=ScriptedLiveness(alive=lambda _owner: False))) as s:
+        messages = [m for m in s.transcript.all_messages("s1") if m.turn_id == "t1"]
+        assert [(m.role, m.content, m.tool_call_id) for m in messages][-1] == (
+            "tool",
+            NOT_ANSWERED,
+            "c1",
+        )
+        child = s.turns.get_turn("k1")
+        assert child is not None and child.exit_reason == CRASH_EXIT_REASON
+        assert calls_from_json(child.calls) == [child_call]  # not the session's messages
+        assert all(m.turn_id != "k1" for m in s.transcript.all_messages("s1"))
 
 
 def test_recovery_closes_dead_owners_turns_and_keeps_their_drafts(

@@ -81,7 +81,7 @@ def test_the_deny_list_is_hidden_and_the_network_cut(tmp_path: Path) -> None:
 
 
 def test_a_stop_ends_a_sandboxed_sleep_and_everything_in_it(tmp_path: Path) -> None:
-    async def go() -> tuple[list[int], bool]:
+    async def go() -> tuple[list[int], bool, int]:
         output = Output()
         tool = ShellTool(grace_s=0.5, sandbox=WRITE)
         started = tool.start({"command": "sleep 60 & echo $$; wait"}, context(tmp_path, output))
@@ -90,10 +90,34 @@ def test_a_stop_ends_a_sandboxed_sleep_and_everything_in_it(tmp_path: Path) -> N
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        return [started.group or 0], started.stopped
+        return [started.group or 0], started.stopped, started.children_ended
 
-    groups, stopped = run(go())
+    groups, stopped, ended = run(go())
     assert stopped and all(is_dead(pid) for pid in groups)
+    assert ended == 2  # the shell and its sleep, not the sandbox's own processes
+    assert not any(_sleeps_in(tmp_path))
+
+
+def test_what_a_sandboxed_command_left_running_is_ended_and_counted_as_outside(
+    tmp_path: Path,
+) -> None:
+    command = "sleep 60 & sleep 60 & (setsid sh -c 'sleep 60 & exit 0' &); echo started"
+    counts = {}
+    for sandbox in (Sandbox(), WRITE):
+        output = Output()
+        result = run(
+            ShellTool(sandbox=sandbox).run({"command": command}, context(tmp_path, output))
+        )
+        assert result.content.startswith("started\n"), result.content
+        counts[sandbox.mode] = (result.children_ended, result.content.splitlines()[-1])
+    assert (
+        counts["workspace-write"]
+        == counts["off"]
+        == (
+            3,
+            "[ended 3 child processes still running after the command exited]",
+        )
+    )
     assert not any(_sleeps_in(tmp_path))
 
 

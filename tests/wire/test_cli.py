@@ -21,7 +21,7 @@ import pytest
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from tests.support import cut_short
-from tests.wire.helpers import (
+from tests.wire.kit import (
     ROOT,
     Child,
     child_env,

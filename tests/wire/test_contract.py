@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import contract as c
 from agent.stops import Issuer, StopRequest, Surface
 from contract.events import EVENT_TYPES, GatewayEvent, Payload
-from tests.wire.helpers import ROOT, child_env, payloads
+from tests.wire.kit import ROOT, child_env, payloads
 from tui_gateway.wire.codec import DecodeError, decode, decode_event, encode
 from tui_gateway.wire.contract_docs import MARKDOWN_COMMAND, markdown
 

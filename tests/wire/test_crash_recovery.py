@@ -19,7 +19,7 @@ from contract.events import CompressionComplete
 from demo_model.server import DemoModelServer
 from tests.compression.kit import long_transcript
 from tests.support import EventLog, poll_until
-from tests.wire.helpers import Child, RawStdio, gateway_cmd, wire_cmd
+from tests.wire.kit import Child, RawStdio, gateway_cmd, wire_cmd
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 

@@ -13,7 +13,7 @@ from agent.provider.client import ProviderConfig
 from contract.events import ApprovalResolved, MessageComplete, MessageDelta, ToolComplete
 from demo_model.server import DemoModelServer
 from tests.support import EventLog, cut_short
-from tests.wire.helpers import slow_reply
+from tests.wire.kit import slow_reply
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.wire.http_server import HttpServer
 from tui_gateway.wire.openai_facade import STOPPED_FINISH_REASON

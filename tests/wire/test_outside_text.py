@@ -23,7 +23,7 @@ from agent.store import SqliteStore
 from contract.events import StoreFailed
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
-from tests.wire.helpers import ROOT, Child, RawStdio, child_env, gateway_cmd, wire_cmd
+from tests.wire.kit import ROOT, Child, RawStdio, child_env, gateway_cmd, wire_cmd
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.wire.http_server import HttpServer
 

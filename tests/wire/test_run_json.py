@@ -18,7 +18,7 @@ from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from tests.desk.test_pty_stop import desk_command
 from tests.support import cut_short, poll_until
-from tests.wire.helpers import Child, slow_reply, wire_cmd
+from tests.wire.kit import Child, slow_reply, wire_cmd
 from tests.wire.test_schema import problems, validator
 
 LINE = validator("/$defs/RunLine")

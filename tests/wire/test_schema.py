@@ -25,7 +25,7 @@ from agent.provider.client import ProviderConfig
 from agent.stops import Issuer, Surface
 from contract.events import EVENT_TYPES, GatewayEvent, Payload
 from demo_model.server import DemoModelServer
-from tests.wire.helpers import ROOT, RawStdio, child_env, gateway_cmd, payloads
+from tests.wire.kit import ROOT, RawStdio, child_env, gateway_cmd, payloads
 from tui_gateway.wire.contract_docs import SCHEMA_COMMAND
 from tui_gateway.wire.contract_schema import SCHEMA_ID, schema_text
 
@@ -84,6 +84,16 @@ def test_it_is_a_2020_12_schema_of_every_method_and_event() -> None:
         assert set(params.get("required", [])) == required, method.name
     assert defs["StopParams"]["additionalProperties"] is False
     assert "hard" not in defs["StopParams"]["properties"]
+
+
+def test_a_class_both_payload_and_result_gets_both_shapes() -> None:
+    status = {"state": "ready", "base_url": "http://127.0.0.1:1/v1", "model": "m", "models": ["m"]}
+    event = validator("/events/server.status")
+    assert problems(event, {**status, "version": c.PROTOCOL_VERSION}) == []
+    assert problems(event, status) != []  # an event's payload carries its version
+    result = validator("/methods/server.status/result")
+    assert problems(result, status) == []  # a result does not
+    assert "version" not in SCHEMA["$defs"]["ServerStatus"]["properties"]
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import pytest
 
 from agent.store import open_store
 from demo_model.server import DemoModelServer
-from tests.wire.helpers import Child, RawStdio
+from tests.wire.kit import Child, RawStdio
 from tui_gateway.wire.cli import main_gateway_stdio, main_run, main_serve
 
 SHARED_FLAGS = (

@@ -19,7 +19,7 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.tools.process import has_procfs
 from tests.support import poll_until
-from tests.wire.helpers import Child, wire_cmd
+from tests.wire.kit import Child, wire_cmd
 
 pytestmark = pytest.mark.skipif(
     not (sys.platform.startswith("linux") and has_procfs()), reason="Linux /proc"

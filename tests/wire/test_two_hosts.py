@@ -21,7 +21,7 @@ from agent.store import CRASH_EXIT_REASON, StoreFenced, TurnOutcome
 from agent.store.postgres import PostgresStore
 from demo_model.server import DemoModelServer
 from tests.support import cut_short, poll_until
-from tests.wire.helpers import Child, slow_reply, wire_cmd
+from tests.wire.kit import Child, slow_reply, wire_cmd
 
 
 class Served:

@@ -17,7 +17,7 @@ from typing import Any
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from tests.support import poll_until
-from tests.wire.helpers import RawStdio, gateway_cmd, wire_cmd
+from tests.wire.kit import RawStdio, gateway_cmd, wire_cmd
 
 STOP = {"issuer": "user", "surface": "desk.key", "reason": "enough"}
 

@@ -50,7 +50,7 @@ from contract.events import (
 from tui_gateway.acp.pump import Pump
 from tui_gateway.acp.updates import prompt_text, replay, stop_reason, tool_finished, tool_started
 from tui_gateway.gateway import Gateway
-from tui_gateway.mcp_settings import McpServerSettings
+from tui_gateway.settings.mcp_settings import McpServerSettings
 
 MODES: tuple[tuple[str, str, str], ...] = (
     ("ask", "Ask", "Ask before shell, write_file, MCP tools and paths outside the workspace"),

@@ -32,8 +32,8 @@ from agent.stops import Surface
 from tui_gateway.acp.agent import DeskAgent, GatewayOpener
 from tui_gateway.assembly import build_gateway
 from tui_gateway.gateway import Gateway
-from tui_gateway.mcp_settings import McpServerSettings
-from tui_gateway.settings import DEFAULT_ORIGIN, Settings, SettingsError, StoreDefault
+from tui_gateway.settings.mcp_settings import McpServerSettings
+from tui_gateway.settings.resolution import DEFAULT_ORIGIN, Settings, SettingsError, StoreDefault
 from tui_gateway.wire.options import (
     DemoModel,
     fail,

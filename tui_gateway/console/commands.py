@@ -28,8 +28,8 @@ from contract.results import ChildInfo, ConsoleCommandInfo
 
 if TYPE_CHECKING:
     from agent.mcp import ServerStatus
-    from tui_gateway.mcp_servers import McpServers
-    from tui_gateway.model_server import ModelServer
+    from tui_gateway.servers.mcp_servers import McpServers
+    from tui_gateway.servers.model_server import ModelServer
 
 DIGEST_MAX_BYTES = 64_000
 """Largest part of a file ``digest`` sends to the model, in bytes."""
@@ -220,7 +220,7 @@ SERVER_WAIT_S = 6.0
 
 def _server(ctx: CommandContext, args: list[str]) -> None:
     from contract.errors import GatewayError
-    from tui_gateway.model_server import status_line
+    from tui_gateway.servers.model_server import status_line
 
     if len(args) > 1:
         raise CommandError("usage: /server [URL]")

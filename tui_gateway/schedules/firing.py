@@ -22,9 +22,9 @@ from agent.stops import StopRequest, Surface
 from agent.store import Firings
 from contract.errors import GatewayError
 from tui_gateway.gateway import Gateway
-from tui_gateway.kinds import TurnStage
-from tui_gateway.schedule_settings import ScheduleSettings
-from tui_gateway.state import Turn
+from tui_gateway.sessions.state import Turn
+from tui_gateway.settings.schedule_settings import ScheduleSettings
+from tui_gateway.turns.kinds import TurnStage
 
 SESSION_BUSY = "failed(SessionBusy)"
 """A firing's outcome when its session stayed open elsewhere until its timeout (no turn ran)."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agent.store import Firings, Turns
-from tui_gateway.schedule_settings import ScheduleSettings
+from tui_gateway.settings.schedule_settings import ScheduleSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,16 +30,17 @@ import contextlib
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 
 from agent.store import Firings, StoreError
-from contract.events import ApprovalRequest, GatewayEvent
+from contract.events import ApprovalRequest, ChildStarted, GatewayEvent, GatewayStopping
 from contract.subscription import Subscription
-from tui_gateway.approvals import refused
 from tui_gateway.gateway import Gateway
-from tui_gateway.schedule_settings import ScheduleApproval, ScheduleSettings
 from tui_gateway.schedules.firing import NoTurn, RunningFiring, run_firing
 from tui_gateway.schedules.memory import MemoryFirings
+from tui_gateway.settings.schedule_settings import ScheduleApproval, ScheduleSettings
+from tui_gateway.turns.approvals import refused
 
 Clock = Callable[[], float]
 """Wall-clock source, unix seconds."""
@@ -49,6 +50,10 @@ TICK_S = 1.0
 
 JOIN_S = 15.0
 """How long :meth:`Scheduler.stop` waits for the firings' threads, in seconds."""
+
+UNMATCHED = 64
+"""Approval requests and child starts of turns not known (yet) to be a firing's kept, at most:
+a firing's turn may ask before its firing thread noted the turn."""
 
 
 def _stderr(line: str) -> None:
@@ -90,8 +95,10 @@ class Scheduler:
         self._stopping = threading.Event()
         self._wake = threading.Event()
         self._lock = threading.Lock()
+        self._handover = threading.Lock()  # a session's release vs a firing counting itself
         self._threads: list[threading.Thread] = []
-        self._running: dict[str, RunningFiring] = {}  # by turn id
+        self._running: dict[str, RunningFiring] = {}  # by turn id (child agents' too)
+        self._unmatched: deque[tuple[Gateway, GatewayEvent]] = deque(maxlen=UNMATCHED)
         self._active: dict[str, int] = {}  # firings running per schedule on this host
         self._gateways: dict[str, Gateway] = {}  # by workspace
         self._subs: list[tuple[Gateway, Subscription]] = []
@@ -121,6 +128,12 @@ class Scheduler:
         )
         self._loop.start()
         return self
+
+    @property
+    def claiming(self) -> bool:
+        """Whether the loop still claims firings: False once :meth:`stop` was called or the
+        gateway began its shutdown (``gateway.shutdown`` over the API, say)."""
+        return self._loop is not None and self._loop.is_alive()
 
     def wake(self) -> None:
         """Look at the clock now (a test's clock moved)."""
@@ -153,7 +166,7 @@ class Scheduler:
         thread = threading.Thread(
             target=self._fire, args=(spec, due_at), name=f"desk-schedule-{spec.name}", daemon=True
         )
-        with self._lock:
+        with self._handover, self._lock:
             if self._stopping.is_set():
                 self._end_quietly(spec, due_at, "interrupted_by_system(gateway.shutdown)")
                 return
@@ -202,7 +215,7 @@ class Scheduler:
         if not self.firings.claim_firing(spec.name, due_at):
             return "failed(Claimed)"
         self._watch(self.gateway)
-        with self._lock:
+        with self._handover, self._lock:
             self._active[spec.name] = self._active.get(spec.name, 0) + 1
         try:
             return run_firing(
@@ -225,27 +238,33 @@ class Scheduler:
         with self._lock:
             if running:
                 self._running[firing.turn_id] = firing
-            else:
-                self._running.pop(firing.turn_id, None)
+                self._match_unmatched()
+            else:  # the turn and its child agents
+                self._running = {t: f for t, f in self._running.items() if f is not firing}
 
     def running(self) -> list[RunningFiring]:
         """The firings whose turns run (or wait in their session's queue) now."""
         with self._lock:
-            return list(self._running.values())
+            return list({id(f): f for f in self._running.values()}.values())
 
     def _finished(self, spec: ScheduleSettings, gateway: Gateway) -> None:
-        """One firing of ``spec`` is over here: the last one lets the session go."""
-        with self._lock:
-            left = self._active.get(spec.name, 1) - 1
-            self._active[spec.name] = left
-        if left > 0 or gateway.store is None:
-            return  # without a database the session stays: nobody else can open it
-        try:
-            session_id = self.firings.schedule_session(spec.name)
-            if session_id is not None:
-                gateway.session_release(session_id)
-        except StoreError as exc:
-            self._say(f"schedule {spec.name}: cannot let its session go: {exc.message}")
+        """One firing of ``spec`` is over here: the last one lets the session go.
+
+        The count and the release are one step (``_handover``): a firing claimed meanwhile
+        counts itself first (and the session stays), or opens the session after it went.
+        """
+        with self._handover:
+            with self._lock:
+                left = self._active.get(spec.name, 1) - 1
+                self._active[spec.name] = left
+            if left > 0 or gateway.store is None:
+                return  # without a database the session stays: nobody else can open it
+            try:
+                session_id = self.firings.schedule_session(spec.name)
+                if session_id is not None:
+                    gateway.session_release(session_id)
+            except StoreError as exc:
+                self._say(f"schedule {spec.name}: cannot let its session go: {exc.message}")
 
     def _end_quietly(self, spec: ScheduleSettings, due_at: float, outcome: str) -> None:
         with contextlib.suppress(StoreError):
@@ -280,17 +299,57 @@ class Scheduler:
 
     def _on_event(self, gateway: Gateway, event: GatewayEvent) -> None:
         payload = event.payload
+        if isinstance(payload, GatewayStopping) and gateway is self.gateway:
+            self._stopping.set()  # shut down (over the API, say): nothing more is claimed
+            self._wake.set()
+            return
+        if not isinstance(payload, ChildStarted | ApprovalRequest):
+            return
+        parent = payload.parent_turn_id if isinstance(payload, ChildStarted) else payload.turn_id
+        with self._lock:
+            firing = self._running.get(parent)
+            if firing is None:
+                # Perhaps a firing's turn that asks before its firing noted it: kept a while.
+                self._unmatched.append((gateway, event))
+                return
+        self._answer(firing, gateway, event)
+
+    def _answer(self, firing: RunningFiring, gateway: Gateway, event: GatewayEvent) -> None:
+        """A firing's turn (or a child agent of it) started a child, or asks for approval."""
+        if firing.gateway is not gateway:
+            return
+        payload = event.payload
+        if isinstance(payload, ChildStarted):
+            with self._lock:  # a child agent of a firing's turn asks as its firing does
+                self._running[payload.turn_id] = firing
+                self._match_unmatched()
+            return
         if not isinstance(payload, ApprovalRequest):
             return
-        with self._lock:
-            firing = self._running.get(payload.turn_id)
-        if firing is None or firing.gateway is not gateway:
-            return  # a person's turn (or a child agent's, asked of its parent's frontend)
         allow = firing.spec.approval is ScheduleApproval.ALLOW
         refusal = "" if allow else refused(payload.tool, f"the schedule {firing.spec.name}")
         gateway.approval_respond(
             event.session_id, payload.request_id, "once" if allow else "deny", refusal=refusal
         )
+
+    def _match_unmatched(self) -> None:
+        """Answer the kept events whose turn is now known to be a firing's (lock held)."""
+        kept = list(self._unmatched)
+        self._unmatched.clear()
+        for gateway, event in kept:
+            payload = event.payload
+            assert isinstance(payload, ChildStarted | ApprovalRequest)
+            turn = payload.parent_turn_id if isinstance(payload, ChildStarted) else payload.turn_id
+            firing = self._running.get(turn)
+            if firing is None:
+                self._unmatched.append((gateway, event))
+            else:
+                threading.Thread(
+                    target=self._answer,
+                    args=(firing, gateway, event),
+                    name="desk-schedule-answer",
+                    daemon=True,
+                ).start()
 
     # -- stopping ------------------------------------------------------------------------------
 

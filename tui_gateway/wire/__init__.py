@@ -6,7 +6,8 @@
   (with :mod:`tui_gateway.wire.contract_schema`) ``docs/protocol.schema.json``;
 - :mod:`tui_gateway.wire.stdio`: ``desk gateway --stdio``;
 - :mod:`tui_gateway.wire.client`: :class:`~tui_gateway.wire.client.RemoteGateway`, the gateway's
-  methods served by a child process;
+  methods served by a child process (its events through
+  :mod:`tui_gateway.wire.remote_events`);
 - :mod:`tui_gateway.wire.http_api`, :mod:`tui_gateway.wire.openai_facade` (both over
   :mod:`tui_gateway.wire.runs`) and :mod:`tui_gateway.wire.http_server`: ``desk serve``;
 - :mod:`tui_gateway.wire.headless`: ``desk run``;

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from tui_gateway.process_exit import exit_process
+from tui_gateway.stops.process_exit import exit_process
 from tui_gateway.wire.cli import main_gateway_stdio, main_run, main_serve
 from tui_gateway.wire.schedule_cli import main_schedule
 

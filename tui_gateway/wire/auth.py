@@ -9,7 +9,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from tui_gateway.config_file import config_dir
+from tui_gateway.settings.config_file import config_dir
 
 TOKEN_BYTES = 32
 """Random bytes in a new token (``secrets.token_urlsafe``: about 43 characters)."""

@@ -2,7 +2,7 @@
 
 Each ``main_*`` function takes the arguments after its subcommand and returns the process exit
 code; ``python -m tui_gateway.wire {gateway,serve,run} ...`` runs them without desk. They take
-desk's settings (:mod:`tui_gateway.settings`: ``--base-url --model --api-key --db
+desk's settings (:mod:`tui_gateway.settings.resolution`: ``--base-url --model --api-key --db
 --context-window --workspace --demo``, their environment variables and the config file) and
 build their gateway with :func:`tui_gateway.assembly.build_gateway`; a bad flag, setting or
 database prints one line on stderr and returns 2. ``--demo`` needs the ``demo`` starter the entry
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import contract as c
 from tui_gateway.assembly import build_gateway
-from tui_gateway.settings import SettingsError
+from tui_gateway.settings.resolution import SettingsError
 from tui_gateway.wire.options import (
     DemoModel,
     UsageError,

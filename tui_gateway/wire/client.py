@@ -28,17 +28,11 @@ from types import TracebackType
 from typing import IO, Any, TypeVar
 
 import contract as c
-from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
 from contract.events import (
-    ChildCompleted,
-    ChildStarted,
     GatewayEvent,
-    MessageComplete,
-    MessageStart,
 )
-from contract.kinds import ChildDelivery
 from contract.methods import console as con
 from contract.methods import lifecycle, replay, server, turns, workspace
 from contract.methods import sessions as ses
@@ -59,6 +53,7 @@ from contract.server_events import ServerStatus
 from contract.subscription import EventCallback, Subscription
 from tui_gateway.wire.child import ChildRpc
 from tui_gateway.wire.codec import DecodeError, decode, decode_event, encode
+from tui_gateway.wire.remote_events import RemoteEvents
 
 _log = logging.getLogger(__name__)
 
@@ -116,10 +111,7 @@ class RemoteGateway:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         self.call_timeout_s = call_timeout_s
         self._lock = threading.Lock()
-        self._subs: list[Subscription] = []
-        self._running: set[tuple[str, str]] = set()
-        self._children: dict[tuple[str, str], str] = {}  # (session, child) -> its parent
-        self._last_seq: dict[str, int] = {}
+        self._events = RemoteEvents()
         self._ready: Future[c.Ready] = Future()
         self._report: ShutdownReport | None = None
         self._commands: list[ConsoleCommandInfo] | None = None
@@ -212,59 +204,14 @@ class RemoteGateway:
             if method == "event":
                 event = decode_event(params)
                 if event is not None:
-                    self._deliver(event)
+                    self._events.deliver(event)
             elif method == "gateway.ready" and not self._ready.done():
                 self._ready.set_result(decode(c.Ready, params, path="params", strict=False))
         except DecodeError as exc:
             _log.warning("the gateway sent a %s notification that does not fit: %s", method, exc)
 
-    def _deliver(self, event: GatewayEvent) -> None:
-        payload = event.payload
-        with self._lock:
-            if isinstance(payload, MessageStart):
-                self._running.add((event.session_id, payload.turn_id))
-            elif isinstance(payload, MessageComplete):
-                self._running.discard((event.session_id, payload.turn_id))
-            elif isinstance(payload, ChildStarted):
-                self._children[(event.session_id, payload.turn_id)] = payload.parent_turn_id
-            elif isinstance(payload, ChildCompleted):
-                self._children.pop((event.session_id, payload.turn_id), None)
-            self._last_seq[event.session_id] = max(
-                event.seq, self._last_seq.get(event.session_id, 0)
-            )
-            subs = list(self._subs)
-        for sub in subs:
-            sub.publish(event)
-
     def _on_exit(self) -> None:
-        with self._lock:
-            orphans = sorted(self._running)
-            children = sorted(self._children.items())
-        # A turn (or child agent) still running when the process died would never end for the
-        # subscribers: end it here, once, as failed (the process booked nothing).
-        failed = ExitReason.failed("GatewayExited")
-        for (session_id, child_id), parent in children:
-            ended = ChildCompleted(
-                turn_id=child_id,
-                parent_turn_id=parent,
-                status=TurnStatus.FAILED,
-                exit_reason=failed,
-                text="",
-                delivery=ChildDelivery.NOTE,
-                error="the gateway process exited while the child agent ran",
-            )
-            seq = self._last_seq.get(session_id, 0) + 1
-            self._deliver(GatewayEvent(ended.TYPE, session_id, seq, ended))
-        for session_id, turn_id in orphans:
-            complete = MessageComplete(
-                turn_id=turn_id,
-                status=TurnStatus.FAILED,
-                exit_reason=ExitReason.failed("GatewayExited"),
-                text="",
-                error="the gateway process exited while the turn ran",
-            )
-            seq = self._last_seq.get(session_id, 0) + 1
-            self._deliver(GatewayEvent(complete.TYPE, session_id, seq, complete))
+        self._events.gateway_exited()
         if not self._ready.done():
             self._ready.set_exception(GatewayError("the gateway process has exited"))
 
@@ -272,23 +219,16 @@ class RemoteGateway:
 
     def subscribe(self, callback: EventCallback) -> Subscription:
         """Deliver every event from now on to ``callback``, on a delivery thread of its own."""
-        sub = Subscription(callback, coalesce_s=0.0, name="desk-remote-events")
-        with self._lock:
-            self._subs.append(sub)
-        return sub
+        return self._events.subscribe(callback)
 
     def unsubscribe(self, sub: Subscription) -> None:
         """Stop delivering to ``sub`` and end its delivery thread."""
-        with self._lock:
-            if sub in self._subs:
-                self._subs.remove(sub)
-        sub.close()
+        self._events.unsubscribe(sub)
 
     @property
     def running_turns(self) -> int:
         """How many turns run now, as the events said."""
-        with self._lock:
-            return len(self._running)
+        return self._events.running_turns
 
     # -- the methods -------------------------------------------------------------------------------
 
@@ -483,12 +423,10 @@ class RemoteGateway:
             report = ShutdownReport(0, 0, [f"no report: {exc.message}"])
         self._child.end(EXIT_BOUND_S)
         with self._lock:
-            subs, self._subs = list(self._subs), []
             if self._report is None:
                 self._report = report
             report = self._report
-        for sub in subs:
-            sub.close()
+        self._events.close()
         return report
 
     def close(self) -> None:

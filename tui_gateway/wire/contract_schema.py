@@ -69,19 +69,27 @@ def _dataclasses_in(tp: Any) -> Iterator[type[Any]]:
 class _Builder:
     """Collects the ``$defs`` while it turns annotations into schemas."""
 
-    def __init__(self, strict: set[type[Any]]) -> None:
+    def __init__(self, strict: set[type[Any]], plain_payloads: set[type[Any]]) -> None:
         self.defs: dict[str, dict[str, Any]] = {}
-        self._owners: dict[str, type[Any]] = {}
+        self._owners: dict[str, tuple[type[Any], str]] = {}
         self._strict = strict
+        self._plain_payloads = plain_payloads
 
-    def define(self, name: str, owner: type[Any], make: Callable[[], dict[str, Any]]) -> str:
-        """Add ``$defs[name]`` once (``make`` builds it), refusing two types of one name."""
+    def define(
+        self, name: str, owner: type[Any], make: Callable[[], dict[str, Any]], kind: str = "value"
+    ) -> str:
+        """Add ``$defs[name]`` once (``make`` builds it), refusing two types of one name, and
+        one type defined twice under one name as two kinds (a payload and a value, say).
+
+        Raises:
+            ValueError: ``name`` is taken by another type, or by ``owner`` as another kind.
+        """
         known = self._owners.get(name)
         if known is not None:
-            if known is not owner:
-                raise ValueError(f"two types are called {name}: {known!r} and {owner!r}")
+            if known != (owner, kind):
+                raise ValueError(f"two definitions are called {name}: {known!r}, {(owner, kind)!r}")
             return name
-        self._owners[name] = owner
+        self._owners[name] = (owner, kind)
         self.defs[name] = {}  # reserved first: a type may hold itself
         self.defs[name] = make()
         return name
@@ -173,12 +181,17 @@ class _Builder:
         return out
 
     def payload(self, cls: type[Payload]) -> str:
-        """``$defs`` name of an event payload (its members and its ``version``)."""
+        """``$defs`` name of an event payload (its members and its ``version``): the class's
+        name, or ``<name>Payload`` for a class also sent as a plain value (a result, a member),
+        which has no ``version`` and keeps the class's name."""
         version = {
             "const": PROTOCOL_VERSION,
             "description": "the protocol version of the payload's shape",
         }
-        return self.define(cls.__name__, cls, lambda: self._object(cls, {"version": version}))
+        name = cls.__name__ + ("Payload" if cls in self._plain_payloads else "")
+        return self.define(
+            name, cls, lambda: self._object(cls, {"version": version}), kind="payload"
+        )
 
     def _wire_event(self) -> dict[str, Any]:
         summary, attrs = doc_parts(c.WireEvent)
@@ -331,7 +344,16 @@ def schema() -> dict[str, Any]:
     if both:
         names = sorted(cls.__name__ for cls in both)
         raise ValueError(f"read strictly in params and leniently elsewhere: {names}")
-    builder = _Builder(strict)
+    payloads = set(EVENT_TYPES) | {e.payload for e in c.RUN_EVENTS}
+    values = {cls for m in c.METHODS for cls in _dataclasses_in(m.result)}
+    values |= {cls for n in c.NOTIFICATIONS for cls in _dataclasses_in(n.params)}
+    values |= {
+        cls
+        for p in payloads
+        for member in field_types(p).values()
+        for cls in _dataclasses_in(member)
+    }
+    builder = _Builder(strict, payloads & values)
     methods = {
         m.name: {
             "description": m.summary,

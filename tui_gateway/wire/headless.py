@@ -37,8 +37,8 @@ from contract.errors import GatewayError
 from contract.events import ApprovalRequest, GatewayEvent, MessageComplete, MessageDelta
 from contract.mcp_events import McpServerChanged
 from contract.run import SessionStarted
-from tui_gateway.approvals import refused
 from tui_gateway.gateway import Gateway
+from tui_gateway.turns.approvals import refused
 from tui_gateway.wire.run_lines import RunLines
 
 EXIT_COMPLETED = 0

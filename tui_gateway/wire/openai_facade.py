@@ -32,8 +32,8 @@ from starlette.responses import JSONResponse, Response
 from contract import MAX_HTTP_BODY_BYTES
 from contract.errors import GatewayError
 from contract.events import ApprovalRequest, MessageComplete, MessageDelta, Payload
-from tui_gateway.approvals import refused
 from tui_gateway.gateway import Gateway
+from tui_gateway.turns.approvals import refused
 from tui_gateway.wire.http_common import (
     HttpError,
     SendChunk,

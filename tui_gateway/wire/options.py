@@ -1,6 +1,6 @@
 """The flags the wire commands share: the settings every entry point takes, and the model server.
 
-The settings (:mod:`tui_gateway.settings`: ``--base-url --model --api-key --db
+The settings (:mod:`tui_gateway.settings.resolution`: ``--base-url --model --api-key --db
 --context-window --workspace --demo``) resolve as in desk: flags, then the environment, then
 ``$XDG_CONFIG_HOME/desk/config.toml``. Without ``--db`` (or ``DESK_DB``, or ``db`` in the file)
 sessions are kept in memory only. ``--demo`` starts the built-in demo model in this process
@@ -24,8 +24,8 @@ import httpx
 
 from agent.provider.client import ProviderConfig
 from agent.valid_text import loads
-from tui_gateway.settings import Settings, SettingsError, StoreDefault
-from tui_gateway.settings_flags import add_settings_flags, load_settings
+from tui_gateway.settings.resolution import Settings, SettingsError, StoreDefault
+from tui_gateway.settings.settings_flags import add_settings_flags, load_settings
 
 MODELS_TIMEOUT_S = 5.0
 """How long asking the server for its models may take, in seconds."""

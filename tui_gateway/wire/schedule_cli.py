@@ -1,8 +1,8 @@
 """``desk schedule list`` and ``desk schedule run NAME``, and the schedules ``desk serve`` runs.
 
-Both read desk's settings (:mod:`tui_gateway.settings`: the same flags, environment and config
-file as ``desk serve``); the schedules are the config file's ``[schedules.NAME]`` tables
-(:mod:`tui_gateway.schedule_settings`). Their firings are kept in the session database
+Both read desk's settings (:mod:`tui_gateway.settings.resolution`: the same flags, environment and
+config file as ``desk serve``); the schedules are the config file's ``[schedules.NAME]`` tables
+(:mod:`tui_gateway.settings.schedule_settings`). Their firings are kept in the session database
 (``--db``): without one, ``list`` knows no last run.
 """
 
@@ -24,10 +24,10 @@ from agent.stops import StopRequest, Surface
 from agent.store import StoreError
 from tui_gateway.assembly import build_gateway, open_settings_store
 from tui_gateway.gateway import Gateway
-from tui_gateway.schedule_settings import ScheduleSettings
 from tui_gateway.schedules import Scheduler
 from tui_gateway.schedules.listing import format_lines, schedule_lines
-from tui_gateway.settings import Settings, SettingsError
+from tui_gateway.settings.resolution import Settings, SettingsError
+from tui_gateway.settings.schedule_settings import ScheduleSettings
 from tui_gateway.wire.options import (
     DemoModel,
     UsageError,

@@ -11,6 +11,7 @@ first one stands), and goes with the session when it is deleted.
 from __future__ import annotations
 
 from agent.store.firing_row import FiringRow
+from agent.store.rows import CRASH_EXIT_REASON, TurnRow
 from agent.store.sql.core import Core, Tx, must
 from agent.store.sql.messages import columns
 
@@ -131,3 +132,48 @@ class SqlFirings:
             )
         )
         return None if row is None else str(row[0])
+
+
+def close_crashed_firings(t: Tx, turns: list[TurnRow], gone: set[str], now: float) -> None:
+    """In a crash recovery's transaction: end the open firings of the owners that are ``gone``
+    with ``failed(Crash)``, each with its turn among ``turns`` (the turns just closed).
+
+    A firing names its turn once its host noted it; a host killed between submitting a
+    firing's turn and noting it left the row without it: such a turn goes to the latest of its
+    owner's open firings of the session's schedule that name no turn and were claimed before it
+    started. A firing left without a turn (its host died before submitting) ends without one.
+    """
+    for turn in turns:
+        if turn.parent_turn_id is not None:
+            continue
+        named = t.run(
+            "UPDATE schedule_firings SET outcome = ?, ended_at = ?"
+            " WHERE turn_id = ? AND outcome IS NULL",
+            (CRASH_EXIT_REASON, now, turn.id),
+        )
+        if named:
+            continue
+        t.run(
+            "UPDATE schedule_firings SET session_id = ?, turn_id = ?, outcome = ?, ended_at = ?"
+            " WHERE outcome IS NULL AND owner = ? AND (schedule, due_at) IN ("
+            " SELECT f.schedule, MAX(f.due_at) FROM schedule_firings f"
+            " JOIN schedule_sessions s ON s.schedule = f.schedule"
+            " WHERE s.session_id = ? AND f.owner = ? AND f.outcome IS NULL"
+            " AND f.turn_id IS NULL AND f.claimed_at <= ? GROUP BY f.schedule)",
+            (
+                turn.session_id,
+                turn.id,
+                CRASH_EXIT_REASON,
+                now,
+                turn.owner,
+                turn.session_id,
+                turn.owner,
+                turn.started_at,
+            ),
+        )
+    for owner in sorted(gone):
+        t.run(
+            "UPDATE schedule_firings SET outcome = ?, ended_at = ?"
+            " WHERE owner = ? AND outcome IS NULL",
+            (CRASH_EXIT_REASON, now, owner),
+        )

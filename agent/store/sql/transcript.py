@@ -17,7 +17,7 @@ from agent.store.sql.messages import MESSAGE_COLUMNS, as_new, insert_messages, m
 
 
 class SqlTranscript:
-    """Messages (implements :class:`~agent.store.protocol.Transcript`).
+    """Messages (implements :class:`~agent.store.protocol.Messages`).
 
     Args:
         core: what the table groups of the store share.

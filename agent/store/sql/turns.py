@@ -24,6 +24,7 @@ from agent.store.rows import (
     usage_values,
 )
 from agent.store.sql.core import Core, Tx, must
+from agent.store.sql.firings import close_crashed_firings
 from agent.store.sql.messages import as_new, columns, insert_messages
 
 _TURN_COLUMNS = columns(TurnRow)
@@ -306,10 +307,12 @@ class SqlTurns:
     def recover_open_turns(self, *, include_live: bool = False) -> list[str]:
         """Close the turns of owners that are gone as ``failed(Crash)``, in one transaction.
 
-        A turn's draft (the reply streamed before the crash) becomes a partial assistant
-        message of that turn, so nothing the person saw is lost; its session is taken over
-        (:meth:`~agent.store.sql.core.Engine.hold`), and the backend hears which turns closed
-        (:meth:`~agent.store.sql.core.Engine.turns_recovered`). A session another live owner
+        A turn's saved tool calls become its messages (a child agent's stay on its row, for
+        :func:`~agent.store.calls.calls_note`), and its draft (the reply streamed before the
+        crash) a partial assistant message of that turn, so nothing the person saw is lost;
+        its session is taken over (:meth:`~agent.store.sql.core.Engine.hold`), and the
+        backend hears which turns closed (:meth:`~agent.store.sql.core.Engine.turns_recovered`).
+        A session another live owner
         holds is left to that owner. Turns of this store's owner, or of live owners, are left
         alone unless ``include_live``.
 
@@ -344,17 +347,19 @@ class SqlTurns:
                 pid = turn.owner.split(":")[1] if turn.owner.count(":") >= 2 else "?"
                 ended = t.run(
                     "UPDATE turns SET ended_at = ?, status = 'failed', exit_reason = ?,"
-                    " error = ?, draft = NULL, calls = NULL WHERE id = ? AND ended_at IS NULL",
+                    " error = ?, draft = NULL, calls = ? WHERE id = ? AND ended_at IS NULL",
                     (
                         now,
                         CRASH_EXIT_REASON,
                         f"desk stopped before this turn ended (process {pid} is gone)",
+                        # a child agent's calls are not the session's: they stay on its row
+                        None if turn.parent_turn_id is None else turn.calls,
                         turn.id,
                     ),
                 )
                 if ended != 1:
                     continue
-                if turn.parent_turn_id is None:  # a child agent's calls are not the session's
+                if turn.parent_turn_id is None:
                     calls = recovered_messages(calls_from_json(turn.calls))
                     insert_messages(t, turn.session_id, calls, turn.id, now)
                 if turn.draft:
@@ -363,6 +368,7 @@ class SqlTurns:
                     )
                     insert_messages(t, turn.session_id, [draft], turn.id, now)
                 closed.append(turn.id)
+            close_crashed_firings(t, [r for r in rows if r.id in closed], gone, now)
             if closed:
                 self._e.turns_recovered(t, closed)
             return closed

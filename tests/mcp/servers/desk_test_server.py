@@ -150,6 +150,9 @@ def main() -> None:
     parser.add_argument(
         "--http-fd", type=int, metavar="FD", help="serve streamable HTTP on this listening socket"
     )
+    parser.add_argument(
+        "--json-response", action="store_true", help="over HTTP, answer in JSON, not events"
+    )
     parser.add_argument("--ignore-sigterm", action="store_true")
     parser.add_argument("--fail-start", action="store_true", help="exit 1 before serving")
     parser.add_argument(
@@ -180,7 +183,8 @@ def main() -> None:
         import uvicorn
 
         listening = socket.socket(fileno=args.http_fd)
-        config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
+        app = server.streamable_http_app(json_response=args.json_response)
+        config = uvicorn.Config(app, log_level="warning")
         anyio.run(lambda: uvicorn.Server(config).serve(sockets=[listening]))
     else:
         server.run()

@@ -15,7 +15,7 @@ from contract.envelope import GatewayEvent
 from contract.events import MessageDelta
 from tests.store.postgres.conftest import OpenHost
 from tests.support import poll_until
-from tui_gateway.shared_events import SharedEvents
+from tui_gateway.events.shared_events import SharedEvents
 
 
 def test_blocks_of_numbers_never_overlap_across_hosts(open_host: OpenHost) -> None:
@@ -80,7 +80,7 @@ def test_the_journal_thread_says_what_it_did_not_expect_and_goes_on(
     a.events.__class__ = AppendFailsOnce
     journal = SharedEvents(a.events, flush_s=0.01)
     try:
-        with caplog.at_level(logging.ERROR, logger="tui_gateway.shared_events"):
+        with caplog.at_level(logging.ERROR, logger="tui_gateway.events.shared_events"):
             journal.keep(GatewayEvent("message.delta", "s1", 1, MessageDelta("t", "lost")))
             assert poll_until(lambda: "a bug in the journal" in caplog.text)
         (record,) = caplog.records

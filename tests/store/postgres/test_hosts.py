@@ -16,7 +16,7 @@ from agent.store.postgres import HostLiveness, PostgresStore
 from tests.pg_cluster import Cluster
 from tests.store.postgres.conftest import OpenHost
 from tests.support import poll_until
-from tests.wire.helpers import ROOT, child_env
+from tests.wire.kit import ROOT, child_env
 
 DONE = TurnOutcome(status="completed", exit_reason="completed")
 

@@ -26,7 +26,7 @@ from tests.pg_proxy import Proxy
 from tests.store.postgres.conftest import OpenHost
 from tests.store.postgres.outage_child import REPLY, TTL_S
 from tests.support import poll_until
-from tests.wire.helpers import ROOT, child_env
+from tests.wire.kit import ROOT, child_env
 
 OWNER = "host-a:4343:1"
 

@@ -1,0 +1,79 @@
+"""The key rule: a stop key stops what runs in its session now, or the prompt entered before it.
+
+A person's stop key means "stop this session's work", not "stop the turn my screen showed".
+The frontend stamps both keys with the moment they were made (``time.monotonic()``, the same
+clock on one host): the Enter that sends a prompt travels with ``prompt.submit`` as
+``entered_at``, the stop key with ``session.interrupt`` as ``keyed_at``. The gateway then
+decides, under the session's lock, so the order in which the two calls arrive does not matter:
+
+- a turn runs that was entered at or before the key (or by no key at all): it is stopped;
+- a turn runs that was entered after the key: nothing is stopped (the key was for work that
+  has ended; a key is never spent on a later prompt);
+- nothing runs: the stop is armed (:class:`~tui_gateway.sessions.state.ArmedStop`), behind any armed
+  before it. A keyed submit drops the armed keys made before its Enter and takes the first
+  one made at or after it: a prompt that runs now is stopped at once (its submit was in flight
+  when the key reached the gateway); one queued behind a turn (a burst ``one⏎ Esc two⏎ Esc``
+  read at once: ``two`` waits for ``one`` to close) is stopped as it starts.
+
+These functions only read and change the session's fields (call them with ``session.lock``
+held); :class:`~tui_gateway.stops.booking.BookingOffice` books the stop they choose.
+"""
+
+from __future__ import annotations
+
+from agent.stops import StopRequest
+from tui_gateway.sessions.state import ArmedStop, Session, Turn
+
+
+def key_target(session: Session, stop: StopRequest, keyed_at: float) -> Turn | None:
+    """The turn a stop key made at ``keyed_at`` stops, or None (then arms it when idle).
+
+    Call with ``session.lock`` held.
+
+    Args:
+        session: the session.
+        stop: the person's stop.
+        keyed_at: ``time.monotonic()`` when the key was made.
+
+    Returns:
+        the running turn unless it was entered after the key; None when nothing runs (the
+        stop is armed for an in-flight submit) or the running turn is a later prompt's.
+    """
+    running = session.running
+    if running is None:
+        session.armed_stops.append(ArmedStop(stop, keyed_at))
+        return None
+    if running.entered_at is not None and running.entered_at > keyed_at:
+        return None
+    return running
+
+
+def take_armed(session: Session, turn: Turn, runs_now: bool) -> StopRequest | None:
+    """A keyed submit of ``turn`` arrived: the armed stop it must obey now, if any.
+
+    Call with ``session.lock`` held. A submit without ``entered_at`` (no key sent it) leaves
+    the armed stops alone; a keyed one drops those made before its Enter and takes the first
+    made at or after it: returned when ``turn`` runs now, kept on ``turn.pending_stop`` when it
+    is queued (it is stopped as it starts).
+
+    Args:
+        session: the session.
+        turn: the new turn (its ``entered_at`` set).
+        runs_now: True when it starts now, False when it is queued behind a running turn.
+
+    Returns:
+        the stop ``turn`` must obey now, or None.
+    """
+    entered = turn.entered_at
+    if entered is None:
+        return None
+    armed = session.armed_stops
+    while armed and armed[0].keyed_at < entered:
+        armed.pop(0)  # made before this Enter: for work that ended, never for this prompt
+    if not armed:
+        return None
+    taken = armed.pop(0)
+    if runs_now:
+        return taken.stop
+    turn.pending_stop = taken.stop
+    return None

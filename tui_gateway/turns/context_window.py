@@ -1,0 +1,267 @@
+"""Each session's context window and token count, and the ``context.window`` event.
+
+The window is learned once per server and model (:func:`agent.provider.window.learn_context_window`:
+a configured ``context_window`` wins, else the server's running window, else the model's
+training context, else 8,192 assumed) and cached; each session gets a
+:class:`agent.context.budget.ContextBudget` of its own (its calibration is per session). A new
+session whose window is not known yet learns it on a gateway worker, so creating it never
+waits on the server; the first turn waits for that answer if it has not come yet.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from agent.compression.plan import SUMMARY_MARKER
+from agent.context.budget import ContextBudget
+from agent.context.calibration import CountSource, TokenCalibration
+from agent.context.shape import well_formed
+from agent.context.tool_schemas import ToolSchemas
+from agent.provider.client import ProviderConfig
+from agent.provider.types import ChatMessage
+from agent.provider.window import DEFAULT_WINDOW, ContextWindow, WindowSource, learn_context_window
+from agent.store import MessageRow, TurnRow
+from agent.tokens import request_size
+from contract.events import ContextWindowKnown, Payload
+from tui_gateway.sessions.state import Session
+
+Learn = Callable[[ProviderConfig, int | None], ContextWindow]
+
+OfferedTools = Callable[[], list[dict[str, Any]]]
+"""The tool definitions a request offers now (the ``tools`` array's elements): the built-in
+tools, ``delegate`` and the MCP servers' tools, whose list changes as servers come and go."""
+
+
+def no_tools() -> list[dict[str, Any]]:
+    """An :data:`OfferedTools` for a gateway that offers none."""
+    return []
+
+
+def _learn(provider: ProviderConfig, configured: int | None) -> ContextWindow:
+    return learn_context_window(provider, configured=configured)
+
+
+class SessionWindows:
+    """Context windows by server and model, and the sessions' budgets. Thread-safe.
+
+    Args:
+        configured: the person's ``context_window`` (tokens), or None to learn it.
+        publish: sends a payload for a session; never blocks.
+        learn: finds the window of a provider (injectable for tests).
+        tool_schemas: how the sessions' requests send tool definitions.
+    """
+
+    def __init__(
+        self,
+        configured: int | None,
+        publish: Callable[[Session, Payload], None],
+        *,
+        learn: Learn = _learn,
+        tool_schemas: ToolSchemas = ToolSchemas.AUTO,
+    ) -> None:
+        self._configured = configured
+        self._tool_schemas = tool_schemas
+        self._publish = publish
+        self._learn = learn
+        self._lock = threading.Lock()
+        self._known: dict[tuple[str, str], ContextWindow] = {}
+        self._learning: dict[tuple[str, str], threading.Lock] = {}
+        self._keys: dict[str, tuple[str, str]] = {}
+        self._announced: set[str] = set()
+
+    def window(self, provider: ProviderConfig) -> ContextWindow:
+        """The window for ``provider``'s server and model (learned once, then cached)."""
+        key = (provider.base_url, provider.model)
+        with self._lock:
+            found = self._known.get(key)
+            if found is not None:
+                return found
+            gate = self._learning.setdefault(key, threading.Lock())
+        with gate:  # one question to the server per key, however many ask at once
+            with self._lock:
+                found = self._known.get(key)
+            if found is None:
+                found = self._learn(provider, self._configured)
+                with self._lock:
+                    self._known[key] = found
+            return found
+
+    def known(self, provider: ProviderConfig) -> ContextWindow | None:
+        """The window for ``provider`` if it was learned already, else None (never asks)."""
+        with self._lock:
+            return self._known.get((provider.base_url, provider.model))
+
+    def budget(self, session: Session, provider: ProviderConfig) -> ContextBudget:
+        """The session's budget, its window the one of ``provider`` (the session's model)."""
+        window = self.window(provider)
+        key = (provider.base_url, provider.model)
+        with session.lock:
+            before = self._keys.get(session.session_id)
+            self._keys[session.session_id] = key
+            if session.context is None or (before is not None and before != key):
+                # a new session, or another model: its own window and its own tokenizer
+                session.context = ContextBudget(window, tool_schemas=self._tool_schemas)
+            elif before is None:
+                # a resumed session, calibrated from its saved counts: the window is now known
+                session.context.set_window(window)
+                session.context.tool_schemas = self._tool_schemas
+            return session.context
+
+    def announce(
+        self,
+        session: Session,
+        provider: ProviderConfig,
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        """Publish ``context.window`` for a new or resumed session when its window is known
+        already; otherwise its first turn learns it and publishes it (`first_turn`)."""
+        if self.known(provider) is not None:
+            self.publish(session, provider, tools)
+
+    def first_turn(
+        self,
+        session: Session,
+        provider: ProviderConfig,
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> ContextBudget:
+        """The session's budget for a turn about to run, published if it never was."""
+        budget = self.budget(session, provider)
+        with self._lock:
+            first = session.session_id not in self._announced
+        if first:
+            self.publish(session, provider, tools)
+        return budget
+
+    def publish(
+        self,
+        session: Session,
+        provider: ProviderConfig,
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        """Publish the session's ``context.window`` as it stands (learns the window if needed)."""
+        self.publish_budget(session, self.budget(session, provider), tools)
+
+    def relearn(self, base_url: str) -> None:
+        """Forget the windows of ``base_url`` that were only assumed (learned while the server
+        could not be reached): sessions on them learn theirs again, keeping their counts."""
+        with self._lock:
+            stale = {
+                k
+                for k, w in self._known.items()
+                if k[0] == base_url and w.source == WindowSource.ASSUMED
+            }
+            for key in stale:
+                del self._known[key]
+            for session_id, key in list(self._keys.items()):
+                if key in stale:
+                    del self._keys[session_id]  # the next budget() sets the learned window
+
+    def server_answers(
+        self,
+        provider: ProviderConfig,
+        sessions: Sequence[Session],
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        """The server answers now (after it had not): sessions without a model take the one
+        it names, and each session's window is learned (again) and published.
+
+        Args:
+            provider: the server, with the model new sessions use.
+            sessions: the live sessions.
+            tools: the tool definitions a request offers now.
+        """
+        self.relearn(provider.base_url)
+        if provider.model:
+            self.window(provider)  # a session made from now on announces it at once
+        for session in sessions:
+            with session.lock:
+                session.model = session.model or provider.model
+                model = session.model
+            if model:
+                self.publish(session, replace(provider, model=model), tools)
+
+    def publish_budget(
+        self, session: Session, budget: ContextBudget, tools: Sequence[dict[str, Any]] = ()
+    ) -> None:
+        """Publish ``context.window`` from the session's budget as it stands."""
+        with self._lock:
+            self._announced.add(session.session_id)
+        with session.lock:
+            history = list(session.history)
+        window = budget.window
+        calibration = budget.calibration
+        used = budget.count(well_formed(history), tools)
+        self._publish(
+            session,
+            ContextWindowKnown(
+                tokens=window.tokens,
+                source=window.source.value,
+                detail=window.detail,
+                text=window.describe(),
+                used_tokens=used,
+                chars_per_token=round(calibration.chars_per_token, 3),
+                measured=calibration.measured,
+            ),
+        )
+
+
+def saved_history(rows: Sequence[MessageRow], turns: Sequence[TurnRow]) -> list[ChatMessage]:
+    """A saved transcript as the gateway holds it: prompts of turns that never ran (queued
+    ones a stop dropped, or requests that could not fit) are marked as not sent, and a user
+    message of a turn after its prompt as a steer (so a resumed session's requests carry the
+    same note before it as the live ones did)."""
+    not_sent = {t.id for t in turns if t.not_sent}
+    prompted: set[str] = set()  # turns whose prompt was seen: a later user message steered
+    history: list[ChatMessage] = []
+    for m in rows:
+        user = m.role == "user"
+        steer = user and m.turn_id in prompted and not m.content.startswith(SUMMARY_MARKER)
+        if user and m.turn_id:
+            prompted.add(m.turn_id)
+        history.append(
+            ChatMessage(
+                role=m.role,
+                content=m.content,
+                tool_calls=m.tool_calls,
+                tool_call_id=m.tool_call_id,
+                unsent=user and m.turn_id in not_sent,
+                steer=steer,
+            )
+        )
+    return history
+
+
+def saved_budget(
+    rows: Sequence[MessageRow], turns: Sequence[TurnRow], tools: Sequence[dict[str, Any]]
+) -> ContextBudget | None:
+    """A resumed session's budget, calibrated from its last saved server count.
+
+    The last completed turn's ``prompt_tokens`` is the server's count of the request its final
+    reply answered: every active message before that reply (and the tool definitions). It is
+    used when no later compression has rewritten what stands before the reply. The window is
+    set once it is known (:meth:`SessionWindows.budget`).
+
+    Returns:
+        the budget, or None when nothing saved can calibrate it.
+    """
+    counted = [t for t in turns if t.prompt_tokens and t.status == "completed"]
+    if not counted:
+        return None
+    turn = max(counted, key=lambda t: t.ended_at or 0.0)
+    mine = [i for i, m in enumerate(rows) if m.turn_id == turn.id]
+    if not mine:
+        return None
+    last = mine[-1]
+    final = rows[last]
+    if final.role != "assistant" or final.tool_calls:
+        return None
+    if any(m.position > final.position for m in rows[:last]):
+        return None  # a later compression's summary stands before the reply
+    request = well_formed(saved_history(rows[:last], turns))
+    calibration = TokenCalibration()
+    assert turn.prompt_tokens is not None
+    calibration.observe(request_size(request, tools), turn.prompt_tokens, CountSource.USAGE)
+    return ContextBudget(ContextWindow(DEFAULT_WINDOW, WindowSource.ASSUMED), calibration)
