@@ -34,6 +34,7 @@ class HeldBuild:
         self._released = threading.Event()
         self.began = threading.Event()
         self.gateways: list[Gateway] = []
+        self.notice, self.saved = "", True
 
     def __call__(self) -> Built:
         self.began.set()
@@ -41,7 +42,7 @@ class HeldBuild:
         provider = ProviderConfig(base_url=self._base_url, model="demo")
         gateway = Gateway(GatewayConfig(provider=provider))
         self.gateways.append(gateway)
-        return Built(gateway, "")
+        return Built(gateway, self.notice, saved=self.saved)
 
     def release(self) -> None:
         self._released.set()
@@ -113,6 +114,22 @@ async def test_a_build_begun_elsewhere_first_still_starts_the_session(
         await wait_until(pilot, lambda: app.controllers.sessions.view is not None, what="session")
         await pilot.press(*"after", "enter")
         await wait_until(pilot, lambda: chat_prompts(demo_server) == ["after"], what="the prompt")
+
+
+async def test_a_build_whose_sessions_are_not_saved_says_so_and_offers_no_resume(
+    held: HeldBuild, demo_server: DemoModelServer
+) -> None:
+    held.notice, held.saved = "sessions are not saved: the disk is full", False
+    held.release()
+    app = DeskApp(LateGateway(held), connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.controllers.sessions.view is not None, what="session")
+        await pilot.press(*"hello", "enter")
+        await wait_until(pilot, lambda: chat_prompts(demo_server) == ["hello"], what="the prompt")
+        await wait_until(pilot, lambda: app.running_turn is None, what="the turn to end")
+        notes = [str(n.render()) for n in app.transcript.query(".note")]
+        assert any("sessions are not saved: the disk is full" in n for n in notes), notes
+        assert app.controllers.sessions.resume_hint() == ""  # nothing to resume it from
 
 
 def test_a_gateway_never_built_shuts_down_at_once_and_is_never_built() -> None:
