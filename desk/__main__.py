@@ -9,11 +9,13 @@ probed) and return their exit code. ``desk --gateway-cmd CMD`` runs the app agai
 in a child process (:class:`tui_gateway.wire.client.RemoteGateway`) instead of an embedded one.
 
 On a terminal the first frame is drawn before anything heavy is imported, and keys typed
-meanwhile are kept for the app (:mod:`desk.early_frame`). No model server is asked before the
-app runs: the gateway checks a configured server in the background once the desk is on screen
-(:mod:`tui_gateway.servers.model_server`), so a server that cannot be reached or refuses the key is
-one line on screen, not an exit. With nothing configured, llama.cpp's and Ollama's default
-addresses are probed first (about 300 ms at most), then the demo model starts.
+meanwhile are kept for the app (:mod:`desk.early_frame`). The embedded gateway is built once
+the app's own first frame is painted, on a thread of its own (:mod:`desk.late_gateway`). No
+model server is asked before the app runs: the gateway checks a configured server in the
+background once the desk is on screen (:mod:`tui_gateway.servers.model_server`), so a server
+that cannot be reached or refuses the key is one line on screen, not an exit. With nothing
+configured, llama.cpp's and Ollama's default addresses are probed first (about 300 ms at most),
+then the demo model starts.
 
 Exit codes: 0 after a normal quit (Ctrl+Q, or SIGTERM/SIGHUP handled as a system quit),
 2 for a bad flag or setting (one line on stderr, no traceback), 1 when the app crashed
@@ -27,6 +29,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from desk.early_frame import EarlyFrame, default_theme_chosen
@@ -36,7 +39,9 @@ if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any o
     from contract.results import ShutdownReport
     from desk.app import DeskApp
     from desk.config import ConnectionInfo, DeskOptions
+    from desk.late_gateway import Built, LateGateway
     from desk.startup import Startup
+    from tui_gateway.settings.resolution import Settings
     from tui_gateway.wire.options import DemoModel
 
 SWITCH_INTERVAL_S = 0.001
@@ -143,11 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
-    from agent.provider.client import ProviderConfig
     from desk.config import ConnectionInfo, choose_server
-    from desk.startup import Startup, unsaved_notice
-    from desk.web.handoff import denied_by_server
-    from tui_gateway.assembly import StoreUnavailable, build_gateway
+    from desk.late_gateway import LateGateway
+    from desk.startup import Startup
 
     settings = options.settings
     demo = None
@@ -170,28 +173,34 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
         else:
             model = choice.model or ""  # "": the first one the server lists
             connection = ConnectionInfo(model, choice.base_url, source=choice.source)
-        provider = ProviderConfig(
-            base_url=connection.base_url, model=connection.model, api_key=api_key
-        )
-        notice = ""
-        try:
-            gateway = build_gateway(settings, provider, denied=denied_by_server(os.environ))
-        except StoreUnavailable as exc:  # not fatal here: sessions stay in memory, and we say so
-            gateway = build_gateway(
-                settings, provider, persist=False, denied=denied_by_server(os.environ)
-            )
-            notice = unsaved_notice(exc.reason)
-        notes = [line for line in (notice, gateway.config.sandbox_note) if line]
-        startup = Startup(
-            resume=options.resume,
-            resume_id=options.resume_id,
-            notice=" · ".join(notes),
-            saved=not notice,
-        )
+        gateway = LateGateway(partial(_build_gateway, settings, connection, api_key))
+        startup = Startup(resume=options.resume, resume_id=options.resume_id)
         return _run_app(gateway, connection, options, startup, frame)
     finally:
         if demo is not None:
             demo.stop()
+
+
+def _build_gateway(settings: Settings, connection: ConnectionInfo, api_key: str | None) -> Built:
+    """The embedded gateway and its start-up line (run once the app's first frame is out, on a
+    thread of its own: :mod:`desk.late_gateway`)."""
+    from agent.provider.client import ProviderConfig
+    from desk.late_gateway import Built
+    from desk.startup import unsaved_notice
+    from desk.web.handoff import denied_by_server
+    from tui_gateway.assembly import StoreUnavailable, build_gateway
+
+    provider = ProviderConfig(base_url=connection.base_url, model=connection.model, api_key=api_key)
+    notice = ""
+    try:
+        gateway = build_gateway(settings, provider, denied=denied_by_server(os.environ))
+    except StoreUnavailable as exc:  # not fatal here: sessions stay in memory, and we say so
+        gateway = build_gateway(
+            settings, provider, persist=False, denied=denied_by_server(os.environ)
+        )
+        notice = unsaved_notice(exc.reason)
+    notes = [line for line in (notice, gateway.config.sandbox_note) if line]
+    return Built(gateway, " · ".join(notes), saved=not notice)
 
 
 def _run_remote(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
@@ -218,7 +227,7 @@ def _run_remote(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
 
 
 def _run_app(
-    gateway: DeskGateway,
+    gateway: DeskGateway | LateGateway,
     connection: ConnectionInfo,
     options: DeskOptions,
     startup: Startup,

@@ -18,77 +18,66 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import constants, events, on
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.driver import Driver
-from textual.errors import NoWidget
+from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.screen import Screen
 from textual.widgets import TextArea
 
 from agent.stops import Surface
-from contract.events import (
-    ConsoleComplete,
-    ConsoleOutput,
-    GatewayStopping,
-    SessionEvicted,
-    StoreFailed,
-    StoreWaiting,
-)
-from contract.mcp_events import McpServerChanged
 from contract.ports import DeskGateway
 from contract.results import ShutdownReport
-from contract.server_events import ServerStatus
+from desk.app_keys import APP_BINDINGS, bind_stop_key
 from desk.approval_keys import Decision
 from desk.banner import banner_text
 from desk.bridge import GatewayBridge
 from desk.commands import DeskCommands, PaletteCommand
 from desk.config import ConnectionInfo
-from desk.controllers.help import help_sections
+from desk.controllers.help import toggle_help
+from desk.controllers.unshown import route_unshown
+from desk.driver_choice import desk_driver
 from desk.gc_tuning import tune_gc
-from desk.messages import BrowserGone, GatewayMessage, ShutdownFinished, TerminalClosed
+from desk.late_gateway import LateGateway
+from desk.messages import (
+    BrowserGone,
+    GatewayBuilt,
+    GatewayMessage,
+    ShutdownFinished,
+    TerminalClosed,
+)
 from desk.receipts import ReceiptFormatter, format_stop_receipt
 from desk.screens.desk_screen import DeskScreen
 from desk.screens.desk_widgets import DeskWidgets
-from desk.screens.help_screen import HelpScreen
+from desk.shutdown import Leave
 from desk.slash import console_slash_commands
 from desk.startup import Startup
 from desk.stop_key import StopKey
 from desk.user_config import config_path_shown
-from desk.widgets import StatusBar, Transcript
-from desk.widgets.click_button import ButtonPresses
-from desk.widgets.session_view import SessionView
-from desk.widgets.status_bar import Clock
+from desk.widgets.click_button import ButtonPresses, widget_under
+from desk.widgets.status_bar import Clock, StatusBar
 from desk.wiring import build_controllers
 from tui_gateway.settings.resolution import BusyInput
 
-APP_CSS = Path(__file__).with_name("app.tcss")
-"""The app's own layout CSS (widgets carry theirs in ``desk/widgets/*.tcss``)."""
-
-
-EDITOR_KEY = "ctrl+g"
-"""Opens the prompt in ``$VISUAL``/``$EDITOR``."""
-
-EDITOR_KEY_TAKEN = "f4"
-"""Opens the editor instead when ``stop_key`` is :data:`EDITOR_KEY`."""
-
-Leave = Callable[[str, ShutdownReport], None]
-"""Ends the process once a quit saved everything: given the resume hint and the shutdown's
-report, it prints what the terminal is to say and exits (it does not return)."""
+if TYPE_CHECKING:  # a session's view loads Markdown: imported with the first session
+    from desk.widgets.session_view import SessionView
+    from desk.widgets.transcript import Transcript
 
 
 class DeskApp(App[int]):
     """The desk; reads the environment (config and theme files) at start.
 
     Args:
-        gateway: the gateway turns run on (the app never creates one).
+        gateway: the gateway turns run on (the app never creates one), or a
+            :class:`~desk.late_gateway.LateGateway` the app builds once its first frame is out.
         connection: what to show about the model server.
         clock: the clock for the running turn's elapsed time.
         receipt_formatter: turns a stop receipt into the marker under a stopped turn.
@@ -104,32 +93,19 @@ class DeskApp(App[int]):
             thread to exit the app (``desk`` itself; see :meth:`_leave_at_once`).
     """
 
-    CSS_PATH = APP_CSS
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # widgets carry theirs beside them
     TITLE = "desk"
     COMMANDS = {DeskCommands}  # desk's commands first, then Textual's (see palette_commands)
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+b", "toggle_sessions", "Sessions", priority=True),
-        Binding("f2", "toggle_console", "Console", priority=True),
-        Binding("ctrl+c", "stop_or_quit", "Stop / quit", show=False, priority=True),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("f1", "help", "Help"),
-        Binding(EDITOR_KEY, "edit_prompt", "Editor", show=False, priority=True),
-        Binding("pageup", "page_transcript(-1)", "Scroll up", show=False, priority=True),
-        Binding("pagedown", "page_transcript(1)", "Scroll down", show=False, priority=True),
-        # End also moves the prompt box's cursor: the action lets the key go on (SkipAction).
-        Binding("end,ctrl+end", "follow_transcript", "Follow", show=False, priority=True),
-        # Shown while an approval waits (check_action); they answer wherever the focus is.
-        Binding("alt+y", "answer_approval('once')", "Allow once", key_display="M-y", priority=True),
-        Binding("alt+a", "answer_approval('always')", "Always", key_display="M-a", priority=True),
-        Binding("alt+n", "answer_approval('deny')", "Deny", key_display="M-n", priority=True),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS  # the stop key: bind_stop_key
 
-    view_class: ClassVar[type[SessionView]] = SessionView  # benches count what a view handles
+    view_class: ClassVar[type[SessionView] | None] = None
+    """The sessions' view (None: :class:`~desk.widgets.session_view.SessionView`; benches and
+    tests put a subclass of it)."""
 
     def __init__(
         self,
-        gateway: DeskGateway,
+        gateway: DeskGateway | LateGateway,
         connection: ConnectionInfo,
         *,
         clock: Clock = time.monotonic,
@@ -148,7 +124,9 @@ class DeskApp(App[int]):
         super().__init__()
         self.stop_key = stop_key or StopKey()
         """The key that stops the running turn (with Ctrl+C)."""
-        self._bind_stop_key()
+        bind_stop_key(self._bindings.key_to_bindings, self.stop_key)
+        self._late = gateway if isinstance(gateway, LateGateway) else None
+        gateway = gateway.port if isinstance(gateway, LateGateway) else gateway
         self.gateway = gateway
         """The gateway (injected)."""
         self.connection = connection
@@ -183,42 +161,10 @@ class DeskApp(App[int]):
 
     # -- set-up --------------------------------------------------------------------------------
 
-    def _bind_stop_key(self) -> None:
-        """Bind the stop key where the footer lists it: right after F2 (Console)."""
-        key = self.stop_key.key
-        shown = f"{key} {key}" if self.stop_key.double else None
-        stop = Binding(key, "stop", "Stop", key_display=shown, priority=True)
-        bindings = self._bindings.key_to_bindings
-        ordered: dict[str, list[Binding]] = {}
-        for name, listed in bindings.items():
-            if name != key:  # the stop key wins over what the app binds it to otherwise
-                ordered[name] = listed
-            if name == "f2":
-                ordered[key] = [stop]
-        if key == EDITOR_KEY:  # the stop key took the editor's key: the editor moves
-            ordered[EDITOR_KEY_TAKEN] = [
-                Binding(EDITOR_KEY_TAKEN, "edit_prompt", "Editor", show=False, priority=True)
-            ]
-        bindings.clear()
-        bindings.update(ordered)
-
     def get_driver_class(self) -> type[Driver]:
-        """:class:`desk.driver.FastEscapeDriver` on Linux, :class:`desk.web_driver.DeskWebDriver`
-        under ``textual-serve``, else Textual's choice.
-
-        Headless runs (tests) never use it: Textual picks its headless driver for them.
-        """
-        from desk.web_driver import served_to_browser
-
-        if served_to_browser():  # textual-serve: its web driver, with desk's keys and stops
-            from desk.web_driver import DeskWebDriver
-
-            return DeskWebDriver
-        if constants.DRIVER is None and sys.platform.startswith("linux"):
-            from desk.driver import FastEscapeDriver
-
-            return FastEscapeDriver
-        return super().get_driver_class()
+        """desk's own driver for a terminal or a browser (:func:`desk.driver_choice.desk_driver`),
+        else Textual's choice. Headless runs (tests) never use it."""
+        return desk_driver() or super().get_driver_class()
 
     def get_default_screen(self) -> Screen[None]:
         """The main screen (its widgets and what they ask: :mod:`desk.screens.desk_screen`)."""
@@ -231,17 +177,41 @@ class DeskApp(App[int]):
         c, prompt = self.controllers, self.widgets.prompt
         prompt.answer_key = self._answer_key
         prompt.complete_mention = c.mentions.complete
-        self._bridge.start()
-        prompt.console_commands = console_slash_commands(c.console.load_commands())
-        await c.sessions.start()  # a new session, or the resumed one (--resume)
         prompt.focus()
-        screen = self.screen_stack[0] if self.screen_stack else None
-        if isinstance(screen, DeskScreen):  # Enter typed while the desk started: send it now
-            await screen.desk_ready()
         if self._handle_signals:
             c.quit.install_signals()
         self.call_after_refresh(tune_gc)  # once the first screen is built
         c.themes.report_problems()
+        if self._late is None:
+            await self._gateway_up()
+        else:  # built once the first frame is out; keys typed meanwhile wait in the box
+            built = lambda error: self._post_from_thread(GatewayBuilt(error))  # noqa: E731
+            self.call_after_refresh(self._late.start, built)
+
+    def _post_from_thread(self, message: Message) -> None:
+        with contextlib.suppress(RuntimeError):  # the app's loop has closed already
+            self.post_message(message)
+
+    async def on_gateway_built(self, message: GatewayBuilt) -> None:
+        """The gateway is built: the session starts. A failed build ends the app (exit 1)."""
+        if self.controllers.quit.started:  # a quit typed meanwhile: no session to start
+            return
+        if message.error is not None:
+            self.exit(1, message=f"desk: cannot start the gateway: {message.error}")
+            return
+        if self._late is not None and self._late.built is not None:
+            self.controllers.sessions.started(self._late.built.notice, self._late.built.saved)
+        await self._gateway_up()
+
+    async def _gateway_up(self) -> None:
+        """The session on screen, and what the gateway tells the desk."""
+        c, prompt = self.controllers, self.widgets.prompt
+        self._bridge.start()
+        prompt.console_commands = console_slash_commands(c.console.load_commands())
+        await c.sessions.start()  # a new session, or the resumed one (--resume)
+        screen = self.screen_stack[0] if self.screen_stack else None
+        if isinstance(screen, DeskScreen):  # Enter typed while the desk started: send it now
+            await screen.desk_ready()
         self.watch(
             self.widgets.status, "model", lambda _model: c.server.model_changed(), init=False
         )
@@ -250,20 +220,24 @@ class DeskApp(App[int]):
         self.call_after_refresh(c.server.start)
 
     async def _mount_view(self, session_id: str) -> SessionView:
-        view = self.view_class(session_id, self.controllers, banner=self._banner)
+        from desk.widgets.session_view import SessionView  # Markdown loads with the first one
+
+        view = (self.view_class or SessionView)(session_id, self.controllers, banner=self._banner)
         await self.mount(view, before=self.widgets.console_panel)
         return view
 
-    def _view_for(self, session_id: str) -> SessionView | None:
+    def _view_for(self, session_id: str) -> MessagePump | None:
         # On the gateway's delivery thread: one attribute read, no DOM walk.
         view = self.controllers.sessions.view
-        return view if isinstance(view, SessionView) and view.session_id == session_id else None
+        return view if isinstance(view, MessagePump) and view.session_id == session_id else None
 
     # -- what tests and the entry point read ---------------------------------------------------
 
     @property
     def view(self) -> SessionView:
         """The view of the session shown (made on mount)."""
+        from desk.widgets.session_view import SessionView
+
         view = self.controllers.sessions.view
         if not isinstance(view, SessionView):
             raise RuntimeError("the desk is not mounted yet")
@@ -358,10 +332,7 @@ class DeskApp(App[int]):
             self.controllers.stops.key_time = event.time
             self.controllers.tools.keys.key_arrived(event.time)  # the typing rhythm
         elif isinstance(event, events.MouseDown | events.MouseUp) and not event.is_forwarded:
-            try:
-                under, _ = self.get_widget_at(event.screen_x, event.screen_y)
-            except NoWidget:
-                under = None
+            under = widget_under(self, event)
             if isinstance(event, events.MouseDown):
                 self._presses.mouse_down(under)
             else:
@@ -392,8 +363,7 @@ class DeskApp(App[int]):
 
     def browser_gone(self) -> None:
         """The browser went away (see :mod:`desk.web_driver`): quit. Thread-safe."""
-        with contextlib.suppress(RuntimeError):  # the app's loop has closed already
-            self.post_message(BrowserGone())
+        self._post_from_thread(BrowserGone())
 
     def on_browser_gone(self, message: BrowserGone) -> None:
         """Nobody sees this desk any more: stop the running turns as ``web.disconnect`` (a
@@ -416,8 +386,7 @@ class DeskApp(App[int]):
         # and exiting makes every widget "detached" (``is_attached`` checks ``app._exit``): the
         # handler of the last ``message.complete`` then failed to mount its Markdown and the
         # app crashed in about one quit of twenty. Posted, the exit waits its turn.
-        with contextlib.suppress(RuntimeError):  # the app's loop has closed already
-            self.post_message(ShutdownFinished())
+        self._post_from_thread(ShutdownFinished())
 
     def _leave_at_once(self) -> bool:
         """On the quit's thread, once the gateway's shutdown returned: when every worker ended
@@ -436,6 +405,8 @@ class DeskApp(App[int]):
 
     async def on_shutdown_finished(self, message: ShutdownFinished) -> None:
         """Every turn has ended (or the bound expired: it says so first): leave (exit code 0)."""
+        from desk.widgets.session_view import SessionView
+
         view = self.controllers.sessions.view
         if isinstance(view, SessionView):  # it handles its events on a queue of its own
             await view.drained()  # let it finish them
@@ -453,27 +424,8 @@ class DeskApp(App[int]):
 
     @on(GatewayMessage)
     async def _gateway_message(self, message: GatewayMessage) -> None:
-        """Console events (of any session), ``gateway.stopping``, ``mcp.server``,
-        ``server.status``, and the notices of sessions not shown; other events of sessions not
-        shown change nothing."""
-        c = self.controllers
-        match message.payload:
-            case ConsoleOutput() as output:
-                c.console.output(output)
-            case ConsoleComplete() as ended:
-                await c.console.ended(c.sessions.view, ended)
-            case GatewayStopping() as stopping:
-                c.quit.gateway_stopping(stopping.turns)
-            case SessionEvicted() as evicted:
-                await c.sessions.background_evicted(evicted)
-            case StoreFailed() as failed:
-                c.sessions.background_store_failed(message.session_id, failed)
-            case StoreWaiting() as waiting:
-                c.sessions.store_waiting(message.session_id, waiting)
-            case McpServerChanged() as changed:
-                await c.mcp.changed(changed)
-            case ServerStatus() as status:
-                await c.server.changed(status)
+        """An event no view took (:mod:`desk.controllers.unshown`)."""
+        await route_unshown(self.controllers, message)
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_changed(self) -> None:
@@ -531,17 +483,9 @@ class DeskApp(App[int]):
     # -- help and palette ----------------------------------------------------------------------
 
     def action_help(self) -> None:
-        """F1: show (or close) the keys and commands."""
-        if isinstance(self.screen, HelpScreen):
-            self.screen.dismiss(None)
-            return
-        sections = help_sections(
-            self.screen.active_bindings,
-            self.controllers.console.commands,
-            self.palette_commands(),
-            stop_key=self.stop_key,
-        )
-        self.push_screen(HelpScreen(sections))
+        """F1: show (or close) the keys and commands (:mod:`desk.controllers.help`)."""
+        commands = self.controllers.console.commands
+        toggle_help(self, commands, self.palette_commands, self.stop_key)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Textual's system commands, less its theme picker (the desk's saves the choice)."""

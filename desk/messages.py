@@ -64,3 +64,16 @@ class BrowserGone(Message):
 
 class ShutdownFinished(Message):
     """The gateway's shutdown returned (posted from the quit thread)."""
+
+
+class GatewayBuilt(Message):
+    """The gateway desk waited for is built, or its build failed (posted from the build's
+    thread, see :mod:`desk.late_gateway`).
+
+    Args:
+        error: what the build raised, or None.
+    """
+
+    def __init__(self, error: BaseException | None) -> None:
+        super().__init__()
+        self.error = error

@@ -11,8 +11,6 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tui_gateway.servers.model_server import listed_models
-
 if TYPE_CHECKING:
     import httpx  # imported where it is used: not before desk's first frame
 
@@ -56,6 +54,11 @@ def models_url(base_url: str) -> str:
 
 
 def _model_ids(data: object) -> tuple[str, ...]:
+    # imported here: the model-server module loads the gateway's session state, which the
+    # first frame does not wait for (a probe runs in the background, or before the app only
+    # when nothing is configured)
+    from tui_gateway.servers.model_server import listed_models
+
     return tuple(listed_models(data))
 
 

@@ -19,6 +19,10 @@ from agent.stops import Surface
 from contract.ports import DeskGateway
 from contract.results import ShutdownReport
 
+Leave = Callable[[str, ShutdownReport], None]
+"""Ends the process once a quit saved everything: given the resume hint and the shutdown's
+report, it prints what the terminal is to say and exits (it does not return)."""
+
 QUIT_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
 """Signals handled as a system quit (the same path as Ctrl+Q)."""
 

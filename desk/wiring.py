@@ -9,6 +9,7 @@ app's own methods for what only the app can do (notify, timers, screens, exiting
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 from textual.app import App
 
@@ -37,8 +38,10 @@ from desk.receipts import ReceiptFormatter
 from desk.screens.desk_widgets import DeskWidgets
 from desk.startup import Startup
 from desk.stop_key import StopKey
-from desk.widgets.session_view import SessionView
 from desk.widgets.status_bar import Clock
+
+if TYPE_CHECKING:  # a session's view loads Markdown: not before the first frame
+    from desk.widgets.session_view import SessionView
 
 
 def build_controllers(

@@ -22,13 +22,12 @@ from contract.results import ChildOutcome
 from contract.text import terminal_safe
 from desk.controllers.ports import Notify
 from desk.receipts import ReceiptFormatter, note_for
-from desk.widgets.agent_card import AgentCard
 from desk.widgets.status_bar import Clock
-from desk.widgets.tool_card import ToolCard
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the widgets of a turn are imported where made: not before the first frame
     from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
+    from desk.widgets.agent_card import AgentCard
 
 STOP_REASON = "stopped with the agent's Stop"
 """The reason of a stop from a child's card."""
@@ -79,6 +78,9 @@ class AgentsController:
 
     async def started(self, view: ShownSession, payload: ChildStarted) -> None:
         """``child.start``: a card right under the ``delegate`` call that started it."""
+        from desk.widgets.agent_card import AgentCard
+        from desk.widgets.tool_card import ToolCard
+
         p = payload
         card = AgentCard(
             p.turn_id, p.parent_turn_id, p.task, background=p.background, clock=self._clock
@@ -132,6 +134,8 @@ class AgentsController:
 
     async def show_saved(self, view: ShownSession, outcomes: tuple[ChildOutcome, ...]) -> None:
         """The children of a saved turn, finished, at the end of the transcript (resume)."""
+        from desk.widgets.agent_card import AgentCard
+
         for outcome in outcomes:
             card = AgentCard(
                 outcome.turn_id,

@@ -16,7 +16,6 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from contract.errors import GatewayError
-from desk.widgets.change_preview import ChangePreview
 
 if TYPE_CHECKING:
     from contract.ports import DeskGateway
@@ -41,6 +40,8 @@ class CheckpointsController:
 
     async def undo(self, view: ShownSession) -> None:
         """Undo the session's last turn that changed files, and show what it did."""
+        from desk.widgets.change_preview import ChangePreview
+
         try:
             result = await asyncio.to_thread(self._gateway.session_undo, view.session_id)
         except GatewayError as exc:
@@ -68,6 +69,8 @@ class CheckpointsController:
 
     async def diff(self, view: ShownSession) -> None:
         """Show what the session's turns changed in the workspace."""
+        from desk.widgets.change_preview import ChangePreview
+
         try:
             result = await asyncio.to_thread(self._gateway.session_diff, view.session_id)
         except GatewayError as exc:

@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contract.errors import GatewayError
-from desk.export import blocks_from, resolve_export_path, session_markdown, write_export
 from desk.receipts import ReceiptFormatter, format_stop_receipt
-from desk.saved_blocks import saved_blocks
 
 if TYPE_CHECKING:
     from contract.ports import DeskGateway
@@ -56,6 +54,11 @@ class ExportController:
 
     async def export(self, view: ShownSession, path: str = "") -> None:
         """Write the view's session to ``path`` ("" for ``./desk-<session>-<date>.md``)."""
+        # imported here: they read the reply widgets, which load Markdown (not before the
+        # first frame)
+        from desk.export import blocks_from, resolve_export_path, session_markdown, write_export
+        from desk.saved_blocks import saved_blocks
+
         now = self.wall_clock()
         target = resolve_export_path(path, view.session_id, now, Path.cwd())
         earlier = saved_blocks(view.earlier, 0, self._format_receipt)  # above "show more"

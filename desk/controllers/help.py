@@ -6,14 +6,15 @@ desk's own slash commands, the commands the gateway's console runs and the palet
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
+from textual.app import App
 from textual.binding import ActiveBinding, Binding
 from textual.widgets import TextArea
 
 from contract.results import ConsoleCommandInfo
 from desk.commands import PaletteCommand
-from desk.screens.help_screen import HelpRows, key_label
+from desk.screens.help_screen import HelpRows, HelpScreen, key_label
 from desk.slash import SLASH_COMMANDS
 from desk.stop_key import StopKey
 from desk.widgets.prompt_input import PromptInput
@@ -118,6 +119,27 @@ def help_sections(
         ("Slash commands (typed in the prompt box)", slash),
         ("Command palette (Ctrl+P; type to search, e.g. a theme or model name)", listed),
     ]
+
+
+def toggle_help(
+    app: App[int],
+    console: Iterable[ConsoleCommandInfo],
+    palette: Callable[[], Iterable[PaletteCommand]],
+    stop_key: StopKey,
+) -> None:
+    """F1: close the help screen when it is shown, else open it with what works now.
+
+    Args:
+        app: the app (its screen's active bindings).
+        console: the commands the gateway's console runs.
+        palette: the command palette's entries, read when the screen opens.
+        stop_key: the configured stop key.
+    """
+    if isinstance(app.screen, HelpScreen):
+        app.screen.dismiss(None)
+        return
+    sections = help_sections(app.screen.active_bindings, console, palette(), stop_key=stop_key)
+    app.push_screen(HelpScreen(sections))
 
 
 def _stop_label(stop_key: StopKey) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -33,13 +34,11 @@ from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.queue import QueueController
 from desk.controllers.turns import TurnsController
 from desk.receipts import ReceiptFormatter
-from desk.saved_blocks import saved_blocks, split_recent
 from desk.screens.confirm_delete import ConfirmDelete
 from desk.startup import Startup
 from desk.widgets.earlier_messages import EarlierMessages
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from desk.widgets.status_bar import StatusBar
-from desk.widgets.user_prompt import UserPrompt
 
 if TYPE_CHECKING:
     from contract.ports import DeskGateway
@@ -118,6 +117,13 @@ class SessionsController:
         """``time.perf_counter()`` once a resumed transcript was first painted (for benches)."""
 
     # -- start -----------------------------------------------------------------------------------
+
+    def started(self, notice: str, saved: bool) -> None:
+        """What a gateway built after the first frame says of itself (:mod:`desk.late_gateway`):
+        ``notice`` is shown at start too, and ``saved`` is False when sessions are not saved.
+        Call it before :meth:`start`."""
+        joined = " · ".join(line for line in (self._startup.notice, notice) if line)
+        self._startup = replace(self._startup, notice=joined, saved=self._startup.saved and saved)
 
     async def start(self) -> ShownSession:
         """Show the first session: resumed (``--resume``) or new. Called on mount.
@@ -203,6 +209,8 @@ class SessionsController:
         self._gauge.reset(entries, usage)
 
     async def _render(self, view: ShownSession, entries: list[TranscriptEntry]) -> None:
+        from desk.saved_blocks import saved_blocks, split_recent
+
         start = split_recent(entries, self._startup.recent_messages)
         view.earlier = entries[:start]
         blocks: list[Widget] = []
@@ -215,6 +223,8 @@ class SessionsController:
 
     async def show_earlier(self, view: ShownSession) -> None:
         """ "show more": render the previous batch above the blocks shown."""
+        from desk.saved_blocks import saved_blocks, split_recent
+
         transcript = view.transcript
         line = next(transcript.query_children(EarlierMessages).results(), None)
         if line is None or not view.earlier:
@@ -358,6 +368,8 @@ class SessionsController:
         """How to open the session on screen again, for the terminal after the desk exits:
         ``to resume this session: desk --resume <id>``; "" when it has no turn, or sessions are
         not saved (no database)."""
+        from desk.widgets.user_prompt import UserPrompt
+
         view = self.view
         if view is None or not self._startup.saved:
             return ""

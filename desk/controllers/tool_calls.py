@@ -26,14 +26,13 @@ from contract.errors import GatewayError
 from contract.events import ApprovalRequest, ApprovalResolved, ToolComplete, ToolOutput, ToolStart
 from desk.approval_keys import ApprovalKeys, Decision
 from desk.controllers.ports import FocusPrompt, Notify
-from desk.widgets.approval_prompt import ApprovalPrompt
-from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.status_bar import Clock
-from desk.widgets.tool_card import ToolCard
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the widgets of a turn are imported where made: not before the first frame
     from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
+    from desk.widgets.approval_prompt import ApprovalPrompt
+    from desk.widgets.tool_card import ToolCard
 
 MAX_CARDS = 256
 """Cards remembered before those no longer on screen are forgotten."""
@@ -85,6 +84,9 @@ class ToolCallsController:
     async def _card_for(
         self, view: ShownSession, turn_id: str, call_id: str, name: str, arguments: str
     ) -> ToolCard:
+        from desk.widgets.assistant_reply import AssistantReply
+        from desk.widgets.tool_card import ToolCard
+
         card = self.card(call_id)
         if card is not None:
             return card
@@ -197,6 +199,8 @@ class ToolCallsController:
 
     def approval_resolved(self, payload: ApprovalResolved) -> None:
         """``approval.resolved``: the prompt shows the decision and gives the focus back."""
+        from desk.widgets.tool_card import ToolCard
+
         p = payload
         prompt = self._approvals.pop(p.request_id, None)
         if prompt is None or not prompt.is_attached:

@@ -38,14 +38,13 @@ from contract.text import terminal_safe
 from desk.controllers.ports import Notify
 from desk.receipts import ReceiptFormatter, note_for
 from desk.stop_key import key_stop
-from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import Clock, StatusBar
-from desk.widgets.user_prompt import UserPrompt
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the widgets of a turn are imported where made: not before the first frame
     from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
+    from desk.widgets.user_prompt import UserPrompt
 
 COMMAND_STOP_REASON = "stopped with /stop"
 """The reason a ``/stop`` typed in the prompt box or the console gives."""
@@ -224,6 +223,8 @@ class TurnsController:
     async def steered(self, view: ShownSession, payload: PromptSteered) -> None:
         """``prompt.steered``: the steer moves to where the turn took it, and the rest of the
         reply goes under it (a background child's answer shows as a line there)."""
+        from desk.widgets.assistant_reply import AssistantReply
+
         transcript = view.transcript
         reply = transcript.reply(payload.turn_id)
         if reply is None or not reply.is_attached:

@@ -9,14 +9,16 @@ types without an import cycle, not even one the type checker alone follows.
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from textual.widgets import Static
 
 from agent.usage import TokenUsage
 from contract.results import TranscriptEntry
 from desk.queue_state import SessionQueue
-from desk.widgets.transcript import Transcript
+
+if TYPE_CHECKING:  # the transcript loads Markdown, which the first frame does not wait for
+    from desk.widgets.transcript import Transcript
 
 
 class ShownSession(Protocol):

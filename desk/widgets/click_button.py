@@ -15,6 +15,8 @@ Shift+Tab still reach it, and Enter or Space press it then).
 from __future__ import annotations
 
 from textual import events
+from textual.app import App
+from textual.errors import NoWidget
 from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import Button
@@ -54,3 +56,11 @@ class ButtonPresses:
             return  # Textual makes the click itself (or the button is gone)
         if region.contains(event.screen_x, event.screen_y):
             button.press()
+
+
+def widget_under(app: App[int], event: events.MouseEvent) -> Widget | None:
+    """The widget under the pointer when ``event`` happened (None: nothing there)."""
+    try:
+        return app.get_widget_at(event.screen_x, event.screen_y)[0]
+    except NoWidget:
+        return None

@@ -9,7 +9,6 @@ characters of a very long output.
 
 from __future__ import annotations
 
-from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.timer import Timer
@@ -99,7 +98,14 @@ class ConsoleEntry(Widget):
             return
         body = self.query_one(".body", MarkdownChunk)
         text = self.output.rstrip("\n")
-        body.update(RichMarkdown(text) if self.markdown else Text(text))
+        if self.markdown:
+            # imported here: Markdown and syntax highlighting load with the first command
+            # that writes Markdown, not before desk's first frame
+            from rich.markdown import Markdown
+
+            body.update(Markdown(text))
+        else:
+            body.update(Text(text))
         body.display = bool(text)
         outcome = self.query_one(".outcome", Static)
         outcome.update(self.outcome)

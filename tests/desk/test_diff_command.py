@@ -1,0 +1,38 @@
+"""``/diff`` in the desk: what the session's turns changed in the workspace, under a line that
+counts it (the preview widget is loaded with the first one shown, not before the first frame)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
+from desk.widgets.change_preview import ChangePreview
+from tests.desk.kit import wait_until
+from tests.desk.test_snapshots_edits import NOTES, edit_prompt, gateway_busy, make_gateway
+from tests.desk.test_snapshots_tools_sessions import make_app, send
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_diff_shows_what_the_sessions_turns_changed(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text(NOTES)
+    gateway = make_gateway(fast_server, work, SqliteStore(tmp_path / "desk.db"), approvals=False)
+    app = make_app(gateway)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await send(app, pilot, edit_prompt())
+            await wait_until(pilot, lambda: "Friday" in (work / "notes.md").read_text())
+            await wait_until(pilot, lambda: not gateway_busy(gateway), what="the turn's end")
+            await send(app, pilot, "/diff")
+            await wait_until(pilot, lambda: app.screen.query(ChangePreview), what="the diff")
+            notes = [str(n.render()) for n in app.transcript.query(".note")]
+            assert any("this session changed 1 file: notes.md" in n for n in notes), notes
+    finally:
+        gateway.shutdown(timeout_s=5.0)

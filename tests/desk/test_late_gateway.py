@@ -1,0 +1,148 @@
+"""The gateway built after the app's first frame: what is typed meanwhile lands.
+
+``desk`` hands the app a :class:`~desk.late_gateway.LateGateway`, built on a thread once the
+first frame is painted. Here the build is held on an event the test releases, so the keys are
+typed while it is certainly not built yet: the text stays in the prompt box, an Enter among
+them is sent once the session is up (once, whole), and a quit typed meanwhile waits for the
+build and shuts the gateway down.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
+from desk.app import DeskApp
+from desk.late_gateway import Built, LateGateway
+from desk.screens.desk_screen import EARLY_NOTICE
+from desk.widgets import PromptInput
+from tests.desk.kit import DEFAULT_TIMEOUT_S, connection, wait_until
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+pytestmark = pytest.mark.anyio
+
+
+class HeldBuild:
+    """A gateway build that waits until :meth:`release` (and records what it built)."""
+
+    def __init__(self, base_url: str) -> None:
+        self._base_url = base_url
+        self._released = threading.Event()
+        self.began = threading.Event()
+        self.gateways: list[Gateway] = []
+        self.notice, self.saved = "", True
+
+    def __call__(self) -> Built:
+        self.began.set()
+        assert self._released.wait(DEFAULT_TIMEOUT_S * 3), "the test never released the build"
+        provider = ProviderConfig(base_url=self._base_url, model="demo")
+        gateway = Gateway(GatewayConfig(provider=provider))
+        self.gateways.append(gateway)
+        return Built(gateway, self.notice, saved=self.saved)
+
+    def release(self) -> None:
+        self._released.set()
+
+
+@pytest.fixture
+def held(demo_server: DemoModelServer) -> Iterator[HeldBuild]:
+    build = HeldBuild(demo_server.base_url)
+    try:
+        yield build
+    finally:
+        build.release()
+        for gateway in build.gateways:
+            assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+def chat_prompts(server: DemoModelServer) -> list[str]:
+    """The last user message of each chat request the model server got, in order."""
+    return [str(r.messages[-1]["content"]) for r in server.records.list() if r.messages]
+
+
+async def test_text_and_enter_typed_while_the_gateway_is_built_are_sent_once_it_is(
+    held: HeldBuild, demo_server: DemoModelServer
+) -> None:
+    late = LateGateway(held)
+    app = DeskApp(late, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, held.began.is_set, what="the build to begin after the frame")
+        await pilot.press(*"typed early", "enter", *"next")
+        box = app.query_one(PromptInput)
+        await wait_until(pilot, lambda: box.text == "next", what="the typing in the box")
+        assert app.widgets.status.notice == EARLY_NOTICE  # it says the prompt waits
+        assert app.controllers.sessions.view is None and chat_prompts(demo_server) == []
+        held.release()
+        await wait_until(
+            pilot, lambda: chat_prompts(demo_server) == ["typed early"], what="the prompt sent"
+        )
+        await wait_until(pilot, lambda: app.running_turn is None, what="the turn to end")
+        assert box.text == "next"  # what was typed after the Enter stays for the next prompt
+        assert chat_prompts(demo_server) == ["typed early"]  # sent once
+        assert app.widgets.status.notice != EARLY_NOTICE
+
+
+async def test_a_quit_typed_while_the_gateway_is_built_shuts_it_down_once_built(
+    held: HeldBuild, demo_server: DemoModelServer
+) -> None:
+    late = LateGateway(held)
+    app = DeskApp(late, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, held.began.is_set, what="the build to begin after the frame")
+        await pilot.press("ctrl+q")
+        assert app.is_running  # the quit waits for the build
+        held.release()
+        await wait_until(pilot, lambda: not app.is_running, what="the desk to quit")
+    assert app.return_code == 0
+    assert app.shutdown_report is not None
+    assert [t.name for t in threading.enumerate() if t.name.startswith("desk-turn-")] == []
+
+
+async def test_a_build_begun_elsewhere_first_still_starts_the_session(
+    held: HeldBuild, demo_server: DemoModelServer
+) -> None:
+    late = LateGateway(held)
+    late.start(lambda _error: None)  # as a stop key read on the terminal's input thread does
+    held.release()
+    assert late.wait() is held.gateways[0]
+    app = DeskApp(late, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.controllers.sessions.view is not None, what="session")
+        await pilot.press(*"after", "enter")
+        await wait_until(pilot, lambda: chat_prompts(demo_server) == ["after"], what="the prompt")
+
+
+async def test_a_build_whose_sessions_are_not_saved_says_so_and_offers_no_resume(
+    held: HeldBuild, demo_server: DemoModelServer
+) -> None:
+    held.notice, held.saved = "sessions are not saved: the disk is full", False
+    held.release()
+    app = DeskApp(LateGateway(held), connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.controllers.sessions.view is not None, what="session")
+        await pilot.press(*"hello", "enter")
+        await wait_until(pilot, lambda: chat_prompts(demo_server) == ["hello"], what="the prompt")
+        await wait_until(pilot, lambda: app.running_turn is None, what="the turn to end")
+        notes = [str(n.render()) for n in app.transcript.query(".note")]
+        assert any("sessions are not saved: the disk is full" in n for n in notes), notes
+        assert app.controllers.sessions.resume_hint() == ""  # nothing to resume it from
+
+
+def test_a_gateway_never_built_shuts_down_at_once_and_is_never_built() -> None:
+    built: list[int] = []
+
+    def build() -> Built:
+        built.append(1)
+        raise AssertionError("built after the desk quit")
+
+    late = LateGateway(build)
+    report = late.shutdown()
+    assert (report.turns_stopped, report.prompts_dropped) == (0, 0)
+    late.start(lambda _error: None)
+    with pytest.raises(RuntimeError, match="quit before its gateway was built"):
+        late.wait()
+    assert built == []
