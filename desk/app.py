@@ -281,9 +281,9 @@ class DeskApp(App[int]):
             prompt.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Show Stop dimmed in the footer while nothing runs (Esc then reaches other widgets),
-        and the approval keys only while an approval waits."""
-        if action == "stop" and self.running_turn is None:
+        """Stop is dimmed while nothing runs (Esc reaches other widgets; while the desk starts
+        it is kept for what Enter sent), the approval keys live while an approval waits."""
+        if action == "stop" and self.running_turn is None and self.controllers.sessions.view:
             return None
         if action == "answer_approval":
             return self.controllers.tools.waiting is not None

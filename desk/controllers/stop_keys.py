@@ -90,6 +90,7 @@ class StopKeysController:
         self._input_presses = StopPresses(stop_key)  # the terminal's input thread's
         self._ui_presses = StopPresses(stop_key)  # the UI thread's
         self._passed: PassedKey | None = None  # a stop key the input thread let through
+        self._early: list[tuple[float, float]] = []  # (read_at, keyed_at) before the view
         self.key_time: float | None = None
         """The time (``Message.time``) of the key event the UI handles now (the app sets it)."""
 
@@ -124,9 +125,11 @@ class StopKeysController:
         if self._console.stop_from_input_thread(read_at):  # a focused console: its commands
             return True
         view = self._sessions.view
-        if view is None:
-            return False
         keyed_at = time.monotonic() if key_time is None else key_time
+        if view is None:  # the desk is starting: it stops what Enter sent meanwhile, once up
+            self._early.append((read_at, keyed_at))
+            self._passed = PassedKey(read_at, key_time, sent=True)
+            return False
         try:
             stopped = self._gateway.session_interrupt(
                 view.session_id, key_stop(read_at), keyed_at=keyed_at
@@ -174,9 +177,26 @@ class StopKeysController:
         view = self._sessions.view
         if self._console.takes_stop_key(read_at):  # a focused console: its commands
             return True
+        if view is None and not sent:
+            self._early.append((read_at, keyed_at))
         if view is None or sent:
             return False
         return self._turns.stop(view, Surface.DESK_KEY, read_at, keyed_at) is not None
+
+    def send_early(self, session_id: str) -> None:
+        """The desk is up, and the prompts Enter sent while it started went to the gateway:
+        send the stop keys pressed meanwhile, each with its own time, so that a key pressed
+        after an Enter stops that Enter's prompt (and never one entered after the key)."""
+        early, self._early = self._early, []
+        for read_at, keyed_at in early:
+            try:
+                stopped = self._gateway.session_interrupt(
+                    session_id, key_stop(read_at), keyed_at=keyed_at
+                )
+            except GatewayError:
+                return
+            if stopped is not None:
+                self._turns.stop_sent(stopped)
 
     def ctrl_c_pressed(self) -> bool:
         """Ctrl+C: stop what runs; when nothing does, True once a second press should quit."""

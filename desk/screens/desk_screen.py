@@ -57,12 +57,16 @@ class DeskScreen(Screen[None]):
 
     async def desk_ready(self) -> None:
         """The session's view is up: send, in order, what Enter sent while the desk started
-        (keys typed before the app ran wait in the terminal and arrive as its first keys)."""
+        (keys typed before the app ran wait in the terminal and arrive as its first keys),
+        then the stop keys pressed meanwhile (each stops the prompt of an Enter before it)."""
         early, self._early = self._early or [], None
         if early:
             self._widgets.status.notice = ""
         for message in early:
             await self.on_prompt_input_submitted(message)
+        view = self._controllers.sessions.view
+        if view is not None:  # and the stop keys pressed meanwhile, after those Enters
+            self._controllers.stops.send_early(view.session_id)
 
     # -- the prompt box ------------------------------------------------------------------------
 

@@ -15,11 +15,12 @@ from collections.abc import Iterator
 import pytest
 
 from agent.provider.client import ProviderConfig
+from agent.stops import Surface
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.late_gateway import Built, LateGateway
 from desk.screens.desk_screen import EARLY_NOTICE
-from desk.widgets import PromptInput
+from desk.widgets import AssistantReply, PromptInput
 from tests.desk.kit import DEFAULT_TIMEOUT_S, connection, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -84,6 +85,29 @@ async def test_text_and_enter_typed_while_the_gateway_is_built_are_sent_once_it_
         assert box.text == "next"  # what was typed after the Enter stays for the next prompt
         assert chat_prompts(demo_server) == ["typed early"]  # sent once
         assert app.widgets.status.notice != EARLY_NOTICE
+
+
+async def test_esc_after_an_enter_typed_while_the_gateway_is_built_stops_that_prompt(
+    held: HeldBuild, demo_server: DemoModelServer
+) -> None:
+    late = LateGateway(held)
+    app = DeskApp(late, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, held.began.is_set, what="the build to begin after the frame")
+        await pilot.press(*"Tell me about stopping streams", "enter", "escape")
+        held.release()
+
+        def notes() -> list[str]:
+            return [r.note for r in app.screen.query(AssistantReply) if r.outcome]
+
+        await wait_until(pilot, notes, what="the prompt's outcome")
+        (note,) = notes()
+        assert note.startswith("■ stopped by you")
+        (reply,) = app.screen.query(AssistantReply)
+        turn = held.gateways[0].turn(app.session_id, reply.turn_id)
+        assert turn.result is not None and turn.result.stop is not None
+        assert turn.result.stop.surface is Surface.DESK_KEY
+    assert all(r.outcome != "completed" for r in demo_server.records.list())
 
 
 async def test_a_quit_typed_while_the_gateway_is_built_shuts_it_down_once_built(
