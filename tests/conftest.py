@@ -16,7 +16,6 @@ from hypothesis import settings
 
 from agent.provider.client import ProviderConfig
 from agent.store.postgres import PostgresStore
-from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from tests.pg_cluster import (
     REQUIRE_ENV,
@@ -27,6 +26,7 @@ from tests.pg_cluster import (
     shared_cluster,
 )
 from tests.pg_proxy import Proxy
+from tests.support import running_demo
 
 settings.register_profile("desk", deadline=None)
 settings.load_profile("desk")
@@ -37,12 +37,8 @@ test that sets its own ``settings`` keeps this default)."""
 @pytest.fixture
 def demo_server() -> Iterator[DemoModelServer]:
     """A fresh demo model server (one slot, fast tokens) for one test."""
-    server = DemoModelServer(DemoConfig(tokens_per_second=400.0))
-    server.start()
-    try:
+    with running_demo(400.0) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
