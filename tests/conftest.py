@@ -4,6 +4,7 @@ a throwaway PostgreSQL cluster, and thread bookkeeping."""
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,10 +16,17 @@ from hypothesis import settings
 
 from agent.provider.client import ProviderConfig
 from agent.store.postgres import PostgresStore
-from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
-from tests.pg_cluster import REQUIRE_ENV, Cluster, NoPostgres, OpenHost, start_cluster
+from tests.pg_cluster import (
+    REQUIRE_ENV,
+    Cluster,
+    NoPostgres,
+    OpenHost,
+    remove_shared,
+    shared_cluster,
+)
 from tests.pg_proxy import Proxy
+from tests.support import running_demo
 
 settings.register_profile("desk", deadline=None)
 settings.load_profile("desk")
@@ -29,12 +37,8 @@ test that sets its own ``settings`` keeps this default)."""
 @pytest.fixture
 def demo_server() -> Iterator[DemoModelServer]:
     """A fresh demo model server (one slot, fast tokens) for one test."""
-    server = DemoModelServer(DemoConfig(tokens_per_second=400.0))
-    server.start()
-    try:
+    with running_demo(400.0) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -63,23 +67,51 @@ def private_xdg_dirs(
     return dirs
 
 
+RUN_FOLDER = pytest.StashKey[Path]()
+"""The main process's folder for this run (the shared PostgreSQL cluster's lock and address)."""
+
+RUN_FOLDER_INPUT = "desk_run_folder"
+"""The same folder, as an xdist worker is told it."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the main process (or the only one, -n 0)
+        config.stash[RUN_FOLDER] = Path(tempfile.mkdtemp(prefix="desk-tests-"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: each worker learns the run's folder."""
+    node.workerinput[RUN_FOLDER_INPUT] = str(node.config.stash[RUN_FOLDER])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The main process, once every worker is done: the shared cluster goes."""
+    if not hasattr(config, "workerinput") and RUN_FOLDER in config.stash:
+        remove_shared(config.stash[RUN_FOLDER])
+
+
+def _run_folder(config: pytest.Config) -> Path:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return Path(workerinput[RUN_FOLDER_INPUT])
+    return config.stash[RUN_FOLDER]
+
+
 @pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[Cluster]:
-    """A PostgreSQL cluster of its own for the whole test session (see :mod:`tests.pg_cluster`).
+def pg_cluster(pytestconfig: pytest.Config) -> Cluster:
+    """The run's PostgreSQL cluster, one for every worker (see :mod:`tests.pg_cluster`): a test
+    keeps to a schema (:func:`schema`) or a database (:func:`pg_database`) of its own.
 
     Without the server binaries its tests skip, with the reason; with ``DESK_REQUIRE_POSTGRES=1``
     (CI) they fail instead, so a CI machine without PostgreSQL can never pass them unseen.
     """
     try:
-        cluster = start_cluster()
+        return shared_cluster(_run_folder(pytestconfig))
     except NoPostgres as exc:
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{exc} ({REQUIRE_ENV}=1)")
         pytest.skip(str(exc))
-    try:
-        yield cluster
-    finally:
-        cluster.remove()
 
 
 @pytest.fixture

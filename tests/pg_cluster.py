@@ -3,8 +3,11 @@
 The cluster listens on a free port of 127.0.0.1 only (and a socket in its folder), trusts local
 connections for the user ``desk``, and skips fsync (the tests check the store's logic and its
 behaviour under faults, not the disk). When the tests run as root it runs as ``nobody`` (the
-server refuses root), in a folder ``nobody`` owns. It is started once per test session by the
-``pg_cluster`` fixture and stopped (``-m immediate``) and removed after.
+server refuses root), in a folder ``nobody`` owns. One cluster serves a whole pytest run, every
+xdist worker included (:func:`shared_cluster`: the first worker to need it starts it under a
+file lock, the others read where it listens); the tests keep apart by schema or database, one
+of their own each. The run's main process stops it (``-m immediate``) and removes it at the end
+(:func:`remove_shared`).
 
 The binaries are found in ``$DESK_PG_BINDIR``, beside ``initdb`` on the ``PATH``, in
 ``pg_config --bindir``, or in the newest ``/usr/lib/postgresql/*/bin`` (Debian).
@@ -13,6 +16,8 @@ The binaries are found in ``$DESK_PG_BINDIR``, beside ``initdb`` on the ``PATH``
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
 import pwd
 import shutil
@@ -124,7 +129,7 @@ class Cluster:
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.folder}"
             " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-            " -c max_connections=400"
+            " -c max_connections=800"
         )
         self.pg_ctl("-w", "-l", str(self.folder / "log"), "-o", options, "start")
 
@@ -137,6 +142,49 @@ class Cluster:
         with contextlib.suppress(subprocess.SubprocessError, OSError):
             self.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+    def to_json(self) -> str:
+        """Where it is, for the other processes of the run (:meth:`from_json` reads it)."""
+        fields = {"folder": str(self.folder), "port": self.port, "bindir": str(self.bindir)}
+        return json.dumps({**fields, "run_as": self.run_as})
+
+    @classmethod
+    def from_json(cls, text: str) -> Cluster:
+        """The cluster :meth:`to_json` described."""
+        data = json.loads(text)
+        return cls(Path(data["folder"]), int(data["port"]), Path(data["bindir"]), data["run_as"])
+
+
+SHARED_FILE = "cluster.json"
+"""In a run's folder: the shared cluster's :meth:`Cluster.to_json`, once it started."""
+
+
+def shared_cluster(run_folder: Path) -> Cluster:
+    """The run's one cluster: started by the first process that asks, found by the others.
+
+    Args:
+        run_folder: a folder of this pytest run, the same for all its processes.
+
+    Raises:
+        NoPostgres: the server binaries are not installed.
+        subprocess.CalledProcessError: ``initdb`` or ``pg_ctl`` failed.
+    """
+    with open(run_folder / "cluster.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        described = run_folder / SHARED_FILE
+        if described.exists():
+            return Cluster.from_json(described.read_text())
+        cluster = start_cluster()
+        described.write_text(cluster.to_json())
+        return cluster
+
+
+def remove_shared(run_folder: Path) -> None:
+    """Stop and delete the run's cluster if one started, then the run's folder."""
+    described = run_folder / SHARED_FILE
+    if described.exists():
+        Cluster.from_json(described.read_text()).remove()
+    shutil.rmtree(run_folder, ignore_errors=True)
 
 
 def start_cluster() -> Cluster:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from contract.events import GatewayEvent, MessageComplete, MessageDelta, Payload
 from demo_model.config import DemoConfig
@@ -168,10 +168,18 @@ def claimed(db: Path, session_id: str) -> Iterator[subprocess.Popen[str]]:
 
 
 @contextmanager
-def running_demo(tokens_per_second: float) -> Iterator[DemoModelServer]:
-    """A demo model server on a free loopback port streaming at ``tokens_per_second`` (0: as
-    fast as it can), stopped when the block ends."""
-    server = DemoModelServer(DemoConfig(tokens_per_second=tokens_per_second))
+def running_demo(
+    tokens_per_second: float, *, port: int = 0, **knobs: Any
+) -> Iterator[DemoModelServer]:
+    """A demo model server on loopback streaming at ``tokens_per_second`` (0: as fast as it
+    can), stopped when the block ends.
+
+    Args:
+        tokens_per_second: its pace.
+        port: its port (0: a free one).
+        knobs: more :class:`DemoConfig` fields (``fault=``, ``api_key=``, ``model=``...).
+    """
+    server = DemoModelServer(DemoConfig(tokens_per_second=tokens_per_second, **knobs), port=port)
     server.start()
     try:
         yield server

@@ -7,13 +7,14 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from demo_model import DemoConfig, DemoModelServer
+from demo_model import DemoModelServer
+from tests.support import running_demo
 
 
 @pytest.fixture
 def demo() -> Iterator[DemoModelServer]:
     """A running demo server, fast (2000 tokens/s), one slot, stopped after the test."""
-    with DemoModelServer(DemoConfig(tokens_per_second=2000.0)) as server:
+    with running_demo(2000.0) as server:
         yield server
 
 

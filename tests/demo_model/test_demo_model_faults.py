@@ -7,8 +7,9 @@ import json
 import httpx
 import pytest
 
-from demo_model import DemoConfig, DemoModelServer, reply_for, tokenize
+from demo_model import DemoModelServer, reply_for, tokenize
 from tests.demo_model.kit import RawRequest, chat, post_stream
+from tests.support import running_demo
 
 PROMPT = "tell me about faults"
 FIRST_THREE = "".join(tokenize(reply_for(chat(PROMPT)["messages"]))[:3])
@@ -80,9 +81,9 @@ def test_early_close_non_streaming_cuts_the_body(
 
 
 def test_drop_breaks_the_connection_mid_stream(caplog: pytest.LogCaptureFixture) -> None:
-    config = DemoConfig(tokens_per_second=2000.0, fault="drop", fault_after_tokens=2)
     received = ""
-    with DemoModelServer(config) as server, httpx.Client(base_url=server.base_url) as client:
+    dropping = running_demo(2000.0, fault="drop", fault_after_tokens=2)
+    with dropping as server, httpx.Client(base_url=server.base_url) as client:
         with (
             pytest.raises(httpx.RemoteProtocolError),
             client.stream("POST", "/chat/completions", json=chat(PROMPT, stream=True)) as reply,

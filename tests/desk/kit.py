@@ -18,7 +18,8 @@ from desk.config import ConnectionInfo
 from desk.receipts import format_stop_receipt
 from desk.widgets import AssistantReply, PromptInput
 
-DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_TIMEOUT_S = 30.0
+"""A deadline for a stuck wait, never a speed test: a loaded machine can take seconds."""
 
 
 async def wait_until(

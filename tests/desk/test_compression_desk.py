@@ -15,7 +15,6 @@ from agent.provider.client import ProviderConfig
 from agent.stops import Surface
 from agent.store import SqliteStore
 from contract.events import CompressionComplete, CompressionProgressed, ContextWindowKnown
-from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.slash import completions
@@ -30,7 +29,7 @@ from tests.desk.kit import (
     submit_and_get_reply,
     wait_until,
 )
-from tests.support import EventLog
+from tests.support import EventLog, running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
@@ -317,14 +316,8 @@ STALL_AFTER_TOKENS = 64
 
 @pytest.fixture
 def stalled_server() -> Iterator[DemoModelServer]:
-    server = DemoModelServer(
-        DemoConfig(tokens_per_second=0, fault="stall", fault_after_tokens=STALL_AFTER_TOKENS)
-    )
-    server.start()
-    try:
+    with running_demo(0, fault="stall", fault_after_tokens=STALL_AFTER_TOKENS) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_snapshot_panel_mid_summary(

@@ -15,15 +15,13 @@ from textual.pilot import Pilot
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
-from demo_model.config import DemoConfig
-from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.startup import Startup
 from desk.widgets import PromptInput
 from desk.widgets.saved_reply import SavedReply
 from tests.desk.kit import submit, submit_and_get_reply, wait_until
-from tests.support import EventLog
+from tests.support import EventLog, running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
@@ -64,7 +62,7 @@ def desk_on(gateway: Gateway, url: str, model: str = "demo", **kw: object) -> De
 def saved_db(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """A session database with one session of two finished turns."""
     db = tmp_path / "desk.db"
-    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+    with running_demo(0) as server:
         provider = ProviderConfig(base_url=server.base_url, model="demo")
         gateway = Gateway(GatewayConfig(provider=provider), store=SqliteStore(db))
         log = EventLog()
@@ -120,7 +118,7 @@ async def test_server_url_moves_the_desk_to_another_server_at_run_time() -> None
     gateway = Gateway(GatewayConfig(provider=ProviderConfig(base_url=url, model="")))
     app = desk_on(gateway, url, model="")
     try:
-        with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+        with running_demo(0) as server:
             async with app.run_test(size=(120, 40)) as pilot:
                 await wait_note(pilot, app, "cannot reach the model server")
                 await submit(pilot, f"/server {server.base_url}")
@@ -141,7 +139,7 @@ async def test_server_url_moves_the_desk_to_another_server_at_run_time() -> None
 
 
 async def test_a_model_the_server_does_not_list_is_refused_with_the_names_it_lists() -> None:
-    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+    with running_demo(0) as server:
         url = server.base_url
         gateway = Gateway(GatewayConfig(provider=ProviderConfig(base_url=url, model="gpt-9")))
         app = desk_on(gateway, url, model="gpt-9")

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from tests.desk.test_pty_stop import desk_in_pty
+from tests.support import running_demo
 
 pytestmark = [
     pytest.mark.pty,
@@ -48,12 +48,8 @@ NEVER = {
 
 @pytest.fixture
 def pty_server() -> Iterator[DemoModelServer]:
-    server = DemoModelServer(DemoConfig(tokens_per_second=200))
-    server.start()
-    try:
+    with running_demo(200) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_a_hostile_reply_and_tool_output_never_command_the_terminal(

@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from demo_model.config import DemoConfig
-from demo_model.server import DemoModelServer
 from tests.desk.test_pty_stop import PtyScreen, desk_command
+from tests.support import running_demo
 
 pytestmark = [
     pytest.mark.pty,
@@ -89,9 +88,7 @@ def test_the_desk_opens_without_a_server_and_sends_once_the_server_answers(
         screen.wait_for(f"cannot reach the model server at {url}".encode(), timeout_s=5.0)
         assert proc.poll() is None  # it runs: no exit with code 2
 
-        server = DemoModelServer(DemoConfig(tokens_per_second=0), port=port)
-        server.start()
-        try:  # nothing is typed: the desk asks again by itself
+        with running_demo(0, port=port) as server:  # nothing is typed: the desk asks again
             mark = screen.size
             screen.wait_for(b"answers: prompts go", timeout_s=30.0, start=mark)
             screen.write(b"reply with exactly: sent once it answered\r")
@@ -100,14 +97,12 @@ def test_the_desk_opens_without_a_server_and_sends_once_the_server_answers(
             assert record.messages[-1]["content"] == "reply with exactly: sent once it answered"
             screen.write(b"\x11")  # Ctrl+Q
             assert proc.wait(timeout=15.0) == 0
-        finally:
-            server.stop()
         modes = termios.tcgetattr(tty)  # echo and line editing are back for the shell
         assert modes[3] & termios.ECHO and modes[3] & termios.ICANON
 
 
 def test_keys_typed_while_the_desk_starts_are_kept_for_the_prompt_box(tmp_path: Path) -> None:
-    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+    with running_demo(0) as server:
         args = ["--base-url", server.base_url, "--model", "demo"]
         with desk_started(args, tmp_path) as (proc, screen, _tty):
             screen.write(b"reply with exactly: typed early")  # before anything is painted
@@ -123,7 +118,7 @@ def test_keys_typed_while_the_desk_starts_are_kept_for_the_prompt_box(tmp_path: 
 
 
 def test_a_refused_key_is_one_line_and_the_desk_stays_open(tmp_path: Path) -> None:
-    with DemoModelServer(DemoConfig(api_key="right")) as server:
+    with running_demo(30.0, api_key="right") as server:
         args = ["--base-url", server.base_url, "--model", "demo", "--api-key", "wrong"]
         with desk_started(args, tmp_path) as (proc, screen, _tty):
             screen.wait_for(b"server refused the key (401)", timeout_s=20.0)
@@ -135,7 +130,7 @@ def test_a_refused_key_is_one_line_and_the_desk_stays_open(tmp_path: Path) -> No
 def test_an_enter_typed_while_the_desk_starts_sends_the_prompt_once_it_is_ready(
     tmp_path: Path,
 ) -> None:
-    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+    with running_demo(0) as server:
         args = ["--base-url", server.base_url, "--model", "demo"]
         with desk_started(args, tmp_path) as (proc, screen, _tty):
             screen.wait_for(b"Ask anything", timeout_s=10.0)  # the first frame, not the app
@@ -151,7 +146,7 @@ def test_an_enter_typed_while_the_desk_starts_sends_the_prompt_once_it_is_ready(
 
 
 def test_a_ctrl_q_typed_while_the_desk_starts_quits_once_it_is_up(tmp_path: Path) -> None:
-    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+    with running_demo(0) as server:
         args = ["--base-url", server.base_url, "--model", "demo"]
         with desk_started(args, tmp_path) as (proc, screen, tty):
             screen.wait_for(b"Ask anything", timeout_s=10.0)  # the first frame, not the app
@@ -164,7 +159,7 @@ def test_a_ctrl_q_typed_while_the_desk_starts_quits_once_it_is_up(tmp_path: Path
 def test_a_ctrl_c_typed_while_the_desk_starts_is_a_first_ctrl_c_once_it_is_up(
     tmp_path: Path,
 ) -> None:
-    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+    with running_demo(0) as server:
         args = ["--base-url", server.base_url, "--model", "demo"]
         with desk_started(args, tmp_path) as (proc, screen, _tty):
             screen.wait_for(b"Ask anything", timeout_s=10.0)  # the first frame, not the app

@@ -27,10 +27,9 @@ from pathlib import Path
 import pytest
 
 from agent.store import SqliteStore
-from demo_model.config import DemoConfig
 from demo_model.records import RequestRecord
 from demo_model.server import DemoModelServer
-from tests.support import cut_short
+from tests.support import cut_short, running_demo
 
 pytestmark = [
     pytest.mark.pty,
@@ -128,12 +127,8 @@ def desk_command() -> list[str]:
 
 @pytest.fixture
 def pty_server() -> Iterator[DemoModelServer]:
-    server = DemoModelServer(DemoConfig(tokens_per_second=30))
-    server.start()
-    try:
+    with running_demo(30) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @contextmanager

@@ -17,9 +17,7 @@ from agent.provider.client import ProviderConfig
 from contract.errors import GatewayError
 from contract.events import ContextWindowKnown
 from contract.server_events import ServerState, ServerStatus
-from demo_model.config import DemoConfig
-from demo_model.server import DemoModelServer
-from tests.support import EventLog
+from tests.support import EventLog, running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.servers.model_server import ModelServer
 
@@ -79,23 +77,22 @@ def test_an_unreachable_server_refuses_prompts_in_one_line_and_is_asked_again_un
         gateway.prompt_submit(session, "hello")
     assert refused.value.message == down.problem and "\n" not in refused.value.message
 
-    server = DemoModelServer(DemoConfig(tokens_per_second=0, model="served"), port=port)
-    server.start()
-    try:  # nobody asks: the back-off brings the answer
-        ready = status_where(log, ServerState.READY)
-        assert ready.models == ["served"] and ready.model == "served"  # none was chosen
-        assert ready.attempts >= 2
-        done = log.complete(gateway.prompt_submit(session, "reply with exactly: back").turn_id)
-        assert done.status == "completed" and done.text == "back"
-        windows = [w for w in log.of_type(ContextWindowKnown) if w.source == "server"]
-        assert windows and windows[-1].tokens == 8192  # learned from the server, not assumed
-    finally:
-        gateway.shutdown(timeout_s=5.0)
-        server.stop()
+    with running_demo(0, port=port, model="served"):
+        try:  # nobody asks: the back-off brings the answer
+            ready = status_where(log, ServerState.READY)
+            assert ready.models == ["served"] and ready.model == "served"  # none was chosen
+            assert ready.attempts >= 2
+            turn = gateway.prompt_submit(session, "reply with exactly: back")
+            done = log.complete(turn.turn_id)
+            assert done.status == "completed" and done.text == "back"
+            windows = [w for w in log.of_type(ContextWindowKnown) if w.source == "server"]
+            assert windows and windows[-1].tokens == 8192  # learned from the server, not assumed
+        finally:
+            gateway.shutdown(timeout_s=5.0)
 
 
 def test_a_refused_key_is_a_state_and_a_one_line_refusal() -> None:
-    with DemoModelServer(DemoConfig(api_key="right")) as server:
+    with running_demo(30.0, api_key="right") as server:
         gateway, log = watched(
             ProviderConfig(base_url=server.base_url, model="demo", api_key="wrong")
         )
@@ -110,7 +107,7 @@ def test_a_refused_key_is_a_state_and_a_one_line_refusal() -> None:
 
 
 def test_a_model_the_server_does_not_list_is_refused_with_the_ones_it_lists() -> None:
-    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+    with running_demo(0) as server:
         gateway, log = watched(ProviderConfig(base_url=server.base_url, model="gpt-9"))
         try:
             status_where(log, ServerState.READY)
@@ -139,7 +136,7 @@ def test_switching_to_another_server_at_run_time(
     session = gateway.session_create()
     with pytest.raises(GatewayError, match="not a model server URL"):
         gateway.server.switch("localhost:8080")
-    with DemoModelServer(DemoConfig(tokens_per_second=0)) as server:
+    with running_demo(0) as server:
         switched = gateway.server.switch(server.base_url + "/")
         assert switched.state == ServerState.CHECKING and switched.base_url == server.base_url
         ready = status_where(log, ServerState.READY)

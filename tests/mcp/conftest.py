@@ -22,10 +22,9 @@ from agent.provider.client import ProviderConfig
 from agent.tools.process import group_members
 from contract.events import GatewayEvent
 from contract.mcp_events import McpServerChanged
-from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
 from tests.mcp.witness import Witness, server_command
-from tests.support import EventLog
+from tests.support import EventLog, running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig
 from tui_gateway.settings.mcp_settings import McpApproval, McpServerSettings
 
@@ -123,33 +122,31 @@ def mcp_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpRig]:
     """The shared gateway: servers ``test`` (approval always), ``tight`` (asks, read-only tools
     allowed, 1 s tool timeout), ``time`` (the published server, read-only tools allowed) and
     ``broken`` (fails to start), ``closed`` (approval never)."""
-    demo = DemoModelServer(DemoConfig(tokens_per_second=2000.0))
-    demo.start()
-    witness = Witness()
-    servers = (
-        our_server("test", witness, approval=McpApproval.ALWAYS),
-        our_server("tight", witness, tool_timeout_s=1.0, allow_read_only=True),
-        McpServerSettings(
-            name="time",
-            command=time_command(),
-            args=("--local-timezone", "UTC"),
-            startup_timeout_s=STARTUP_S,
-            allow_read_only=True,
-        ),
-        our_server("broken", witness, "--fail-start"),
-        our_server("closed", witness, approval=McpApproval.NEVER),
-    )
-    provider = ProviderConfig(base_url=demo.base_url, model=demo.config.model)
-    cwd = tmp_path_factory.mktemp("mcp-workspace")
-    log = EventLog()
-    gateway = Gateway(GatewayConfig(provider=provider, cwd=cwd, mcp_servers=servers))
-    gateway.subscribe(log)
-    try:
-        for server in servers:
-            ready(log, server.name)
-        yield McpRig(gateway, log, witness, demo)
-    finally:
-        report = gateway.shutdown(timeout_s=20)
-        witness.close()
-        demo.stop()
-        assert report.threads_left == []
+    with running_demo(2000.0) as demo:
+        witness = Witness()
+        servers = (
+            our_server("test", witness, approval=McpApproval.ALWAYS),
+            our_server("tight", witness, tool_timeout_s=1.0, allow_read_only=True),
+            McpServerSettings(
+                name="time",
+                command=time_command(),
+                args=("--local-timezone", "UTC"),
+                startup_timeout_s=STARTUP_S,
+                allow_read_only=True,
+            ),
+            our_server("broken", witness, "--fail-start"),
+            our_server("closed", witness, approval=McpApproval.NEVER),
+        )
+        provider = ProviderConfig(base_url=demo.base_url, model=demo.config.model)
+        cwd = tmp_path_factory.mktemp("mcp-workspace")
+        log = EventLog()
+        gateway = Gateway(GatewayConfig(provider=provider, cwd=cwd, mcp_servers=servers))
+        gateway.subscribe(log)
+        try:
+            for server in servers:
+                ready(log, server.name)
+            yield McpRig(gateway, log, witness, demo)
+        finally:
+            report = gateway.shutdown(timeout_s=20)
+            witness.close()
+            assert report.threads_left == []

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from demo_model.config import DemoConfig
-from demo_model.server import DemoModelServer
 from tests.desk.test_pty_stop import desk_in_pty
 from tests.mcp.conftest import alive_in_group, wait_exited
 from tests.mcp.witness import Witness, server_command
+from tests.support import running_demo
 
 pytestmark = [
     pytest.mark.pty,
@@ -35,8 +34,6 @@ def witness() -> Iterator[Witness]:
 
 @pytest.mark.parametrize("how", ["ctrl+q", "kill -9"])
 def test_no_server_process_outlives_desk(witness: Witness, tmp_path: Path, how: str) -> None:
-    server = DemoModelServer(DemoConfig(tokens_per_second=200))
-    server.start()
     # --linger: the server does not go when its stdin ends, so after kill -9 only the guard can
     # end it (a server that does not go at quit: test_lifetime.py)
     linger = ("--linger",) if how == "kill -9" else ()
@@ -48,21 +45,21 @@ def test_no_server_process_outlives_desk(witness: Witness, tmp_path: Path, how: 
         "broken=desk-no-such-mcp-server",
     ]
     env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
-    try:
-        with desk_in_pty(server, env, cwd=tmp_path, extra_args=args) as (proc, screen):
-            screen.wait_for(b"mcp: broken failed: exited with code 127", timeout_s=20.0)
-            started = witness.wait_event("started", name="pty")
-            witness.wait_event("spawned", pid=started["pid"])
-            pgid = int(started["pgid"])
-            members = alive_in_group(pgid)
-            assert len(members) == 3  # the guard, the server, its child
-            if how == "ctrl+q":
-                screen.write(b"\x11")
-                assert proc.wait(timeout=30.0) == 0
-            else:
-                os.kill(proc.pid, signal.SIGKILL)
-                assert proc.wait(timeout=10.0) == -signal.SIGKILL
-            assert wait_exited(members) == set(), f"left after {how}: {alive_in_group(pgid)}"
-            assert alive_in_group(pgid) == set()
-    finally:
-        server.stop()
+    with (
+        running_demo(200) as server,
+        desk_in_pty(server, env, cwd=tmp_path, extra_args=args) as (proc, screen),
+    ):
+        screen.wait_for(b"mcp: broken failed: exited with code 127", timeout_s=20.0)
+        started = witness.wait_event("started", name="pty")
+        witness.wait_event("spawned", pid=started["pid"])
+        pgid = int(started["pgid"])
+        members = alive_in_group(pgid)
+        assert len(members) == 3  # the guard, the server, its child
+        if how == "ctrl+q":
+            screen.write(b"\x11")
+            assert proc.wait(timeout=30.0) == 0
+        else:
+            os.kill(proc.pid, signal.SIGKILL)
+            assert proc.wait(timeout=10.0) == -signal.SIGKILL
+        assert wait_exited(members) == set(), f"left after {how}: {alive_in_group(pgid)}"
+        assert alive_in_group(pgid) == set()

@@ -207,7 +207,7 @@ class StoreMachine(RuleBasedStateMachine):
 def test_store_matches_the_model(store_factory: StoreFactory) -> None:
     # A step on a server costs round trips where SQLite costs function calls (the invariants
     # read every transcript after every step): fewer examples keep the suite's time in bounds.
-    examples = 30 if store_factory.backend == "sqlite" else 10
+    examples = 20 if store_factory.backend == "sqlite" else 10
     run_state_machine_as_test(
         lambda: StoreMachine(store_factory.fresh()),
         settings=settings(

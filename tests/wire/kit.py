@@ -66,6 +66,11 @@ def gateway_cmd(provider: ProviderConfig, *extra: str) -> list[str]:
     return wire_cmd("gateway", provider, "--stdio", *extra)
 
 
+DEADLINE_S = 30.0
+"""How long a wait on a child may take by default: a deadline for a stuck child, never a speed
+test (a loaded machine takes seconds to start Python and import the gateway)."""
+
+
 class Collected:
     """Everything a child wrote on one pipe, collected by a thread; wait on it with deadlines."""
 
@@ -88,12 +93,12 @@ class Collected:
                 self.data += chunk
                 self._cond.notify_all()
 
-    def wait_for(self, predicate: Callable[[bytes], bool], timeout: float = 10.0) -> bool:
+    def wait_for(self, predicate: Callable[[bytes], bool], timeout: float = DEADLINE_S) -> bool:
         """Block until ``predicate(data)`` holds or ``timeout`` seconds pass."""
         with self._cond:
             return self._cond.wait_for(lambda: predicate(self.data), timeout)
 
-    def wait_closed(self, timeout: float = 10.0) -> bytes:
+    def wait_closed(self, timeout: float = DEADLINE_S) -> bytes:
         """Wait for the end of the pipe; returns all the data."""
         with self._cond:
             assert self._cond.wait_for(lambda: self.closed, timeout), "the pipe stayed open"
@@ -122,7 +127,8 @@ class Child:
         self.out = Collected(self.proc.stdout)
         self.err = Collected(self.proc.stderr)
 
-    def wait(self, timeout: float = 15.0) -> int:
+    def wait(self, timeout: float = 2 * DEADLINE_S) -> int:
+        """Wait for the child's exit; returns its code (TimeoutExpired after ``timeout`` s)."""
         return self.proc.wait(timeout)
 
     def kill(self) -> None:
@@ -150,7 +156,7 @@ class RawStdio:
         return [m for m in (json.loads(x) for x in lines if x.strip()) if isinstance(m, dict)]
 
     def wait_message(
-        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10.0
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = DEADLINE_S
     ) -> dict[str, Any] | None:
         found: list[dict[str, Any]] = []
 

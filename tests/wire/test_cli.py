@@ -22,6 +22,7 @@ from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from tests.support import cut_short
 from tests.wire.kit import (
+    DEADLINE_S,
     ROOT,
     Child,
     child_env,
@@ -72,7 +73,7 @@ def test_run_stops_on_a_signal(
     slow_reply(demo_server)
     child = Child(run_cmd(provider, STORY))
     try:
-        assert child.out.wait_for(lambda data: b"lighthouse" in data, 20.0)
+        assert child.out.wait_for(lambda data: b"lighthouse" in data, 2 * DEADLINE_S)
         child.proc.send_signal(sig)
         assert child.wait() == code
         cut_short(demo_server)
@@ -124,7 +125,8 @@ def test_serve_makes_a_private_token_once_and_stops_on_sigterm(
     args = ("--port", "0", "--token-file", str(token_file))
     child = Child(wire_cmd("serve", provider, *args))
     try:
-        assert child.out.wait_for(lambda data: b"listening on" in data, 20.0), child.err.text
+        listening = child.out.wait_for(lambda data: b"listening on" in data, 2 * DEADLINE_S)
+        assert listening, child.err.text
         out = child.out.text
         url = re.search(r"listening on (http://\S+)", out)
         assert url is not None and f"made an API token; it is in {token_file}" in out
@@ -151,10 +153,10 @@ def test_serve_makes_a_private_token_once_and_stops_on_sigterm(
 
         reader = threading.Thread(target=run)
         reader.start()
-        assert streaming.wait(20.0)
+        assert streaming.wait(2 * DEADLINE_S)
         child.proc.send_signal(signal.SIGTERM)  # the gateway stops first, as the system
         assert child.wait() == 0
-        reader.join(10.0)
+        reader.join(DEADLINE_S)
         data = [line.removeprefix("data: ") for line in events if line.startswith("data: ")]
         last = json.loads(data[-1])
         assert last["type"] == "message.complete"
@@ -163,7 +165,7 @@ def test_serve_makes_a_private_token_once_and_stops_on_sigterm(
         child.kill()
     again = Child(wire_cmd("serve", provider, *args))
     try:
-        assert again.out.wait_for(lambda data: b"listening on" in data, 20.0)
+        assert again.out.wait_for(lambda data: b"listening on" in data, 2 * DEADLINE_S)
         assert token not in again.out.text
         assert f"the API token is in {token_file}" in again.out.text
         again.proc.send_signal(signal.SIGINT)

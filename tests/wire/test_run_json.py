@@ -18,7 +18,7 @@ from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from tests.desk.test_pty_stop import desk_command
 from tests.support import cut_short, poll_until
-from tests.wire.kit import Child, slow_reply, wire_cmd
+from tests.wire.kit import DEADLINE_S, Child, slow_reply, wire_cmd
 from tests.wire.test_schema import problems, validator
 
 LINE = validator("/$defs/RunLine")
@@ -97,7 +97,7 @@ def test_a_stopped_turn_ends_with_one_turn_completed_and_its_receipt(
     slow_reply(demo_server)
     child = run_json(provider, STORY)
     try:
-        assert child.out.wait_for(lambda data: b'"message.delta"' in data, 20.0)
+        assert child.out.wait_for(lambda data: b'"message.delta"' in data, 2 * DEADLINE_S)
         child.proc.send_signal(sig)
         assert child.wait() == code
         cut_short(demo_server)
