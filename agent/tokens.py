@@ -48,14 +48,19 @@ def tools_chars(tools: Sequence[dict[str, Any]]) -> int:
     found = _TOOLS_CHARS.get(key)
     if found is None or found[0] != tools:  # the same definitions again (their ids reused)
         found = (list(tools), len(json.dumps(list(tools), separators=(",", ":"))))
-        if len(_TOOLS_CHARS) > 64:
+        if len(_TOOLS_CHARS) >= TOOL_SETS_KEPT:
             _TOOLS_CHARS.clear()
         _TOOLS_CHARS[key] = found
     return found[1]
 
 
 _TOOLS_CHARS: dict[tuple[int, ...], tuple[list[dict[str, Any]], int]] = {}
-"""Tool definitions measured lately: a request offers the same ones every time."""
+"""Tool definitions measured lately: a turn's requests offer the same ones every time."""
+
+TOOL_SETS_KEPT = 8
+"""Sets of tool definitions a cache keyed by their ids keeps (then it starts again). Each turn
+builds its definitions anew (~10 KB for desk's own tools), so the hits are within a turn: a few
+turns running at once need a few sets, and 64 kept up to ~1 MB for nothing."""
 
 
 @dataclass(frozen=True, slots=True)

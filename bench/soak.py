@@ -23,13 +23,22 @@ At the end (both gateways shut down) it checks, and counts as ``breaks``:
   ``running``;
 * no thread of the gateways, no child process left;
 * RSS: sampled every 2 s (one step in five opens a new session: the gateway keeps 8 live and
-  evicts the oldest, so what grows is not the sessions' transcripts); growth is the last
-  fifth's peak over the peak after the first fifth (warm-up), and must stay within
-  ``--rss-growth-pct``.
+  evicts the oldest, so what grows is not the sessions' transcripts); growth is the peak of
+  the last fifth of the run over the peak of its first fifth (the warm-up: SQLite's page
+  caches, malloc's arenas, the live sessions filling; on a 60-minute run the first 12
+  minutes), and must stay within ``--rss-growth-pct``. ``memory_by_minute`` splits each
+  minute's RSS (``bench/memory.py``): anonymous and file-backed, Python's allocated blocks,
+  what glibc's malloc hands out and keeps free, SQLite's own allocations, threads. The demo
+  model runs in a process of its own, so its record of every request is not counted.
 
 Prints one JSON object (figures and breaks); exits 1 when there was any break. Usage::
 
     .venv/bin/python bench/soak.py [--minutes 5] [--hog 2] [--seed 1] [--rss-growth-pct 10]
+        [--census] [--tracemalloc] [--arena-max N] [--trim]
+
+``--census`` names the object types whose count grew after the warm-up; ``--arena-max N``
+limits glibc to N malloc arenas, ``--trim`` calls ``malloc_trim(0)`` after each step (to
+measure whether free heap memory kept by glibc is what grows).
 """
 
 from __future__ import annotations
@@ -53,6 +62,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from load import start_hogs, stop_hogs  # noqa: E402
+from memory import (  # noqa: E402
+    MemorySample,
+    arena_max,
+    by_minute,
+    census,
+    rss_growth,
+    set_arena_max,
+    trim,
+)
+from soak_processes import DemoProcess, descendants  # noqa: E402
 from stats import percentiles  # noqa: E402
 from stream_servers import ReplayServer  # noqa: E402
 
@@ -67,8 +86,6 @@ from contract.events import (  # noqa: E402
     MessageDelta,
     ToolOutput,
 )
-from demo_model.config import DemoConfig  # noqa: E402
-from demo_model.server import DemoModelServer  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 
 TOOL_PROMPT = 'call tool shell with {"command": "echo started; sleep 30"}'
@@ -164,36 +181,6 @@ class Side:
     sessions: list[str] = field(default_factory=list)
     stopped_locked: dict[str, bool] = field(default_factory=dict)
     running_at_end: set[str] = field(default_factory=set)
-
-
-def rss_kb() -> int:
-    """This process's resident set size, in KiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-def descendants(root: int) -> set[int]:
-    """Every live (non-zombie) descendant of ``root`` found in ``/proc``."""
-    parent: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] == "Z":
-            continue
-        parent[int(entry)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
-        found |= frontier
-    return found
 
 
 def pick_session(side: Side, rng: random.Random) -> str:
@@ -348,7 +335,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tracemalloc", action="store_true", help="name the 10 places whose memory grew most"
     )
+    parser.add_argument("--arena-max", type=int, default=0, help="mallopt(M_ARENA_MAX) (0: as is)")
+    parser.add_argument("--trim", action="store_true", help="malloc_trim(0) after each step")
+    parser.add_argument("--census", action="store_true", help="live objects by type, grown")
     args = parser.parse_args(argv)
+    if args.arena_max:
+        set_arena_max(args.arena_max)
     if args.tracemalloc:
         tracemalloc.start(8)
     rng = random.Random(args.seed)
@@ -356,9 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     db = tmp / "desk.db"
     baseline_threads = {t.ident for t in threading.enumerate()}
     replay = ReplayServer()
-    demo = DemoModelServer(DemoConfig(tokens_per_second=300.0))
-    demo.start()
-    outside = {replay.proc.pid}
+    demo = DemoProcess(tokens_per_second=300.0)
+    outside = {replay.proc.pid, demo.proc.pid}
     hogs = start_hogs(args.hog)
     outside |= {h.pid for h in hogs}
     sides: list[Side] = []
@@ -366,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         ("stream", ProviderConfig(base_url=replay.base_url, model="replay"), {"tools": False}),
         (
             "tools",
-            ProviderConfig(base_url=demo.base_url, model=demo.config.model),
+            ProviderConfig(base_url=demo.base_url, model=demo.model),
             {"approvals": False, "cwd": tmp, "context_window": 4000, "compress_threshold": 0.9},
         ),
     ):
@@ -379,17 +370,20 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     until = started + args.minutes * 60.0
     done = threading.Event()
-    samples: list[tuple[float, int]] = []
+    samples: list[MemorySample] = []
     errors: list[str] = []
 
     snapshots: list[tracemalloc.Snapshot] = []
+    censuses: list[Counter[str]] = []
 
     def sampler() -> None:
         while not done.wait(2.0):
-            samples.append((time.monotonic() - started, rss_kb()))
+            samples.append(MemorySample.now((time.monotonic() - started) / 60.0))
             warm = time.monotonic() - started > args.minutes * 12.0
             if args.tracemalloc and warm and not snapshots:
                 snapshots.append(tracemalloc.take_snapshot())
+            if args.census and warm and not censuses:
+                censuses.append(census())
 
     def loop(side: Side, step: Any, seed: int) -> None:
         own = random.Random(seed)
@@ -397,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
         while time.monotonic() < until:
             try:
                 step(side, own, pause)
+                if args.trim:
+                    trim()
             except Exception as exc:  # a broken step is a finding, not the end of the soak
                 errors.append(f"{side.name}: {type(exc).__name__}: {exc}")
 
@@ -440,10 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     replay.stop()
     children = descendants(os.getpid()) - outside
     breaks += [f"child process left: {pid}" for pid in sorted(children)]
-    fifth = max(1, len(samples) // 5)
-    warm = max(kb for _, kb in samples[:fifth]) if samples else 0
-    last = max(kb for _, kb in samples[-fifth:]) if samples else 0
-    growth = 100.0 * (last - warm) / warm if warm else 0.0
+    warm, last, growth = rss_growth(samples)
     if growth > args.rss_growth_pct:
         breaks.append(f"RSS grew {growth:.1f} % (bound {args.rss_growth_pct:g} %)")
     turns = sum(len(s.expects) for s in sides)
@@ -454,6 +447,10 @@ def main(argv: list[str] | None = None) -> int:
                 if c.closed_ms is not None:
                     stop_ms[side.stopped_locked.get(turn_id, False)].append(c.closed_ms)
     grown: list[str] = []
+    if censuses:
+        after = census()
+        diff = Counter({k: after[k] - censuses[0][k] for k in after | censuses[0]})
+        grown += [f"{n:+d} {kind}" for kind, n in diff.most_common(15)]
     if snapshots:
         stats = tracemalloc.take_snapshot().compare_to(snapshots[0], "traceback")
         for stat in stats[:10]:
@@ -472,7 +469,15 @@ def main(argv: list[str] | None = None) -> int:
         "database_locks": {"count": len(held), "held_s": round(sum(held), 1)},
         "stop_to_connection_closed_ms": percentiles(stop_ms[False]),
         "stop_to_connection_closed_ms_database_locked": percentiles(stop_ms[True]),
-        "rss_kb": {"after_warmup": warm, "last_fifth_peak": last, "growth_pct": round(growth, 1)},
+        "rss_kb": {
+            "first_sample": samples[0].rss_kb if samples else 0,
+            "after_warmup": warm,
+            "last_fifth_peak": last,
+            "end": samples[-1].rss_kb if samples else 0,
+            "growth_pct": round(growth, 1),
+        },
+        "malloc": {"arena_max": args.arena_max or arena_max(), "trim_after_step": args.trim},
+        "memory_by_minute": by_minute(samples),
         "rss_samples": len(samples),
         "memory_grown_at": grown,
         "breaks": breaks,

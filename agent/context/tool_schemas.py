@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
+from agent.tokens import TOOL_SETS_KEPT
+
 COMPACT_SHARE = 0.1
 """Share of the window the whole definitions may take before ``auto`` sends them compact."""
 
@@ -88,7 +90,7 @@ def compact_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     found = _CACHE.get(key)
     if found is None or found[0] != list(tools):
         found = (list(tools), [compact_schema(tool) for tool in tools])
-        if len(_CACHE) > 64:
+        if len(_CACHE) >= TOOL_SETS_KEPT:
             _CACHE.clear()
         _CACHE[key] = found
     return found[1]

@@ -52,6 +52,13 @@ from tui_gateway.sessions.store_writer import Apply, PendingWrite, StoreWriter
 from tui_gateway.sessions.unsaved import Unsaved, UnsavedMessage
 from tui_gateway.turns.kinds import TurnStage
 
+CLOSED_KEPT = 1024
+"""Closed turns remembered so that a second close, or a tool call, of one writes nothing. Only
+a worker the shutdown outlasted closes its turn, or reports a call, after the turn was closed
+for it (:meth:`~tui_gateway.booking.BookingOffice.close_stuck`), and no turn starts once the
+shutdown began: far fewer turns than this close in between. Older ones are forgotten, so a
+long-lived gateway does not keep an id for every turn it ever ran."""
+
 PATIENCE_S = 1.0
 """Seconds a caller that needs its write done (a turn's start, a turn's close) waits for it
 before going on without it (the write stays queued; the person is told saving waits)."""
@@ -82,7 +89,7 @@ class Persistence:
         self._writer = (
             StoreWriter(store, publish, unsaved_dir=unsaved_dir) if store is not None else None
         )
-        self._closed_turns: set[str] = set()
+        self._closed_turns: dict[str, None] = {}  # the last CLOSED_KEPT, oldest first
         self._closed_lock = threading.Lock()
         self._calls: dict[str, list[SavedCall]] = {}
         """Turn id -> its tool calls so far (while it runs), as :meth:`tool_event` saves them."""
@@ -326,7 +333,9 @@ class Persistence:
         with self._closed_lock:
             if turn.turn_id in self._closed_turns:
                 return
-            self._closed_turns.add(turn.turn_id)
+            self._closed_turns[turn.turn_id] = None
+            if len(self._closed_turns) > CLOSED_KEPT:
+                del self._closed_turns[next(iter(self._closed_turns))]
             self._calls.pop(turn.turn_id, None)
         if self._writer is not None:
             self._writer.end_draft(turn.turn_id)

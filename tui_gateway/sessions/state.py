@@ -135,6 +135,11 @@ class ArmedStop:
     keyed_at: float
 
 
+DONE_TURNS_KEPT = 64
+"""Ended turns a live session keeps (:meth:`Session.forget_ended_turns`), for
+``Gateway.turn`` and late stops naming one."""
+
+
 @dataclass(slots=True)
 class Session:
     """A live conversation.
@@ -146,7 +151,8 @@ class Session:
         history: the transcript sent to the model (system prompt first, if any).
         running: the turn being run, if any.
         queue: prompts waiting for the running turn to end, oldest first.
-        turns: every turn of the session, by id.
+        turns: the session's turns by id, oldest first: every queued and running one, and the
+            last :data:`DONE_TURNS_KEPT` ended ones (see :meth:`forget_ended_turns`).
         lock: guards this session's fields; never held while calling out.
         seq: the last event sequence number used for this session.
         seq_limit: the last number of the block a shared store reserved for this session's
@@ -191,6 +197,15 @@ class Session:
     children: dict[str, Turn] = field(default_factory=dict)
     usage: TokenUsage = field(default_factory=TokenUsage)
     armed_stops: list[ArmedStop] = field(default_factory=list)
+
+    def forget_ended_turns(self) -> None:
+        """Drop ended turns from :attr:`turns` but the last :data:`DONE_TURNS_KEPT` (call with
+        :attr:`lock` held): each keeps its agent, its tools and its result, and a session that
+        runs all day would otherwise hold every turn it ever ran. Their outcomes are in the
+        store and in :attr:`history`."""
+        ended = [k for k, t in self.turns.items() if t.state == TurnStage.DONE]
+        for turn_id in ended[:-DONE_TURNS_KEPT]:
+            del self.turns[turn_id]
 
     def live_children(self) -> list[Turn]:
         """The child agents running now (call with :attr:`lock` held)."""

@@ -308,6 +308,7 @@ class TurnRunner:
                 self._prompt_turn(session, turn)
             with session.lock:
                 turn.state = TurnStage.DONE
+                session.forget_ended_turns()
                 following = session.queue.popleft() if session.queue else None
                 session.running = following
                 pending = None
