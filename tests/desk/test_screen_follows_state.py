@@ -4,10 +4,14 @@ reply's canonical text is drawn (drawing a long reply takes a while on a busy ma
 from __future__ import annotations
 
 import pytest
+from rich.console import RenderableType
+from textual.screen import Screen
+from textual.widgets._footer import FooterKey
 
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.painted_label import PaintedLabel
 from desk.widgets.reply_body import ReplyBody
 from tests.desk.kit import submit_and_get_reply, wait_until
 
@@ -76,3 +80,49 @@ async def test_what_a_stopped_turn_still_streams_is_not_drawn_and_its_end_shows_
         await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
         body = reply.query_one(ReplyBody)
         assert body.text.strip() == reply.text.strip() != ""
+
+
+def painted_frames(app: DeskApp, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
+    """Every frame the app hands to its terminal from now on, as (the status bar's turn side
+    as painted, the footer's keys then): filled in as frames go out."""
+    frames: list[tuple[str, list[str]]] = []
+    display = DeskApp._display
+
+    def watched(self: DeskApp, screen: Screen[object], renderable: RenderableType | None) -> None:
+        if renderable is not None and self is app and screen is app.screen:
+            label = app.widgets.status.query_one(".turn", PaintedLabel)
+            keys = [key.description for key in screen.query(FooterKey) if key.is_mounted]
+            frames.append((label.painted or "", keys))
+        display(self, screen, renderable)
+
+    monkeypatch.setattr(DeskApp, "_display", watched)
+    return frames
+
+
+async def test_the_frame_that_says_idle_has_the_idle_keys_and_goes_out_before_the_reply(
+    desk_app: DeskApp, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "idle" is painted in a frame of its own: the reply's canonical text is only drawn once
+    # that frame went out (drawn in the same frame, it made "idle" wait for it), and that
+    # frame's footer already offers the idle keys.
+    frames = painted_frames(desk_app, monkeypatch)
+    at_finish: list[int] = []
+    finish = AssistantReply.finish
+
+    async def watched_finish(self: AssistantReply, text: str, outcome: str, note: str = "") -> None:
+        at_finish.append(len(frames))
+        await finish(self, text, outcome, note)
+
+    monkeypatch.setattr(AssistantReply, "finish", watched_finish)
+    demo_server.configure(tokens_per_second=200.0)
+    async with desk_app.run_test(size=(120, 30)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: len(reply.text) > 40, what="streamed text")
+        first = len(frames)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
+        idle = [i for i, (turn, _) in enumerate(frames) if i >= first and "idle" in turn]
+        assert idle, "no frame said idle"
+        assert at_finish == [idle[0] + 1]  # the reply waited for the frame that says idle
+        keys = frames[idle[0]][1]
+        assert "Send" in keys and "Queue" not in keys
