@@ -13,6 +13,8 @@ from desk.app import DeskApp
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.painted_label import PaintedLabel
 from desk.widgets.reply_body import ReplyBody
+from desk.widgets.sealed_markdown import SealedMarkdown
+from desk.widgets.transcript import Transcript
 from tests.desk.kit import submit_and_get_reply, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -126,3 +128,30 @@ async def test_the_frame_that_says_idle_has_the_idle_keys_and_goes_out_before_th
         assert at_finish == [idle[0] + 1]  # the reply waited for the frame that says idle
         keys = frames[idle[0]][1]
         assert "Send" in keys and "Queue" not in keys
+
+
+async def test_after_a_stop_the_screen_falls_still_until_the_settle_timer(
+    desk_app: DeskApp, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once "idle" and the stopped reply are drawn, nothing is drawn or rendered: no timer
+    # ticks (the elapsed time's is paused), no backlog drains, and settling the reply's
+    # pieces waits for its timer (after the moments that belong to the next prompt and the
+    # model server).
+    monkeypatch.setattr(Transcript, "SETTLE_AFTER_S", 3600.0)
+    frames = painted_frames(desk_app, monkeypatch)
+    demo_server.configure(tokens_per_second=400.0)
+    async with desk_app.run_test(size=(80, 16)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: len(reply.text) > 1200, what="text past the screen")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
+        await wait_until(pilot, lambda: "idle" in frames[-1][0], what="idle on screen")
+        desk_app.widgets.prompt.cursor_blink = False  # the one timer that runs when idle too
+        for _ in range(3):
+            await pilot.pause()
+        sealed = reply.query_one(SealedMarkdown)
+        renders, drawn = sealed.renders, len(frames)
+        for _ in range(5):
+            await pilot.pause(0.05)
+        assert (sealed.renders, len(frames)) == (renders, drawn)
+        assert desk_app.transcript.settling  # what is left waits for the settle timer
