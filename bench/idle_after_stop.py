@@ -13,6 +13,7 @@ a prompt and Enter, 0.15-1.2 s into the reply the ESC byte, then
   on a CPU in that window (``/proc/PID/task/*/schedstat``: a timer or a worker that keeps
   ticking shows here even when each tick is cheap); ``busy_threads``: the threads that ran
   in that window, with their CPU (ms) and wakeups, summed over the presses;
+  ``cpu_to_2s_ms``: desk's CPU from 200 ms to 2 s after the close (what was put off is here);
 - ``stages_ms``: desk's own stamps (``DESK_STAMPS``, :mod:`agent.stamps`) along the way,
   each from the close: the socket shut down by the stop, the turn's thread out of its request
   (``turn.returned``), booked, the window published, saved, ``message.complete`` published,
@@ -56,6 +57,8 @@ FOOTER_IDLE = b"Send"
 """The footer's Enter key once no turn runs (Queue or Steer while one does)."""
 CPU_FROM_S, CPU_TO_S = 0.2, 0.7
 """The window after the close in which desk's CPU and wakeups are counted (s)."""
+LATER_TO_S = 2.0
+"""The end of the longer window (from ``CPU_FROM_S``): work put off past the first is here."""
 STAGES = (
     "socket.shut",
     "turn.returned",
@@ -135,6 +138,8 @@ def one_press(
                 busy[name] = ((ns - ns0) / 1e6, slices - slices0)
         result["wakeups_after_stop"] = sum(s for _, s in busy.values())
         result["busy_threads"] = busy
+        wait_until(closed + LATER_TO_S)
+        result["cpu_to_2s_ms"] = (cpu_ns(desk.proc.pid) - cpu_before) / 1e6
     idle = desk.wait_for(IDLE, 30.0, start=stop_mark)
     if idle is None:
         return None
@@ -180,6 +185,7 @@ def summarize(results: list[dict[str, Any]], stuck: int) -> dict[str, Any]:
         "ui_cpu_to_idle_frame_ms": pick("ui_cpu_to_idle_frame_ms"),
         "cpu_after_stop_pct": pick("cpu_after_stop_pct"),
         "wakeups_after_stop": pick("wakeups_after_stop"),
+        "cpu_to_2s_ms": pick("cpu_to_2s_ms"),
         "busy_threads_total": {
             name: {"cpu_ms": round(v[0], 1), "wakeups": int(v[1])}
             for name, v in sorted(threads.items(), key=lambda kv: -kv[1][0])

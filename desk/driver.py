@@ -280,7 +280,7 @@ class FastEscapeDriver(LinuxDriver):
         with self._gate:
             if not self._left:
                 super().write(data)
-                stamp("frame.queued", str(len(data)))
+                stamp("frame.queued")
 
     def leave_terminal(self) -> None:
         """Give the terminal back now, from any thread: the frames queued so far go out, then
