@@ -8,6 +8,7 @@ from rich.console import RenderableType
 from textual.screen import Screen
 from textual.widgets._footer import FooterKey
 
+import desk.controllers.turns as turns_module
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.assistant_reply import AssistantReply
@@ -107,6 +108,7 @@ async def test_the_frame_that_says_idle_has_the_idle_keys_and_goes_out_before_th
     # "idle" is painted in a frame of its own: the reply's canonical text is only drawn once
     # that frame went out (drawn in the same frame, it made "idle" wait for it), and that
     # frame's footer already offers the idle keys.
+    monkeypatch.setattr(turns_module, "FRAME_WAIT_S", 600.0)  # only a lost terminal hits it
     frames = painted_frames(desk_app, monkeypatch)
     at_finish: list[int] = []
     finish = AssistantReply.finish
