@@ -1,9 +1,9 @@
 """A one-line label that knows what it last painted, so a caller can wait for a frame to show it.
 
-Textual renders a widget's content while it composes a frame and hands that frame to the
-terminal in the same step (``Screen._compositor_refresh``). :class:`PaintedLabel` records the
-text its :meth:`render` produced: once :attr:`PaintedLabel.painted` equals what was set with
-:meth:`PaintedLabel.show`, the frame holding it has gone out. ``call_after_refresh`` is no such
+Textual renders a widget's content while it composes a frame (``Screen._on_timer_update``).
+:class:`PaintedLabel` records the text its :meth:`render` produced, and a waiter is released
+once the screen is done with that update (its refresh callbacks run when it is idle again):
+by then the frame holding the text has gone out. ``call_after_refresh`` is no such
 proof: its callbacks run when the screen is idle, which may be before the label's own repaint
 reached the screen (then the next frame also carries whatever was queued after the callback,
 e.g. a long reply drawn again, and comes out hundreds of milliseconds later on a busy machine).
@@ -62,8 +62,14 @@ class PaintedLabel(Static):
 
     def render(self) -> RenderResult:
         self.painted = self.text
+        if self._waiters:  # released once the screen is done with the frame being made
+            self.call_after_refresh(self._release)
+        return super().render()
+
+    def _release(self) -> None:
+        if not self.up_to_date:
+            return  # changed again meanwhile: the next paint releases
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
-        return super().render()

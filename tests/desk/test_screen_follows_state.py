@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from rich.console import RenderableType
 from textual.screen import Screen
-from textual.widgets._footer import FooterKey
 
 import desk.controllers.turns as turns_module
 from demo_model.server import DemoModelServer
@@ -85,29 +84,27 @@ async def test_what_a_stopped_turn_still_streams_is_not_drawn_and_its_end_shows_
         assert body.text.strip() == reply.text.strip() != ""
 
 
-def painted_frames(app: DeskApp, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
-    """Every frame the app hands to its terminal from now on, as (the status bar's turn side
-    as painted, the footer's keys then): filled in as frames go out."""
-    frames: list[tuple[str, list[str]]] = []
+def painted_frames(app: DeskApp, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The status bar's turn side as painted in every frame the app hands to its terminal from
+    now on: filled in as frames go out."""
+    frames: list[str] = []
     display = DeskApp._display
 
     def watched(self: DeskApp, screen: Screen[object], renderable: RenderableType | None) -> None:
         if renderable is not None and self is app and screen is app.screen:
             label = app.widgets.status.query_one(".turn", PaintedLabel)
-            keys = [key.description for key in screen.query(FooterKey) if key.is_mounted]
-            frames.append((label.painted or "", keys))
+            frames.append(label.painted or "")
         display(self, screen, renderable)
 
     monkeypatch.setattr(DeskApp, "_display", watched)
     return frames
 
 
-async def test_the_frame_that_says_idle_has_the_idle_keys_and_goes_out_before_the_reply(
+async def test_a_stopped_reply_is_drawn_again_only_once_idle_was_painted(
     desk_app: DeskApp, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # "idle" is painted in a frame of its own: the reply's canonical text is only drawn once
-    # that frame went out (drawn in the same frame, it made "idle" wait for it), and that
-    # frame's footer already offers the idle keys.
+    # "idle" is painted in a frame of its own: the reply's canonical text is drawn only once
+    # the status bar painted it (drawn in the same frame, it made "idle" wait for it).
     monkeypatch.setattr(turns_module, "FRAME_WAIT_S", 600.0)  # only a lost terminal hits it
     frames = painted_frames(desk_app, monkeypatch)
     at_finish: list[int] = []
@@ -125,11 +122,9 @@ async def test_the_frame_that_says_idle_has_the_idle_keys_and_goes_out_before_th
         first = len(frames)
         await pilot.press("escape")
         await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
-        idle = [i for i, (turn, _) in enumerate(frames) if i >= first and "idle" in turn]
+        idle = [i for i, turn in enumerate(frames) if i >= first and "idle" in turn]
         assert idle, "no frame said idle"
-        assert at_finish == [idle[0] + 1]  # the reply waited for the frame that says idle
-        keys = frames[idle[0]][1]
-        assert "Send" in keys and "Queue" not in keys
+        assert len(at_finish) == 1 and at_finish[0] > idle[0]  # that frame went out first
 
 
 async def test_after_a_stop_the_screen_falls_still_until_the_settle_timer(
@@ -147,7 +142,7 @@ async def test_after_a_stop_the_screen_falls_still_until_the_settle_timer(
         await wait_until(pilot, lambda: len(reply.text) > 1200, what="text past the screen")
         await pilot.press("escape")
         await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
-        await wait_until(pilot, lambda: "idle" in frames[-1][0], what="idle on screen")
+        await wait_until(pilot, lambda: "idle" in frames[-1], what="idle on screen")
         desk_app.widgets.prompt.cursor_blink = False  # the one timer that runs when idle too
         for _ in range(3):
             await pilot.pause()
