@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from textual.message_pump import MessagePump
 
+from agent.stamps import stamp
 from contract.events import (
     ConsoleComplete,
     ConsoleOutput,
@@ -102,6 +103,7 @@ class GatewayBridge:
         if isinstance(payload, MessageStart):
             self._running[sid] = payload.turn_id
         elif isinstance(payload, MessageComplete):
+            stamp("bridge.complete", payload.turn_id)
             self._ended.append(payload.turn_id)
             if self._running.get(sid) == payload.turn_id:
                 del self._running[sid]

@@ -69,6 +69,7 @@ from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
 
+from agent.stamps import stamp
 from desk.approval_keys import CHORD_KEYS
 from desk.escape_split import EscapeSplitter
 
@@ -279,6 +280,7 @@ class FastEscapeDriver(LinuxDriver):
         with self._gate:
             if not self._left:
                 super().write(data)
+                stamp("frame.queued")
 
     def leave_terminal(self) -> None:
         """Give the terminal back now, from any thread: the frames queued so far go out, then

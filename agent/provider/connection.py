@@ -33,6 +33,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from agent.provider.config import ProviderConfig
+from agent.stamps import stamp
 
 if TYPE_CHECKING:
     import httpx  # imported where it is used: not before desk's first frame
@@ -69,6 +70,7 @@ class ProviderConnection:
             _shutdown(sock)
             if self.shut_at is None:
                 self.shut_at = time.monotonic()
+                stamp("socket.shut")
 
     async def trace(self, name: str, info: dict[str, Any]) -> None:
         """httpx's ``trace`` extension for this connection's requests (pass it as

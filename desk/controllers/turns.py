@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from textual.markup import escape
 from textual.widgets import Button, Static
 
+from agent.stamps import stamp
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
 from contract.events import (
@@ -59,8 +60,10 @@ STOP_AND_SEND_REASON = "stopped to send a new prompt"
 """The reason of the stop that "stop and send" makes."""
 
 
-FRAME_WAIT_S = 0.25
-"""Longest wait for the frame that says a turn ended before its reply is drawn again (s)."""
+FRAME_WAIT_S = 1.0
+"""Longest wait for the frame that says a turn ended before its reply is drawn again (s): a
+bound for when no frame comes (the terminal gone); on a busy machine the frame comes late,
+and drawing the reply first would only make it later."""
 
 
 def shown(text: str) -> str:
@@ -329,20 +332,25 @@ class TurnsController:
     async def _frame_out(self) -> None:
         """Wait (at most :data:`FRAME_WAIT_S`) until a frame with the status bar as it is now
         went out: the frame that draws a long reply again took up to a second on a busy
-        machine, and "idle" waited for it."""
+        machine, and "idle" waited for it. Painted, not refreshed: the screen's refresh
+        callbacks could run before the bar's new text reached the screen, and the reply's
+        text then went out in the same (slow) frame as "idle"."""
         status = self._status
-        if status.is_running:
+        if status.is_running and status.screen is status.app.screen:  # not under a modal
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(status.wait_for_refresh(), FRAME_WAIT_S)
+                await asyncio.wait_for(status.wait_painted(), FRAME_WAIT_S)
 
     async def completed(self, view: ShownSession, payload: MessageComplete) -> None:
         """``message.complete``: "idle" and the idle keys first (the state is the turn's end,
         and drawing the reply's canonical text may take a while on a busy machine), then the
         canonical text, and the stop marker or error line."""
+        stamp("ui.complete", payload.turn_id)
         self._stopped.discard(payload.turn_id)
         if payload.turn_id == view.running_turn:
             self.set_running(view, None)
+            stamp("ui.idle_set", payload.turn_id)
             await self._frame_out()
+            stamp("ui.frame_out", payload.turn_id)
         transcript = view.transcript
         reply = transcript.reply(payload.turn_id)
         if reply is None:

@@ -19,6 +19,7 @@ from contract.text import terminal_safe
 from desk.config import ConnectionInfo
 from desk.receipts import format_elapsed
 from desk.widgets._css import css_beside
+from desk.widgets.painted_label import PaintedLabel
 
 Clock = Callable[[], float]
 """Returns seconds (``time.monotonic`` or a test's fake clock)."""
@@ -148,7 +149,7 @@ class StatusBar(Horizontal):
         self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static("", classes="turn", markup=False)
+        yield PaintedLabel("", classes="turn")
         yield Static(self.server_side_text(), classes="server", markup=False)
 
     def on_mount(self) -> None:
@@ -217,12 +218,21 @@ class StatusBar(Horizontal):
     def watch_usage(self) -> None:
         self._redraw_server()
 
+    def _turn_label(self) -> PaintedLabel | None:
+        return next(self.query_children(".turn").results(PaintedLabel), None)
+
+    async def wait_painted(self) -> None:
+        """Return once a frame showing the turn's side as it reads now has been drawn (at once
+        when it has, or when the bar is not composed). Cancelled with its caller."""
+        label = self._turn_label()
+        if label is not None:
+            await label.wait_painted()
+
     def _redraw(self) -> None:
-        labels = self.query(".turn").results(Static)
-        label = next(labels, None)
+        label = self._turn_label()
         if label is None:
             return  # not composed yet; on_mount draws
-        label.update(self.turn_text())
+        label.show(self.turn_text())
         self.set_class(self.state != "idle", "-running")
         ticking = self.state != "idle" and self.started_at is not None and not self.notice
         if self._timer is not None:

@@ -27,7 +27,8 @@ class Transcript(VerticalScroll):
     Blocks are found by turn id through dictionaries, not DOM queries, so a long transcript
     costs nothing per streamed delta. Reply chunks whose height is still an estimate are
     settled here one at a time, yielding between two, so a long reply that finished streaming
-    (or a resize) never holds the screen still.
+    (or a resize) never holds the screen still; they start :attr:`SETTLE_AFTER_S` after the
+    reply ended.
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -57,13 +58,22 @@ class Transcript(VerticalScroll):
         self._settling = False
         self.can_focus = False
 
+    SETTLE_AFTER_S = 1.0
+    """Seconds between a reply's end (or a resize) and the first piece settled. The moments
+    right after a stop belong to the frame saying "idle", to the next prompt and to the model
+    server sharing the cores: rendering a long reply whole then kept a core a fifth busy for
+    half a second on a loaded machine, for a scrollbar that is exact a second later instead."""
+
     def on_sealed_markdown_unsettled(self, message: SealedMarkdown.Unsettled) -> None:
         message.stop()
         self._unsettled.append(message.widget)
         if not self._settling:
             self._settling = True
-            # The function, not a coroutine: one made while the app quits would never be awaited.
-            self.run_worker(self._settle_chunks, group="settle")  # type: ignore[arg-type]
+            self.set_timer(self.SETTLE_AFTER_S, self._start_settling)
+
+    def _start_settling(self) -> None:
+        # The function, not a coroutine: one made while the app quits would never be awaited.
+        self.run_worker(self._settle_chunks, group="settle")  # type: ignore[arg-type]
 
     async def _settle_chunks(self) -> None:
         try:

@@ -100,7 +100,8 @@ async def test_text_that_scrolls_by_unseen_is_rendered_once_the_stream_ends() ->
         assert pieces > 20
         assert sealed.renders < pieces / 2  # only what was painted
         await reply.finish(text, "completed")
-        await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
+        settled = lambda: sealed.settled and not transcript.settling  # noqa: E731
+        await wait_until(pilot, settled, timeout_s=30.0)  # 300 pieces, on a loaded machine
         assert reply.query_one(ReplyBody).text == text
         # Each piece rendered once (one or two may have been painted before the scrollbar
         # appeared and narrowed the view).
@@ -252,3 +253,29 @@ async def test_text_that_arrives_before_the_body_is_composed_is_drawn_once_it_is
         body.end_stream()
         await wait_until(pilot, lambda: body.sealed.texts == ["First words, then more."])
         await wait_until(pilot, lambda: body.sealed.settled)
+
+
+async def test_a_finished_reply_settles_only_once_its_timer_fires(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Right after a reply ends (a stop most of all) the cores belong to the frame saying
+    # idle, the next prompt and the model server: the pieces that scrolled by unseen are
+    # rendered when the settle timer fires, not at once.
+    monkeypatch.setattr(Transcript, "SETTLE_AFTER_S", 3600.0)
+    text = document(60)
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await stream(reply, text, 2000)
+        await reply.finish(text, "completed")
+        sealed = body_of(reply).sealed
+        await pilot.pause()
+        renders = sealed.renders
+        for _ in range(5):
+            await pilot.pause(0.02)
+        assert sealed.renders == renders and not sealed.settled
+        assert transcript.settling
+        transcript._start_settling()  # the timer fires
+        await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
+        assert sealed.renders > renders

@@ -4,11 +4,17 @@ reply's canonical text is drawn (drawing a long reply takes a while on a busy ma
 from __future__ import annotations
 
 import pytest
+from rich.console import RenderableType
+from textual.screen import Screen
 
+import desk.controllers.turns as turns_module
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.painted_label import PaintedLabel
 from desk.widgets.reply_body import ReplyBody
+from desk.widgets.sealed_markdown import SealedMarkdown
+from desk.widgets.transcript import Transcript
 from tests.desk.kit import submit_and_get_reply, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -76,3 +82,73 @@ async def test_what_a_stopped_turn_still_streams_is_not_drawn_and_its_end_shows_
         await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
         body = reply.query_one(ReplyBody)
         assert body.text.strip() == reply.text.strip() != ""
+
+
+def painted_frames(app: DeskApp, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The status bar's turn side as painted in every frame the app hands to its terminal from
+    now on: filled in as frames go out."""
+    frames: list[str] = []
+    display = DeskApp._display
+
+    def watched(self: DeskApp, screen: Screen[object], renderable: RenderableType | None) -> None:
+        if renderable is not None and self is app and screen is app.screen:
+            label = app.widgets.status.query_one(".turn", PaintedLabel)
+            frames.append(label.painted or "")
+        display(self, screen, renderable)
+
+    monkeypatch.setattr(DeskApp, "_display", watched)
+    return frames
+
+
+async def test_a_stopped_reply_is_drawn_again_only_once_idle_was_painted(
+    desk_app: DeskApp, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "idle" is painted in a frame of its own: the reply's canonical text is drawn only once
+    # the status bar painted it (drawn in the same frame, it made "idle" wait for it).
+    monkeypatch.setattr(turns_module, "FRAME_WAIT_S", 600.0)  # only a lost terminal hits it
+    frames = painted_frames(desk_app, monkeypatch)
+    at_finish: list[int] = []
+    finish = AssistantReply.finish
+
+    async def watched_finish(self: AssistantReply, text: str, outcome: str, note: str = "") -> None:
+        at_finish.append(len(frames))
+        await finish(self, text, outcome, note)
+
+    monkeypatch.setattr(AssistantReply, "finish", watched_finish)
+    demo_server.configure(tokens_per_second=200.0)
+    async with desk_app.run_test(size=(120, 30)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: len(reply.text) > 40, what="streamed text")
+        first = len(frames)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
+        idle = [i for i, turn in enumerate(frames) if i >= first and "idle" in turn]
+        assert idle, "no frame said idle"
+        assert len(at_finish) == 1 and at_finish[0] > idle[0]  # that frame went out first
+
+
+async def test_after_a_stop_the_screen_falls_still_until_the_settle_timer(
+    desk_app: DeskApp, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once "idle" and the stopped reply are drawn, nothing is drawn or rendered: no timer
+    # ticks (the elapsed time's is paused), no backlog drains, and settling the reply's
+    # pieces waits for its timer (after the moments that belong to the next prompt and the
+    # model server).
+    monkeypatch.setattr(Transcript, "SETTLE_AFTER_S", 3600.0)
+    frames = painted_frames(desk_app, monkeypatch)
+    demo_server.configure(tokens_per_second=400.0)
+    async with desk_app.run_test(size=(80, 16)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: len(reply.text) > 1200, what="text past the screen")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
+        await wait_until(pilot, lambda: "idle" in frames[-1], what="idle on screen")
+        desk_app.widgets.prompt.cursor_blink = False  # the one timer that runs when idle too
+        for _ in range(3):
+            await pilot.pause()
+        sealed = reply.query_one(SealedMarkdown)
+        renders, drawn = sealed.renders, len(frames)
+        for _ in range(5):
+            await pilot.pause(0.05)
+        assert (sealed.renders, len(frames)) == (renders, drawn)
+        assert desk_app.transcript.settling  # what is left waits for the settle timer

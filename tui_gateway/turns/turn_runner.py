@@ -27,6 +27,7 @@ from agent.agent import Agent
 from agent.events import TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
+from agent.stamps import stamp
 from agent.stops import Issuer, StopRequest
 from agent.tools.base import Tool
 from agent.tools.registry import ToolRegistry
@@ -320,9 +321,11 @@ class TurnRunner:
             if turn.kind != TurnKind.COMPRESS:
                 assert turn.result is not None
                 self._persistence.turn_ended(session, turn, turn.result)  # saved, then shown
+                stamp("turn.saved", turn.turn_id)
                 with session.lock:
                     total = session.usage
                 self._publish(session, complete_event(turn, total))
+                stamp("turn.published", turn.turn_id)
             self._booking.turn_saved(turn.turn_id)  # prompts a system stop dropped behind it
             turn.done.set()
             if following is None:
@@ -343,10 +346,12 @@ class TurnRunner:
             provider,
             lambda: self._persistence.turn_started(session, turn, provider.model),
         )
+        stamp("turn.returned", turn.turn_id)
         if result.stop is not None:  # the whole tree ends before the outcome is shown
             self.delegation.wait_children(session, turn.turn_id)
         turn.worker_exited_at = time.monotonic()
         booked = self._booking.settle(session, turn, result)
+        stamp("turn.settled", turn.turn_id)
         # A prompt whose request could not fit stays in the transcript, never sent again.
         unsent = did_not_fit(booked) and not booked.messages
         with session.lock:
@@ -357,6 +362,7 @@ class TurnRunner:
                 session.last_request_tokens = usage.prompt_tokens + usage.completion_tokens
         # What the next request carries now (before message.complete, the turn's last event).
         self._fitted.compression.windows.publish(session, provider, self._fitted.tools)
+        stamp("turn.window", turn.turn_id)
         self._undelivered(session, turn, result)
 
     def _undelivered(self, session: Session, turn: Turn, result: TurnResult) -> None:
