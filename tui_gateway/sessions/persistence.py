@@ -55,7 +55,7 @@ from tui_gateway.turns.kinds import TurnStage
 CLOSED_KEPT = 1024
 """Closed turns remembered so that a second close, or a tool call, of one writes nothing. Only
 a worker the shutdown outlasted closes its turn, or reports a call, after the turn was closed
-for it (:meth:`~tui_gateway.booking.BookingOffice.close_stuck`), and no turn starts once the
+for it (:meth:`~tui_gateway.stops.booking.BookingOffice.close_stuck`), and no turn starts once the
 shutdown began: far fewer turns than this close in between. Older ones are forgotten, so a
 long-lived gateway does not keep an id for every turn it ever ran."""
 
