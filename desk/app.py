@@ -33,6 +33,7 @@ from textual.errors import NoWidget
 from textual.screen import Screen
 from textual.widgets import TextArea
 
+from agent.quit_stamps import stamp
 from agent.stops import Surface
 from contract.events import (
     ConsoleComplete,
@@ -431,6 +432,7 @@ class DeskApp(App[int]):
             return False
         self.resume_hint = self.controllers.sessions.resume_hint_from_any_thread()
         leave_terminal()
+        stamp("quit.terminal_given_back")
         leave(self.resume_hint, report)
         return True
 

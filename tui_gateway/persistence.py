@@ -37,6 +37,7 @@ from pathlib import Path
 
 from agent.events import ToolCompleted, ToolStarted, TurnResult
 from agent.provider.types import ChatMessage
+from agent.quit_stamps import stamp
 from agent.stops import StopRequest
 from agent.store import (
     NOT_SENT_PREFIX,
@@ -375,6 +376,14 @@ class Persistence:
         except StoreError:
             return None
 
+    def quitting(self) -> None:
+        """The gateway shuts down: the writes from now on (the stopped turns' replies, the
+        released claims) are made durable together when the store closes, not with an fsync
+        each (:meth:`~agent.store.SessionStore.defer_sync`)."""
+        if self.store is not None:
+            with contextlib.suppress(StoreError):  # then each write syncs, as before
+                self.store.defer_sync()
+
     def close(self) -> dict[str, Path]:
         """Write what is queued (waiting for the database up to ``close_wait_s``), then close
         the store; what could not be written is exported.
@@ -384,6 +393,7 @@ class Persistence:
         """
         if self._writer is not None:
             self.unsaved = self._writer.close(self._close_wait_s)
+        stamp("store.writes_done")
         if self.store is not None:
             with contextlib.suppress(StoreError):  # closing is best effort at the exit
                 self.store.close()

@@ -26,6 +26,7 @@ from agent.agent import Agent
 from agent.events import TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
+from agent.quit_stamps import stamp
 from agent.stops import Issuer, StopRequest
 from agent.tools.base import Tool
 from agent.tools.registry import ToolRegistry
@@ -317,7 +318,9 @@ class TurnRunner:
                 self._booking.interrupt(session.session_id, pending, turn_id=following.turn_id)
             if turn.kind != TurnKind.COMPRESS:
                 assert turn.result is not None
+                stamp("turn.agent_returned")
                 self._persistence.turn_ended(session, turn, turn.result)  # saved, then shown
+                stamp("turn.saved")
                 with session.lock:
                     total = session.usage
                 self._publish(session, complete_event(turn, total))

@@ -17,6 +17,7 @@ import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from agent.quit_stamps import stamp
 from agent.stops import Surface
 from contract.results import ShutdownReport
 from desk.controllers.ports import SetTimer
@@ -136,6 +137,7 @@ class QuitController:
         Returns:
             True when this started the shutdown.
         """
+        stamp("quit.key_read")
         self._began()
         return self._runner.start(then=self._shutdown_finished)
 
