@@ -92,6 +92,11 @@ class SqliteStore(SqlTables):
 
     # -- lifecycle -----------------------------------------------------------------------------
 
+    def defer_sync(self) -> None:
+        """The store closes soon (desk quits): commits are synced together at :meth:`close`
+        rather than one by one (see :meth:`Connections.defer_sync`)."""
+        self._db.defer_sync()
+
     def close(self) -> None:
         """Give back this store's session claims and close the database (idempotent). Later
         calls raise ``StoreClosed``."""
