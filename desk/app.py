@@ -474,6 +474,7 @@ class DeskApp(App[int]):
                 c.sessions.store_waiting(message.session_id, waiting)
             case McpServerChanged() as changed:
                 await c.mcp.changed(changed)
+                c.quit.servers_changed()
             case ServerStatus() as status:
                 await c.server.changed(status)
 
