@@ -181,6 +181,8 @@ def one_quit(kind: str, server: Any, into_s: float) -> dict[str, Any]:
             while time.monotonic() < began + into_s:
                 time.sleep(0.005)
             under = descendants(desk.proc.pid)
+            wal = Path(f"{db}-wal")
+            wal_kb = wal.stat().st_size // 1024 if wal.exists() else 0
             screen = desk.mark
             key_at = time.monotonic()  # before the write: desk may read it before it returns
             desk.write(b"\x11")
@@ -195,6 +197,7 @@ def one_quit(kind: str, server: Any, into_s: float) -> dict[str, Any]:
                 "exit_code": desk.proc.returncode,
                 "status_said": b"stopping" in painted or b"quitting" in painted,
                 "processes_started": len(under),
+                "wal_kb_at_key": wal_kb,
                 "processes_left": [under[p] for p in left],
                 "stamps": read_stamps(stamps, key_at),
                 **stored(db),

@@ -17,6 +17,7 @@ import os
 import time
 from pathlib import Path
 
+from agent.quit_stamps import stamp
 from agent.store.errors import StoreCorrupt, StoreError, StoreReadOnly, StoreTooNew
 from agent.store.liveness import LocalLiveness, OwnerLiveness
 from agent.store.sql.core import Clock, Core
@@ -104,6 +105,7 @@ class SqliteStore(SqlTables):
             return
         with contextlib.suppress(StoreError):  # unwritable now: a claim of a gone owner is free
             self._claims.release_all()
+        stamp("store.claims_released")
         self._db.close()
 
     def claim_session(self, session_id: str) -> int:
