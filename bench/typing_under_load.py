@@ -6,7 +6,8 @@ waits a gap (5-200 ms), then types ``B<i>`` and Enter, and reads desk's own stor
 until both turns have ended. A pair is ``whole`` when the store has exactly the two prompts
 ``A<i>``, ``B<i>`` in that order; ``merged`` when one prompt holds text of both; ``lost`` when a
 prompt never arrived (the store is read once the desk's turns have settled). ``--hog N`` runs
-N busy processes pinned to the cores (:mod:`load`) beside it. ``--replay EVENTS`` answers
+N busy processes pinned to the cores (:mod:`load`) beside it. A desk that exited on its own
+(``desk_exited``: its code and the end of its screen) is restarted. ``--replay EVENTS`` answers
 instead with ``../shared/streams/replay.py`` replaying llama.cpp's own server, cut to its first
 EVENTS writes and its end (short turns of the same bytes, about 1,000 SSE events a second).
 
@@ -23,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -83,6 +85,12 @@ def one_pair(desk: PtyDesk, db: Path, index: int, gap_s: float) -> dict[str, Any
             break
         time.sleep(0.005)
     return result
+
+
+def tail(desk: PtyDesk) -> str:
+    """The last lines desk painted, as text (its traceback when it crashed)."""
+    text = desk.tail(4000).decode(errors="replace")
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)[-1200:]
 
 
 def classify(results: list[dict[str, Any]], prompts: list[str]) -> None:
@@ -150,6 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = ["--model", "demo"]
     hogs = start_hogs(args.hog)
     results: list[dict[str, Any]] = []
+    exits: list[dict[str, Any]] = []
     stuck = 0
     started = time.monotonic()
     try:
@@ -173,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             break
                         gap = rng.choice(args.gaps_ms) / 1000.0
                         ran.append(one_pair(desk, db, len(results) + len(ran), gap))
+                        if desk.proc.poll() is not None:  # its pairs are lost: say why
+                            exits.append({"code": desk.proc.returncode, "tail": tail(desk)})
+                            break
                     classify(ran, settled(db))
                     results.extend(ran)
                     for result in ran:
@@ -194,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "load_average": os.getloadavg(),
         "seconds": round(time.monotonic() - started, 1),
         "desk_stuck": stuck,
+        "desk_exited": exits,
         **summary(results),
         "by_gap_ms": {
             str(gap): summary([r for r in results if r["gap_ms"] == round(gap, 1)])
