@@ -47,8 +47,14 @@ async def test_quit_says_it_stops_the_mcp_servers_then_exits(
         await wait_until(
             pilot, lambda: app.controllers.mcp.running == 1, what="the MCP server ready"
         )
+        said: list[str] = []
+
+        def heard(notice: str) -> None:
+            said.append(notice)
+
+        app.watch(app.status_bar, "notice", heard, init=False)
         await pilot.press("ctrl+q")
-        assert app.status_bar.notice == "■ stopping 1 MCP server…"
         await wait_until(None, lambda: app.return_code is not None, what="the exit")
+    assert said[0] == "■ stopping 1 MCP server…"  # then "quitting…" once it has ended
     assert app.return_code == 0
     assert {s.state for s in mcp_gateway.mcp.statuses()} == {"stopped"}
