@@ -7,10 +7,13 @@ its own). The bench types a prompt and Enter, writes the ESC byte N ms later (ea
 to the cores (:mod:`load`), and reads desk's own store to see how each turn ended:
 ``stopped_by_user`` (``interrupted_by_user``), or not (it ran on: the key was lost or spent
 elsewhere). Esc -> the server saw the close (p50/p99/max) for those whose request went out;
-``never_sent``: stopped before desk sent the request.
+``never_sent``: stopped before desk sent the request. ``--replay`` points desk at
+``../shared/streams/replay.py`` instead (llama.cpp's own server replayed byte for byte, about
+1,000 SSE events a second; a lost Esc lets it run its 4.4 s). One desk takes ``--per-desk``
+presses (100) before it is restarted.
 
-Run: ``python bench/enter_esc.py --enter-esc-ms 0,2,5,10,20 [--presses 250] [--hog 2]``
-(or the same flags to ``bench/esc_latency.py``); prints JSON.
+Run: ``python bench/enter_esc.py --enter-esc-ms 0,2,5,10,20 [--presses 250] [--hog 2]
+[--replay] [--per-desk 100]`` (or the same flags to ``bench/esc_latency.py``); prints JSON.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from desk_store import wait_turns  # noqa: E402
 from load import start_hogs, stop_hogs  # noqa: E402
 from pty_desk import PtyDesk  # noqa: E402
 from stats import percentiles  # noqa: E402
+from stream_servers import Outcome, ReplayServer  # noqa: E402
 
 PROMPT = b"Tell me everything about streams"
 
@@ -61,10 +65,21 @@ class DemoServer:
         data = self._client.get("/demo/requests", params={"since": since}).json()
         return [r for r in data["requests"] if "chat" in r["path"]]
 
-    def last_id(self) -> int:
+    def mark(self) -> int:
         """The id of the last request seen (0: none)."""
         data = self._client.get("/demo/requests").json()
         return max((int(r["id"]) for r in data["requests"]), default=0)
+
+    def outcome(self, mark: int, key_at: float, timeout_s: float) -> Outcome | None:
+        """How the first chat request after ``mark`` ended: the client closed it, it ran to
+        its end, or none came (``never_sent``, or None while it still streams)."""
+        del key_at, timeout_s  # the turn has ended in desk's store by now
+        records = self.records(mark)
+        if not records:
+            return Outcome("never_sent", None)
+        if records[0]["peer_closed_at"] is not None:
+            return Outcome("closed", float(records[0]["peer_closed_at"]))
+        return Outcome("done", None)
 
     def stop(self) -> None:
         """Stop the server."""
@@ -80,7 +95,11 @@ def wait_until(moment: float) -> None:
 
 
 def enter_then_esc(
-    server: DemoServer, gaps_ms: list[float], presses: int, hogs: int, per_desk: int = 100
+    server: DemoServer | ReplayServer,
+    gaps_ms: list[float],
+    presses: int,
+    hogs: int,
+    per_desk: int = 100,
 ) -> dict[str, Any]:
     """Prompt and Enter, Esc ``gap`` ms later, ``presses`` times over ``gaps_ms`` in turn.
 
@@ -88,13 +107,17 @@ def enter_then_esc(
         per gap and overall: how many turns were stopped and booked to the person, how many
         were not, and Esc -> server close in ms (p50/p99/max) where the request went out.
     """
-    server.configure(
-        tokens_per_second=2000.0,
-        reply_shape="paragraph",
-        max_tokens=3000,  # a lost Esc lets it run 1.5 s
-        n_ctx=1_000_000_000,
-        flush_each_token=True,
-    )
+    if isinstance(server, DemoServer):
+        server.configure(
+            tokens_per_second=2000.0,
+            reply_shape="paragraph",
+            max_tokens=3000,  # a lost Esc lets it run 1.5 s
+            n_ctx=1_000_000_000,
+            flush_each_token=True,
+        )
+        settings = ["--model", "demo"]
+    else:  # the recording repeats: let the history grow past its 8,192 tokens
+        settings = ["--context-window", "1000000"]
     procs = start_hogs(hogs)
     results: list[dict[str, Any]] = []
     started = time.monotonic()
@@ -102,7 +125,7 @@ def enter_then_esc(
         while len(results) < presses:
             with tempfile.TemporaryDirectory(prefix="desk-enter-esc-") as home:
                 db = Path(home) / "desk.db"
-                desk = PtyDesk(["--base-url", server.base_url, "--model", "demo", "--db", str(db)])
+                desk = PtyDesk(["--base-url", server.base_url, *settings, "--db", str(db)])
                 try:
                     if desk.wait_for(b"idle", 60.0) is None:
                         raise RuntimeError(f"desk did not start: {desk.tail()!r}")
@@ -110,6 +133,7 @@ def enter_then_esc(
                     for _ in range(min(per_desk, presses - len(results))):
                         gap = gaps_ms[len(results) % len(gaps_ms)]
                         results.append(_enter_esc_press(server, desk, db, gap))
+                        print(json.dumps(results[-1]), file=sys.stderr, flush=True)
                 finally:
                     desk.quit()
     finally:
@@ -136,9 +160,11 @@ def enter_then_esc(
     }
 
 
-def _enter_esc_press(server: DemoServer, desk: PtyDesk, db: Path, gap_ms: float) -> dict[str, Any]:
+def _enter_esc_press(
+    server: DemoServer | ReplayServer, desk: PtyDesk, db: Path, gap_ms: float
+) -> dict[str, Any]:
     """One Enter, Esc ``gap_ms`` later; how the turn ended (desk's store) and the close."""
-    before = server.last_id()
+    before = server.mark()
     done = len(wait_turns(db, 0, 0.0))
     entered = desk.write(PROMPT + b"\r")
     wait_until(entered + gap_ms / 1000.0)
@@ -146,11 +172,11 @@ def _enter_esc_press(server: DemoServer, desk: PtyDesk, db: Path, gap_ms: float)
     turns = wait_turns(db, done + 1, 30.0)
     result: dict[str, Any] = {"gap_ms": gap_ms, "esc_after_enter_ms": (esc - entered) * 1000}
     result["exit_reason"] = turns[done].exit_reason if len(turns) > done else "never_ended"
-    records = server.records(before)
-    if not records:
+    outcome = server.outcome(before, esc, 10.0)
+    if outcome is None or outcome.kind == "never_sent":
         result["never_sent"] = True
-    elif records[0]["peer_closed_at"] is not None:
-        result["close_ms"] = round((records[0]["peer_closed_at"] - esc) * 1000, 2)
+    elif outcome.kind == "closed" and outcome.at is not None:
+        result["close_ms"] = round((outcome.at - esc) * 1000, 2)
     return result
 
 
@@ -159,14 +185,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--enter-esc-ms", default="0,2,5,10,20", help="gaps, ms: 0,2,5,10,20")
     parser.add_argument("--presses", type=int, default=50)
     parser.add_argument("--hog", type=int, default=2, help="busy processes, pinned")
+    parser.add_argument("--replay", action="store_true", help="llama-server's recorded stream")
+    parser.add_argument("--per-desk", type=int, default=100, help="presses before a restart")
     args = parser.parse_args(argv)
     gaps = [float(g) for g in str(args.enter_esc_ms).split(",") if g.strip()]
-    server = DemoServer()
+    server = ReplayServer() if args.replay else DemoServer()
     try:
-        out = enter_then_esc(server, gaps, args.presses, args.hog)
+        out = enter_then_esc(server, gaps, args.presses, args.hog, args.per_desk)
     finally:
         server.stop()
-    print(json.dumps({"cpus": os.cpu_count(), **out}, indent=2))
+    kind = "replay" if args.replay else "demo"
+    print(json.dumps({"cpus": os.cpu_count(), "server": kind, **out}, indent=2))
     return 0
 
 

@@ -275,6 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return enter_esc.main(
             ["--enter-esc-ms", args.enter_esc_ms, "--presses", str(args.presses)]
             + ["--hog", str(args.hog)]
+            + (["--replay"] if args.replay else [])
+            + (["--per-desk", str(args.per_desk)] if args.per_desk else [])
         )
     server: StreamServer
     if args.replay:

@@ -187,15 +187,42 @@ class _EventLog:
         return None
 
 
-class ReplayServer:
-    """``replay.py --log`` on a free port: llama-server's recorded stream to every POST."""
+def short_recording(events: int, out: Path) -> Path:
+    """The recording next to :data:`REPLAY` cut to its headers, its first ``events`` writes
+    and its last two (the ``finish_reason`` chunk and ``[DONE]``), at the recorded gaps: the
+    same bytes in a short turn. Returns ``out``.
 
-    def __init__(self) -> None:
+    Raises:
+        OSError: the recording cannot be read or ``out`` written.
+    """
+    recording = json.loads((REPLAY.parent / "llama-server-fast.json").read_text())
+    post = recording["post"]
+    body = post[: 1 + events]
+    at = body[-1][0]
+    recording["post"] = body + [
+        [at + 0.0005 * (i + 1), piece] for i, (_, piece) in enumerate(post[-2:])
+    ]
+    out.write_text(json.dumps(recording))
+    return out
+
+
+class ReplayServer:
+    """``replay.py --log`` on a free port: llama-server's recorded stream to every POST.
+
+    Args:
+        events: when given, every POST gets only the first ``events`` writes of the stream
+            and its end (:func:`short_recording`): short turns of the same bytes.
+    """
+
+    def __init__(self, events: int | None = None) -> None:
         self._dir = Path(tempfile.mkdtemp(prefix="desk-replay-"))
         self._log = _EventLog(self._dir / "replay.jsonl")
         port = _free_port()
+        argv = [sys.executable, str(REPLAY), "--port", str(port), "--log", str(self._log.path)]
+        if events is not None:
+            argv += ["--recording", str(short_recording(events, self._dir / "short.json"))]
         self.proc = subprocess.Popen(
-            [sys.executable, str(REPLAY), "--port", str(port), "--log", str(self._log.path)],
+            argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

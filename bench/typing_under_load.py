@@ -6,13 +6,16 @@ waits a gap (5-200 ms), then types ``B<i>`` and Enter, and reads desk's own stor
 until both turns have ended. A pair is ``whole`` when the store has exactly the two prompts
 ``A<i>``, ``B<i>`` in that order; ``merged`` when one prompt holds text of both; ``lost`` when a
 prompt never arrived (the store is read once the desk's turns have settled). ``--hog N`` runs
-N busy processes pinned to the cores (:mod:`load`) beside it.
+N busy processes pinned to the cores (:mod:`load`) beside it. A desk that exited on its own
+(``desk_exited``: its code and the end of its screen) is restarted. ``--replay EVENTS`` answers
+instead with ``../shared/streams/replay.py`` replaying llama.cpp's own server, cut to its first
+EVENTS writes and its end (short turns of the same bytes, about 1,000 SSE events a second).
 
 Per gap and overall: counts, and p50/p99/max in ms from the second Enter to both turns saved.
 
 Run: ``python bench/typing_under_load.py [--pairs 1000] [--gaps-ms 5 10 20 50 100 200]
-[--hog 2] [--per-desk 100] [--seed 1] [--max-seconds 0]``; prints JSON (``pairs`` says how
-many ran when ``--max-seconds`` cut it short).
+[--hog 2] [--per-desk 100] [--seed 1] [--max-seconds 0] [--replay 40]``; prints JSON (``pairs``
+says how many ran when ``--max-seconds`` cut it short).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,6 +39,7 @@ from desk_store import ended_turns  # noqa: E402
 from load import start_hogs, stop_hogs  # noqa: E402
 from pty_desk import PtyDesk  # noqa: E402
 from stats import percentiles  # noqa: E402
+from stream_servers import ReplayServer  # noqa: E402
 
 LOST_AFTER_S = 30.0
 """How long a pair waits for its two prompts to be saved before the next is typed (s)."""
@@ -80,6 +85,12 @@ def one_pair(desk: PtyDesk, db: Path, index: int, gap_s: float) -> dict[str, Any
             break
         time.sleep(0.005)
     return result
+
+
+def tail(desk: PtyDesk) -> str:
+    """The last lines desk painted, as text (its traceback when it crashed)."""
+    text = desk.tail(4000).decode(errors="replace")
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)[-1200:]
 
 
 def classify(results: list[dict[str, Any]], prompts: list[str]) -> None:
@@ -134,11 +145,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-desk", type=int, default=100, help="pairs before a restart")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-seconds", type=float, default=0.0, help="stop early (0: never)")
+    parser.add_argument("--replay", type=int, default=0, help="replay.py, cut to EVENTS writes")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
-    server, base_url = demo_server()
+    replay: ReplayServer | None = None
+    server: subprocess.Popen[str] | None = None
+    if args.replay:
+        replay = ReplayServer(events=args.replay)
+        base_url, settings = replay.base_url, ["--context-window", "1000000"]
+    else:
+        server, base_url = demo_server()
+        settings = ["--model", "demo"]
     hogs = start_hogs(args.hog)
     results: list[dict[str, Any]] = []
+    exits: list[dict[str, Any]] = []
     stuck = 0
     started = time.monotonic()
     try:
@@ -150,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         while more():
             with tempfile.TemporaryDirectory(prefix="desk-typing-") as home:
                 db = Path(home) / "desk.db"
-                desk = PtyDesk(["--base-url", base_url, "--model", "demo", "--db", str(db)])
+                desk = PtyDesk(["--base-url", base_url, *settings, "--db", str(db)])
                 try:
                     if desk.wait_for(b"idle", 60.0) is None:
                         stuck += 1
@@ -162,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             break
                         gap = rng.choice(args.gaps_ms) / 1000.0
                         ran.append(one_pair(desk, db, len(results) + len(ran), gap))
+                        if desk.proc.poll() is not None:  # its pairs are lost: say why
+                            exits.append({"code": desk.proc.returncode, "tail": tail(desk)})
+                            break
                     classify(ran, settled(db))
                     results.extend(ran)
                     for result in ran:
@@ -171,14 +194,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                     desk.quit()
     finally:
         stop_hogs(hogs)
-        server.terminate()
-        server.wait(10)
+        if server is not None:
+            server.terminate()
+            server.wait(10)
+        if replay is not None:
+            replay.stop()
     out: dict[str, Any] = {
         "cpus": os.cpu_count(),
         "hogs": args.hog,
+        "server": f"replay cut to {args.replay} events" if args.replay else "demo, 4 tokens",
         "load_average": os.getloadavg(),
         "seconds": round(time.monotonic() - started, 1),
         "desk_stuck": stuck,
+        "desk_exited": exits,
         **summary(results),
         "by_gap_ms": {
             str(gap): summary([r for r in results if r["gap_ms"] == round(gap, 1)])

@@ -233,6 +233,7 @@ def _run_app(
     startup: Startup,
     frame: EarlyFrame | None = None,
 ) -> int:
+    from agent.stamps import stamp
     from desk.app import DeskApp
     from desk.stop_key import StopKey
 
@@ -243,6 +244,7 @@ def _run_app(
         for line in exit_lines(resume_hint, report):
             real = sys.__stderr__ if line.startswith("desk: ") else sys.__stdout__
             _say(line, real or sys.stderr)  # the app still holds sys.stdout
+        stamp("quit.exit")
         leave_now(0)
 
     app: DeskApp = DeskApp(

@@ -300,6 +300,7 @@ class FastEscapeDriver(LinuxDriver):
         if self.attrs_before is not None:
             with contextlib.suppress(termios.error):
                 termios.tcsetattr(self.fileno, termios.TCSANOW, self.attrs_before)
+        stamp("quit.terminal_given_back")
 
     def process_message(self, message: Message) -> None:
         """Offer stop keys to the app on this (input) thread, start a quit on Ctrl+Q here too,

@@ -168,6 +168,7 @@ def build_controllers(
         open_sessions=sessions.open_sidebar,
         notify=notify,
     )
+    mcp = McpController(status, lambda: sessions.view, notify)
     quit = QuitController(
         gateway,
         status=status,
@@ -177,6 +178,7 @@ def build_controllers(
         exit=app.exit,
         shutdown_finished=shutdown_finished,
         began=turns.quitting,
+        servers=lambda: mcp.running,
     )
     stops = StopKeysController(
         gateway,
@@ -202,7 +204,7 @@ def build_controllers(
         ),
         quit=quit,
         stops=stops,
-        mcp=McpController(status, lambda: sessions.view, notify),
+        mcp=mcp,
         server=server,
         checkpoints=CheckpointsController(gateway),
         mentions=MentionController(gateway, widgets.prompt),

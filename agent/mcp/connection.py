@@ -274,7 +274,13 @@ class ServerConnection:
                     scope.cancel()
                 async with contextlib.AsyncExitStack() as stack:
                     read, write = await stack.enter_async_context(
-                        open_streams(self.spec, cwd=self._cwd, stderr=stderr, grace_s=self._grace_s)
+                        open_streams(
+                            self.spec,
+                            cwd=self._cwd,
+                            stderr=stderr,
+                            grace_s=self._grace_s,
+                            quitting=lambda: self._closed,
+                        )
                     )
                     inner_send, inner_read = anyio.create_memory_object_stream[Any](0)
                     group = await stack.enter_async_context(anyio.create_task_group())

@@ -6,7 +6,8 @@ through :class:`agent.mcp.line_cap.LineCap`: a message past the cap is read and 
 passed on as :class:`TooLarge` (the connection answers the call with an error, see
 :mod:`agent.mcp.connection`). Everything else is the SDK's behaviour, with its own pieces:
 the program starts in a new session (its own process group); at the end its stdin is closed,
-then after ``PROCESS_TERMINATION_TIMEOUT`` its group gets SIGTERM and, after a grace, SIGKILL.
+then after ``PROCESS_TERMINATION_TIMEOUT`` (or the shorter wait its caller asks for: desk
+quitting, :data:`QUIT_EXIT_WAIT_S`) its group gets SIGTERM and, after a grace, SIGKILL.
 
 Imports the MCP SDK: imported on the MCP loop only (see :mod:`agent.mcp.transport`).
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -34,6 +35,11 @@ from mcp.shared.message import SessionMessage
 from agent.mcp.line_cap import Cut, LineCap, Runaway
 
 _log = logging.getLogger(__name__)
+
+QUIT_EXIT_WAIT_S = 0.2
+"""How long a server may take to exit by itself after its stdin closed when desk quits, in
+seconds, before its group gets SIGTERM: the SDK's 2 s (a Python server took 2.6 s at load 30)
+made a quit with two servers take 2.3 s."""
 
 ANSWER_CUT = -32019
 """The error code of the answer desk makes for a call whose real answer was too large (in the
@@ -104,6 +110,7 @@ async def capped_stdio(
     cwd: Path,
     errlog: TextIO,
     cap: int,
+    exit_wait_s: Callable[[], float] = lambda: PROCESS_TERMINATION_TIMEOUT,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The (read, write) streams of a program speaking MCP on its stdin and stdout.
 
@@ -114,6 +121,8 @@ async def capped_stdio(
         errlog: where its stderr goes.
         cap: the longest message read, in bytes; a longer one reaches the read stream as a
             :class:`TooLarge` instead.
+        exit_wait_s: asked at the end: how long the program may take to exit after its stdin
+            closed before its group gets SIGTERM, in seconds.
 
     Raises:
         OSError: the program cannot be started.
@@ -174,7 +183,7 @@ async def capped_stdio(
         write_stream.close()
         with anyio.move_on_after(_FLUSH_S):
             await writer_done.wait()
-        await _stop(process)
+        await _stop(process, exit_wait_s())
         for stream in (read_stream, write_stream, read_send, write_receive):
             await stream.aclose()
         await anyio.lowlevel.checkpoint()
@@ -218,12 +227,13 @@ async def _drain(process: Process) -> None:
             await process.stdout.receive(_READ)
 
 
-async def _stop(process: Process) -> None:
-    """Close stdin, wait for the exit, then end the group (SIGTERM, SIGKILL after a grace)."""
+async def _stop(process: Process, exit_wait_s: float) -> None:
+    """Close stdin, wait ``exit_wait_s`` seconds for the exit, then end the group (SIGTERM,
+    SIGKILL after a grace)."""
     assert process.stdin is not None and process.stdout is not None
     with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await process.stdin.aclose()
-    if not await _exited(process, PROCESS_TERMINATION_TIMEOUT):
+    if not await _exited(process, exit_wait_s):
         await terminate_posix_process_tree(process, FORCE_KILL_TIMEOUT)
         if not await _exited(process, _REAP_S):
             _log.warning("MCP server process %d is still alive after SIGKILL", process.pid)

@@ -24,18 +24,18 @@ import contextlib
 import logging
 import os
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx2
-from mcp.client.stdio import FORCE_KILL_TIMEOUT
+from mcp.client.stdio import FORCE_KILL_TIMEOUT, PROCESS_TERMINATION_TIMEOUT
 from mcp.client.streamable_http import streamable_http_client
 
 from agent import child_watcher, guard
 from agent.mcp.http_cap import CappedTransport, capped_messages
 from agent.mcp.status import ServerSpec
-from agent.mcp.stdio import capped_stdio
+from agent.mcp.stdio import QUIT_EXIT_WAIT_S, capped_stdio
 from agent.terminal_text import terminal_safe
 from agent.valid_text import loads
 
@@ -184,7 +184,12 @@ def reread(error: Exception) -> Any:
 
 @contextlib.asynccontextmanager
 async def open_streams(
-    spec: ServerSpec, *, cwd: Path, stderr: StderrTail | None, grace_s: float
+    spec: ServerSpec,
+    *,
+    cwd: Path,
+    stderr: StderrTail | None,
+    grace_s: float,
+    quitting: Callable[[], bool] = lambda: False,
 ) -> AsyncIterator[Streams]:
     """The read and write streams of one server, open for the block.
 
@@ -196,6 +201,8 @@ async def open_streams(
         grace_s: seconds the guard gives the tree between SIGTERM and SIGKILL; at most half
             the SDK's own grace (``FORCE_KILL_TIMEOUT``, 2 s), after which the SDK kills the
             keeper: the keeper must have ended the tree by then.
+        quitting: asked when the block ends: True when desk quits, and a stdio server then
+            gets :data:`~agent.mcp.stdio.QUIT_EXIT_WAIT_S` to exit by itself, not 2 s.
 
     Raises:
         OSError: a stdio server's guard cannot be started.
@@ -212,6 +219,7 @@ async def open_streams(
             cwd=cwd,
             errlog=stderr.writer,
             cap=cap,
+            exit_wait_s=lambda: QUIT_EXIT_WAIT_S if quitting() else PROCESS_TERMINATION_TIMEOUT,
         ) as streams:
             stderr.spawned()
             yield streams

@@ -399,6 +399,12 @@ class SessionStore(Protocol):
         """The schema version of the database (1, 2, 3...)."""
         ...
 
+    def defer_sync(self) -> None:
+        """The store closes soon (a quit): its commits from now on may be made durable
+        together by :meth:`close` instead of one by one; each still survives a killed
+        process, and all are durable once :meth:`close` returned."""
+        ...
+
     def close(self) -> None:
         """Release the connections (idempotent); later calls of any group raise
         :class:`~agent.store.errors.StoreClosed`."""

@@ -35,10 +35,20 @@ class McpController:
         self._view = view
         self._notify = notify
         self._failed: dict[str, str] = {}
+        self._running: set[str] = set()
+
+    @property
+    def running(self) -> int:
+        """How many MCP servers are starting or ready now (as their events said)."""
+        return len(self._running)
 
     async def changed(self, payload: McpServerChanged) -> None:
         """``mcp.server``: note a failure once; clear it when the server is back."""
         line = payload.line
+        if payload.state in ("ready", "starting"):
+            self._running.add(payload.name)
+        else:
+            self._running.discard(payload.name)
         if payload.state == "failed":
             if self._failed.get(payload.name) == line:
                 return

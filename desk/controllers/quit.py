@@ -17,6 +17,7 @@ import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from agent.stamps import stamp
 from agent.stops import Surface
 from contract.results import ShutdownReport
 from desk.controllers.ports import SetTimer
@@ -41,10 +42,15 @@ EXTRA_WAIT_S = 5.0
 """How much longer than the gateway's bound the app waits for a quit under way, in seconds."""
 
 
-def stopping_notice(turns: int) -> str:
-    """The status bar while a quit waits for ``turns`` running turns."""
-    noun = "turn" if turns == 1 else "turns"
-    return f"■ stopping {turns} {noun}…" if turns else "quitting…"
+def stopping_notice(turns: int, servers: int = 0) -> str:
+    """The status bar while a quit waits for ``turns`` running turns and ``servers`` MCP
+    servers, e.g. ``"■ stopping 1 turn, 2 MCP servers…"``; ``"quitting…"`` when for none."""
+    parts = []
+    if turns:
+        parts.append(f"{turns} turn" if turns == 1 else f"{turns} turns")
+    if servers:
+        parts.append(f"{servers} MCP server" if servers == 1 else f"{servers} MCP servers")
+    return f"■ stopping {', '.join(parts)}…" if parts else "quitting…"
 
 
 def shutdown_bound_s(gateway: DeskGateway) -> float:
@@ -66,6 +72,7 @@ class QuitController:
         shutdown_finished: called on the quit thread once the shutdown returned.
         began: called once a quit begins, on the thread that began it (the stream is no
             longer drawn).
+        servers: how many MCP servers run now (the quit ends them too).
     """
 
     def __init__(
@@ -79,6 +86,7 @@ class QuitController:
         exit: Callable[[int], None],
         shutdown_finished: Callable[[], None],
         began: Callable[[], None] = lambda: None,
+        servers: Callable[[], int] = lambda: 0,
     ) -> None:
         self._gateway = gateway
         self._status = status
@@ -88,6 +96,8 @@ class QuitController:
         self._exit = exit
         self._shutdown_finished = shutdown_finished
         self._began = began
+        self._servers = servers
+        self._turns = 0  # the turns the quit waits for, as last said
         self._runner = ShutdownRunner(gateway)
         self._ctrl_c = DoublePress()
         self._shown = False  # begin() ran: the status bar says what the quit waits for
@@ -123,7 +133,8 @@ class QuitController:
             return
         self._shown = True
         self._began()
-        self._status.notice = stopping_notice(self._gateway.running_turns)
+        self._turns = self._gateway.running_turns
+        self._status.notice = stopping_notice(self._turns, self._servers())
         self._prompt.disabled = True
         self._runner.start(then=self._shutdown_finished, gone=gone)
 
@@ -136,12 +147,19 @@ class QuitController:
         Returns:
             True when this started the shutdown.
         """
+        stamp("quit.key_read")
         self._began()
         return self._runner.start(then=self._shutdown_finished)
 
     def gateway_stopping(self, turns: int) -> None:
-        """``gateway.stopping``: say how many turns the shutdown waits for."""
-        self._status.notice = stopping_notice(turns)
+        """``gateway.stopping``: say how many turns (and MCP servers) the shutdown waits for."""
+        self._turns = turns
+        self._status.notice = stopping_notice(turns, self._servers())
+
+    def servers_changed(self) -> None:
+        """An MCP server started or ended: during a quit, say what it still waits for."""
+        if self._shown and not self.exit_note:
+            self._status.notice = stopping_notice(self._turns, self._servers())
 
     def after_shutdown(self) -> None:
         """The gateway's shutdown returned: exit, first saying so if its bound expired."""

@@ -48,5 +48,6 @@ async def route_unshown(c: DeskControllers, message: GatewayMessage) -> None:
             c.sessions.store_waiting(message.session_id, waiting)
         case McpServerChanged() as changed:
             await c.mcp.changed(changed)
+            c.quit.servers_changed()
         case ServerStatus() as status:
             await c.server.changed(status)

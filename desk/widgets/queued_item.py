@@ -58,11 +58,12 @@ class QueuedItem(Horizontal):
         self.entry = entry
         """The prompt it shows."""
         self._position = position
+        self._editing = False
 
     def compose(self) -> ComposeResult:
         yield Static(self._place(), classes="place", markup=False)
         yield Static(one_line(self.entry.text), classes="text", markup=False)
-        yield Static("", classes="editing", markup=False)
+        yield Static(self._note(), classes="editing", markup=False)
         if self.entry.kind == "held":
             yield ClickButton("↻", classes="resend", compact=True, tooltip="queue it again")
         if self.entry.editable:
@@ -72,14 +73,25 @@ class QueuedItem(Horizontal):
     def _place(self) -> str:
         return "not sent" if self.entry.kind == "held" else f"#{self._position}"
 
-    def show(self, position: int, *, editing: bool) -> None:
-        """Show the line's place and text as they are now, and whether the box edits it."""
-        self._position = position
-        self.query_one(".place", Static).update(self._place())
-        self.query_one(".text", Static).update(one_line(self.entry.text))
-        self.set_class(editing, "-editing")
+    def _note(self) -> str:
         note = "✎ in the prompt box · Enter saves it here · an empty box cancels"
-        self.query_one(".editing", Static).update(note if editing else "")
+        return note if self._editing else ""
+
+    def show(self, position: int, *, editing: bool) -> None:
+        """Show the line's place and text as they are now, and whether the box edits it.
+
+        A line not composed yet (two changes of the queue shown at once, the first still
+        mounting it) keeps them and draws them when it is composed."""
+        self._position = position
+        self._editing = editing
+        self.set_class(editing, "-editing")
+        places = self.query(".place").results(Static)
+        place = next(places, None)
+        if place is None:
+            return
+        place.update(self._place())
+        self.query_one(".text", Static).update(one_line(self.entry.text))
+        self.query_one(".editing", Static).update(self._note())
 
     def on_button_pressed(self, event: ClickButton.Pressed) -> None:
         """✎, ✕ or ↻."""

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from agent.events import ToolCompleted, ToolStarted, TurnResult
 from agent.provider.types import ChatMessage
+from agent.stamps import stamp
 from agent.stops import StopRequest
 from agent.store import (
     NOT_SENT_PREFIX,
@@ -333,9 +334,7 @@ class Persistence:
         with self._closed_lock:
             if turn.turn_id in self._closed_turns:
                 return
-            self._closed_turns[turn.turn_id] = None
-            if len(self._closed_turns) > CLOSED_KEPT:
-                del self._closed_turns[next(iter(self._closed_turns))]
+            self._remember_closed(turn.turn_id)
             self._calls.pop(turn.turn_id, None)
         if self._writer is not None:
             self._writer.end_draft(turn.turn_id)
@@ -370,10 +369,16 @@ class Persistence:
             Unsaved("save the child agent", session.session_id, child.turn_id),
         )
 
+    def _remember_closed(self, turn_id: str) -> None:
+        """Note a closed turn, forgetting the oldest past :data:`CLOSED_KEPT` (lock held)."""
+        self._closed_turns[turn_id] = None
+        if len(self._closed_turns) > CLOSED_KEPT:
+            del self._closed_turns[next(iter(self._closed_turns))]
+
     def child_ended(self, session: Session, child: Turn, result: TurnResult) -> None:
         """Close a child agent's turn with its outcome, usage and final reply, exactly once."""
         with self._closed_lock:
-            self._closed_turns.add(child.turn_id)
+            self._remember_closed(child.turn_id)
             self._calls.pop(child.turn_id, None)
         exited_ms = child.exited_ms(result.stop) if result.stop is not None else None
         outcome = TurnOutcome.from_result(result, stop_exited_ms=exited_ms, ended_at=time.time())
@@ -402,6 +407,14 @@ class Persistence:
         except StoreError:
             return None
 
+    def quitting(self) -> None:
+        """The gateway shuts down: the writes from now on (the stopped turns' replies, the
+        released claims) are made durable together when the store closes, not with an fsync
+        each (:meth:`~agent.store.SessionStore.defer_sync`)."""
+        if self.store is not None:
+            with contextlib.suppress(StoreError):  # then each write syncs, as before
+                self.store.defer_sync()
+
     def close(self) -> dict[str, Path]:
         """Write what is queued (waiting for the database up to ``close_wait_s``), then close
         the store; what could not be written is exported.
@@ -411,6 +424,7 @@ class Persistence:
         """
         if self._writer is not None:
             self.unsaved = self._writer.close(self._close_wait_s)
+        stamp("store.writes_done")
         if self.store is not None:
             with contextlib.suppress(StoreError):  # closing is best effort at the exit
                 self.store.close()

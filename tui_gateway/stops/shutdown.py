@@ -2,11 +2,13 @@
 
 DESIGN.md, flow 5: the gateway refuses new work, publishes ``gateway.stopping``, has the
 booking office stop everything as ``gateway.shutdown`` (queued prompts dropped and saved as not
-sent, running turns and console commands hard-stopped), ends its MCP servers, waits (bounded)
-until every worker and server has exited, books the turns whose worker outlived the bound
-(with the reply they had streamed), and only then closes the store (writing what waits for the
-database, bounded, and exporting what it could not write) and the subscriptions. It runs once;
-a second caller waits for the first one's report.
+sent, running turns and console commands hard-stopped), starts ending its MCP servers, waits
+(bounded) until every worker has exited, books the turns whose worker outlived the bound (with
+the reply they had streamed), and only then closes the store (writing what waits for the
+database, bounded, and exporting what it could not write; the store's writes from the start of
+the shutdown are synced together there), waits for the MCP servers to have ended (the two waits
+overlap), and closes the subscriptions. It runs once; a second caller waits for the first
+one's report.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 
+from agent.stamps import stamp
 from agent.stops import StopRequest, Surface
 from contract.events import GatewayStopping
 from contract.results import ShutdownReport
@@ -78,22 +81,30 @@ class Shutdown:
         if not self._table.close():  # another thread shuts down: wait for its report
             self._done.wait(bound + 1.0)
             return self._report or ShutdownReport(0, 0, ["shutdown still running"])
+        stamp("shutdown.begin")
+        self._persistence.quitting()  # the writes below are synced once, by the close
         sessions = self._table.all()
         stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "the desk is quitting")
         running = self._table.running_turns()
         self._events.publish(None, GatewayStopping(turns=running, timeout_s=bound))
         stopped, dropped = self._booking.stop_all(stop)
+        stamp("shutdown.stopped")
         deadline = time.monotonic() + bound
         if self._mcp is not None:
             self._mcp.begin_close()
         left = self._console.shutdown(stop, bound)
+        stamp("shutdown.console_joined")
         left += self._runner.join(max(0.0, deadline - time.monotonic()))
-        if self._mcp is not None:
-            left += self._mcp.close(max(0.0, deadline - time.monotonic()))
+        stamp("shutdown.workers_joined")
         self._booking.close_stuck(sessions, stop)
         self._events.flush_journal()  # a shared store's kept events, while it is open
-        unsaved = self._persistence.close()
+        unsaved = self._persistence.close()  # while the MCP servers end: nothing of theirs
+        stamp("shutdown.store_closed")  # is saved, and the two waits overlap
+        if self._mcp is not None:
+            left += self._mcp.close(max(0.0, deadline - time.monotonic()))
+            stamp("shutdown.mcp_closed")
         self._events.close()
+        stamp("shutdown.end")
         self._report = ShutdownReport(
             turns_stopped=stopped,
             prompts_dropped=dropped,

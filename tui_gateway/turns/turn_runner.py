@@ -320,6 +320,7 @@ class TurnRunner:
                 self._booking.interrupt(session.session_id, pending, turn_id=following.turn_id)
             if turn.kind != TurnKind.COMPRESS:
                 assert turn.result is not None
+                stamp("turn.agent_returned")
                 self._persistence.turn_ended(session, turn, turn.result)  # saved, then shown
                 stamp("turn.saved", turn.turn_id)
                 with session.lock:

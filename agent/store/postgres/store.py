@@ -169,6 +169,9 @@ class PostgresStore(SqlTables):
             self._last_forget = now
             self._db.write(self._host.forget_gone_hosts)
 
+    def defer_sync(self) -> None:
+        """Nothing to defer: the server makes each commit durable on its own side."""
+
     def close(self) -> None:
         """Give back this store's session claims, end its host row (freeing its lock) and close
         the pool (idempotent). Later calls raise ``StoreClosed``."""

@@ -83,6 +83,7 @@ class Connections:
         self._pool_lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
         self._closed = False
+        self._deferred = False  # defer_sync() ran: close() syncs what the commits did not
         self._writer = self._connect(writer=True)
 
     # -- opening -------------------------------------------------------------------------------
@@ -230,8 +231,31 @@ class Connections:
             if not keep:
                 conn.close()
 
+    def defer_sync(self) -> None:
+        """The store is about to close (desk quits): from now on a commit is not fsynced on
+        its own (``synchronous = NORMAL``), and :meth:`close` syncs them all at once.
+
+        A commit then still survives a killed process (WAL mode: it is in the OS page cache
+        once ``COMMIT`` returns), and the close makes it survive a power cut too: its
+        checkpoint syncs the log before copying it into the database (SQLite does so unless
+        ``synchronous`` is ``OFF``), and a log that another connection keeps is fsynced
+        whole. A quit's last writes (the stopped turn's reply, the released claims) took an
+        fsync each, on the path of a person waiting for the terminal back.
+        """
+        if self.memory or self._synchronous == "NORMAL":
+            return
+        with self._lock:
+            if self._closed:
+                return
+            self._synchronous = "NORMAL"
+            with contextlib.suppress(sqlite3.Error):  # outside a transaction: cannot fail
+                self._writer.execute("PRAGMA synchronous = NORMAL")
+            self._deferred = True
+
     def close(self) -> None:
-        """Close every connection; waits (bounded by the busy timeout) for a running write."""
+        """Close every connection; waits (bounded by the busy timeout) for a running write.
+        After :meth:`defer_sync`, what the log still holds is fsynced (the writes are durable
+        once this returns)."""
         if self._closed:
             return
         got = self._lock.acquire(timeout=self.busy_timeout_s)
@@ -241,7 +265,9 @@ class Connections:
                 idle, self._idle = self._idle, []
             for conn in idle:
                 conn.close()
-            self._writer.close()
+            self._writer.close()  # the last connection: its checkpoint syncs log and database
+            if self._deferred:
+                _sync_file(self.path + "-wal")  # kept by another connection: sync it here
         finally:
             if got:
                 self._lock.release()
@@ -250,6 +276,16 @@ class Connections:
     def closed(self) -> bool:
         """True once :meth:`close` ran."""
         return self._closed
+
+
+def _sync_file(path: str) -> None:
+    """fsync ``path`` when it exists (a file another process may remove meanwhile)."""
+    with contextlib.suppress(FileNotFoundError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

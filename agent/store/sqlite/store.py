@@ -17,6 +17,7 @@ import os
 import time
 from pathlib import Path
 
+from agent.stamps import stamp
 from agent.store.errors import StoreCorrupt, StoreError, StoreReadOnly, StoreTooNew
 from agent.store.liveness import LocalLiveness, OwnerLiveness
 from agent.store.sql.core import Clock, Core
@@ -92,6 +93,11 @@ class SqliteStore(SqlTables):
 
     # -- lifecycle -----------------------------------------------------------------------------
 
+    def defer_sync(self) -> None:
+        """The store closes soon (desk quits): commits are synced together at :meth:`close`
+        rather than one by one (see :meth:`Connections.defer_sync`)."""
+        self._db.defer_sync()
+
     def close(self) -> None:
         """Give back this store's session claims and close the database (idempotent). Later
         calls raise ``StoreClosed``."""
@@ -99,6 +105,7 @@ class SqliteStore(SqlTables):
             return
         with contextlib.suppress(StoreError):  # unwritable now: a claim of a gone owner is free
             self._claims.release_all()
+        stamp("store.claims_released")
         self._db.close()
 
     def claim_session(self, session_id: str) -> int:
