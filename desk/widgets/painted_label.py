@@ -1,7 +1,8 @@
 """A one-line label that knows what it last painted, so a caller can wait for a frame to show it.
 
 Textual renders a widget's content while it composes a frame (``Screen._on_timer_update``).
-:class:`PaintedLabel` records the text its :meth:`render` produced, and a waiter is released
+:class:`PaintedLabel` records the text drawn into a frame (``render_lines``, the compositor's
+call; ``render`` may also run to measure it), and a waiter is released
 once the screen is done with that update (its refresh callbacks run when it is idle again):
 by then the frame holding the text has gone out. ``call_after_refresh`` is no such
 proof: its callbacks run when the screen is idle, which may be before the label's own repaint
@@ -13,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 
-from textual.app import RenderResult
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.widgets import Static
 
 
@@ -30,7 +32,7 @@ class PaintedLabel(Static):
         self.text = text
         """The text set last (:meth:`show`)."""
         self.painted: str | None = None
-        """The text the last render produced (None: never rendered)."""
+        """The text the last frame drew (None: never drawn)."""
         self._waiters: list[asyncio.Future[None]] = []
 
     def show(self, text: str) -> None:
@@ -60,11 +62,13 @@ class PaintedLabel(Static):
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
 
-    def render(self) -> RenderResult:
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Drawn into a frame (the compositor's call): ``render`` alone is no proof, as layout
+        # may call it to measure the label before any frame holds its text.
         self.painted = self.text
         if self._waiters:  # released once the screen is done with the frame being made
             self.call_after_refresh(self._release)
-        return super().render()
+        return super().render_lines(crop)
 
     def _release(self) -> None:
         if not self.up_to_date:

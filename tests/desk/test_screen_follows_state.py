@@ -7,7 +7,6 @@ import pytest
 from rich.console import RenderableType
 from textual.screen import Screen
 
-import desk.controllers.turns as turns_module
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.assistant_reply import AssistantReply
@@ -98,33 +97,6 @@ def painted_frames(app: DeskApp, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(DeskApp, "_display", watched)
     return frames
-
-
-async def test_a_stopped_reply_is_drawn_again_only_once_idle_was_painted(
-    desk_app: DeskApp, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # "idle" is painted in a frame of its own: the reply's canonical text is drawn only once
-    # the status bar painted it (drawn in the same frame, it made "idle" wait for it).
-    monkeypatch.setattr(turns_module, "FRAME_WAIT_S", 600.0)  # only a lost terminal hits it
-    frames = painted_frames(desk_app, monkeypatch)
-    at_finish: list[int] = []
-    finish = AssistantReply.finish
-
-    async def watched_finish(self: AssistantReply, text: str, outcome: str, note: str = "") -> None:
-        at_finish.append(len(frames))
-        await finish(self, text, outcome, note)
-
-    monkeypatch.setattr(AssistantReply, "finish", watched_finish)
-    demo_server.configure(tokens_per_second=200.0)
-    async with desk_app.run_test(size=(120, 30)) as pilot:
-        reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
-        await wait_until(pilot, lambda: len(reply.text) > 40, what="streamed text")
-        first = len(frames)
-        await pilot.press("escape")
-        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
-        idle = [i for i, turn in enumerate(frames) if i >= first and "idle" in turn]
-        assert idle, "no frame said idle"
-        assert len(at_finish) == 1 and at_finish[0] > idle[0]  # that frame went out first
 
 
 async def test_after_a_stop_the_screen_falls_still_until_the_settle_timer(

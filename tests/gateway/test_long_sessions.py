@@ -11,7 +11,7 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from tests.support import EventLog
-from tui_gateway import persistence, state
+from tui_gateway.sessions import persistence, state
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 KEPT = 3
