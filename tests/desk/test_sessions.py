@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from textual import events
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
@@ -317,22 +315,6 @@ async def test_a_database_that_cannot_open_gives_a_notice_and_the_desk_works(
         gateway.shutdown(timeout_s=5.0)
 
 
-async def test_a_start_up_notice_about_something_else_keeps_the_resume_line(
-    demo_server: DemoModelServer, tmp_path: Path
-) -> None:
-    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
-    gateway = Gateway(GatewayConfig(provider=provider), store=SqliteStore(tmp_path / "desk.db"))
-    app = make_app(gateway, demo_server.base_url, notice="shell runs without a sandbox")
-    try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            reply = await submit_and_get_reply(app, pilot, "reply with exactly: saved")
-            await wait_until(pilot, lambda: reply.outcome is not None, what="the turn")
-            hint = app.controllers.sessions.resume_hint()
-            assert hint == f"to resume this session: desk --resume {app.session_id}"
-    finally:
-        gateway.shutdown(timeout_s=5.0)
-
-
 async def test_a_store_error_is_one_line_and_the_turn_goes_on(
     demo_server: DemoModelServer, tmp_path: Path
 ) -> None:
@@ -453,69 +435,3 @@ async def test_back_to_a_session_whose_turn_runs_esc_still_stops_it(
         await wait_until(pilot, lambda: gateway.running_turns == 0, what="the stop")
         turn = gateway.turn(first, reply.turn_id)
         assert turn.result is not None and turn.result.exit_reason == "interrupted_by_user"
-
-
-async def test_typing_with_the_sidebar_open_goes_to_the_prompt_box_r_and_d_included(
-    store_gateway: Gateway, demo_server: DemoModelServer
-) -> None:
-    app = make_app(store_gateway, demo_server.base_url, resume=True)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(
-            pilot,
-            lambda: app.controllers.sessions.resume_rendered_at is not None,
-            what="the render",
-        )
-        await pilot.press("ctrl+b")
-        sidebar, box = app.widgets.sidebar, app.widgets.prompt
-        await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
-        for key in "order bread":  # a burst, as a terminal delivers it (Pilot waits)
-            name = "space" if key == " " else key
-            app.post_message(events.Key(name, key))
-        await wait_until(pilot, lambda: box.text.endswith("a") or "d" in box.text, what="keys")
-        await pilot.pause()
-        await pilot.pause()
-        assert box.text == "order bread" and box.has_focus
-        assert sidebar.is_open and not sidebar.has_class("-renaming")
-        assert not isinstance(app.screen, ConfirmDelete)
-
-        box.text = ""
-        await pilot.click(box)  # the sidebar merely open, the focus in the box
-        await pilot.press(*"d r")
-        await pilot.pause()
-        assert box.text == "d r" and box.has_focus
-        assert not sidebar.has_class("-renaming") and not isinstance(app.screen, ConfirmDelete)
-
-        sidebar.list_view.focus()  # moved there on purpose: its own keys work
-        await pilot.press("r")
-        rename = sidebar.query_one("#session-rename")
-        await wait_until(pilot, lambda: rename.has_focus, what="the rename box")
-
-
-async def test_random_bursts_typed_at_the_sessions_list_reach_the_box_whole_and_in_order(
-    store_gateway: Gateway, demo_server: DemoModelServer
-) -> None:
-    rng = random.Random(20261202)
-    app = make_app(store_gateway, demo_server.base_url, resume=True)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(
-            pilot,
-            lambda: app.controllers.sessions.resume_rendered_at is not None,
-            what="the render",
-        )
-        await pilot.press("ctrl+b")
-        sidebar, box = app.widgets.sidebar, app.widgets.prompt
-        await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
-        for _ in range(8):
-            box.text = ""
-            sidebar.list_view.focus()
-            await wait_until(pilot, lambda: sidebar.list_view.has_focus, what="the list")
-            text = "".join(rng.choice("rdRDeo ?x") for _ in range(rng.randint(5, 40)))
-            text = "e" + text  # the sessions list binds r and d: the first key is text
-            for key in text:
-                app.post_message(events.Key("space" if key == " " else key, key))
-            typed = len(text)
-            await wait_until(pilot, lambda n=typed: len(box.text) >= n, what="the burst")
-            await pilot.pause()
-            assert box.text == text and box.has_focus
-            assert not sidebar.has_class("-renaming")
-            assert not isinstance(app.screen, ConfirmDelete)
