@@ -29,6 +29,18 @@ def command_line(status_fd: int) -> list[str]:
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), str(status_fd), "--"]
 
 
+def needed_paths() -> list[str]:
+    """What :func:`command_line` needs to see inside the sandbox, to be bound there read-only
+    at the same paths: this file, the interpreter's installation and its virtual environment.
+    The sandbox gives the command a fresh ``/tmp`` and hides the deny list: a checkout or a
+    virtual environment kept under ``/tmp`` would otherwise be gone ("bwrap: execvp ...")."""
+    found = {os.path.abspath(__file__)}
+    for prefix in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(sys.executable))):
+        found.add(os.path.realpath(prefix))
+    found.add(os.path.dirname(os.path.realpath(sys.executable)))
+    return sorted(found)
+
+
 def main(argv: list[str]) -> int:
     """Run the command; ``argv`` is ``[STATUS_FD, "--", COMMAND...]``.
 

@@ -24,6 +24,7 @@ its namespaces (:func:`bwrap_problem` tries it once), else ``off``, with one lin
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -70,7 +71,13 @@ class Sandbox:
         network = "network allowed" if self.network else "no network"
         return f"sandbox: {self.mode}, {network}"
 
-    def wrap(self, argv: list[str], workspace: Path, init: Sequence[str] = ()) -> list[str]:
+    def wrap(
+        self,
+        argv: list[str],
+        workspace: Path,
+        init: Sequence[str] = (),
+        init_paths: Sequence[str] = (),
+    ) -> list[str]:
         """``argv`` as run under this sandbox (unchanged when it is off).
 
         Args:
@@ -78,6 +85,8 @@ class Sandbox:
             workspace: the directory the command may write (``workspace-write``).
             init: the sandbox's PID 1 in place of bwrap's own, which runs ``argv`` (the shell
                 tool's: :func:`agent.sandbox_init.command_line`); none by default.
+            init_paths: what ``init`` needs to see, bound read-only at the same paths over the
+                fresh ``/tmp`` and the hidden ones (:func:`agent.sandbox_init.needed_paths`).
         """
         if not self.on:
             return list(argv)
@@ -92,6 +101,9 @@ class Sandbox:
                 out += ["--tmpfs", str(path)]
             else:
                 out += ["--ro-bind", "/dev/null", str(path)]
+        for needed in init_paths if init else ():
+            if os.path.exists(needed):
+                out += ["--ro-bind", needed, needed]
         out += ["--unshare-pid", "--die-with-parent", "--chdir", str(root)]
         if init:
             out.append("--as-pid-1")  # ``init`` reaps the namespace in place of bwrap's own

@@ -164,7 +164,8 @@ async def spawn(
     os.set_blocking(status_read, False)
     inner = os.dup(status_write) if sandbox.on else None
     if inner is not None:
-        argv = sandbox.wrap(argv, cwd, sandbox_init.command_line(inner))
+        init = sandbox_init.command_line(inner)
+        argv = sandbox.wrap(argv, cwd, init, sandbox_init.needed_paths())
     wrapped = sandbox_init.WRAPPERS if inner is not None else 0
     try:
         transport, protocol = await loop.subprocess_exec(

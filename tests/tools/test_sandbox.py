@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from agent import sandbox_init
 from agent.tools import ShellTool
 from agent.tools.sandbox import Sandbox, bwrap_problem, choose_mode
 from tests.tools.shellkit import Output, context, is_dead, run
@@ -147,3 +150,30 @@ def test_the_mode_is_chosen_from_the_setting_and_what_works_here() -> None:
     )
     with pytest.raises(ValueError, match="sandbox must be one of"):
         choose_mode("sometimes")
+
+
+@pytest.mark.parametrize("bound", [True, False])
+def test_the_sandbox_s_first_process_kept_under_tmp_is_bound_in_for_it(
+    tmp_path: Path, bound: bool
+) -> None:
+    # A checkout (or its virtual environment) under /tmp: the sandbox's fresh /tmp hides it,
+    # unless what the first process needs is bound back in, read-only, at the same path.
+    script = tmp_path / "sandbox_init.py"
+    shutil.copy(sandbox_init.__file__, script)
+    status_read, status_write = os.pipe()
+    init = [sys.executable, "-I", "-S", str(script), str(status_write), "--"]
+    own = os.path.abspath(sandbox_init.__file__)
+    paths = [p for p in sandbox_init.needed_paths() if p != own] + [str(script)]
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    argv = WRITE.wrap(["/bin/sh", "-c", "echo inside"], workspace, init, paths if bound else ())
+    try:
+        done = subprocess.run(argv, capture_output=True, pass_fds=(status_write,), timeout=60)
+    finally:
+        os.close(status_write)
+        said = os.read(status_read, 100)
+        os.close(status_read)
+    if bound:
+        assert (done.stdout, said) == (b"inside\n", b"exit 0\n")
+    else:
+        assert done.returncode != 0 and done.stdout == b""  # the first process was not there
