@@ -11,8 +11,8 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from tests.support import EventLog
-from tui_gateway.sessions import persistence, state
 from tui_gateway.gateway import Gateway, GatewayConfig
+from tui_gateway.sessions import persistence, state
 
 KEPT = 3
 TURNS = 10
