@@ -98,11 +98,14 @@ async def test_a_double_stop_key_stops_on_the_second_press_and_f1_says_so(
         stop_key=StopKey.parse("escape escape"),
     )
     async with app.run_test(size=(120, 40)) as pilot:
+        entered = time.monotonic()
         reply = await submit_and_get_reply(app, pilot, "Tell me about stopping streams")
         await wait_until(pilot, lambda: reply.text, what="streaming")
         # The keys carry the times they were made (the window is 0.5 s): a loaded machine
-        # that delivers them late cannot move one into or out of the window.
-        made = time.monotonic() - 1.0
+        # that delivers them late cannot move one into or out of the window. All three are
+        # made after the Enter (a key made before it never stops its prompt).
+        await wait_until(pilot, lambda: time.monotonic() > entered + 1.0, what="a second")
+        made = time.monotonic() - 0.9
         await press_made_at(pilot, "escape", made)  # one press: an ordinary Esc
         await press_made_at(pilot, "escape", made + 0.6)  # past the double press's window
         assert reply.outcome is None and app.running_turn is not None

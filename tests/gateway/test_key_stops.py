@@ -186,3 +186,22 @@ def test_enter_esc_pairs_read_in_one_burst_stop_one_prompt_each(
     for sent in (one, two):
         assert log.complete(sent.turn_id, timeout=10).exit_reason == "interrupted_by_user"
     assert log.complete(three.turn_id, timeout=20).status == "completed"
+
+
+def test_a_second_key_while_the_first_turn_stops_stops_the_prompt_entered_before_it(
+    gateway: tuple[Gateway, EventLog],
+) -> None:
+    # one⏎ Esc two⏎ Esc three⏎, all reaching the gateway before ``one`` closed (read while the
+    # desk started): the first key stops one, the second two, and three runs.
+    gw, log = gateway
+    session = gw.session_create()
+    one = gw.prompt_submit(session, "one", entered_at=T0)
+    two = gw.prompt_submit(session, "two", entered_at=T0 + 2)
+    three = gw.prompt_submit(session, "reply with exactly: three", entered_at=T0 + 4)
+    stopped = gw.session_interrupt(session, key_stop(T0 + 1), keyed_at=T0 + 1)
+    assert stopped == one.turn_id
+    assert gw.session_interrupt(session, key_stop(T0 + 3), keyed_at=T0 + 3) is None  # two's
+    assert log.complete(one.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    assert log.complete(two.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    done = log.complete(three.turn_id, timeout=30)
+    assert (done.status, done.text) == ("completed", "three")

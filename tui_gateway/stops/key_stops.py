@@ -7,6 +7,8 @@ clock on one host): the Enter that sends a prompt travels with ``prompt.submit``
 decides, under the session's lock, so the order in which the two calls arrive does not matter:
 
 - a turn runs that was entered at or before the key (or by no key at all): it is stopped;
+  when it is stopping already, the key goes to the first queued prompt entered before it
+  that no key stops yet (stopped as it starts), if there is one;
 - a turn runs that was entered after the key: nothing is stopped (the key was for work that
   has ended; a key is never spent on a later prompt);
 - nothing runs: the stop is armed (:class:`~tui_gateway.sessions.state.ArmedStop`), behind any armed
@@ -45,7 +47,23 @@ def key_target(session: Session, stop: StopRequest, keyed_at: float) -> Turn | N
         return None
     if running.entered_at is not None and running.entered_at > keyed_at:
         return None
+    if running.agent.stop_request is not None:  # stopping already: the next prompt's key?
+        waiting = _queued_before(session, keyed_at)
+        if waiting is not None:
+            waiting.pending_stop = stop  # stopped as it starts
+            return None
     return running
+
+
+def _queued_before(session: Session, keyed_at: float) -> Turn | None:
+    """The first queued prompt entered at or before the key that no key stops yet: a key made
+    after it, while the running turn was already stopping, is its (``one⏎ Esc two⏎ Esc`` read
+    while the desk started, or faster than ``one`` closes)."""
+    for turn in session.queue:
+        if turn.entered_at is not None and turn.entered_at <= keyed_at:
+            if turn.pending_stop is None:
+                return turn
+    return None
 
 
 def take_armed(session: Session, turn: Turn, runs_now: bool) -> StopRequest | None:
