@@ -60,9 +60,9 @@ def _queued_before(session: Session, keyed_at: float) -> Turn | None:
     after it, while the running turn was already stopping, is its (``one⏎ Esc two⏎ Esc`` read
     while the desk started, or faster than ``one`` closes)."""
     for turn in session.queue:
-        if turn.entered_at is not None and turn.entered_at <= keyed_at:
-            if turn.pending_stop is None:
-                return turn
+        entered = turn.entered_at
+        if entered is not None and entered <= keyed_at and turn.pending_stop is None:
+            return turn
     return None
 
 
