@@ -70,6 +70,7 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
 
 from agent.stamps import stamp
+from desk import typed_ahead
 from desk.approval_keys import CHORD_KEYS
 from desk.escape_split import EscapeSplitter
 
@@ -329,6 +330,10 @@ class FastEscapeDriver(LinuxDriver):
         splitter = EscapeSplitter(frozenset(CHORD_KEYS))
         read = os.read
         monotonic = time.monotonic
+
+        early = typed_ahead.take()  # typed before the first frame took the terminal
+        if early:
+            feed_keys(decode(early), parser, splitter, self.process_message)
 
         def process_selector_events(
             selector_events: list[tuple[selectors.SelectorKey, int]],

@@ -12,7 +12,10 @@ prompt once the session is up (:meth:`desk.screens.desk_screen.DeskScreen.desk_r
 and Ctrl+C are kept the same way: flow control is off (``IXON``: the terminal would swallow
 Ctrl+Q as "resume output") and so are signal keys (``ISIG``: Ctrl+C would end the start with
 130 and reach the shell too), so a Ctrl+Q typed meanwhile quits once the desk is up, and a
-Ctrl+C is a first Ctrl+C there (a second one quits), as it is at any other time.
+Ctrl+C is a first Ctrl+C there (a second one quits), as it is at any other time. What was
+typed even before this frame, under the terminal's own rules, is read at the switch with its
+Enters turned back into Enters (:mod:`desk.typed_ahead`); a Ctrl+Q typed then was taken by
+flow control and is lost.
 
 Textual saves the terminal's modes when it starts and restores those at exit: the modes set
 here. :meth:`EarlyFrame.close` puts back the ones the terminal had before ``desk`` started,
@@ -23,13 +26,17 @@ turns the frame off (the app then paints first).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import struct
 import sys
 import termios
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
+
+from desk import typed_ahead
 
 PLACEHOLDER = "Ask anything · Enter sends · Ctrl+J new line"
 """The prompt box's placeholder (the app's own, :data:`desk.screens.desk_widgets.PLACEHOLDER`)."""
@@ -161,6 +168,8 @@ class EarlyFrame:
             quiet[6][termios.VMIN] = 1
             quiet[6][termios.VTIME] = 0
             termios.tcsetattr(fd, termios.TCSANOW, quiet)
+            if saved[0] & termios.ICRNL:
+                typed_ahead.keep(typed_ahead.uncooked(_pending(fd)))
         except (OSError, ValueError, termios.error):
             return None
         frame = cls(fd, stdout, saved)
@@ -188,3 +197,9 @@ class EarlyFrame:
                 self._out.flush()
         with contextlib.suppress(termios.error, OSError, ValueError):
             termios.tcsetattr(self._fd, termios.TCSANOW, self._saved)
+
+
+def _pending(fd: int) -> bytes:
+    """What waits in the terminal's input queue now (b"" when nothing does)."""
+    waiting = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
+    return os.read(fd, waiting) if waiting > 0 else b""

@@ -117,3 +117,18 @@ def test_esc_and_the_next_prompt_in_one_read_stop_the_first_and_send_the_second(
         if r.id > before and r.messages[-1]["content"] == "Tell me about stopping streams"
     ]
     assert all(r.outcome != "completed" for r in firsts)  # stopped, or never sent
+
+
+def test_a_prompt_typed_ahead_of_desk_is_sent_once_it_is_up(
+    pty_server: DemoModelServer,  # noqa: F811
+) -> None:
+    # Typed before desk took the terminal: the terminal turned that Enter into a line feed
+    # (Ctrl+J, a new line in the box); it is an Enter all the same.
+    before = len(pty_server.records.list())
+    with desk_in_pty(pty_server, typed_ahead=b"reply with exactly: typed ahead\r") as (proc, _):
+        record = pty_server.records.wait_for_record(
+            lambda r: r.id > before and "typed ahead" in str(r.messages), 20.0
+        )
+        assert record is not None
+        users = [m["content"] for m in record.messages if m["role"] == "user"]
+        assert users == ["reply with exactly: typed ahead"]

@@ -138,9 +138,11 @@ def desk_in_pty(
     *,
     cwd: Path | None = None,
     extra_args: Sequence[str] = (),
+    typed_ahead: bytes = b"",
 ) -> Iterator[tuple[subprocess.Popen[bytes], PtyScreen]]:
     """Run desk in a 120x40 pty against ``server`` until it shows it is ready (in ``cwd``,
-    with ``extra_args`` after the server flags).
+    with ``extra_args`` after the server flags; ``typed_ahead`` written at once, while the
+    terminal still cooks its input, as a person types ahead of a starting program).
 
     Yields:
         the process and its screen (type with ``screen.write``). On exit a process still
@@ -164,6 +166,8 @@ def desk_in_pty(
         close_fds=True,
     )
     os.close(slave)
+    if typed_ahead:
+        os.write(master, typed_ahead)
     screen = PtyScreen(master)
     try:
         screen.wait_for(b"idle", timeout_s=20.0)
