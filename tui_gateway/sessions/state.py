@@ -112,6 +112,13 @@ class Turn:
         for callback in callbacks:
             callback()
 
+    @property
+    def worker_s(self) -> float:
+        """Seconds from the worker's start to its exit (0.0 until both happened)."""
+        if self.started_at is None or self.worker_exited_at is None:
+            return 0.0
+        return self.worker_exited_at - self.started_at
+
     def exited_ms(self, stop: StopRequest) -> float | None:
         """Milliseconds from ``stop`` to the turn's worker having exited (None until it has)."""
         if self.worker_exited_at is None:

@@ -42,9 +42,6 @@ def completed_event(child: Turn, delivery: ChildDelivery) -> ChildCompleted:
     link = child.child
     assert result is not None and link is not None
     usage = result.usage
-    elapsed = 0.0
-    if child.started_at is not None and child.worker_exited_at is not None:
-        elapsed = child.worker_exited_at - child.started_at
     return ChildCompleted(
         turn_id=child.turn_id,
         parent_turn_id=link.parent_turn_id,
@@ -56,7 +53,7 @@ def completed_event(child: Turn, delivery: ChildDelivery) -> ChildCompleted:
         error=result.error,
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
-        elapsed_s=elapsed,
+        elapsed_s=child.worker_s,
         undelivered=tuple(s.steer_id for s in result.undelivered),
     )
 

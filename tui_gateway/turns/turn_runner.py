@@ -407,9 +407,6 @@ def complete_event(turn: Turn, session_usage: TokenUsage | None = None) -> Messa
     if result is None:
         raise ValueError(f"turn {turn.turn_id} has no outcome yet")
     usage = result.usage
-    elapsed = 0.0
-    if turn.started_at is not None and turn.worker_exited_at is not None:
-        elapsed = turn.worker_exited_at - turn.started_at
     return MessageComplete(
         turn_id=turn.turn_id,
         status=result.status,
@@ -419,7 +416,7 @@ def complete_event(turn: Turn, session_usage: TokenUsage | None = None) -> Messa
         error=result.error,
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
-        elapsed_s=elapsed,
+        elapsed_s=turn.worker_s,
         undelivered=tuple(s.steer_id for s in result.undelivered),
         usage=result.usage_total,
         session_usage=session_usage,
