@@ -24,18 +24,19 @@ class Clock:
 
     def __init__(self, now: float = START) -> None:
         self.now = now
-        self._lock = threading.Lock()
+        self._read = threading.Condition()
         self._reads: dict[int, int] = {}  # schedulers' loop threads' reads since the last set
 
     def __call__(self) -> float:
-        with self._lock:
+        with self._read:
             if threading.current_thread().name == "desk-schedules":
                 ident = threading.get_ident()
                 self._reads[ident] = self._reads.get(ident, 0) + 1
+                self._read.notify_all()
             return self.now
 
     def set(self, now: float) -> None:
-        with self._lock:
+        with self._read:
             self.now = now
             self._reads.clear()
 
@@ -43,11 +44,10 @@ class Clock:
         """Whether ``loops`` schedulers' loops each went once through the time set last (two
         reads: the pass that claims what is due, then the wait it computes), in time."""
 
-        def seen() -> bool:
-            with self._lock:
-                return sum(n >= 2 for n in self._reads.values()) >= loops
-
-        return poll_until(seen, timeout)
+        with self._read:
+            return self._read.wait_for(
+                lambda: sum(n >= 2 for n in self._reads.values()) >= loops, timeout
+            )
 
 
 def every(
