@@ -93,15 +93,23 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def _stat(pid: int) -> tuple[bool, bytes] | None:
-    """``(alive, start time)`` of ``pid`` (alive: not a zombie); None when it is gone."""
+def stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp...: the
+    name may hold spaces and parentheses); None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             raw = handle.read()
     except OSError:
         return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    return (fields[0] not in (b"Z", b"X"), fields[19]) if len(fields) > 19 else None
+    return raw[raw.rfind(b")") + 2 :].split()
+
+
+def _stat(pid: int) -> tuple[bool, bytes] | None:
+    """``(alive, start time)`` of ``pid`` (alive: not a zombie); None when it is gone."""
+    fields = stat_fields(pid)
+    if fields is None or len(fields) <= 19:
+        return None
+    return fields[0] not in (b"Z", b"X"), fields[19]
 
 
 def _descendants_by_scan(root: int) -> dict[int, bytes]:

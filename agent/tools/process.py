@@ -39,6 +39,8 @@ import time
 from dataclasses import dataclass
 from typing import TypeVar
 
+from agent.guard_tree import stat_fields
+
 _PROC = "/proc"
 _PR_SET_CHILD_SUBREAPER = 36
 _FIRST_POLL_S = 0.001
@@ -112,14 +114,8 @@ class ProcessLedger:
 
 def _read_stat(pid: str) -> tuple[str, int] | None:
     """``(state, pgid)`` of ``/proc/<pid>/stat``; None when the process is gone."""
-    try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return None
-    # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    if len(fields) < 3:
+    fields = stat_fields(pid)
+    if fields is None or len(fields) < 3:
         return None
     return fields[0].decode("ascii", "replace"), int(fields[2])
 

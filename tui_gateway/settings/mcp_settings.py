@@ -94,8 +94,9 @@ class McpServerSettings:
         headers: HTTP headers sent with every request to ``url``.
         startup_timeout_s: seconds the server may take to start and list its tools.
         tool_timeout_s: seconds one tool call may take.
-        max_result_mb: the longest message read from a stdio server, in megabytes; a longer
-            answer is dropped and its call ends with an error saying so.
+        max_result_mb: the longest message read from a server (a stdio line, an HTTP JSON body
+            or event), in megabytes; a longer answer is cut and its call ends with an error
+            saying so.
         enabled: False keeps the server configured but not started.
         approval: whether calls of its tools ask first.
         allow_read_only: with ``approval = "ask"``, tools the server flags ``readOnlyHint`` run
