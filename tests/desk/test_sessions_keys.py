@@ -8,11 +8,15 @@ from pathlib import Path
 
 import pytest
 from textual import events
+from textual.pilot import Pilot
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
+from desk.app import DeskApp
 from desk.screens.confirm_delete import ConfirmDelete
+from desk.widgets import PromptInput
+from desk.widgets.sessions_sidebar import SessionsSidebar
 from tests.desk.kit import submit_and_get_reply, wait_until
 from tests.desk.test_sessions import db, make_app, store_gateway  # noqa: F401 (fixtures)
 from tui_gateway.gateway import Gateway, GatewayConfig
@@ -36,20 +40,26 @@ async def test_a_start_up_notice_about_something_else_keeps_the_resume_line(
         gateway.shutdown(timeout_s=5.0)
 
 
+async def sidebar_open(app: DeskApp, pilot: Pilot[int]) -> tuple[SessionsSidebar, PromptInput]:
+    """The resumed session rendered, then the sessions sidebar opened on its two sessions."""
+    await wait_until(
+        pilot,
+        lambda: app.controllers.sessions.resume_rendered_at is not None,
+        what="the render",
+    )
+    await pilot.press("ctrl+b")
+    sidebar = app.widgets.sidebar
+    await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
+    return sidebar, app.widgets.prompt
+
+
 async def test_typing_with_the_sidebar_open_goes_to_the_prompt_box_r_and_d_included(
     store_gateway: Gateway,  # noqa: F811 (the fixture)
     demo_server: DemoModelServer,
 ) -> None:
     app = make_app(store_gateway, demo_server.base_url, resume=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(
-            pilot,
-            lambda: app.controllers.sessions.resume_rendered_at is not None,
-            what="the render",
-        )
-        await pilot.press("ctrl+b")
-        sidebar, box = app.widgets.sidebar, app.widgets.prompt
-        await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
+        sidebar, box = await sidebar_open(app, pilot)
         for key in "order bread":  # a burst, as a terminal delivers it (Pilot waits)
             name = "space" if key == " " else key
             app.post_message(events.Key(name, key))
@@ -80,14 +90,7 @@ async def test_random_bursts_typed_at_the_sessions_list_reach_the_box_whole_and_
     rng = random.Random(20261202)
     app = make_app(store_gateway, demo_server.base_url, resume=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(
-            pilot,
-            lambda: app.controllers.sessions.resume_rendered_at is not None,
-            what="the render",
-        )
-        await pilot.press("ctrl+b")
-        sidebar, box = app.widgets.sidebar, app.widgets.prompt
-        await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
+        sidebar, box = await sidebar_open(app, pilot)
         for _ in range(8):
             box.text = ""
             sidebar.list_view.focus()
