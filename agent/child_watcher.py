@@ -126,12 +126,22 @@ def _wait(pid: int) -> int:
 
 
 def _reap_orphans(watcher: LoopPidfdWatcher) -> None:
-    """A loop was collected with children still running: reap them on one daemon thread."""
-    pids = watcher.orphans()
-    if pids:
-        threading.Thread(
-            target=lambda: [_wait(pid) for pid in pids], name="desk-reap-orphans", daemon=True
-        ).start()
+    """A loop was collected: reap the children it left, on one daemon thread.
+
+    This runs inside the garbage collector, which may run on any thread at any allocation,
+    including one that holds the watcher's lock (in :meth:`LoopPidfdWatcher.add_child_handler`):
+    waiting for the lock here would deadlock that thread, and every later child of the process
+    would wait behind it. So the lock is only tried; when it is held, the thread takes it.
+    """
+    if watcher._lock.acquire(blocking=False):
+        watcher._lock.release()
+        pids = watcher.orphans()
+        if not pids:
+            return
+        target = lambda: [_wait(pid) for pid in pids]  # noqa: E731
+    else:
+        target = lambda: [_wait(pid) for pid in watcher.orphans()]  # noqa: E731
+    threading.Thread(target=target, name="desk-reap-orphans", daemon=True).start()
 
 
 def install() -> None:

@@ -96,3 +96,19 @@ def test_a_child_left_by_a_closed_loop_is_reaped_when_it_exits() -> None:
         os.write(write_end, b"\n")  # now the child exits
     os.close(write_end)
     assert poll_until(lambda: _gone(pid), timeout=20)
+
+
+def test_a_loop_collected_while_its_thread_holds_the_watcher_s_lock_does_not_deadlock() -> None:
+    # The collector runs finalizers at any allocation, also inside the watcher's own critical
+    # section: the orphans' reaping must not wait there for the lock its thread holds.
+    watcher = child_watcher.LoopPidfdWatcher()
+    done = threading.Event()
+
+    def collect_inside_the_lock() -> None:
+        with watcher._lock:
+            child_watcher._reap_orphans(watcher)  # as a finalizer would, mid-section
+        done.set()
+
+    thread = threading.Thread(target=collect_inside_the_lock, daemon=True)
+    thread.start()
+    assert done.wait(10), "the finalizer waited for a lock its own thread held"
