@@ -28,9 +28,13 @@ Esc came before desk sent the request, and desk never sent it: nothing to close)
 after the Esc, timed when those bytes came from the terminal); ``cpu_after_stop_pct``:
 desk's CPU (its threads and a child gateway's) from 200 to 700 ms after the close;
 ``receipt_closed_ms``: desk's own stop receipt (from the moment its input thread read the key
-to the connection closed). Targets: with ``--replay`` p99 <= 25 ms quiet and <= 50 ms with
-``--hog 2``, none missed; against a real llama-server on the same cores p99 <= 50 ms, max <=
-100 ms; "idle" and the footer <= 50 ms after the end; CPU < 2 % from 200 ms after a stop.
+to the connection closed). Where a press's time went, from desk's stamps (``DESK_STAMPS``,
+:mod:`agent.stamps`, on the same clock): ``key_read_ms`` (the byte written -> desk's input thread
+had read it and held the interpreter), ``read_to_shut_ms`` (-> the socket shut down) and
+``shut_to_seen_ms`` (-> the server, or the relay in front of it, saw the close). Targets: with
+``--replay`` p99 <= 25 ms quiet and <= 50 ms with ``--hog 2``, none missed; against a real
+llama-server on the same cores p99 <= 50 ms, max <= 100 ms; "idle" and the footer <= 50 ms
+after the end; CPU < 2 % from 200 ms after a stop.
 
 A desk is restarted every ``--per-desk`` presses (10; 4 against a real server, whose window is
 8,192 tokens; the replay is given a window of 1,000,000) so the session's history stays small.
@@ -52,6 +56,7 @@ import random
 import re
 import shlex
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -99,10 +104,43 @@ def wait_until(moment: float) -> None:
         time.sleep(min(left, 0.01) if left > 0.002 else 0)
 
 
+def stamps_since(path: Path, offset: int) -> tuple[list[tuple[float, str, str]], int]:
+    """desk's stamps appended to ``path`` after byte ``offset`` as (time, what, key), and the
+    new offset (an unreadable file: none)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except OSError:
+        return [], offset
+    found = []
+    for line in data.decode(errors="replace").splitlines():
+        parts = line.split(" ")
+        if len(parts) >= 5:
+            found.append((float(parts[0]), parts[2], parts[3]))
+    return found, offset + len(data)
+
+
+def stages(found: list[tuple[float, str, str]], esc: float, seen: float | None) -> dict[str, float]:
+    """``key_read_ms``, ``read_to_shut_ms`` and ``shut_to_seen_ms`` of one press from its
+    stamps (each present only when both of its ends are)."""
+    out: dict[str, float] = {}
+    read = next((float(key) for _t, what, key in found if what == "key.stop_read"), None)
+    shut = next((t for t, what, _key in found if what == "socket.shut"), None)
+    if read is not None:
+        out["key_read_ms"] = round((read - esc) * 1000, 2)
+        if shut is not None:
+            out["read_to_shut_ms"] = round((shut - read) * 1000, 2)
+    if shut is not None and seen is not None:
+        out["shut_to_seen_ms"] = round((seen - shut) * 1000, 2)
+    return out
+
+
 def one_press(
-    server: StreamServer, desk: PtyDesk, delay_s: float, early: bool
+    server: StreamServer, desk: PtyDesk, delay_s: float, early: bool, stamps: Path
 ) -> dict[str, Any] | None:
-    """Prompt, Enter, wait ``delay_s``, Esc; the figures of that press (None: desk stuck)."""
+    """Prompt, Enter, wait ``delay_s``, Esc; the figures of that press (None: desk stuck);
+    ``stamps`` is the file desk's ``DESK_STAMPS`` names."""
     before = server.mark()
     mark = desk.mark
     entered = desk.write(PROMPT + b"\r")
@@ -111,6 +149,7 @@ def one_press(
     started = None if early else server.started(before, 10.0)
     wait_until((started or entered) + delay_s)
     stop_mark = desk.mark  # "idle" and the idle keys are looked for after the key only
+    _, stamps_at = stamps_since(stamps, 0)
     esc = desk.write(b"\x1b")
 
     result: dict[str, Any] = {"early": early, "after_enter_ms": round((esc - entered) * 1000, 1)}
@@ -123,6 +162,7 @@ def one_press(
         assert outcome.at is not None
         result["close_ms"] = round((outcome.at - esc) * 1000, 2)
         result["missed"] = outcome.kind == "done"
+    result.update(stages(stamps_since(stamps, stamps_at)[0], esc, outcome.at))
     if outcome.kind == "closed" and outcome.at is not None:  # desk's CPU once it stopped
         wait_until(outcome.at + CPU_FROM_S)
         before_ns = cpu_ns(desk.proc.pid)
@@ -155,9 +195,11 @@ def desk_args(server: StreamServer, model: str, gateway: str) -> list[str]:
     return settings
 
 
-def start_desk(server: StreamServer, opts: Options) -> PtyDesk:
-    """A desk against ``server``, on screen and past its first check of the server."""
-    desk = PtyDesk(desk_args(server, opts.model, opts.gateway))
+def start_desk(server: StreamServer, opts: Options, stamps: Path | None = None) -> PtyDesk:
+    """A desk against ``server``, on screen and past its first check of the server (stamping
+    to ``stamps`` when given)."""
+    env = {"DESK_STAMPS": str(stamps)} if stamps is not None else None
+    desk = PtyDesk(desk_args(server, opts.model, opts.gateway), env=env)
     if desk.wait_for(b"idle", 30.0) is None or desk.wait_for(b"window", 30.0) is None:
         desk.quit()
         raise RuntimeError(f"desk did not start: {desk.tail()!r}")
@@ -172,12 +214,13 @@ def run_condition(server: StreamServer, rate: float, shape: str, opts: Options) 
     results: list[dict[str, Any]] = []
     stuck = 0
     while len(results) + stuck < opts.presses:
-        desk = start_desk(server, opts)
+        stamps = Path(tempfile.mkdtemp(prefix="desk-stamps-")) / "stamps.txt"
+        desk = start_desk(server, opts, stamps)
         try:
             for _ in range(min(opts.per_desk, opts.presses - len(results) - stuck)):
                 early = rng.random() < opts.early_share
                 delay = rng.uniform(0.0, 0.05) if early else rng.uniform(0.15, 1.2)
-                result = one_press(server, desk, delay, early)
+                result = one_press(server, desk, delay, early, stamps)
                 if result is None:
                     stuck += 1
                     break
@@ -205,6 +248,10 @@ def run_condition(server: StreamServer, rate: float, shape: str, opts: Options) 
         "footer_painted_after_close_ms": percentiles(
             [r["footer_painted_ms"] for r in results if "footer_painted_ms" in r]
         ),
+        **{
+            name: percentiles([r[name] for r in results if name in r])
+            for name in ("key_read_ms", "read_to_shut_ms", "shut_to_seen_ms")
+        },
         "cpu_after_stop_pct": percentiles(
             [r["cpu_after_stop_pct"] for r in results if "cpu_after_stop_pct" in r]
         ),

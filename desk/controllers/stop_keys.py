@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agent.stamps import stamp
 from agent.stops import Surface
 from contract.errors import GatewayError
 from desk.controllers.console import ConsoleController
@@ -117,6 +118,7 @@ class StopKeysController:
             True when the key was taken (a stop, or quitting began: it does nothing); False
             to let it go on.
         """
+        stamp("key.stop_read", f"{read_at:.6f}")  # for benchmarks: when the bytes were read
         if self._quit.started:  # the quit stops everything as the system: the key does nothing
             return True
         if not self._input_presses.press(key, read_at):  # a double stop key's first press
