@@ -11,9 +11,12 @@ as keys, ahead of the paste itself (the text came out of order, part of it lost)
 input thread can know (what came in one read):
 
 - an ESC followed in the same read by a character that starts no escape sequence (``[``,
-  ``O``, ``]``, ``P``, ``_``, ``^``, ``\\``, ``X``) and is not a bound Alt key's (desk binds
-  Alt+y, Alt+a, Alt+n) is the Esc key, delivered at once, and what follows is typed after it;
-  this also makes the first ESC of ESC ESC the Esc key (a double stop key in one read);
+  ``O``, ``]``, ``P``, ``_``, ``^``, ``\\``, ``X``) is the Esc key, delivered at once, and what
+  follows is typed after it; this also makes the first ESC of ESC ESC the Esc key (a double
+  stop key in one read). A bound Alt key's letter after it (desk binds Alt+y, Alt+a, Alt+n, which
+  answer an approval) stays Alt+letter only when the two end the read, as a terminal sends the
+  chord: Esc typed then ``yes, but first...`` in one burst (a late read on a busy machine,
+  ssh, a paste) is a stop and words, never "allowed once";
 - inside a bracketed paste (``ESC[200~`` ... ``ESC[201~``), every ESC is pasted text, shown
   as ``␛`` (U+241B) as desk shows every escape from outside; the end marker may be split across
   reads, so its start is held until the next read.
@@ -123,8 +126,8 @@ class EscapeSplitter:
             if char != ESC or i >= n:
                 continue
             after = text[i]
-            if after in SEQUENCE_STARTS or after in self._alt:
-                continue  # a sequence, or a bound Alt key: the parser's to read
+            if after in SEQUENCE_STARTS or (after in self._alt and i + 1 == n):
+                continue  # a sequence, or a bound Alt key's chord: the parser's to read
             pieces.append(Piece("".join(out), escape_key=True))
             out = []
         if not self.in_paste:

@@ -29,6 +29,13 @@ def test_sequences_and_bound_alt_keys_stay_whole() -> None:
         assert splitter.split(text) == [Piece(text)]
 
 
+def test_esc_then_words_starting_with_an_alt_letter_is_the_esc_key_then_the_words() -> None:
+    # "yes but first" after Esc, read at once on a busy machine: a stop, never Alt+y (allow)
+    for words in ("yes but first", "apple", "nope", "and then"):
+        pieces = EscapeSplitter(ALT).split(ESC + words)
+        assert pieces == [Piece(ESC, escape_key=True), Piece(words)]
+
+
 def test_a_paste_keeps_its_escs_as_text_in_order() -> None:
     pasted = "first " + ESC + "[31m red " + ESC + "]0;pwned\x07B"
     pieces = EscapeSplitter(ALT).split(PASTE_START + pasted + PASTE_END + "x")

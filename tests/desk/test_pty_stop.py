@@ -286,3 +286,18 @@ def test_ctrl_q_while_streaming_gives_the_terminal_back_and_draws_nothing_after(
         after = screen.since(left).replace(b"\x1b[?25h", b"").replace(b"\x1b[?1004l", b"")
     assert b"\x1b" not in after, f"drawn after the terminal was given back: {after!r}"
     assert after.strip().startswith(b"to resume this session: desk --resume ")
+
+
+def test_esc_and_words_after_it_in_one_write_stop_the_reply_and_type_the_words(
+    pty_server: DemoModelServer,
+) -> None:
+    # a busy machine reads Esc and the next words at once: "and then" must not be Alt+a
+    with desk_in_pty(pty_server) as (proc, screen):
+        record = start_streaming(pty_server, screen)
+        screen.write(b"\x1band then")
+        closed_at(pty_server, record)
+        screen.wait_for(b"stopped by you", timeout_s=10.0)
+        screen.wait_for(b"and then", timeout_s=10.0)
+        screen.write(b"\x11")  # Ctrl+Q
+        assert proc.wait(timeout=10.0) == 0
+    cut_short(pty_server)
