@@ -32,13 +32,12 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from desk.early_frame import EarlyFrame, default_theme_chosen
-
 if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any of them
     from contract.ports import DeskGateway
     from contract.results import ShutdownReport
     from desk.app import DeskApp
     from desk.config import ConnectionInfo, DeskOptions
+    from desk.early_frame import EarlyFrame
     from desk.late_gateway import Built, LateGateway
     from desk.startup import Startup
     from tui_gateway.settings.resolution import Settings
@@ -124,8 +123,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 return stopped_before_start(wants_json(args[1:]))
             return 130
-    frame = EarlyFrame.show(args, os.environ, coloured=default_theme_chosen(os.environ))
+    frame: EarlyFrame | None = None
     try:
+        # Inside the try: a Ctrl+C typed while the terminal still cooks keys (the first tenth
+        # of a second) is SIGINT, and ends the launch with 130, not with a traceback.
+        from desk.early_frame import EarlyFrame, default_theme_chosen
+
+        frame = EarlyFrame.show(args, os.environ, coloured=default_theme_chosen(os.environ))
         _tune_switch_interval(os.environ)
         from desk.config import ConfigError, parse_options
         from tui_gateway.settings.config_file import read_config_file
