@@ -131,8 +131,13 @@ class ToolOutput(Payload):
     text: str
 
     def merged(self, later: Payload) -> Payload | None:
-        """Adjacent output of one call joins into one."""
-        if not isinstance(later, ToolOutput) or later.call_id != self.call_id:
+        """Adjacent output of one call (of one turn: call ids repeat across turns) joins into
+        one."""
+        if (
+            not isinstance(later, ToolOutput)
+            or later.call_id != self.call_id
+            or later.turn_id != self.turn_id
+        ):
             return None
         return replace(self, text=self.text + later.text)
 
