@@ -280,10 +280,18 @@ class MessageComplete(Payload):
 
     def length_notice(self) -> str:
         """The line that says the reply was cut at its token limit, or "" when it was not."""
-        if not self.cut_at_length:
-            return ""
-        size = f" ({self.completion_tokens} tokens)" if self.completion_tokens is not None else ""
-        return f"⚠ cut at the reply's token limit{size}"
+        return length_notice(self.completion_tokens) if self.cut_at_length else ""
+
+
+def length_notice(completion_tokens: int | None) -> str:
+    """The line under a reply the server cut at its token limit (live, and once resumed):
+    ``⚠ cut at the reply's token limit (12 tokens)``; the count is left out when unknown."""
+    size = f" ({completion_tokens} tokens)" if completion_tokens is not None else ""
+    return f"{LENGTH_MARK}{size}"
+
+
+LENGTH_MARK = "⚠ cut at the reply's token limit"
+"""How the line under a reply cut at its token limit begins."""
 
 
 @dataclass(frozen=True, slots=True)
