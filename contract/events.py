@@ -131,8 +131,13 @@ class ToolOutput(Payload):
     text: str
 
     def merged(self, later: Payload) -> Payload | None:
-        """Adjacent output of one call joins into one."""
-        if not isinstance(later, ToolOutput) or later.call_id != self.call_id:
+        """Adjacent output of one call (of one turn: call ids repeat across turns) joins into
+        one."""
+        if (
+            not isinstance(later, ToolOutput)
+            or later.call_id != self.call_id
+            or later.turn_id != self.turn_id
+        ):
             return None
         return replace(self, text=self.text + later.text)
 
@@ -275,10 +280,18 @@ class MessageComplete(Payload):
 
     def length_notice(self) -> str:
         """The line that says the reply was cut at its token limit, or "" when it was not."""
-        if not self.cut_at_length:
-            return ""
-        size = f" ({self.completion_tokens} tokens)" if self.completion_tokens is not None else ""
-        return f"⚠ cut at the reply's token limit{size}"
+        return length_notice(self.completion_tokens) if self.cut_at_length else ""
+
+
+def length_notice(completion_tokens: int | None) -> str:
+    """The line under a reply the server cut at its token limit (live, and once resumed):
+    ``⚠ cut at the reply's token limit (12 tokens)``; the count is left out when unknown."""
+    size = f" ({completion_tokens} tokens)" if completion_tokens is not None else ""
+    return f"{LENGTH_MARK}{size}"
+
+
+LENGTH_MARK = "⚠ cut at the reply's token limit"
+"""How the line under a reply cut at its token limit begins."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,7 +197,9 @@ class TranscriptEntry:
         tool_call_id: for a ``tool`` message, the call it answers ("" otherwise).
         note: on the last message of a turn that did not complete: who stopped it ("stopped
             by you", "stopped by the system: ..."), why it failed ("failed: ..."), or, for a
-            queued prompt that never ran, why ("not sent: ...").
+            queued prompt that never ran, why ("not sent: ..."); on the last message of a
+            completed turn whose reply the server cut at its token limit, the line that says
+            so (``contract.events.length_notice``: "⚠ cut at the reply's token limit ...").
         stop: beside ``note`` on a stopped turn: the stop's figures as they were measured, so
             a frontend can show the same receipt it showed live.
         summary: True for the summary a compression wrote in place of the messages it
@@ -207,6 +209,10 @@ class TranscriptEntry:
             to, in the order they started, with their outcomes.
         unsent: a prompt that waited in the queue and never ran (the desk quit, a crash, a
             system stop): a frontend may offer to send it again.
+        dismissed: an ``unsent`` prompt the person dismissed (``prompt.remove``): offer it
+            no more.
+        turn_id: the turn the message belongs to ("" when it has none); ``prompt.remove``
+            takes it to dismiss an ``unsent`` prompt.
     """
 
     role: str
@@ -221,6 +227,8 @@ class TranscriptEntry:
     steer: bool = False
     children: tuple[ChildOutcome, ...] = ()
     unsent: bool = False
+    dismissed: bool = False
+    turn_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

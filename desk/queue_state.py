@@ -25,11 +25,14 @@ class QueueEntry:
         key: the queued turn's id, or ``held-N`` for a prompt offered again.
         text: the prompt (``/compress ...`` for a compression).
         kind: see :data:`QueueKind`.
+        turn_ids: for a prompt offered again, the turn ids of the prompts saved as not sent
+            that it stands for (one line per text).
     """
 
     key: str
     text: str
     kind: QueueKind = "prompt"
+    turn_ids: tuple[str, ...] = ()
 
     @property
     def editable(self) -> bool:
@@ -91,10 +94,11 @@ class SessionQueue:
         else:
             self._queued.insert(max(0, min(position - 1, len(self._queued))), entry)
 
-    def hold(self, text: str) -> QueueEntry:
-        """Offer a prompt that was not sent when the desk last closed."""
+    def hold(self, text: str, turn_ids: tuple[str, ...] = ()) -> QueueEntry:
+        """Offer a prompt that was not sent when the desk last closed (``turn_ids``: the
+        saved prompts not sent it stands for)."""
         self._held_count += 1
-        entry = QueueEntry(f"held-{self._held_count}", text, "held")
+        entry = QueueEntry(f"held-{self._held_count}", text, "held", turn_ids)
         self._held.append(entry)
         return entry
 

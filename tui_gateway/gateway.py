@@ -347,9 +347,12 @@ class Gateway:
         return self._runner.submit(session_id, "", kind=TurnKind.COMPRESS, focus=focus)
 
     def prompt_remove(self, session_id: str, turn_id: str) -> bool:
-        """``prompt.remove``: forget a queued prompt before it runs (never saved); False if it
-        is not queued any more."""
-        return self._booking.remove_prompt(session_id, turn_id)
+        """``prompt.remove``: forget a queued prompt before it runs (never saved), or a prompt
+        saved as not sent (it is offered again no more); False if it is neither (it runs, or
+        it ended)."""
+        if self._booking.remove_prompt(session_id, turn_id):
+            return True
+        return self._persistence.unsent_dismissed(self._table.get(session_id), turn_id)
 
     def session_queue(self, session_id: str) -> list[QueuedPromptInfo]:
         """``session.queue``: the session's queued prompts, in order (GatewayError: unknown)."""

@@ -164,6 +164,11 @@ class Turns(Protocol):
         """Close a turn, once; False when closed already."""
         ...
 
+    def dismiss_unsent(self, turn_id: str) -> bool:
+        """Mark a prompt that was never sent as dismissed by the person (offered no more);
+        False when nothing changed."""
+        ...
+
     def get_turn(self, turn_id: str) -> TurnRow | None:
         """The turn or None."""
         ...

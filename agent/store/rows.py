@@ -144,6 +144,10 @@ class TurnRow:
         calls: while the turn is open, its tool calls as last saved (JSON, see
             :mod:`agent.store.calls`); None once it is closed, except for a child agent's
             turn closed by crash recovery (they are not the session's messages).
+        finish_reason: how the server ended the closed turn's last reply (``stop``, ``length``
+            when it cut it at its token limit...), or None (not known, or not saved then).
+        dismissed: for a prompt that was never sent, 1 once the person dismissed it (it is
+            offered again no more); None otherwise.
     """
 
     id: str
@@ -173,6 +177,8 @@ class TurnRow:
     usage_estimated: int | None = None
     model: str | None = None
     calls: str | None = None
+    finish_reason: str | None = None
+    dismissed: int | None = None
 
     @property
     def usage(self) -> TokenUsage | None:
@@ -238,6 +244,8 @@ class TurnOutcome:
         error: one line for a failed turn.
         reply: a child agent's final reply text, kept on its row (None for other turns).
         usage: every request of the turn summed (None: not counted).
+        finish_reason: how the server ended the turn's last reply (``length``: cut at its
+            token limit), or None.
     """
 
     status: str
@@ -254,6 +262,7 @@ class TurnOutcome:
     error: str | None = None
     reply: str | None = None
     usage: TokenUsage | None = None
+    finish_reason: str | None = None
 
     def __post_init__(self) -> None:
         if self.status == RUNNING or not self.status:
@@ -293,6 +302,7 @@ class TurnOutcome:
             children_ended=result.children_ended,
             error=result.error,
             usage=result.usage_total,
+            finish_reason=result.finish_reason,
         )
 
     @classmethod

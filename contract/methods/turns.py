@@ -81,7 +81,8 @@ class PromptRemoveParams:
 
     Attributes:
         session_id: the session.
-        turn_id: the queued prompt's turn id (from ``prompt.submit``).
+        turn_id: the queued prompt's turn id (from ``prompt.submit``), or the turn id of a
+            prompt saved as not sent (``TranscriptEntry.turn_id`` of an ``unsent`` entry).
     """
 
     session_id: str
@@ -93,7 +94,8 @@ class PromptRemoveResult:
     """Result of ``prompt.remove``.
 
     Attributes:
-        removed: false when the prompt was not queued any more (it runs, or it ended).
+        removed: false when the prompt was not queued any more (it runs, or it ended), nor
+            a prompt saved as not sent that was still offered.
     """
 
     removed: bool
@@ -279,7 +281,9 @@ PROMPT_REMOVE = Method(
     "prompt.remove",
     PromptRemoveParams,
     PromptRemoveResult,
-    "Remove a queued prompt before it runs (a `prompt.dropped` event follows).",
+    "Remove a queued prompt before it runs (a `prompt.dropped` event follows), or dismiss a "
+    "prompt saved as not sent (an `unsent` entry of `session.resume`): it is saved as "
+    "dismissed, and later resumes show it with `dismissed` (no event).",
     lambda g, p: PromptRemoveResult(removed=g.prompt_remove(p.session_id, p.turn_id)),
 )
 

@@ -86,7 +86,14 @@ class AgentsController:
             p.turn_id, p.parent_turn_id, p.task, background=p.background, clock=self._clock
         )
         self._cards[p.turn_id] = card
-        call = next((c for c in view.transcript.query(ToolCard) if c.call_id == p.call_id), None)
+        call = next(
+            (
+                c
+                for c in view.transcript.query(ToolCard)
+                if c.turn_id == p.parent_turn_id and c.call_id == p.call_id
+            ),
+            None,
+        )
         parent = self.card(p.parent_turn_id)
         if call is not None and isinstance(call.parent, Widget):
             await call.parent.mount(card, after=call)

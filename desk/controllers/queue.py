@@ -7,7 +7,8 @@ shows it in the :class:`~desk.widgets.queue_list.QueueList` (:meth:`QueueControl
 every change) and does what its lines ask:
 
 - ✕ removes a prompt (``prompt_remove``; it goes when its ``prompt.dropped`` arrives), or
-  forgets a prompt offered again;
+  dismisses a prompt offered again (``prompt_remove`` of the prompts not sent it stands for:
+  saved, a later resume offers it no more);
 - ✎, or Up on an empty prompt box (the last one), edits a prompt in the prompt box: Enter saves
   the new text in the prompt's place (``prompt_edit``), an empty box gives the edit up; a
   prompt that starts running meanwhile keeps its old text and the edit stays in the box;
@@ -36,21 +37,23 @@ if TYPE_CHECKING:
     from desk.controllers.view import ShownSession
 
 
-def unsent_tail(entries: list[TranscriptEntry]) -> list[str]:
+def unsent_tail(entries: list[TranscriptEntry]) -> list[tuple[str, tuple[str, ...]]]:
     """The prompts not sent when a saved session was closed that are still to be offered, in
-    transcript order: every prompt saved as not sent that no later prompt of the session sent
-    again with the same text (↻ sends it as a new prompt, which answers it). Later turns do not
-    answer a prompt left not sent: it stays offered until the person sends or forgets it."""
-    offered: list[str] = []
+    transcript order, each with the turn ids of the not-sent prompts it stands for (one line
+    per text): every prompt saved as not sent that no later prompt of the session sent again
+    with the same text (↻ sends it as a new prompt, which answers it), and that the person did
+    not dismiss (✕ saves that). Later turns do not answer a prompt left not sent: it stays
+    offered until the person sends or dismisses it."""
+    offered: dict[str, list[str]] = {}
     sent_later: set[str] = set()
     for entry in reversed(entries):
         if entry.role != "user" or entry.summary or entry.steer:
             continue
         if not entry.unsent:
             sent_later.add(entry.content)
-        elif entry.content not in sent_later and entry.content not in offered:
-            offered.append(entry.content)
-    return offered[::-1]
+        elif entry.content not in sent_later and not entry.dismissed:
+            offered.setdefault(entry.content, []).append(entry.turn_id)
+    return [(text, tuple(ids[::-1])) for text, ids in reversed(offered.items())]
 
 
 class QueueController:
@@ -114,8 +117,8 @@ class QueueController:
     async def offer_unsent(self, view: ShownSession, entries: list[TranscriptEntry]) -> None:
         """A resumed session: offer again the prompts that were still queued when it was last
         closed (they are saved as not sent, and run only if the person sends them)."""
-        for text in unsent_tail(entries):
-            view.queue.hold(text)
+        for text, turn_ids in unsent_tail(entries):
+            view.queue.hold(text, turn_ids)
         await self.sync(view)
 
     async def chosen(self, view: ShownSession, key: str, action: QueueAction) -> None:
@@ -127,6 +130,7 @@ class QueueController:
             self.edit(view, key)
         elif action == "remove" and entry.kind == "held":
             view.queue.pop(key)
+            self.dismiss(view, entry.turn_ids)
             await self.sync(view)
         elif action == "remove":
             self.remove(view, key)
@@ -139,6 +143,16 @@ class QueueController:
             self._gateway.prompt_remove(view.session_id, turn_id)
         except GatewayError as exc:
             self._notify(exc.message, title="Not removed", severity="error")
+
+    def dismiss(self, view: ShownSession, turn_ids: tuple[str, ...]) -> None:
+        """✕ on a prompt offered again: saved as dismissed (``prompt_remove`` of each prompt
+        not sent it stands for), so a later resume offers it no more."""
+        try:
+            for turn_id in turn_ids:
+                if turn_id:
+                    self._gateway.prompt_remove(view.session_id, turn_id)
+        except GatewayError as exc:
+            self._notify(exc.message, title="Not saved as dismissed", severity="warning")
 
     async def resend(self, view: ShownSession, key: str) -> None:
         """↻ on a prompt offered again: send it (it runs, or waits behind the queue)."""

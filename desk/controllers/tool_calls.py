@@ -37,6 +37,12 @@ if TYPE_CHECKING:  # the widgets of a turn are imported where made: not before t
 MAX_CARDS = 256
 """Cards remembered before those no longer on screen are forgotten."""
 
+CardKey = tuple[str, str]
+"""A card's key: the turn that made the call and the call's id. A call id alone is not enough:
+it is the model server's, unique within one reply at best; child agents (and later turns) can
+get the same id for the same call (a server that derives it from the request does), and each
+call needs its own card and its own outcome."""
+
 
 class ToolCallsController:
     """Tool cards and approval prompts.
@@ -66,14 +72,14 @@ class ToolCallsController:
         self._notify = notify
         self._focus_prompt = focus_prompt
         self._refresh_bindings = refresh_bindings
-        self._cards: dict[str, ToolCard] = {}
+        self._cards: dict[CardKey, ToolCard] = {}
         self._approvals: dict[str, ApprovalPrompt] = {}
         self.keys = ApprovalKeys()
         """The typing rhythm (the app notes every key in it) and the deliberate-key rule."""
 
-    def card(self, call_id: str) -> ToolCard | None:
-        """The card of a tool call, if shown."""
-        card = self._cards.get(call_id)
+    def card(self, turn_id: str, call_id: str) -> ToolCard | None:
+        """The card of the call ``call_id`` of the turn ``turn_id``, if shown."""
+        card = self._cards.get((turn_id, call_id))
         return card if card is not None and card.is_attached else None
 
     @property
@@ -87,13 +93,13 @@ class ToolCallsController:
         from desk.widgets.assistant_reply import AssistantReply
         from desk.widgets.tool_card import ToolCard
 
-        card = self.card(call_id)
+        card = self.card(turn_id, call_id)
         if card is not None:
             return card
         card = ToolCard(turn_id, call_id, name, arguments, clock=self._clock)
         if len(self._cards) >= MAX_CARDS:  # forget cards of sessions no longer on screen
             self._cards = {k: c for k, c in self._cards.items() if c.is_attached}
-        self._cards[call_id] = card
+        self._cards[turn_id, call_id] = card
         box = self._box_for(turn_id)
         if box is not None:  # a child agent's call: inside the child's card
             await box.mount(card)
@@ -121,7 +127,7 @@ class ToolCallsController:
 
     def output(self, payload: ToolOutput) -> None:
         """``tool.output``: the card's output tail grows."""
-        card = self.card(payload.call_id)
+        card = self.card(payload.turn_id, payload.call_id)
         if card is not None:
             card.add_output(payload.text)
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
+
+from desk.widgets.key_order import run_own_binding
 
 HISTORY_LIMIT = 200
 """Command lines remembered."""
@@ -30,6 +33,15 @@ class ConsoleInput(Input):
         """Lines sent, oldest first."""
         self._index: int | None = None
         self._draft = ""
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Backspace, the arrows, Ctrl+W... act here, in order with the characters typed
+        # around them (see desk.widgets.key_order).
+        if await run_own_binding(self, event):
+            event.stop()
+            event.prevent_default()
+        else:
+            await super()._on_key(event)
 
     def remember(self, line: str) -> None:
         """Add a sent line to the history (not twice in a row) and reset the walk."""

@@ -36,6 +36,7 @@ from contract.text import terminal_safe
 from desk.prompt_history import PromptHistory
 from desk.slash import SlashCommand, command_named, common_prefix, completions
 from desk.widgets._css import css_beside
+from desk.widgets.key_order import run_own_binding
 from desk.widgets.slash_hints import SlashHints
 from tui_gateway.settings.resolution import BusyInput
 
@@ -224,26 +225,11 @@ class PromptInput(TextArea):
                 self.action_complete_slash()
             elif self.complete_mention is not None:
                 self.complete_mention()  # now, before the keys typed after Tab are inserted
-        elif await self._own_binding(event):
+        elif await run_own_binding(self, event):  # see desk.widgets.key_order
             event.stop()
             event.prevent_default()
         else:
             await super()._on_key(event)
-
-    async def _own_binding(self, event: events.Key) -> bool:
-        """Run the box's own (not priority) binding of the key here, in order with the typed
-        characters; True when one ran.
-
-        Textual runs such bindings once the key has bubbled up to the app, through every
-        ancestor's queue, while the characters typed after it go straight into this widget's
-        queue: Backspace, Ctrl+U or an arrow in a burst of typing landed after the characters
-        that followed it (``BSpace BSpace xyz`` gave ``ijx``).
-        """
-        for key in (event.key, *event.aliases):
-            for binding in self._bindings.key_to_bindings.get(key, ()):
-                if not binding.priority and await self.app.run_action(binding.action, self):
-                    return True
-        return False
 
     @property
     def busy(self) -> bool:

@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
-from contract.events import StopReceipt
+from contract.events import LENGTH_MARK, StopReceipt
 from desk.export_text import quote
 from desk.markdown_cuts import closed_fences
 from desk.receipts import FAILURE_MARK, format_failure, format_stop_receipt
@@ -34,8 +34,8 @@ def note_line(
     """The line a live turn showed under it, for a saved turn.
 
     Args:
-        note: ``TranscriptEntry.note``: "stopped by you", "stopped by the system: <reason>"
-            or "failed: <error>".
+        note: ``TranscriptEntry.note``: "stopped by you", "stopped by the system: <reason>",
+            "failed: <error>", or the line of a reply cut at its token limit.
         stop: ``TranscriptEntry.stop``: the stop's saved figures, if any.
         format_receipt: how the desk writes a stop receipt (the live one's formatter).
 
@@ -51,6 +51,8 @@ def note_line(
         return ""
     if text.startswith("failed:"):
         return format_failure(text.removeprefix("failed:").strip() or "failed", "failed")
+    if text.startswith(LENGTH_MARK):  # a completed reply, cut at its token limit
+        return text
     return f"■ {text}"
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.app import App, ComposeResult
 
 from agent.provider.client import ProviderConfig
@@ -292,3 +293,33 @@ async def test_plain_output_wraps_at_the_panel_width_and_keeps_two_commands_apar
 def screen_of(app: App[None]) -> str:
     strips = app.screen._compositor.render_strips()
     return "\n".join("".join(segment.text for segment in strip) for strip in strips)
+
+
+def burst(app: DeskApp, *keys: str) -> None:
+    """Keys posted at once, as a terminal delivers a fast burst (Pilot waits between keys)."""
+    for key in keys:
+        app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+
+@pytest.mark.parametrize(
+    ("keys", "line"),
+    [
+        (["backspace", "backspace", *"xyz"], "xyz"),
+        (["left", *"xyz"], "ixyzj"),
+        (["home", "delete", *"k"], "kj"),
+        (["ctrl+w", *"go"], "go"),
+    ],
+    ids=["two_backspaces", "left", "home_delete", "ctrl_w"],
+)
+async def test_editing_keys_in_a_burst_of_typing_act_where_they_were_typed(
+    app: DeskApp, keys: list[str], line: str
+) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f2")
+        field = app.widgets.console_panel.input
+        await wait_until(pilot, lambda: field.has_focus, what="the console's focus")
+        await pilot.press(*"ij")
+        burst(app, *keys)
+        await wait_until(pilot, lambda: field.value == line, what=f"{line!r} (is {field.value!r})")
+        await pilot.pause()
+        assert field.value == line

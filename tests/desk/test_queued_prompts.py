@@ -250,3 +250,45 @@ async def test_a_prompt_not_sent_stays_offered_after_later_turns_until_sent_or_f
             assert lines(app) == []  # sent again: no longer offered
     finally:
         fourth.shutdown(timeout_s=5.0)
+
+
+@pytest.mark.parametrize("tokens_per_second", [8.0])
+async def test_a_prompt_not_sent_dismissed_with_x_stays_dismissed_after_a_resume(
+    demo_server: DemoModelServer, db: Path
+) -> None:
+    gateway = store_gateway(demo_server, db)
+    app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = await submit_and_get_reply(app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: first.text, what="streaming")
+        for text in ("drop me", "keep me", "drop me"):  # one line stands for both "drop me"
+            await submit(pilot, text)
+        await wait_until(pilot, lambda: len(lines(app)) == 3, what="queued")
+        session = app.session_id
+        await quit_desk(app, pilot)
+    gateway.shutdown(timeout_s=5.0)
+
+    startup = Startup(resume=True, resume_id=session)
+    both = [("not sent", "keep me"), ("not sent", "drop me")]
+    again = store_gateway(demo_server, db)
+    app = DeskApp(again, connection(demo_server.base_url), handle_signals=False, startup=startup)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: lines(app) == both, what="the offered prompts")
+            item = app.widgets.queue.items[1]
+            await click_until(pilot, item.query_one(".remove"), lambda: not item.is_attached)
+            assert lines(app) == [("not sent", "keep me")]
+            await quit_desk(app, pilot)
+    finally:
+        again.shutdown(timeout_s=5.0)
+
+    third = store_gateway(demo_server, db)
+    app = DeskApp(third, connection(demo_server.base_url), handle_signals=False, startup=startup)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: app.session_id == session, what="the resume")
+            await wait_until(pilot, lambda: lines(app), what="the offered prompt")
+            await pilot.pause()
+            assert lines(app) == [("not sent", "keep me")]  # dismissed: offered no more
+    finally:
+        third.shutdown(timeout_s=5.0)

@@ -205,3 +205,36 @@ async def test_text_before_a_tool_call_stays_above_its_card_and_the_rest_goes_be
         card = only_card(app)
         assert card.state_text().startswith("✓ done")
         assert card.query_one(".title").render().plain.endswith("⚙ list_dir  .")  # type: ignore[attr-defined]
+
+
+async def stop_a_child(app: DeskApp, pilot: object, prompt: str, count: int) -> None:
+    """Send ``prompt`` (which starts the ``count``-th child agent), wait for its call's
+    approval prompt, then stop the turn with Esc and wait until the child shows its end."""
+    await submit(pilot, prompt)  # type: ignore[arg-type]
+    cards = app.controllers.agents
+    await wait_until(pilot, lambda: len(cards.cards) == count, what="the child")  # type: ignore[arg-type]
+    child = cards.cards[-1]
+    await approval_prompt(app, pilot)  # the child's shell call asks
+    await pilot.press("escape")  # type: ignore[attr-defined]
+    await wait_until(pilot, lambda: not child.running, what="the child's end")  # type: ignore[arg-type]
+    await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")  # type: ignore[arg-type]
+
+
+async def test_child_agents_making_the_same_call_each_get_a_card_and_each_ends_on_a_stop(
+    app: DeskApp, demo_server: DemoModelServer
+) -> None:
+    # The demo model derives a call's id from the request, as some servers do: the two child
+    # agents' shell calls (same task, same request) share one id, in two different turns.
+    demo_server.configure(slots=3)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for count in (1, 2):
+            await stop_a_child(app, pilot, "delegate: " + tool_prompt("sleep 30"), count)
+        cards = app.controllers.tools.cards
+        shells = [c for c in cards if c.tool == "shell"]
+        assert len(shells) == 2 and shells[0].call_id == shells[1].call_id
+        for child in app.controllers.agents.cards:  # each child's call in its own card
+            (mine,) = child.box.query_children(ToolCard)
+            assert mine.turn_id == child.turn_id
+        for card in cards:  # every card ended: none keeps ticking "running N s"
+            assert card.done, card.state_text()
+            assert card.state_text().startswith("■ stopped by you")

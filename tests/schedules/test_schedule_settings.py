@@ -70,12 +70,43 @@ def test_a_bad_entry_is_refused_naming_the_schedule_and_field(
         ("61 3 * * *", "out of range"),
         ("*/0 * * * *", "step '0' in field 0 is not acceptable"),
         ("0 3 31 2 *", "no date ever matches it"),
+        # croniter takes a range written backwards without a word; desk refuses it.
+        (
+            "5-1 * * * *",
+            "the minute range 5-1 runs backwards (write it from the lower value up: 5-59,0-1)",
+        ),
+        (
+            "0 22-2 * * *",
+            "the hour range 22-2 runs backwards (write it from the lower value up: 22-23,0-2)",
+        ),
+        (
+            "0 3 1,20-10 * *",
+            "the day range 20-10 runs backwards (write it from the lower value up: 20-31,1-10)",
+        ),
+        (
+            "0 3 * nov-feb *",
+            "the month range nov-feb runs backwards (write it from the lower value up: 11-12,1-2)",
+        ),
+        (
+            "*/5 9 * * fri-mon",
+            "the weekday range fri-mon runs backwards (write it from the lower value up: 5-6,0-1)",
+        ),
+        (
+            "50-10/5 * * * *",
+            "the minute range 50-10 runs backwards (write it from the lower value up: 50-59,0-10)",
+        ),
     ],
 )
 def test_a_bad_cron_says_what_is_wrong_with_it(tmp_path: Path, cron: str, why: str) -> None:
     with pytest.raises(SettingsError) as refused:
         parse_schedules({"nightly": {"cron": cron, "prompt": "p"}}, tmp_path, tmp_path)
     assert refused.value.message.endswith(why), refused.value.message
+
+
+@pytest.mark.parametrize("cron", ["0 9 * * mon-fri", "0 9 * * 5-7", "0-59/15 8-18 1-15 jan-jun *"])
+def test_ranges_from_the_lower_value_up_are_taken(tmp_path: Path, cron: str) -> None:
+    schedules = parse_schedules({"n": {"cron": cron, "prompt": "p"}}, tmp_path, tmp_path)
+    assert schedules["n"].cron == cron
 
 
 def test_a_bad_name_is_refused(tmp_path: Path) -> None:

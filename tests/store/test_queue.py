@@ -214,6 +214,27 @@ def test_dropped_prompts_close_as_not_sent_once(store: SessionStore, clock: Fake
         store.queue.close_unsent_prompts("nope", prompts, outcome)
 
 
+def test_only_a_prompt_not_sent_is_dismissed_and_only_once(store: SessionStore) -> None:
+    store.sessions.create_session("s1")
+    outcome = TurnOutcome(
+        status="interrupted",
+        exit_reason="interrupted_by_system(gateway.shutdown)",
+        stop_issuer="system",
+        stop_surface="gateway.shutdown",
+        error="not sent: the desk is quitting",
+    )
+    store.queue.close_unsent_prompts("s1", [("q1", "one"), ("q2", "two")], outcome)
+    store.turns.start_turn("t1", "s1", "ran")
+    assert store.turns.dismiss_unsent("q1")
+    assert not store.turns.dismiss_unsent("q1")  # once
+    assert not store.turns.dismiss_unsent("t1")  # it runs: not a prompt left unsent
+    store.turns.close_turn("t1", TurnOutcome(status="completed", exit_reason="completed"))
+    assert not store.turns.dismiss_unsent("t1")  # it ran
+    assert not store.turns.dismiss_unsent("nope")
+    dismissed = {t.id: t.dismissed for t in store.turns.list_turns("s1")}
+    assert dismissed == {"q1": 1, "q2": None, "t1": None}
+
+
 def test_deleting_a_session_deletes_its_queue(store: SessionStore) -> None:
     store.sessions.create_session("s1")
     store.queue.queue_prompt("q1", "s1", "one")

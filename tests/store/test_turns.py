@@ -302,3 +302,15 @@ def test_a_closed_turn_keeps_its_usage_summed_over_its_requests(store: SessionSt
     turns = {t.id: t for t in store.turns.list_turns("s1")}
     assert turns["t1"].usage == usage and turns["t1"].usage.estimated
     assert turns["t2"].usage is None  # nothing counted: not zero
+
+
+def test_a_closed_turn_keeps_the_finish_reason_of_its_reply(store: SessionStore) -> None:
+    store.sessions.create_session("s1")
+    for turn_id, reason in (("cut", "length"), ("whole", "stop"), ("stopped", None)):
+        store.turns.start_turn(turn_id, "s1", "p")
+        result = TurnResult(
+            status="completed", exit_reason="completed", text="r", finish_reason=reason
+        )
+        assert store.turns.record_turn_end(turn_id, [], TurnOutcome.from_result(result))
+    reasons = {t.id: t.finish_reason for t in store.turns.list_turns("s1")}
+    assert reasons == {"cut": "length", "whole": "stop", "stopped": None}

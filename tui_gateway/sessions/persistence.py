@@ -232,6 +232,23 @@ class Persistence:
                 Unsaved("forget the removed prompts", session.session_id),
             )
 
+    def unsent_dismissed(self, session: Session, turn_id: str) -> bool:
+        """The person dismissed a prompt saved as not sent (✕ on it where it is offered
+        again): saved, so a resume offers it no more.
+
+        Returns:
+            True when the store marked it (a turn closed as not sent, not dismissed before);
+            False otherwise, or when the store did not answer in time.
+        """
+        marked: list[bool] = []
+        self.write(
+            session,
+            "forget the prompt not sent",
+            lambda s: marked.append(s.turns.dismiss_unsent(turn_id)),
+            Unsaved("forget the prompt not sent", session.session_id, turn_id),
+        )
+        return marked == [True]
+
     def prompt_edited(self, session: Session, turn: Turn) -> None:
         """Save the new text of a queued prompt the person edited (call with
         :attr:`queue_lock` held, right after the edit)."""

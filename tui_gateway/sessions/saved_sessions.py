@@ -16,7 +16,7 @@ from agent.store import StoreError, TurnRow
 from agent.store.calls import calls_from_json, calls_note
 from agent.usage import summed
 from contract.errors import GatewayError
-from contract.events import StopReceipt
+from contract.events import StopReceipt, length_notice
 from contract.results import (
     ChildOutcome,
     ResumedSession,
@@ -150,6 +150,7 @@ class SavedSessions:
         receipts = {t.id: receipt for t in turns if (receipt := _turn_receipt(t))}
         children = _children_by_root(turns)
         unsent = {t.id for t in turns if t.not_sent}
+        dismissed = {t.id for t in turns if t.not_sent and t.dismissed}
         last_of_turn = {m.turn_id or "": i for i, m in enumerate(messages)}
         prompted: set[str] = set()  # turns whose prompt was seen: a later user message steered
         transcript: list[TranscriptEntry] = []
@@ -174,6 +175,8 @@ class SavedSessions:
                     steer=steer,
                     children=children.get(turn, ()) if last else (),
                     unsent=m.role == "user" and turn in unsent,
+                    dismissed=m.role == "user" and turn in dismissed,
+                    turn_id=turn,
                 )
             )
         if live is not None:
@@ -366,7 +369,8 @@ def _child_note(turn: TurnRow) -> str:
 def _turn_note(turn: TurnRow) -> str:
     """The line a frontend shows under a saved turn: who stopped it, or why it failed.
 
-    A queued prompt that never ran shows why, as the live desk did: ``"not sent: <reason>"``.
+    A queued prompt that never ran shows why, as the live desk did: ``"not sent: <reason>"``;
+    a completed reply the server cut at its token limit says so, as the live desk did.
     """
     if turn.not_sent:
         return turn.error or ""
@@ -376,4 +380,6 @@ def _turn_note(turn: TurnRow) -> str:
         return f"stopped by the system: {turn.stop_reason or turn.stop_surface}"
     if turn.status == "failed":
         return f"failed: {turn.error or turn.exit_reason}"
+    if turn.status == "completed" and turn.finish_reason == "length":
+        return length_notice(turn.completion_tokens)
     return ""

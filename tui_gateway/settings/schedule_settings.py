@@ -179,12 +179,62 @@ def _cron_problem(expression: str) -> str:
     fields = expression.split()
     if len(fields) != 5:
         return f"{len(fields)} fields"
+    if backwards := _backwards_range(fields):
+        return backwards
     try:
         croniter(expression, time.time()).get_next(float)
     except CroniterBadDateError:
         return "no date ever matches it"
     except (CroniterBadCronError, ValueError) as exc:
         return str(exc).removeprefix(f"[{expression}] ").removeprefix("is not acceptable, ")
+    return ""
+
+
+_CRON_FIELDS: Final = (
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day", 1, 31),
+    ("month", 1, 12),
+    ("weekday", 0, 6),
+)
+"""The five fields' names and bounds, in order."""
+
+_MONTHS: Final = "jan feb mar apr may jun jul aug sep oct nov dec"
+_WEEKDAYS: Final = "sun mon tue wed thu fri sat"
+
+_CRON_NAMES: Final[tuple[Mapping[str, int], ...]] = (
+    {},
+    {},
+    {},
+    {month: number for number, month in enumerate(_MONTHS.split(" "), 1)},
+    {day: number for number, day in enumerate(_WEEKDAYS.split(" "))},
+)
+"""The names a month or a weekday field may use, as numbers."""
+
+_RANGE_RE = re.compile(r"([0-9a-z]+)-([0-9a-z]+)(?:/\d+)?")
+
+
+def _backwards_range(fields: list[str]) -> str:
+    """The first range of the five cron ``fields`` whose start is past its end (``5-1``,
+    ``fri-mon``), said in a few words; "" when there is none.
+
+    croniter reads ``5-1`` without a word (as if it wrapped round), so a schedule written
+    backwards by mistake would fire at times nobody asked for: desk refuses it instead.
+    """
+    for (field, least, most), text, names in zip(_CRON_FIELDS, fields, _CRON_NAMES, strict=True):
+        for item in text.lower().split(","):
+            match = _RANGE_RE.fullmatch(item)
+            if match is None:
+                continue
+            start, end = (names.get(v, int(v) if v.isdigit() else -1) for v in match.groups())
+            sunday = field == "weekday" and start == 7  # weekday 7 is Sunday, as 0 is
+            if start > end >= 0 and (start <= most or sunday):  # else croniter says: too big
+                first, last = match.groups()
+                head = "" if sunday else f"{start}-{most},"
+                return (
+                    f"the {field} range {first}-{last} runs backwards (write it from the "
+                    f"lower value up: {head}{least}-{end})"
+                )
     return ""
 
 

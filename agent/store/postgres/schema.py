@@ -217,7 +217,11 @@ time), inserted by the one host that runs it; see :mod:`agent.store.sql.firings`
 V6: tuple[str, ...] = both.TURN_MODEL_AND_CALLS
 """Version 6 (SQLite's version 9): the model each turn ran with, an open turn's tool calls."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6)
+V7: tuple[str, ...] = both.TURN_FINISH_AND_DISMISSAL
+"""Version 7 (SQLite's version 10): how the server ended each turn's reply, and prompts never
+sent that the person dismissed."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -67,3 +67,12 @@ TURN_MODEL_AND_CALLS: tuple[str, ...] = (
 saved without one), and the tool calls of an open turn as they start and end
 (:mod:`agent.store.calls`; NULL once it is closed): SQLite's version 8, PostgreSQL's
 version 5."""
+
+TURN_FINISH_AND_DISMISSAL: tuple[str, ...] = (
+    "ALTER TABLE turns ADD COLUMN finish_reason TEXT",
+    "ALTER TABLE turns ADD COLUMN dismissed INTEGER",
+)
+"""How the server ended a closed turn's last reply (``finish_reason``: ``length`` when it cut
+it at its token limit; NULL for turns saved before, and for stopped or failed ones), and, for
+a prompt that was never sent, whether the person dismissed it (``dismissed`` 1: it is offered
+again no more): SQLite's version 10, PostgreSQL's version 7."""

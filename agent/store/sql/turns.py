@@ -16,6 +16,7 @@ from agent.store.calls import SavedCall, calls_from_json, calls_to_json, recover
 from agent.store.errors import StoreError, StoreFenced, StoreNotFound
 from agent.store.rows import (
     CRASH_EXIT_REASON,
+    NOT_SENT_PREFIX,
     RUNNING,
     USAGE_UPDATE,
     NewMessage,
@@ -229,7 +230,8 @@ class SqlTurns:
                 "UPDATE turns SET ended_at = ?, status = ?, exit_reason = ?, stop_issuer = ?,"
                 " stop_surface = ?, stop_reason = ?, prompt_tokens = ?, completion_tokens = ?,"
                 " stop_closed_ms = ?, stop_exited_ms = ?, children_ended = ?, error = ?,"
-                " reply = ?, draft = NULL, calls = NULL WHERE id = ? AND ended_at IS NULL",
+                " reply = ?, finish_reason = ?, draft = NULL, calls = NULL"
+                " WHERE id = ? AND ended_at IS NULL",
                 (
                     now if outcome.ended_at is None else outcome.ended_at,
                     outcome.status,
@@ -244,6 +246,7 @@ class SqlTurns:
                     outcome.children_ended,
                     outcome.error,
                     outcome.reply,
+                    outcome.finish_reason,
                     turn_id,
                 ),
             )
@@ -267,6 +270,32 @@ class SqlTurns:
             StoreNotFound: no such turn.
         """
         return self.record_turn_end(turn_id, (), outcome)
+
+    def dismiss_unsent(self, turn_id: str) -> bool:
+        """The person dismissed a prompt that was never sent (its turn closed as not sent):
+        mark it, so it is offered again no more.
+
+        Returns:
+            False when nothing changed: no such turn, it ran, or it was dismissed already.
+
+        Raises:
+            StoreFenced: another owner holds the session.
+            StoreError: the write failed (nothing was written).
+        """
+
+        def tx(t: Tx) -> bool:
+            found = t.one("SELECT session_id FROM turns WHERE id = ?", (turn_id,))
+            if found is None:
+                return False
+            self._e.hold(t, found[0])
+            changed = t.run(
+                "UPDATE turns SET dismissed = 1 WHERE id = ? AND ended_at IS NOT NULL"
+                " AND dismissed IS NULL AND substr(error, 1, ?) = ?",
+                (turn_id, len(NOT_SENT_PREFIX), NOT_SENT_PREFIX),
+            )
+            return changed == 1
+
+        return self._e.write(tx)
 
     def get_turn(self, turn_id: str) -> TurnRow | None:
         """The turn, or None."""

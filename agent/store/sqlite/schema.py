@@ -173,7 +173,11 @@ V9: tuple[str, ...] = both.TURN_MODEL_AND_CALLS
 also sets its session's ``model``, so a resumed session goes on with the model it last used),
 and an open turn's tool calls, saved as each starts (``turns.calls``)."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
+V10: tuple[str, ...] = both.TURN_FINISH_AND_DISMISSAL
+"""Version 10: how the server ended each turn's reply (``turns.finish_reason``), and prompts
+never sent that the person dismissed (``turns.dismissed``)."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -146,7 +146,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
     finally:
         conn.close()
     with SqliteStore(db_path, clock=clock) as s:
-        assert s.schema_version() == SCHEMA_VERSION == 9
+        assert s.schema_version() == SCHEMA_VERSION == 10
         assert s.integrity_check() == "ok"
         assert [(x.role, x.content, x.turn_id) for x in s.transcript.all_messages("old")] == [
             ("user", "hi", "t1"),
@@ -167,6 +167,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
         s.claim_session("old")  # version 5's columns: a migrated session is claimed like a new one
         assert s.firings.claim_firing("nightly", 3600.0)  # version 8: schedule firings
         assert turn.model is None  # saved before desk kept each turn's model (version 9)
+        assert turn.finish_reason is None and turn.dismissed is None  # version 10's columns
         assert s.turns.start_turn("t3", "old", "on", model="m2").model == "m2"
         migrated = s.sessions.get_session("old")
         assert migrated is not None and migrated.model == "m2"
