@@ -155,3 +155,28 @@ async def test_after_a_stop_no_timer_ticks_but_the_prompts_cursor(
         await pilot.pause()
         ticking = ticking_timers(desk_app)
         assert [name for name in ticking if not name.startswith("PromptInput:")] == []
+
+
+async def test_during_a_quit_a_turns_end_is_noted_not_drawn(
+    desk_app: DeskApp, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The app ends next: drawing "idle", the idle keys and the reply's canonical text only
+    # took the CPU (and the GIL) from the quit's own thread, which saves and closes the store.
+    drawn: list[str] = []
+    finish = AssistantReply.finish
+
+    async def watched_finish(self: AssistantReply, text: str, outcome: str, note: str = "") -> None:
+        drawn.append(outcome)
+        await finish(self, text, outcome, note)
+
+    monkeypatch.setattr(AssistantReply, "finish", watched_finish)
+    demo_server.configure(tokens_per_second=100.0)
+    async with desk_app.run_test(size=(120, 30)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: len(reply.text) > 20, what="streamed text")
+        desk_app.controllers.turns.quitting()  # as the quit's start tells it
+        await pilot.press("escape")  # the turn ends while the quit runs
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
+        assert reply.outcome == "interrupted" and "stopped" in reply.note
+        assert drawn == []
+        assert desk_app.widgets.status.state != "idle"
