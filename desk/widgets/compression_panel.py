@@ -77,8 +77,9 @@ class PanelProgress(ProgressBar):
     (:meth:`animate`): the panel is mounted, closed, all the time, and a hidden bar's timers
     still woke desk when it had nothing to do."""
 
-    def on_mount(self, event: events.Mount) -> None:
-        """Draw the bar, without :class:`ProgressBar`'s ETA timer."""
+    def _on_mount(self, event: events.Mount) -> None:
+        # Handled before ProgressBar's on_mount, which it replaces (no default after it): the
+        # bar drawn, without the ETA's timer. (Widget's own only shows scrollbars.)
         event.prevent_default()
         self.update()
 
