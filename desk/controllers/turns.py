@@ -343,9 +343,16 @@ class TurnsController:
     async def completed(self, view: ShownSession, payload: MessageComplete) -> None:
         """``message.complete``: "idle" and the idle keys first (the state is the turn's end,
         and drawing the reply's canonical text may take a while on a busy machine), then the
-        canonical text, and the stop marker or error line."""
+        canonical text, and the stop marker or error line. During a quit only the reply's
+        outcome is noted: drawing it (the idle keys, the canonical text) took the UI thread's
+        CPU and the GIL from the quit's own thread, which saves and closes the store."""
         stamp("ui.complete", payload.turn_id)
         self._stopped.discard(payload.turn_id)
+        if self._quitting:  # saved already, and the app ends next: nothing is drawn
+            reply = view.transcript.reply(payload.turn_id)
+            if reply is not None:
+                reply.ended(payload.status, note_for(payload, self._format_receipt))
+            return
         if payload.turn_id == view.running_turn:
             self.set_running(view, None)
             stamp("ui.idle_set", payload.turn_id)

@@ -88,6 +88,11 @@ class AssistantReply(Widget):
             if body is not None:
                 body.absorb(text)
 
+    def ended(self, outcome: str, note: str = "") -> None:
+        """Note the turn's outcome (and its stop marker or error line) without drawing it: the
+        app is quitting."""
+        self.outcome, self.note = outcome, note
+
     async def finish(self, text: str, outcome: str, note: str = "") -> None:
         """End streaming and show the canonical reply.
 
@@ -97,7 +102,7 @@ class AssistantReply(Widget):
             note: the stop marker or error line to show under the reply ("" for none).
         """
         if not self.is_attached:  # the app is exiting: nothing can be mounted any more
-            self.outcome, self.note = outcome, note
+            self.ended(outcome, note)
             return
         body = self.query_one(".body", ReplyBody)
         if text != self.text:  # deltas were merged away or dropped: show the canonical text

@@ -71,6 +71,27 @@ def outcome_text(outcome: CompressionComplete) -> str:
     return terminal_safe(text)
 
 
+class PanelProgress(ProgressBar):
+    """The panel's progress bar: no once-a-second ETA timer (the panel shows no ETA), and its
+    indeterminate animation (a repaint 15 times a second) only while a compression runs
+    (:meth:`animate`): the panel is mounted, closed, all the time, and a hidden bar's timers
+    still woke desk when it had nothing to do."""
+
+    def _on_mount(self, event: events.Mount) -> None:
+        # Handled before ProgressBar's on_mount, which it replaces (no default after it): the
+        # bar drawn, without the ETA's timer. (Widget's own only shows scrollbars.)
+        event.prevent_default()
+        self.update()
+
+    def animate_waiting(self) -> None:
+        """No total yet (a compression began): the indeterminate animation."""
+        self.update(total=None, progress=0)
+
+    def rest(self) -> None:
+        """Nothing runs: a still, empty bar (no animation timer)."""
+        self.update(total=1, progress=0)
+
+
 class CompressionPanel(Horizontal, can_focus=True):
     """Phase, a progress bar of summary tokens out of the budget, counts, elapsed, Cancel.
 
@@ -109,8 +130,8 @@ class CompressionPanel(Horizontal, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="phase", markup=False)
-        yield ProgressBar(
-            total=None,
+        yield PanelProgress(
+            total=1,  # still while closed: begin() starts the animation
             show_eta=False,
             clock=TextualClock(get_time=self._clock),
             classes="bar",
@@ -149,7 +170,7 @@ class CompressionPanel(Horizontal, can_focus=True):
         button = self.query_one(Button)
         button.disabled = False
         button.tooltip = CANCEL_BEFORE_PROMPT if prompt_turn else CANCEL_COMPRESS
-        self.query_one(ProgressBar).update(total=None, progress=0)
+        self.query_one(PanelProgress).animate_waiting()
         self.add_class("-open")
         self.remove_class("-finished")
         self._draw(0, 0, 0)
@@ -174,6 +195,7 @@ class CompressionPanel(Horizontal, can_focus=True):
             self.before_tokens = outcome.before_tokens
             self.after_tokens = outcome.after_tokens
         self.query_one(Button).disabled = True
+        self.query_one(PanelProgress).rest()  # hidden from now on
         self.add_class("-finished")
         self.set_class(outcome.status != "committed", "-failed")
         self.query_one(".phase", Static).update(outcome_text(outcome))
@@ -182,6 +204,7 @@ class CompressionPanel(Horizontal, can_focus=True):
     def close(self) -> None:
         """Hide the panel (its outcome is then one line in the transcript)."""
         self.turn_id = None
+        self.query_one(PanelProgress).rest()
         self.remove_class("-open", "-finished", "-failed")
 
     def _elapsed(self) -> str:

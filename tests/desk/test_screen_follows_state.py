@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from rich.console import RenderableType
+from textual.message_pump import MessagePump
 from textual.screen import Screen
 
 from demo_model.server import DemoModelServer
@@ -124,3 +125,58 @@ async def test_after_a_stop_the_screen_falls_still_until_the_settle_timer(
             await pilot.pause(0.05)
         assert (sealed.renders, len(frames)) == (renders, drawn)
         assert desk_app.transcript.settling  # what is left waits for the settle timer
+
+
+def ticking_timers(app: DeskApp) -> list[str]:
+    """The repeating timers of the app, its screens and its widgets that are running (not
+    paused, not stopped): each wakes desk again and again, drawn or not."""
+    nodes: list[MessagePump] = [app, *app.screen_stack]
+    for screen in app.screen_stack:
+        nodes.extend(screen.walk_children(with_self=False))
+    found = []
+    for node in nodes:
+        for timer in list(node._timers):
+            if timer._repeat != 0 and timer._task is not None and timer._active.is_set():
+                found.append(f"{type(node).__name__}:{timer.name}")
+    return sorted(found)
+
+
+async def test_after_a_stop_no_timer_ticks_but_the_prompts_cursor(
+    desk_app: DeskApp, demo_server: DemoModelServer
+) -> None:
+    # A hidden widget's animation (the closed compression panel's progress bar, 15 times a
+    # second, and its once-a-second ETA) woke desk while it had nothing to do.
+    demo_server.configure(tokens_per_second=100.0)
+    async with desk_app.run_test(size=(120, 30)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: len(reply.text) > 20, what="streamed text")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
+        await pilot.pause()
+        ticking = ticking_timers(desk_app)
+        assert [name for name in ticking if not name.startswith("PromptInput:")] == []
+
+
+async def test_during_a_quit_a_turns_end_is_noted_not_drawn(
+    desk_app: DeskApp, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The app ends next: drawing "idle", the idle keys and the reply's canonical text only
+    # took the CPU (and the GIL) from the quit's own thread, which saves and closes the store.
+    drawn: list[str] = []
+    finish = AssistantReply.finish
+
+    async def watched_finish(self: AssistantReply, text: str, outcome: str, note: str = "") -> None:
+        drawn.append(outcome)
+        await finish(self, text, outcome, note)
+
+    monkeypatch.setattr(AssistantReply, "finish", watched_finish)
+    demo_server.configure(tokens_per_second=100.0)
+    async with desk_app.run_test(size=(120, 30)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: len(reply.text) > 20, what="streamed text")
+        desk_app.controllers.turns.quitting()  # as the quit's start tells it
+        await pilot.press("escape")  # the turn ends while the quit runs
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
+        assert reply.outcome == "interrupted" and "stopped" in reply.note
+        assert drawn == []
+        assert desk_app.widgets.status.state != "idle"

@@ -1,9 +1,13 @@
-"""A quit's last writes (``defer_sync``): not fsynced one by one, all in the database file once
-the store closed, whether or not another connection keeps the file open."""
+"""A quit's last writes (``defer_sync``): not fsynced one by one, all durable once the store
+closed (synced in the log, which the quit leaves for the next opener instead of folding it into
+the file), whether or not another connection keeps the file open, and when the process ends at
+once after the close."""
 
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -43,12 +47,11 @@ def _read(path: Path) -> tuple[tuple[object, ...], list[tuple[object, ...]], obj
         return turn.fetchone(), messages.fetchall(), claim.fetchone()[0]
 
 
-def test_the_quits_writes_are_folded_into_the_database_file_at_close(tmp_path: Path) -> None:
+def test_the_quits_writes_are_read_back_from_the_log_it_leaves(tmp_path: Path) -> None:
     path = tmp_path / "desk.db"
     _quit_with_a_stopped_turn(SqliteStore(path))
-    # the close checkpointed the log (synced, copied into the file, removed): nothing the
-    # quit wrote waits in a log that was never synced
-    assert not Path(f"{path}-wal").exists()
+    # no checkpoint at the quit: the log is left (synced) for the next opener
+    assert Path(f"{path}-wal").stat().st_size > 0
     turn, messages, claim = _read(path)
     assert turn == ("interrupted_by_system", "gateway.shutdown")
     assert messages == [("user", "tell me", 0), ("assistant", "the partial rep", 1)]
@@ -80,3 +83,47 @@ def test_defer_sync_on_a_closed_or_memory_store_does_nothing(tmp_path: Path) -> 
     closed.defer_sync()  # a quit after the store closed (a second shutdown): no error
     with pytest.raises(Exception, match="closed"):
         closed.sessions.list_sessions()
+
+
+QUIT_AND_EXIT = """
+import os, sys
+from agent.provider.types import ChatMessage
+from agent.store import NewMessage, SqliteStore, TurnOutcome
+store = SqliteStore(sys.argv[1])
+store.sessions.create_session("s1")
+store.claim_session("s1")
+store.turns.start_turn("t1", "s1", "tell me")
+store.defer_sync()
+reply = NewMessage(ChatMessage("assistant", "the partial rep"), partial=True)
+stop = TurnOutcome(status="interrupted", exit_reason="interrupted_by_system",
+                   stop_issuer="system", stop_surface="gateway.shutdown",
+                   stop_reason="the desk is quitting")
+store.turns.record_turn_end("t1", [reply], stop)
+store.close()
+os._exit(0)  # as desk ends after its quit: no interpreter teardown, nothing else closed
+"""
+
+
+def test_a_process_that_ends_right_after_the_quits_close_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "desk.db"
+    subprocess.run([sys.executable, "-c", QUIT_AND_EXIT, str(path)], check=True, timeout=120)
+    reopened = SqliteStore(path)  # the next desk: reads the log the quit left
+    try:
+        assert reopened.sessions.get_session("s1") is not None
+        assert reopened.integrity_check() == "ok"
+    finally:
+        reopened.close()
+    turn, messages, claim = _read(path)
+    assert turn == ("interrupted_by_system", "gateway.shutdown")
+    assert messages == [("user", "tell me", 0), ("assistant", "the partial rep", 1)]
+    assert claim is None
+
+
+def test_an_ordinary_close_folds_the_log_into_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "desk.db"
+    store = SqliteStore(path)
+    store.sessions.create_session("s1")
+    store.close()
+    assert not Path(f"{path}-wal").exists()  # checkpointed and removed by the last close
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
