@@ -307,7 +307,9 @@ def test_a_server_on_every_interface_answers_for_the_address_it_was_reached_by()
 def test_a_steer_over_http_reaches_the_running_run_as_the_user(
     served: Served, demo_server: DemoModelServer
 ) -> None:
-    demo_server.configure(tokens_per_second=40.0)
+    # slow enough (about a second) that the steer comes while the first reply streams, however
+    # busy the machine: a steer that finds the run ended is not a steer
+    demo_server.configure(tokens_per_second=5.0)
     session = served.client.post("/v1/sessions", json={}).json()["session_id"]
     body = {"prompt": "reply with exactly: one two three four five"}
     with served.client.stream("POST", f"/v1/sessions/{session}/runs", json=body) as response:
