@@ -29,6 +29,10 @@ prompt box's placeholder. Median and min of several runs.
 
 Targets (DESIGN/issue 6): >= 5,000 tokens/s ingested with <= 100 ms tail; first paint <= 0.8 s.
 
+The process runs with desk's GIL switch interval (``desk.__main__.SWITCH_INTERVAL_S``, or
+``DESK_SWITCH_INTERVAL``), as ``desk`` itself does; Python's default (5 ms) would make every
+hand-over between the stream's thread and the UI thread slower than the shipped app's.
+
 The demo model runs in a forked process of its own, as a real server would (in this process it
 competed with the UI for the GIL and slowed itself down); its ``reply_shape`` knob makes the
 reply; everything else is the shipped code.
@@ -73,6 +77,7 @@ from agent.store import SqliteStore
 from contract.events import MessageComplete, MessageDelta
 from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
+from desk.__main__ import SWITCH_INTERVAL_S
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.messages import GatewayMessage
@@ -357,6 +362,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     results["hog"] = args.hog
+    interval = float(os.environ.get("DESK_SWITCH_INTERVAL", SWITCH_INTERVAL_S))
+    sys.setswitchinterval(interval)  # as desk runs (desk/__main__.py)
+    results["switch_interval_s"] = sys.getswitchinterval()
     results["load_before"] = os.getloadavg()
     size = (args.width, args.height)
     results["stream_ingest"] = []
