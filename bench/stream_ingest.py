@@ -13,17 +13,25 @@ terminal would need (headless Textual skips that step). Figures per rate:
 - ``ingest_tokens_per_s``: tokens / (final text rendered - first token sent by the server);
 - ``tail_ms``: last token sent by the server (loopback: received at once) -> final text rendered;
 - ``tail_after_complete_ms``: the turn's ``message.complete`` reaching the UI -> rendered;
+- ``tail_ui_cpu_ms``: CPU time of the UI thread over that same stretch (what the tail costs
+  the UI, whatever the machine's load makes of it in wall-clock time);
 - ``paints``, ``deltas``: screen updates and (coalesced) delta messages handled;
 - ``ui_cpu_s``: CPU time of the UI thread from submit to the final paint (the agent, the
   gateway and the UI share one GIL: what the UI takes, the stream reader waits for).
 
 With ``--repeats N`` each rate runs N times; the summary gives the median and the worst tail.
+``--flushed-only`` runs only the flushed streams; ``--hog N`` runs N busy processes pinned to
+the cores (``bench/load.py``) for the whole run, and the output gives the load average.
 
 First paint: ``desk --base-url <demo> --model demo`` in a pseudo-terminal (120x40,
 TERM=xterm-256color); the time from starting the process to the first output that contains the
 prompt box's placeholder. Median and min of several runs.
 
 Targets (DESIGN/issue 6): >= 5,000 tokens/s ingested with <= 100 ms tail; first paint <= 0.8 s.
+
+The process runs with desk's GIL switch interval (``desk.__main__.SWITCH_INTERVAL_S``, or
+``DESK_SWITCH_INTERVAL``), as ``desk`` itself does; Python's default (5 ms) would make every
+hand-over between the stream's thread and the UI thread slower than the shipped app's.
 
 The demo model runs in a forked process of its own, as a real server would (in this process it
 competed with the UI for the GIL and slowed itself down); its ``reply_shape`` knob makes the
@@ -33,7 +41,8 @@ With ``--store`` the gateway saves to a SQLite file as the desk does (the stream
 drafts included), so the cost of saving shows in the figures.
 
 Run: ``python bench/stream_ingest.py [--rates 1000 5000 20000] [--shapes document paragraph
-lines] [--flushed] [--repeats 3] [--paint-runs 5] [--store]``; prints JSON.
+lines] [--flushed | --flushed-only] [--repeats 3] [--paint-runs 5] [--store] [--hog N]``;
+prints JSON.
 """
 
 from __future__ import annotations
@@ -68,12 +77,17 @@ from agent.store import SqliteStore
 from contract.events import MessageComplete, MessageDelta
 from demo_model.config import DemoConfig
 from demo_model.server import DemoModelServer
+from desk.__main__ import SWITCH_INTERVAL_S
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.messages import GatewayMessage
 from desk.widgets import AssistantReply, PromptInput
 from desk.widgets.session_view import SessionView
 from tui_gateway.gateway import Gateway, GatewayConfig
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from load import start_hogs, stop_hogs  # noqa: E402
 
 BENCH_PROMPT = "bench: stream a long document"
 PLACEHOLDER = b"sk anything"
@@ -93,6 +107,7 @@ class BenchView(SessionView):
             app.deltas += 1
         elif isinstance(message.payload, MessageComplete):
             app.complete_at = time.monotonic()
+            app.complete_cpu = time.thread_time()
 
 
 class BenchDesk(DeskApp):
@@ -105,6 +120,7 @@ class BenchDesk(DeskApp):
         self.watched: AssistantReply | None = None
         self.final_paint_at: float | None = None
         self.complete_at: float | None = None
+        self.complete_cpu: float | None = None
         self.paints = 0
         self.deltas = 0
         self.submit_cpu: float | None = None
@@ -217,6 +233,7 @@ async def measure_rate(
     first_token_at, completed_at = record["first_token_at"], record["completed_at"]
     assert app.final_paint_at is not None and app.complete_at is not None
     assert app.final_cpu is not None and app.submit_cpu is not None
+    assert app.complete_cpu is not None
     sent = record["tokens_generated"]
     elapsed = app.final_paint_at - first_token_at
     return {
@@ -229,6 +246,7 @@ async def measure_rate(
         "ingest_tokens_per_s": round(sent / elapsed),
         "tail_ms": round((app.final_paint_at - completed_at) * 1000, 1),
         "tail_after_complete_ms": round((app.final_paint_at - app.complete_at) * 1000, 1),
+        "tail_ui_cpu_ms": round((app.final_cpu - app.complete_cpu) * 1000, 1),
         "ui_cpu_s": round(app.final_cpu - app.submit_cpu, 2),
         "paints": app.paints,
         "deltas": app.deltas,
@@ -244,6 +262,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     median["runs"] = len(runs)
     median["tail_ms_each"] = [run["tail_ms"] for run in runs]
     median["tail_ms_worst"] = ordered[-1]["tail_ms"]
+    median["tail_ui_cpu_ms_each"] = [run["tail_ui_cpu_ms"] for run in runs]
     median["ingest_tokens_per_s_min"] = min(run["ingest_tokens_per_s"] for run in runs)
     return median
 
@@ -328,6 +347,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--flushed", action="store_true", help="also one SSE event per token, each flushed"
     )
+    parser.add_argument(
+        "--flushed-only", action="store_true", help="only one SSE event per token, flushed"
+    )
+    parser.add_argument("--hog", type=int, default=0, help="busy processes, pinned to cores")
     parser.add_argument("--seconds", type=float, default=2.0, help="stream length at each rate")
     parser.add_argument("--repeats", type=int, default=3, help="runs per rate")
     parser.add_argument("--paint-runs", type=int, default=5)
@@ -338,21 +361,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    results["hog"] = args.hog
+    interval = float(os.environ.get("DESK_SWITCH_INTERVAL", SWITCH_INTERVAL_S))
+    sys.setswitchinterval(interval)  # as desk runs (desk/__main__.py)
+    results["switch_interval_s"] = sys.getswitchinterval()
+    results["load_before"] = os.getloadavg()
     size = (args.width, args.height)
     results["stream_ingest"] = []
-    for shape in args.shapes:
-        for flushed in [False, True] if args.flushed else [False]:
-            for rate in args.rates:
-                tokens = int(rate * args.seconds)
-                runs = [
-                    asyncio.run(measure_rate(rate, tokens, size, shape, flushed, store=args.store))
-                    for _ in range(max(1, args.repeats))
-                ]
-                summary = summarize(runs)
-                print(json.dumps(summary), file=sys.stderr, flush=True)
-                results["stream_ingest"].append(summary)
-    if args.paint_runs > 0:
-        results["first_paint"] = measure_first_paint(args.paint_runs)
+    kinds = [True] if args.flushed_only else [False, True] if args.flushed else [False]
+    hogs = start_hogs(args.hog)
+    try:
+        for shape in args.shapes:
+            for flushed in kinds:
+                for rate in args.rates:
+                    tokens = int(rate * args.seconds)
+                    runs = [
+                        asyncio.run(
+                            measure_rate(rate, tokens, size, shape, flushed, store=args.store)
+                        )
+                        for _ in range(max(1, args.repeats))
+                    ]
+                    summary = summarize(runs)
+                    print(json.dumps(summary), file=sys.stderr, flush=True)
+                    results["stream_ingest"].append(summary)
+        if args.paint_runs > 0:
+            results["first_paint"] = measure_first_paint(args.paint_runs)
+    finally:
+        stop_hogs(hogs)
+    results["load_after"] = os.getloadavg()
     print(json.dumps(results, indent=2))
     return 0
 

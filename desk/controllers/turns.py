@@ -66,6 +66,11 @@ bound for when no frame comes (the terminal gone); on a busy machine the frame c
 and drawing the reply first would only make it later."""
 
 
+QUICK_FINISH_CHARS = 8000
+"""A reply whose completion leaves at most this many characters to render (its live tail
+and the pieces that came with the completion) is finished in the frame that says "idle"."""
+
+
 def shown(text: str) -> str:
     """A gateway's message as a toast shows it: control characters visible, no markup (it
     may name what a server said, e.g. the models it lists)."""
@@ -341,23 +346,26 @@ class TurnsController:
                 await asyncio.wait_for(status.wait_painted(), FRAME_WAIT_S)
 
     async def completed(self, view: ShownSession, payload: MessageComplete) -> None:
-        """``message.complete``: "idle" and the idle keys first (the state is the turn's end,
-        and drawing the reply's canonical text may take a while on a busy machine), then the
-        canonical text, and the stop marker or error line. During a quit only the reply's
-        outcome is noted: drawing it (the idle keys, the canonical text) took the UI thread's
-        CPU and the GIL from the quit's own thread, which saves and closes the store."""
+        """``message.complete``: "idle" and the idle keys, the canonical text, and the stop
+        marker or error line.
+
+        A reply that streamed on screen to its end (its last pieces only left to draw, see
+        :data:`QUICK_FINISH_CHARS`) is finished in the same frame as "idle": its last words
+        are on screen one frame after the completion (waiting for a frame of "idle" alone
+        first kept them two frames behind, 100-200 ms on a loaded machine). Otherwise (a
+        stop, whose backlog was taken without being drawn; the canonical text differing from
+        the stream) "idle" goes out in a frame of its own first, since drawing the reply whole
+        may take a while on a busy machine. During a quit only the reply's outcome is noted:
+        drawing it took the UI thread's CPU and the GIL from the quit's own thread, which saves
+        and closes the store."""
         stamp("ui.complete", payload.turn_id)
+        stopped = payload.turn_id in self._stopped
         self._stopped.discard(payload.turn_id)
         if self._quitting:  # saved already, and the app ends next: nothing is drawn
             reply = view.transcript.reply(payload.turn_id)
             if reply is not None:
                 reply.ended(payload.status, note_for(payload, self._format_receipt))
             return
-        if payload.turn_id == view.running_turn:
-            self.set_running(view, None)
-            stamp("ui.idle_set", payload.turn_id)
-            await self._frame_out()
-            stamp("ui.frame_out", payload.turn_id)
         transcript = view.transcript
         reply = transcript.reply(payload.turn_id)
         if reply is None:
@@ -365,7 +373,15 @@ class TurnsController:
         note = note_for(payload, self._format_receipt)
         if not note:
             note = payload.length_notice()
-        await reply.finish(payload.text, payload.status, note)
+        quick = not stopped and reply.finishes_quickly(payload.text, QUICK_FINISH_CHARS)
+        if payload.turn_id == view.running_turn:
+            self.set_running(view, None)
+            stamp("ui.idle_set", payload.turn_id)
+            if not quick:
+                await self._frame_out()
+                stamp("ui.frame_out", payload.turn_id)
+        await reply.finish(payload.text, payload.status, note)  # no frame in between when quick
+        stamp("ui.finished", payload.turn_id)
 
     async def queued(self, view: ShownSession, payload: PromptQueued) -> None:
         """``prompt.queued``: the prompt waits at its place (again, with its new text, after an

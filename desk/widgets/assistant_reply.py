@@ -93,6 +93,15 @@ class AssistantReply(Widget):
         app is quitting."""
         self.outcome, self.note = outcome, note
 
+    def finishes_quickly(self, text: str, limit: int) -> bool:
+        """True when :meth:`finish` with ``text`` has at most ``limit`` characters to render:
+        the stream was drawn up to its last pieces and ``text`` is what was streamed (nothing
+        merged away or dropped, which would draw the whole reply again)."""
+        if text != self.text:
+            return False
+        body = next(self.query_children(".body").results(ReplyBody), None)
+        return body is None or body.unsealed_chars <= limit
+
     async def finish(self, text: str, outcome: str, note: str = "") -> None:
         """End streaming and show the canonical reply.
 
@@ -108,15 +117,21 @@ class AssistantReply(Widget):
         if text != self.text:  # deltas were merged away or dropped: show the canonical text
             self.text = text
             body.set_text(text)
-        body.end_stream()
+        restyle = body.end_stream(restyle=False)  # styled below, with the reply's own classes
         if self.reasoning:  # fold the reasoning away once the reply is done
             words = len(self.reasoning.split())
             self.query_one(".reasoning", Static).update(f"reasoned for {words} words")
         self.outcome = outcome
         self.note = note
-        self.remove_class("-running")
-        self.add_class(f"-{outcome}")
-        self.set_class(not text, "-empty")
+        classes = (self.classes - {"-running", "-empty", "-noted"}) | {f"-{outcome}"}
+        if not text:
+            classes |= {"-empty"}
         if note:
             self.query_one(".note", Static).update(terminal_safe(note))
-            self.add_class("-noted")
+            classes |= {"-noted"}
+        # One style update for the reply and everything in it (each class change on its own
+        # restyled the whole reply again, in the frame that shows its last words).
+        if classes != self.classes:
+            self.set_classes(classes)  # updates the styles
+        elif restyle:
+            self.update_node_styles()

@@ -131,6 +131,15 @@ def finished_markdown(owner: Widget, text: str, *, classes: str) -> SealedMarkdo
     return sealed
 
 
+def _set_class(node: Widget, on: bool, name: str) -> bool:
+    """Add or remove the class ``name`` of ``node`` without updating its styles; True if the
+    classes changed (a style update is due)."""
+    if node.has_class(name) == on:
+        return False
+    node.set_class(on, name, update=False)
+    return True
+
+
 class ReplyBody(Widget):
     """The Markdown of one reply: sealed pieces (one :class:`SealedMarkdown`), then the live tail.
 
@@ -152,6 +161,8 @@ class ReplyBody(Widget):
         self._fence: str | None = None  # the code fence the live tail starts inside
         self._flowing = False  # the live tail goes on with a paragraph cut above
         self._make = markdown_for(self)
+        self._restyle = False  # classes of the body or its children changed, styles not updated
+        self._restyle_now = True  # False while end_stream gathers the changes into one update
         self.streaming = True
         """True until :meth:`end_stream`: sealed pieces wait for a paint to render."""
 
@@ -159,6 +170,12 @@ class ReplyBody(Widget):
     def text(self) -> str:
         """All the text shown."""
         return "".join(self._sealed) + self._tail
+
+    @property
+    def unsealed_chars(self) -> int:
+        """Characters not sealed yet (the live tail, and what was absorbed after it): what
+        :meth:`end_stream` has left to cut and render."""
+        return len(self._tail)
 
     def compose(self) -> ComposeResult:
         yield SealedMarkdown(self._make, deferred=self.streaming, classes="sealed -empty")
@@ -198,7 +215,7 @@ class ReplyBody(Widget):
             self._flowing = pieces[-1].flows_on
         sealed = self.sealed
         sealed.add(pieces)
-        sealed.set_class(not sealed.texts, "-empty")
+        self._restyle |= _set_class(sealed, not sealed.texts, "-empty")
 
     def append(self, text: str) -> None:
         """Add streamed text: seal what is done, redraw the live tail."""
@@ -218,17 +235,44 @@ class ReplyBody(Widget):
         joined = self._fence is not None  # the tail goes on with a code block cut above
         markdown = live_markdown(self._tail, self._fence)
         live.update(self._make(markdown) if not blank else "", trim_top=joined)
-        live.set_class(blank, "-blank")
         gap = not blank and bool(self._sealed) and not joined and not self._flowing
-        self.set_class(gap, "-gap")
+        self._restyle |= _set_class(live, blank, "-blank") | _set_class(self, gap, "-gap")
+        if self._restyle and self._restyle_now:
+            self.restyle()
 
-    def end_stream(self) -> None:
-        """The reply is done: the tail is sealed too, and every piece now settles soon."""
+    def restyle(self) -> None:
+        """Apply the class changes made since the last call to the body and its children
+        (one style update for all of them; nothing when none changed)."""
+        if self._restyle:
+            self._restyle = False
+            self.update_node_styles()
+
+    def end_stream(self, *, restyle: bool = True) -> bool:
+        """The reply is done: the tail is sealed too, and every piece now settles soon.
+
+        Args:
+            restyle: apply the class changes now; False leaves them to the caller, who
+                updates the styles of a node above the body (once for the whole reply).
+
+        Returns:
+            True when classes changed and ``restyle`` was False: the caller's style update
+            is due.
+        """
         self.streaming = False
-        self._seal(everything=True)
-        self._draw_live()
+        self._restyle_now = False
+        try:
+            self._seal(everything=True)
+            self._draw_live()
+        finally:
+            self._restyle_now = True
+        due = False
+        if restyle:
+            self.restyle()
+        else:
+            due, self._restyle = self._restyle, False
         if self._composed:
             self.sealed.undefer()
+        return due
 
     def set_text(self, text: str) -> None:
         """Show ``text`` instead of what was shown (e.g. the canonical text)."""

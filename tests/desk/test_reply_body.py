@@ -279,3 +279,33 @@ async def test_a_finished_reply_settles_only_once_its_timer_fires(
         transcript._start_settling()  # the timer fires
         await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
         assert sealed.renders > renders
+
+
+async def test_a_finish_restyles_the_reply_once_and_shows_its_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The frame that shows a reply's last words also restyles it (its live tail hidden, its
+    # outcome and note shown): one style update for the reply and all inside it, not one per
+    # class changed.
+    text = document(3)
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        reply = await app.query_one(Transcript).add_reply("t1")
+        await stream(reply, text, 50)
+        await pilot.pause()
+        body = body_of(reply)
+        assert body.unsealed_chars > 0 and not body.query_one(".live").has_class("-blank")
+        restyled: list[object] = []
+        update_styles = app.update_styles
+
+        def counted(node: object, animate: bool = True) -> None:
+            restyled.append(node)
+            update_styles(node, animate=animate)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(app, "update_styles", counted)
+        await reply.finish(text, "failed", "the model server failed")
+        assert restyled == [reply]
+        assert reply.classes >= {"-failed", "-noted"} and not reply.has_class("-running")
+        assert "".join(body.sealed.texts) == text and body.unsealed_chars == 0
+        await pilot.pause()
+        assert not body.query_one(".live").display and reply.query_one(".note").display

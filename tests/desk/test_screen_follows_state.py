@@ -1,7 +1,10 @@
 """The screen follows the state: a turn's end shows as "idle" and the idle keys before the
-reply's canonical text is drawn (drawing a long reply takes a while on a busy machine)."""
+reply's canonical text is drawn (drawing a long reply takes a while on a busy machine), and
+a reply drawn as it streamed shows its last words in the frame that says "idle"."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import RenderableType
@@ -10,12 +13,16 @@ from textual.screen import Screen
 
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
+from desk.controllers.turns import TurnsController
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.painted_label import PaintedLabel
 from desk.widgets.reply_body import ReplyBody
 from desk.widgets.sealed_markdown import SealedMarkdown
 from desk.widgets.transcript import Transcript
 from tests.desk.kit import submit_and_get_reply, wait_until
+
+if TYPE_CHECKING:
+    from desk.controllers.view import ShownSession
 
 pytestmark = pytest.mark.anyio
 
@@ -98,6 +105,38 @@ def painted_frames(app: DeskApp, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(DeskApp, "_display", watched)
     return frames
+
+
+async def test_a_reply_drawn_as_it_streamed_shows_its_last_words_in_the_frame_saying_idle(
+    desk_app: DeskApp, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the reply's last pieces are left to draw when its completion comes: they go out
+    # with "idle", not in a frame after it (which kept the last words a frame behind).
+    frames = painted_frames(desk_app, monkeypatch)
+    idle_at: list[int] = []  # frames out when "idle" was set, and when the reply finished
+    finished_at: list[int] = []
+    set_running, finish = TurnsController.set_running, AssistantReply.finish
+
+    def watched_set_running(self: TurnsController, view: ShownSession, turn: str | None) -> None:
+        if turn is None:
+            idle_at.append(len(frames))
+        set_running(self, view, turn)
+
+    async def watched_finish(self: AssistantReply, text: str, outcome: str, note: str = "") -> None:
+        finished_at.append(len(frames))
+        await finish(self, text, outcome, note)
+
+    monkeypatch.setattr(TurnsController, "set_running", watched_set_running)
+    monkeypatch.setattr(AssistantReply, "finish", watched_finish)
+    demo_server.configure(tokens_per_second=2000.0)
+    async with desk_app.run_test(size=(120, 30)) as pilot:
+        reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
+        await wait_until(pilot, lambda: len(frames) > finished_at[0], what="a frame after")
+        assert reply.query_one(ReplyBody).text == reply.text
+    assert reply.outcome == "completed" and reply.text.strip() != ""
+    assert idle_at == finished_at  # no frame went out between "idle" and the last words
+    assert "idle" in frames[finished_at[0]]  # the next frame shows both
 
 
 async def test_after_a_stop_the_screen_falls_still_until_the_settle_timer(

@@ -82,3 +82,28 @@ def test_events_of_one_session_arrive_in_seq_order_whoever_publishes_them(
         assert gateway.shutdown(timeout_s=10).threads_left == []
     seqs = [e.seq for e in log.events if e.session_id == session]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+
+def test_the_last_deltas_come_with_the_completion_not_after_the_hold(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    # Deltas are joined for a subscriber between two deliveries (here held an hour): the
+    # turn's completion takes what is held with it at once, ahead of itself, so the reply's
+    # last words never wait for the hold.
+    demo_server.configure(tokens_per_second=0)  # as fast as possible
+    gateway = Gateway(GatewayConfig(provider=provider, coalesce_s=3600.0))
+    log = EventLog()
+    gateway.subscribe(log)
+    session = gateway.session_create()
+    try:
+        turn_id = gateway.prompt_submit(session, PROMPT).turn_id
+        done = log.complete(turn_id, timeout=30.0)  # a loaded machine; the hold is an hour
+    finally:
+        assert gateway.shutdown(timeout_s=10).threads_left == []
+    words = PROMPT.removeprefix("reply with exactly: ")
+    assert done.text == words
+    events = [e for e in log.events if e.session_id == session]
+    ended = next(i for i, e in enumerate(events) if isinstance(e.payload, MessageComplete))
+    before = [e.payload for e in events[:ended] if isinstance(e.payload, MessageDelta)]
+    assert "".join(p.text for p in before) == words  # all of it, ahead of the completion
+    assert not any(isinstance(e.payload, MessageDelta) for e in events[ended:])
