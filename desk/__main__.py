@@ -33,6 +33,7 @@ from functools import partial
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from desk.early_frame import EarlyFrame, default_theme_chosen
+from desk.gc_tuning import relax_gc
 
 if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any of them
     from contract.ports import DeskGateway
@@ -125,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return stopped_before_start(wants_json(args[1:]))
             return 130
     frame = EarlyFrame.show(args, os.environ, coloured=default_theme_chosen(os.environ))
+    relax_gc()  # importing the app and building its screen: see desk.gc_tuning
     try:
         _tune_switch_interval(os.environ)
         from desk.config import ConfigError, parse_options
