@@ -6,7 +6,8 @@ a ``/compress`` turn or a prompt turn that compresses first. It only shows what 
 compression", posts :class:`CompressionPanel.CancelRequested`, and the app calls
 ``compression_cancel``: the compression alone stops (a prompt turn then goes on, sent as it is
 when it fits without it); the stop key (Esc) stops the turn, compression included, wherever
-the focus is.
+the focus is. Its phase, bar, counts and button are made with the first compression
+(:mod:`desk.widgets.lazy_children`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from contract.text import terminal_safe
 from desk.receipts import format_elapsed, format_ms
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
+from desk.widgets.lazy_children import LazyChildren
 from desk.widgets.status_bar import Clock
 
 PHASE_TEXT: dict[str, str] = {
@@ -71,7 +73,7 @@ def outcome_text(outcome: CompressionComplete) -> str:
     return terminal_safe(text)
 
 
-class CompressionPanel(Horizontal, can_focus=True):
+class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
     """Phase, a progress bar of summary tokens out of the budget, counts, elapsed, Cancel.
 
     Args:
@@ -107,7 +109,7 @@ class CompressionPanel(Horizontal, can_focus=True):
         self.tokens_out = 0
         """Summary tokens received so far."""
 
-    def compose(self) -> ComposeResult:
+    def children_to_make(self) -> ComposeResult:
         yield Static("", classes="phase", markup=False)
         yield ProgressBar(
             total=None,
@@ -146,6 +148,7 @@ class CompressionPanel(Horizontal, can_focus=True):
         self.before_tokens = self.after_tokens = None
         self.tokens_out = 0
         self._started_at = self._clock() if started_at is None else started_at
+        self.make_children()
         button = self.query_one(Button)
         button.disabled = False
         button.tooltip = CANCEL_BEFORE_PROMPT if prompt_turn else CANCEL_COMPRESS
@@ -158,6 +161,7 @@ class CompressionPanel(Horizontal, can_focus=True):
         """A ``compression.progress`` event of the shown compression."""
         if progress.turn_id != self.turn_id or self.outcome is not None:
             return
+        self.make_children()
         self.phase = progress.phase
         self.tokens_out = progress.tokens_out
         if progress.tokens_in:
@@ -173,6 +177,7 @@ class CompressionPanel(Horizontal, can_focus=True):
         if outcome.before_tokens:
             self.before_tokens = outcome.before_tokens
             self.after_tokens = outcome.after_tokens
+        self.make_children()
         self.query_one(Button).disabled = True
         self.add_class("-finished")
         self.set_class(outcome.status != "committed", "-failed")
@@ -205,6 +210,8 @@ class CompressionPanel(Horizontal, can_focus=True):
         """The bar rounds its fill to its width when it is set; set before the panel was laid
         out (it opens with the first progress event) it kept an unrounded fill: round it now,
         so the same progress always draws the same bar."""
+        if not self.has_children_made:
+            return
         bar = self.query_one(ProgressBar)
         bar.query_one(Bar).percentage = bar.percentage
 
