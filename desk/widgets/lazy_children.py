@@ -41,7 +41,8 @@ class LazyChildren(Widget):
         return iter(())
 
     def children_made(self) -> None:
-        """Called once the children are mounted in this widget (override)."""
+        """Called once, when the children are in this widget (queries find them; made on first
+        use, their own mounting may still follow) (override)."""
 
     @property
     def has_children_made(self) -> bool:
