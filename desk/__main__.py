@@ -128,8 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Inside the try: a Ctrl+C typed while the terminal still cooks keys (the first tenth
         # of a second) is SIGINT, and ends the launch with 130, not with a traceback.
         from desk.early_frame import EarlyFrame, default_theme_chosen
+        from desk.gc_tuning import relax_gc
 
         frame = EarlyFrame.show(args, os.environ, coloured=default_theme_chosen(os.environ))
+        relax_gc()  # importing the app and building its screen: see desk.gc_tuning
         _tune_switch_interval(os.environ)
         from desk.config import ConfigError, parse_options
         from tui_gateway.settings.config_file import read_config_file

@@ -45,7 +45,7 @@ from desk.config import ConnectionInfo
 from desk.controllers.help import toggle_help
 from desk.controllers.unshown import route_unshown
 from desk.driver_choice import desk_driver
-from desk.gc_tuning import tune_gc
+from desk.gc_tuning import relax_gc, tune_gc
 from desk.late_gateway import LateGateway
 from desk.messages import (
     BrowserGone,
@@ -120,6 +120,7 @@ class DeskApp(App[int]):
         if escape_delay_ms is not None:
             # Final in Textual, but its parser reads it for every ESC, so setting it works.
             constants.ESCAPE_DELAY = escape_delay_ms / 1000.0  # type: ignore[misc]
+        relax_gc()  # building the screen and reading a session allocate much, free little
         env = dict(os.environ)
         super().__init__()
         self.stop_key = stop_key or StopKey()

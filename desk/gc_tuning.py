@@ -9,6 +9,13 @@ frees almost everything anyway; the collector is only needed for cycles, so it c
 often. After start-up the objects alive are frozen into the permanent generation
 (``gc.freeze()``, the approach Instagram described for long-lived Python servers), so a full
 collection no longer walks them.
+
+Start-up itself (importing Textual and the desk, building the first screen, reading a resumed
+session) allocates hundreds of thousands of long-lived objects and frees few: with the default
+thresholds the collector walked them over and over, about 10 % of the CPU before the first frame
+(``bench/startup.py``) and about 15 % of opening a 10,000-message session
+(``bench/session_open.py``). So the thresholds are raised as soon as the desk starts
+(:func:`relax_gc`), and the objects are frozen once the first screen is built (:func:`tune_gc`).
 """
 
 from __future__ import annotations
@@ -17,6 +24,12 @@ import gc
 
 THRESHOLDS = (50_000, 50, 100)
 """Allocations before a young collection, and young/middle collections before older ones."""
+
+
+def relax_gc() -> None:
+    """Make collections rarer now (process-wide), without freezing: call as the desk starts,
+    before its modules are imported and its screen is built."""
+    gc.set_threshold(*THRESHOLDS)
 
 
 def tune_gc() -> None:

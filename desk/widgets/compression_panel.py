@@ -6,7 +6,8 @@ a ``/compress`` turn or a prompt turn that compresses first. It only shows what 
 compression", posts :class:`CompressionPanel.CancelRequested`, and the app calls
 ``compression_cancel``: the compression alone stops (a prompt turn then goes on, sent as it is
 when it fits without it); the stop key (Esc) stops the turn, compression included, wherever
-the focus is.
+the focus is. Its phase, bar, counts and button are made with the first compression
+(:mod:`desk.widgets.lazy_children`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from contract.text import terminal_safe
 from desk.receipts import format_elapsed, format_ms
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
+from desk.widgets.lazy_children import LazyChildren
 from desk.widgets.status_bar import Clock
 
 PHASE_TEXT: dict[str, str] = {
@@ -92,7 +94,7 @@ class PanelProgress(ProgressBar):
         self.update(total=1, progress=0)
 
 
-class CompressionPanel(Horizontal, can_focus=True):
+class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
     """Phase, a progress bar of summary tokens out of the budget, counts, elapsed, Cancel.
 
     Args:
@@ -128,7 +130,7 @@ class CompressionPanel(Horizontal, can_focus=True):
         self.tokens_out = 0
         """Summary tokens received so far."""
 
-    def compose(self) -> ComposeResult:
+    def children_to_make(self) -> ComposeResult:
         yield Static("", classes="phase", markup=False)
         yield PanelProgress(
             total=1,  # still while closed: begin() starts the animation
@@ -167,6 +169,7 @@ class CompressionPanel(Horizontal, can_focus=True):
         self.before_tokens = self.after_tokens = None
         self.tokens_out = 0
         self._started_at = self._clock() if started_at is None else started_at
+        self.make_children()
         button = self.query_one(Button)
         button.disabled = False
         button.tooltip = CANCEL_BEFORE_PROMPT if prompt_turn else CANCEL_COMPRESS
@@ -179,6 +182,7 @@ class CompressionPanel(Horizontal, can_focus=True):
         """A ``compression.progress`` event of the shown compression."""
         if progress.turn_id != self.turn_id or self.outcome is not None:
             return
+        self.make_children()
         self.phase = progress.phase
         self.tokens_out = progress.tokens_out
         if progress.tokens_in:
@@ -194,6 +198,7 @@ class CompressionPanel(Horizontal, can_focus=True):
         if outcome.before_tokens:
             self.before_tokens = outcome.before_tokens
             self.after_tokens = outcome.after_tokens
+        self.make_children()
         self.query_one(Button).disabled = True
         self.query_one(PanelProgress).rest()  # hidden from now on
         self.add_class("-finished")
@@ -204,7 +209,8 @@ class CompressionPanel(Horizontal, can_focus=True):
     def close(self) -> None:
         """Hide the panel (its outcome is then one line in the transcript)."""
         self.turn_id = None
-        self.query_one(PanelProgress).rest()
+        if self.has_children_made:  # never shown: no bar to still
+            self.query_one(PanelProgress).rest()
         self.remove_class("-open", "-finished", "-failed")
 
     def _elapsed(self) -> str:
@@ -228,6 +234,8 @@ class CompressionPanel(Horizontal, can_focus=True):
         """The bar rounds its fill to its width when it is set; set before the panel was laid
         out (it opens with the first progress event) it kept an unrounded fill: round it now,
         so the same progress always draws the same bar."""
+        if not self.has_children_made:
+            return
         bar = self.query_one(ProgressBar)
         bar.query_one(Bar).percentage = bar.percentage
 

@@ -6,7 +6,8 @@ its outcome, so the output of two commands running at once never interleaves. Th
 shows and asks: it posts :class:`ConsolePanel.CommandEntered` and
 :class:`ConsolePanel.CancelRequested`, and the app runs and cancels commands through the
 gateway. Esc or Ctrl+C while the panel has the focus and a command runs cancel that command
-(see :mod:`desk.controllers.console`).
+(see :mod:`desk.controllers.console`). Its command line, output and button are made the first
+time it is used (:mod:`desk.widgets.lazy_children`).
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
 from desk.widgets.console_entry import ConsoleEntry
 from desk.widgets.console_input import ConsoleInput
+from desk.widgets.lazy_children import LazyChildren
 
 MAX_ENTRIES = 200
 """Commands (and lone lines) kept in the panel; older ones are removed."""
 
 
-class ConsolePanel(Vertical):
+class ConsolePanel(Vertical, LazyChildren):
     """The console.
 
     Args:
@@ -64,29 +66,49 @@ class ConsolePanel(Vertical):
         super().__init__(id=id)
         self._entries: dict[str, ConsoleEntry] = {}  # command id -> its entry
         self._all: list[ConsoleEntry] = []  # every entry kept, oldest first
+        self._output: VerticalScroll | None = None  # these three: made on first use
+        self._input: ConsoleInput | None = None
+        self._cancel: Button | None = None
+        self._row: Horizontal | None = None
 
-    def compose(self) -> ComposeResult:
-        yield VerticalScroll(classes="console-output")
-        with Horizontal(classes="console-row"):
-            yield ConsoleInput(
-                placeholder="console · /help · digest PATH… · Up/Down history",
-                id="console-input",
-            )
-            yield ClickButton("Cancel", id="console-cancel", variant="warning", compact=True)
+    def children_to_make(self) -> ComposeResult:
+        # The row's children go in once the row is in (children_made): a child given to a
+        # container's constructor is mounted only when that container composes, later, and
+        # the command line must take the focus at once when the panel opens.
+        self._output = VerticalScroll(classes="console-output")
+        self._input = ConsoleInput(
+            placeholder="console · /help · digest PATH… · Up/Down history",
+            id="console-input",
+        )
+        self._cancel = ClickButton(
+            "Cancel",
+            id="console-cancel",
+            variant="warning",
+            compact=True,
+            disabled=self.running == 0,
+        )
+        self._row = Horizontal(classes="console-row")
+        yield self._output
+        yield self._row
 
-    def on_mount(self) -> None:
-        self.query_one("#console-cancel", Button).disabled = True
+    def children_made(self) -> None:
+        assert self._row is not None and self._input is not None and self._cancel is not None
+        self._row.mount(self._input, self._cancel)
         self.output.anchor()  # the newest output stays in view unless scrolled up
 
     @property
     def input(self) -> ConsoleInput:
         """The command line."""
-        return self.query_one("#console-input", ConsoleInput)
+        self.make_children()
+        assert self._input is not None
+        return self._input
 
     @property
     def output(self) -> VerticalScroll:
         """The output area (one :class:`ConsoleEntry` per command)."""
-        return self.query_one(".console-output", VerticalScroll)
+        self.make_children()
+        assert self._output is not None
+        return self._output
 
     @property
     def text(self) -> str:
@@ -154,9 +176,8 @@ class ConsolePanel(Vertical):
         self.output.mount(entry)
 
     def watch_running(self) -> None:
-        button = next(self.query("#console-cancel").results(Button), None)
-        if button is not None:
-            button.disabled = self.running == 0
+        if self._cancel is not None:
+            self._cancel.disabled = self.running == 0
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Enter in the command line sends it."""

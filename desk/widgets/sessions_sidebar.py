@@ -3,7 +3,8 @@
 The sidebar only shows and asks: it posts :class:`SessionsSidebar.OpenRequested`,
 :class:`SessionsSidebar.RenameRequested` and :class:`SessionsSidebar.DeleteRequested`; the app
 talks to the gateway (see :mod:`desk.controllers.sessions`) and hands the list back with
-:meth:`SessionsSidebar.show`.
+:meth:`SessionsSidebar.show`. Its heading, list and rename box are made the first time it is used
+(:mod:`desk.widgets.lazy_children`).
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from textual.widgets import Input, ListView, Static
 from contract.results import SessionInfo
 from contract.text import terminal_safe
 from desk.widgets._css import css_beside
+from desk.widgets.lazy_children import LazyChildren
 from desk.widgets.session_item import UNTITLED, SessionItem
 
 HINT = "enter open · r rename · d delete"
 """The key hint under the list."""
 
 
-class SessionsSidebar(Vertical):
+class SessionsSidebar(Vertical, LazyChildren):
     """The sidebar.
 
     Args:
@@ -73,7 +75,7 @@ class SessionsSidebar(Vertical):
         super().__init__(id=id)
         self._renaming: str | None = None
 
-    def compose(self) -> ComposeResult:
+    def children_to_make(self) -> ComposeResult:
         yield Static("Sessions", classes="heading", markup=False)
         yield ListView(id="session-list")
         yield Static("", classes="error", markup=False)
@@ -83,6 +85,7 @@ class SessionsSidebar(Vertical):
     @property
     def list_view(self) -> ListView:
         """The list of sessions."""
+        self.make_children()
         return self.query_one("#session-list", ListView)
 
     @property
@@ -132,7 +135,7 @@ class SessionsSidebar(Vertical):
         ids = [info.session_id for info in sessions]
         if ids:
             view.index = ids.index(keep_id) if keep_id in ids else 0
-        label = self.query_one(".error", Static)
+        label = self.query_one(".error", Static)  # made with the list
         label.update(terminal_safe(error))
         self.set_class(bool(error), "-error")
 
@@ -148,7 +151,7 @@ class SessionsSidebar(Vertical):
         item = self.selected()
         if item is None:
             return
-        self._renaming = item.info.session_id
+        self._renaming = item.info.session_id  # the list is made: so is the rename box
         box = self.query_one("#session-rename", Input)
         box.value = item.info.title
         self.add_class("-renaming")

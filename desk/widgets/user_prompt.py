@@ -38,10 +38,17 @@ class UserPrompt(Widget):
         """The turn this prompt starts."""
         self.text = text
         """The prompt text."""
+        self._composed = False
+        # The status line (hidden for a prompt that was simply sent: most of them) is made
+        # when there is one to show; a resumed long session renders many prompts at once.
+        self._label: Static | None = None
 
     def compose(self) -> ComposeResult:
+        self._composed = True
         yield Static(terminal_safe(self.text), classes="prompt-text", markup=False)
-        yield Static("", classes="prompt-status", markup=False)
+        if self.status != "sent":
+            self._label = Static("", classes="prompt-status", markup=False)
+            yield self._label
 
     def on_mount(self) -> None:
         self._show_status()
@@ -53,9 +60,15 @@ class UserPrompt(Widget):
         self._show_status()
 
     def _show_status(self) -> None:
-        label = next(self.query(".prompt-status").results(Static), None)
+        if not self._composed:
+            return  # on_mount shows it
+        label = self._label
         if label is None:
-            return  # not composed yet; on_mount shows it
+            if self.status == "sent":
+                self.remove_class("-dropped", "-steer")
+                return
+            label = self._label = Static("", classes="prompt-status", markup=False)
+            self.mount(label)
         self.set_class(self.status == "dropped", "-dropped")
         self.set_class(self.status in ("steer", "steered"), "-steer")
         if self.status == "steer":
