@@ -67,6 +67,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from load import start_hogs, stop_hogs  # noqa: E402
 from pty_desk import PtyDesk, desk_command  # noqa: E402
+from stamps_file import Stamp, read_stamps  # noqa: E402
 from stats import percentiles  # noqa: E402
 from stream_servers import DemoServer, ReplayServer, StreamServer, WatchedServer  # noqa: E402
 
@@ -104,29 +105,12 @@ def wait_until(moment: float) -> None:
         time.sleep(min(left, 0.01) if left > 0.002 else 0)
 
 
-def stamps_since(path: Path, offset: int) -> tuple[list[tuple[float, str, str]], int]:
-    """desk's stamps appended to ``path`` after byte ``offset`` as (time, what, key), and the
-    new offset (an unreadable file: none)."""
-    try:
-        with path.open("rb") as f:
-            f.seek(offset)
-            data = f.read()
-    except OSError:
-        return [], offset
-    found = []
-    for line in data.decode(errors="replace").splitlines():
-        parts = line.split(" ")
-        if len(parts) >= 5:
-            found.append((float(parts[0]), parts[2], parts[3]))
-    return found, offset + len(data)
-
-
-def stages(found: list[tuple[float, str, str]], esc: float, seen: float | None) -> dict[str, float]:
+def stages(found: list[Stamp], esc: float, seen: float | None) -> dict[str, float]:
     """``key_read_ms``, ``read_to_shut_ms`` and ``shut_to_seen_ms`` of one press from its
     stamps (each present only when both of its ends are)."""
     out: dict[str, float] = {}
-    read = next((float(key) for _t, what, key in found if what == "key.stop_read"), None)
-    shut = next((t for t, what, _key in found if what == "socket.shut"), None)
+    read = next((float(s.key) for s in found if s.what == "key.stop_read"), None)
+    shut = next((s.at for s in found if s.what == "socket.shut"), None)
     if read is not None:
         out["key_read_ms"] = round((read - esc) * 1000, 2)
         if shut is not None:
@@ -149,7 +133,7 @@ def one_press(
     started = None if early else server.started(before, 10.0)
     wait_until((started or entered) + delay_s)
     stop_mark = desk.mark  # "idle" and the idle keys are looked for after the key only
-    _, stamps_at = stamps_since(stamps, 0)
+    _, stamps_at = read_stamps(stamps, 0)
     esc = desk.write(b"\x1b")
 
     result: dict[str, Any] = {"early": early, "after_enter_ms": round((esc - entered) * 1000, 1)}
@@ -162,7 +146,7 @@ def one_press(
         assert outcome.at is not None
         result["close_ms"] = round((outcome.at - esc) * 1000, 2)
         result["missed"] = outcome.kind == "done"
-    result.update(stages(stamps_since(stamps, stamps_at)[0], esc, outcome.at))
+    result.update(stages(read_stamps(stamps, stamps_at)[0], esc, outcome.at))
     if outcome.kind == "closed" and outcome.at is not None:  # desk's CPU once it stopped
         wait_until(outcome.at + CPU_FROM_S)
         before_ns = cpu_ns(desk.proc.pid)

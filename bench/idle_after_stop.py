@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from esc_latency import PROMPT, cpu_ns, desk_args, wait_until  # noqa: E402
 from load import start_hogs, stop_hogs  # noqa: E402
 from pty_desk import PtyDesk  # noqa: E402
+from stamps_file import read_stamps  # noqa: E402
 from stats import percentiles  # noqa: E402
 from stream_servers import DemoServer, ReplayServer, StreamServer, WatchedServer  # noqa: E402
 
@@ -92,23 +93,6 @@ def thread_stats(pid: int) -> dict[str, tuple[int, int]]:
     return out
 
 
-def read_stamps(path: Path, offset: int) -> tuple[list[tuple[float, str, str, float]], int]:
-    """The stamps appended to ``path`` after byte ``offset``: (time, thread, what, the
-    thread's CPU seconds), and the new offset."""
-    try:
-        with path.open("rb") as f:
-            f.seek(offset)
-            data = f.read()
-    except OSError:
-        return [], offset
-    stamps = []
-    for line in data.decode(errors="replace").splitlines():
-        parts = line.split(" ")
-        if len(parts) >= 5:
-            stamps.append((float(parts[0]), parts[1], parts[2], float(parts[4])))
-    return stamps, offset + len(data)
-
-
 def one_press(
     server: StreamServer, desk: PtyDesk, stamps: Path, delay_s: float
 ) -> dict[str, Any] | None:
@@ -150,7 +134,7 @@ def one_press(
     found, _ = read_stamps(stamps, offset)
     stages: dict[str, float] = {}
     ui_cpu: dict[str, float] = {}
-    for at, _thread, what, cpu in found:
+    for at, _thread, what, _key, cpu in found:
         if what in STAGES and what not in stages:
             if what == "frame.queued" and "ui.idle_set" not in stages:
                 continue  # the first frame after "idle" was set
