@@ -8,20 +8,26 @@ and every frame queued for the terminal (``bench/idle_after_stop.py`` reads them
 the terminal received). ``time.monotonic()`` is system-wide on Linux, so stamps of several
 processes line up.
 
+With the variable set, every collection of the garbage collector is stamped too (``gc.start``
+and ``gc.stop``, the generation as the key): it holds the interpreter lock throughout, so a
+key read late may have waited for one.
+
 Without the variable :func:`stamp` does nothing but one test of a module global.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
+from typing import Any
 
 ENV = "DESK_STAMPS"
 """The environment variable naming the file stamps are appended to."""
 
 _path = os.environ.get(ENV, "")
-_lock = threading.Lock()
+_lock = threading.RLock()  # a collection may start inside stamp() and stamp itself
 
 
 def stamp(what: str, key: str = "") -> None:
@@ -38,3 +44,11 @@ def stamp(what: str, key: str = "") -> None:
                 out.write(line)
         except OSError:
             pass
+
+
+def _collection(phase: str, info: dict[str, Any]) -> None:
+    stamp(f"gc.{phase}", str(info.get("generation", "")))
+
+
+if _path:
+    gc.callbacks.append(_collection)

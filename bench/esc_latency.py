@@ -117,7 +117,21 @@ def stages(found: list[Stamp], esc: float, seen: float | None) -> dict[str, floa
             out["read_to_shut_ms"] = round((shut - read) * 1000, 2)
     if shut is not None and seen is not None:
         out["shut_to_seen_ms"] = round((seen - shut) * 1000, 2)
+    if read is not None:  # the collector holds the interpreter lock: the key may wait for it
+        out["gc_before_read_ms"] = round(collecting_s(found, esc, read) * 1000, 2)
     return out
+
+
+def collecting_s(found: list[Stamp], start: float, end: float) -> float:
+    """Seconds desk's garbage collector ran between ``start`` and ``end`` (its stamps)."""
+    total, began = 0.0, None
+    for s in found:
+        if s.what == "gc.start":
+            began = s.at
+        elif s.what == "gc.stop" and began is not None:
+            total += max(0.0, min(s.at, end) - max(began, start))
+            began = None
+    return total
 
 
 def one_press(
@@ -234,7 +248,7 @@ def run_condition(server: StreamServer, rate: float, shape: str, opts: Options) 
         ),
         **{
             name: percentiles([r[name] for r in results if name in r])
-            for name in ("key_read_ms", "read_to_shut_ms", "shut_to_seen_ms")
+            for name in ("key_read_ms", "read_to_shut_ms", "shut_to_seen_ms", "gc_before_read_ms")
         },
         "cpu_after_stop_pct": percentiles(
             [r["cpu_after_stop_pct"] for r in results if "cpu_after_stop_pct" in r]

@@ -98,7 +98,20 @@ def gateway_config(
         sandbox=mode,
         sandbox_network=settings.other_keys.get("sandbox_network") is True,
         sandbox_note=note,
+        server_nice=_server_nice(settings),
     )
+
+
+SERVER_NICE = 10
+"""The group nice a local model server yields at while desk runs (``server_nice``)."""
+
+
+def _server_nice(settings: Settings) -> int:
+    """The ``server_nice`` setting: 0-19 (0: leave the server alone)."""
+    value = settings.other_keys.get("server_nice", SERVER_NICE)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 19:
+        raise SettingsError(f"{CONFIG_NAME}: server_nice must be a whole number from 0 to 19")
+    return value
 
 
 def _setting(settings: Settings, key: str) -> str | None:

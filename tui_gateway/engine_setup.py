@@ -97,6 +97,10 @@ class GatewayConfig:
         sandbox_network: let sandboxed commands reach the network.
         sandbox_note: one line to show at start about the sandbox ("" for none), e.g. why
             ``shell`` runs without one.
+        server_nice: a model server on this machine, in another session, yields the CPU to
+            desk at this group nice while the gateway runs (1-19; 0, the default here: left
+            alone; the ``server_nice`` setting, 10 by default, see
+            :mod:`tui_gateway.servers.server_yield`).
     """
 
     provider: ProviderConfig
@@ -126,3 +130,4 @@ class GatewayConfig:
     sandbox: SandboxMode = "off"
     sandbox_network: bool = False
     sandbox_note: str = ""
+    server_nice: int = 0

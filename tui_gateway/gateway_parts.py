@@ -90,7 +90,7 @@ def build_parts(
     journal = SharedEvents(shared.events) if shared is not None else None
     events = EventHub(config.coalesce_s, journal)
     publish = events.publish
-    server = ModelServer(config.provider, publish)
+    server = ModelServer(config.provider, publish, server_nice=config.server_nice)
     mcp = McpServers(
         config.mcp_servers if config.tools else (),
         lambda payload, key: publish(None, payload, sticky=key),

@@ -11,7 +11,7 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.store import open_store
-from tui_gateway.assembly import StoreUnavailable, build_gateway
+from tui_gateway.assembly import StoreUnavailable, build_gateway, gateway_config
 from tui_gateway.settings.config_file import ConfigFile
 from tui_gateway.settings.resolution import (
     SettingKey,
@@ -118,3 +118,20 @@ def test_a_bad_tools_setting_is_one_line(tmp_path: Path) -> None:
     assert info.value.message.endswith(
         'config.toml: tools must be one of "auto", "full", "compact", "off", not \'none\''
     )
+
+
+def test_a_local_model_server_yields_at_nice_10_unless_the_setting_says_otherwise(
+    tmp_path: Path,
+) -> None:
+    def nice_of(data: dict[str, object]) -> int:
+        file = ConfigFile(tmp_path / "config.toml", MappingProxyType(data), exists=True)
+        settings = resolve_settings({}, {}, file, store_default=StoreDefault.MEMORY, cwd=tmp_path)
+        return gateway_config(settings, ProviderConfig("http://127.0.0.1:1/v1", "m")).server_nice
+
+    assert nice_of({}) == 10
+    assert nice_of({"server_nice": 0}) == 0  # leave the server alone
+    assert nice_of({"server_nice": 19}) == 19
+    for bad in (-1, 20, "high", True):
+        with pytest.raises(SettingsError) as info:
+            nice_of({"server_nice": bad})
+        assert "server_nice must be a whole number from 0 to 19" in info.value.message

@@ -26,6 +26,7 @@ from agent.provider.connection import warm_up
 from agent.valid_text import loads, valid_text
 from contract.errors import GatewayError
 from contract.server_events import ServerState, ServerStatus
+from tui_gateway.servers.server_yield import ServerYield
 from tui_gateway.sessions.state import Session
 
 if TYPE_CHECKING:
@@ -114,6 +115,9 @@ class ModelServer:
             not (with the provider as it is then): sessions learn their window again.
         ask: asks the server once (injectable; the default is :func:`ask_models`).
         backoff_s: seconds between attempts while the answer is bad.
+        server_nice: a server on this machine in another session yields the CPU to desk at
+            this group nice while the gateway runs (:mod:`~tui_gateway.servers.server_yield`);
+            0 leaves it alone.
     """
 
     def __init__(
@@ -124,8 +128,10 @@ class ModelServer:
         on_ready: Callable[[ProviderConfig], None] | None = None,
         ask: Callable[[str, str | None], tuple[int | None, list[str], str]] = ask_models,
         backoff_s: tuple[float, ...] = BACKOFF_S,
+        server_nice: int = 0,
     ) -> None:
         self._provider = provider
+        self._yield = ServerYield(server_nice)
         self._publish = publish
         self._ask = ask
         self._backoff = backoff_s
@@ -276,6 +282,7 @@ class ModelServer:
             timer = self._timer
         if timer is not None:
             timer.cancel()
+        self._yield.restore()
 
     def join(self, timeout_s: float = CHECK_TIMEOUT_S + 1.0) -> bool:
         """Wait for the thread and the timer to end after :meth:`close`, so that none runs
@@ -333,6 +340,7 @@ class ModelServer:
             if ready_now and self.on_ready is not None:
                 self.on_ready(provider)
             if ready_now:  # here, not in the first turn (or its stop, or a quit) on a busy machine
+                self._yield.follow(provider.base_url)
                 warm_up()
             if wait_s is not None:
                 self._sleep(wait_s, generation)

@@ -1,0 +1,125 @@
+"""A model server on this machine, in another session, yields the CPU to desk while it runs
+(tui_gateway.servers.server_yield): its session's group nice is raised once it answers, and put
+back when the gateway shuts down."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.provider.client import ProviderConfig
+from tests.support import poll_until
+from tui_gateway.gateway import Gateway, GatewayConfig
+from tui_gateway.servers.server_yield import ServerYield, group_nice, listening_pid, local_port
+
+AUTOGROUPS = Path("/proc/sys/kernel/sched_autogroup_enabled")
+
+
+def autogroups_on() -> bool:
+    try:
+        return AUTOGROUPS.read_text().strip() == "1"
+    except OSError:
+        return False
+
+
+needs_autogroups = pytest.mark.skipif(
+    not autogroups_on(), reason="the kernel does not group sessions (autogroup off)"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def demo_in_a_session_of_its_own(port: int, *, own_session: bool) -> subprocess.Popen[bytes]:
+    """The demo model in a child process (a server started from another terminal when
+    ``own_session``), answering on ``port`` once this returns."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "demo_model", "--port", str(port), "--tps", "400"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=own_session,
+    )
+    if not poll_until(lambda: listening_pid(port) == proc.pid, timeout=30.0):
+        proc.kill()
+        raise AssertionError("the demo model did not listen")
+    return proc
+
+
+@pytest.fixture
+def server_elsewhere() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
+    proc = demo_in_a_session_of_its_own(port, own_session=True)
+    try:
+        yield proc, f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@needs_autogroups
+def test_a_local_server_in_another_session_yields_while_the_gateway_runs(
+    server_elsewhere: tuple[subprocess.Popen[bytes], str],
+) -> None:
+    proc, url = server_elsewhere
+    assert group_nice(proc.pid) == 0
+    gateway = Gateway(
+        GatewayConfig(provider=ProviderConfig(base_url=url, model="demo"), server_nice=10)
+    )
+    try:
+        gateway.server.check()
+        assert poll_until(lambda: group_nice(proc.pid) == 10, timeout=30.0)
+    finally:
+        assert gateway.shutdown(timeout_s=10).threads_left == []
+    assert group_nice(proc.pid) == 0  # put back as it was
+
+
+@needs_autogroups
+def test_a_server_in_desks_own_session_or_off_the_machine_is_left_alone() -> None:
+    port = free_port()
+    proc = demo_in_a_session_of_its_own(port, own_session=False)
+    try:
+        yielding = ServerYield(10)
+        assert yielding.follow(f"http://127.0.0.1:{port}/v1") is None  # lowering it lowers us
+        assert group_nice(proc.pid) == 0
+        assert yielding.follow("http://192.0.2.1:8080/v1") is None  # not this machine
+        assert ServerYield(0).follow(f"http://localhost:{port}/v1") is None  # the setting off
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@needs_autogroups
+def test_a_server_niced_more_already_is_not_raised_nor_put_back(
+    server_elsewhere: tuple[subprocess.Popen[bytes], str],
+) -> None:
+    proc, url = server_elsewhere
+    Path(f"/proc/{proc.pid}/autogroup").write_text("15")
+    yielding = ServerYield(10)
+    assert yielding.follow(url) is None
+    yielding.restore()
+    assert group_nice(proc.pid) == 15
+
+
+def test_only_loopback_addresses_name_this_machine() -> None:
+    assert local_port("http://127.0.0.1:8080/v1") == 8080
+    assert local_port("http://localhost/v1") == 80
+    assert local_port("http://[::1]:11434") == 11434
+    assert local_port("https://api.example.com/v1") is None
+    assert local_port("http://10.0.0.5:8080/v1") is None
+
+
+def test_the_process_listening_on_a_port_is_found() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        assert listening_pid(int(s.getsockname()[1])) == os.getpid()
+    assert listening_pid(free_port()) is None
