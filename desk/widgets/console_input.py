@@ -8,7 +8,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
 
-from desk.widgets.key_order import run_own_binding
+from desk.widgets.key_order import run_own_binding, typed_text
 
 HISTORY_LIMIT = 200
 """Command lines remembered."""
@@ -40,6 +40,10 @@ class ConsoleInput(Input):
         if await run_own_binding(self, event):
             event.stop()
             event.prevent_default()
+        elif (text := typed_text(event)) is not None:  # a no-break space, a joiner...
+            event.stop()
+            event.prevent_default()
+            self.insert_text_at_cursor(text)
         else:
             await super()._on_key(event)
 

@@ -6,12 +6,21 @@ widget's own queue: in a burst of typing, Backspace, Ctrl+U or an arrow landed a
 characters that followed it (``BSpace BSpace xyz`` gave ``ijx``). A text field calls
 :func:`run_own_binding` from its ``_on_key``, so its own bindings run there, in the order of
 the keys; its ancestors' and the app's bindings still get every key it does not bind.
+
+Textual's fields also insert only characters Python calls printable: a typed no-break space,
+zero-width joiner or non-joiner, right-to-left mark or byte order mark was dropped (a family
+emoji came out as three faces, two words ran together), though a paste kept them.
+:func:`typed_text` is what such a key types, as a paste would show it.
 """
 
 from __future__ import annotations
 
+import unicodedata
+
 from textual import events
 from textual.widget import Widget
+
+from contract.text import terminal_safe
 
 
 async def run_own_binding(widget: Widget, event: events.Key) -> bool:
@@ -27,3 +36,15 @@ async def run_own_binding(widget: Widget, event: events.Key) -> bool:
             if not binding.priority and await widget.app.run_action(binding.action, widget):
                 return True
     return False
+
+
+def typed_text(event: events.Key) -> str | None:
+    """What a key Textual does not call printable types, or None when it types nothing (a
+    control character: those are keys such as Ctrl+X). Format and space characters come out
+    as a paste shows them (``terminal_safe``: a bidirectional override as ``<U+202E>``)."""
+    char = event.character
+    if event.is_printable or char is None or len(char) != 1:
+        return None
+    if unicodedata.category(char) == "Cc":
+        return None
+    return terminal_safe(char)

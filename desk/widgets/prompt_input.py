@@ -36,7 +36,7 @@ from contract.text import terminal_safe
 from desk.prompt_history import PromptHistory
 from desk.slash import SlashCommand, command_named, common_prefix, completions
 from desk.widgets._css import css_beside
-from desk.widgets.key_order import run_own_binding
+from desk.widgets.key_order import run_own_binding, typed_text
 from desk.widgets.slash_hints import SlashHints
 from tui_gateway.settings.resolution import BusyInput
 
@@ -228,6 +228,10 @@ class PromptInput(TextArea):
         elif await run_own_binding(self, event):  # see desk.widgets.key_order
             event.stop()
             event.prevent_default()
+        elif (text := typed_text(event)) is not None:  # a no-break space, a joiner...
+            event.stop()
+            event.prevent_default()
+            self.replace(text, *self.selection)
         else:
             await super()._on_key(event)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from textual import events
+from textual.keys import _character_to_key
 
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
@@ -137,3 +138,14 @@ async def test_editing_keys_in_a_burst_of_typing_act_where_they_were_typed(
         await wait_until(pilot, lambda: prompt.text == text, what=f"{text!r} (is {prompt.text!r})")
         await pilot.pause()
         assert prompt.text == text
+
+
+async def test_typed_joiners_and_no_break_spaces_stay_in_the_prompt(tool_app: DeskApp) -> None:
+    # Python calls none of these printable; Textual's field dropped them when typed
+    typed = "zw\u200cnj a\u00a0b \U0001f468\u200d\U0001f469\u200d\U0001f467 \u200fx\ufeffy"
+    async with tool_app.run_test(size=(100, 30)) as pilot:
+        for char in typed + "\u202e":  # as the terminal's parser makes them (Pilot.press
+            # loses the character of most of these keys)
+            tool_app.post_message(events.Key(_character_to_key(char), char))
+        await pilot.pause()
+        assert box(tool_app).text == typed + "<U+202E>"  # a bidi override shown, as pasted
