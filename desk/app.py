@@ -61,6 +61,7 @@ from desk.shutdown import Leave
 from desk.slash import console_slash_commands
 from desk.startup import Startup
 from desk.stop_key import StopKey
+from desk.typing_drain import DrainTyping
 from desk.user_config import config_path_shown
 from desk.widgets.click_button import ButtonPresses, widget_under
 from desk.widgets.status_bar import Clock, StatusBar
@@ -371,14 +372,18 @@ class DeskApp(App[int]):
         system stop), then quit. Handled after the desk's start (its session exists)."""
         self.controllers.quit.begin(gone=Surface.WEB_DISCONNECT)
 
-    def quit_from_input_thread(self) -> None:
+    def quit_from_input_thread(self, typed_at: float | None = None) -> None:
         """Ctrl+Q on the terminal's input thread: the gateway's shutdown starts now (see
         :mod:`desk.driver`); the key goes on to :meth:`action_quit`. Thread-safe."""
-        self.controllers.quit.begin_from_input_thread()
+        self.controllers.quit.begin_from_input_thread(typed_at)
 
     def action_quit(self) -> None:  # type: ignore[override]
         """Ctrl+Q: a system stop of everything through ``gateway.shutdown()``, then exit."""
-        self.controllers.quit.begin()
+        self.controllers.quit.begin(typed=True)
+
+    def on_drain_typing(self, message: DrainTyping) -> None:
+        """After the keys typed before a quit: on where keys go (see desk.typing_drain)."""
+        (self.focused or self.screen).post_message(DrainTyping(message.done, message.hops))
 
     def _shutdown_finished(self) -> None:
         if self._leave_at_once():

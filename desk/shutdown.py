@@ -41,13 +41,20 @@ class ShutdownRunner:
         self._done = threading.Event()
         self.report: ShutdownReport | None = None
         """The gateway's report, once the shutdown returned."""
+        self.shutting_down = False
+        """True once the gateway's shutdown begins (it refuses prompts from then on)."""
 
     @property
     def started(self) -> bool:
         """True once :meth:`start` or :meth:`run_here` ran."""
         return self._thread is not None or self._done.is_set()
 
-    def start(self, then: Callable[[], None], gone: Surface | None = None) -> bool:
+    def start(
+        self,
+        then: Callable[[], None],
+        gone: Surface | None = None,
+        before: Callable[[], None] | None = None,
+    ) -> bool:
         """Shut the gateway down on a thread named ``desk-quit``, then call ``then`` there.
 
         Args:
@@ -55,6 +62,8 @@ class ShutdownRunner:
             gone: when the frontend went away (a closed browser tab: ``web.disconnect``), the
                 system surface its running turns are stopped from first
                 (``gateway.frontend_gone``); the shutdown then waits for their workers.
+            before: called on that thread first (the keys typed before the quit are waited
+                for: :mod:`desk.typing_drain`); prompts are taken until it returns.
 
         Returns:
             False when a shutdown had already begun (nothing new is started). Thread-safe.
@@ -62,6 +71,9 @@ class ShutdownRunner:
 
         def run() -> None:
             try:
+                if before is not None:
+                    before()
+                self.shutting_down = True
                 if gone is not None:
                     self._frontend_gone(gone)
                 self.report = self._gateway.shutdown()
@@ -84,6 +96,7 @@ class ShutdownRunner:
 
     def run_here(self) -> ShutdownReport:
         """Shut down on the calling thread (the backstop when no quit had begun)."""
+        self.shutting_down = True
         self.report = self._gateway.shutdown()
         self._done.set()
         return self.report

@@ -179,6 +179,7 @@ def build_controllers(
         shutdown_finished=shutdown_finished,
         began=turns.quitting,
         servers=lambda: mcp.running,
+        post=app.post_message,
     )
     stops = StopKeysController(
         gateway,

@@ -14,8 +14,12 @@ running turns as ``web.disconnect`` (:mod:`desk.web_driver`).
 from __future__ import annotations
 
 import signal
+import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from textual.message import Message
 
 from agent.stamps import stamp
 from agent.stops import Surface
@@ -23,6 +27,7 @@ from contract.results import ShutdownReport
 from desk.controllers.ports import SetTimer
 from desk.double_press import DoublePress
 from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals, shutdown_note
+from desk.typing_drain import DRAIN_S, TYPED_WITHIN_S, DrainTyping
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import Clock, StatusBar
 
@@ -73,6 +78,8 @@ class QuitController:
         began: called once a quit begins, on the thread that began it (the stream is no
             longer drawn).
         servers: how many MCP servers run now (the quit ends them too).
+        post: posts a message to the app (thread-safe): the drain of the keys typed before
+            a quit (:mod:`desk.typing_drain`).
     """
 
     def __init__(
@@ -87,6 +94,7 @@ class QuitController:
         shutdown_finished: Callable[[], None],
         began: Callable[[], None] = lambda: None,
         servers: Callable[[], int] = lambda: 0,
+        post: Callable[[Message], object] = lambda _message: None,
     ) -> None:
         self._gateway = gateway
         self._status = status
@@ -97,6 +105,8 @@ class QuitController:
         self._shutdown_finished = shutdown_finished
         self._began = began
         self._servers = servers
+        self._post = post
+        self._drained: threading.Event | None = None  # set once the typing before it is in
         self._turns = 0  # the turns the quit waits for, as last said
         self._runner = ShutdownRunner(gateway)
         self._ctrl_c = DoublePress()
@@ -113,6 +123,12 @@ class QuitController:
         return self._runner.started
 
     @property
+    def takes_prompts(self) -> bool:
+        """True until the gateway's shutdown begins: a prompt typed before the quit still
+        goes (it is then stopped by the quit, or saved as not sent)."""
+        return not self._runner.shutting_down
+
+    @property
     def report(self) -> ShutdownReport | None:
         """What the gateway's shutdown did, once it returned."""
         return self._runner.report
@@ -121,13 +137,14 @@ class QuitController:
         """Handle SIGTERM and SIGHUP as a quit (call on the UI thread's loop)."""
         self._signals = install_quit_signals(lambda _sig: self.begin())
 
-    def begin(self, gone: Surface | None = None) -> None:
+    def begin(self, gone: Surface | None = None, *, typed: bool = False) -> None:
         """Start the quit (once): stop every turn as the system, then exit. On the UI thread;
         when :meth:`begin_from_input_thread` started it already, this shows it.
 
         Args:
             gone: the frontend went away (a closed browser tab: ``web.disconnect``): the
                 running turns are stopped from that system surface first.
+            typed: a key started it (Ctrl+Q): what was typed before it is sent first.
         """
         if self._shown:
             return
@@ -135,21 +152,41 @@ class QuitController:
         self._began()
         self._turns = self._gateway.running_turns
         self._status.notice = stopping_notice(self._turns, self._servers())
-        self._prompt.disabled = True
-        self._runner.start(then=self._shutdown_finished, gone=gone)
+        before = self._drain() if typed and not self._runner.started else None
+        if self._drained is None:  # else once the typing before the quit is in
+            self._prompt.disabled = True
+        self._runner.start(then=self._shutdown_finished, gone=gone, before=before)
 
-    def begin_from_input_thread(self) -> bool:
+    def begin_from_input_thread(self, typed_at: float | None = None) -> bool:
         """Ctrl+Q as the terminal's input thread reads it: the gateway's shutdown starts there
         and then, not once the UI thread, busy drawing a stream, gets to the key (0.5 s and
         more on a busy machine). The key then goes on to the app, whose :meth:`begin` shows
-        the quit. Thread-safe.
+        the quit. When keys were typed just before it (``typed_at``, ``time.monotonic()``),
+        the shutdown first waits, bounded, for what they send (:mod:`desk.typing_drain`).
+        Thread-safe.
 
         Returns:
             True when this started the shutdown.
         """
         stamp("quit.key_read")
         self._began()
-        return self._runner.start(then=self._shutdown_finished)
+        recent = typed_at is not None and time.monotonic() - typed_at < TYPED_WITHIN_S
+        before = self._drain() if recent and not self._runner.started else None
+        return self._runner.start(then=self._shutdown_finished, before=before)
+
+    def _drain(self) -> Callable[[], None]:
+        """Send a :class:`DrainTyping` after the keys; the wait for it, for the quit thread."""
+        done = self._drained = threading.Event()
+        self._post(DrainTyping(done))
+        return lambda: stamp("quit.typing_in") if done.wait(DRAIN_S) else None
+
+    def typing_in(self) -> None:
+        """The keys typed before the quit were handled (on the UI thread): the prompt box
+        takes no more."""
+        if self._drained is not None:
+            self._drained.set()
+        if self._shown:
+            self._prompt.disabled = True
 
     def gateway_stopping(self, turns: int) -> None:
         """``gateway.stopping``: say how many turns (and MCP servers) the shutdown waits for."""

@@ -27,6 +27,7 @@ from desk.controllers import DeskControllers
 from desk.controllers.view import ShownSession
 from desk.screens.desk_widgets import DeskWidgets
 from desk.slash import parse_slash, unknown_command
+from desk.typing_drain import DrainTyping
 from desk.widgets.compression_panel import CompressionPanel
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.prompt_input import PromptInput, SendMode
@@ -54,6 +55,7 @@ class DeskScreen(Screen[None]):
         self._widgets = widgets
         self._controllers = controllers
         self._early: list[PromptInput.Submitted] | None = []  # None once the desk is ready
+        self._quit_waits = False  # a quit waits for the early prompts to be sent
 
     async def desk_ready(self) -> None:
         """The session's view is up: send, in order, what Enter sent while the desk started
@@ -67,6 +69,8 @@ class DeskScreen(Screen[None]):
         view = self._controllers.sessions.view
         if view is not None:  # and the stop keys pressed meanwhile, after those Enters
             self._controllers.stops.send_early(view.session_id)
+        if self._quit_waits:
+            self._controllers.quit.typing_in()
 
     # -- the prompt box ------------------------------------------------------------------------
 
@@ -124,7 +128,7 @@ class DeskScreen(Screen[None]):
                 self._widgets.prompt.give_back(message.text)
             return
         text = message.text.lstrip("\n").rstrip()  # stray blank lines around it mean nothing
-        if c.quit.started:
+        if c.quit.started and not c.quit.takes_prompts:
             self._widgets.prompt.give_back(message.text)
         elif text and message.how is SendMode.EDIT and message.editing is not None:
             await c.queue.save_edit(view, message.editing, text)
@@ -134,6 +138,17 @@ class DeskScreen(Screen[None]):
             await self._submitted(view, text, message.how, message.key_time)
         await c.queue.sync(view)
         c.gauge.count_pending(view)
+
+    def on_drain_typing(self, message: DrainTyping) -> None:
+        """The keys typed before a quit were handled (see :mod:`desk.typing_drain`); prompts
+        sent while the desk starts go first, once it is ready."""
+        if message.hops > 0:  # it came here with the keys: after those forwarded to the box
+            message.stop()
+            self._widgets.prompt.post_message(message.next_hop())
+        elif self._early:
+            self._quit_waits = True
+        else:
+            self._controllers.quit.typing_in()
 
     async def on_prompt_input_edit_last(self, message: PromptInput.EditLast) -> None:
         """Up on an empty prompt box with prompts queued: edit the last of them."""

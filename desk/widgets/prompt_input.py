@@ -35,6 +35,7 @@ from textual.widgets import TextArea
 from contract.text import terminal_safe
 from desk.prompt_history import PromptHistory
 from desk.slash import SlashCommand, command_named, common_prefix, completions
+from desk.typing_drain import DrainTyping
 from desk.widgets._css import css_beside
 from desk.widgets.key_order import run_own_binding, typed_text
 from desk.widgets.slash_hints import SlashHints
@@ -192,6 +193,13 @@ class PromptInput(TextArea):
         the transcript shows them: what the box shows is what is sent. (Textual then runs
         :class:`TextArea`'s own handler, which inserts it.)"""
         event.text = terminal_safe(event.text)
+
+    def on_drain_typing(self, message: DrainTyping) -> None:
+        """A quit waits for the keys typed before it: once more behind what they posted here
+        (an Enter's ``Submitted``), then up to the screen (see :mod:`desk.typing_drain`)."""
+        if message.hops > 0:
+            message.stop()
+            self.post_message(message.next_hop())
 
     async def _on_key(self, event: events.Key) -> None:
         # Enter, Ctrl+J and Tab are handled here, in this widget's own queue, after the keys

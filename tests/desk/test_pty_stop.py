@@ -301,3 +301,23 @@ def test_esc_and_words_after_it_in_one_write_stop_the_reply_and_type_the_words(
         screen.write(b"\x11")  # Ctrl+Q
         assert proc.wait(timeout=10.0) == 0
     cut_short(pty_server)
+
+
+def test_a_prompt_sent_in_the_same_burst_as_ctrl_q_is_saved(
+    pty_server: DemoModelServer, private_xdg_dirs: dict[str, Path]
+) -> None:
+    # Enter then Ctrl+Q in one read: the quit starts on the input thread while the Enter still
+    # waits in the UI's queue; the prompt must be saved, stopped by the quit or not sent
+    with desk_in_pty(pty_server) as (proc, screen):
+        mark = screen.size
+        screen.write(b"reply with exactly: ready\r")  # the desk is up, a turn has run
+        screen.wait_for(b"ready", timeout_s=20.0, start=mark)
+        assert pty_server.records.wait_for(lambda rs: bool(rs) and rs[-1].finished, 20)
+        screen.wait_for(b"idle", timeout_s=20.0, start=screen.size)  # idle again
+        screen.write(b"burst then quit\r\x11")
+        assert proc.wait(timeout=15.0) == 0
+    with SqliteStore(private_xdg_dirs["XDG_DATA_HOME"] / "desk" / "desk.db") as saved:
+        (session,) = saved.sessions.list_sessions()
+        burst = [t for t in saved.turns.list_turns(session.id) if t.prompt == "burst then quit"]
+    (turn,) = burst
+    assert (turn.stop_issuer, turn.stop_surface) == ("system", "gateway.shutdown")

@@ -1,0 +1,44 @@
+"""Keys typed before a quit take effect before the quit refuses prompts.
+
+Ctrl+Q starts the quit on the terminal's input thread, while the keys typed just before it
+(``a prompt⏎`` in the same burst) may still wait in the UI's queues: the Enter reached the
+prompt box after the gateway had begun to shut down, the box got its text back, and the
+prompt was gone when desk exited. So a quit that comes soon after typing first sends a
+:class:`DrainTyping` the same way the keys went: to the app (after the keys still queued
+there), from the app to the focused widget (after the keys it forwarded; from the screen, or a
+widget bubbling up to it, on to the prompt box, after the keys the screen forwarded there),
+once more to the box (after the ``Submitted`` its Enter posted), and up to the screen (after
+that ``Submitted`` was handled: the prompt was sent). There it sets ``done``; the quit's thread
+waits for it, bounded, before the gateway's shutdown begins.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from textual.message import Message
+
+DRAIN_S = 1.0
+"""The longest a quit waits for the keys typed before it, in seconds."""
+
+TYPED_WITHIN_S = 2.0
+"""A quit drains the typing when a key was posted to the app this recently, in seconds."""
+
+
+class DrainTyping(Message):
+    """Goes where typed keys go; ``done`` is set once those typed before it were handled.
+
+    Args:
+        done: set by the screen when the message reaches it.
+        hops: posts to the prompt box still to make (each goes after what the last one
+            queued).
+    """
+
+    def __init__(self, done: threading.Event, hops: int = 2) -> None:
+        super().__init__()
+        self.done = done
+        self.hops = hops
+
+    def next_hop(self) -> DrainTyping:
+        """The same drain, one post nearer the screen."""
+        return DrainTyping(self.done, self.hops - 1)
