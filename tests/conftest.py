@@ -64,6 +64,9 @@ def private_xdg_dirs(
     for name, path in dirs.items():
         path.mkdir()
         monkeypatch.setenv(name, str(path))
+    # A desk a test starts (its own session, in a pty) would lower the priority of the demo
+    # model serving it from this process, and so of the whole test run: not in tests
+    monkeypatch.setenv("DESK_SERVER_NICE", "0")
     return dirs
 
 

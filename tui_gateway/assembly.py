@@ -11,6 +11,7 @@ the reason.
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 from agent.context.tool_schemas import ToolSchemas
@@ -105,10 +106,19 @@ def gateway_config(
 SERVER_NICE = 10
 """The group nice a local model server yields at while desk runs (``server_nice``)."""
 
+SERVER_NICE_ENV = "DESK_SERVER_NICE"
+"""The environment variable of ``server_nice``."""
+
 
 def _server_nice(settings: Settings) -> int:
-    """The ``server_nice`` setting: 0-19 (0: leave the server alone)."""
-    value = settings.other_keys.get("server_nice", SERVER_NICE)
+    """The ``server_nice`` setting: 0-19 (0: leave the server alone); ``DESK_SERVER_NICE`` in
+    the environment wins over the config file."""
+    value: object = settings.other_keys.get("server_nice", SERVER_NICE)
+    if SERVER_NICE_ENV in os.environ:
+        try:
+            value = int(os.environ[SERVER_NICE_ENV])
+        except ValueError:
+            value = os.environ[SERVER_NICE_ENV]
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 19:
         raise SettingsError(f"{CONFIG_NAME}: server_nice must be a whole number from 0 to 19")
     return value

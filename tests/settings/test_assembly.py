@@ -121,13 +121,14 @@ def test_a_bad_tools_setting_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_local_model_server_yields_at_nice_10_unless_the_setting_says_otherwise(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def nice_of(data: dict[str, object]) -> int:
         file = ConfigFile(tmp_path / "config.toml", MappingProxyType(data), exists=True)
         settings = resolve_settings({}, {}, file, store_default=StoreDefault.MEMORY, cwd=tmp_path)
         return gateway_config(settings, ProviderConfig("http://127.0.0.1:1/v1", "m")).server_nice
 
+    monkeypatch.delenv("DESK_SERVER_NICE")  # the tests' own setting (conftest)
     assert nice_of({}) == 10
     assert nice_of({"server_nice": 0}) == 0  # leave the server alone
     assert nice_of({"server_nice": 19}) == 19
@@ -135,3 +136,5 @@ def test_a_local_model_server_yields_at_nice_10_unless_the_setting_says_otherwis
         with pytest.raises(SettingsError) as info:
             nice_of({"server_nice": bad})
         assert "server_nice must be a whole number from 0 to 19" in info.value.message
+    monkeypatch.setenv("DESK_SERVER_NICE", "5")  # the environment wins
+    assert nice_of({"server_nice": 0}) == 5
