@@ -9,7 +9,9 @@ The real ``desk`` runs in a pseudo-terminal (:mod:`pty_desk`) against one of thr
 - ``--replay``: ``../shared/streams/replay.py`` on a free port, llama.cpp's own server replayed
   byte for byte and gap for gap (about 1,000 SSE events a second, one token each);
 - ``--base-url URL``: a real server (``llama-server`` computing on the same cores), behind a
-  relay in this process that stamps when desk closed its connection.
+  relay in this process that stamps when desk closed its connection. desk sees only the
+  relay, so the bench does to the real server what desk does to one in another session (its
+  group's nice raised to ``--server-nice``, 10 as desk's default; 0 leaves it alone).
 
 Each press: a prompt and Enter, a random wait (with the demo model a fifth of the presses within
 50 ms of Enter, ``--early-share``; otherwise 0.15-1.2 s after Enter, or with the replay and a
@@ -70,6 +72,8 @@ from pty_desk import PtyDesk, desk_command  # noqa: E402
 from stamps_file import Stamp, read_stamps  # noqa: E402
 from stats import percentiles  # noqa: E402
 from stream_servers import DemoServer, ReplayServer, StreamServer, WatchedServer  # noqa: E402
+
+from tui_gateway.servers.server_yield import ServerYield  # noqa: E402
 
 PROMPT = b"Tell me everything about streams"
 RECEIPT_RE = re.compile(rb"connection closed in ([\d,.]+) ms")
@@ -196,7 +200,9 @@ def desk_args(server: StreamServer, model: str, gateway: str) -> list[str]:
 def start_desk(server: StreamServer, opts: Options, stamps: Path | None = None) -> PtyDesk:
     """A desk against ``server``, on screen and past its first check of the server (stamping
     to ``stamps`` when given)."""
-    env = {"DESK_STAMPS": str(stamps)} if stamps is not None else None
+    env = {"DESK_STAMPS": str(stamps)} if stamps is not None else {}
+    if isinstance(server, WatchedServer):  # desk's server is the relay, in this process's
+        env["DESK_SERVER_NICE"] = "0"  # session: the real one yields as desk would (main)
     desk = PtyDesk(desk_args(server, opts.model, opts.gateway), env=env)
     if desk.wait_for(b"idle", 30.0) is None or desk.wait_for(b"window", 30.0) is None:
         desk.quit()
@@ -313,6 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--detail", action="store_true", help="each press on stderr")
     parser.add_argument("--enter-esc-ms", default="", help="Esc N ms after Enter: 0,2,5,10,20")
+    parser.add_argument(
+        "--server-nice", type=int, default=10, help="the real server's group nice (desk's 10)"
+    )
     args = parser.parse_args(argv)
     if args.enter_esc_ms:
         import enter_esc
@@ -355,6 +364,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "conditions": [],
     }
     hogs = start_hogs(args.hog)
+    # What desk does to a local server in another session (see tui_gateway.servers.server_yield),
+    # done here to the real server behind the relay: desk only sees the relay.
+    yielding = ServerYield(args.server_nice)
+    if args.base_url:
+        out["server_yielded_pid"] = yielding.follow(args.base_url)
     try:
         for rate, shape in conditions:
             seed = args.seed * 1000 + int(rate) + len(shape)
@@ -364,6 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if opts.quits:
             out["quit"] = quit_figures(server, opts)
     finally:
+        yielding.restore()
         stop_hogs(hogs)
         server.stop()
     out["load_after"] = os.getloadavg()[0]
