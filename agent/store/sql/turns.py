@@ -172,6 +172,18 @@ class SqlTurns:
         """
         return self._set_open(turn_id, "calls", calls_to_json(calls))
 
+    def _hold_turn(self, t: Tx, turn_id: str) -> bool:
+        """Hold the session of ``turn_id`` in transaction ``t``; False when no such turn.
+
+        Raises:
+            StoreFenced: another owner holds the session.
+        """
+        found = t.one("SELECT session_id FROM turns WHERE id = ?", (turn_id,))
+        if found is None:
+            return False
+        self._e.hold(t, found[0])
+        return True
+
     def _set_open(
         self, turn_id: str, column: str, value: str, *, wait: bool = True, durable: bool = True
     ) -> bool:
@@ -179,10 +191,8 @@ class SqlTurns:
         written (closed or unknown turn, or its session belongs to another owner now)."""
 
         def tx(t: Tx) -> bool:
-            found = t.one("SELECT session_id FROM turns WHERE id = ?", (turn_id,))
-            if found is None:
+            if not self._hold_turn(t, turn_id):
                 return False
-            self._e.hold(t, found[0])
             changed = t.run(
                 f"UPDATE turns SET {column} = ? WHERE id = ? AND ended_at IS NULL",
                 (value, turn_id),
@@ -284,10 +294,8 @@ class SqlTurns:
         """
 
         def tx(t: Tx) -> bool:
-            found = t.one("SELECT session_id FROM turns WHERE id = ?", (turn_id,))
-            if found is None:
+            if not self._hold_turn(t, turn_id):
                 return False
-            self._e.hold(t, found[0])
             changed = t.run(
                 "UPDATE turns SET dismissed = 1 WHERE id = ? AND ended_at IS NOT NULL"
                 " AND dismissed IS NULL AND substr(error, 1, ?) = ?",
