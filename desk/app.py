@@ -139,6 +139,7 @@ class DeskApp(App[int]):
         self._handle_signals = handle_signals
         self._leave = leave
         self._presses = ButtonPresses()
+        self._keys_seen = 0  # keys that reached on_event (the input thread compares)
         self._banner = banner_text(connection, config_path_shown(env))
         self.widgets = DeskWidgets.make(connection, clock, busy_input=busy_input)
         """The main screen's widgets (the session's view aside)."""
@@ -331,6 +332,7 @@ class DeskApp(App[int]):
         reads the typing rhythm), and where each mouse press landed (a button takes a release
         in the same place, see :mod:`desk.widgets.click_button`)."""
         if isinstance(event, events.Key):
+            self._keys_seen += 1  # read by the input thread at Ctrl+Q
             self.controllers.stops.key_time = event.time
             self.controllers.tools.keys.key_arrived(event.time)  # the typing rhythm
         elif isinstance(event, events.MouseDown | events.MouseUp) and not event.is_forwarded:
@@ -372,10 +374,10 @@ class DeskApp(App[int]):
         system stop), then quit. Handled after the desk's start (its session exists)."""
         self.controllers.quit.begin(gone=Surface.WEB_DISCONNECT)
 
-    def quit_from_input_thread(self, typed_at: float | None = None) -> None:
+    def quit_from_input_thread(self, keys_posted: int = 0) -> None:
         """Ctrl+Q on the terminal's input thread: the gateway's shutdown starts now (see
         :mod:`desk.driver`); the key goes on to :meth:`action_quit`. Thread-safe."""
-        self.controllers.quit.begin_from_input_thread(typed_at)
+        self.controllers.quit.begin_from_input_thread(typing=keys_posted > self._keys_seen)
 
     def action_quit(self) -> None:  # type: ignore[override]
         """Ctrl+Q: a system stop of everything through ``gateway.shutdown()``, then exit."""

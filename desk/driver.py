@@ -141,10 +141,10 @@ QUIT_KEY = "ctrl+q"
 class QuitHook(Protocol):
     """What an app offers the input thread for Ctrl+Q (called off the UI thread)."""
 
-    def quit_from_input_thread(self, typed_at: float | None = None) -> None:
+    def quit_from_input_thread(self, keys_posted: int = 0) -> None:
         """Start the quit now: stop every turn as the system (the key still reaches the app);
-        ``typed_at``: when the last key before it was posted to the app (``time.monotonic()``,
-        None: none), so that what was typed is sent first."""
+        ``keys_posted``: how many keys this thread had posted to the app before it (those the
+        app has not seen yet are sent first)."""
         ...
 
 
@@ -153,7 +153,7 @@ def key_taken(
     stop_keys: frozenset[str],
     message: Message,
     read_at: float,
-    typed_at: float | None = None,
+    keys_posted: int = 0,
 ) -> bool:
     """Offer a key the input thread parsed to the app's hooks before the UI queue.
 
@@ -164,7 +164,7 @@ def key_taken(
         stop_keys: the keys offered to :meth:`TerminalHooks.stop_from_input_thread`.
         message: what the parser made of the input.
         read_at: ``time.monotonic()`` when the key's bytes were read.
-        typed_at: when the last key was posted to the app, for Ctrl+Q (None: never).
+        keys_posted: how many keys were posted to the app before this one, for Ctrl+Q.
 
     Returns:
         True when the key was consumed (not to be posted to the app).
@@ -176,7 +176,7 @@ def key_taken(
     ):
         return True
     if message.key == QUIT_KEY and isinstance(hooks, QuitHook):
-        hooks.quit_from_input_thread(typed_at)  # the key goes on: the app shows the quit
+        hooks.quit_from_input_thread(keys_posted)  # the key goes on: the app shows the quit
     return False
 
 
@@ -281,7 +281,7 @@ class FastEscapeDriver(LinuxDriver):
         self._left = False  # leave_terminal ran: frames are dropped
         hooks = app if isinstance(app, TerminalHooks) else None
         self._hooks = hooks
-        self._typed_at: float | None = None  # when the last key was posted to the app
+        self._posted = 0  # keys posted to the app
         self._stop_keys = hooks.input_stop_keys if hooks is not None else frozenset[str]()
 
     def write(self, data: str) -> None:
@@ -314,9 +314,9 @@ class FastEscapeDriver(LinuxDriver):
     def process_message(self, message: Message) -> None:
         """Offer stop keys to the app on this (input) thread, start a quit on Ctrl+Q here too,
         then post the rest as usual."""
-        if not key_taken(self._hooks, self._stop_keys, message, self._read_at, self._typed_at):
+        if not key_taken(self._hooks, self._stop_keys, message, self._read_at, self._posted):
             if isinstance(message, events.Key):
-                self._typed_at = time.monotonic()
+                self._posted += 1
             super().process_message(message)
 
     def _terminal_closed(self) -> None:

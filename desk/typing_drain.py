@@ -3,7 +3,8 @@
 Ctrl+Q starts the quit on the terminal's input thread, while the keys typed just before it
 (``a prompt⏎`` in the same burst) may still wait in the UI's queues: the Enter reached the
 prompt box after the gateway had begun to shut down, the box got its text back, and the
-prompt was gone when desk exited. So a quit that comes soon after typing first sends a
+prompt was gone when desk exited. So a quit that comes while keys typed before it have not
+reached the app (the input thread counts what it posted, the app what it saw) first sends a
 :class:`DrainTyping` the same way the keys went: to the app (after the keys still queued
 there), from the app to the focused widget (after the keys it forwarded; from the screen, or a
 widget bubbling up to it, on to the prompt box, after the keys the screen forwarded there),
@@ -20,9 +21,6 @@ from textual.message import Message
 
 DRAIN_S = 1.0
 """The longest a quit waits for the keys typed before it, in seconds."""
-
-TYPED_WITHIN_S = 2.0
-"""A quit drains the typing when a key was posted to the app this recently, in seconds."""
 
 
 class DrainTyping(Message):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -27,7 +26,7 @@ from contract.results import ShutdownReport
 from desk.controllers.ports import SetTimer
 from desk.double_press import DoublePress
 from desk.shutdown import ShutdownRunner, install_quit_signals, remove_quit_signals, shutdown_note
-from desk.typing_drain import DRAIN_S, TYPED_WITHIN_S, DrainTyping
+from desk.typing_drain import DRAIN_S, DrainTyping
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import Clock, StatusBar
 
@@ -157,12 +156,12 @@ class QuitController:
             self._prompt.disabled = True
         self._runner.start(then=self._shutdown_finished, gone=gone, before=before)
 
-    def begin_from_input_thread(self, typed_at: float | None = None) -> bool:
+    def begin_from_input_thread(self, typing: bool = False) -> bool:
         """Ctrl+Q as the terminal's input thread reads it: the gateway's shutdown starts there
         and then, not once the UI thread, busy drawing a stream, gets to the key (0.5 s and
         more on a busy machine). The key then goes on to the app, whose :meth:`begin` shows
-        the quit. When keys were typed just before it (``typed_at``, ``time.monotonic()``),
-        the shutdown first waits, bounded, for what they send (:mod:`desk.typing_drain`).
+        the quit. When keys typed before it have not reached the app yet (``typing``), the
+        shutdown first waits, bounded, for what they send (:mod:`desk.typing_drain`).
         Thread-safe.
 
         Returns:
@@ -170,8 +169,7 @@ class QuitController:
         """
         stamp("quit.key_read")
         self._began()
-        recent = typed_at is not None and time.monotonic() - typed_at < TYPED_WITHIN_S
-        before = self._drain() if recent and not self._runner.started else None
+        before = self._drain() if typing and not self._runner.started else None
         return self._runner.start(then=self._shutdown_finished, before=before)
 
     def _drain(self) -> Callable[[], None]:
