@@ -57,7 +57,7 @@ from desk.messages import (
 from desk.receipts import ReceiptFormatter, format_stop_receipt
 from desk.screens.desk_screen import DeskScreen
 from desk.screens.desk_widgets import DeskWidgets
-from desk.shutdown import Leave
+from desk.shutdown import Leave, leave_at_once
 from desk.slash import console_slash_commands
 from desk.startup import Startup
 from desk.stop_key import StopKey
@@ -91,7 +91,7 @@ class DeskApp(App[int]):
             Ctrl+T does the other.
         leave: when given, a quit in a real terminal whose shutdown ended every worker gives
             the terminal back and calls it on the quit's thread, instead of waiting for the UI
-            thread to exit the app (``desk`` itself; see :meth:`_leave_at_once`).
+            thread to exit the app (``desk`` itself; see :func:`desk.shutdown.leave_at_once`).
     """
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # widgets carry theirs beside them
@@ -388,28 +388,19 @@ class DeskApp(App[int]):
         (self.focused or self.screen).post_message(DrainTyping(message.done, message.hops))
 
     def _shutdown_finished(self) -> None:
-        if self._leave_at_once():
-            return
+        report = self.controllers.quit.report
+        if leave_at_once(self._leave, report, self._driver, self._resume_hint_now):
+            return  # all saved, the terminal given back: the UI thread is not waited for
         # Not ``call_from_thread(self.exit)``: that exits ahead of the messages already queued,
         # and exiting makes every widget "detached" (``is_attached`` checks ``app._exit``): the
         # handler of the last ``message.complete`` then failed to mount its Markdown and the
         # app crashed in about one quit of twenty. Posted, the exit waits its turn.
         self._post_from_thread(ShutdownFinished())
 
-    def _leave_at_once(self) -> bool:
-        """On the quit's thread, once the gateway's shutdown returned: when every worker ended
-        (all is saved, nothing runs) and the terminal is desk's own, give the terminal back and
-        leave now. The UI thread may be a second or more behind a fast stream on a busy machine;
-        exiting through it (the last events drawn, every widget unmounted) made Ctrl+Q take
-        1.9 s (p50, load 22-28). Returns False (nothing done) otherwise."""
-        leave, report, driver = self._leave, self.controllers.quit.report, self._driver
-        leave_terminal = getattr(driver, "leave_terminal", None)
-        if leave is None or report is None or report.threads_left or leave_terminal is None:
-            return False
+    def _resume_hint_now(self) -> str:
+        """The resume hint, kept for after the app (any thread)."""
         self.resume_hint = self.controllers.sessions.resume_hint_from_any_thread()
-        leave_terminal()
-        leave(self.resume_hint, report)
-        return True
+        return self.resume_hint
 
     async def on_shutdown_finished(self, message: ShutdownFinished) -> None:
         """Every turn has ended (or the bound expired: it says so first): leave (exit code 0)."""

@@ -153,3 +153,27 @@ def shutdown_note(report: ShutdownReport | None, bound_s: float) -> str:
         f"gave up waiting after {bound_s:g} s: {len(left)} {noun} still running ({names}); "
         "exiting anyway"
     )
+
+
+def leave_at_once(
+    leave: Leave | None,
+    report: ShutdownReport | None,
+    driver: object,
+    resume_hint: Callable[[], str],
+) -> bool:
+    """On the quit's thread, once the gateway's shutdown returned: when every worker ended (all
+    is saved, nothing runs) and the terminal is desk's own (``driver`` has ``leave_terminal``),
+    give the terminal back and call ``leave`` with the resume hint and the report, now. The UI
+    thread may be a second or more behind a fast stream on a busy machine; exiting through it
+    (the last events drawn, every widget unmounted) made Ctrl+Q take 1.9 s (p50, load 22-28).
+
+    Returns:
+        True when it left; False (nothing done) otherwise.
+    """
+    leave_terminal = getattr(driver, "leave_terminal", None)
+    if leave is None or report is None or report.threads_left or leave_terminal is None:
+        return False
+    hint = resume_hint()
+    leave_terminal()
+    leave(hint, report)
+    return True
