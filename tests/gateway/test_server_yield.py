@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,30 +40,29 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def demo_in_a_session_of_its_own(port: int, *, own_session: bool) -> subprocess.Popen[bytes]:
+@contextmanager
+def demo_model(*, own_session: bool) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """The demo model in a child process (a server started from another terminal when
-    ``own_session``), answering on ``port`` once this returns."""
+    ``own_session``), answering once this yields its process and URL; killed after."""
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "demo_model", "--port", str(port), "--tps", "400"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=own_session,
     )
-    if not poll_until(lambda: listening_pid(port) == proc.pid, timeout=30.0):
-        proc.kill()
-        raise AssertionError("the demo model did not listen")
-    return proc
-
-
-@pytest.fixture
-def server_elsewhere() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = free_port()
-    proc = demo_in_a_session_of_its_own(port, own_session=True)
     try:
+        assert poll_until(lambda: listening_pid(port) == proc.pid, timeout=30.0)
         yield proc, f"http://127.0.0.1:{port}/v1"
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def server_elsewhere() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    with demo_model(own_session=True) as served:
+        yield served
 
 
 @needs_autogroups
@@ -84,17 +84,12 @@ def test_a_local_server_in_another_session_yields_while_the_gateway_runs(
 
 @needs_autogroups
 def test_a_server_in_desks_own_session_or_off_the_machine_is_left_alone() -> None:
-    port = free_port()
-    proc = demo_in_a_session_of_its_own(port, own_session=False)
-    try:
+    with demo_model(own_session=False) as (proc, url):
         yielding = ServerYield(10)
-        assert yielding.follow(f"http://127.0.0.1:{port}/v1") is None  # lowering it lowers us
+        assert yielding.follow(url) is None  # lowering its group would lower desk's
         assert group_nice(proc.pid) == 0
         assert yielding.follow("http://192.0.2.1:8080/v1") is None  # not this machine
-        assert ServerYield(0).follow(f"http://localhost:{port}/v1") is None  # the setting off
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
+        assert ServerYield(0).follow(url.replace("127.0.0.1", "localhost")) is None  # off
 
 
 @needs_autogroups
