@@ -61,7 +61,7 @@ class DeskWidgets:
             yield self.prompt
             yield self.stop_button
         yield self.status
-        yield KeyFooter(compact=True)  # every main key fits in 80 columns
+        yield KeyFooter()  # every main key fits in 80 columns
         yield self.sidebar
 
     @classmethod

@@ -1,136 +1,196 @@
-"""The footer of keys, rebuilt only when the keys it shows change.
+"""The footer of keys: one widget, one line, drawn again only when the keys it shows change.
 
-Textual's :class:`~textual.widgets.Footer` rebuilds all its keys (a widget each, styled and
-mounted anew) every time the screen says its bindings may have changed: a focus change, a
-watched state, a turn that starts or ends, often several times for one change. On a busy
-machine that rebuilding was a fifth of the UI thread's work in the second after a stop, ahead
-of the frame that says "idle". :class:`KeyFooter` remembers what it showed (each shown key,
-its label, whether it is enabled) and rebuilds only when that differs, in the frame that shows
-the change rather than the one after.
+Textual's :class:`~textual.widgets.Footer` is a container of a widget per key: every change of
+the keys (a turn that starts or ends, a focus change) restyles, mounts or removes key widgets
+and lays the screen out again. That was half of the UI thread's work in the frame that says a
+turn ended (about 35 of 66 ms at 2,000 tokens/s on a 2-core machine), and the frame that says
+a turn started carried the same. :class:`KeyFooter` is one widget that draws the keys as one
+line of text: a change of keys repaints one row, with no layout. It looks like Textual's compact
+footer (the key, its description, the palette key on the right after a thin bar) and acts like
+it: a click on a key presses it (a bell when it is dimmed), the pointer highlights the key under
+it and shows its tooltip.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from textual.app import ComposeResult
+from rich.cells import cell_len
+from rich.style import Style
+from rich.text import Text
+from textual import events
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+from textual.widget import Widget
+
+from desk.widgets._css import css_beside
+
+BAR = "▏"
+"""Between the keys and the palette key on the right (Textual's ``vkey`` border)."""
 
 
 class ShownKey(NamedTuple):
-    """One binding as a footer shows it."""
+    """One binding as the footer shows it."""
 
     key: str
     action: str
     description: str
-    key_display: str | None
-    group: str | None
+    key_display: str
     enabled: bool
     tooltip: str
-    binding: Binding
 
 
-def shown_keys(screen: Screen[object], show_palette: bool) -> tuple[tuple[ShownKey, ...], bool]:
-    """What a footer on ``screen`` shows: each shown binding (its key, action, label, display,
-    group, whether it is enabled and its tooltip), and whether the palette key is shown."""
-    keys: list[ShownKey] = []
-    for _node, binding, enabled, tooltip in screen.active_bindings.values():
-        if binding.show:
-            group = binding.group.description if binding.group is not None else None
-            keys.append(
-                ShownKey(
-                    binding.key,
-                    binding.action,
-                    binding.description,
-                    binding.key_display,
-                    group,
-                    enabled,
-                    tooltip,
-                    binding,
-                )
+class Span(NamedTuple):
+    """Where a shown key sits on the footer's row: columns ``start`` to ``end`` (exclusive)."""
+
+    start: int
+    end: int
+    key: ShownKey
+
+
+def shown_keys(screen: Screen[object]) -> tuple[tuple[ShownKey, ...], ShownKey | None]:
+    """What a footer on ``screen`` shows: one key per action (its first shown binding, as
+    Textual's footer does), in the screen's order, and the command palette's key (None when
+    the app has no palette or the screen does not bind it)."""
+    app = screen.app
+    palette_key = app.COMMAND_PALETTE_BINDING if app.ENABLE_COMMAND_PALETTE else None
+    keys: dict[str, ShownKey] = {}
+    palette: ShownKey | None = None
+    for key, (_node, binding, enabled, tooltip) in screen.active_bindings.items():
+        if key == palette_key:
+            palette = _shown(
+                screen, binding, enabled, tooltip or binding.tooltip or binding.description
             )
-    return tuple(keys), show_palette
+        elif binding.show and binding.action not in keys:
+            keys[binding.action] = _shown(screen, binding, enabled, tooltip)
+    return tuple(keys.values()), palette
 
 
-class KeyFooter(Footer):
-    """:class:`~textual.widgets.Footer` that rebuilds only when the keys it shows change."""
+def _shown(screen: Screen[object], binding: Binding, enabled: bool, tooltip: str) -> ShownKey:
+    return ShownKey(
+        binding.key,
+        binding.action,
+        binding.description,
+        screen.app.get_key_display(binding),
+        enabled,
+        tooltip,
+    )
 
-    def __init__(self, *, compact: bool = False) -> None:
-        super().__init__(compact=compact)
-        self._shown: tuple[tuple[ShownKey, ...], bool] | None = None
 
-    def compose(self) -> ComposeResult:
-        if self._bindings_ready:
-            self._shown = shown_keys(self.screen, self.show_command_palette)
-        yield from super().compose()
+class KeyFooter(Widget, can_focus=False):
+    """The keys that work now, on the bottom row (see the module).
+
+    :attr:`keys` and :attr:`palette` are what it shows; :attr:`changes` counts how many times
+    that changed (the row is drawn again only then).
+    """
+
+    DEFAULT_CSS = css_beside(__file__)
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES = {
+        "key-footer--item",
+        "key-footer--key",
+        "key-footer--description",
+        "key-footer--hover",
+        "key-footer--bar",
+    }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.keys: tuple[ShownKey, ...] = ()
+        """The keys shown from the left, in order."""
+        self.palette: ShownKey | None = None
+        """The command palette's key, shown on the right."""
+        self.changes = 0
+        """How many times what the footer shows changed."""
+        self._spans: list[Span] = []
+        self._hover: ShownKey | None = None
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        """Rebuild when what is shown changes, before the next frame (Textual's footer waits
-        for the frame after it: the idle keys came a frame behind "idle"); else nothing."""
-        self._bindings_ready = True
+        """The screen's bindings may have changed: repaint when what is shown differs (before
+        the next frame: the keys change in the frame that shows the state they follow)."""
         if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
             return
-        wanted = shown_keys(screen, self.show_command_palette)
-        if wanted == self._shown:
+        keys, palette = shown_keys(screen)
+        if (keys, palette) == (self.keys, self.palette):
             return
-        before, self._shown = self._shown, wanted
-        if before is None or not self._relabel(before, wanted):
-            self.call_later(self.recompose)
+        self.keys, self.palette = keys, palette
+        self.changes += 1
+        self.refresh()
 
-    def _relabel(
-        self, before: tuple[tuple[ShownKey, ...], bool], wanted: tuple[tuple[ShownKey, ...], bool]
-    ) -> bool:
-        """Show ``wanted`` with the key widgets there are: each gets its new key, label, action,
-        state and tooltip in place, the ones left over go and the missing ones are mounted
-        (a turn that ends: Queue becomes Send, Steer and Stop+send go, Stop is dimmed).
-        False when that cannot be done (grouped keys, the palette key coming or going): then
-        the footer is rebuilt.
+    def key_at(self, x: int) -> ShownKey | None:
+        """The key drawn at column ``x`` of the row (as last drawn), or None."""
+        for span in self._spans:
+            if span.start <= x < span.end:
+                return span.key
+        return None
 
-        Mounting a footer's worth of keys (each styled anew) was most of the UI's work in the
-        frame that says a turn ended."""
-        if before[1] != wanted[1] or any(k.group is not None for k in before[0] + wanted[0]):
-            return False  # grouped keys: Footer lays them out its own way
-        faces: dict[str, ShownKey] = {}  # one key per action, the first binding's (as Footer)
-        for shown_key in wanted[0]:
-            faces.setdefault(shown_key.action, shown_key)
-        keys = [k for k in self.query_children(FooterKey) if not k.has_class("-command-palette")]
-        for widget, face in zip(keys, faces.values(), strict=False):
-            self._set_face(widget, face)
-        for widget in keys[len(faces) :]:
-            widget.remove()
-        more = [self._new_key(face) for face in list(faces.values())[len(keys) :]]
-        if more:
-            palette = [k for k in self.query_children(FooterKey) if k not in keys]
-            self.mount(*more, before=palette[0] if palette else None)
-        self.styles.grid_size_columns = len(faces)
-        return True
+    def render(self) -> Text:
+        width = self.size.width
+        left, spans = self._line(self.keys, 0)
+        right = Text()
+        if self.palette is not None:
+            bar = Text(BAR, self.get_component_rich_style("key-footer--bar"))
+            face, palette_spans = self._line((self.palette,), 0)
+            right = Text.assemble(bar, face)
+            start = width - right.cell_len + len(BAR)
+            spans = [s for s in spans if s.end <= start - len(BAR)]
+            spans += [Span(s.start + start, s.end + start, s.key) for s in palette_spans]
+            left.truncate(max(0, width - right.cell_len))
+        left.pad_right(max(0, width - left.cell_len - right.cell_len))
+        self._spans = spans
+        line = Text.assemble(left, right, no_wrap=True, overflow="crop")
+        line.stylize_before(self.rich_style)
+        return line
 
-    def _set_face(self, widget: FooterKey, face: ShownKey) -> None:
-        display = self.app.get_key_display(face.binding)
-        if (widget.key, widget.key_display, widget.description) != (
-            face.key,
-            display,
-            face.description,
-        ):
-            widget.key, widget.key_display = face.key, display
-            widget.description = face.description
-            widget.refresh(layout=True)
-        widget.action = face.action
-        if widget.has_class("-disabled") == face.enabled:  # as FooterKey marks it
-            widget._disabled = not face.enabled
-            widget.set_class(not face.enabled, "-disabled")
-        if widget.tooltip != (face.tooltip or None):
-            widget.tooltip = face.tooltip or None
+    def _line(self, keys: tuple[ShownKey, ...], at: int) -> tuple[Text, list[Span]]:
+        """``keys`` drawn as the compact footer draws them (the key, a space, its description,
+        and a space before the next), and where each one sits from column ``at``."""
+        item = self.get_component_rich_style("key-footer--item")
+        key_style = item + self.get_component_rich_style("key-footer--key")
+        description_style = item + self.get_component_rich_style("key-footer--description")
+        hover = self.get_component_rich_style("key-footer--hover")
+        line = Text()
+        spans: list[Span] = []
+        for shown in keys:
+            face = Text.assemble((shown.key_display, key_style))
+            if shown.description:
+                face.append(" " + shown.description, description_style)
+            if shown == self._hover:
+                face.stylize(hover)
+            if not shown.enabled:
+                face.stylize(Style(dim=True))
+            width = cell_len(face.plain)
+            spans.append(Span(at, at + width, shown))
+            line.append_text(face)
+            line.append(" ")
+            at += width + 1
+        return line, spans
 
-    def _new_key(self, face: ShownKey) -> FooterKey:
-        return FooterKey(
-            face.key,
-            self.app.get_key_display(face.binding),
-            face.description,
-            face.action,
-            disabled=not face.enabled,
-            tooltip=face.tooltip,
-        ).data_bind(compact=Footer.compact)
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        hover = self.key_at(event.x)
+        if hover != self._hover:
+            self._hover = hover
+            self.tooltip = (hover.tooltip or None) if hover is not None else None
+            self.refresh()
+
+    def on_leave(self, event: events.Leave) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self.tooltip = None
+            self.refresh()
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        """A click presses the key under the pointer (a bell when it does nothing now)."""
+        shown = self.key_at(event.x)
+        if shown is None:
+            return
+        if shown.enabled:
+            self.app.simulate_key(shown.key)
+        else:
+            self.app.bell()
