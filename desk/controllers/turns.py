@@ -90,6 +90,8 @@ class TurnsController:
         turn_ended: True once a turn's ``message.complete`` was posted (the bridge knows).
         refresh_bindings: tells the footer the Stop binding changed.
         notify: shows a toast.
+        stopping: called on the UI thread when a stop was sent from it, before the next key
+            is handled (the approvals on screen stop taking answers).
     """
 
     def __init__(
@@ -104,8 +106,10 @@ class TurnsController:
         turn_ended: Callable[[str], bool],
         refresh_bindings: Callable[[], None],
         notify: Notify,
+        stopping: Callable[[], None] = lambda: None,
     ) -> None:
         self._gateway = gateway
+        self._stopping = stopping
         self._status = status
         self._stop_button = stop_button
         self._prompt = prompt
@@ -296,6 +300,7 @@ class TurnsController:
         if stopped is not None:
             self.stop_sent(stopped)
             self.set_stopping()
+            self._stopping()  # its approvals take no answer from the keys that follow
         return stopped
 
     def stop_by_command(self, view: ShownSession) -> None:
