@@ -90,8 +90,9 @@ class TurnsController:
         turn_ended: True once a turn's ``message.complete`` was posted (the bridge knows).
         refresh_bindings: tells the footer the Stop binding changed.
         notify: shows a toast.
-        stopping: called on the UI thread when a stop was sent from it, before the next key
-            is handled (the approvals on screen stop taking answers).
+        stopping: called on the UI thread when a stop was sent from it (a key, Stop, ``/stop``,
+            Ctrl+S), before the next key is handled (the approvals on screen stop taking
+            answers).
     """
 
     def __init__(
@@ -220,6 +221,7 @@ class TurnsController:
             return None
         if result.queued:
             self.set_stopping()
+            self._stopping()
         return result
 
     async def show_steer(self, view: ShownSession, text: str, result: SteerResult) -> None:
@@ -308,6 +310,8 @@ class TurnsController:
         stop = StopRequest.by_user(Surface.DESK_COMMAND, COMMAND_STOP_REASON)
         if self._gateway.session_interrupt(view.session_id, stop) is None:
             self._notify("nothing is running", title="/stop")
+        else:
+            self._stopping()
 
     # -- gateway events ------------------------------------------------------------------------
 
