@@ -299,7 +299,7 @@ class DeskApp(App[int]):
         return self.controllers.tools.answer_key(event.key, event.time, box_empty=box_empty)
 
     def action_answer_approval(self, decision: Decision) -> None:
-        """Alt+y / Alt+a / Alt+n: answer the waiting approval at once."""
+        """Alt+y / Alt+a / Alt+n (bound while Esc is not the stop key): answer at once."""
         if not self.controllers.tools.answer_now(decision):
             raise SkipAction()
 

@@ -2,13 +2,16 @@
 goes among them.
 
 The stop key (``stop_key`` in ``config.toml``, :mod:`desk.stop_key`) is bound where the footer
-lists it, right after F2 (Console); when it takes Ctrl+G, the editor moves to F4.
+lists it, right after F2 (Console); when it takes Ctrl+G, the editor moves to F4. While Esc
+stops (the default), Alt+y / Alt+a / Alt+n answer no approval and are not bound: a terminal
+sends them as ESC and a letter, which is Esc then that letter (:mod:`desk.approval_keys`).
 """
 
 from __future__ import annotations
 
 from textual.binding import Binding, BindingType
 
+from desk.approval_keys import CHORD_KEYS, chords_answer
 from desk.stop_key import StopKey
 
 EDITOR_KEY = "ctrl+g"
@@ -28,7 +31,8 @@ APP_BINDINGS: list[BindingType] = [
     Binding("pagedown", "page_transcript(1)", "Scroll down", show=False, priority=True),
     # End also moves the prompt box's cursor: the action lets the key go on (SkipAction).
     Binding("end,ctrl+end", "follow_transcript", "Follow", show=False, priority=True),
-    # Shown while an approval waits (check_action); they answer wherever the focus is.
+    # Shown while an approval waits (check_action); they answer wherever the focus is. Dropped
+    # while Esc stops (bind_stop_key).
     Binding("alt+y", "answer_approval('once')", "Allow once", key_display="M-y", priority=True),
     Binding("alt+a", "answer_approval('always')", "Always", key_display="M-a", priority=True),
     Binding("alt+n", "answer_approval('deny')", "Deny", key_display="M-n", priority=True),
@@ -37,7 +41,8 @@ APP_BINDINGS: list[BindingType] = [
 
 
 def bind_stop_key(bindings: dict[str, list[Binding]], stop_key: StopKey) -> None:
-    """Bind the stop key (action ``stop``) right after F2, in place.
+    """Bind the stop key (action ``stop``) right after F2, in place; while it is Esc (once or
+    twice), drop the Alt chords that answer an approval.
 
     Args:
         bindings: an app's key -> bindings map (``App._bindings.key_to_bindings``), in the
@@ -48,7 +53,10 @@ def bind_stop_key(bindings: dict[str, list[Binding]], stop_key: StopKey) -> None
     shown = f"{key} {key}" if stop_key.double else None
     stop = Binding(key, "stop", "Stop", key_display=shown, priority=True)
     ordered: dict[str, list[Binding]] = {}
+    dropped = frozenset() if chords_answer(stop_key.keys) else frozenset(CHORD_KEYS)
     for name, listed in bindings.items():
+        if name in dropped:
+            continue
         if name != key:  # the stop key wins over what the app binds it to otherwise
             ordered[name] = listed
         if name == "f2":

@@ -71,7 +71,7 @@ from textual.message import Message
 
 from agent.stamps import stamp
 from desk import typed_ahead
-from desk.approval_keys import CHORD_KEYS
+from desk.approval_keys import chord_keys
 from desk.escape_split import EscapeSplitter
 
 if TYPE_CHECKING:
@@ -337,7 +337,7 @@ class FastEscapeDriver(LinuxDriver):
 
         # A byte that is not UTF-8 (a terminal in another encoding, line noise) is U+FFFD.
         decode = getincrementaldecoder("utf-8")(errors="replace").decode
-        splitter = EscapeSplitter(frozenset(CHORD_KEYS))
+        splitter = EscapeSplitter(chord_keys(self._stop_keys))  # none while Esc stops
         read = os.read
         monotonic = time.monotonic
 

@@ -10,13 +10,20 @@ as keys, ahead of the paste itself (the text came out of order, part of it lost)
 :class:`EscapeSplitter` sits between the bytes read and the parser, and decides what only the
 input thread can know (what came in one read):
 
-- an ESC followed in the same read by a character that starts no escape sequence (``[``,
-  ``O``, ``]``, ``P``, ``_``, ``^``, ``\\``, ``X``) is the Esc key, delivered at once, and what
-  follows is typed after it; this also makes the first ESC of ESC ESC the Esc key (a double
-  stop key in one read). A bound Alt key's letter after it (desk binds Alt+y, Alt+a, Alt+n, which
-  answer an approval) stays Alt+letter only when the two end the read, as a terminal sends the
-  chord: Esc typed then ``yes, but first...`` in one burst (a late read on a busy machine,
-  ssh, a paste) is a stop and words, never "allowed once";
+- an ESC followed in the same read by a character that starts no escape sequence is the Esc
+  key, delivered at once, and what follows is typed after it; this also makes the first ESC of
+  ESC ESC the Esc key (a double stop key in one read). The sequences kept whole are those a
+  terminal sends: CSI (``[``), the OSC, APC, PM and ST replies (``]``, ``_``, ``^``, ``\\``),
+  and SS3 (``O``) only as a whole key (``ESC O P`` is F1, ``ESC O A`` Up: :data:`SS3_FINALS`).
+  Every other letter after ESC is Esc then that letter: ``O`` that makes no SS3 key, ``P``
+  (DCS) and ``X`` (SOS), whose replies desk never asks for, included. Textual's parser read
+  those as Alt+Shift+letter, and Esc then "Please..." or "OK" lost the stop and the letter;
+- Alt+letter chords: while Esc is the stop key desk binds none (:mod:`desk.approval_keys`), and
+  an ESC and a letter are always Esc then the letter, "y" included (Esc then ``y`` in one read
+  on a busy machine once read as Alt+y, which allowed the tool call the person meant to stop).
+  An app that binds Alt chords (``alt_keys``: desk's approval answers while another key stops)
+  gets their letter after ESC as Alt+letter only when the two end the read, as a terminal sends
+  the chord: Esc typed then ``yes, but first...`` in one burst is a stop and words;
 - inside a bracketed paste (``ESC[200~`` ... ``ESC[201~``), every ESC is pasted text, shown
   as ``␛`` (U+241B) as desk shows every escape from outside; the end marker may be split across
   reads, so its start is held until the next read.
@@ -32,8 +39,14 @@ from dataclasses import dataclass
 ESC = "\x1b"
 PASTE_START = ESC + "[200~"
 PASTE_END = ESC + "[201~"
-SEQUENCE_STARTS = frozenset("[O]P_^\\X")
-"""Characters after ESC that begin an escape sequence (CSI, SS3, OSC, DCS, APC, PM, ST, SOS)."""
+SEQUENCE_STARTS = frozenset("[]_^\\")
+"""Characters after ESC that begin an escape sequence a terminal sends (CSI, OSC, APC, PM, ST)."""
+SS3 = "O"
+"""After ESC, the start of an SS3 key (F1-F4, the arrows in application mode, the keypad)."""
+SS3_FINALS = frozenset("ABCDFHPQRS")
+"""Characters that end an SS3 key after ``ESC O``: the arrows, End and Home (application
+cursor mode) and F1-F4 (xterm). The keypad's lower-case finals are left out: desk never turns
+on the keypad's application mode, and ``ESC O k`` is Esc then "Ok" typed, not the keypad's +."""
 ESC_SHOWN = "\u241b"
 """What an ESC inside pasted text becomes."""
 
@@ -126,7 +139,11 @@ class EscapeSplitter:
             if char != ESC or i >= n:
                 continue
             after = text[i]
-            if after in SEQUENCE_STARTS or (after in self._alt and i + 1 == n):
+            if (
+                after in SEQUENCE_STARTS
+                or (after == SS3 and i + 1 < n and text[i + 1] in SS3_FINALS)
+                or (after in self._alt and i + 1 == n)
+            ):
                 continue  # a sequence, or a bound Alt key's chord: the parser's to read
             pieces.append(Piece("".join(out), escape_key=True))
             out = []

@@ -43,7 +43,7 @@ from textual.drivers._byte_stream import ByteStream
 from textual.drivers.web_driver import WebDriver, _ExitInput
 from textual.message import Message
 
-from desk.approval_keys import CHORD_KEYS
+from desk.approval_keys import chord_keys
 from desk.driver import (
     IDLE_WAIT_S,
     TerminalHooks,
@@ -169,7 +169,7 @@ class DeskWebDriver(WebDriver):
         selector.register(fileno, selectors.EVENT_READ)
         parser = XTermParser(self._debug)
         decode = getincrementaldecoder("utf-8")(errors="replace").decode
-        splitter = EscapeSplitter(frozenset(CHORD_KEYS))
+        splitter = EscapeSplitter(chord_keys(self._stop_keys))  # none while Esc stops
         packets = ByteStream()
         try:
             while not self.exit_event.is_set():

@@ -12,8 +12,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from textual.app import App
+from textual.events import Callback
 
 from contract.ports import DeskGateway
+from desk.approval_keys import chords_answer
 from desk.config import ConnectionInfo
 from desk.controllers import DeskControllers
 from desk.controllers.agents import AgentsController
@@ -80,6 +82,17 @@ def build_controllers(
         shutdown_finished: called on the quit thread once the gateway's shutdown returned.
     """
     notify, status = app.notify, widgets.status
+    agents = AgentsController(gateway, clock=clock, format_receipt=format_receipt, notify=notify)
+    tools = ToolCallsController(
+        gateway,
+        clock=clock,
+        notify=notify,
+        focus_prompt=focus_prompt,
+        refresh_bindings=app.refresh_bindings,
+        box_for=agents.box_for,
+        chords=chords_answer(stop_key.keys),
+        focus_prompt_now=lambda: widgets.prompt.screen.set_focus(widgets.prompt),
+    )
     turns = TurnsController(
         gateway,
         status=status,
@@ -90,6 +103,7 @@ def build_controllers(
         turn_ended=turn_ended,
         refresh_bindings=app.refresh_bindings,
         notify=notify,
+        stopping=tools.stopping,
     )
     queue = QueueController(
         gateway,
@@ -135,15 +149,6 @@ def build_controllers(
         notify=notify,
         models=lambda: server.models,
     )
-    agents = AgentsController(gateway, clock=clock, format_receipt=format_receipt, notify=notify)
-    tools = ToolCallsController(
-        gateway,
-        clock=clock,
-        notify=notify,
-        focus_prompt=focus_prompt,
-        refresh_bindings=app.refresh_bindings,
-        box_for=agents.box_for,
-    )
     compression = CompressionController(
         gateway,
         panel=widgets.compression_panel,
@@ -188,6 +193,8 @@ def build_controllers(
         console=console,
         sessions=sessions,
         quit=quit,
+        # through the app's queue, ahead of the keys the input thread reads after the stop
+        stopped_from_input_thread=lambda: app.post_message(Callback(callback=tools.stopping)),
     )
     return DeskControllers(
         turns=turns,

@@ -18,11 +18,17 @@ may not have sent it yet); never a prompt entered after the key
 (:mod:`tui_gateway.stops.key_stops`). Each key reaches the gateway once: one the input thread sent
 goes on to the app only for its other uses (closing a list, a panel). A key read after quitting
 began stops nothing: the quit stops everything as the system.
+
+A stop the input thread sent is announced to the UI (``stopped_from_input_thread``) through the
+app's queue, where it comes before every key read after the stop key: the approvals on screen
+stop taking answers before those keys are handled (:meth:`ToolCallsController.stopping
+<desk.controllers.tool_calls.ToolCallsController.stopping>`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -69,6 +75,8 @@ class StopKeysController:
         console: a focused console takes the stop keys for its commands.
         sessions: the view shown.
         quit: no stop once quitting began; Ctrl+C's double press quits.
+        stopped_from_input_thread: called on the input thread once it sent a stop of a turn;
+            must be thread-safe and ask the UI for what follows through the app's queue.
     """
 
     def __init__(
@@ -80,8 +88,10 @@ class StopKeysController:
         console: ConsoleController,
         sessions: SessionsController,
         quit: QuitController,
+        stopped_from_input_thread: Callable[[], object] = lambda: None,
     ) -> None:
         self._gateway = gateway
+        self._stopped_from_input_thread = stopped_from_input_thread
         self.stop_key = stop_key
         """The configured stop key."""
         self._turns = turns
@@ -140,6 +150,7 @@ class StopKeysController:
             return False
         if stopped is not None:
             self._turns.stop_sent(stopped)
+            self._stopped_from_input_thread()  # ahead of the keys read after this one
             return True
         self._passed = PassedKey(read_at, key_time, sent=True)
         return False

@@ -9,10 +9,17 @@ what that last block shows).
 
 Approvals: ``approval.request`` mounts an :class:`ApprovalPrompt` in the card of the call that
 asks, without the focus: only a deliberate key answers it (:mod:`desk.approval_keys`), read
-here from the prompt box (:meth:`ToolCallsController.answer_key`) and from the app's Alt
-chords (:meth:`ToolCallsController.answer_now`); the oldest prompt still waiting takes it. Esc
-is not taken from the app: it stops the turn, and the gateway resolves the approval as denied
-(``approval.resolved{reason: stopped}``).
+here from the prompt box (:meth:`ToolCallsController.answer_key`) and, while Esc is not the
+stop key, from the app's Alt chords (:meth:`ToolCallsController.answer_now`); the oldest prompt
+still waiting takes it. Esc is not taken from the app: it stops the turn, and the gateway
+resolves the approval as denied (``approval.resolved{reason: stopped}``).
+
+A stop makes every prompt on screen stop waiting at once (:meth:`ToolCallsController.stopping`),
+before any key typed after it is handled: the gateway resolves them, but its
+``approval.resolved`` may reach the screen after those keys, and a plain ``a`` typed after Esc
+(Esc then "all good", read at once on a busy machine) was taken as "allow always", not typed.
+The stop key taken on the terminal's input thread asks for it through the app's queue, ahead of
+the keys read after it (:mod:`desk.controllers.stop_keys`).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from textual.widget import Widget
 
 from contract.errors import GatewayError
 from contract.events import ApprovalRequest, ApprovalResolved, ToolComplete, ToolOutput, ToolStart
-from desk.approval_keys import ApprovalKeys, Decision
+from desk.approval_keys import ApprovalKeys, Decision, key_hint
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.widgets.status_bar import Clock
 
@@ -54,6 +61,9 @@ class ToolCallsController:
         focus_prompt: gives the focus back to the prompt box.
         refresh_bindings: tells the footer the Alt+y / Alt+a / Alt+n keys came or went.
         box_for: where a child agent's tool cards go (its card's box), None for a turn's own.
+        chords: True when Alt+y / Alt+a / Alt+n answer (Esc is not the stop key).
+        focus_prompt_now: gives the focus back to the prompt box before the next key is
+            handled (``focus_prompt`` when None).
     """
 
     def __init__(
@@ -65,16 +75,19 @@ class ToolCallsController:
         focus_prompt: FocusPrompt,
         refresh_bindings: Callable[[], None] = lambda: None,
         box_for: Callable[[str], Widget | None] = lambda _turn_id: None,
+        chords: bool = False,
+        focus_prompt_now: FocusPrompt | None = None,
     ) -> None:
         self._gateway = gateway
         self._box_for = box_for
         self._clock = clock
         self._notify = notify
         self._focus_prompt = focus_prompt
+        self._focus_now = focus_prompt_now or focus_prompt
         self._refresh_bindings = refresh_bindings
         self._cards: dict[CardKey, ToolCard] = {}
         self._approvals: dict[str, ApprovalPrompt] = {}
-        self.keys = ApprovalKeys()
+        self.keys = ApprovalKeys(chords=chords)
         """The typing rhythm (the app notes every key in it) and the deliberate-key rule."""
 
     def card(self, turn_id: str, call_id: str) -> ToolCard | None:
@@ -154,7 +167,7 @@ class ToolCallsController:
         if card is None:  # not expected: tool.start comes first; still, never lose a prompt
             call_id = f"approval-{p.request_id}"
             card = await self._card_for(view, p.turn_id, call_id, p.tool, p.arguments)
-        prompt = await card.ask_approval(p)
+        prompt = await card.ask_approval(p, key_hint(self.keys.chords))
         self._approvals[p.request_id] = prompt
         self._refresh_bindings()
 
@@ -188,6 +201,20 @@ class ToolCallsController:
             return False
         prompt.decide(decision)
         return True
+
+    def stopping(self) -> None:
+        """The person stopped the session's turn (UI thread): no prompt on screen waits any
+        more, so no key handled from now on answers one; one that had the focus gives it back
+        to the prompt box now, before the next key is handled. Each one shows how it ended
+        when its ``approval.resolved`` comes."""
+        had_focus = False
+        for prompt in self._approvals.values():
+            if prompt.is_attached and prompt.waiting:
+                had_focus = had_focus or prompt.has_focus_within
+                prompt.stopping()
+        self._refresh_bindings()
+        if had_focus:
+            self._focus_now()
 
     def decided(self, view: ShownSession, prompt: ApprovalPrompt, decision: str) -> None:
         """y / a / n (or a button): send the answer to the gateway."""

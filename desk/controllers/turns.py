@@ -90,6 +90,9 @@ class TurnsController:
         turn_ended: True once a turn's ``message.complete`` was posted (the bridge knows).
         refresh_bindings: tells the footer the Stop binding changed.
         notify: shows a toast.
+        stopping: called on the UI thread when a stop was sent from it (a key, Stop, ``/stop``,
+            Ctrl+S), before the next key is handled (the approvals on screen stop taking
+            answers).
     """
 
     def __init__(
@@ -104,8 +107,10 @@ class TurnsController:
         turn_ended: Callable[[str], bool],
         refresh_bindings: Callable[[], None],
         notify: Notify,
+        stopping: Callable[[], None] = lambda: None,
     ) -> None:
         self._gateway = gateway
+        self._stopping = stopping
         self._status = status
         self._stop_button = stop_button
         self._prompt = prompt
@@ -216,6 +221,7 @@ class TurnsController:
             return None
         if result.queued:
             self.set_stopping()
+            self._stopping()
         return result
 
     async def show_steer(self, view: ShownSession, text: str, result: SteerResult) -> None:
@@ -296,6 +302,7 @@ class TurnsController:
         if stopped is not None:
             self.stop_sent(stopped)
             self.set_stopping()
+            self._stopping()  # its approvals take no answer from the keys that follow
         return stopped
 
     def stop_by_command(self, view: ShownSession) -> None:
@@ -303,6 +310,8 @@ class TurnsController:
         stop = StopRequest.by_user(Surface.DESK_COMMAND, COMMAND_STOP_REASON)
         if self._gateway.session_interrupt(view.session_id, stop) is None:
             self._notify("nothing is running", title="/stop")
+        else:
+            self._stopping()
 
     # -- gateway events ------------------------------------------------------------------------
 

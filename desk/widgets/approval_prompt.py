@@ -5,10 +5,13 @@ new file's first lines) with the size of the change, a ``shell`` call its whole 
 syntax coloured in a box that scrolls (:class:`~desk.widgets.change_preview.ChangePreview`).
 
 It never takes the focus: the prompt box keeps the keyboard, and only a deliberate key answers
-(:mod:`desk.approval_keys`): Alt+y / Alt+a / Alt+n at any time, or y / a / n after a pause with
-the prompt box empty; the card says so. Focused on purpose (Shift+Tab), its own y / a / n work
-once :data:`~desk.approval_keys.ANSWER_PAUSE_S` passed since it appeared. Esc is not one of
-its keys: Esc stops the turn, and the gateway then resolves the approval as denied.
+(:mod:`desk.approval_keys`): y / a / n after a pause with the prompt box empty (and Alt+y /
+Alt+a / Alt+n at any time, while Esc is not the stop key), or a click on its buttons; the card
+says so. Focused on purpose (Shift+Tab), its own y / a / n work once
+:data:`~desk.approval_keys.ANSWER_PAUSE_S` passed since it appeared. Esc is not one of its
+keys: Esc stops the turn, and the gateway then resolves the approval as denied; from the stop
+on the card takes no answer (:meth:`ApprovalPrompt.stopping`), so what is typed after the stop
+is typed.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class ApprovalPrompt(Widget, can_focus=True):
     Args:
         request: the ``approval.request`` (its tool, arguments, reason and preview).
         shown_at: when it appeared (``time.monotonic()``); now when None.
+        key_hint: what it says about its keys (:func:`desk.approval_keys.key_hint`).
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -53,7 +57,7 @@ class ApprovalPrompt(Widget, can_focus=True):
     """A click on the card (not on a button) leaves the focus in the prompt box."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # Alt+y / Alt+a / Alt+n are the app's (they answer wherever the focus is).
+        # Alt+y / Alt+a / Alt+n are the app's, while Esc is not the stop key (desk.app_keys).
         Binding("y", "decide('once')", "Allow once"),
         Binding("a", "decide('always')", "Allow always"),
         Binding("n", "decide('deny')", "Deny"),
@@ -74,8 +78,12 @@ class ApprovalPrompt(Widget, can_focus=True):
             self.decision = decision
             """``once``, ``always`` or ``deny``."""
 
-    def __init__(self, request: ApprovalRequest, *, shown_at: float | None = None) -> None:
+    def __init__(
+        self, request: ApprovalRequest, *, shown_at: float | None = None, key_hint: str = KEY_HINT
+    ) -> None:
         super().__init__(classes="-pending")
+        self.key_hint = key_hint
+        """What it says about its keys."""
         self.request = request
         """The ``approval.request`` this prompt answers."""
         self.request_id = request.request_id
@@ -92,11 +100,14 @@ class ApprovalPrompt(Widget, can_focus=True):
         """The decision the person sent, once sent."""
         self.decision: str | None = None
         """The decision the gateway resolved, once resolved."""
+        self.stopped = False
+        """True once its turn was stopped: the gateway resolves it, and no key answers it."""
 
     @property
     def waiting(self) -> bool:
-        """True while nobody has answered and the gateway has not resolved it."""
-        return self.answer is None and self.decision is None
+        """True while nobody has answered, its turn was not stopped, and the gateway has not
+        resolved it."""
+        return self.answer is None and self.decision is None and not self.stopped
 
     def compose(self) -> ComposeResult:
         request, tool = self.request, terminal_safe(self.tool)
@@ -133,7 +144,7 @@ class ApprovalPrompt(Widget, can_focus=True):
             yield ClickButton("y  Allow once", id="approve-once", compact=True, variant="success")
             yield ClickButton("a  Allow always (this session)", id="approve-always", compact=True)
             yield ClickButton("n  Deny", id="approve-deny", compact=True, variant="error")
-        yield Static(KEY_HINT, classes="keys", markup=False)
+        yield Static(self.key_hint, classes="keys", markup=False)
         yield Static("", classes="resolution", markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -152,6 +163,17 @@ class ApprovalPrompt(Widget, can_focus=True):
         self.query_one(".resolution", Static).update("…")
         self.add_class("-sent")
         self.post_message(self.Decided(self, decision))
+
+    def stopping(self) -> None:
+        """Its turn was stopped: take no answer any more (the keys typed from now on are typed,
+        the buttons are disabled) until the gateway's ``approval.resolved`` says how it ended."""
+        if not self.waiting:
+            return
+        self.stopped = True
+        for button in self.query(Button):
+            button.disabled = True
+        self.query_one(".resolution", Static).update("… stopping")
+        self.can_focus = False
 
     def decide(self, decision: Decision) -> None:
         """Answer with ``decision`` (a deliberate key read by the desk)."""

@@ -148,10 +148,10 @@ class ToolCard(Widget, can_focus=True):
         self.output = (self.output + text)[-MAX_KEPT_CHARS:]
         self._show_output()
 
-    async def ask_approval(self, request: ApprovalRequest) -> ApprovalPrompt:
-        """Show the approval prompt inside the card (``approval.request``); it does not take
-        the focus (see :mod:`desk.widgets.approval_prompt`)."""
-        prompt = ApprovalPrompt(request)
+    async def ask_approval(self, request: ApprovalRequest, key_hint: str) -> ApprovalPrompt:
+        """Show the approval prompt inside the card (``approval.request``), saying ``key_hint``
+        of its keys; it does not take the focus (see :mod:`desk.widgets.approval_prompt`)."""
+        prompt = ApprovalPrompt(request, key_hint=key_hint)
         self.approval = prompt
         await self.mount(prompt, after=self.query_one(".summary"))
         self._show_state()

@@ -14,9 +14,11 @@ from textual.widget import Widget
 
 from contract.events import StopReceipt
 from desk.app import DeskApp
+from desk.approval_keys import ANSWER_PAUSE_S
 from desk.config import ConnectionInfo
 from desk.receipts import format_stop_receipt
 from desk.widgets import AssistantReply, PromptInput
+from desk.widgets.approval_prompt import ApprovalPrompt
 
 DEFAULT_TIMEOUT_S = 30.0
 """A deadline for a stuck wait, never a speed test: a loaded machine can take seconds."""
@@ -58,6 +60,15 @@ async def click_until(
         with contextlib.suppress(AssertionError):
             await wait_until(pilot, done, timeout_s=1.0, what=what)
     await wait_until(pilot, done, what=what)
+
+
+async def answer_approval(pilot: Pilot[object], prompt: ApprovalPrompt, key: str) -> None:
+    """Answer ``prompt`` as a person does, with ``key`` (``y``, ``a`` or ``n``) typed into an
+    empty prompt box after the pause since the card appeared and since the last key."""
+    now = time.monotonic()
+    ready = max(prompt.shown_at, now) + ANSWER_PAUSE_S + 0.05
+    await wait_until(pilot, lambda: time.monotonic() > ready, what="the answer's pause")
+    await pilot.press(key)
 
 
 async def submit(pilot: Pilot[object], text: str) -> None:

@@ -1,7 +1,7 @@
-"""Typing never answers an approval: only a deliberate key does (an Alt chord at any time, or a
-plain y / a / n after a pause with the prompt box empty), and the keys typed meanwhile stay in
-the prompt box. Over a real gateway and the demo model (which asks for a tool when the prompt
-says ``call tool NAME with {json}``)."""
+"""Typing never answers an approval: only a deliberate key does (a plain y / a / n after a pause
+with the prompt box empty, or, while Esc is not the stop key, an Alt chord at any time), and the
+keys typed meanwhile stay in the prompt box. Over a real gateway and the demo model (which asks
+for a tool when the prompt says ``call tool NAME with {json}``)."""
 
 from __future__ import annotations
 
@@ -12,27 +12,42 @@ from pathlib import Path
 
 import pytest
 from textual import events
+from textual.binding import Binding
 
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
-from desk.approval_keys import ANSWER_PAUSE_S, KEY_HINT, ApprovalKeys
+from desk.app_keys import APP_BINDINGS, bind_stop_key
+from desk.approval_keys import (
+    ANSWER_PAUSE_S,
+    KEY_HINT,
+    KEY_HINT_CHORDS,
+    ApprovalKeys,
+    chord_keys,
+    chords_answer,
+)
+from desk.stop_key import StopKey
 from desk.widgets import PromptInput
 from desk.widgets.approval_prompt import ApprovalPrompt
-from tests.desk.kit import connection, submit, wait_until
+from tests.desk.kit import answer_approval, connection, submit, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def app(demo_server: DemoModelServer, tmp_path: Path) -> Iterator[DeskApp]:
+def gateway(demo_server: DemoModelServer, tmp_path: Path) -> Iterator[Gateway]:
     provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
     gateway = Gateway(GatewayConfig(provider=provider, cwd=tmp_path, approvals=True))
     try:
-        yield DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+        yield gateway
     finally:
         assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+@pytest.fixture
+def app(gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
+    return DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
 
 
 def shell(command: str) -> str:
@@ -94,24 +109,71 @@ async def test_keys_typed_before_the_card_appeared_are_typed_not_answers(app: De
         typed_at(app, "n", now + 0.1)
         await wait_until(pilot, lambda: box.text == "xn", what="both keys typed")
         assert prompt.waiting
-        await pilot.press("alt+n")
+        box.text = ""
+        last = now + 0.1  # the "n" above: the answer's pause counts from it
+        await wait_until(pilot, lambda: time.monotonic() > last, what="the last key's time")
+        await answer_approval(pilot, prompt, "n")
         await wait_until(pilot, lambda: prompt.decision == "deny", what="the denial")
 
 
-async def test_an_alt_chord_answers_at_once_and_the_footer_offers_it(app: DeskApp) -> None:
+def answer_actions(app: DeskApp) -> set[str]:
+    """The Alt chords' actions the footer offers now."""
+    actions = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
+    return {a for a in actions if a.startswith("answer_approval")}
+
+
+async def test_while_esc_stops_no_alt_chord_answers_and_the_footer_offers_none(
+    app: DeskApp,
+) -> None:
+    # A terminal sends Alt+y as ESC y: while Esc stops, that is Esc then y, never "allow once".
+    async with app.run_test(size=(120, 40)) as pilot:
+        box = app.query_one(PromptInput)
+        await submit(pilot, shell("echo no chord"))
+        prompt = await shown_prompt(app, pilot)
+        assert str(prompt.query_one(".keys").render()) == KEY_HINT and "Alt" not in KEY_HINT
+        assert answer_actions(app) == set()
+        for chord in ("alt+y", "alt+a", "alt+n"):
+            await pilot.press(chord)
+        await pilot.pause()
+        assert prompt.waiting and box.text == ""
+        await answer_approval(pilot, prompt, "n")
+        await wait_until(pilot, lambda: prompt.decision == "deny", what="the denial")
+
+
+async def test_with_another_stop_key_an_alt_chord_answers_at_once_and_the_footer_offers_it(
+    gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    stop_key = StopKey.parse("ctrl+g")
+    app = DeskApp(
+        gateway, connection(demo_server.base_url), handle_signals=False, stop_key=stop_key
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         box = app.query_one(PromptInput)
         await submit(pilot, shell("echo chord"))
         await pilot.press(*"draft")
         prompt = await shown_prompt(app, pilot)
-        shown = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
-        assert "answer_approval('always')" in shown
+        assert str(prompt.query_one(".keys").render()) == KEY_HINT_CHORDS
+        assert "answer_approval('always')" in answer_actions(app)
         await pilot.press("alt+a")  # at once, with text in the box
         await wait_until(pilot, lambda: prompt.decision == "always", what="the answer")
         assert box.text == "draft" and app.focused is box
         await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
-        shown = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
-        assert "answer_approval('always')" not in shown
+        assert answer_actions(app) == set()
+
+
+@pytest.mark.parametrize(
+    ("setting", "chords"),
+    [("escape", False), ("escape escape", False), ("ctrl+g", True), ("f9", True)],
+)
+def test_the_chords_answer_only_while_esc_is_not_the_stop_key(setting: str, chords: bool) -> None:
+    stop_key = StopKey.parse(setting)
+    assert chords_answer(stop_key.keys) is chords
+    assert chord_keys(stop_key.keys) == (
+        frozenset({"alt+y", "alt+a", "alt+n"}) if chords else set()
+    )
+    bindings = {b.key: [b] for b in APP_BINDINGS if isinstance(b, Binding)}
+    bind_stop_key(bindings, stop_key)
+    assert ("alt+y" in bindings) is chords
 
 
 @pytest.mark.parametrize(
@@ -124,9 +186,8 @@ async def test_an_alt_chord_answers_at_once_and_the_footer_offers_it(app: DeskAp
         ("a", 10.5, True, [10.4], None),  # in the flow of typing
         ("y", 10.5, False, [], None),  # the box holds text: it is typed there
         ("x", 10.5, True, [], None),  # not an answer key
-        ("alt+y", 10.01, False, [10.0], "once"),  # a chord: any time
-        ("alt+a", 10.01, True, [], "always"),
-        ("alt+n", 9.0, True, [], "deny"),
+        ("alt+y", 10.01, False, [10.0], None),  # a chord: never while Esc stops
+        ("alt+n", 10.5, True, [], None),
     ],
 )
 def test_which_key_presses_answer(
@@ -138,3 +199,16 @@ def test_which_key_presses_answer(
     keys.key_arrived(at)
     keys.key_arrived(at + 0.05)  # a later key the UI has not handled yet counts for nothing
     assert keys.answer(key, at, shown_at=10.0, box_empty=box_empty) == answer
+
+
+@pytest.mark.parametrize(
+    ("key", "at", "answer"),
+    [("alt+y", 10.01, "once"), ("alt+a", 10.01, "always"), ("alt+n", 9.0, "deny")],
+)
+def test_with_another_stop_key_a_chord_answers_at_any_time(
+    key: str, at: float, answer: str
+) -> None:
+    keys = ApprovalKeys(chords=True)
+    keys.key_arrived(at - 0.01)
+    keys.key_arrived(at)
+    assert keys.answer(key, at, shown_at=10.0, box_empty=False) == answer

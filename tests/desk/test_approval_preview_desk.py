@@ -15,7 +15,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.change_preview import ChangePreview
-from tests.desk.kit import connection, submit, wait_until
+from tests.desk.kit import answer_approval, connection, submit, wait_until
 from tests.desk.test_hostile_text import IN_A_FILE, assert_safe, screen_text
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -69,7 +69,7 @@ async def test_a_write_file_approval_shows_the_diff_against_the_file(
         assert "Allow write_file to change notes.md?" in str(prompt.query_one(".question").render())
         assert preview.max_scroll_y == 0 or preview.allow_vertical_scroll  # a box that scrolls
         assert_safe(screen_text(app), "the diff approval")
-        await pilot.press("alt+y")
+        await answer_approval(pilot, prompt, "y")
         await wait_until(pilot, lambda: (workspace / "notes.md").read_text() == new, what="write")
 
 
@@ -83,7 +83,7 @@ async def test_a_new_file_shows_its_first_lines(app: DeskApp, workspace: Path) -
         assert "print(40)" not in preview.text
         assert "new file · 100 lines" in str(prompt.query_one(".size").render())
         assert "create new.py" in str(prompt.query_one(".question").render())
-        await pilot.press("alt+n")
+        await answer_approval(pilot, prompt, "n")
         await wait_until(pilot, lambda: app.running_turn is None, what="the denial")
     assert not (workspace / "new.py").exists()
 
@@ -97,5 +97,5 @@ async def test_a_shell_approval_shows_the_whole_command(app: DeskApp) -> None:
         assert preview.text == command  # every line, not the first six
         assert preview.max_scroll_y > 0  # taller than its box: it scrolls
         assert str(prompt.query_one(".size").render()) == "30 lines"
-        await pilot.press("alt+n")
+        await answer_approval(pilot, prompt, "n")
         await wait_until(pilot, lambda: app.running_turn is None, what="the denial")

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from desk.escape_split import ESC, ESC_SHOWN, PASTE_END, PASTE_START, EscapeSplitter, Piece
 
 ALT = frozenset({"alt+y", "alt+a", "alt+n"})
+"""Alt chords an app binds (desk's approval answers, while Esc is not the stop key)."""
 
 
 def test_esc_then_the_next_prompt_in_one_read_is_the_esc_key_then_the_typing() -> None:
@@ -27,6 +28,25 @@ def test_sequences_and_bound_alt_keys_stay_whole() -> None:
     splitter = EscapeSplitter(ALT)
     for text in (ESC + "[A", ESC + "OP", ESC + "y", ESC + "[<0;10;5M", ESC + "]0;t\x07"):
         assert splitter.split(text) == [Piece(text)]
+
+
+def test_with_no_alt_key_bound_esc_and_a_letter_in_one_read_are_esc_then_the_letter() -> None:
+    # Esc is the stop key: desk binds no Alt chord, and Esc then "y" read at once is a stop
+    # and a "y" typed, never Alt+y ("allow once")
+    for letter in "yanzYAN":
+        assert EscapeSplitter().split(ESC + letter) == [
+            Piece(ESC, escape_key=True),
+            Piece(letter),
+        ]
+
+
+def test_letters_that_start_no_key_a_terminal_sends_are_esc_then_the_letter() -> None:
+    # O that makes no SS3 key, P (DCS) and X (SOS): the parser read them as Alt+Shift+letter,
+    # and Esc then "Please stop" or "OK" lost the stop and the letter
+    for words in ("Please stop", "OK", "Ok", "Oops", "X marks", "O", "P"):
+        assert EscapeSplitter().split(ESC + words) == [Piece(ESC, escape_key=True), Piece(words)]
+    for key in ("OA", "OB", "OC", "OD", "OF", "OH", "OP", "OQ", "OR", "OS"):  # arrows, F1-F4
+        assert EscapeSplitter().split(ESC + key) == [Piece(ESC + key)]
 
 
 def test_esc_then_words_starting_with_an_alt_letter_is_the_esc_key_then_the_words() -> None:

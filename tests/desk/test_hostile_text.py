@@ -23,7 +23,7 @@ from desk.widgets import AssistantReply, UserPrompt
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.console_panel import ConsolePanel
 from desk.widgets.session_item import SessionItem
-from tests.desk.kit import connection, submit, submit_and_get_reply, wait_until
+from tests.desk.kit import answer_approval, connection, submit, submit_and_get_reply, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
@@ -147,7 +147,7 @@ async def test_an_approval_shows_a_hostile_command_and_a_resolved_path_safely(
         shown = screen_text(app)
         assert_safe(shown, "the approval prompt")
         assert "Allow shell to run this command?" in shown and "␛[?1049l" in shown
-        await pilot.press("alt+n")  # a chord answers at once
+        await answer_approval(pilot, app.screen.query_one(ApprovalPrompt), "n")
         await wait_until(pilot, lambda: app.running_turn is None, what="the denial")
 
         outside = tmp_path.parent / ("outside-\x1b[2J-" + tmp_path.name)
@@ -167,5 +167,5 @@ async def test_an_approval_shows_a_hostile_command_and_a_resolved_path_safely(
         shown = screen_text(app)
         assert_safe(shown, "the approval prompt")
         assert f"outside-␛[2J-{tmp_path.name}" in shown
-        await pilot.press("alt+n")  # a chord answers at once
+        await answer_approval(pilot, prompt, "n")
         await wait_until(pilot, lambda: app.running_turn is None, what="the denial")
