@@ -193,6 +193,7 @@ def run_turn(
         for path in report.unsaved:  # the database stayed unavailable: nothing is lost
             _say(f"desk: what could not be saved is in {path}", err)
     complete = turn.complete or _ended_before(turn, refused)
+    turn.done.set()  # decided: a SIGTERM's waiter has nothing to wait for (the exit joins it)
     if lines is not None:
         lines.close(turn.session_id, complete)
     if refused is not None:
