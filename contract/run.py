@@ -8,9 +8,10 @@ scripts of other agents read (``turn.started``, ``tool.completed``...); the payl
 gateway's, so a frontend of the wire and a script read the same members.
 
 Every run writes ``session.started`` first and ``turn.completed`` last, exactly once, whatever
-ends it (the turn's end, Ctrl+C, SIGTERM, a refusal before the turn started); the process's
-exit status is ``desk run``'s (0, 130, 143, 1). A Ctrl+C before the session existed writes
-``turn.completed`` alone, with an empty ``session_id`` (:mod:`tui_gateway.wire.run_early`).
+ends it (the turn's end, Ctrl+C, SIGTERM, SIGHUP, a refusal before the turn started); the
+process's exit status is ``desk run``'s (0, 130, 143, 1). A Ctrl+C, SIGTERM or SIGHUP before the
+session existed writes ``turn.completed`` alone, with an empty ``session_id``
+(:mod:`tui_gateway.wire.run_early`).
 """
 
 from __future__ import annotations

@@ -115,13 +115,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] in SUBCOMMANDS:
+        if args[0] == "run":  # SIGTERM/SIGHUP while it loads: a system stop, said as one
+            from tui_gateway.wire import run_early
+
+            run_early.arm()
         try:
             return run_subcommand(args[0], args[1:])
-        except KeyboardInterrupt:  # Ctrl+C while the command was being loaded
+        except KeyboardInterrupt as exc:  # Ctrl+C (or, for run, SIGTERM/SIGHUP) while loading
             if args[0] == "run":  # a run says it was stopped, as it does once started
                 from tui_gateway.wire.run_early import stopped_before_start, wants_json
 
-                return stopped_before_start(wants_json(args[1:]))
+                return stopped_before_start(wants_json(args[1:]), by=exc)
             return 130
     frame: EarlyFrame | None = None
     try:

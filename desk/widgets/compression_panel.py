@@ -8,6 +8,14 @@ compression", posts :class:`CompressionPanel.CancelRequested`, and the app calls
 when it fits without it); the stop key (Esc) stops the turn, compression included, wherever
 the focus is. Its phase, bar, counts and button are made with the first compression
 (:mod:`desk.widgets.lazy_children`).
+
+The bar claims no more than the events say. Before the summary streams (the lease, reading the
+transcript) it is indeterminate. While the summary streams it fills with the summary's tokens
+against its budget (the most the summary may have), up to :data:`STREAMING_FILL` of the bar:
+the count is the stream's, an estimate, and a summary still streaming is not done. When that
+count reaches the budget while the summary still streams, it measures nothing any more: the bar
+goes back to indeterminate and the panel says "writing summary" with the count so far
+(``~700 tokens``). Only the ``done`` phase fills the bar.
 """
 
 from __future__ import annotations
@@ -39,6 +47,12 @@ PHASE_TEXT: dict[str, str] = {
     "done": "done",
 }
 """How each phase of ``compression.progress`` reads on the panel."""
+
+PAST_BUDGET_TEXT = "writing summary"
+"""The phase's text while the summary streams past its budget's count (see the docstring)."""
+
+STREAMING_FILL = 0.95
+"""The most of the bar a streaming summary fills (its whole is kept for ``done``)."""
 
 
 CANCEL_LABEL = "Cancel compression"
@@ -187,9 +201,14 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
         self.tokens_out = progress.tokens_out
         if progress.tokens_in:
             self.before_tokens = progress.tokens_in
-        bar = self.query_one(ProgressBar)
-        if progress.phase == "summarize" and progress.budget > 0:
-            bar.update(total=progress.budget, progress=min(progress.tokens_out, progress.budget))
+        bar = self.query_one(PanelProgress)
+        if progress.phase == "done":
+            bar.update(total=1, progress=1)
+        elif _past_budget(progress.phase, progress.tokens_out, progress.budget):
+            bar.animate_waiting()  # the count measures nothing now: no fill it cannot back
+        elif progress.phase == "summarize" and progress.budget > 0:
+            most = progress.budget * STREAMING_FILL
+            bar.update(total=progress.budget, progress=min(progress.tokens_out, most))
         self._draw(progress.tokens_in, progress.tokens_out, progress.budget)
 
     def show_outcome(self, outcome: CompressionComplete) -> None:
@@ -217,12 +236,14 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
         return format_elapsed(self._clock() - self._started_at)
 
     def _draw(self, tokens_in: int, tokens_out: int, budget: int) -> None:
-        phase = PHASE_TEXT.get(self.phase, self.phase or "starting")
+        past = _past_budget(self.phase, tokens_out, budget)
+        phase = PAST_BUDGET_TEXT if past else PHASE_TEXT.get(self.phase, self.phase or "starting")
         self.query_one(".phase", Static).update(f"⇊ compressing · {phase}")
         parts = []
-        if self.phase == "summarize" and budget:
-            # tokens_out is counted from the stream, an estimate: never past the budget.
-            parts.append(f"{min(tokens_out, budget):,}/{budget:,} tokens")
+        if past:  # tokens_out is counted from the stream, an estimate: never "budget/budget"
+            parts.append(f"~{tokens_out:,} tokens")
+        elif self.phase == "summarize" and budget:
+            parts.append(f"{tokens_out:,}/{budget:,} tokens")
         if self.before_tokens and self.after_tokens is not None:
             parts.append(f"{self.before_tokens:,} → {self.after_tokens:,} tokens")
         elif self.before_tokens:
@@ -245,3 +266,8 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
             event.stop()
             if self.running and self.turn_id is not None:
                 self.post_message(self.CancelRequested(self.turn_id))
+
+
+def _past_budget(phase: str, tokens_out: int, budget: int) -> bool:
+    """True when a streaming summary's count reached its budget (it is no measure then)."""
+    return phase == "summarize" and budget > 0 and tokens_out >= budget

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.widgets import Static
+from textual.widgets import ProgressBar, Static
 
 from contract.events import CompressionProgressed
 from desk.widgets.compression_panel import CompressionPanel
@@ -17,18 +17,66 @@ class _PanelApp(App[None]):
         yield CompressionPanel(clock=lambda: 100.0)
 
 
-async def test_the_summary_count_never_passes_its_budget() -> None:
+def summarising(tokens_out: int, budget: int = 512) -> CompressionProgressed:
+    return CompressionProgressed(
+        turn_id="t1", phase="summarize", tokens_out=tokens_out, budget=budget
+    )
+
+
+def shown(panel: CompressionPanel) -> tuple[str, str, float | None]:
+    """The phase text, the counts and the bar's fill (None: indeterminate)."""
+    phase = str(panel.query_one(".phase", Static).render())
+    counts = str(panel.query_one(".counts", Static).render())
+    return phase, counts, panel.query_one(ProgressBar).percentage
+
+
+async def test_the_bar_is_full_only_when_the_compression_is_done() -> None:
     app = _PanelApp()
     async with app.run_test() as pilot:
         panel = app.query_one(CompressionPanel)
         panel.begin("t1", started_at=100.0)
-        for tokens_out in (300, 512, 700):  # the stream's count is an estimate
-            panel.show_progress(
-                CompressionProgressed(
-                    turn_id="t1", phase="summarize", tokens_out=tokens_out, budget=512
-                )
-            )
+        await pilot.pause()
+        assert shown(panel)[2] is None  # the lease and the reading: no count to show yet
+        for tokens_out in (300, 500, 511):
+            panel.show_progress(summarising(tokens_out))
             await pilot.pause()
-            counts = str(panel.query_one(".counts", Static).render())
-            assert f"{min(tokens_out, 512):,}/512 tokens" in counts
-        assert "700/512" not in counts
+            phase, counts, fill = shown(panel)
+            assert "summarising" in phase and f"{tokens_out:,}/512 tokens" in counts
+            assert fill is not None and 0 < fill < 1  # still streaming: never full
+        panel.show_progress(CompressionProgressed(turn_id="t1", phase="commit", budget=512))
+        await pilot.pause()
+        fill = shown(panel)[2]
+        assert fill is not None and fill < 1
+        panel.show_progress(CompressionProgressed(turn_id="t1", phase="done", budget=512))
+        await pilot.pause()
+        assert shown(panel)[2] == 1
+
+
+async def test_a_count_past_the_budget_is_no_measure_and_never_reads_full() -> None:
+    app = _PanelApp()
+    async with app.run_test() as pilot:
+        panel = app.query_one(CompressionPanel)
+        panel.begin("t1", started_at=100.0)
+        for tokens_out in (512, 700):  # the stream's count is an estimate: it passes the budget
+            panel.show_progress(summarising(tokens_out))
+            await pilot.pause()
+            phase, counts, fill = shown(panel)
+            assert "writing summary" in phase and f"~{tokens_out:,} tokens ·" in counts
+            assert "/512" not in counts and fill is None  # indeterminate, not 512/512
+
+
+class _PastBudgetApp(_PanelApp):
+    """The panel while a summary streams past its budget's count. Its indeterminate bar is drawn
+    as it animates, at the pinned clock's first frame (the moving segment just off its left
+    end): with no animation at all Textual draws that bar whole, which would read as full."""
+
+    def on_mount(self) -> None:
+        self.animation_level = "basic"
+        panel = self.query_one(CompressionPanel)
+        panel.begin("t1", started_at=100.0)
+        panel.show_progress(CompressionProgressed(turn_id="t1", phase="summarize", tokens_in=4_322))
+        panel.show_progress(summarising(700))
+
+
+def test_snapshot_a_summary_past_its_budget(snap_compare: object) -> None:
+    assert snap_compare(_PastBudgetApp(), terminal_size=(120, 3))  # type: ignore[operator]

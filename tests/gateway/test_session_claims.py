@@ -111,6 +111,7 @@ def test_an_evicted_session_is_free_for_another_desk(desks: Open) -> None:
 def test_a_killed_desk_process_loses_its_session_at_once(desks: Open, db: Path) -> None:
     (a, _) = desks(A)
     sid = a.session_create()
+    a.session_rename(sid, "kept")  # a session never used is not kept
     a.shutdown(timeout_s=5)
     (b, _) = desks(None)  # this process's real liveness
     with claimed(db, sid) as other:

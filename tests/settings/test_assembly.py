@@ -40,6 +40,7 @@ def test_window_workspace_and_store_reach_the_gateway(
         assert (gateway.config.max_sessions, gateway.config.tools) == (3, False)
         session_id = gateway.session_create()
         assert gateway.session_cwd(session_id) == work
+        gateway.session_rename(session_id, "kept")  # a session never used is not kept
     finally:
         gateway.shutdown(timeout_s=5.0)
     store = open_store(db)  # the session was saved in the database the settings named

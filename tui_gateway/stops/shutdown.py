@@ -4,7 +4,8 @@ DESIGN.md, flow 5: the gateway refuses new work, publishes ``gateway.stopping``,
 booking office stop everything as ``gateway.shutdown`` (queued prompts dropped and saved as not
 sent, running turns and console commands hard-stopped), starts ending its MCP servers, waits
 (bounded) until every worker has exited, books the turns whose worker outlived the bound (with
-the reply they had streamed), and only then closes the store (writing what waits for the
+the reply they had streamed), drops the live sessions never used (no prompt:
+:mod:`tui_gateway.sessions.unused`), and only then closes the store (writing what waits for the
 database, bounded, and exporting what it could not write; the store's writes from the start of
 the shutdown are synced together there), waits for the MCP servers to have ended (the two waits
 overlap), and closes the subscriptions. It runs once; a second caller waits for the first
@@ -25,6 +26,7 @@ from tui_gateway.events.event_hub import EventHub
 from tui_gateway.servers.mcp_servers import McpServers
 from tui_gateway.sessions.persistence import Persistence
 from tui_gateway.sessions.session_table import SessionTable
+from tui_gateway.sessions.unused import discard_unused
 from tui_gateway.stops.booking import BookingOffice
 from tui_gateway.turns.turn_runner import TurnRunner
 
@@ -97,6 +99,7 @@ class Shutdown:
         left += self._runner.join(max(0.0, deadline - time.monotonic()))
         stamp("shutdown.workers_joined")
         self._booking.close_stuck(sessions, stop)
+        discard_unused(self._persistence, sessions)  # no empty "(new session)" left behind
         self._events.flush_journal()  # a shared store's kept events, while it is open
         unsaved = self._persistence.close()  # while the MCP servers end: nothing of theirs
         stamp("shutdown.store_closed")  # is saved, and the two waits overlap

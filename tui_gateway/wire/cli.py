@@ -161,11 +161,14 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
     run's events, one JSON object a line).
 
     Returns:
-        0 completed, 130 stopped by the user (Ctrl+C), 143 stopped by the system (SIGTERM),
+        0 completed, 130 stopped by the user (Ctrl+C), 143 stopped by the system (SIGTERM,
+        SIGHUP),
         1 failed (one line on stderr), 2 for a bad flag.
     """
+    from tui_gateway.wire import run_early
     from tui_gateway.wire.headless import run_turn
-    from tui_gateway.wire.run_early import stopped_before_start, wants_json
+
+    run_early.arm()  # SIGTERM/SIGHUP until run_turn takes them: a system stop before the start
 
     prog = "desk run"
     p = parser(prog, "Run one turn headless and print the reply.")
@@ -195,7 +198,7 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
             )
     except SettingsError as exc:
         return fail(prog, exc.message)
-    except KeyboardInterrupt:  # Ctrl+C before run_turn took it over: stopped before it started
+    except KeyboardInterrupt as exc:  # Ctrl+C, SIGTERM or SIGHUP before run_turn took them over
         if gateway is not None:
             gateway.shutdown()  # idempotent: nothing survives the run
-        return stopped_before_start(wants_json(argv))
+        return run_early.stopped_before_start(run_early.wants_json(argv), by=exc)

@@ -235,10 +235,12 @@ def _run_lines() -> list[str]:
         "payload is the gateway event's own (see Events), with its `version`; only "
         "`session.started` has one of its own. The first line is `session.started` and the "
         "last exactly one `turn.completed`, whatever ends the run (the turn's end, Ctrl+C, "
-        "SIGTERM, a refusal before the turn started: then its `turn_id` is empty). A Ctrl+C "
-        "before the session existed writes `turn.completed` alone (no `session.started`; "
+        "SIGTERM, SIGHUP, a refusal before the turn started: then its `turn_id` is empty). A "
+        "Ctrl+C before the session existed writes `turn.completed` alone (no `session.started`; "
         "`session_id` and `turn_id` empty, exit reason `interrupted_by_user`, the stop's "
-        "receipt with surface `headless.sigint`). The exit "
+        "receipt with surface `headless.sigint`); so does a SIGTERM or SIGHUP, booked to the "
+        "system (exit reason `interrupted_by_system(gateway.shutdown)`, the receipt's surface "
+        "`gateway.shutdown`, its reason `stopped by SIGTERM before the run started`). The exit "
         "status is `desk run`'s (0 completed, 130 stopped by the user, 143 by the system, 1 "
         "failed), and problems are still one line each on stderr.",
         "",

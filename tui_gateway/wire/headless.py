@@ -1,10 +1,10 @@
 """``desk run "prompt"``: one turn without a screen, its reply streamed to stdout.
 
 Stops keep their attribution without a desk: Ctrl+C (SIGINT) is the person's stop
-(``StopRequest.by_user(Surface.HEADLESS_SIGINT, "interrupted with Ctrl+C")``), SIGTERM the system's
-(``gateway.shutdown``, through the gateway's own shutdown). The exit status says how the turn
-ended: 0 completed, 130 stopped by the user, 143 stopped by the system, 1 failed (one line on
-stderr). A second Ctrl+C while the first stop is under way exits at once (130).
+(``StopRequest.by_user(Surface.HEADLESS_SIGINT, "interrupted with Ctrl+C")``), SIGTERM and SIGHUP
+the system's (``gateway.shutdown``, through the gateway's own shutdown). The exit status says how
+the turn ended: 0 completed, 130 stopped by the user, 143 stopped by the system, 1 failed (one
+line on stderr). A second Ctrl+C while the first stop is under way exits at once (130).
 
 Tool calls that need approval are denied (a line on stderr says so) unless ``approve`` is set.
 The turn is submitted once every MCP server has started or failed (bounded by their
@@ -33,12 +33,14 @@ from typing import TextIO
 from agent.outcome import ExitReason, TurnStatus
 from agent.stops import StopRequest, Surface
 from agent.terminal_text import terminal_safe
+from contract.envelope import StopReceipt
 from contract.errors import GatewayError
 from contract.events import ApprovalRequest, GatewayEvent, MessageComplete, MessageDelta
 from contract.mcp_events import McpServerChanged
 from contract.run import SessionStarted
 from tui_gateway.gateway import Gateway
 from tui_gateway.turns.approvals import refused
+from tui_gateway.wire import run_early
 from tui_gateway.wire.run_lines import RunLines
 
 EXIT_COMPLETED = 0
@@ -76,6 +78,7 @@ class _Turn:
         self.done = threading.Event()
         self.user_stop: StopRequest | None = None
         self.shutting = threading.Event()
+        self.system_stop: StopRequest | None = None  # SIGTERM/SIGHUP: set before ``shutting``
 
     def apply_user_stop(self) -> None:
         """Send the Ctrl+C stop, if there was one, to the session's running turn."""
@@ -190,6 +193,7 @@ def run_turn(
         for path in report.unsaved:  # the database stayed unavailable: nothing is lost
             _say(f"desk: what could not be saved is in {path}", err)
     complete = turn.complete or _ended_before(turn, refused)
+    turn.done.set()  # decided: a SIGTERM's waiter has nothing to wait for (the exit joins it)
     if lines is not None:
         lines.close(turn.session_id, complete)
     if refused is not None:
@@ -212,15 +216,20 @@ def _ended_before(turn: _Turn, refused: str | None) -> MessageComplete:
     """The outcome of a run whose turn never showed its own: refused before it started (by
     the gateway, or by its shutdown), or left by a second Ctrl+C."""
     if refused is not None and turn.shutting.is_set():
-        surface = Surface.GATEWAY_SHUTDOWN.value
-        reason = ExitReason.interrupted_by_system(surface)
-        return MessageComplete("", TurnStatus.INTERRUPTED, reason, "")
+        return _stopped_by_system(turn)
     if refused is not None:
         error = " ".join(refused.split())
         reason = ExitReason.failed("GatewayError")
         return MessageComplete("", TurnStatus.FAILED, reason, "", error=error)
     stop = turn.user_stop or StopRequest.by_user(Surface.HEADLESS_SIGINT, "interrupted with Ctrl+C")
     return MessageComplete("", TurnStatus.INTERRUPTED, stop.exit_reason(), "")
+
+
+def _stopped_by_system(turn: _Turn) -> MessageComplete:
+    """The outcome of a run the system stopped (SIGTERM, SIGHUP) before its turn existed."""
+    stop = turn.system_stop or StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "desk was ended")
+    receipt = StopReceipt(stop.issuer.value, stop.surface.value, stop.reason, None, None)
+    return MessageComplete("", TurnStatus.INTERRUPTED, stop.exit_reason(), "", stop=receipt)
 
 
 def _is_terminal(out: TextIO) -> bool:
@@ -236,7 +245,7 @@ def _say(line: str, err: TextIO) -> None:
 
 
 def _install_signals(gateway: Gateway, turn: _Turn) -> Callable[[], None]:
-    """Ctrl+C -> a user stop; SIGTERM -> the gateway's shutdown (a system stop)."""
+    """Ctrl+C -> a user stop; SIGTERM, SIGHUP -> the gateway's shutdown (a system stop)."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
@@ -246,18 +255,23 @@ def _install_signals(gateway: Gateway, turn: _Turn) -> Callable[[], None]:
         # Not here: the main thread may hold a gateway lock this handler interrupted.
         threading.Thread(target=turn.apply_user_stop, name="desk-run-stop", daemon=True).start()
 
-    def on_term(_sig: int, _frame: FrameType | None) -> None:
+    def on_term(sig: int, _frame: FrameType | None) -> None:
         if turn.shutting.is_set():
             return
+        name = signal.Signals(sig).name
+        reason = f"stopped by {name} before the turn started"
+        turn.system_stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, reason)
         turn.shutting.set()
         threading.Thread(target=_shutdown_and_wake, args=(gateway, turn), daemon=True).start()
 
     previous_int = signal.signal(signal.SIGINT, on_int)
-    previous_term = signal.signal(signal.SIGTERM, on_term)
+    previous = [(sig, signal.signal(sig, on_term)) for sig in run_early.SYSTEM_SIGNALS]
+    run_early.disarm()  # from here this run writes its own end
 
     def restore() -> None:
         signal.signal(signal.SIGINT, previous_int)
-        signal.signal(signal.SIGTERM, previous_term)
+        for sig, handler in previous:
+            signal.signal(sig, handler)
 
     return restore
 
@@ -272,10 +286,5 @@ def _shutdown_and_wake(gateway: Gateway, turn: _Turn) -> None:
     # its delivery is on another thread.
     turn.done.wait(DELIVERY_WAIT_S)
     if not turn.done.is_set():  # no turn was running: the system stopped it all the same
-        turn.complete = MessageComplete(
-            turn_id="",
-            status=TurnStatus.INTERRUPTED,
-            exit_reason=ExitReason.interrupted_by_system(Surface.GATEWAY_SHUTDOWN.value),
-            text="",
-        )
+        turn.complete = _stopped_by_system(turn)
         turn.done.set()
