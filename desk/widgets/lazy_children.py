@@ -29,11 +29,12 @@ class LazyChildren(Widget):
 
     _asked = False
     _composed = False
+    _mounted_early = False
     _told = False
 
     def compose(self) -> ComposeResult:
         self._composed = True
-        if self._asked:
+        if self._asked and not self._mounted_early:
             yield from self.children_to_make()
 
     def children_to_make(self) -> ComposeResult:
@@ -50,12 +51,15 @@ class LazyChildren(Widget):
         return self._asked
 
     def make_children(self) -> None:
-        """Make the children now, once (idempotent; before the widget is composed, they are
-        made when it is)."""
+        """Make the children now, once (idempotent). In the DOM, composed or not yet (a
+        busy machine may bring the first use before the widget's own compose), they are
+        mounted at once and queries find them; not in the DOM yet, they are made when the
+        widget is composed."""
         if self._asked:
             return
         self._asked = True
-        if self._composed:
+        if self._composed or self.is_attached:
+            self._mounted_early = not self._composed
             self.mount_all(compose(self, self.children_to_make()))
             self._tell()
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from textual.app import App
+from textual.widgets import Button
 
 from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
+from desk.widgets.compression_panel import CompressionPanel
 from tests.desk.kit import connection, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -41,3 +44,19 @@ async def test_hidden_panels_are_empty_until_opened_then_take_the_keys(app: Desk
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: widgets.sidebar.list_view.has_focus, what="the list")
         assert len(widgets.compression_panel.children) == 0  # no compression yet
+
+
+async def test_a_panel_used_before_its_own_compose_has_its_children_at_once() -> None:
+    # On a busy machine the first compression event can reach the panel before the panel's
+    # own compose ran: its bar and Cancel button must be there all the same, and only once.
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.panel = CompressionPanel(id="compression")
+            self.mount(self.panel)  # registered now, composed later
+            self.panel.begin("turn-1")  # before its compose
+
+    host = Host()
+    async with host.run_test() as pilot:
+        await pilot.pause()
+        assert len(host.panel.query(Button)) == 1
+        assert host.panel.running and not host.panel.query_one(Button).disabled
