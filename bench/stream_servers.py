@@ -209,6 +209,12 @@ def short_recording(events: int, out: Path) -> Path:
 class ReplayServer:
     """``replay.py --log`` on a free port: llama-server's recorded stream to every POST.
 
+    It runs in a session of its own, as a model server started from another terminal does:
+    with Linux's autogroup scheduling a session shares the CPU as one, and in the bench's
+    session the replay shared it with the bench's busy loops (``--hog``), so "the server saw
+    the close" came 90-135 ms (p99) after desk had shut the socket, a delay of the bench's
+    making (desk's own part, key read -> socket shut, was p99 20 ms in the same run).
+
     Args:
         events: when given, every POST gets only the first ``events`` writes of the stream
             and its end (:func:`short_recording`): short turns of the same bytes.
@@ -226,6 +232,7 @@ class ReplayServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
+            start_new_session=True,
         )
         assert self.proc.stdout is not None
         self.proc.stdout.readline()  # "replaying llama-server on ..." once it listens
