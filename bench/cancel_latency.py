@@ -21,13 +21,14 @@ MCP tool call) it runs N stops at a random moment of the phase, and measures:
 
 Prints one JSON object with p50/p95/p99/max per phase. Usage::
 
-    .venv/bin/python bench/cancel_latency.py [--stops 100] [--seed 1] [--phases mcp,tool]
+    .venv/bin/python bench/cancel_latency.py [--stops 100] [--seed 1] [--phases mcp,tool] [--hog 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -41,6 +42,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from load import start_hogs, stop_hogs  # noqa: E402
 from stats import percentiles  # noqa: E402
 
 from agent.provider.client import ProviderConfig  # noqa: E402
@@ -79,16 +81,20 @@ def pid_gone_ms(pid: int, since: float, deadline_s: float = 5.0) -> float | None
 
 
 def start_ms(runs: int, tmp: Path) -> dict[str, Any]:
-    """A shell call's start to its first output, under the keeper and started bare."""
+    """A shell call's start to its first output: under a spare keeper (started ahead, as the
+    gateway's ``shell`` tool has one), under a keeper started for the call, and bare."""
     import asyncio
 
     from agent.tools import ShellTool
+    from agent.tools.spares import SparePool
     from tests.tools.shellkit import Output, context
 
-    async def guarded() -> float:
+    pool = SparePool(ShellTool().grace_s)
+
+    async def guarded(tool: ShellTool) -> float:
         output = Output()
         started = time.monotonic()
-        task = asyncio.ensure_future(ShellTool().run({"command": "echo up"}, context(tmp, output)))
+        task = asyncio.ensure_future(tool.run({"command": "echo up"}, context(tmp, output)))
         await output.wait_for("up")
         took = (time.monotonic() - started) * 1000.0
         await task
@@ -105,18 +111,26 @@ def start_ms(runs: int, tmp: Path) -> dict[str, Any]:
         await proc.wait()
         return took
 
-    async def measure() -> tuple[list[float], list[float]]:
-        under: list[float] = []
+    async def measure() -> tuple[list[float], list[float], list[float]]:
+        spare: list[float] = []
+        cold: list[float] = []
         plain: list[float] = []
         for _ in range(runs):
-            under.append(await guarded())
+            pool.warm()
+            if pool.wait_ready(5.0):  # a turn's shell call comes after a model reply
+                spare.append(await guarded(ShellTool(spares=pool)))
+            cold.append(await guarded(ShellTool()))
             plain.append(await bare())
-        return under, plain
+        return spare, cold, plain
 
-    under, plain = asyncio.run(measure())
-    guarded_p, bare_p = percentiles(under), percentiles(plain)
+    try:
+        under, cold, plain = asyncio.run(measure())
+    finally:
+        pool.close()
+    guarded_p, cold_p, bare_p = percentiles(under), percentiles(cold), percentiles(plain)
     return {
         "shell_start_ms": guarded_p,
+        "cold_keeper_start_ms": cold_p,
         "bare_start_ms": bare_p,
         "start_overhead_ms": {
             key: round(guarded_p[key] - bare_p[key], 1) for key in ("p50", "p99") if key in bare_p
@@ -333,16 +347,23 @@ def main() -> None:
     parser.add_argument("--stops", type=int, default=100, help="stops per phase")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated phases")
+    parser.add_argument("--hog", type=int, default=0, help="busy processes pinned to cores")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     phases = [p for p in args.phases.split(",") if p]
     unknown = set(phases) - set(PHASES)
     if unknown:
         parser.error(f"unknown phases: {', '.join(sorted(unknown))} (known: {', '.join(PHASES)})")
-    figures = {phase: run_phase(phase, args.stops, rng) for phase in phases}
-    print(
-        json.dumps({"bench": "cancel_latency", "stops_per_phase": args.stops, **figures}, indent=2)
-    )
+    hogs = start_hogs(args.hog)
+    try:
+        load_before = os.getloadavg()[0]
+        figures = {phase: run_phase(phase, args.stops, rng) for phase in phases}
+        load_after = os.getloadavg()[0]
+    finally:
+        stop_hogs(hogs)
+    head = {"bench": "cancel_latency", "stops_per_phase": args.stops, "hog": args.hog}
+    load = {"load_1min": [round(load_before, 2), round(load_after, 2)]}
+    print(json.dumps({**head, **load, **figures}, indent=2))
 
 
 if __name__ == "__main__":
