@@ -2,8 +2,8 @@
 
 A stdio MCP server and a ``shell`` tool's command are not started by desk itself but by this
 file, run by path with the same interpreter
-(``python -I -S guard.py PARENT_PID GRACE_S [--status-fd FD] -- COMMAND ARGS...``), which
-becomes two processes that watch each other::
+(``python -I -S guard.py PARENT_PID GRACE_S [--status-fd FD [--spare FD]] -- COMMAND...``),
+which becomes two processes that watch each other::
 
     desk ── keeper ── guard ── command ── ... (every descendant, setsid'd or double-forked)
 
@@ -40,6 +40,13 @@ is asked to end them, so desk can drain the output first. Each ending the keeper
 written on FD as ``ended <N> <SURVIVORS> <SIGNALS|-> <GONE_AT>`` (signals comma-separated,
 ``GONE_AT`` on ``time.monotonic()``'s clock, which is system-wide on Linux); when the guard was
 killed the keeper writes ``killed <-signal>`` (in place of ``exit``) first.
+
+With ``--spare FD`` too (a spare keeper, :mod:`agent.tools.spares`) nothing follows ``--``: the
+keeper is started before the command is known, and the guard forks the command's process at
+once (its ``pid`` line is written then), which waits for the command on FD: desk writes it
+(:func:`spec_bytes`: argv, working directory, environment) and closes the pipe; the process
+changes directory and becomes the command. A pipe closed without a command makes it exit 0,
+and the keeper and the guard with it. The tree is the same as a keeper started for the command.
 
 Without ``--status-fd`` (an MCP server) the guard's first stderr line is
 ``desk-mcp-guard: group <pgid>``; when the server exits by itself, the guard writes

@@ -8,7 +8,9 @@ is ``/dev/null`` (it must never read the desk's terminal) and stderr is merged i
 desk ends the tree by SIGTERM to the keeper (a stop, a timeout, processes left behind when the
 command exited); the keeper ends it by itself when desk dies, even by SIGKILL, or when the
 command kills its guard; and the guard when the keeper is killed. The keeper reports what it
-ended on the status pipe (:mod:`agent.tools.shell_spawn` starts them and reads it). Output is
+ended on the status pipe (:mod:`agent.tools.shell_spawn` starts them and reads it). With a
+:class:`~agent.tools.spares.SparePool` (the gateway's), the keeper is one started before the
+call (a spare: the call only hands it the command), unless sandboxed. Output is
 passed to ``ctx.on_output`` as it arrives and kept, head and tail, within
 ``ctx.max_output_bytes``.
 
