@@ -138,7 +138,20 @@ class _EndRequested(Exception):
     """Raised by the signal handler to leave a wait: the tree must be ended."""
 
 
+_end_requested = False
+
+
 def _on_signal(_signum: int, _frame: object) -> None:
+    """Leave the wait once; a second signal before :func:`end_tree` ignores them is dropped.
+
+    It may come: a keeper started by a thread other than desk's main one gets its parent-death
+    SIGTERM as that thread exits and again as the main one does, and desk's own SIGTERM may
+    come with either. Raised again inside the ``except`` that ends the tree, it would end the
+    keeper with the tree left to the kernel's reaper."""
+    global _end_requested
+    if _end_requested:
+        return
+    _end_requested = True
     raise _EndRequested
 
 

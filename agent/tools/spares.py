@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import select
 import subprocess
 import threading
 from collections.abc import Callable, Mapping
@@ -49,6 +50,8 @@ class Spare:
     """Read end of the command's output (stdout and stderr)."""
     status: int
     """Read end of the status pipe (:mod:`agent.guard`)."""
+    command_pid: int = 0
+    """The pid the command will have (the guard's ``pid`` line, read once the tree is up)."""
 
     def discard(self) -> None:
         """Close desk's ends: the waiting process reads no command and exits, and so do
@@ -79,7 +82,8 @@ class SparePool:
         self._thread.start()
 
     def take(self) -> Spare | None:
-        """The spare keeper, if one is ready (None: start one yourself). Thread-safe.
+        """The spare keeper, if one is ready (its guard has forked the process that waits for
+        the command; None: start one yourself). Thread-safe.
 
         The next one is started by :meth:`warm` (after the call: an interpreter starting
         while the command runs would take the CPU a stop needs)."""
@@ -88,10 +92,10 @@ class SparePool:
                 return None
             return self._ready.pop()
 
-    def ready(self) -> int:
-        """How many spares are ready (0 or 1)."""
+    def ready(self) -> list[int]:
+        """The keeper pids of the spares ready now (at most one)."""
         with self._cond:
-            return len(self._ready)
+            return [spare.popen.pid for spare in self._ready]
 
     def wait_ready(self, timeout_s: float) -> bool:
         """Wait (bounded, seconds) until a spare is ready; True when one is."""
@@ -141,7 +145,8 @@ class SparePool:
             try:
                 spare = self._start()
             except OSError:
-                _log.exception("a spare keeper could not be started")
+                if not self._closed:
+                    _log.exception("a spare keeper could not be started")
                 with self._cond:
                     self._starting = False
                 continue
@@ -176,8 +181,37 @@ class SparePool:
                 os.close(fd)
         self._started = [p for p in self._started if p.returncode is None]
         self._started.append(popen)
+        spare = Spare(popen, control_w, stdout_r, status_r)
+        try:
+            spare.command_pid = self._pid_line(status_r)
+        except OSError:
+            spare.discard()
+            raise
         os.set_blocking(status_r, False)
-        return Spare(popen, control_w, stdout_r, status_r)
+        return spare
+
+    def _pid_line(self, status: int) -> int:
+        """Wait for the guard's ``pid <n>`` line (the tree is up) and return ``n``.
+
+        Raises:
+            OSError: the keeper ended first, or the pool was closed meanwhile.
+        """
+        poller = select.poll()
+        poller.register(status, select.POLLIN)
+        line = b""
+        while not line.endswith(b"\n"):
+            if self._closed:
+                raise OSError("the spare pool was closed")
+            if not poller.poll(50):
+                continue
+            chunk = os.read(status, 1)  # one byte at a time: nothing after the line is taken
+            if not chunk:
+                raise OSError("the spare keeper ended before its guard started")
+            line += chunk
+        word, _, value = line.decode("ascii", "replace").strip().partition(" ")
+        if word != "pid" or not value.isdigit():
+            raise OSError(f"the spare keeper said {line!r}")
+        return int(value)
 
 
 async def attach(spare: Spare, argv: list[str], cwd: Path, env: Mapping[str, str]) -> Child:
@@ -202,6 +236,8 @@ async def attach(spare: Spare, argv: list[str], cwd: Path, env: Mapping[str, str
         spare.discard()
         raise
     protocol = StatusProtocol(loop, spare.status)
+    protocol.command_pid = spare.command_pid  # the guard's first line, read by the pool
+    protocol.started.set_result(None)
 
     def reaped() -> None:
         loop.remove_reader(pidfd)
