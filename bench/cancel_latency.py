@@ -40,11 +40,16 @@ after  (4.1 -> 5.8)    spare       12.5 / 101 / 166      5.3 / 80 / 141       7.
 before (5.9 -> 7.3)    cold        22.0 / 173 / 266      9.8 / 160 / 230      54.4 / 92 / 127
 before (7.9 -> 8.4)    cold        19.3 / 209 / 330      9.7 / 160 / 265      59.0 / 116 / 177
 after  (8.0 -> 12.9)   spare       40.7 / 211 / 314      13.3 / 196 / 274     14.6 / 49 / 92
+after  (4.5 -> 5.1)    spare       16.0 / 150 / 174      6.5 / 133 / 146      6.4 / 25 / 34
+before (5.1 -> 5.4)    cold        20.8 / 182 / 283      9.6 / 156 / 280      46.9 / 84 / 95
 =====================  ==========  ====================  ===================  ==================
 
 The same ``/bin/sh`` started bare: p50 4.1-8.0 ms over these runs, so the spare's start costs
-2-7 ms over it at p50 (a keeper started for the call: 48-55 ms at load ~5, 121 ms at load
-~10). A stop's time, from ``DESK_STAMPS`` (``agent.stamps``; the keeper stamps too), is the
+1-7 ms over it at p50 (6 ms at p99 in the last pair; a keeper started for the call: 43-55 ms
+at p50 at load ~5, 121 ms at load ~10). The "after" runs' cold column (not shown) is slower
+than the "before" one: the bench's next spare starts beside it.
+
+A stop's time, from ``DESK_STAMPS`` (``agent.stamps``; the keeper stamps too), is the
 chain of processes that must each get the CPU in turn: desk's loop thread cancels the call
 and sends SIGTERM to the keeper (p50 1.5 ms, p99 15 ms at load 4.6); the keeper wakes (p99
 30 ms) and walks its tree, holds each process by a pidfd and signals it (~1.6 ms of CPU, p99
