@@ -40,6 +40,7 @@ from agent.provider.connection import ProviderConnection
 from agent.provider.errors import ProviderError
 from agent.provider.types import ChatMessage, Completion, Usage
 from agent.scope import InterruptScope, current_scope
+from agent.stamps import stamp
 from agent.steering import Steer, SteerInbox
 from agent.stops import StopRequest, Surface, require_hard
 from agent.stream_batch import DEFAULT_INTERVAL_S
@@ -158,6 +159,7 @@ class Agent:
                 carries text (:meth:`steer`); a stop is never silently ignored.
         """
         require_hard(stop)
+        stamp("agent.interrupt")
         with self._lock:
             if self._stop is not None or self._state == _DONE:
                 self._late.append(stop)
@@ -250,6 +252,7 @@ class Agent:
 
     def _cancel_on_loop(self) -> None:
         # Runs on the turn's loop thread: no race with the turn's own state changes.
+        stamp("agent.cancel_on_loop")
         if self._cancellable and self._task is not None:
             self._task.cancel()
 

@@ -2,8 +2,8 @@
 
 A stdio MCP server and a ``shell`` tool's command are not started by desk itself but by this
 file, run by path with the same interpreter
-(``python -I -S guard.py PARENT_PID GRACE_S [--status-fd FD] -- COMMAND ARGS...``), which
-becomes two processes that watch each other::
+(``python -I -S guard.py PARENT_PID GRACE_S [--status-fd FD [--spare FD]] -- COMMAND...``),
+which becomes two processes that watch each other::
 
     desk ── keeper ── guard ── command ── ... (every descendant, setsid'd or double-forked)
 
@@ -41,6 +41,13 @@ written on FD as ``ended <N> <SURVIVORS> <SIGNALS|-> <GONE_AT>`` (signals comma-
 ``GONE_AT`` on ``time.monotonic()``'s clock, which is system-wide on Linux); when the guard was
 killed the keeper writes ``killed <-signal>`` (in place of ``exit``) first.
 
+With ``--spare FD`` too (a spare keeper, :mod:`agent.tools.spares`) nothing follows ``--``: the
+keeper is started before the command is known, and the guard forks the command's process at
+once (its ``pid`` line is written then), which waits for the command on FD: desk writes it
+(:func:`spec_bytes`: argv, working directory, environment) and closes the pipe; the process
+changes directory and becomes the command. A pipe closed without a command makes it exit 0,
+and the keeper and the guard with it. The tree is the same as a keeper started for the command.
+
 Without ``--status-fd`` (an MCP server) the guard's first stderr line is
 ``desk-mcp-guard: group <pgid>``; when the server exits by itself, the guard writes
 ``desk-mcp-guard: exit <code>`` or ``desk-mcp-guard: exit signal <NAME>`` and exits with the
@@ -54,10 +61,12 @@ interpreter's start is paid).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sys
 import time
+from typing import NoReturn
 
 if __name__ == "__main__" and not __package__:  # run by path: make ``agent`` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -68,6 +77,7 @@ from agent.guard_tree import (  # noqa: E402
     children,
     descendants,
     end_tree,
+    stamp,
 )
 
 EXIT_MARK = "desk-mcp-guard: exit "
@@ -88,7 +98,11 @@ _BOOT = (
 
 
 def command_line(
-    parent: int, grace_s: float, status_fd: int | None = None, wrapped: int = 0
+    parent: int,
+    grace_s: float,
+    status_fd: int | None = None,
+    wrapped: int = 0,
+    spare_fd: int | None = None,
 ) -> list[str]:
     """The keeper's command line up to ``--`` (the command follows it).
 
@@ -99,6 +113,8 @@ def command_line(
         wrapped: how many processes, each the only child of the one above, stand between the
             guard and the command (a sandbox's: :data:`agent.sandbox_init.WRAPPERS`); the
             keeper ends them last and does not count them.
+        spare_fd: a pipe the command is read from (a spare keeper, started before it is
+            needed: nothing follows ``--``); see :func:`spec_bytes`.
     """
     boot = _BOOT.format(root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     line = [sys.executable, "-I", "-S", "-c", boot, str(parent), f"{grace_s:g}"]
@@ -106,14 +122,36 @@ def command_line(
         line += ["--status-fd", str(status_fd)]
     if wrapped:
         line += ["--wrapped", str(wrapped)]
+    if spare_fd is not None:
+        line += ["--spare", str(spare_fd)]
     return [*line, "--"]
+
+
+def spec_bytes(argv: list[str], cwd: str, env: dict[str, str]) -> bytes:
+    """What desk writes on a spare keeper's pipe (then closes it): the command, its working
+    directory and its whole environment, as JSON (lone surrogates escaped, so that names
+    that are not UTF-8 reach ``execve`` as they were)."""
+    return json.dumps({"argv": argv, "cwd": cwd, "env": env}).encode("ascii")
 
 
 class _EndRequested(Exception):
     """Raised by the signal handler to leave a wait: the tree must be ended."""
 
 
+_end_requested = False
+
+
 def _on_signal(_signum: int, _frame: object) -> None:
+    """Leave the wait once; a second signal before :func:`end_tree` ignores them is dropped.
+
+    It may come: a keeper started by a thread other than desk's main one gets its parent-death
+    SIGTERM as that thread exits and again as the main one does, and desk's own SIGTERM may
+    come with either. Raised again inside the ``except`` that ends the tree, it would end the
+    keeper with the tree left to the kernel's reaper."""
+    global _end_requested
+    if _end_requested:
+        return
+    _end_requested = True
     raise _EndRequested
 
 
@@ -188,7 +226,9 @@ def main(argv: list[str]) -> int:
         which carries it instead); 143 when asked to end the tree; 2 for bad arguments; 127
         when the command cannot be run (the child says why on stderr).
     """
+    stamp("keeper.main")
     status_fd: int | None = None
+    spare_fd: int | None = None
     wrapped = 0
     if len(argv) > 4 and argv[2] == "--status-fd":
         status_fd = int(argv[3])
@@ -196,9 +236,12 @@ def main(argv: list[str]) -> int:
     if len(argv) > 4 and argv[2] == "--wrapped":
         wrapped = int(argv[3])
         argv = argv[:2] + argv[4:]
-    if len(argv) < 4 or argv[2] != "--":
+    if len(argv) > 4 and argv[2] == "--spare" and status_fd is not None:
+        spare_fd = int(argv[3])
+        argv = argv[:2] + argv[4:]
+    if len(argv) < 3 + (spare_fd is None) or argv[2] != "--":
         print(
-            "usage: guard.py PARENT_PID GRACE_S [--status-fd FD] -- COMMAND [ARGS...]",
+            "usage: guard.py PARENT_PID GRACE_S [--status-fd FD [--spare FD]] -- COMMAND...",
             file=sys.stderr,
         )
         return 2
@@ -216,8 +259,10 @@ def main(argv: list[str]) -> int:
             return 1
         guard = os.fork()
         if guard == 0:
-            os._exit(_guard(keeper, command, status_fd, grace_s))
+            os._exit(_guard(keeper, command, status_fd, grace_s, spare_fd))
         _to_devnull((0, 1) if status_fd is None else (0, 1, 2))
+        if spare_fd is not None:
+            os.close(spare_fd)
         status = _wait_for(guard, parent, watched)
         assert status is not None
         if status_fd is not None:
@@ -234,6 +279,7 @@ def main(argv: list[str]) -> int:
             end_tree(grace_s)  # what the server left behind
         return code
     except _EndRequested:
+        stamp("keeper.asked")
         ending = end_tree(grace_s, uncounted=frozenset({guard, *_only_children(guard, wrapped)}))
         if status_fd is not None:
             _write(status_fd, _ending_line(ending))
@@ -252,8 +298,11 @@ def _only_children(pid: int, depth: int) -> list[int]:
     return chain
 
 
-def _guard(keeper: int, command: list[str], status_fd: int | None, grace_s: float) -> int:
-    """In the forked guard: run the command, report its end; end the tree if the keeper dies."""
+def _guard(
+    keeper: int, command: list[str], status_fd: int | None, grace_s: float, spare_fd: int | None
+) -> int:
+    """In the forked guard: run the command (read from ``spare_fd`` first, when given),
+    report its end; end the tree if the keeper dies."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the keeper ends the guard with the tree
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGHUP, _on_signal)
@@ -265,12 +314,18 @@ def _guard(keeper: int, command: list[str], status_fd: int | None, grace_s: floa
             return 1
         if status_fd is None:
             _write(2, f"{GROUP_MARK}{os.getpgrp()}\n")
+        stamp("guard.forking")
         child = os.fork()
         if child == 0:
             if status_fd is not None:
                 os.close(status_fd)
-            _exec(command)
+            if spare_fd is None:
+                _exec(command)
+            _default_signals()
+            _exec_spec(spare_fd)
         _to_devnull((0, 1) if status_fd is None else (0, 1, 2))
+        if spare_fd is not None:
+            os.close(spare_fd)
         if status_fd is not None:
             _write(status_fd, f"pid {child}\n")
         status = _wait_for(child, keeper, watched)
@@ -286,15 +341,45 @@ def _guard(keeper: int, command: list[str], status_fd: int | None, grace_s: floa
     return code
 
 
-def _exec(command: list[str]) -> None:
-    """In the forked child: become the command (never returns)."""
+def _default_signals() -> None:
     for sig in (*ENDING_SIGNALS, signal.SIGPIPE, signal.SIGXFSZ):
         signal.signal(sig, signal.SIG_DFL)
+
+
+def _exec(command: list[str], env: dict[str, str] | None = None) -> NoReturn:
+    """In the forked child: become the command (never returns)."""
+    _default_signals()
     try:
-        os.execvp(command[0], command)
+        if env is None:
+            os.execvp(command[0], command)
+        os.execvpe(command[0], command, env)
     except OSError as exc:
         os.write(2, f"cannot run {command[0]!r}: {exc.strerror or exc}\n".encode())
     os._exit(127)
+
+
+def _exec_spec(spare_fd: int) -> NoReturn:
+    """In a spare's forked child: wait for the command (:func:`spec_bytes`) until desk closes
+    the pipe, then become it; exit 0 when desk closed the pipe without one (never returns)."""
+    chunks: list[bytes] = []
+    while chunk := os.read(spare_fd, 65_536):
+        chunks.append(chunk)
+    os.close(spare_fd)
+    if not chunks:
+        os._exit(0)
+    stamp("guard.spec_read")
+    try:
+        spec = json.loads(b"".join(chunks))
+        command, cwd, env = list(spec["argv"]), str(spec["cwd"]), dict(spec["env"])
+    except (ValueError, KeyError, TypeError):
+        os.write(2, b"cannot run the command: its description could not be read\n")
+        os._exit(127)
+    try:
+        os.chdir(cwd)
+    except OSError as exc:
+        os.write(2, f"cannot run the command in {cwd!r}: {exc.strerror or exc}\n".encode())
+        os._exit(127)
+    _exec(command, env)
 
 
 __all__ = [
@@ -305,6 +390,7 @@ __all__ = [
     "descendants",
     "end_tree",
     "main",
+    "spec_bytes",
 ]
 
 

@@ -27,8 +27,26 @@ KILL_WAIT_S = 5.0
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 """The signals that ask the keeper (or the guard) to end the tree."""
 
+STAMPS_ENV = "DESK_STAMPS"
+"""The stamps file (:mod:`agent.stamps`), inherited from desk; the keeper appends to it."""
+
 _FIRST_SWEEP_S = 0.002
 _LAST_SWEEP_S = 0.05
+
+
+def stamp(what: str) -> None:
+    """Append one line to the stamps file, as :func:`agent.stamps.stamp` does (the thread is
+    ``keeper-<pid>``); nothing without ``DESK_STAMPS``. Never raises."""
+    path = os.environ.get(STAMPS_ENV)
+    if not path:
+        return
+    line = f"{time.monotonic():.6f} keeper-{os.getpid()} {what}  {time.process_time():.6f}\n"
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
 
 
 def _scan() -> dict[int, tuple[int, bool, bytes]] | None:
@@ -184,11 +202,17 @@ class _Held:
                     os.kill(pid, sig)
 
     def wait(self, timeout_s: float) -> None:
-        """Until a held live process exits, or ``timeout_s``."""
+        """Until a held live process exits, or ``timeout_s``; a millisecond at most when none
+        of them is left to wait for (what keeps the ender waiting is then a child not yet
+        held, or not yet reaped: the next sweep and reap see to it)."""
         poller = select.poll()
+        watched = 0
         for pid in self.alive():
             if self.fds[pid] >= 0:
                 poller.register(self.fds[pid], select.POLLIN)
+                watched += 1
+        if not watched and all(fd >= 0 for fd in self.fds.values()):
+            timeout_s = min(timeout_s, 0.001)
         poller.poll(max(0, int(timeout_s * 1000)) or 1)
 
     def close(self) -> None:
@@ -250,6 +274,8 @@ def end_tree(
             new = [pid for pid in new if pid not in uncounted]
             held.send(new, signal.SIGTERM)
             held.send(new, signal.SIGCONT)
+            if new:
+                stamp("keeper.termed")
             if not _reap() or time.monotonic() >= deadline:
                 break
             held.wait(min(pause, deadline - time.monotonic()))
@@ -265,6 +291,7 @@ def end_tree(
                     break
                 held.wait(_FIRST_SWEEP_S)
         gone_at = time.monotonic()
+        stamp("keeper.tree_gone")
         left = set(held.alive())
         counted = [pid for pid in held.fds if pid not in uncounted]
         survivors = sum(1 for pid in counted if pid in left)

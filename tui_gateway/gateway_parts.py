@@ -157,7 +157,15 @@ def build_parts(
     answers = windows.server_answers
     server.on_ready = lambda ready: answers(ready, table.all(), offered())
     shutdown = Shutdown(
-        table, booking, console, runner, persistence, events, bound_s=wait_s, mcp=mcp
+        table,
+        booking,
+        console,
+        runner,
+        persistence,
+        events,
+        bound_s=wait_s,
+        mcp=mcp,
+        close_tools=offer.close,
     )
     return GatewayParts(
         cwd=cwd,

@@ -8,7 +8,9 @@ is ``/dev/null`` (it must never read the desk's terminal) and stderr is merged i
 desk ends the tree by SIGTERM to the keeper (a stop, a timeout, processes left behind when the
 command exited); the keeper ends it by itself when desk dies, even by SIGKILL, or when the
 command kills its guard; and the guard when the keeper is killed. The keeper reports what it
-ended on the status pipe (:mod:`agent.tools.shell_spawn` starts them and reads it). Output is
+ended on the status pipe (:mod:`agent.tools.shell_spawn` starts them and reads it). With a
+:class:`~agent.tools.spares.SparePool` (the gateway's), the keeper is one started before the
+call (a spare: the call only hands it the command), unless sandboxed. Output is
 passed to ``ctx.on_output`` as it arrives and kept, head and tail, within
 ``ctx.max_output_bytes``.
 
@@ -43,12 +45,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.stamps import stamp
 from agent.tools import shell_spawn
 from agent.tools.base import ToolContext, ToolResult, count_processes
 from agent.tools.output import OutputBuffer
 from agent.tools.process import GroupEnding, ProcessLedger, run_to_completion
 from agent.tools.sandbox import Sandbox
 from agent.tools.shell_spawn import NON_INTERACTIVE_ENV, READ_CHUNK, Child
+from agent.tools.spares import SparePool, attach
 
 _log = logging.getLogger(__name__)
 
@@ -72,6 +76,8 @@ class ShellRun:
         env: extra environment variables on top of this process's environment.
         sandbox: how the command is confined (:mod:`agent.tools.sandbox`; off by default):
             its command line is wrapped in bubblewrap, under the same guard.
+        spares: keepers started ahead of need (:mod:`agent.tools.spares`); the command runs
+            under one when one is ready (not sandboxed, same ``grace_s``).
 
     Attributes:
         group: the keeper's pid (its process group's id) once started, else None; ``pid`` is the
@@ -97,8 +103,10 @@ class ShellRun:
         ledger: ProcessLedger | None = None,
         env: Mapping[str, str] | None = None,
         sandbox: Sandbox | None = None,
+        spares: SparePool | None = None,
     ) -> None:
         self.command = command
+        self.spares = spares
         self.sandbox = sandbox or Sandbox()
         self.cwd = cwd
         self.on_output = on_output
@@ -142,9 +150,7 @@ class ShellRun:
                 is reaped.
         """
         argv = ["/bin/sh", "-c", self.command]
-        spawn = asyncio.ensure_future(
-            shell_spawn.spawn(argv, self.cwd, self.env, self.grace_s, self.sandbox)
-        )
+        spawn = asyncio.ensure_future(self._spawn(argv))
         try:
             child = await asyncio.shield(spawn)
         except asyncio.CancelledError:
@@ -165,11 +171,25 @@ class ShellRun:
         try:
             return await self._supervise(child, reader)
         except asyncio.CancelledError:
+            stamp("shell.cancelled")
             self.stopped = True
             await run_to_completion(asyncio.ensure_future(self._end(child, reader, "stop")))
+            stamp("shell.ended")
             raise
         finally:
             child.close()
+            if self.spares is not None:
+                self.spares.warm()  # for the next call, now that this one is over
+
+    async def _spawn(self, argv: list[str]) -> Child:
+        """Start ``argv`` under a spare keeper when one is ready and fits, else a new one."""
+        spares = self.spares
+        usable = spares is not None and not self.sandbox.on and spares.grace_s == self.grace_s
+        spare = spares.take() if spares is not None and usable and self.cwd.is_dir() else None
+        if spare is None:
+            return await shell_spawn.spawn(argv, self.cwd, self.env, self.grace_s, self.sandbox)
+        stamp("shell.spawn_spare")
+        return await attach(spare, argv, self.cwd, shell_spawn.command_env(self.env))
 
     async def _supervise(self, child: Child, reader: asyncio.Future[None]) -> ToolResult:
         # The timeout is the command's: it starts once the guard forked the shell.
@@ -264,13 +284,15 @@ class ShellRun:
         protocol = child.protocol
         if not protocol.ending.done() and not child.reaped.done():
             with contextlib.suppress(ProcessLookupError):
-                child.transport.send_signal(signal.SIGTERM)
+                child.signal_keeper(signal.SIGTERM)
+                stamp("shell.term_sent")
         watched: set[asyncio.Future[Any]] = {protocol.ending, child.reaped}
         await asyncio.wait(
             watched,
             timeout=self.grace_s + self.kill_wait_s + _REAP_WAIT_S,
             return_when=asyncio.FIRST_COMPLETED,
         )
+        stamp("shell.ending")
         ended, survivors, signals, gone_at = (
             protocol.ending.result() if protocol.ending.done() else (0, 0, (), time.monotonic())
         )
@@ -289,6 +311,7 @@ class ShellRun:
             self.ledger.record(ending)
         # The keeper is reaped by asyncio's child watcher, which then resolves ``reaped``.
         await asyncio.wait({child.reaped}, timeout=_REAP_WAIT_S)
+        stamp("shell.reaped")
         if reader is not None:
             await self._close_reader(reader)
         return ending
@@ -315,6 +338,8 @@ class ShellTool:
         grace_s: seconds between SIGTERM and SIGKILL when a command is ended.
         env: extra environment variables for every command.
         sandbox: how commands are confined (:mod:`agent.tools.sandbox`; off by default).
+        spares: keepers started ahead of need (:mod:`agent.tools.spares`), or None; whoever
+            made the pool closes it.
     """
 
     default_timeout_s: float = 600.0
@@ -322,6 +347,7 @@ class ShellTool:
     grace_s: float = 2.0
     env: Mapping[str, str] = field(default_factory=dict)
     sandbox: Sandbox = field(default_factory=Sandbox)
+    spares: SparePool | None = None
     name: str = "shell"
     needs_approval: bool = True
 
@@ -380,6 +406,7 @@ class ShellTool:
             ledger=ctx.ledger,
             env=self.env,
             sandbox=self.sandbox,
+            spares=self.spares,
         )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent import child_watcher, sandbox_init
 from agent import guard as _guard
+from agent.stamps import stamp
 from agent.tools.sandbox import Sandbox
 
 READ_CHUNK = 65_536
@@ -68,6 +69,7 @@ class StatusProtocol(asyncio.subprocess.SubprocessStreamProtocol):
             word, _, value = raw.decode("ascii", "replace").partition(" ")
             with contextlib.suppress(ValueError):
                 if word == "pid":
+                    stamp("shell.pid_seen")
                     self.command_pid = int(value)
                     if not self.started.done():
                         self.started.set_result(None)
@@ -96,7 +98,10 @@ class StatusProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         super().process_exited()
         assert self.transport is not None
         code = self.transport.get_returncode()
-        code = code if code is not None else -1
+        self.keeper_exited(code if code is not None else -1)
+
+    def keeper_exited(self, code: int) -> None:
+        """The keeper was reaped with ``code``: read its last words, resolve the futures."""
         if self._status_fd is not None:
             self._read_status()  # the guard's last words, if it wrote them
         self.close_status()
@@ -115,28 +120,49 @@ def _ending(value: str) -> tuple[int, int, tuple[str, ...], float]:
 
 @dataclass(slots=True)
 class Child:
-    """A started keeper and command: the keeper's pid, output, futures, transport."""
+    """A started keeper and command: the keeper's pid, output, futures, and how to signal
+    the keeper and release it (asyncio's transport, or a spare's own: ``agent.tools.spares``).
+    """
 
     pid: int
     stdout: asyncio.StreamReader
     exited: asyncio.Future[int]
     reaped: asyncio.Future[int]
-    transport: asyncio.SubprocessTransport
     protocol: StatusProtocol
+    signal_keeper: Callable[[int], None]
+    """Send a signal to the keeper (raises ProcessLookupError once it is gone)."""
+    release: Callable[[], None]
+    """Release the pipes (see :meth:`close`)."""
 
     def close(self) -> None:
-        """Release the pipes; the transport itself once asyncio's child watcher has reaped
-        the keeper (closing it first polls the process, which may reap it under the watcher,
-        which then logs "Unknown child process" and loses the exit status). This never
-        signals a live group."""
+        """Release the pipes, and the keeper once it is reaped. This never signals a live
+        group."""
         self.protocol.close_status()
-        stdout = self.transport.get_pipe_transport(1)
+        self.release()
+
+
+def _transport_release(
+    transport: asyncio.SubprocessTransport, reaped: asyncio.Future[int]
+) -> Callable[[], None]:
+    """Closing asyncio's transport once its child watcher has reaped the keeper (closing it
+    first polls the process, which may reap it under the watcher, which then logs "Unknown
+    child process" and loses the exit status)."""
+
+    def release() -> None:
+        stdout = transport.get_pipe_transport(1)
         if stdout is not None:
             stdout.close()
-        if self.reaped.done():
-            self.transport.close()
+        if reaped.done():
+            transport.close()
         else:
-            self.reaped.add_done_callback(lambda _reaped: self.transport.close())
+            reaped.add_done_callback(lambda _reaped: transport.close())
+
+    return release
+
+
+def command_env(extra_env: Mapping[str, str] | None) -> dict[str, str]:
+    """A command's environment: desk's, :data:`NON_INTERACTIVE_ENV`, then ``extra_env``."""
+    return {**os.environ, **NON_INTERACTIVE_ENV, **(extra_env or {})}
 
 
 async def spawn(
@@ -157,9 +183,10 @@ async def spawn(
     Raises:
         OSError: when the keeper cannot be started (e.g. ``cwd`` is missing).
     """
+    stamp("shell.spawn")
     child_watcher.install()
     loop = asyncio.get_running_loop()
-    env = {**os.environ, **NON_INTERACTIVE_ENV, **(extra_env or {})}
+    env = command_env(extra_env)
     status_read, status_write = os.pipe()
     os.set_blocking(status_read, False)
     inner = os.dup(status_write) if sandbox.on else None
@@ -189,9 +216,16 @@ async def spawn(
         os.close(status_write)
         if inner is not None:
             os.close(inner)
+    stamp("shell.spawned")
     assert protocol.stdout is not None
     return Child(
-        transport.get_pid(), protocol.stdout, protocol.exited, protocol.reaped, transport, protocol
+        transport.get_pid(),
+        protocol.stdout,
+        protocol.exited,
+        protocol.reaped,
+        protocol,
+        transport.send_signal,
+        _transport_release(transport, protocol.reaped),
     )
 
 
@@ -205,4 +239,12 @@ async def settle(spawn: asyncio.Future[Child]) -> Child | None:
     return spawn.result()
 
 
-__all__ = ["NON_INTERACTIVE_ENV", "READ_CHUNK", "Child", "StatusProtocol", "settle", "spawn"]
+__all__ = [
+    "NON_INTERACTIVE_ENV",
+    "READ_CHUNK",
+    "Child",
+    "StatusProtocol",
+    "command_env",
+    "settle",
+    "spawn",
+]

@@ -42,9 +42,17 @@ ESCAPES: dict[str, tuple[str, str]] = {
         "setsid sh HOLD & while [ ! -s PIDS ]; do sleep 0.01; done; kill -9 $PPID; sleep 1000",
     ),
     "mcp-setsid-child": ("mcp", "setsid sh HOLD & exec cat"),
+    "spare-setsid-term-ignored": ("spare", "setsid sh HOLD & sleep 1000"),
+    "spare-double-fork": ("spare", "(setsid sh -c 'sh HOLD & exit 0' &)"),
+    "spare-kill-guard": (
+        "spare",
+        "setsid sh HOLD & while [ ! -s PIDS ]; do sleep 0.01; done; kill -9 $PPID; sleep 1000",
+    ),
 }
 """Escape name -> (how desk runs it, the command); ``PIDS`` and ``HOLD`` are replaced by the
-pid file and the script's path."""
+pid file and the script's path. ``spare``: the shell tool runs the command under a spare
+keeper (:mod:`agent.tools.spares`, started before the call), and a second spare waits unused
+when desk quits or is killed."""
 
 
 _SIGNALS = {"kill": signal.SIGKILL, "term": signal.SIGTERM, "hup": signal.SIGHUP}
@@ -209,6 +217,29 @@ async def _shell(grace_s: float, command: str) -> None:
     await asyncio.gather(call, return_exceptions=True)
 
 
+async def _spare(grace_s: float, command: str) -> None:
+    from agent.tools import ProcessLedger, ShellTool, ToolContext
+    from agent.tools.spares import SparePool
+
+    spares = SparePool(grace_s)
+    try:
+        spares.warm()
+        assert spares.wait_ready(30.0), "no spare keeper started"
+        ctx = ToolContext(cwd=Path.cwd(), on_output=lambda _text: None, ledger=ProcessLedger())
+        tool = ShellTool(grace_s=grace_s, spares=spares)
+        call = asyncio.create_task(tool.run({"command": command}, ctx))
+        while spares.ready():  # until the call took it
+            await asyncio.sleep(0.005)
+        spares.warm()  # as the next request of the turn does
+        assert await asyncio.to_thread(spares.wait_ready, 30.0), "no second spare started"
+        print("started", flush=True)
+        await _quit_requested()
+        call.cancel()  # the quit stops the turn's call, then the gateway closes the spares
+        await asyncio.gather(call, return_exceptions=True)
+    finally:
+        spares.close()
+
+
 async def _mcp(grace_s: float, line: str) -> None:
     from dataclasses import dataclass, field
 
@@ -236,9 +267,9 @@ async def _mcp(grace_s: float, line: str) -> None:
 
 
 def run(kind: str, grace_s: float, command: str) -> None:
-    """Run ``command`` as desk would (``kind``: ``shell`` or ``mcp``) until a line arrives on
-    stdin."""
-    runner = _shell if kind == "shell" else _mcp
+    """Run ``command`` as desk would (``kind``: ``shell``, ``spare`` or ``mcp``) until a line
+    arrives on stdin."""
+    runner = {"shell": _shell, "spare": _spare, "mcp": _mcp}[kind]
     asyncio.run(runner(grace_s, command))
 
 

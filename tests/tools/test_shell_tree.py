@@ -8,13 +8,18 @@ a timeout and the command's own end all reach them, and they are counted in the 
 from __future__ import annotations
 
 import asyncio
+import os
+import select
+import signal
 import sys
 from pathlib import Path
 
 import pytest
 
+from agent import guard
 from agent.tools import ShellTool
 from agent.tools.process import has_procfs
+from tests.support import poll_until
 from tests.tools.shellkit import Output, context, is_dead, run
 
 pytestmark = pytest.mark.skipif(
@@ -77,3 +82,42 @@ def test_a_command_that_kills_its_guard_has_its_whole_tree_ended_and_counted(
     assert result.exit_code == -9 and result.is_error
     assert "[the command killed its guard: 2 child processes ended]" in result.content
     assert result.children_ended == 2
+
+
+def test_a_storm_of_ending_signals_to_the_keeper_still_ends_the_tree(tmp_path: Path) -> None:
+    # A keeper started by a thread other than the main one gets its parent-death SIGTERM twice
+    # when desk is killed (once per exiting thread), and desk's own SIGTERM may come too: the
+    # later ones arrive while the keeper is ending the tree.
+    command = "setsid sh -c 'trap \"\" TERM; echo pid=$$; exec sleep 311' & wait"
+
+    async def signalled() -> list[int]:
+        output = Output()
+        shell = ShellTool(grace_s=0.3).start({"command": command}, context(tmp_path, output))
+        task = asyncio.create_task(shell.run())
+        await output.wait_for("pid=")
+        assert shell.group is not None
+        keeper = os.pidfd_open(shell.group)  # never a recycled pid
+        try:
+            while not select.select([keeper], [], [], 0)[0]:
+                signal.pidfd_send_signal(keeper, signal.SIGTERM)
+                await asyncio.sleep(0.0002)  # spread over the keeper's ending, not a wait
+        finally:
+            os.close(keeper)
+        await task
+        return pids_of(output.text)
+
+    pids = run(signalled())
+    assert len(pids) == 1
+    assert poll_until(lambda: is_dead(pids[0]), 10), "the tree outlived its keeper"
+
+
+def test_the_keeper_leaves_its_wait_once_whatever_number_of_signals(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The second signal comes while the first one's ending runs: raised there, it would end the
+    # keeper and leave the tree to the kernel's reaper.
+    monkeypatch.setattr(guard, "_end_requested", False)
+    with pytest.raises(guard._EndRequested):
+        guard._on_signal(signal.SIGTERM, None)
+    guard._on_signal(signal.SIGTERM, None)
+    guard._on_signal(signal.SIGHUP, None)

@@ -1,14 +1,15 @@
 """``gateway.shutdown``: a system stop of everything, a bounded wait, then the store is closed.
 
-DESIGN.md, flow 5: the gateway refuses new work, publishes ``gateway.stopping``, has the
-booking office stop everything as ``gateway.shutdown`` (queued prompts dropped and saved as not
-sent, running turns and console commands hard-stopped), starts ending its MCP servers, waits
-(bounded) until every worker has exited, books the turns whose worker outlived the bound (with
-the reply they had streamed), drops the live sessions never used (no prompt:
-:mod:`tui_gateway.sessions.unused`), and only then closes the store (writing what waits for the
-database, bounded, and exporting what it could not write; the store's writes from the start of
-the shutdown are synced together there), waits for the MCP servers to have ended (the two waits
-overlap), and closes the subscriptions. It runs once; a second caller waits for the first
+DESIGN.md, flow 5: the gateway refuses new work, publishes ``gateway.stopping``, has the booking
+office stop everything as ``gateway.shutdown`` (queued prompts dropped and saved as not sent,
+running turns and console commands hard-stopped), starts ending its MCP servers, waits (bounded)
+until every worker has exited, ends the ``shell`` tool's spare keepers, books the turns whose
+worker outlived the bound (with the reply they had streamed), drops the live sessions never used
+(no prompt: :mod:`tui_gateway.sessions.unused`), and only then closes the store (writing what
+waits for the database, bounded, and exporting what it could not write; the store's writes from
+the start of the shutdown are synced together there), waits for the MCP servers to have ended
+(the two waits overlap), and closes the subscriptions. It runs once; a second caller waits for
+the first
 one's report.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from agent.stamps import stamp
 from agent.stops import StopRequest, Surface
@@ -44,6 +46,8 @@ class Shutdown:
         bound_s: the default bound of the wait, in seconds.
         mcp: the MCP servers, ended once every turn was stopped (their close runs while the
             workers are joined).
+        close_tools: ends what the tools keep between calls (the ``shell`` tool's spare
+            keepers), once the workers are joined.
     """
 
     def __init__(
@@ -57,6 +61,7 @@ class Shutdown:
         *,
         bound_s: float,
         mcp: McpServers | None = None,
+        close_tools: Callable[[], object] | None = None,
     ) -> None:
         self._table = table
         self._booking = booking
@@ -66,6 +71,7 @@ class Shutdown:
         self._events = events
         self._bound_s = bound_s
         self._mcp = mcp
+        self._close_tools = close_tools
         self._report: ShutdownReport | None = None
         self._done = threading.Event()
 
@@ -98,6 +104,8 @@ class Shutdown:
         stamp("shutdown.console_joined")
         left += self._runner.join(max(0.0, deadline - time.monotonic()))
         stamp("shutdown.workers_joined")
+        if self._close_tools is not None:  # the spare keepers: no turn runs any more
+            self._close_tools()
         self._booking.close_stuck(sessions, stop)
         discard_unused(self._persistence, sessions)  # no empty "(new session)" left behind
         self._events.flush_journal()  # a shared store's kept events, while it is open

@@ -8,6 +8,7 @@ what a context count adds to every request (:data:`~tui_gateway.turns.context_wi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from agent.tools.delegate import delegate_schema
 from agent.tools.registry import ToolRegistry, default_tools
 from agent.tools.sandbox import Sandbox
 from agent.tools.shell import ShellTool
+from agent.tools.spares import SparePool
 from agent.tools.workspace import Workspace
 from contract.errors import GatewayError
 from tui_gateway.engine_setup import GatewayConfig
@@ -35,16 +37,30 @@ class ToolOffer:
     """
 
     def __init__(self, config: GatewayConfig, mcp: McpServers) -> None:
-        self.registry = (
-            ToolRegistry(default_tools(sandboxed_shell(config))) if config.tools else None
-        )
+        shell = sandboxed_shell(config)
+        self.spares: SparePool | None = None
+        """Keepers for ``shell`` calls started ahead of need (none when sandboxed)."""
+        if config.tools and not shell.sandbox.on:
+            self.spares = SparePool(shell.grace_s)
+            shell = replace(shell, spares=self.spares)
+        self.registry = ToolRegistry(default_tools(shell)) if config.tools else None
         self._mcp = mcp
         self._fixed = self.registry.schemas() if self.registry is not None else []
         if self.registry is not None and config.delegate_depth > 0:
             self._fixed.append(delegate_schema())
 
+    def close(self) -> int:
+        """End the spare keepers (at the gateway's shutdown, once no turn runs); how many
+        did not exit within the bound."""
+        return self.spares.close() if self.spares is not None else 0
+
     def schemas(self) -> list[dict[str, Any]]:
-        """The ``tools[]`` elements a request carries now (MCP tools included)."""
+        """The ``tools[]`` elements a request carries now (MCP tools included).
+
+        A turn about to be offered ``shell`` may call it: a spare keeper is started now if
+        none is ready, so that the call does not wait for one."""
+        if self.spares is not None:
+            self.spares.warm()
         return [*self._fixed, *(tool_schema(tool) for tool in self._mcp.tools())]
 
 
