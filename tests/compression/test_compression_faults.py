@@ -140,7 +140,7 @@ def test_a_stop_before_the_compressor_exists_still_cancels_the_compression(
 
     def pause() -> None:  # the automatic trigger reads the cooldown while it prepares
         preparing.set()
-        assert go.wait(10), "the test never let the compression go on"
+        assert go.wait(30), "the test never let the compression go on"
 
     store = SqliteStore(db)
     # A window the transcript fits in, so the trigger weighs the threshold and the cooldown.
@@ -153,7 +153,7 @@ def test_a_stop_before_the_compressor_exists_still_cancels_the_compression(
     try:
         gateway.session_resume(session)
         turn = gateway.prompt_submit(session, "a prompt that compresses first").turn_id
-        assert preparing.wait(10)
+        assert preparing.wait(30)
         gateway.session_interrupt(session, StopRequest.by_user(Surface.DESK_KEY))
         go.set()
         done = log.complete(turn, timeout=30)
