@@ -204,12 +204,7 @@ V5: tuple[str, ...] = (
         CHECK ((ended_at IS NULL) = (outcome IS NULL))
     )
     """,
-    """
-    CREATE TABLE schedule_sessions (
-        schedule    TEXT PRIMARY KEY,
-        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE
-    )
-    """,
+    both.SCHEDULE_SESSIONS,
 )
 """Version 5 (SQLite's version 8): the firings of schedules, one row per (schedule, due
 time), inserted by the one host that runs it; see :mod:`agent.store.sql.firings`."""

@@ -31,6 +31,15 @@ TURN_OUTCOME_COLUMNS = """
         completion_tokens INTEGER,"""
 """The outcome columns of ``turns`` (both stores' version 1), spelled alike in both."""
 
+SCHEDULE_SESSIONS = """
+    CREATE TABLE schedule_sessions (
+        schedule    TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE
+    )
+    """
+"""The session each schedule runs its turns in (SQLite's version 8, PostgreSQL's version 5),
+spelled alike in both."""
+
 CHILD_TURNS: tuple[str, ...] = (
     "ALTER TABLE turns ADD COLUMN parent_turn_id TEXT REFERENCES turns(id) ON DELETE CASCADE",
     "ALTER TABLE turns ADD COLUMN reply TEXT",

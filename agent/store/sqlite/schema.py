@@ -157,12 +157,7 @@ V8: tuple[str, ...] = (
         CHECK ((ended_at IS NULL) = (outcome IS NULL))
     )
     """,
-    """
-    CREATE TABLE schedule_sessions (
-        schedule    TEXT PRIMARY KEY,
-        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE
-    )
-    """,
+    both.SCHEDULE_SESSIONS,
 )
 """Version 8: the firings of schedules, one row per (schedule, due time), inserted by the
 process that runs it; and the session each schedule's turns go to. See
