@@ -42,7 +42,7 @@ from desk.banner import banner_text
 from desk.bridge import GatewayBridge
 from desk.commands import DeskCommands, PaletteCommand
 from desk.config import ConnectionInfo
-from desk.controllers.help import toggle_help
+from desk.controllers.help import close_help_on_stop, toggle_help
 from desk.controllers.unshown import route_unshown
 from desk.driver_choice import desk_driver
 from desk.gc_tuning import relax_gc, tune_gc
@@ -349,6 +349,7 @@ class DeskApp(App[int]):
         """The stop key: stop the running turn; with nothing running, let the key through."""
         if not self.controllers.stops.stop_key_pressed():
             raise SkipAction()
+        close_help_on_stop(self, self.stop_key.key)  # Esc stops and closes the help
 
     def action_stop_or_quit(self) -> None:
         """Ctrl+C: stop the running turn; when nothing runs, a second press quits."""

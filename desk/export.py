@@ -2,7 +2,8 @@
 
 The export is made from what the desk shows (desk never reads the store), headed by the
 session's current title: each prompt as a "You" block, each reply as an "Assistant" block with
-its stop receipt or error line under it as a quote, error notes, and the messages of a resumed
+its stop receipt or error line under it as a quote, error notes and compression lines (what a
+compression left, ``⇊ compression cancelled by you …``) as quotes, and the messages of a resumed
 session that are not rendered yet (above "show more"). A transcript block of another kind joins
 in by offering ``export_markdown() -> str``: tool cards (the call's arguments, its output capped
 at :data:`desk.export_text.EXPORT_OUTPUT_CHARS`, how it ended and its stop line), a resumed
@@ -28,7 +29,7 @@ from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.user_prompt import UserPrompt
 from tui_gateway.atomic import write_text_atomic
 
-BlockKind = Literal["user", "assistant", "error", "other"]
+BlockKind = Literal["user", "assistant", "error", "note", "other"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +37,8 @@ class ExportBlock:
     """One block of the export.
 
     Attributes:
-        kind: ``user``, ``assistant``, ``error`` (a transcript error note) or ``other``
-            (Markdown a block made itself).
+        kind: ``user``, ``assistant``, ``error`` (a transcript error note), ``note`` (a
+            compression's line) or ``other`` (Markdown a block made itself).
         text: the block's text (Markdown).
         note: the line under a reply (stop receipt or error), or "".
         status: ``sent``/``queued``/``dropped`` for a prompt, the outcome for a reply, or "".
@@ -65,7 +66,7 @@ def blocks_from(children: Iterable[Widget]) -> list[ExportBlock]:
         children: the transcript's child widgets.
 
     Returns:
-        one block per prompt, reply, error note or self-exporting block.
+        one block per prompt, reply, error note, compression line or self-exporting block.
     """
     blocks: list[ExportBlock] = []
     for child in children:
@@ -79,6 +80,8 @@ def blocks_from(children: Iterable[Widget]) -> list[ExportBlock]:
                 blocks.append(ExportBlock("other", text))
         elif isinstance(child, Static) and child.has_class("note") and child.has_class("-error"):
             blocks.append(ExportBlock("error", str(child.content)))
+        elif isinstance(child, Static) and child.has_class("compression-note"):
+            blocks.append(ExportBlock("note", str(child.content)))
     return blocks
 
 
@@ -130,7 +133,7 @@ def session_markdown(
                 parts.append("_(still running when exported)_")
             if block.note:
                 parts.append(quote(block.note))
-        elif block.kind == "error":
+        elif block.kind in ("error", "note"):
             parts.append(quote(block.text))
         else:
             parts.append(block.text.strip())

@@ -25,6 +25,7 @@ from desk.controllers.console import ConsoleController
 from desk.controllers.editor import EditorController
 from desk.controllers.export import ExportController
 from desk.controllers.gauge import ContextGauge
+from desk.controllers.help import close_help_on_stop
 from desk.controllers.mcp import McpController
 from desk.controllers.mentions import MentionController
 from desk.controllers.palette import PaletteController
@@ -194,7 +195,9 @@ def build_controllers(
         sessions=sessions,
         quit=quit,
         # through the app's queue, ahead of the keys the input thread reads after the stop
-        stopped_from_input_thread=lambda: app.post_message(Callback(callback=tools.stopping)),
+        stopped_from_input_thread=lambda key: app.post_message(
+            Callback(callback=lambda: _stopped_by_key(app, tools, key))
+        ),
     )
     return DeskControllers(
         turns=turns,
@@ -218,3 +221,10 @@ def build_controllers(
         mentions=MentionController(gateway, widgets.prompt),
         editor=EditorController(widgets.prompt, app.suspend, notify, env),
     )
+
+
+def _stopped_by_key(app: App[int], tools: ToolCallsController, key: str) -> None:
+    """On the UI thread, after the input thread stopped a turn with ``key``: the approvals
+    stop taking answers, and Esc closes the help screen too (it never reaches the screen)."""
+    tools.stopping()
+    close_help_on_stop(app, key)

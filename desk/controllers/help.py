@@ -14,7 +14,7 @@ from textual.widgets import TextArea
 
 from contract.results import ConsoleCommandInfo
 from desk.commands import PaletteCommand
-from desk.screens.help_screen import HelpRows, HelpScreen, key_label
+from desk.screens.help_screen import CLOSE_KEYS, HelpRows, HelpScreen, key_label
 from desk.slash import SLASH_COMMANDS
 from desk.stop_key import StopKey
 from desk.widgets.prompt_input import PromptInput
@@ -140,6 +140,18 @@ def toggle_help(
         return
     sections = help_sections(app.screen.active_bindings, console, palette(), stop_key=stop_key)
     app.push_screen(HelpScreen(sections))
+
+
+def close_help_on_stop(app: App[int], key: str) -> None:
+    """A stop key stopped a turn: when it is a key that closes the help screen too (Esc) and
+    the help is shown, close it — the key does both, as the help says ("Esc / F1 closes").
+
+    Args:
+        app: the app.
+        key: the key that stopped the turn (``escape``, ``ctrl+c``...).
+    """
+    if key in CLOSE_KEYS and isinstance(app.screen, HelpScreen):
+        app.screen.dismiss(None)
 
 
 def _stop_label(stop_key: StopKey) -> str:

@@ -19,10 +19,11 @@ may not have sent it yet); never a prompt entered after the key
 goes on to the app only for its other uses (closing a list, a panel). A key read after quitting
 began stops nothing: the quit stops everything as the system.
 
-A stop the input thread sent is announced to the UI (``stopped_from_input_thread``) through the
-app's queue, where it comes before every key read after the stop key: the approvals on screen
-stop taking answers before those keys are handled (:meth:`ToolCallsController.stopping
-<desk.controllers.tool_calls.ToolCallsController.stopping>`).
+A stop the input thread sent is announced to the UI (``stopped_from_input_thread``, with the key)
+through the app's queue, where it comes before every key read after the stop key: the approvals
+on screen stop taking answers before those keys are handled (:meth:`ToolCallsController.stopping
+<desk.controllers.tool_calls.ToolCallsController.stopping>`), and the help screen, which that key
+also closes (Esc), closes (:func:`desk.controllers.help.close_help_on_stop`).
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ class StopKeysController:
         console: a focused console takes the stop keys for its commands.
         sessions: the view shown.
         quit: no stop once quitting began; Ctrl+C's double press quits.
-        stopped_from_input_thread: called on the input thread once it sent a stop of a turn;
-            must be thread-safe and ask the UI for what follows through the app's queue.
+        stopped_from_input_thread: called on the input thread with the key (``escape``,
+            ``ctrl+c``...) once it sent a stop of a turn; must be thread-safe and ask the UI
+            for what follows through the app's queue.
     """
 
     def __init__(
@@ -88,7 +90,7 @@ class StopKeysController:
         console: ConsoleController,
         sessions: SessionsController,
         quit: QuitController,
-        stopped_from_input_thread: Callable[[], object] = lambda: None,
+        stopped_from_input_thread: Callable[[str], object] = lambda key: None,
     ) -> None:
         self._gateway = gateway
         self._stopped_from_input_thread = stopped_from_input_thread
@@ -150,7 +152,7 @@ class StopKeysController:
             return False
         if stopped is not None:
             self._turns.stop_sent(stopped)
-            self._stopped_from_input_thread()  # ahead of the keys read after this one
+            self._stopped_from_input_thread(key)  # ahead of the keys read after this one
             return True
         self._passed = PassedKey(read_at, key_time, sent=True)
         return False

@@ -38,6 +38,11 @@ _KEY_NAMES = {
 }
 
 
+CLOSE_KEYS = ("escape", "f1", "q")
+"""The keys that close the help screen (Esc also stops a running turn, see
+:func:`desk.controllers.help.close_help_on_stop`)."""
+
+
 def key_label(key: str) -> str:
     """``ctrl+c`` -> ``Ctrl+C``, ``escape`` -> ``Esc``, ``f1`` -> ``F1``, ``shift+enter`` ->
     ``Shift+Enter``."""
@@ -71,7 +76,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = css_beside(__file__)
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f1,q", "close", "Close", show=False),
+        Binding(",".join(CLOSE_KEYS), "close", "Close", show=False),
     ]
 
     def __init__(self, sections: Sequence[tuple[str, HelpRows]]) -> None:

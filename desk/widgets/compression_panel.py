@@ -16,12 +16,19 @@ the count is the stream's, an estimate, and a summary still streaming is not don
 count reaches the budget while the summary still streams, it measures nothing any more: the bar
 goes back to indeterminate and the panel says "writing summary" with the count so far
 (``~700 tokens``). Only the ``done`` phase fills the bar.
+
+The counts are never cut mid-word: the panel picks, for its width, the fullest wording that fits
+in one row (:func:`fit_row`): every count with its words and the elapsed time (``64/1,362 tokens ·
+4,322 tokens to summarise · 3.1 s``), then without the elapsed time (the status bar shows it
+too), then a shorter phase (``⇊ summarising``) and bar (none at the narrowest), then shorter words
+(``64/1,362 · 4,322 to summarise``), at the least the summary's count alone.
 """
 
 from __future__ import annotations
 
 import time
 
+from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.clock import Clock as TextualClock
@@ -55,6 +62,20 @@ STREAMING_FILL = 0.95
 """The most of the bar a streaming summary fills (its whole is kept for ``done``)."""
 
 
+LOOKS = ((0, 22), (0, 12), (1, 22), (1, 12), (1, 8), (1, 0))
+"""(phase wording, bar width in cells) in the order the panel tries them for the counts it
+shows: the full phase (0) with a wide then a narrower bar, then the short phase (1) with
+narrower and narrower bars, and no bar (0 cells) at the narrowest rather than counts cut."""
+
+PHASE_GAP = 2
+"""Cells between the phase and the bar (the phase's right margin, see the CSS)."""
+
+COUNTS_GAP = 1
+"""Cells before the counts and before the button (their left margins)."""
+
+BUTTON_PADDING = 2
+"""Cells a compact button adds to its label (one each side)."""
+
 CANCEL_LABEL = "Cancel compression"
 """The panel's button: it cancels the compression, not the turn (the stop key does that)."""
 
@@ -85,6 +106,35 @@ def outcome_text(outcome: CompressionComplete) -> str:
             parts.append(f"rolled back in {format_ms(stop.rolled_back_ms)}")
         text = " · ".join(parts)
     return terminal_safe(text)
+
+
+def fit_row(
+    width: int, phases: list[str], counts: list[str], *, bar: bool, button: bool
+) -> tuple[str, int, str]:
+    """The fullest row that fits ``width`` cells: (phase text, bar width, counts text).
+
+    Args:
+        width: the panel's content width in cells.
+        phases: the phase's wordings: the full one, and a shorter one (optional).
+        counts: the counts' wordings, fullest first (the first that fits wins over a longer
+            phase or a wider bar, see :data:`LOOKS`).
+        bar: the bar is shown (not once the compression finished).
+        button: the Cancel button is shown.
+
+    Returns:
+        the wording and bar width chosen (0: no bar); when nothing fits, the shortest of
+        each and no bar (the counts are then cut at the panel's edge).
+    """
+    fixed = (COUNTS_GAP + BUTTON_PADDING + cell_len(CANCEL_LABEL)) if button else 0
+    looks = [
+        (phases[min(which, len(phases) - 1)], bar_width if bar else 0) for which, bar_width in LOOKS
+    ]
+    for count in counts:
+        for phase, bar_width in dict.fromkeys(looks):  # in order, each once
+            used = cell_len(phase) + PHASE_GAP + bar_width + COUNTS_GAP + cell_len(count)
+            if used + fixed <= width:
+                return phase, bar_width, count
+    return phases[-1], 0, counts[-1]
 
 
 class PanelProgress(ProgressBar):
@@ -143,6 +193,8 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
         """Tokens of the transcript after, once known."""
         self.tokens_out = 0
         """Summary tokens received so far."""
+        self._phases: list[str] = [""]  # the phase's wordings, fullest first
+        self._counts: list[str] = [""]  # the counts' wordings, fullest first
 
     def children_to_make(self) -> ComposeResult:
         yield Static("", classes="phase", markup=False)
@@ -222,8 +274,9 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
         self.query_one(PanelProgress).rest()  # hidden from now on
         self.add_class("-finished")
         self.set_class(outcome.status != "committed", "-failed")
-        self.query_one(".phase", Static).update(outcome_text(outcome))
-        self.query_one(".counts", Static).update(self._elapsed())
+        self._phases = [outcome_text(outcome)]
+        self._counts = [self._elapsed()]
+        self._fit()
 
     def close(self) -> None:
         """Hide the panel (its outcome is then one line in the transcript)."""
@@ -238,25 +291,55 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
     def _draw(self, tokens_in: int, tokens_out: int, budget: int) -> None:
         past = _past_budget(self.phase, tokens_out, budget)
         phase = PAST_BUDGET_TEXT if past else PHASE_TEXT.get(self.phase, self.phase or "starting")
-        self.query_one(".phase", Static).update(f"⇊ compressing · {phase}")
-        parts = []
+        self._phases = [f"⇊ compressing · {phase}", f"⇊ {phase}"]
+        summary: tuple[str, str] | None = None  # (long, short) wordings of each count
         if past:  # tokens_out is counted from the stream, an estimate: never "budget/budget"
-            parts.append(f"~{tokens_out:,} tokens")
+            summary = (f"~{tokens_out:,} tokens", f"~{tokens_out:,}")
         elif self.phase == "summarize" and budget:
-            parts.append(f"{tokens_out:,}/{budget:,} tokens")
+            summary = (f"{tokens_out:,}/{budget:,} tokens", f"{tokens_out:,}/{budget:,}")
+        whole: tuple[str, str] | None = None
         if self.before_tokens and self.after_tokens is not None:
-            parts.append(f"{self.before_tokens:,} → {self.after_tokens:,} tokens")
+            whole = (f"{self.before_tokens:,} → {self.after_tokens:,} tokens",) * 2
         elif self.before_tokens:
-            parts.append(f"{self.before_tokens:,} tokens to summarise")
-        parts.append(self._elapsed())
-        self.query_one(".counts", Static).update(" · ".join(parts))
+            whole = (
+                f"{self.before_tokens:,} tokens to summarise",
+                f"{self.before_tokens:,} to summarise",
+            )
+        long = [count[0] for count in (summary, whole) if count is not None]
+        short = [count[1] for count in (summary, whole) if count is not None]
+        elapsed = self._elapsed()
+        counts = [" · ".join([*long, elapsed])]
+        if long:
+            counts += [" · ".join(long), " · ".join(short), short[0]]
+        self._counts = list(dict.fromkeys(counts))  # in order, each once
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show the fullest phase, bar and counts that fit the panel's width (see
+        :func:`fit_row`)."""
+        finished = self.outcome is not None
+        phase, bar_width, counts = fit_row(
+            self.content_region.width,
+            self._phases,
+            self._counts,
+            bar=not finished,
+            button=not finished,
+        )
+        self.query_one(".phase", Static).update(phase)
+        self.query_one(".counts", Static).update(counts)
+        bar = self.query_one(PanelProgress)
+        bar.display = bar_width > 0
+        if bar_width:
+            bar.styles.width = bar_width
 
     def on_resize(self, event: events.Resize) -> None:
-        """The bar rounds its fill to its width when it is set; set before the panel was laid
-        out (it opens with the first progress event) it kept an unrounded fill: round it now,
-        so the same progress always draws the same bar."""
+        """The wording is chosen for the new width. The bar rounds its fill to its width when
+        it is set; set before the panel was laid out (it opens with the first progress event)
+        it kept an unrounded fill: round it now, so the same progress always draws the same
+        bar."""
         if not self.has_children_made:
             return
+        self._fit()  # the wording that fits the new width
         bar = self.query_one(ProgressBar)
         bar.query_one(Bar).percentage = bar.percentage
 

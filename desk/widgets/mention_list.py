@@ -2,7 +2,8 @@
 
 :class:`desk.controllers.mentions.MentionController` mounts it beside the prompt box and drives
 it; like the slash-command hints it floats over the widgets above (``overlay: screen``), so
-showing or hiding it moves nothing.
+showing or hiding it moves nothing. It is as wide as the prompt box, its background filling every
+row: nothing of the transcript under it shows beside a short path.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class MentionList(Static):
         super().__init__("", id=id, markup=False)
         self.display = False
         self._height = 0
-        self._offset: tuple[int, int] | None = None
+        self._place: tuple[int, int, int] | None = None  # x, y, width
         self.lines: list[str] = []
         """The plain text of the rows shown (empty while hidden), for tests and tools."""
 
@@ -71,14 +72,16 @@ class MentionList(Static):
         self.display = True
 
     def place_above(self, anchor: Widget) -> None:
-        """Put the list just above ``anchor``'s box, at its left edge (after :meth:`show_paths`;
-        the offset is relative to the parent's content area, see the CSS)."""
+        """Put the list just above ``anchor``'s box, at its left edge and as wide as it (after
+        :meth:`show_paths`; the offset is relative to the parent's content area, see the CSS)."""
         container = self.parent
         if not isinstance(container, Widget) or anchor.region.height == 0:
             return  # not laid out yet
         origin = container.content_region.offset
         x = anchor.region.x - origin.x
         y = anchor.region.y - origin.y - self._height
-        if self._offset != (x, y):
-            self._offset = (x, y)
+        width = anchor.region.width
+        if self._place != (x, y, width):
+            self._place = (x, y, width)
             self.styles.offset = (x, y)
+            self.styles.width = width

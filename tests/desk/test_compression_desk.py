@@ -261,6 +261,37 @@ async def test_cancel_compression_before_a_prompt_sends_the_prompt_without_it(
         setup.store.close()
 
 
+async def test_esc_during_a_prompt_s_compression_exports_what_the_transcript_shows(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    setup = Setup(demo_server, tmp_path / "desk.db", 4000, threshold=0.3, exchanges=3, tools=False)
+    app = setup.app()
+    target = tmp_path / "out.md"
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            demo_server.configure(fault="stall", fault_after_tokens=5, fault_times=1)
+            reply = await submit_and_get_reply(app, pilot, "reply with exactly: never sent")
+            panel = app.widgets.compression_panel
+            await wait_until(
+                pilot, lambda: panel.running and panel.tokens_out >= 3, what="the summary"
+            )
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: reply.outcome is not None, what="the stop")
+            await wait_until(pilot, lambda: notes(app), what="the outcome line")
+            shown = [notes(app)[-1], reply.note]
+            await submit(pilot, f"/export {target}")
+            await wait_until(pilot, target.exists, what="the export")
+        assert shown[0].startswith("⇊ compression cancelled by you")
+        assert shown[1].startswith("■ stopped by you")
+        exported = target.read_text()
+        assert "> " + shown[0] in exported
+        # in the transcript's order: the compression's line above the reply's receipt
+        assert exported.index(shown[0]) < exported.index(shown[1])
+    finally:
+        assert setup.gateway.shutdown(timeout_s=10).threads_left == []
+        setup.store.close()
+
+
 async def test_a_prompt_typed_during_compression_is_queued_then_runs(
     setup: Setup, demo_server: DemoModelServer
 ) -> None:

@@ -80,3 +80,47 @@ class _PastBudgetApp(_PanelApp):
 
 def test_snapshot_a_summary_past_its_budget(snap_compare: object) -> None:
     assert snap_compare(_PastBudgetApp(), terminal_size=(120, 3))  # type: ignore[operator]
+
+
+class _BigCountsApp(_PanelApp):
+    """A long transcript's summary streaming, 65 s in (the clock is pinned at 100 s)."""
+
+    def on_mount(self) -> None:
+        panel = self.query_one(CompressionPanel)
+        panel.begin("t1", started_at=35.0)
+        panel.show_progress(
+            CompressionProgressed(turn_id="t1", phase="summarize", tokens_in=24_406)
+        )
+        panel.show_progress(summarising(1_024, budget=2_048))
+
+
+def screen_row(app: App[None], y: int) -> str:
+    """Row ``y`` of the screen as the compositor renders it for the terminal."""
+    strip = app.screen._compositor.render_strips()[y]
+    return "".join(segment.text for segment in strip)
+
+
+@pytest.mark.parametrize(
+    ("columns", "counts"),
+    [
+        (120, "1,024/2,048 tokens · 24,406 tokens to summarise · 1 m 05 s"),
+        (80, "1,024/2,048 · 24,406 to summarise"),  # shorter words, the elapsed time left out
+    ],
+)
+async def test_the_counts_are_shown_whole(columns: int, counts: str) -> None:
+    app = _BigCountsApp()
+    async with app.run_test(size=(columns, 3)) as pilot:
+        await pilot.pause()
+        panel = app.query_one(CompressionPanel)
+        row = screen_row(app, panel.region.y)
+        assert f" {counts} " in row
+        assert row.rstrip().endswith("Cancel compression")
+        assert "⇊" in row and "summarising" in row
+
+
+def test_snapshot_big_counts_at_80_columns(snap_compare: object) -> None:
+    assert snap_compare(_BigCountsApp(), terminal_size=(80, 3))  # type: ignore[operator]
+
+
+def test_snapshot_big_counts_at_120_columns(snap_compare: object) -> None:
+    assert snap_compare(_BigCountsApp(), terminal_size=(120, 3))  # type: ignore[operator]

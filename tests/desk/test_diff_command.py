@@ -36,3 +36,37 @@ async def test_diff_shows_what_the_sessions_turns_changed(
             assert any("this session changed 1 file: notes.md" in n for n in notes), notes
     finally:
         gateway.shutdown(timeout_s=5.0)
+
+
+async def test_undo_while_a_turn_runs_refuses_at_once_and_undoes_nothing(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    """As the README says: ``/undo`` does not wait for the running turn, it says why not."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text(NOTES)
+    gateway = make_gateway(fast_server, work, SqliteStore(tmp_path / "desk.db"), approvals=False)
+    app = make_app(gateway)
+
+    def notes() -> list[str]:
+        return [str(n.render()) for n in app.transcript.query(".note")]
+
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await send(app, pilot, edit_prompt())
+            await wait_until(pilot, lambda: "Friday" in (work / "notes.md").read_text())
+            await wait_until(pilot, lambda: not gateway_busy(gateway), what="the turn's end")
+            fast_server.configure(fault="stall", fault_after_tokens=3, fault_times=1)
+            await send(app, pilot, "Tell me about stopping streams")
+            await wait_until(pilot, lambda: gateway_busy(gateway), what="the stalled turn")
+            await send(app, pilot, "/undo")
+            refused = "✖ undo: a turn is running in this session: stop it or let it end, then undo"
+            await wait_until(pilot, lambda: refused in notes(), what="the refusal")
+            assert gateway_busy(gateway)  # it did not wait for the turn
+            assert "Friday" in (work / "notes.md").read_text()  # nothing undone
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not gateway_busy(gateway), what="the stop")
+            await send(app, pilot, "/undo")
+            await wait_until(pilot, lambda: (work / "notes.md").read_text() == NOTES, what="undo")
+    finally:
+        gateway.shutdown(timeout_s=5.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
@@ -56,6 +58,46 @@ async def test_f1_opens_the_help_with_every_key_and_command(desk_app: DeskApp) -
         await pilot.press("f1", "escape")  # Esc closes it too, and stops nothing
         assert not isinstance(desk_app.screen, HelpScreen)
         assert desk_app.is_running
+
+
+async def test_esc_with_the_help_open_stops_the_turn_and_closes_the_help(
+    gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    app = _app(gateway, demo_server)
+    async with app.run_test(size=(100, 30)) as pilot:
+        reply = await submit_and_get_reply(app, pilot, "Tell me about stopping streams")
+        await wait_until(pilot, lambda: len(reply.text) > 10, what="streamed text")
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")  # the help says "Esc / F1 closes", and Esc stops
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the turn's outcome")
+        assert reply.outcome == "interrupted"
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("f1", "escape")  # nothing runs now: Esc only closes the help
+        assert not isinstance(app.screen, HelpScreen)
+        assert app.is_running
+
+
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_a_stop_from_the_terminal_closes_the_help_only_for_esc(
+    gateway: Gateway, demo_server: DemoModelServer, key: str
+) -> None:
+    """In a terminal the input thread takes the stop key (it never reaches the help screen)."""
+    app = _app(gateway, demo_server)
+    results: list[bool] = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        reply = await submit_and_get_reply(app, pilot, "Tell me about stopping streams")
+        await wait_until(pilot, lambda: len(reply.text) > 10, what="streamed text")
+        await pilot.press("f1")
+        thread = threading.Thread(
+            target=lambda: results.append(app.stop_from_input_thread(key)), name="fake-input"
+        )
+        thread.start()
+        thread.join(5.0)
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the turn's outcome")
+        await pilot.pause()
+        assert results == [True]  # taken: the key stopped the turn
+        assert isinstance(app.screen, HelpScreen) is (key != "escape")
 
 
 async def test_ctrl_c_twice_within_2_s_quits(

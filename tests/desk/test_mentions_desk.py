@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 from textual import events
+from textual.geometry import Region
 from textual.pilot import Pilot
 
 from demo_model.server import DemoModelServer
+from desk.app import DeskApp
 from desk.controllers.mentions import mention_at
 from desk.widgets import PromptInput
 from desk.widgets.mention_list import MentionList
@@ -102,6 +104,64 @@ def test_the_mention_list(
         await wait_until(pilot, lambda: app.status_bar.window_note, what="the gateway's count")
         await type_mention(app, pilot, "explain @re")
         await pilot.pause()
+
+    try:
+        assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)  # type: ignore[operator]
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+UNDER = "o: no turn of this session ran this command "
+"""A transcript line the @ list is drawn over."""
+
+
+def rows_text(app: DeskApp, region: Region) -> list[str]:
+    """The screen's text in ``region``, row by row, as the compositor renders it."""
+    strips = app.screen._compositor.render_strips()
+    rows = []
+    for y in range(region.y, region.bottom):
+        line = "".join(segment.text for segment in strips[y])
+        rows.append(line[region.x : region.right])
+    return rows
+
+
+async def notes_then_mention(app: DeskApp, pilot: Pilot[object]) -> None:
+    await wait_until(pilot, lambda: app.status_bar.window_note, what="the gateway's count")
+    for _ in range(30):
+        await app.view.add_note(UNDER * 3, scroll=True)
+    await type_mention(app, pilot, "explain @a.t")
+    await wait_until(pilot, lambda: "@a.txt" in "".join(listed(app)), what="the match")
+    await pilot.pause()
+
+
+@pytest.mark.anyio
+async def test_the_list_hides_the_transcript_across_the_prompt_box_width(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("a\n")
+    gateway = make_gateway(fast_server, workspace(tmp_path), approvals=False)
+    app = make_app(gateway)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await notes_then_mention(app, pilot)
+            mentions = app.screen.query_one(MentionList)
+            box = app.query_one(PromptInput).region
+            under = Region(box.x, mentions.region.y, box.width, mentions.region.height)
+            rows = rows_text(app, under)
+            assert [row.strip() for row in rows] == [line.strip() for line in mentions.lines]
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+def test_the_mention_list_over_the_transcript(
+    snap_compare: object, fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("a\n")
+    gateway = make_gateway(fast_server, workspace(tmp_path), approvals=False)
+    app = make_app(gateway)
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await notes_then_mention(app, pilot)
 
     try:
         assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)  # type: ignore[operator]

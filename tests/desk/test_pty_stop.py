@@ -321,3 +321,20 @@ def test_a_prompt_sent_in_the_same_burst_as_ctrl_q_is_saved(
         burst = [t for t in saved.turns.list_turns(session.id) if t.prompt == "burst then quit"]
     (turn,) = burst
     assert (turn.stop_issuer, turn.stop_surface) == ("system", "gateway.shutdown")
+
+
+def test_esc_with_the_help_open_stops_the_reply_and_closes_the_help(
+    pty_server: DemoModelServer,
+) -> None:
+    with desk_in_pty(pty_server) as (proc, screen):
+        record = start_streaming(pty_server, screen)
+        screen.write(b"\x1bOP")  # F1
+        opened = screen.wait_for(b"Esc / F1 closes", timeout_s=10.0)
+        screen.write(b"\x1b")
+        closed_at(pty_server, record)
+        screen.wait_for(b"stopped by you", timeout_s=10.0, start=opened)
+        screen.write(b"typed after")  # the help closed: the words reach the prompt box
+        screen.wait_for(b"typed after", timeout_s=10.0, start=opened)
+        screen.write(b"\x11")  # Ctrl+Q
+        assert proc.wait(timeout=10.0) == 0
+    cut_short(pty_server)

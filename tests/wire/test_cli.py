@@ -29,6 +29,7 @@ from tests.wire.kit import (
     slow_reply,
     wire_cmd,
 )
+from tui_gateway.wire.headless import refusal_lines
 
 STORY = "tell me a story about a lighthouse"
 
@@ -174,12 +175,22 @@ def test_serve_makes_a_private_token_once_and_stops_on_sigterm(
         again.kill()
 
 
+def test_a_refused_call_says_why_and_keeps_the_sandbox_line_apart() -> None:
+    assert refusal_lines("shell", "sandbox: workspace-write, no network") == [
+        "desk: the shell call was not allowed: --yes was not given (--yes allows tool calls)",
+        "desk:   shown with the call: sandbox: workspace-write, no network",
+    ]
+    assert len(refusal_lines("write_file", "")) == 1
+
+
 def test_run_denies_tool_calls_unless_told_yes(provider: ProviderConfig, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     prompt = f'call tool shell with {{"command": "touch {marker}"}}'
     denied = Child(run_cmd(provider, prompt))
     assert denied.wait() == 0
-    assert "denied the shell call" in denied.err.wait_closed().decode()
+    said = denied.err.wait_closed().decode().splitlines()
+    assert "desk: the shell call was not allowed: --yes was not given" in said[0]
+    assert not any("sandbox" in line for line in said if "not allowed" in line)
     assert not marker.exists()
     told = denied.out.wait_closed().decode()  # the demo model quotes what it was told
     assert "refused in desk run without --yes, where no one is asked" in told

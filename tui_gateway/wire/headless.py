@@ -60,6 +60,23 @@ def exit_code(complete: MessageComplete) -> int:
     return EXIT_FAILED
 
 
+def refusal_lines(tool: str, note: str) -> list[str]:
+    """What ``desk run`` without ``--yes`` prints on stderr for a call that asks first: that it
+    was not allowed and why (the flag), then, on its own line, what the approval prompt shows
+    with the call (``note``: the shell's sandbox, a path outside the workspace), if anything.
+
+    Args:
+        tool: the tool's name (``shell``).
+        note: the approval request's ``reason``; "" for none.
+    """
+    lines = [
+        f"desk: the {tool} call was not allowed: --yes was not given (--yes allows tool calls)"
+    ]
+    if note:
+        lines.append(f"desk:   shown with the call: {note}")
+    return lines
+
+
 class _Turn:
     """Prints one session's reply as it streams and notes its outcome."""
 
@@ -99,9 +116,8 @@ class _Turn:
         elif isinstance(payload, ApprovalRequest):
             decision = "once" if self.approve else "deny"
             if not self.approve:
-                why = f": {payload.reason}" if payload.reason else ""
-                line = f"desk: denied the {payload.tool} call{why} (pass --yes to allow tools)"
-                _say(line, self.err)
+                for line in refusal_lines(payload.tool, payload.reason):
+                    _say(line, self.err)
             refusal = "" if self.approve else refused(payload.tool, "desk run without --yes")
             self.gateway.approval_respond(
                 event.session_id, payload.request_id, decision, refusal=refusal
