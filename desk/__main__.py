@@ -115,6 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] in SUBCOMMANDS:
+        from desk.malloc_tuning import cap_arenas
+
+        cap_arenas(os.environ)  # before any thread: see desk.malloc_tuning
         try:
             return run_subcommand(args[0], args[1:])
         except KeyboardInterrupt:  # Ctrl+C while the command was being loaded
@@ -129,9 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # of a second) is SIGINT, and ends the launch with 130, not with a traceback.
         from desk.early_frame import EarlyFrame, default_theme_chosen
         from desk.gc_tuning import relax_gc
+        from desk.malloc_tuning import cap_arenas
 
         frame = EarlyFrame.show(args, os.environ, coloured=default_theme_chosen(os.environ))
         relax_gc()  # importing the app and building its screen: see desk.gc_tuning
+        cap_arenas(os.environ)  # before the gateway's threads: see desk.malloc_tuning
         _tune_switch_interval(os.environ)
         from desk.config import ConfigError, parse_options
         from tui_gateway.settings.config_file import read_config_file
