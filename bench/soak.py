@@ -120,6 +120,7 @@ class Watch:
         self._streaming: set[str] = set()
         self._tooling: set[str] = set()
         self._summarizing: set[str] = set()
+        self._compress_turns: set[str] = set()
 
     def __call__(self, event: GatewayEvent) -> None:
         p = event.payload
@@ -151,13 +152,23 @@ class Watch:
             "done": set(),
         }[what]
         with self._cond:
-            self._cond.wait_for(
-                lambda: (
-                    turn_id in seen or turn_id in self.completes or turn_id in self.compressions
-                ),
-                timeout,
-            )
+            self._cond.wait_for(lambda: turn_id in seen or self.ended(turn_id), timeout)
             return turn_id in seen
+
+    def ended(self, turn_id: str) -> bool:
+        """Whether the turn ended: its ``message.complete``, or for a ``/compress``
+        (:meth:`compressing`) its ``compression.complete``. A prompt's turn that compresses the
+        session before its request sends a ``compression.complete`` of its own id too; that one
+        does not end it."""
+        return turn_id in self.completes or (
+            turn_id in self._compress_turns and turn_id in self.compressions
+        )
+
+    def compressing(self, turn_id: str) -> None:
+        """Say the turn is a ``/compress``: its ``compression.complete`` ends it."""
+        with self._cond:
+            self._compress_turns.add(turn_id)
+            self._cond.notify_all()
 
     def forget(self, turn_id: str) -> None:
         """Drop the per-turn flags (the completes are kept for the checks)."""
@@ -239,6 +250,7 @@ def tools_step(side: Side, rng: random.Random, pause: threading.Event) -> None:
         pause.wait(rng.uniform(0.0, 0.5))
     elif roll < 0.7:
         turn_id = side.gateway.session_compress(session).turn_id
+        side.watch.compressing(turn_id)
         expect = Expect(turn_id, "compress_stop", "user")
         side.expects.append(expect)
         side.watch.wait(turn_id, "summarizing")
@@ -292,6 +304,22 @@ def compression_breaks(
         issuer = None if done.stop is None else done.stop.issuer
         return [f"compress_stop {expect.turn_id}: cancelled by {issuer}, stopped by the user"]
     return []
+
+
+def bookkeeping_kb(sides: list[Side]) -> int:
+    """What the soak itself keeps of every turn for the checks (in this process, so counted in
+    its RSS), KiB: a rough ``sys.getsizeof`` sum of the records, their keys and containers."""
+    size = 0
+    for side in sides:
+        w = side.watch
+        for d in (w.completes, w.compressions, side.stopped_locked):
+            size += sys.getsizeof(d) + sum(sys.getsizeof(k) for k in d)
+        size += sum(sys.getsizeof(v) + 56 * len(v) for v in w.completes.values())
+        size += sum(sys.getsizeof(v) + 120 * len(v) for v in w.compressions.values())
+        size += sys.getsizeof(side.expects) + sum(
+            sys.getsizeof(e) + sys.getsizeof(e.__dict__) for e in side.expects
+        )
+    return size // 1024
 
 
 def outcome_breaks(sides: list[Side], db: Path) -> tuple[list[str], Counter[str]]:
@@ -426,10 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         threads[1].join(30)
         for side in sides:  # still running at the end (a loaded machine): the quit stops it
             side.running_at_end = {
-                e.turn_id
-                for e in side.expects
-                if e.turn_id not in side.watch.completes
-                and e.turn_id not in side.watch.compressions
+                e.turn_id for e in side.expects if not side.watch.ended(e.turn_id)
             }
         reports = [side.gateway.shutdown(timeout_s=20) for side in sides]
         threads[0].join(5)
@@ -490,6 +515,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "memory_by_minute": by_minute(samples),
         "rss_samples": len(samples),
+        "soak_bookkeeping_kb": bookkeeping_kb(sides),
         "memory_grown_at": grown,
         "breaks": breaks,
     }
