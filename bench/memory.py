@@ -3,7 +3,8 @@
 ``MemorySample.now()`` reads, for this process: the resident set (``VmRSS``), its anonymous and
 file-backed parts (``/proc/self/smaps_rollup``, as ``smem`` splits them), the number of threads,
 the blocks Python's own allocator holds (``sys.getallocatedblocks()``: Python objects) and
-glibc's view of its heap (``mallinfo2``: bytes handed out, bytes free but kept, arenas' size).
+glibc's view of its heap (``mallinfo2``: bytes handed out, bytes free but kept, arenas' size;
+``malloc_info``: how many arenas).
 Resident memory that grows while Python's blocks and glibc's bytes in use stay flat is
 fragmentation or free memory glibc keeps, not a leak of objects.
 
@@ -24,6 +25,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from desk.malloc_tuning import arena_count, cap_arenas
 
 
 class _MallInfo2(ctypes.Structure):
@@ -53,8 +56,6 @@ def _libc() -> Any:
         libc.mallinfo2.restype = _MallInfo2
         libc.malloc_trim.argtypes = [ctypes.c_size_t]
         libc.malloc_trim.restype = ctypes.c_int
-        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-        libc.mallopt.restype = ctypes.c_int
     except (OSError, AttributeError):
         return None  # not glibc, or older than 2.33
     return libc
@@ -118,6 +119,7 @@ class MemorySample:
     malloc_in_use_kb: int
     malloc_free_kb: int
     malloc_mmapped_kb: int
+    arenas: int
     sqlite_kb: int
 
     @classmethod
@@ -141,6 +143,7 @@ class MemorySample:
             malloc_in_use_kb=in_use // 1024,
             malloc_free_kb=free // 1024,
             malloc_mmapped_kb=mmapped // 1024,
+            arenas=arena_count() or 0,
             sqlite_kb=sqlite_kb(),
         )
 
@@ -154,14 +157,11 @@ def trim() -> bool:
     return bool(_LIBC is not None and _LIBC.malloc_trim(0))
 
 
-M_ARENA_MAX = -8
-"""``mallopt``'s parameter for the most arenas glibc makes (``MALLOC_ARENA_MAX``)."""
-
-
 def set_arena_max(n: int) -> bool:
-    """At most ``n`` malloc arenas from now on (``mallopt(M_ARENA_MAX, n)``); call it before
-    threads start. True when glibc took it."""
-    return bool(_LIBC is not None and _LIBC.mallopt(M_ARENA_MAX, n))
+    """At most ``n`` malloc arenas from now on, as desk sets them at its start
+    (:func:`desk.malloc_tuning.cap_arenas`; ``MALLOC_ARENA_MAX`` in the environment wins); call
+    it before threads start. True when glibc took it."""
+    return cap_arenas(os.environ, n)
 
 
 def arena_max() -> int | None:
@@ -170,20 +170,56 @@ def arena_max() -> int | None:
     return int(value) if value and value.isdigit() else None
 
 
-def rss_growth(samples: list[MemorySample]) -> tuple[int, int, float]:
-    """RSS growth over a run: the peak of its last fifth over the peak of its first fifth (the
-    warm-up: pools, caches and arenas filling), in percent.
+@dataclass(frozen=True, slots=True)
+class RssGrowth:
+    """How a run's resident memory grew, in KiB and percent, from its start and after its
+    warm-up (the first fifth of the run: pools, caches and arenas filling; on a 60-minute run
+    the first 12 minutes). Both are reported; the bound applies to ``after_warmup_pct``.
 
-    Returns:
-        the first fifth's peak and the last fifth's peak (KiB), and the growth (%); zeros
-        without samples.
+    ``start_kb`` is the first sample, ``warmup_peak_kb`` the first fifth's peak,
+    ``last_fifth_peak_kb`` the last fifth's, ``end_kb`` the last sample, ``peak_kb`` the whole
+    run's; ``from_start_pct`` is ``last_fifth_peak_kb`` over ``start_kb``, ``after_warmup_pct``
+    over ``warmup_peak_kb``. ``tenths_peak_kb`` is the peak of each tenth of the run (whether
+    it levels off).
     """
+
+    start_kb: int
+    warmup_peak_kb: int
+    last_fifth_peak_kb: int
+    end_kb: int
+    peak_kb: int
+    from_start_pct: float
+    after_warmup_pct: float
+    tenths_peak_kb: list[int]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as JSON-ready fields."""
+        return asdict(self)
+
+
+def _pct(now: int, then: int) -> float:
+    return round(100.0 * (now - then) / then, 1) if then else 0.0
+
+
+def rss_growth(samples: list[MemorySample]) -> RssGrowth:
+    """The RSS growth of a run from its samples (in time order); zeros without samples."""
     if not samples:
-        return 0, 0, 0.0
-    fifth = max(1, len(samples) // 5)
-    warm = max(m.rss_kb for m in samples[:fifth])
-    last = max(m.rss_kb for m in samples[-fifth:])
-    return warm, last, 100.0 * (last - warm) / warm if warm else 0.0
+        return RssGrowth(0, 0, 0, 0, 0, 0.0, 0.0, [])
+    rss = [m.rss_kb for m in samples]
+    fifth = max(1, len(rss) // 5)
+    warm, last = max(rss[:fifth]), max(rss[-fifth:])
+    n = len(rss)
+    tenths = [max(rss[i * n // 10 : max(i * n // 10 + 1, (i + 1) * n // 10)]) for i in range(10)]
+    return RssGrowth(
+        start_kb=rss[0],
+        warmup_peak_kb=warm,
+        last_fifth_peak_kb=last,
+        end_kb=rss[-1],
+        peak_kb=max(rss),
+        from_start_pct=_pct(last, rss[0]),
+        after_warmup_pct=_pct(last, warm),
+        tenths_peak_kb=tenths if n >= 10 else [],
+    )
 
 
 def by_minute(samples: list[MemorySample]) -> list[dict[str, Any]]:

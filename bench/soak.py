@@ -23,13 +23,17 @@ At the end (both gateways shut down) it checks, and counts as ``breaks``:
   ``running``;
 * no thread of the gateways, no child process left;
 * RSS: sampled every 2 s (one step in five opens a new session: the gateway keeps 8 live and
-  evicts the oldest, so what grows is not the sessions' transcripts); growth is the peak of
-  the last fifth of the run over the peak of its first fifth (the warm-up: SQLite's page
-  caches, malloc's arenas, the live sessions filling; on a 60-minute run the first 12
-  minutes), and must stay within ``--rss-growth-pct``. ``memory_by_minute`` splits each
+  evicts the oldest, so what grows is not the sessions' transcripts). ``rss`` reports its
+  growth two ways, both printed: from the start (the last fifth's peak over the first sample)
+  and after the warm-up (the last fifth's peak over the first fifth's peak; the warm-up is
+  SQLite's page caches, malloc's arenas, the live sessions filling; on a 60-minute run the
+  first 12 minutes), with the peak of each tenth of the run (does it level off?). The growth
+  after the warm-up must stay within ``--rss-growth-pct``. ``memory_by_minute`` splits each
   minute's RSS (``bench/memory.py``): anonymous and file-backed, Python's allocated blocks,
-  what glibc's malloc hands out and keeps free, SQLite's own allocations, threads. The demo
-  model runs in a process of its own, so its record of every request is not counted.
+  what glibc's malloc hands out and keeps free, its arenas, SQLite's own allocations, threads.
+  The demo model runs in a process of its own, so its record of every request is not counted.
+  malloc's arenas are capped as desk caps them at its start (:mod:`desk.malloc_tuning`);
+  ``--arena-max 0`` measures glibc's default.
 
 Prints one JSON object (figures and breaks); exits 1 when there was any break. Usage::
 
@@ -37,8 +41,9 @@ Prints one JSON object (figures and breaks); exits 1 when there was any break. U
         [--census] [--tracemalloc] [--arena-max N] [--trim]
 
 ``--census`` names the object types whose count grew after the warm-up; ``--arena-max N``
-limits glibc to N malloc arenas, ``--trim`` calls ``malloc_trim(0)`` after each step (to
-measure whether free heap memory kept by glibc is what grows).
+limits glibc to N malloc arenas (default: desk's cap; 0: glibc's default), ``--trim`` calls
+``malloc_trim(0)`` after each step (to measure whether free heap memory kept by glibc is what
+grows).
 """
 
 from __future__ import annotations
@@ -86,6 +91,7 @@ from contract.events import (  # noqa: E402
     MessageDelta,
     ToolOutput,
 )
+from desk.malloc_tuning import ARENA_MAX  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
 
 TOOL_PROMPT = 'call tool shell with {"command": "echo started; sleep 30"}'
@@ -114,6 +120,7 @@ class Watch:
         self._streaming: set[str] = set()
         self._tooling: set[str] = set()
         self._summarizing: set[str] = set()
+        self._compress_turns: set[str] = set()
 
     def __call__(self, event: GatewayEvent) -> None:
         p = event.payload
@@ -145,13 +152,23 @@ class Watch:
             "done": set(),
         }[what]
         with self._cond:
-            self._cond.wait_for(
-                lambda: (
-                    turn_id in seen or turn_id in self.completes or turn_id in self.compressions
-                ),
-                timeout,
-            )
+            self._cond.wait_for(lambda: turn_id in seen or self.ended(turn_id), timeout)
             return turn_id in seen
+
+    def ended(self, turn_id: str) -> bool:
+        """Whether the turn ended: its ``message.complete``, or for a ``/compress``
+        (:meth:`compressing`) its ``compression.complete``. A prompt's turn that compresses the
+        session before its request sends a ``compression.complete`` of its own id too; that one
+        does not end it."""
+        return turn_id in self.completes or (
+            turn_id in self._compress_turns and turn_id in self.compressions
+        )
+
+    def compressing(self, turn_id: str) -> None:
+        """Say the turn is a ``/compress``: its ``compression.complete`` ends it."""
+        with self._cond:
+            self._compress_turns.add(turn_id)
+            self._cond.notify_all()
 
     def forget(self, turn_id: str) -> None:
         """Drop the per-turn flags (the completes are kept for the checks)."""
@@ -233,6 +250,7 @@ def tools_step(side: Side, rng: random.Random, pause: threading.Event) -> None:
         pause.wait(rng.uniform(0.0, 0.5))
     elif roll < 0.7:
         turn_id = side.gateway.session_compress(session).turn_id
+        side.watch.compressing(turn_id)
         expect = Expect(turn_id, "compress_stop", "user")
         side.expects.append(expect)
         side.watch.wait(turn_id, "summarizing")
@@ -288,6 +306,22 @@ def compression_breaks(
     return []
 
 
+def bookkeeping_kb(sides: list[Side]) -> int:
+    """What the soak itself keeps of every turn for the checks (in this process, so counted in
+    its RSS), KiB: a rough ``sys.getsizeof`` sum of the records, their keys and containers."""
+    size = 0
+    for side in sides:
+        w = side.watch
+        for d in (w.completes, w.compressions, side.stopped_locked):
+            size += sys.getsizeof(d) + sum(sys.getsizeof(k) for k in d)
+        size += sum(sys.getsizeof(v) + 56 * len(v) for v in w.completes.values())
+        size += sum(sys.getsizeof(v) + 120 * len(v) for v in w.compressions.values())
+        size += sys.getsizeof(side.expects) + sum(
+            sys.getsizeof(e) + sys.getsizeof(e.__dict__) for e in side.expects
+        )
+    return size // 1024
+
+
 def outcome_breaks(sides: list[Side], db: Path) -> tuple[list[str], Counter[str]]:
     """The breaks of the booking invariants, and the outcomes seen."""
     breaks: list[str] = []
@@ -335,12 +369,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tracemalloc", action="store_true", help="name the 10 places whose memory grew most"
     )
-    parser.add_argument("--arena-max", type=int, default=0, help="mallopt(M_ARENA_MAX) (0: as is)")
+    parser.add_argument(
+        "--arena-max",
+        type=int,
+        default=ARENA_MAX,
+        help="mallopt(M_ARENA_MAX), as desk sets it at its start (0: glibc's default)",
+    )
     parser.add_argument("--trim", action="store_true", help="malloc_trim(0) after each step")
     parser.add_argument("--census", action="store_true", help="live objects by type, grown")
     args = parser.parse_args(argv)
-    if args.arena_max:
-        set_arena_max(args.arena_max)
+    capped = args.arena_max if args.arena_max and set_arena_max(args.arena_max) else 0
     if args.tracemalloc:
         tracemalloc.start(8)
     rng = random.Random(args.seed)
@@ -416,10 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         threads[1].join(30)
         for side in sides:  # still running at the end (a loaded machine): the quit stops it
             side.running_at_end = {
-                e.turn_id
-                for e in side.expects
-                if e.turn_id not in side.watch.completes
-                and e.turn_id not in side.watch.compressions
+                e.turn_id for e in side.expects if not side.watch.ended(e.turn_id)
             }
         reports = [side.gateway.shutdown(timeout_s=20) for side in sides]
         threads[0].join(5)
@@ -436,9 +471,12 @@ def main(argv: list[str] | None = None) -> int:
     replay.stop()
     children = descendants(os.getpid()) - outside
     breaks += [f"child process left: {pid}" for pid in sorted(children)]
-    warm, last, growth = rss_growth(samples)
-    if growth > args.rss_growth_pct:
-        breaks.append(f"RSS grew {growth:.1f} % (bound {args.rss_growth_pct:g} %)")
+    growth = rss_growth(samples)
+    if growth.after_warmup_pct > args.rss_growth_pct:
+        breaks.append(
+            f"RSS grew {growth.after_warmup_pct:.1f} % after the warm-up"
+            f" (bound {args.rss_growth_pct:g} %)"
+        )
     turns = sum(len(s.expects) for s in sides)
     stop_ms: dict[bool, list[float]] = {False: [], True: []}
     for side in sides:
@@ -469,16 +507,15 @@ def main(argv: list[str] | None = None) -> int:
         "database_locks": {"count": len(held), "held_s": round(sum(held), 1)},
         "stop_to_connection_closed_ms": percentiles(stop_ms[False]),
         "stop_to_connection_closed_ms_database_locked": percentiles(stop_ms[True]),
-        "rss_kb": {
-            "first_sample": samples[0].rss_kb if samples else 0,
-            "after_warmup": warm,
-            "last_fifth_peak": last,
-            "end": samples[-1].rss_kb if samples else 0,
-            "growth_pct": round(growth, 1),
+        "rss": growth.as_dict(),
+        "malloc": {
+            "arena_max": arena_max() or capped or None,
+            "arenas_at_end": samples[-1].arenas if samples else 0,
+            "trim_after_step": args.trim,
         },
-        "malloc": {"arena_max": args.arena_max or arena_max(), "trim_after_step": args.trim},
         "memory_by_minute": by_minute(samples),
         "rss_samples": len(samples),
+        "soak_bookkeeping_kb": bookkeeping_kb(sides),
         "memory_grown_at": grown,
         "breaks": breaks,
     }

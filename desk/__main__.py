@@ -119,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tui_gateway.wire import run_early
 
             run_early.arm()
+        from desk.malloc_tuning import cap_arenas
+
+        cap_arenas(os.environ)  # before any thread: see desk.malloc_tuning
         try:
             return run_subcommand(args[0], args[1:])
         except KeyboardInterrupt as exc:  # Ctrl+C (or, for run, SIGTERM/SIGHUP) while loading
@@ -133,9 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # of a second) is SIGINT, and ends the launch with 130, not with a traceback.
         from desk.early_frame import EarlyFrame, default_theme_chosen
         from desk.gc_tuning import relax_gc
+        from desk.malloc_tuning import cap_arenas
 
         frame = EarlyFrame.show(args, os.environ, coloured=default_theme_chosen(os.environ))
         relax_gc()  # importing the app and building its screen: see desk.gc_tuning
+        cap_arenas(os.environ)  # before the gateway's threads: see desk.malloc_tuning
         _tune_switch_interval(os.environ)
         from desk.config import ConfigError, parse_options
         from tui_gateway.settings.config_file import read_config_file
