@@ -202,8 +202,9 @@ class SessionsSidebar(Vertical, LazyChildren):
         """A key that came to the list: while a rename starts, a key typed before the focus
         reached the rename box goes there; otherwise Ctrl+R and Delete act now, in order with
         the keys around them. True when the key was taken."""
-        if self._renaming is not None:
-            return await type_into(self.query_one(RenameBox), event)
+        box = self.query_one(RenameBox)  # the list is made: so is the rename box
+        if self._renaming is not None and self.screen.focused is box:
+            return await type_into(box, event)
         return await run_own_binding(self, event)
 
     def action_rename(self) -> None:
