@@ -10,8 +10,8 @@ It also keeps the typing in the prompt box: a printable key that reaches the scr
 focused widget took no text and has no binding for it: a tool card, a button, the sessions
 list) goes to the prompt box, which takes the focus back at once, or to the console's command
 line when the focus is inside the console panel. The keys typed in the same burst behind it,
-which went to the old focus, follow it there (``r`` and ``d`` too: the sessions list's keys act
-only while the list has the focus). Nothing typed is lost to a stray focus.
+which went to the old focus, follow it there (the sessions list binds no letter: its Ctrl+R and
+Delete type nothing). Nothing typed is lost to a stray focus.
 """
 
 from __future__ import annotations
@@ -89,12 +89,12 @@ class DeskScreen(Screen[None]):
         else:
             active = self.active_bindings.get(event.key)
             if active is not None and active.enabled:
-                return  # the focused widget's own key (``d`` in the sessions list...)
+                return  # the focused widget's own key
             target = self._text_home(focused)
             if target is None:
                 return
             # At once, not later: the keys of the burst behind this one must see the box
-            # focused, or a key the old focus binds (``r`` in the sessions list) would act.
+            # focused, or a key the old focus binds would act.
             self.set_focus(target)
         event.stop()
         event.prevent_default()

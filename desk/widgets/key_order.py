@@ -19,6 +19,7 @@ import unicodedata
 
 from textual import events
 from textual.widget import Widget
+from textual.widgets import Input
 
 from contract.text import terminal_safe
 
@@ -48,3 +49,28 @@ def typed_text(event: events.Key) -> str | None:
     if unicodedata.category(char) == "Cc":
         return None
     return terminal_safe(char)
+
+
+async def type_into(field: Input, event: events.Key) -> bool:
+    """Act on a key in a one-line ``field`` now: its own binding, else the text it types
+    (over the selection, if any); True when it did (the caller then stops the key and prevents
+    its default), False for a key the field does nothing with (Esc, Tab, F-keys).
+
+    A widget that keeps the keys typed before the focus reached ``field`` hands them here, so
+    they act in the order they were typed, before the keys typed after them.
+
+    Args:
+        field: the text field.
+        event: the key.
+    """
+    if await run_own_binding(field, event):
+        return True
+    text = event.character if event.is_printable else typed_text(event)
+    if text is None:
+        return False
+    start, end = field.selection
+    if start == end:
+        field.insert_text_at_cursor(text)
+    else:
+        field.replace(text, min(start, end), max(start, end))
+    return True

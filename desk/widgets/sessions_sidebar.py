@@ -5,11 +5,17 @@ The sidebar only shows and asks: it posts :class:`SessionsSidebar.OpenRequested`
 talks to the gateway (see :mod:`desk.controllers.sessions`) and hands the list back with
 :meth:`SessionsSidebar.show`. Its heading, list and rename box are made the first time it is used
 (:mod:`desk.widgets.lazy_children`).
+
+Its keys type no letter: Enter opens, Ctrl+R renames, Delete deletes, and every printable key
+goes on to the prompt box (:mod:`desk.screens.desk_screen`), so a word typed with the sidebar
+open arrives whole. The list's keys act in its own queue, in the order they were typed: the
+keys typed in the same burst after Ctrl+R, which still come to the list, go to the rename box
+behind it (:mod:`desk.widgets.key_order`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import ClassVar
 
 from textual import events
@@ -22,11 +28,53 @@ from textual.widgets import Input, ListView, Static
 from contract.results import SessionInfo
 from contract.text import terminal_safe
 from desk.widgets._css import css_beside
+from desk.widgets.key_order import run_own_binding, type_into
 from desk.widgets.lazy_children import LazyChildren
 from desk.widgets.session_item import UNTITLED, SessionItem
 
-HINT = "enter open · r rename · d delete"
-"""The key hint under the list."""
+HINT = "⏎ open · ^r rename · del delete"
+"""The key hint under the list (it fits the sidebar's width, 36 columns)."""
+
+
+class SessionList(ListView):
+    """The list of sessions; each key it is given goes first to ``take_key``.
+
+    Args:
+        take_key: acts on a key now, in order with the keys around it; True when it did (the
+            key then goes no further).
+        id: the widget id.
+    """
+
+    def __init__(self, take_key: Callable[[events.Key], Awaitable[bool]], *, id: str) -> None:
+        super().__init__(id=id)
+        self._take_key = take_key
+
+    async def _on_key(self, event: events.Key) -> None:
+        if await self._take_key(event):
+            event.stop()
+            event.prevent_default()
+        else:
+            await super()._on_key(event)
+
+
+class RenameBox(Input):
+    """The rename box: its own keys (Backspace, Ctrl+U, Enter...) act in the order they were
+    typed, with the characters around them (:mod:`desk.widgets.key_order`)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            id="session-rename",
+            placeholder="new title · Enter saves",
+            compact=True,
+            select_on_focus=False,  # the sidebar selects the old title as the rename starts
+        )
+
+    async def _on_key(self, event: events.Key) -> None:
+        if await type_into(self, event):
+            event.stop()
+            event.prevent_default()
+        else:
+            await super()._on_key(event)
 
 
 class SessionsSidebar(Vertical, LazyChildren):
@@ -39,8 +87,8 @@ class SessionsSidebar(Vertical, LazyChildren):
     DEFAULT_CSS = css_beside(__file__)
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "rename", "Rename"),
-        Binding("d", "delete", "Delete"),
+        Binding("ctrl+r", "rename", "Rename", key_display="^r"),
+        Binding("delete", "delete", "Delete", key_display="Del"),
     ]
 
     class OpenRequested(Message):
@@ -62,7 +110,7 @@ class SessionsSidebar(Vertical, LazyChildren):
             """The new title."""
 
     class DeleteRequested(Message):
-        """``d`` on a session (the app asks for a confirmation)."""
+        """Delete on a session (the app asks for a confirmation)."""
 
         def __init__(self, session_id: str, title: str) -> None:
             super().__init__()
@@ -74,12 +122,13 @@ class SessionsSidebar(Vertical, LazyChildren):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._renaming: str | None = None
+        self._current: str | None = None  # the session shown, as the list was last shown
 
     def children_to_make(self) -> ComposeResult:
         yield Static("Sessions", classes="heading", markup=False)
-        yield ListView(id="session-list")
+        yield SessionList(self._list_key, id="session-list")
         yield Static("", classes="error", markup=False)
-        yield Input(id="session-rename", placeholder="new title · Enter saves", compact=True)
+        yield RenameBox()
         yield Static(HINT, classes="hint", markup=False)
 
     @property
@@ -116,7 +165,8 @@ class SessionsSidebar(Vertical, LazyChildren):
     async def show(
         self, sessions: Sequence[SessionInfo], *, current: str | None, now: float, error: str = ""
     ) -> None:
-        """Replace the list (keeping the highlight on the same session when it is still there).
+        """Replace the list, keeping the highlight on the same session when it is still there,
+        or moving it to ``current`` when the desk shows another session than the last time.
 
         Args:
             sessions: from ``session.list``, most recent first.
@@ -125,7 +175,9 @@ class SessionsSidebar(Vertical, LazyChildren):
             error: one line when the list could not be read ("" for none).
         """
         keep = self.selected()
-        keep_id = keep.info.session_id if keep is not None else current
+        moved = current != self._current  # the desk shows another session: follow it
+        keep_id = keep.info.session_id if keep is not None and not moved else current
+        self._current = current
         view = self.list_view
         await view.clear()
         items = [
@@ -146,19 +198,31 @@ class SessionsSidebar(Vertical, LazyChildren):
         if isinstance(item, SessionItem):
             self.post_message(self.OpenRequested(item.info.session_id))
 
+    async def _list_key(self, event: events.Key) -> bool:
+        """A key that came to the list: while a rename starts, a key typed before the focus
+        reached the rename box goes there; otherwise Ctrl+R and Delete act now, in order with
+        the keys around them. True when the key was taken."""
+        box = self.query_one(RenameBox)  # the list is made: so is the rename box
+        if self._renaming is not None and self.screen.focused is box:
+            return await type_into(box, event)
+        return await run_own_binding(self, event)
+
     def action_rename(self) -> None:
-        """``r``: type a new title for the highlighted session."""
+        """Ctrl+R: type a new title for the highlighted session (its old title selected, so
+        typing replaces it)."""
         item = self.selected()
         if item is None:
             return
         self._renaming = item.info.session_id  # the list is made: so is the rename box
-        box = self.query_one("#session-rename", Input)
+        box = self.query_one(RenameBox)
         box.value = item.info.title
+        box.action_select_all()
         self.add_class("-renaming")
-        box.focus()
+        # At once: the keys typed after Ctrl+R that come to the box itself must find it focused.
+        self.screen.set_focus(box)
 
     def action_delete(self) -> None:
-        """``d``: delete the highlighted session (after a confirmation)."""
+        """Delete: delete the highlighted session (after a confirmation)."""
         item = self.selected()
         if item is not None:
             title = item.info.title or UNTITLED

@@ -191,7 +191,7 @@ async def test_the_sidebar_lists_opens_renames_and_deletes_with_a_confirmation(
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
         sidebar.list_view.index = [i.info.session_id for i in sidebar.items].index(OLDER_ID)
-        await pilot.press("r")
+        await pilot.press("ctrl+r")
         box = sidebar.query_one("#session-rename")
         await wait_until(pilot, lambda: box.has_focus, what="the rename box")
         box.value = "Ship 1.0"  # type: ignore[attr-defined]
@@ -202,15 +202,15 @@ async def test_the_sidebar_lists_opens_renames_and_deletes_with_a_confirmation(
             what="the new title",
         )
 
-        # Delete the newer one: d asks first; n keeps it, y deletes it.
+        # Delete the newer one: Delete asks first; n keeps it, y deletes it.
         sidebar.list_view.index = [i.info.session_id for i in sidebar.items].index(NEWER_ID)
-        await pilot.press("d")
+        await pilot.press("delete")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
         await pilot.press("n")
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmDelete), what="close")
         assert len(sidebar.items) == 2
         # Typing on (a prompt meant for the input, with a "y" in it) never confirms.
-        await pilot.press("d")
+        await pilot.press("delete")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
         await pilot.press("ctrl+b", "x", "y", "z")
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmDelete), what="close")
@@ -220,7 +220,7 @@ async def test_the_sidebar_lists_opens_renames_and_deletes_with_a_confirmation(
             await wait_until(pilot, lambda: sidebar.is_open, what="the sidebar")
         sidebar.list_view.focus()
         sidebar.list_view.index = [i.info.session_id for i in sidebar.items].index(NEWER_ID)
-        await pilot.press("d")
+        await pilot.press("delete")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
         await pilot.press("y")
         await wait_until(pilot, lambda: len(sidebar.items) == 1, what="the deletion")
@@ -245,7 +245,7 @@ async def test_deleting_the_session_on_screen_starts_a_new_one(
         await pilot.press("ctrl+b")
         sidebar = app.widgets.sidebar
         await wait_until(pilot, lambda: len(sidebar.items) == 2, what="the list")
-        await pilot.press("d")
+        await pilot.press("delete")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
         await pilot.click("#confirm-delete")
         await wait_until(pilot, lambda: app.session_id != NEWER_ID, what="a new session")

@@ -1,0 +1,115 @@
+"""Keys typed in a burst with the sessions sidebar open: every letter lands somewhere visible,
+the keys typed after the rename key land in the rename box in order, and the sidebar's
+highlight follows the session shown."""
+
+from __future__ import annotations
+
+import pytest
+from textual import events
+
+from demo_model.server import DemoModelServer
+from desk.app import DeskApp
+from desk.screens.confirm_delete import ConfirmDelete
+from desk.widgets import UserPrompt
+from desk.widgets.sessions_sidebar import SessionsSidebar
+from tests.desk.kit import wait_until
+from tests.desk.saved_sessions_kit import NEWER_ID
+from tests.desk.test_sessions import db, make_app, store_gateway  # noqa: F401 (fixtures)
+from tests.desk.test_sessions_keys import sidebar_open
+from tui_gateway.gateway import Gateway
+
+pytestmark = pytest.mark.anyio
+
+RENAME = "ctrl+r"
+"""The sidebar's rename key."""
+
+KEY_CHARACTERS = {
+    "space": " ",
+    "enter": "\r",
+    "ctrl+r": "\x12",
+    "ctrl+u": "\x15",
+    "backspace": "\x7f",
+}
+
+
+def burst(app: DeskApp, keys: list[str]) -> None:
+    """Post ``keys`` at once, as a terminal delivers a fast burst (Pilot waits between keys)."""
+    for key in keys:
+        character = KEY_CHARACTERS.get(key, key if len(key) == 1 else None)
+        app.post_message(events.Key(key, character))
+
+
+def typed(text: str) -> list[str]:
+    return ["space" if c == " " else c for c in text]
+
+
+def title_of(sidebar: SessionsSidebar, session_id: str) -> str:
+    """The title the sidebar lists for ``session_id`` ("" while the list is being replaced)."""
+    return next((i.info.title for i in sidebar.items if i.info.session_id == session_id), "")
+
+
+async def test_a_title_typed_right_after_the_rename_key_renames_and_is_never_sent(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+) -> None:
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar, box = await sidebar_open(app, pilot)
+        prompts = len(app.transcript.query(UserPrompt))
+        burst(app, [RENAME, *typed("title two"), "enter"])
+        await wait_until(
+            pilot, lambda: title_of(sidebar, NEWER_ID) == "title two", what="the new title"
+        )
+        await pilot.pause()
+        assert box.text == "" and len(app.transcript.query(UserPrompt)) == prompts  # not sent
+
+
+async def test_keys_typed_after_ctrl_u_in_the_rename_box_stay_and_enter_saves_them(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+) -> None:
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar, box = await sidebar_open(app, pilot)
+        await pilot.press(RENAME)
+        rename = sidebar.query_one("#session-rename")
+        await wait_until(pilot, lambda: rename.has_focus, what="the rename box")
+        burst(app, ["ctrl+u", *typed("fresh"), "backspace", "h", "enter"])
+        await wait_until(
+            pilot, lambda: title_of(sidebar, NEWER_ID) == "fresh", what="the new title"
+        )
+        assert box.text == ""
+
+
+async def test_a_word_typed_with_the_sidebar_open_reaches_the_prompt_box_whole(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+) -> None:
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar, box = await sidebar_open(app, pilot)
+        burst(app, typed("draw red"))
+        await wait_until(pilot, lambda: box.text.endswith("d"), what="the keys")
+        await pilot.pause()
+        assert box.text == "draw red" and box.has_focus
+        assert not isinstance(app.screen, ConfirmDelete) and not sidebar.has_class("-renaming")
+
+
+async def test_after_new_the_highlight_is_on_the_new_session(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+) -> None:
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar, box = await sidebar_open(app, pilot)
+        await pilot.press("ctrl+b")  # closed
+        await pilot.press(*typed("/new"), "enter")
+        await wait_until(pilot, lambda: app.session_id != NEWER_ID, what="the new session")
+        await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: len(sidebar.items) == 3, what="the list")
+        selected = sidebar.selected()
+        assert selected is not None and selected.info.session_id == app.session_id
+        await pilot.press("delete")  # offers to delete the session shown, not an older one
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
+        assert isinstance(app.screen, ConfirmDelete)
+        assert app.screen.session_title == "(new session)"
