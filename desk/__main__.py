@@ -32,6 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
+from desk import early_signals
+
 if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any of them
     from contract.ports import DeskGateway
     from contract.results import ShutdownReport
@@ -115,14 +117,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] in SUBCOMMANDS:
-        if args[0] == "run":  # SIGTERM/SIGHUP while it loads: a system stop, said as one
-            from tui_gateway.wire import run_early
-
-            run_early.arm()
         from desk.malloc_tuning import cap_arenas
 
         cap_arenas(os.environ)  # before any thread: see desk.malloc_tuning
         try:
+            if args[0] == "run":  # SIGTERM/SIGHUP while it loads: a system stop, said as one
+                from tui_gateway.wire import run_early
+
+                run_early.arm(early_signals)  # raises one received since desk's first line
             return run_subcommand(args[0], args[1:])
         except KeyboardInterrupt as exc:  # Ctrl+C (or, for run, SIGTERM/SIGHUP) while loading
             if args[0] == "run":  # a run says it was stopped, as it does once started
@@ -130,6 +132,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 return stopped_before_start(wants_json(args[1:]), by=exc)
             return 130
+        except Exception:  # for run: a signal's raise an import turned into another error
+            early = sys.modules.get("tui_gateway.wire.run_early")
+            signum = early.pending() if args[0] == "run" and early is not None else None
+            if early is None or signum is None:
+                raise
+            return int(
+                early.stopped_before_start(
+                    early.wants_json(args[1:]), by=early.SystemSignal(signum)
+                )
+            )
     frame: EarlyFrame | None = None
     try:
         # Inside the try: a Ctrl+C typed while the terminal still cooks keys (the first tenth
@@ -322,6 +334,11 @@ def run() -> NoReturn:
     code = main(args)
     if args and args[0] in SUBCOMMANDS:
         from tui_gateway.stops.process_exit import exit_process
+
+        if args[0] == "run":  # its end is written: a late SIGTERM cannot kill the exit
+            from tui_gateway.wire import run_early
+
+            run_early.ignore_from_now()
 
         exit_process(code)
     leave_now(code)

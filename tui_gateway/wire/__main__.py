@@ -4,11 +4,17 @@ desk."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
-from tui_gateway.stops.process_exit import exit_process
-from tui_gateway.wire.cli import main_gateway_stdio, main_run, main_serve
-from tui_gateway.wire.schedule_cli import main_schedule
+from tui_gateway.wire import run_early
+
+if __name__ == "__main__" and sys.argv[1:2] == ["run"]:  # before the heavy imports: a SIGTERM
+    run_early.hold()  # from here on is a stop said as one (main_run's arm raises it)
+
+from collections.abc import Sequence  # noqa: E402
+
+from tui_gateway.stops.process_exit import exit_process  # noqa: E402
+from tui_gateway.wire.cli import main_gateway_stdio, main_run, main_serve  # noqa: E402
+from tui_gateway.wire.schedule_cli import main_schedule  # noqa: E402
 
 USAGE = """usage: python -m tui_gateway.wire COMMAND [ARGS...]
 
@@ -37,4 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    exit_process(main())  # no thread runs while the interpreter finalizes
+    code = main()
+    if sys.argv[1:2] == ["run"]:  # its end is written: a late SIGTERM cannot kill the exit
+        run_early.ignore_from_now()
+    exit_process(code)  # no thread runs while the interpreter finalizes

@@ -166,9 +166,6 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
         1 failed (one line on stderr), 2 for a bad flag.
     """
     from tui_gateway.wire import run_early
-    from tui_gateway.wire.headless import run_turn
-
-    run_early.arm()  # SIGTERM/SIGHUP until run_turn takes them: a system stop before the start
 
     prog = "desk run"
     p = parser(prog, "Run one turn headless and print the reply.")
@@ -186,6 +183,11 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
     )
     gateway = None
     try:
+        # SIGTERM/SIGHUP until run_turn takes them: a system stop before the start (one kept
+        # since the entry point's first lines is raised here)
+        run_early.arm()
+        from tui_gateway.wire.headless import run_turn
+
         args = parse(p, argv)
         prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
         if not prompt.strip():
@@ -202,3 +204,11 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
         if gateway is not None:
             gateway.shutdown()  # idempotent: nothing survives the run
         return run_early.stopped_before_start(run_early.wants_json(argv), by=exc)
+    except Exception:  # a signal's raise an import turned into another error: still the stop
+        signum = run_early.pending()
+        if signum is None:
+            raise
+        if gateway is not None:
+            gateway.shutdown()
+        by = run_early.SystemSignal(signum)
+        return run_early.stopped_before_start(run_early.wants_json(argv), by=by)

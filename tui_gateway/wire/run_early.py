@@ -7,7 +7,10 @@ stopped run says: one line on stderr, exit status 130 and, with ``--json``, exac
 ``session_id`` is ``""``). SIGTERM and SIGHUP end it the same way, as the system's stop
 (``interrupted_by_system(gateway.shutdown)``, exit status 143): :func:`arm` makes them raise
 :class:`SystemSignal` in the main thread, as Python makes SIGINT raise ``KeyboardInterrupt``,
-until the run takes them over (:func:`disarm`).
+until the run takes them over (:func:`disarm`). Before that, from the entry point's first lines,
+:func:`hold` keeps them for :func:`arm`: one handler, :func:`on_signal`, from the first lines to
+the exit, so no signal meets the default action (the process killed, nothing written) between
+phases.
 """
 
 from __future__ import annotations
@@ -48,30 +51,118 @@ class SystemSignal(KeyboardInterrupt):
         self.signum = signum
 
 
-_armed = False
+_HOLDING, _ARMED, _RAISED, _DONE = "holding", "armed", "raised", "done"
+_state = _DONE
+"""``_HOLDING``: a signal is kept for :func:`arm`; ``_ARMED``: the next one is kept and raised;
+``_RAISED``: one was raised (later ones change nothing); ``_DONE``: the run writes its own end
+(or is writing it), and a signal does nothing here."""
+
+_kept: list[int] = []
+"""Signals received and not yet acted on by whoever ends the run, oldest first. A raise can
+be lost (Python drops an exception raised in a weakref callback or a ``__del__``, and an
+import may turn it into another error), so the signal stays here until :func:`take_over`."""
 
 
-def _raise(signum: int, _frame: FrameType | None) -> None:
-    if _armed:
+def on_signal(signum: int, _frame: FrameType | None) -> None:
+    """The handler of SIGTERM and SIGHUP from desk's first line to the run's exit.
+
+    Holding, the signal is kept (:func:`arm` raises it); armed, it is kept and raises
+    :class:`SystemSignal` once (a second signal while the first unwinds does nothing: the stop
+    is under way); done, it does nothing (whoever took the signals over writes the run's end).
+    """
+    global _state
+    if _state in (_HOLDING, _ARMED):
+        _kept.append(signum)
+    if _state == _ARMED:
+        _state = _RAISED
         raise SystemSignal(signum)
 
 
-def arm() -> None:
-    """From now on SIGTERM and SIGHUP raise :class:`SystemSignal` in the main thread (a no-op
-    elsewhere), until :func:`disarm`."""
-    global _armed
+def _quiet_lost_raise(info: sys.UnraisableHookArgs) -> None:
+    """Python's report of an exception it had to drop, without the lost raises of a kept
+    signal (a traceback for the person, though nothing is wrong: the signal is acted on)."""
+    if not isinstance(info.exc_value, SystemSignal):
+        sys.__unraisablehook__(info)
+
+
+def _install() -> None:
+    for sig in SYSTEM_SIGNALS:
+        signal.signal(sig, on_signal)
+    sys.unraisablehook = _quiet_lost_raise
+
+
+def hold(early: Sequence[int] = ()) -> None:
+    """From now on SIGTERM and SIGHUP are kept, not acted on, until :func:`arm` (main thread
+    only; a no-op elsewhere). For an entry point's first lines: a signal there is not lost, and
+    nothing is raised where no one can catch it yet.
+
+    Args:
+        early: signals an earlier handler already kept (raised by :func:`arm`).
+    """
+    global _state
     if threading.current_thread() is not threading.main_thread():
         return
-    _armed = True
-    for sig in SYSTEM_SIGNALS:
-        signal.signal(sig, _raise)
+    _state = _HOLDING
+    _install()
+    _kept.extend(early)
+
+
+def arm(early: Sequence[int] = ()) -> None:
+    """From now on SIGTERM and SIGHUP raise :class:`SystemSignal` in the main thread (a no-op
+    elsewhere), until :func:`disarm`.
+
+    Args:
+        early: signals an earlier handler kept (desk's first line's, before this module loaded).
+
+    Raises:
+        SystemSignal: a signal was kept and not acted on yet (held, in ``early``, or raised
+            where the raise was lost): raised now.
+    """
+    global _state
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _state = _ARMED
+    _install()  # the handler of :func:`hold` already, when it ran
+    _kept.extend(early)
+    if _kept:
+        _state = _RAISED
+        raise SystemSignal(_kept[0])
+
+
+def pending() -> int | None:
+    """The signal received and not yet acted on (None: none), for a start that ended with
+    another error: the signal's raise may have been turned into it."""
+    return _kept[0] if _kept and _state != _DONE else None
+
+
+def take_over() -> int | None:
+    """The run takes SIGTERM and SIGHUP over (it writes its own end): the handlers :func:`arm`
+    installed do nothing from now on, even when they are put back.
+
+    Returns:
+        a signal received before and never acted on (its raise was lost), which the run must
+        act on now; None when there is none.
+    """
+    global _state
+    signum = pending()
+    _state = _DONE
+    _kept.clear()
+    return signum
 
 
 def disarm() -> None:
-    """The run took SIGTERM and SIGHUP over (it writes its own end): the handlers :func:`arm`
-    installed no longer raise when they are put back."""
-    global _armed
-    _armed = False
+    """:func:`take_over`, for whoever is already writing the run's end."""
+    take_over()
+
+
+def ignore_from_now() -> None:
+    """The run's end is written and the process exits: SIGTERM and SIGHUP are ignored, so a
+    late one cannot end the exit by the signal (Python puts the default action back while it
+    finalizes). Main thread only (a no-op elsewhere)."""
+    disarm()
+    if threading.current_thread() is threading.main_thread():
+        for sig in SYSTEM_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
 
 
 def reason_for(signum: int) -> str:

@@ -1,0 +1,112 @@
+"""``desk run --json`` sent SIGTERM at a random moment of its first second (from its exec on):
+every run writes exactly one ``turn.completed``, unless the signal came while the interpreter
+was still starting, before desk's first line ran (README, "desk run and signals")."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import sys
+import threading
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from tests.desk.test_pty_stop import desk_command
+from tests.support import poll_until, running_demo
+from tests.wire.kit import Child
+
+RUNS = 24
+OWN = ("desk", "tui_gateway", "agent", "contract")
+"""desk's packages: one imported means desk's code ran."""
+
+
+def catches(pid: int, sig: signal.Signals) -> bool:
+    """True when process ``pid`` has a handler for ``sig`` now (``SigCgt`` of /proc); False
+    once it has ended."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    return False
+
+
+def imported(err: str) -> list[str]:
+    """The modules ``PYTHONPROFILEIMPORTTIME`` says were imported, in order."""
+    return [x.rsplit("|", 1)[1].strip() for x in err.splitlines() if x.startswith("import time:")]
+
+
+def desk_ran(modules: list[str]) -> bool:
+    """True when one of desk's own modules (the ``desk`` package first) was imported."""
+    return any(m.split(".")[0] in OWN for m in modules)
+
+
+def said(err: str) -> str:
+    """stderr without the import timings."""
+    return "\n".join(x for x in err.splitlines() if not x.startswith("import time:"))
+
+
+def python_started(pid: int) -> bool:
+    """True once the interpreter set its own SIGINT handler (before ``site`` and desk's imports)
+    or ended."""
+    return catches(pid, signal.SIGINT) or not Path(f"/proc/{pid}").exists()
+
+
+def wait_for_the_moment(rng: random.Random, attempt: int, pid: int) -> str:
+    """Wait for a random moment to send SIGTERM at; returns it, said. One run in three: in the
+    first tenth of a second after the exec; one in three: within 60 ms of the interpreter's own
+    start (``site``, desk's imports: the narrowest windows); the others anywhere in the first
+    second (the gateway, the session, the turn streaming, the exit)."""
+    if attempt % 3 == 1:
+        assert poll_until(partial(python_started, pid), timeout=30.0, every_s=0.001)
+        at = rng.uniform(0.0, 0.06)
+        threading.Event().wait(at)  # a random moment, not a wait for work
+        return f"{at:.3f} s after the interpreter started"
+    at = rng.uniform(0.0, 0.1) if attempt % 3 == 0 else rng.uniform(0.0, 1.0)
+    threading.Event().wait(at)
+    return f"{at:.3f} s after the exec"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_sigterm_at_any_moment_of_the_first_second_gives_one_turn_completed(
+    tmp_path: Path,
+) -> None:
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    env = {"PYTHONPROFILEIMPORTTIME": "1"}  # says how far the start got
+    died: list[str] = []
+    with running_demo(60) as server:
+        for attempt in range(RUNS):
+            db = tmp_path / f"sessions-{attempt}.db"
+            connect = ["--base-url", server.base_url, "--model", "demo", "--db", str(db)]
+            argv = [*desk_command(), "run", *connect, "--json", "tell me a story"]
+            child = Child(argv, env=env)
+            try:
+                at = wait_for_the_moment(rng, attempt, child.proc.pid)
+                handled = catches(child.proc.pid, signal.SIGTERM)
+                child.proc.send_signal(signal.SIGTERM)
+                code = child.wait(60)
+                out = child.out.wait_closed().decode()
+                err = child.err.wait_closed().decode()
+            finally:
+                child.kill()
+            where = f"seed {seed}, run {attempt}, SIGTERM {at}"
+            if code == -signal.SIGTERM:  # killed by it: only before desk's first line ran
+                modules = imported(err)
+                assert not handled, where
+                assert not desk_ran(modules), f"{where}: killed after importing {modules[-3:]}"
+                assert out == "" and said(err) == "", where
+                died.append(at)
+                continue
+            where += f": exit {code}, stderr {said(err)[-300:]!r}, imports {imported(err)[-3:]}"
+            types = [json.loads(x)["type"] for x in out.splitlines()]
+            assert types.count("turn.completed") == 1, where
+            assert types[-1] == "turn.completed", where
+            assert code in (0, 143), where
+            assert "Traceback" not in err, where
+    print(f"seed {seed}: {len(died)} of {RUNS} killed before desk's first line: {died}")
