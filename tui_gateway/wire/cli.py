@@ -193,7 +193,7 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
         if not prompt.strip():
             raise UsageError("the prompt is empty")
         settings = settings_from(args, os.environ)
-        with provider_from(settings, demo) as provider:
+        with provider_from(settings, demo, listed_only=True) as provider:
             gateway = build_gateway(settings, provider.config, tools=not args.no_tools)
             return run_turn(
                 gateway, prompt, session_id=args.session, approve=args.yes, json=args.json

@@ -24,6 +24,7 @@ import httpx
 
 from agent.provider.client import ProviderConfig
 from agent.valid_text import loads
+from contract.server_events import ServerState, ServerStatus
 from tui_gateway.settings.resolution import Settings, SettingsError, StoreDefault
 from tui_gateway.settings.settings_flags import add_settings_flags, load_settings
 
@@ -101,21 +102,29 @@ class Provider:
 
 
 @contextlib.contextmanager
-def provider_from(settings: Settings, demo: DemoModel | None = None) -> Iterator[Provider]:
+def provider_from(
+    settings: Settings, demo: DemoModel | None = None, *, listed_only: bool = False
+) -> Iterator[Provider]:
     """The model server the settings name (the demo one lives for the block).
 
     Args:
         settings: the command's settings.
         demo: starts the demo model, for ``--demo`` (None: this entry point has none).
+        listed_only: refuse a model the server does not list (``GET /models``), as the desk
+            does; a server that lists none, or does not answer that, is taken at its word.
 
     Raises:
-        UsageError: nothing configured, no model can be found, or ``--demo`` without ``demo``.
+        UsageError: nothing configured, no model can be found, ``--demo`` without ``demo``,
+            or (``listed_only``) a model the server does not list (the message names what it
+            lists, as the desk's).
     """
     if settings.demo:
         if demo is None:
             raise UsageError(NO_DEMO)
         with demo() as served:
             model = settings.model or served.model
+            if listed_only and settings.model:
+                refuse_unlisted(served.base_url, None, model)
             yield Provider(ProviderConfig(base_url=served.base_url, model=model), demo=True)
         return
     base_url = settings.base_url
@@ -126,7 +135,30 @@ def provider_from(settings: Settings, demo: DemoModel | None = None) -> Iterator
         )
     api_key = settings.api_key
     model = settings.model or _first_model(base_url, api_key)
+    if listed_only and settings.model:
+        refuse_unlisted(base_url, api_key, model)
     yield Provider(ProviderConfig(base_url=base_url, model=model, api_key=api_key), demo=False)
+
+
+def refuse_unlisted(base_url: str, api_key: str | None, model: str) -> None:
+    """Raise when the server at ``base_url`` lists models and ``model`` is not one of them.
+
+    Raises:
+        UsageError: the desk's own line (``the model server at URL does not list model
+            'NAME'; it lists a, b``). Nothing is raised when ``GET /models`` fails or lists
+            nothing: the server is taken at its word, as the desk takes it.
+    """
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        response = httpx.get(base_url + "/models", headers=headers, timeout=MODELS_TIMEOUT_S)
+        response.raise_for_status()
+        models = [str(entry["id"]) for entry in loads(response.content)["data"]]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return
+    status = ServerStatus(ServerState.READY, base_url, model, models)
+    problem = status.model_problem(model)
+    if problem:
+        raise UsageError(problem)
 
 
 def _first_model(base_url: str, api_key: str | None) -> str:
