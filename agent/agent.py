@@ -52,7 +52,7 @@ from agent.tools.runner import Approver, ToolBatch
 from agent.tools.workspace import Workspace
 from agent.turn_results import ended, interrupted, reply_messages
 from agent.turn_tools import tool_batch, tool_completed
-from agent.usage import UsageTally
+from agent.usage import UsageTally, reply_tokens
 
 _IDLE, _RUNNING, _DONE = "idle", "running", "done"
 
@@ -328,7 +328,7 @@ class Agent:
         ledger = ProcessLedger()
         iterations = 0
         out_of_iterations = False
-        tally = UsageTally(self._estimate_prompt)
+        tally = UsageTally(self._estimate_prompt, self._estimate_reply)
         self._cancellable = True
         self._last_activity = time.monotonic()
         watchdog = None
@@ -473,6 +473,12 @@ class Agent:
             return self.context.count(messages, tools)
         size = request_size(messages, tools)
         return tokens_in_chars(size.chars) + size.messages * MESSAGE_OVERHEAD_TOKENS
+
+    def _estimate_reply(self, reply: Completion) -> int:
+        """Desk's count of a reply the server reported nothing for (:func:`reply_tokens`, at
+        the session's calibrated characters per token)."""
+        ratio = self.context.calibration.chars_per_token if self.context is not None else None
+        return reply_tokens(reply, ratio)
 
     async def _watch_inactivity(self, limit_s: float) -> None:
         """Stop the turn as ``inactivity`` once nothing arrived for ``limit_s`` seconds."""

@@ -4,8 +4,12 @@ Each request counts what the server reported in its ``usage`` (prompt, completio
 prompt tokens it reused from its cache: OpenAI's ``prompt_tokens_details.cached_tokens``,
 llama.cpp's ``timings.cache_n``). A request that ended without a report (a stop mid-stream,
 a server that sends none) counts desk's own estimate instead, and is counted as estimated, so a
-total says when part of it is desk's and not the server's. A request the server refused before
-answering anything (a 4xx) costs nothing and is not counted.
+total says when part of it is desk's and not the server's. The estimate of a reply
+(:func:`reply_tokens`) counts the chunks it streamed, one token each, as llama.cpp, vLLM,
+Ollama and OpenAI send them; it counts characters, at the session's calibrated characters per
+token, only when the chunks held more than a token could (a server or proxy that batches them)
+or nothing streamed; and it is never more than the request's ``max_tokens``. A request the
+server refused before answering anything (a 4xx) costs nothing and is not counted.
 """
 
 from __future__ import annotations
@@ -14,7 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent.provider.types import ChatMessage, Completion, Usage
-from agent.tokens import tokens_in_chars
+from agent.tokens import DEFAULT_CHARS_PER_TOKEN, tokens_in_chars
+
+MAX_CHARS_PER_PIECE = 10.0
+"""Characters a streamed chunk holds on average, at most, when it is one token (real
+vocabularies: 2.5-4.5 a token, English words up to about 6): above it, chunks are batches."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,16 +96,51 @@ def summed(usages: list[TokenUsage]) -> TokenUsage:
     return total
 
 
+def reply_chars(reply: Completion) -> int:
+    """Characters of a reply: its text, its reasoning, its tool calls' names and arguments."""
+    chars = len(reply.content) + len(reply.reasoning)
+    return chars + sum(len(call.name) + len(call.arguments) for call in reply.tool_calls)
+
+
+def reply_tokens(reply: Completion, chars_per_token: float | None = None) -> int:
+    """Desk's count of the tokens of a reply the server reported nothing for (a stop).
+
+    Args:
+        reply: what arrived (``pieces``: the chunks that carried some of it; ``max_tokens``:
+            the request's cap).
+        chars_per_token: the session's calibrated ratio (for a reply whose chunks are batches,
+            or that did not stream); None: :data:`~agent.tokens.DEFAULT_CHARS_PER_TOKEN`.
+
+    Returns:
+        the chunks, one token each, when they average at most :data:`MAX_CHARS_PER_PIECE`
+        characters; else the characters at ``chars_per_token``; at most ``max_tokens``.
+    """
+    chars = reply_chars(reply)
+    if reply.pieces and chars <= reply.pieces * MAX_CHARS_PER_PIECE:
+        tokens = reply.pieces
+    else:
+        tokens = tokens_in_chars(chars, chars_per_token or DEFAULT_CHARS_PER_TOKEN)
+    cap = reply.max_tokens
+    return min(tokens, cap) if cap is not None and cap > 0 else tokens
+
+
 class UsageTally:
     """A turn's requests, counted as they are answered (one agent's worker thread only).
 
     Args:
         estimate_prompt: desk's count of a request's prompt, in tokens (used only for a request
             the server reported nothing for).
+        estimate_reply: desk's count of a reply, in tokens (likewise; default
+            :func:`reply_tokens` at the default ratio).
     """
 
-    def __init__(self, estimate_prompt: Callable[[list[ChatMessage]], int]) -> None:
+    def __init__(
+        self,
+        estimate_prompt: Callable[[list[ChatMessage]], int],
+        estimate_reply: Callable[[Completion], int] = reply_tokens,
+    ) -> None:
         self._estimate_prompt = estimate_prompt
+        self._estimate_reply = estimate_reply
         self._open: list[ChatMessage] | None = None
         self.total = TokenUsage()
         """What the requests answered so far add up to."""
@@ -116,7 +159,5 @@ class UsageTally:
         if reply.usage is not None:
             self.total = self.total.plus(TokenUsage.reported(reply.usage))
             return
-        chars = len(reply.content) + len(reply.reasoning)
-        chars += sum(len(call.name) + len(call.arguments) for call in reply.tool_calls)
-        estimate = TokenUsage.estimate(self._estimate_prompt(messages), tokens_in_chars(chars))
+        estimate = TokenUsage.estimate(self._estimate_prompt(messages), self._estimate_reply(reply))
         self.total = self.total.plus(estimate)

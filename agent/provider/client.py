@@ -118,6 +118,7 @@ class ChatClient:
         import httpx
 
         out = partial if partial is not None else Completion()
+        out.max_tokens = max_tokens
         calls: dict[int, dict[str, str]] = {}
         # Pieces are joined once when the stream ends (normally, by error or by cancellation):
         # `out.content += piece` per token would copy the whole reply each time.
@@ -280,13 +281,15 @@ def _apply_chunk(
         reasoning = _text_field(delta, "reasoning_content", n, data) or _text_field(
             delta, "reasoning", n, data
         )
+        pieces = delta.get("tool_calls")
+        if content or reasoning or pieces:
+            out.pieces += 1
         if content or reasoning:
             if content:
                 text.content.append(content)
             if reasoning:
                 text.reasoning.append(reasoning)
             on_delta(StreamDelta(content=content, reasoning=reasoning))
-        pieces = delta.get("tool_calls")
         if pieces is not None:
             _apply_tool_calls(pieces, calls, n, data)
         finish = choice.get("finish_reason")

@@ -124,6 +124,10 @@ class Completion:
         tool_calls: assembled tool calls, in index order.
         finish_reason: ``stop``, ``length``, ``tool_calls``...; None if the request never finished.
         usage: token counts, when the server reported them.
+        pieces: streamed chunks that carried reply text or tool-call arguments (llama.cpp,
+            vLLM, Ollama and OpenAI send one token a chunk); 0 for a reply that was not
+            streamed.
+        max_tokens: the most tokens the request asked the reply to have (None: none asked).
     """
 
     content: str = ""
@@ -131,3 +135,5 @@ class Completion:
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage | None = None
+    pieces: int = 0
+    max_tokens: int | None = None

@@ -62,6 +62,7 @@ def write_config(config_home: Path, text: str) -> Path:
 def test_run_takes_every_setting_from_the_config_file(
     demo_server: DemoModelServer, config_home: Path, tmp_path: Path
 ) -> None:
+    demo_server.configure(model="file-model")  # lists it: desk run refuses a model not listed
     work, db = tmp_path / "work", tmp_path / "sessions.db"
     work.mkdir()
     write_config(
@@ -90,6 +91,7 @@ def test_run_takes_every_setting_from_the_config_file(
 def test_run_flag_over_environment_over_file(
     demo_server: DemoModelServer, config_home: Path, flag: bool, env: bool, expected: str
 ) -> None:
+    demo_server.configure(model=expected)  # lists it: desk run refuses a model not listed
     write_config(config_home, f'base_url = "{demo_server.base_url}"\nmodel = "file-model"\n')
     args = ["--model", "flag-model"] if flag else []
     child = Child(
