@@ -4,7 +4,8 @@ desk's first line takes SIGTERM (``desk/__init__.py``), read from the process's 
 Before that only the interpreter runs: its own start (until it sets its SIGINT handler) and
 ``site`` (the installed packages' ``.pth`` files; an editable install's finder). The bench
 launches the installed ``desk run --help`` ``--runs`` times and polls ``/proc/PID/status``
-(about every 0.3 ms, sleeping between reads) from the moment ``Popen`` returns (the exec done); it prints, in ms:
+(about every 0.3 ms, sleeping between reads) from the moment ``Popen`` returns (the exec
+done); it prints, in ms:
 
 - ``python_own``: until the interpreter's SIGINT handler is set (its own start);
 - ``to_desk``: until SIGTERM is caught (the window in which SIGTERM kills the run unsaid).
