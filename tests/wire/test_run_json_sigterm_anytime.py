@@ -110,3 +110,30 @@ def test_a_sigterm_at_any_moment_of_the_first_second_gives_one_turn_completed(
             assert code in (0, 143), where
             assert "Traceback" not in err, where
     print(f"seed {seed}: {len(died)} of {RUNS} killed before desk's first line: {died}")
+
+
+@pytest.mark.parametrize("entry", ["desk", "wire"])
+def test_a_sigterm_after_turn_completed_does_not_kill_the_exit(tmp_path: Path, entry: str) -> None:
+    """The end is written: a SIGTERM while the process exits (threads joined, the interpreter
+    finalizing, when Python puts the default action back) changes nothing: exit 0."""
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    with running_demo(0) as server:
+        for attempt in range(6):
+            db = tmp_path / f"sessions-{attempt}.db"
+            connect = ["--base-url", server.base_url, "--model", "demo", "--db", str(db)]
+            flags = [*connect, "--json", "reply with exactly: done"]
+            head = desk_command() if entry == "desk" else [sys.executable, "-m", "tui_gateway.wire"]
+            child = Child([*head, "run", *flags])
+            try:
+                assert child.out.wait_for(lambda data: b'"turn.completed"' in data, 60)
+                at = rng.uniform(0.0, 0.1)
+                threading.Event().wait(at)  # a random moment of the exit, not a wait for work
+                child.proc.send_signal(signal.SIGTERM)
+                code = child.wait(60)
+                out = child.out.wait_closed().decode()
+            finally:
+                child.kill()
+            where = f"seed {seed}, run {attempt}, SIGTERM {at:.3f} s after turn.completed"
+            assert code == 0, where
+            assert [json.loads(x)["type"] for x in out.splitlines()].count("turn.completed") == 1
