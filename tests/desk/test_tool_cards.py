@@ -55,12 +55,14 @@ def app(tool_gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
 
 
 async def approval_prompt(app: DeskApp, pilot: object) -> ApprovalPrompt:
-    """Wait until the approval prompt is shown and a plain key may answer it (it never takes
-    the focus: the prompt box keeps it, and a plain key answers only after a pause)."""
+    """Wait until an approval prompt waits for an answer and a plain key may answer it (it
+    never takes the focus: the prompt box keeps it, and a plain key answers only after a
+    pause). An earlier call's prompt, answered or stopped, may still be on screen: not that."""
 
     def shown() -> ApprovalPrompt | None:
         # One query, no ``first()``: under load the prompt may go between two queries.
-        return next(app.screen.query(ApprovalPrompt).results(ApprovalPrompt), None)
+        prompts = app.screen.query(ApprovalPrompt).results(ApprovalPrompt)
+        return next((p for p in prompts if p.waiting), None)
 
     await wait_until(pilot, shown, timeout_s=30.0, what="the approval prompt")  # type: ignore[arg-type]
     prompt = shown()
