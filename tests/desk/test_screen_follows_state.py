@@ -132,11 +132,18 @@ async def test_a_reply_drawn_as_it_streamed_shows_its_last_words_in_the_frame_sa
     async with desk_app.run_test(size=(120, 30)) as pilot:
         reply = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
         await wait_until(pilot, lambda: reply.outcome is not None, what="the reply's end")
-        await wait_until(pilot, lambda: len(frames) > finished_at[0], what="a frame after")
+        await wait_until(pilot, lambda: idle_shown(frames, finished_at[0]), what="idle shown")
         assert reply.query_one(ReplyBody).text == reply.text
     assert reply.outcome == "completed" and reply.text.strip() != ""
     assert idle_at == finished_at  # no frame went out between "idle" and the last words
-    assert "idle" in frames[finished_at[0]]  # the next frame shows both
+    # The next frame made shows both; a frame the screen had already begun (its timer fired
+    # before the status bar's repaint reached it, as on a loaded machine) may go out first.
+    assert "idle" in "".join(frames[finished_at[0] : finished_at[0] + 2]), frames[-3:]
+
+
+def idle_shown(frames: list[str], first: int) -> bool:
+    """True once a frame from ``first`` on said "idle", or two frames went out."""
+    return any("idle" in frame for frame in frames[first:]) or len(frames) > first + 1
 
 
 async def test_after_a_stop_the_screen_falls_still_until_the_settle_timer(
