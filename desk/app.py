@@ -159,6 +159,7 @@ class DeskApp(App[int]):
             mount_view=self._mount_view,
             focus_prompt=self.focus_prompt,
             shutdown_finished=self._shutdown_finished,
+            starting=self._starting,
         )
         """The controllers, one per concern."""
 
@@ -195,9 +196,24 @@ class DeskApp(App[int]):
         with contextlib.suppress(RuntimeError):  # the app's loop has closed already
             self.post_message(message)
 
+    def _starting(self) -> bool:
+        """True while the desk is not ready for prompts yet: the gateway being built, then
+        the session being opened (any thread: one attribute read on the screen, two on the
+        build). False once the build failed (the desk then ends)."""
+        late = self._late
+        if late is None or (late.ended and late.built is None):
+            return False
+        screen = self.screen_stack[0] if self.screen_stack else None
+        return not isinstance(screen, DeskScreen) or not screen.ready  # none yet: starting
+
     async def on_gateway_built(self, message: GatewayBuilt) -> None:
-        """The gateway is built: the session starts. A failed build ends the app (exit 1)."""
-        if self.controllers.quit.started:  # a quit typed meanwhile: no session to start
+        """The gateway is built: the session starts. A failed build ends the app (exit 1).
+        After a quit typed meanwhile, only to send the prompts typed before it (the quit
+        waits for them: it then stops them, or saves them as not sent)."""
+        quit = self.controllers.quit
+        screen = self.screen_stack[0] if self.screen_stack else None
+        waiting = isinstance(screen, DeskScreen) and screen.prompts_waiting
+        if quit.started and not (waiting and quit.takes_prompts):
             return
         if message.error is not None:
             self.exit(1, message=f"desk: cannot start the gateway: {message.error}")
@@ -333,6 +349,9 @@ class DeskApp(App[int]):
         in the same place, see :mod:`desk.widgets.click_button`)."""
         if isinstance(event, events.Key):
             self._keys_seen += 1  # read by the input thread at Ctrl+Q
+            prompt = self.widgets.prompt
+            if event.key in prompt.SEND_KEYS and self.focused is prompt and not event.is_forwarded:
+                prompt.sends.given()  # on its way to the box, then to the screen
             self.controllers.stops.key_time = event.time
             self.controllers.tools.keys.key_arrived(event.time)  # the typing rhythm
         elif isinstance(event, events.MouseDown | events.MouseUp) and not event.is_forwarded:
@@ -377,8 +396,11 @@ class DeskApp(App[int]):
 
     def quit_from_input_thread(self, keys_posted: int = 0) -> None:
         """Ctrl+Q on the terminal's input thread: the gateway's shutdown starts now (see
-        :mod:`desk.driver`); the key goes on to :meth:`action_quit`. Thread-safe."""
-        self.controllers.quit.begin_from_input_thread(typing=keys_posted > self._keys_seen)
+        :mod:`desk.driver`), after the keys the app has not seen yet and the prompts still on
+        their way to the screen (:mod:`desk.sends_in_flight`); the key goes on to
+        :meth:`action_quit`. Thread-safe."""
+        typing = keys_posted > self._keys_seen or self.widgets.prompt.sends.pending
+        self.controllers.quit.begin_from_input_thread(typing=typing)
 
     def action_quit(self) -> None:  # type: ignore[override]
         """Ctrl+Q: a system stop of everything through ``gateway.shutdown()``, then exit."""

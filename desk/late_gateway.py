@@ -72,6 +72,11 @@ class LateGateway:
         return self._built
 
     @property
+    def ended(self) -> bool:
+        """True once the build ended, built or failed (thread-safe)."""
+        return self._ended.is_set()
+
+    @property
     def running_turns(self) -> int:
         """How many turns run: none before the gateway is built (a quit typed during the start
         reads it on the UI thread, which must not wait for the build)."""

@@ -63,6 +63,7 @@ def build_controllers(
     mount_view: Callable[[str], Awaitable[SessionView]],
     focus_prompt: Callable[[], None],
     shutdown_finished: Callable[[], None],
+    starting: Callable[[], bool] = lambda: False,
 ) -> DeskControllers:
     """Every controller of a desk, wired to its widgets and to the app.
 
@@ -81,6 +82,8 @@ def build_controllers(
         mount_view: makes and mounts a session's view (the app).
         focus_prompt: gives the focus back to the prompt box (the app).
         shutdown_finished: called on the quit thread once the gateway's shutdown returned.
+        starting: True while the desk is not ready for prompts yet (any thread; see
+            :class:`QuitController`).
     """
     notify, status = app.notify, widgets.status
     agents = AgentsController(gateway, clock=clock, format_receipt=format_receipt, notify=notify)
@@ -186,6 +189,7 @@ def build_controllers(
         began=turns.quitting,
         servers=lambda: mcp.running,
         post=app.post_message,
+        starting=starting,
     )
     stops = StopKeysController(
         gateway,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,12 @@ from desk.widgets.status_bar import Clock, StatusBar
 
 if TYPE_CHECKING:
     from contract.ports import DeskGateway
+
+BUILD_POLL_S = 0.1
+"""How often a quit typed while the desk starts looks whether it is ready, in seconds."""
+
+START_WAIT_S = 60.0
+"""The longest a quit typed while the desk starts waits for it to be ready, in seconds."""
 
 EXIT_NOTE_S = 1.5
 """How long the "gave up waiting" note stays on screen before the desk exits, in seconds."""
@@ -79,6 +86,10 @@ class QuitController:
         servers: how many MCP servers run now (the quit ends them too).
         post: posts a message to the app (thread-safe): the drain of the keys typed before
             a quit (:mod:`desk.typing_drain`).
+        starting: True while the desk is not ready for prompts yet (thread-safe): a quit
+            then waits for it to be (up to :data:`START_WAIT_S`), and for the prompts sent
+            meanwhile to go before the shutdown begins (they are then stopped by it, or saved
+            as not sent).
     """
 
     def __init__(
@@ -94,6 +105,7 @@ class QuitController:
         began: Callable[[], None] = lambda: None,
         servers: Callable[[], int] = lambda: 0,
         post: Callable[[Message], object] = lambda _message: None,
+        starting: Callable[[], bool] = lambda: False,
     ) -> None:
         self._gateway = gateway
         self._status = status
@@ -105,6 +117,7 @@ class QuitController:
         self._began = began
         self._servers = servers
         self._post = post
+        self._starting = starting
         self._drained: threading.Event | None = None  # set once the typing before it is in
         self._turns = 0  # the turns the quit waits for, as last said
         self._runner = ShutdownRunner(gateway)
@@ -169,14 +182,26 @@ class QuitController:
         """
         stamp("quit.key_read")
         self._began()
+        typing = typing or self._starting()  # an Enter typed during the start may be in flight
         before = self._drain() if typing and not self._runner.started else None
         return self._runner.start(then=self._shutdown_finished, before=before)
 
     def _drain(self) -> Callable[[], None]:
-        """Send a :class:`DrainTyping` after the keys; the wait for it, for the quit thread."""
+        """Send a :class:`DrainTyping` after the keys; the wait for it, for the quit thread:
+        :data:`DRAIN_S`, or while the desk starts (up to :data:`START_WAIT_S`: the shutdown
+        waits for the gateway's build anyway) and that long after."""
         done = self._drained = threading.Event()
         self._post(DrainTyping(done))
-        return lambda: stamp("quit.typing_in") if done.wait(DRAIN_S) else None
+
+        def wait() -> None:
+            give_up = time.monotonic() + START_WAIT_S
+            while self._starting() and not done.wait(BUILD_POLL_S):
+                if time.monotonic() > give_up:
+                    break  # the desk never came up: the shutdown goes ahead
+            if done.wait(DRAIN_S):
+                stamp("quit.typing_in")
+
+        return wait
 
     def typing_in(self) -> None:
         """The keys typed before the quit were handled (on the UI thread): the prompt box

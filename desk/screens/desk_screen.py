@@ -118,6 +118,14 @@ class DeskScreen(Screen[None]):
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         """Run a command, or send the prompt: while a turn runs the gateway queues it, the
         running turn takes it as a steer, or it stops the turn and runs at once (``how``)."""
+        try:
+            await self._take_prompt(message)
+        finally:
+            if message.in_flight:  # its key is done with: the prompt reached the gateway
+                message.in_flight = False
+                self._widgets.prompt.sends.done()
+
+    async def _take_prompt(self, message: PromptInput.Submitted) -> None:
         c = self._controllers
         view = c.sessions.view
         if view is None:
@@ -139,13 +147,27 @@ class DeskScreen(Screen[None]):
         await c.queue.sync(view)
         c.gauge.count_pending(view)
 
+    @property
+    def ready(self) -> bool:
+        """True once the session is up and the prompts sent during the start went (read by
+        the terminal's input thread at Ctrl+Q too)."""
+        return self._early is None
+
+    @property
+    def prompts_waiting(self) -> bool:
+        """True while prompts sent during the start wait for the desk to be ready."""
+        return bool(self._early)
+
     def on_drain_typing(self, message: DrainTyping) -> None:
         """The keys typed before a quit were handled (see :mod:`desk.typing_drain`); prompts
-        sent while the desk starts go first, once it is ready."""
+        sent while the desk starts go first, once it is ready. It ends here: bubbled on to the
+        app, it was posted to the focus again, round and round until the desk exited."""
+        message.stop()
         if message.hops > 0:  # it came here with the keys: after those forwarded to the box
-            message.stop()
             self._widgets.prompt.post_message(message.next_hop())
-        elif self._early:
+            return
+        self._widgets.prompt.sends.settle()  # what was typed before the quit was handled
+        if self._early:
             self._quit_waits = True
         else:
             self._controllers.quit.typing_in()

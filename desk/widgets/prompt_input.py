@@ -34,6 +34,7 @@ from textual.widgets import TextArea
 
 from contract.text import terminal_safe
 from desk.prompt_history import PromptHistory
+from desk.sends_in_flight import SendsInFlight
 from desk.slash import SlashCommand, command_named, common_prefix, completions
 from desk.typing_drain import DrainTyping
 from desk.widgets._css import css_beside
@@ -100,6 +101,8 @@ class PromptInput(TextArea):
     """Keys that insert a line break."""
     COMPLETE_KEYS: ClassVar[frozenset[str]] = frozenset({"tab"})
     """Keys that complete a slash command (only while :func:`completing_slash`)."""
+    SEND_KEYS: ClassVar[frozenset[str]] = SUBMIT_KEYS | OTHER_KEYS | STOP_AND_SEND_KEYS
+    """Keys that may send a prompt (counted on their way: :mod:`desk.sends_in_flight`)."""
 
     class Submitted(Message):
         """The person pressed Enter (or Ctrl+T, Ctrl+S).
@@ -110,6 +113,8 @@ class PromptInput(TextArea):
             key_time: when the key that sent it was made (``Message.time``), or None when no
                 key sent it.
             editing: with :attr:`SendMode.EDIT`, the queued prompt the box was editing.
+            in_flight: a send key given to the box posted it (counted until the screen is
+                done with it).
         """
 
         def __init__(
@@ -118,6 +123,8 @@ class PromptInput(TextArea):
             how: SendMode = SendMode.SEND,
             key_time: float | None = None,
             editing: str | None = None,
+            *,
+            in_flight: bool = False,
         ) -> None:
             super().__init__()
             self.text = text
@@ -128,6 +135,8 @@ class PromptInput(TextArea):
             """When the key was made, or None."""
             self.editing = editing
             """The queued prompt an edit is for, or None."""
+            self.in_flight = in_flight
+            """True until the screen counts its send key done (:mod:`desk.sends_in_flight`)."""
 
     class EditLast(Message):
         """Up on an empty box while prompts wait in the queue: edit the last of them."""
@@ -163,6 +172,9 @@ class PromptInput(TextArea):
         self.has_queue = False
         """Prompts wait in the queue (set by the desk): Up on an empty box edits the last."""
         self._editing: str | None = None
+        self.sends = SendsInFlight()
+        """The send keys given to this box and not done with (counted by the app and the
+        screen too)."""
         self.answer_key: Callable[[events.Key], bool] | None = None
         """Asked first for every key: True when the desk took it as an answer (an approval
         waiting, see :mod:`desk.approval_keys`), so it is not typed. Set by the app."""
@@ -202,26 +214,33 @@ class PromptInput(TextArea):
             self.post_message(message.next_hop())
 
     async def _on_key(self, event: events.Key) -> None:
+        if not await self._take_key(event) and event.key in self.SEND_KEYS:
+            self.sends.done()  # it sent nothing: no prompt is on its way
+
+    async def _take_key(self, event: events.Key) -> bool:
+        """Act on a key in this widget's own queue; True when it posted a prompt."""
         # Enter, Ctrl+J and Tab are handled here, in this widget's own queue, after the keys
         # typed before them: a binding (priority ones run as the key arrives at the app) could
         # read the text before the last typed characters were inserted. Tab with nothing to
         # complete is taken too, and does nothing: the app's focus_next would move the focus
         # away mid-sentence, and the keys typed after it would be lost.
+        sent = False  # a send key posted a prompt: the screen counts it done (SendsInFlight)
         if self.answer_key is not None and self.answer_key(event):
             event.stop()
             event.prevent_default()
         elif event.key in self.SUBMIT_KEYS:
             event.stop()
             event.prevent_default()
-            self.action_submit(event.time)
+            sent = self._send(self._mode(), event.time, from_key=True)
         elif event.key in self.OTHER_KEYS:
             event.stop()
             event.prevent_default()
-            self.action_other_steer()
+            sent = self._send(self._mode(other=True), from_key=True)
         elif event.key in self.STOP_AND_SEND_KEYS:
             event.stop()
             event.prevent_default()
-            self.action_stop_and_send()
+            how = SendMode.STOP_AND_SEND if self._busy else SendMode.SEND
+            sent = self._send(how, from_key=True)
         elif event.key in self.NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
@@ -242,6 +261,7 @@ class PromptInput(TextArea):
             self.replace(text, *self.selection)
         else:
             await super()._on_key(event)
+        return sent
 
     @property
     def busy(self) -> bool:
@@ -307,11 +327,14 @@ class PromptInput(TextArea):
         """Ctrl+S: stop the running turn and send the text at once."""
         self._send(SendMode.STOP_AND_SEND if self._busy else SendMode.SEND)
 
-    def _send(self, how: SendMode, key_time: float | None = None) -> None:
-        """Take the text, empty the box and post it, all within this key's handling."""
+    def _send(
+        self, how: SendMode, key_time: float | None = None, *, from_key: bool = False
+    ) -> bool:
+        """Take the text, empty the box and post it, all within this key's handling; False
+        when there was nothing to send. ``from_key``: a send key given to the box sends it."""
         text = self.text
         if not text.strip():
-            return
+            return False
 
         if self._hints is not None:
             self._hints.hide()  # the command is sent; an edit shows it again
@@ -321,7 +344,8 @@ class PromptInput(TextArea):
             editing = None
         self.prompt_history.add(text)
         self.clear()
-        self.post_message(self.Submitted(text, how, key_time, editing))
+        self.post_message(self.Submitted(text, how, key_time, editing, in_flight=from_key))
+        return True
 
     def give_back(self, text: str) -> None:
         """A prompt the app could not send: back in the box when nothing was typed since;

@@ -9,17 +9,22 @@ build and shuts the gateway down.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 
 import pytest
+from textual import events
 
 from agent.provider.client import ProviderConfig
 from agent.stops import Surface
+from contract.results import ShutdownReport
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
+from desk.controllers.quit import BUILD_POLL_S
 from desk.late_gateway import Built, LateGateway
-from desk.screens.desk_screen import EARLY_NOTICE
+from desk.screens.desk_screen import EARLY_NOTICE, DeskScreen
+from desk.typing_drain import DRAIN_S, DrainTyping
 from desk.widgets import AssistantReply, PromptInput
 from tests.desk.kit import DEFAULT_TIMEOUT_S, connection, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
@@ -124,6 +129,114 @@ async def test_a_quit_typed_while_the_gateway_is_built_shuts_it_down_once_built(
     assert app.return_code == 0
     assert app.shutdown_report is not None
     assert [t.name for t in threading.enumerate() if t.name.startswith("desk-turn-")] == []
+
+
+async def test_a_prompt_sent_then_a_quit_while_the_gateway_is_built_is_kept_in_the_session(
+    held: HeldBuild, demo_server: DemoModelServer
+) -> None:
+    # Enter, then Ctrl+Q, while the desk starts: the quit waits for the build (however long)
+    # and for the prompt to be sent, then stops it; the prompt is in the session to resume.
+    late = LateGateway(held)
+    app = DeskApp(late, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, held.began.is_set, what="the build to begin after the frame")
+        looked = counted_looks(app, DRAIN_S / BUILD_POLL_S + 2)
+        await pilot.press(*"typed before the quit", "enter", "ctrl+q")
+        await wait_until(pilot, looked.is_set, what="the quit to wait longer than its drain")
+        assert app.is_running and app.widgets.status.notice != ""  # it says what it waits for
+        held.release()
+        await wait_until(pilot, lambda: not app.is_running, what="the desk to quit")
+        view = app.controllers.sessions.view
+        session_id = view.session_id if view is not None else ""
+    assert app.return_code == 0 and session_id
+    history = held.gateways[0].history(session_id)
+    assert [m.content for m in history if m.role == "user"] == ["typed before the quit"]
+
+
+async def test_a_prompt_on_its_way_to_the_screen_when_ctrl_q_is_read_is_sent_first(
+    held: HeldBuild, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The app has seen the Enter (no key is unseen) but the screen has not taken its prompt
+    # yet when the terminal's input thread reads Ctrl+Q: the shutdown waits for that prompt,
+    # which is sent, stopped by the quit and kept in the session.
+    held.release()
+    app = DeskApp(LateGateway(held), connection(demo_server.base_url), handle_signals=False)
+    on_its_way, go_on = asyncio.Event(), asyncio.Event()
+    take = DeskScreen._take_prompt
+
+    async def held_prompt(self: DeskScreen, message: PromptInput.Submitted) -> None:
+        on_its_way.set()
+        await go_on.wait()
+        await take(self, message)
+
+    monkeypatch.setattr(DeskScreen, "_take_prompt", held_prompt)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.controllers.sessions.view is not None, what="session")
+        session_id = app.session_id
+        for key in [*"on its", "enter"]:  # as a terminal delivers them (Pilot waits for idle)
+            app.post_message(events.Key(key, "\r" if key == "enter" else key))
+        await wait_until(None, on_its_way.is_set, what="the prompt on its way")
+        try:  # as the input thread does: every key it posted was seen
+            quit_read = threading.Thread(target=app.quit_from_input_thread, args=(app._keys_seen,))
+            quit_read.start()
+            quit_read.join(DEFAULT_TIMEOUT_S)
+        finally:
+            go_on.set()  # the prompt goes on to the screen
+        await wait_until(pilot, lambda: not app.is_running, what="the desk to quit")
+    history = held.gateways[0].history(session_id)
+    assert [m.content for m in history if m.role == "user"] == ["on its"]
+
+
+def counted_looks(app: DeskApp, enough: float) -> threading.Event:
+    """Set once the quit looked ``enough`` times whether the gateway's build ended."""
+    looks: list[bool] = []
+    looked = threading.Event()
+    starting = app.controllers.quit._starting
+
+    def counted() -> bool:
+        looks.append(answer := starting())
+        if len(looks) >= enough:
+            looked.set()
+        return answer
+
+    app.controllers.quit._starting = counted
+    return looked
+
+
+async def test_the_keys_typed_before_a_quit_are_waited_for_once(
+    held: HeldBuild, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The drain of the keys typed before a quit ends at the screen: bubbled on to the app, it
+    # went round the app, the prompt box and the screen until the desk exited, and took the
+    # UI thread's CPU from the quit.
+    seen: list[int] = []
+    forward = DeskApp.on_drain_typing
+
+    def counted(self: DeskApp, message: DrainTyping) -> None:
+        seen.append(message.hops)
+        forward(self, message)
+
+    monkeypatch.setattr(DeskApp, "on_drain_typing", counted)
+    held.release()
+    app = DeskApp(LateGateway(held), connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.controllers.sessions.view is not None, what="session")
+        gateway = held.gateways[0]
+        shutdown = gateway.shutdown
+        release = threading.Event()
+
+        def held_shutdown(timeout_s: float | None = None) -> ShutdownReport:
+            release.wait(DEFAULT_TIMEOUT_S)  # the quit stays under way while the drain could loop
+            return shutdown(timeout_s)
+
+        monkeypatch.setattr(gateway, "shutdown", held_shutdown)
+        await pilot.press(*"abc", "ctrl+q")
+        await wait_until(pilot, lambda: app.controllers.quit.report is None and seen, what="drain")
+        for _ in range(20):
+            await pilot.pause()
+        assert seen == [2]
+        release.set()
+        await wait_until(pilot, lambda: not app.is_running, what="the desk to quit")
 
 
 async def test_a_build_begun_elsewhere_first_still_starts_the_session(
