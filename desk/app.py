@@ -180,6 +180,7 @@ class DeskApp(App[int]):
     async def on_mount(self) -> None:
         c, prompt = self.controllers, self.widgets.prompt
         prompt.answer_key = self._answer_key
+        prompt.side_key = self.widgets.sidebar.take_key
         prompt.complete_mention = c.mentions.complete
         prompt.focus()
         if self._handle_signals:

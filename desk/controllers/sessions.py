@@ -262,7 +262,7 @@ class SessionsController:
 
     def open_sidebar(self) -> None:
         """Open the sidebar, focus its list and (re)read the sessions."""
-        self._sidebar.open()
+        self._sidebar.open(self.view.session_id if self.view is not None else None)
         self._later(self.refresh)
 
     async def refresh(self) -> None:

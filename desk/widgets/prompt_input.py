@@ -21,7 +21,7 @@ inserts its file (:attr:`PromptInput.complete_mention`) before the keys typed af
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import ClassVar
 
@@ -178,6 +178,9 @@ class PromptInput(TextArea):
         self.answer_key: Callable[[events.Key], bool] | None = None
         """Asked first for every key: True when the desk took it as an answer (an approval
         waiting, see :mod:`desk.approval_keys`), so it is not typed. Set by the app."""
+        self.side_key: Callable[[events.Key], Awaitable[bool]] | None = None
+        """Asked next: True when the sessions sidebar took the key (its Ctrl+R, and the keys
+        typed behind it for the rename box), so it is not typed. Set by the app."""
         self.complete_mention: Callable[[], bool] | None = None
         """Tab with no /command to complete: insert the file of the ``@`` mention at the
         cursor, within the Tab's own handling so the keys typed after it follow the inserted
@@ -225,7 +228,7 @@ class PromptInput(TextArea):
         # complete is taken too, and does nothing: the app's focus_next would move the focus
         # away mid-sentence, and the keys typed after it would be lost.
         sent = False  # a send key posted a prompt: the screen counts it done (SendsInFlight)
-        if self.answer_key is not None and self.answer_key(event):
+        if await self._taken_elsewhere(event):
             event.stop()
             event.prevent_default()
         elif event.key in self.SUBMIT_KEYS:
@@ -262,6 +265,13 @@ class PromptInput(TextArea):
         else:
             await super()._on_key(event)
         return sent
+
+    async def _taken_elsewhere(self, event: events.Key) -> bool:
+        """True when a waiting approval took the key as its answer, or the sessions sidebar
+        took it (its Ctrl+R, or a key for its rename box)."""
+        if self.answer_key is not None and self.answer_key(event):
+            return True
+        return self.side_key is not None and await self.side_key(event)
 
     @property
     def busy(self) -> bool:

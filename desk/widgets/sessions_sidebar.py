@@ -8,9 +8,11 @@ talks to the gateway (see :mod:`desk.controllers.sessions`) and hands the list b
 
 Its keys type no letter: Enter opens, Ctrl+R renames, Delete deletes, and every printable key
 goes on to the prompt box (:mod:`desk.screens.desk_screen`), so a word typed with the sidebar
-open arrives whole. The list's keys act in its own queue, in the order they were typed: the
-keys typed in the same burst after Ctrl+R, which still come to the list, go to the rename box
-behind it (:mod:`desk.widgets.key_order`).
+open arrives whole. Ctrl+R renames wherever the focus is while the sidebar is open (the prompt
+box hands it here: :meth:`SessionsSidebar.take_key`), the session shown when the list is not
+read yet (Ctrl+B, Ctrl+R and a title in one burst). Keys act in the queue they came to, in
+the order they were typed: the keys typed in the same burst after Ctrl+R, which still come to
+the list or the prompt box, go to the rename box behind it (:mod:`desk.widgets.key_order`).
 """
 
 from __future__ import annotations
@@ -123,6 +125,7 @@ class SessionsSidebar(Vertical, LazyChildren):
         super().__init__(id=id)
         self._renaming: str | None = None
         self._current: str | None = None  # the session shown, as the list was last shown
+        self._shown: str | None = None  # the session the desk showed when the sidebar opened
 
     def children_to_make(self) -> ComposeResult:
         yield Static("Sessions", classes="heading", markup=False)
@@ -142,10 +145,20 @@ class SessionsSidebar(Vertical, LazyChildren):
         """True while the sidebar is shown."""
         return self.has_class("-open")
 
-    def open(self) -> None:
-        """Show the sidebar and focus the list."""
+    def open(self, shown: str | None = None) -> None:
+        """Show the sidebar and focus the list (unless a rename began meanwhile).
+
+        Args:
+            shown: the session the desk shows (Ctrl+R renames it while the list is not read).
+        """
+        self._shown = shown
         self.add_class("-open")
-        self.list_view.focus()
+        self.make_children()  # the list and the rename box, now
+        self.app.call_later(self._focus_list)
+
+    def _focus_list(self) -> None:
+        if self.is_open and self._renaming is None:
+            self.screen.set_focus(self.list_view)
 
     def close(self) -> None:
         """Hide the sidebar."""
@@ -198,24 +211,42 @@ class SessionsSidebar(Vertical, LazyChildren):
         if isinstance(item, SessionItem):
             self.post_message(self.OpenRequested(item.info.session_id))
 
+    async def take_key(self, event: events.Key) -> bool:
+        """A key that came to the prompt box while the sidebar is open: during a rename it
+        goes to the rename box (typed before the focus reached it), and Ctrl+R starts one.
+        True when the key was taken (the box then does nothing with it)."""
+        if not self.is_open or not self.has_children_made:
+            return False
+        if self._renaming is not None:
+            return await type_into(self.query_one(RenameBox), event)
+        if event.key == "ctrl+r":
+            self.action_rename()
+            return True
+        return False
+
     async def _list_key(self, event: events.Key) -> bool:
-        """A key that came to the list: while a rename starts, a key typed before the focus
-        reached the rename box goes there; otherwise Ctrl+R and Delete act now, in order with
-        the keys around them. True when the key was taken."""
-        box = self.query_one(RenameBox)  # the list is made: so is the rename box
-        if self._renaming is not None and self.screen.focused is box:
-            return await type_into(box, event)
+        """A key that came to the list: during a rename it goes to the rename box (typed
+        before the focus reached it); otherwise Ctrl+R and Delete act now, in order with the
+        keys around them. True when the key was taken."""
+        if self._renaming is not None:
+            return await type_into(self.query_one(RenameBox), event)
         return await run_own_binding(self, event)
 
     def action_rename(self) -> None:
         """Ctrl+R: type a new title for the highlighted session (its old title selected, so
-        typing replaces it)."""
+        typing replaces it); before the list is read, for the session the desk shows."""
         item = self.selected()
-        if item is None:
+        if item is None and self._shown is not None:  # the list not read (or highlighted) yet
+            listed = (i for i in self.items if i.info.session_id == self._shown)
+            item = next(listed, None)
+            session_id, title = self._shown, item.info.title if item is not None else ""
+        elif item is not None:
+            session_id, title = item.info.session_id, item.info.title
+        else:
             return
-        self._renaming = item.info.session_id  # the list is made: so is the rename box
+        self._renaming = session_id  # the list is made: so is the rename box
         box = self.query_one(RenameBox)
-        box.value = item.info.title
+        box.value = title
         box.action_select_all()
         self.add_class("-renaming")
         # At once: the keys typed after Ctrl+R that come to the box itself must find it focused.

@@ -113,3 +113,42 @@ async def test_after_new_the_highlight_is_on_the_new_session(
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
         assert isinstance(app.screen, ConfirmDelete)
         assert app.screen.session_title == "(new session)"
+
+
+async def test_ctrl_b_ctrl_r_and_a_title_in_one_burst_rename_the_session_shown(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+) -> None:
+    # The list is not read yet when Ctrl+R comes (nor focused): the session shown is renamed.
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(
+            pilot, lambda: app.controllers.sessions.resume_rendered_at is not None, what="render"
+        )
+        sidebar, box = app.widgets.sidebar, app.widgets.prompt
+        prompts = len(app.transcript.query(UserPrompt))
+        burst(app, ["ctrl+b", RENAME, *typed("burst title"), "enter"])
+        await wait_until(
+            pilot, lambda: title_of(sidebar, NEWER_ID) == "burst title", what="the new title"
+        )
+        await pilot.pause()
+        assert box.text == "" and len(app.transcript.query(UserPrompt)) == prompts  # not sent
+
+
+async def test_ctrl_r_after_typing_with_the_sidebar_open_still_renames(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+) -> None:
+    # A word typed with the sidebar open took the focus to the prompt box; Ctrl+R then
+    # renames the highlighted session, and the word stays in the box.
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar, box = await sidebar_open(app, pilot)
+        burst(app, typed("draft"))
+        await wait_until(pilot, lambda: box.text == "draft", what="the word in the box")
+        burst(app, [RENAME, *typed("later title"), "enter"])
+        await wait_until(
+            pilot, lambda: title_of(sidebar, NEWER_ID) == "later title", what="the new title"
+        )
+        await pilot.pause()
+        assert box.text == "draft"
