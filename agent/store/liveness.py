@@ -272,13 +272,22 @@ def _life_lock_held(path: Path) -> bool:
 
 
 def _sweep(lock_dir: Path) -> None:
-    """Remove the life locks of earlier boots (their owners are gone, provably)."""
+    """Remove the life locks of earlier boots, and those of this boot and pid namespace whose
+    process is gone (their owners are gone, provably; in this namespace the pid tells, not
+    the file): one file per run piled up. Those of other namespaces of this boot stay (there
+    the file is all that tells a crashed owner from a live one)."""
     here = boot_id()
     if here == "-":
         return
+    ours = f"{here}-{pid_namespace()}-"
     with contextlib.suppress(OSError):
         for entry in os.scandir(lock_dir):
-            if not entry.name.startswith(here):
+            if entry.name.startswith(ours):
+                pid, _dash, start = entry.name[len(ours) :].partition("-")
+                gone = not _pid_alive(pid, start)
+            else:
+                gone = not entry.name.startswith(here)
+            if gone:
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
 

@@ -113,6 +113,49 @@ def test_an_owner_in_another_pid_namespace_is_alive_while_its_life_lock_is_held(
         child.wait(10)
 
 
+def test_the_life_locks_of_runs_that_ended_here_are_swept_and_others_kept(
+    tmp_path: Path,
+) -> None:
+    """One file per run piled up: a desk that takes its life lock removes those of ended runs
+    of this pid namespace; a live run's, and another namespace's, stay."""
+    locks = tmp_path / "desk.db-owners"
+    boot, namespace = boot_id(), pid_namespace()
+    if "-" in (boot, namespace):
+        return  # no boot id or namespace here: nothing is swept
+    locks.mkdir()
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    gone = locks / f"{boot}-{namespace}-{ended.stdout.strip()}-1"
+    alive = locks / f"{boot}-{namespace}-{os.getpid()}-{_own_start()}"
+    elsewhere = locks / f"{boot}-1{namespace}-{ended.stdout.strip()}-1"
+    for path in (gone, alive, elsewhere):
+        path.touch()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LIFE_LOCK_HOLDER, str(locks)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        names = {path.name for path in locks.iterdir()}
+        assert gone.name not in names
+        assert {alive.name, elsewhere.name} <= names
+        assert any(_parts(name)[2] == str(holder.pid) for name in names)  # its own
+    finally:
+        holder.communicate("")
+
+
+def _own_start() -> str:
+    """This process's start time in clock ticks (``/proc/self/stat`` field 22)."""
+    stat = Path("/proc/self/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
 def _parts(name: str) -> tuple[str, str, str, str]:
     """``boot-pidns-pid-start`` (the boot id has dashes of its own)."""
     rest, start = name.rsplit("-", 1)
