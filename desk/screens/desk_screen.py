@@ -56,6 +56,7 @@ class DeskScreen(Screen[None]):
         self._controllers = controllers
         self._early: list[PromptInput.Submitted] | None = []  # None once the desk is ready
         self._quit_waits = False  # a quit waits for the early prompts to be sent
+        widgets.sidebar.type_text = self.type_where_text_goes
 
     async def desk_ready(self) -> None:
         """The session's view is up: send, in order, what Enter sent while the desk started
@@ -76,32 +77,41 @@ class DeskScreen(Screen[None]):
 
     def on_key(self, event: events.Key) -> None:
         """A printable key nobody took: type it where text goes (see the module docstring)."""
+        if self.type_where_text_goes(event):
+            event.stop()
+            event.prevent_default()
+
+    def type_where_text_goes(self, event: events.Key) -> bool:
+        """Type a printable key where text goes: the focused text field, else the prompt box
+        (or the console's command line), which takes the focus at once. True when it typed
+        it; False for a key that types nothing, a field that takes no text now, or a key the
+        focused widget binds. Also called by the sessions list, in its own queue, so a word
+        typed there lands before the keys behind it act (Ctrl+R)."""
         if not event.is_printable or event.character is None:
-            return
+            return False
         focused = self.focused
         target: Input | TextArea | None
         if isinstance(focused, (Input, TextArea)):
             if focused.disabled or (isinstance(focused, TextArea) and focused.read_only):
-                return  # it takes no text now (a key that reaches here was refused on purpose)
+                return False  # it takes no text now (a key that reaches here was refused)
             # It takes every printable key it is given: this one went to the widget that had
             # the focus before (a burst typed while an earlier key of it moved the focus).
             target = focused
         else:
             active = self.active_bindings.get(event.key)
             if active is not None and active.enabled:
-                return  # the focused widget's own key
+                return False  # the focused widget's own key
             target = self._text_home(focused)
             if target is None:
-                return
+                return False
             # At once, not later: the keys of the burst behind this one must see the box
             # focused, or a key the old focus binds would act.
             self.set_focus(target)
-        event.stop()
-        event.prevent_default()
         if isinstance(target, Input):
             target.insert_text_at_cursor(event.character)
         else:
             target.insert(event.character)
+        return True
 
     def _text_home(self, focused: Widget | None) -> Input | TextArea | None:
         """Where a key typed at ``focused`` goes: the console's command line from inside the

@@ -17,6 +17,7 @@ the list or the prompt box, go to the rename box behind it (:mod:`desk.widgets.k
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import ClassVar
 
@@ -126,6 +127,10 @@ class SessionsSidebar(Vertical, LazyChildren):
         self._renaming: str | None = None
         self._current: str | None = None  # the session shown, as the list was last shown
         self._shown: str | None = None  # the session the desk showed when the sidebar opened
+        self._showing = asyncio.Lock()  # one list replaced at a time (two made it twice as long)
+        self.type_text: Callable[[events.Key], bool] = lambda _event: False
+        """Types a printable key where text goes (the prompt box); True when it did. Set by
+        the screen; the list calls it in its own queue, before the keys behind it act."""
 
     def children_to_make(self) -> ComposeResult:
         yield Static("Sessions", classes="heading", markup=False)
@@ -187,6 +192,12 @@ class SessionsSidebar(Vertical, LazyChildren):
             now: unix seconds now.
             error: one line when the list could not be read ("" for none).
         """
+        async with self._showing:
+            await self._show(sessions, current=current, now=now, error=error)
+
+    async def _show(
+        self, sessions: Sequence[SessionInfo], *, current: str | None, now: float, error: str
+    ) -> None:
         keep = self.selected()
         moved = current != self._current  # the desk shows another session: follow it
         keep_id = keep.info.session_id if keep is not None and not moved else current
@@ -226,11 +237,16 @@ class SessionsSidebar(Vertical, LazyChildren):
 
     async def _list_key(self, event: events.Key) -> bool:
         """A key that came to the list: during a rename it goes to the rename box (typed
-        before the focus reached it); otherwise Ctrl+R and Delete act now, in order with the
-        keys around them. True when the key was taken."""
+        before the focus reached it); otherwise the list's own keys (Up, Down, Enter...),
+        Ctrl+R and Delete act now, and a letter is typed into the prompt box now, all in
+        order with the keys around them (bubbled up, a letter or an arrow acted after the keys
+        typed behind it: ``Down Delete`` offered to delete the session above). True when the
+        key was taken."""
         if self._renaming is not None:
             return await type_into(self.query_one(RenameBox), event)
-        return await run_own_binding(self, event)
+        if await run_own_binding(self.list_view, event) or await run_own_binding(self, event):
+            return True
+        return self.type_text(event)
 
     def action_rename(self) -> None:
         """Ctrl+R: type a new title for the highlighted session (its old title selected, so

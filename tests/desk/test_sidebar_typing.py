@@ -4,6 +4,8 @@ highlight follows the session shown."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from textual import events
 
@@ -13,7 +15,7 @@ from desk.screens.confirm_delete import ConfirmDelete
 from desk.widgets import UserPrompt
 from desk.widgets.sessions_sidebar import SessionsSidebar
 from tests.desk.kit import wait_until
-from tests.desk.saved_sessions_kit import NEWER_ID
+from tests.desk.saved_sessions_kit import NEWER_ID, OLDER_ID, SAVED_AT
 from tests.desk.test_sessions import db, make_app, store_gateway  # noqa: F401 (fixtures)
 from tests.desk.test_sessions_keys import sidebar_open
 from tui_gateway.gateway import Gateway
@@ -133,6 +135,11 @@ async def test_ctrl_b_ctrl_r_and_a_title_in_one_burst_rename_the_session_shown(
         )
         await pilot.pause()
         assert box.text == "" and len(app.transcript.query(UserPrompt)) == prompts  # not sent
+        # the list read as the sidebar opened and read again after the rename: listed once
+        await wait_until(pilot, lambda: len(sidebar.items) >= 2, what="the list")
+        for _ in range(10):
+            await pilot.pause()
+        assert [i.info.session_id for i in sidebar.items] == [NEWER_ID, OLDER_ID]
 
 
 async def test_ctrl_r_after_typing_with_the_sidebar_open_still_renames(
@@ -152,3 +159,51 @@ async def test_ctrl_r_after_typing_with_the_sidebar_open_still_renames(
         )
         await pilot.pause()
         assert box.text == "draft"
+
+
+async def test_a_word_then_ctrl_r_in_one_burst_keep_the_word_in_the_box(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+) -> None:
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar, box = await sidebar_open(app, pilot)
+        burst(app, [*typed("word5"), RENAME, *typed("Title5"), "enter"])
+        await wait_until(pilot, lambda: title_of(sidebar, NEWER_ID) == "Title5", what="title")
+        await pilot.pause()
+        assert box.text == "word5"
+
+
+@pytest.mark.parametrize("keys", [["down", "delete"], ["down", "up", "down", "delete"]])
+async def test_an_arrow_then_delete_in_one_burst_offer_the_session_moved_to(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+    keys: list[str],
+) -> None:
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar, _box = await sidebar_open(app, pilot)
+        selected = sidebar.selected()
+        assert selected is not None and selected.info.session_id == NEWER_ID
+        burst(app, keys)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
+        assert isinstance(app.screen, ConfirmDelete)
+        assert app.screen.session_title == "Plan the release"  # the older one, moved to
+
+
+async def test_the_list_read_twice_at_once_lists_each_session_once(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+) -> None:
+    # The list read as Ctrl+B opened the sidebar and read again after a rename typed in the
+    # same burst: the two replacements ran into each other and listed every session twice.
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar, _box = await sidebar_open(app, pilot)
+        sessions = store_gateway.session_list()
+        now = SAVED_AT + 3600
+        await asyncio.gather(
+            sidebar.show(sessions, current=NEWER_ID, now=now),
+            sidebar.show(sessions, current=NEWER_ID, now=now),
+        )
+        assert [i.info.session_id for i in sidebar.items] == [NEWER_ID, OLDER_ID]
