@@ -28,7 +28,7 @@ from contract.results import TranscriptEntry
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.turns import TurnsController
 from desk.queue_state import SessionQueue
-from desk.widgets.prompt_input import PromptInput
+from desk.widgets.prompt_input import LAST_QUEUED, PromptInput
 from desk.widgets.queue_list import QueueList
 from desk.widgets.queued_item import QueueAction
 
@@ -91,7 +91,7 @@ class QueueController:
         box."""
         queue = view.queue
         editing = self._prompt.editing
-        if editing is not None and queue.get(editing) is None:
+        if editing not in (None, LAST_QUEUED) and queue.get(editing) is None:
             self._prompt.editing = None
             self._notify(
                 "the queued prompt you were editing left the queue before the edit was "
@@ -182,11 +182,19 @@ class QueueController:
         self._focus_prompt()
         self._prompt.call_later(self.sync, view)
 
-    def edit_last(self, view: ShownSession) -> None:
-        """Up on an empty prompt box: edit the last queued prompt."""
+    def edit_last(self, view: ShownSession, loaded: bool = False) -> None:
+        """Up on an empty prompt box: edit the last queued prompt. ``loaded``: the box shows
+        the prompt it queued last already (and what was typed since): only its key is set;
+        when it is not queued (it ran), the text stays in the box as a prompt of its own."""
         entry = view.queue.last()
-        if entry is not None:
-            self.edit(view, entry.key)
+        if not loaded:
+            if entry is not None:
+                self.edit(view, entry.key)
+            return
+        prompt = self._prompt
+        if prompt.editing == LAST_QUEUED:
+            prompt.editing = entry.key if entry is not None and entry.editable else None
+            self._prompt.call_later(self.sync, view)
 
     async def save_edit(self, view: ShownSession, key: str, text: str) -> None:
         """Enter while the box edits ``key``: its new text, in its place.
@@ -196,6 +204,9 @@ class QueueController:
         then sends it as a prompt of its own.
         """
         prompt = self._prompt
+        if key == LAST_QUEUED:  # Enter came before the desk named it: the last queued
+            last = view.queue.last()
+            key = last.key if last is not None else key
         entry = view.queue.get(key)
         prompt.editing = None
         if entry is not None and entry.kind == "held":

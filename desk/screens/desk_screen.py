@@ -186,7 +186,7 @@ class DeskScreen(Screen[None]):
         """Up on an empty prompt box with prompts queued: edit the last of them."""
         view = self._controllers.sessions.view
         if view is not None:
-            self._controllers.queue.edit_last(view)
+            self._controllers.queue.edit_last(view, loaded=message.loaded)
 
     async def on_prompt_input_edit_cancelled(self, message: PromptInput.EditCancelled) -> None:
         """The prompt box was emptied (or sent its text as a new prompt) while it edited."""

@@ -2,7 +2,9 @@
 
 Up on the first line recalls earlier prompts and Down on the last line comes back
 (:class:`desk.prompt_history.PromptHistory`); on an empty box while prompts wait in the queue,
-Up edits the last of them instead (:class:`PromptInput.EditLast`). While the box edits a
+Up edits the last of them instead (:class:`PromptInput.EditLast`), also in the burst of typing
+that queued it, before the desk listed it (the box shows the text it queued at once, and the
+desk names the prompt next: :data:`LAST_QUEUED`). While the box edits a
 queued prompt (:attr:`PromptInput.editing`), Enter saves the edit in the prompt's place, and
 emptying the box cancels the edit.
 
@@ -48,6 +50,11 @@ def completing_slash(text: str) -> bool:
     return (
         text.startswith("/") and not text.startswith("//") and " " not in text and "\n" not in text
     )
+
+
+LAST_QUEUED = "\x00last-queued"
+"""The key the box edits while it shows the prompt it queued last and the desk has not named
+it yet (Up in the same burst as that prompt's Enter)."""
 
 
 class SendMode(StrEnum):
@@ -139,7 +146,17 @@ class PromptInput(TextArea):
             """True until the screen counts its send key done (:mod:`desk.sends_in_flight`)."""
 
     class EditLast(Message):
-        """Up on an empty box while prompts wait in the queue: edit the last of them."""
+        """Up on an empty box while prompts wait in the queue: edit the last of them.
+
+        Args:
+            loaded: the box already shows the prompt it queued last (Up came before the desk
+                had listed it): its key is :data:`LAST_QUEUED` until the desk names it.
+        """
+
+        def __init__(self, loaded: bool = False) -> None:
+            super().__init__()
+            self.loaded = loaded
+            """The box shows the text already: only the prompt's key is to be set."""
 
     class EditCancelled(Message):
         """The box was emptied while it edited a queued prompt: the edit is given up.
@@ -169,8 +186,8 @@ class PromptInput(TextArea):
         self.busy_input: BusyInput = busy_input
         """What Enter does while a turn runs (the other is Ctrl+T)."""
         self._busy = False
-        self.has_queue = False
-        """Prompts wait in the queue (set by the desk): Up on an empty box edits the last."""
+        self._has_queue = False
+        self._queued_here: str | None = None  # queued by this box since the desk last listed
         self._editing: str | None = None
         self.sends = SendsInFlight()
         """The send keys given to this box and not done with (counted by the app and the
@@ -286,6 +303,17 @@ class PromptInput(TextArea):
                 self.refresh_bindings()
 
     @property
+    def has_queue(self) -> bool:
+        """Prompts wait in the queue (set by the desk as it lists them): Up on an empty box
+        edits the last."""
+        return self._has_queue
+
+    @has_queue.setter
+    def has_queue(self, value: bool) -> None:
+        self._has_queue = value
+        self._queued_here = None  # listed now: Up edits the last as the desk lists it
+
+    @property
     def editing(self) -> str | None:
         """The key of the queued prompt the box edits (set by the desk), or None."""
         return self._editing
@@ -353,6 +381,8 @@ class PromptInput(TextArea):
             self.post_message(self.EditCancelled(editing))
             editing = None
         self.prompt_history.add(text)
+        if how is SendMode.QUEUE:
+            self._queued_here = text  # Up right behind it edits it (see action_cursor_up)
         self.clear()
         self.post_message(self.Submitted(text, how, key_time, editing, in_flight=from_key))
         return True
@@ -484,9 +514,16 @@ class PromptInput(TextArea):
     def action_cursor_up(self, select: bool = False) -> None:
         """Up: on an empty box with prompts queued edit the last of them; on the first
         (visual) line recall the previous prompt; else move the cursor."""
-        if not select and not self.text and self.has_queue and self._editing is None:
-            self.post_message(self.EditLast())
-            return
+        if not select and not self.text and self._editing is None:
+            if self._queued_here is not None:  # sent in this burst: not listed yet
+                self.text = self._queued_here
+                self.move_cursor(self.document.end)
+                self.editing = LAST_QUEUED  # named by the desk on EditLast, before Enter goes
+                self.post_message(self.EditLast(loaded=True))
+                return
+            if self._has_queue:
+                self.post_message(self.EditLast())
+                return
         if not select and self.navigator.is_first_wrapped_line(self.cursor_location):
             recalled = self.prompt_history.older(self.text)
             if recalled is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual import events
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
@@ -126,6 +127,27 @@ async def test_a_queued_prompt_is_edited_in_its_place_and_up_edits_the_last(
         await wait_until(pilot, lambda: gateway.running_turns == 0 and not lines(desk_app))
         texts = [p.text for p in desk_app.transcript.query(UserPrompt)]
         assert texts[2] == "reply with exactly: TWO"
+
+
+@pytest.mark.parametrize("tokens_per_second", [8.0])  # the first turn outlasts the test
+async def test_up_in_the_burst_that_queued_a_prompt_edits_it_and_adds_none(
+    desk_app: DeskApp, gateway: Gateway
+) -> None:
+    # Up came before the desk had listed the prompt just queued: it recalled the history, and
+    # the edit went out as a third prompt (both would have run).
+    async with desk_app.run_test(size=(120, 40)) as pilot:
+        box = desk_app.query_one(PromptInput)
+        first = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: first.text, what="streaming")
+        keys = [*"qa", "enter", *"qb", "enter", "up", "space", *"ED", "enter"]
+        for key in keys:  # as a terminal delivers a burst (Pilot waits between keys)
+            character = {"enter": "\r", "space": " ", "up": None}.get(key, key)
+            desk_app.post_message(events.Key(key, character))
+        await wait_until(
+            pilot, lambda: queued_in_gateway(gateway, desk_app) == ["qa", "qb ED"], what="edit"
+        )
+        await wait_until(pilot, lambda: box.editing is None and box.text == "", what="saved")
+        assert [text for _place, text in lines(desk_app)] == ["qa", "qb ED"]
 
 
 @pytest.fixture
