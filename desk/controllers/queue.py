@@ -28,7 +28,8 @@ from contract.results import TranscriptEntry
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.turns import TurnsController
 from desk.queue_state import SessionQueue
-from desk.widgets.prompt_input import LAST_QUEUED, PromptInput
+from desk.send_mode import LAST_QUEUED
+from desk.widgets.prompt_input import PromptInput
 from desk.widgets.queue_list import QueueList
 from desk.widgets.queued_item import QueueAction
 

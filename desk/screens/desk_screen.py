@@ -26,11 +26,12 @@ from agent.stops import Surface
 from desk.controllers import DeskControllers
 from desk.controllers.view import ShownSession
 from desk.screens.desk_widgets import DeskWidgets
+from desk.send_mode import SendMode
 from desk.slash import parse_slash, unknown_command
 from desk.typing_drain import DrainTyping
 from desk.widgets.compression_panel import CompressionPanel
 from desk.widgets.console_panel import ConsolePanel
-from desk.widgets.prompt_input import PromptInput, SendMode
+from desk.widgets.prompt_input import PromptInput
 from desk.widgets.queued_item import QueuedItem
 from desk.widgets.sessions_sidebar import SessionsSidebar
 

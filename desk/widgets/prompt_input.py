@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from enum import StrEnum
 from typing import ClassVar
 
 from textual import events
@@ -36,40 +35,15 @@ from textual.widgets import TextArea
 
 from contract.text import terminal_safe
 from desk.prompt_history import PromptHistory
+from desk.send_mode import LAST_QUEUED, SendMode
 from desk.sends_in_flight import SendsInFlight
-from desk.slash import SlashCommand, command_named, common_prefix, completions
+from desk.slash import SlashCommand
+from desk.slash_completion import SlashCompletion, completing_slash
 from desk.typing_drain import DrainTyping
 from desk.widgets._css import css_beside
 from desk.widgets.key_order import run_own_binding, typed_text
 from desk.widgets.slash_hints import SlashHints
 from tui_gateway.settings.resolution import BusyInput
-
-
-def completing_slash(text: str) -> bool:
-    """True when Tab completes ``text``: one line ``/word`` (not ``//``) with no space yet."""
-    return (
-        text.startswith("/") and not text.startswith("//") and " " not in text and "\n" not in text
-    )
-
-
-LAST_QUEUED = "\x00last-queued"
-"""The key the box edits while it shows the prompt it queued last and the desk has not named
-it yet (Up in the same burst as that prompt's Enter)."""
-
-
-class SendMode(StrEnum):
-    """How the text of a :class:`PromptInput.Submitted` is to go."""
-
-    SEND = "send"
-    """Nothing runs: the next turn."""
-    QUEUE = "queue"
-    """A turn runs: wait behind it."""
-    STEER = "steer"
-    """A turn runs: give it the text at its next model-call boundary."""
-    STOP_AND_SEND = "stop and send"
-    """A turn runs: stop it (as the person) and run the text at once."""
-    EDIT = "edit"
-    """The box edits a queued prompt: its new text, in its place."""
 
 
 class PromptInput(TextArea):
@@ -206,10 +180,7 @@ class PromptInput(TextArea):
         """The gateway console's commands, completed after the desk's own (set by the app)."""
         self._hints: SlashHints | None = None
         self._completing = False  # the text is a /word Tab completes (footer shows Tab)
-        self._cycle: list[SlashCommand] = []  # candidates Tab goes through
-        self._cycle_index = -1  # the one shown now (-1: none yet, the common prefix is shown)
-        self._cycle_text: str | None = None  # the text the last Tab left (Tab again cycles)
-        self._tab_message: str | None = None  # "no command starts with ..." until the next edit
+        self._completion = SlashCompletion()
 
     @property
     def slash_hints(self) -> SlashHints:
@@ -418,41 +389,14 @@ class PromptInput(TextArea):
         return super().check_action(action, parameters)
 
     def action_complete_slash(self) -> None:
-        """Tab on ``/word``: complete the command name, list the candidates, or cycle them."""
-        text = self.text
-        if not completing_slash(text):
-            return
-        if self._cycle and text == self._cycle_text:
-            self._cycle_index = (self._cycle_index + 1) % len(self._cycle)
-            self._set_completed("/" + self._cycle[self._cycle_index].name)
-            self._show_hints()
-            return
-        self._reset_completion()
-        matches = completions(text, self.console_commands)
-        if not matches:
-            self._tab_message = f"no command starts with {text}"
-            self._cycle_text = text
-            self._show_hints()
-            return
-        if len(matches) == 1:
-            self._set_completed(f"/{matches[0].name} ")
-            self._show_hints()
-            return
-        self._cycle = matches
-        self._set_completed("/" + common_prefix(command.name for command in matches))
+        """Tab on ``/word``: complete the command name, list the candidates, or cycle them
+        (:mod:`desk.slash_completion`)."""
+        completed = self._completion.tab(self.text, self.console_commands)
+        if completed is not None:
+            if completed != self.text:
+                self.text = completed
+            self.move_cursor(self.document.end)
         self._show_hints()
-
-    def _set_completed(self, text: str) -> None:
-        if text != self.text:
-            self.text = text
-        self.move_cursor(self.document.end)
-        self._cycle_text = text
-
-    def _reset_completion(self) -> None:
-        self._cycle = []
-        self._cycle_index = -1
-        self._cycle_text = None
-        self._tab_message = None
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         """Keep the hint list (and Tab in the footer) in step with the text."""
@@ -461,8 +405,7 @@ class PromptInput(TextArea):
         if self._editing is not None and not self.text.strip():
             key, self.editing = self._editing, None
             self.post_message(self.EditCancelled(key))
-        if self.text != self._cycle_text:
-            self._reset_completion()
+        self._completion.edited(self.text)
         completing = completing_slash(self.text)
         if completing != self._completing:
             self._completing = completing
@@ -476,27 +419,16 @@ class PromptInput(TextArea):
 
     def _show_hints(self) -> None:
         """Show what fits the text now: the Tab message, the candidates, or the usage."""
-        text = self.text
-        if self._tab_message is not None:
-            self.slash_hints.show_message(self._tab_message)
-        elif self._cycle:
-            selected = self._cycle_index if self._cycle_index >= 0 else None
-            self.slash_hints.show_commands(self._cycle, selected)
-        elif completing_slash(text) and (matches := completions(text, self.console_commands)):
-            self.slash_hints.show_commands(matches)
-        elif (command := self._typed_command(text)) is not None:
-            self.slash_hints.show_commands([command])
+        hints = self._completion.hints(self.text, self.console_commands)
+        if hints.message is not None:
+            self.slash_hints.show_message(hints.message)
+        elif hints.commands:
+            self.slash_hints.show_commands(hints.commands, hints.selected)
         else:
             if self._hints is not None:
                 self._hints.hide()
             return
         self.slash_hints.place_above(self._hint_anchor)
-
-    def _typed_command(self, text: str) -> SlashCommand | None:
-        """The command of a one-line ``/name args`` (its usage stays shown while typing args)."""
-        if not text.startswith("/") or text.startswith("//") or "\n" in text:
-            return None
-        return command_named(text[1:].partition(" ")[0], self.console_commands)
 
     @property
     def _hint_anchor(self) -> Widget:
