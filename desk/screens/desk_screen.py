@@ -160,7 +160,7 @@ class DeskScreen(Screen[None]):
 
     @property
     def ready(self) -> bool:
-        """True once the session is up and the prompts sent during the start went (read by
+        """True once the session is up (the prompts sent during the start then go; read by
         the terminal's input thread at Ctrl+Q too)."""
         return self._early is None
 
