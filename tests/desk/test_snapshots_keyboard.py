@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from textual.pilot import Pilot
+from textual.widgets import Button
 
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
@@ -89,9 +90,12 @@ def test_the_queue_above_the_prompt_box_with_one_prompt_being_edited(
         ):
             await send(app, pilot, text)
         await wait_until(pilot, lambda: len(app.widgets.queue.items) == 3, what="the queue")
-        app.widgets.queue.items[1].query_one(".edit").press()
+        edit = app.widgets.queue.items[1].query_one(".edit", Button)
+        edit.press()
         box = app.query_one(PromptInput)
         await wait_until(pilot, lambda: box.editing is not None, what="the edit")
+        # the press lights the button for a moment: the picture is taken once it is out
+        await wait_until(pilot, lambda: not edit.has_class("-active"), what="the press shown")
         await pilot.pause()
 
     try:
