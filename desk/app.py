@@ -204,16 +204,21 @@ class DeskApp(App[int]):
         late = self._late
         if late is None or (late.ended and late.built is None):
             return False
+        screen = self._desk_screen()
+        return screen is None or not screen.ready  # none yet: starting
+
+    def _desk_screen(self) -> DeskScreen | None:
+        """The main screen, once pushed (any thread: one list read)."""
         screen = self.screen_stack[0] if self.screen_stack else None
-        return not isinstance(screen, DeskScreen) or not screen.ready  # none yet: starting
+        return screen if isinstance(screen, DeskScreen) else None
 
     async def on_gateway_built(self, message: GatewayBuilt) -> None:
         """The gateway is built: the session starts. A failed build ends the app (exit 1).
         After a quit typed meanwhile, only to send the prompts typed before it (the quit
         waits for them: it then stops them, or saves them as not sent)."""
         quit = self.controllers.quit
-        screen = self.screen_stack[0] if self.screen_stack else None
-        waiting = isinstance(screen, DeskScreen) and screen.prompts_waiting
+        screen = self._desk_screen()
+        waiting = screen is not None and screen.prompts_waiting
         if quit.started and not (waiting and quit.takes_prompts):
             return
         if message.error is not None:
@@ -229,8 +234,8 @@ class DeskApp(App[int]):
         self._bridge.start()
         prompt.console_commands = console_slash_commands(c.console.load_commands())
         await c.sessions.start()  # a new session, or the resumed one (--resume)
-        screen = self.screen_stack[0] if self.screen_stack else None
-        if isinstance(screen, DeskScreen):  # Enter typed while the desk started: send it now
+        screen = self._desk_screen()
+        if screen is not None:  # Enter typed while the desk started: send it now
             await screen.desk_ready()
         self.watch(
             self.widgets.status, "model", lambda _model: c.server.model_changed(), init=False
