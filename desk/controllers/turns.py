@@ -37,6 +37,7 @@ from contract.events import (
 from contract.results import SteerResult, SubmitResult
 from contract.text import terminal_safe
 from desk.controllers.ports import Notify
+from desk.frame_now import frame_now
 from desk.receipts import ReceiptFormatter, note_for
 from desk.stop_key import key_stop
 from desk.widgets.prompt_input import PromptInput
@@ -383,13 +384,17 @@ class TurnsController:
         if not note:
             note = payload.length_notice()
         quick = not stopped and reply.finishes_quickly(payload.text, QUICK_FINISH_CHARS)
-        if payload.turn_id == view.running_turn:
+        idle = payload.turn_id == view.running_turn
+        if idle:
             self.set_running(view, None)
             stamp("ui.idle_set", payload.turn_id)
             if not quick:
+                frame_now(self._status.screen)
                 await self._frame_out()
                 stamp("ui.frame_out", payload.turn_id)
         await reply.finish(payload.text, payload.status, note)  # no frame in between when quick
+        if idle and quick:
+            frame_now(self._status.screen)  # "idle" and the last words, not at the next tick
         stamp("ui.finished", payload.turn_id)
 
     async def queued(self, view: ShownSession, payload: PromptQueued) -> None:

@@ -93,6 +93,12 @@ class MarkdownChunk(Widget):
             self._width = width
         return self._strips
 
+    def drawn(self) -> tuple[int, list[Strip]] | None:
+        """The width the renderable was last rendered at and its lines as shown (the top row
+        left out with ``trim_top``), or None when it has not been rendered since
+        :meth:`update`."""
+        return (self._width, self._strips) if self._width >= 0 else None
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """The rendered height at ``width``."""
         return len(self._lines(width))

@@ -24,6 +24,7 @@ from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.syntax import Syntax, SyntaxTheme
 from textual.app import ComposeResult
+from textual.strip import Strip
 from textual.widget import Widget
 
 from contract.text import terminal_safe
@@ -163,6 +164,7 @@ class ReplyBody(Widget):
         self._make = markdown_for(self)
         self._restyle = False  # classes of the body or its children changed, styles not updated
         self._restyle_now = True  # False while end_stream gathers the changes into one update
+        self._live_markdown = ""  # what the live tail was last given to draw
         self.streaming = True
         """True until :meth:`end_stream`: sealed pieces wait for a paint to render."""
 
@@ -214,8 +216,16 @@ class ReplyBody(Widget):
         if pieces:
             self._flowing = pieces[-1].flows_on
         sealed = self.sealed
-        sealed.add(pieces)
+        sealed.add(pieces, drawn=self._drawn_as(pieces[-1]) if pieces else None)
         self._restyle |= _set_class(sealed, not sealed.texts, "-empty")
+
+    def _drawn_as(self, piece: Piece) -> tuple[int, list[Strip]] | None:
+        """The live tail's rendered lines when ``piece`` is that tail sealed as it was drawn
+        (the reply's end: the same Markdown at the same width; the live tail drops the top
+        row of a code block it continues, as a joined piece does), else None."""
+        if piece.joined_below or piece.markdown != self._live_markdown:
+            return None
+        return self._live.drawn()
 
     def append(self, text: str) -> None:
         """Add streamed text: seal what is done, redraw the live tail."""
@@ -233,8 +243,10 @@ class ReplyBody(Widget):
         live = self._live
         blank = not self._tail.strip()
         joined = self._fence is not None  # the tail goes on with a code block cut above
-        markdown = live_markdown(self._tail, self._fence)
-        live.update(self._make(markdown) if not blank else "", trim_top=joined)
+        markdown = live_markdown(self._tail, self._fence) if not blank else ""
+        if markdown != self._live_markdown or blank:
+            self._live_markdown = markdown
+            live.update(self._make(markdown) if not blank else "", trim_top=joined)
         gap = not blank and bool(self._sealed) and not joined and not self._flowing
         self._restyle |= _set_class(live, blank, "-blank") | _set_class(self, gap, "-gap")
         if self._restyle and self._restyle_now:

@@ -148,9 +148,19 @@ class SealedMarkdown(Widget):
             piece.width = -1  # colours (and the light-theme styles) change: render again
         self.refresh(layout=True)
 
-    def add(self, pieces: Sequence[Piece]) -> None:
-        """Append pieces (shown after the ones already here)."""
-        self._pieces.extend(_Piece(piece) for piece in pieces if piece.text.strip())
+    def add(self, pieces: Sequence[Piece], *, drawn: tuple[int, list[Strip]] | None = None) -> None:
+        """Append pieces (shown after the ones already here).
+
+        Args:
+            pieces: the pieces, in order.
+            drawn: the last piece's lines already rendered elsewhere (the live tail it was),
+                as ``(width in cells, lines without the padding rows of its joined sides)``:
+                kept instead of rendering the piece again at that width.
+        """
+        added = [_Piece(piece) for piece in pieces if piece.text.strip()]
+        if drawn is not None and added and added[-1].piece is pieces[-1]:
+            added[-1].width, added[-1].strips = drawn[0], list(drawn[1])
+        self._pieces.extend(added)
         self.refresh(layout=True)
 
     def clear(self) -> None:

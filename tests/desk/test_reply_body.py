@@ -309,3 +309,27 @@ async def test_a_finish_restyles_the_reply_once_and_shows_its_end(
         assert "".join(body.sealed.texts) == text and body.unsealed_chars == 0
         await pilot.pause()
         assert not body.query_one(".live").display and reply.query_one(".note").display
+
+
+async def test_the_last_words_drawn_live_are_not_rendered_again_when_the_reply_ends() -> None:
+    # The frame saying a reply ended also sealed its live tail: rendering the same Markdown
+    # again at the same width took 3-5 ms of that frame. The lines drawn are kept instead.
+    text = "Intro paragraph.\n\n```python\ndef f():\n\n    return 1\n```\n\nThe last words."
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await reply.append(text)
+        await pilot.pause()  # a frame drew the live tail
+        body = reply.query_one(ReplyBody)
+        live = body.query_one(".live")
+        assert body.unsealed_chars > 0 and live.drawn() is not None
+        whole_before = render_strips(app, markdown_for(body)(text), body.size.width)
+        renders = sealed_of(reply).renders
+        await reply.finish(text, "completed")
+        await pilot.pause()
+        sealed = sealed_of(reply)
+        await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
+        assert sealed.texts == [text] and sealed.renders == renders  # kept, not rendered
+        shown = [sealed.render_line(y).text for y in range(sealed.size.height)]
+        assert shown == [strip.text for strip in whole_before]  # and it reads the same

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+import textual.screen
 from rich.console import RenderableType
 from textual.message_pump import MessagePump
 from textual.screen import Screen
@@ -226,3 +227,25 @@ async def test_during_a_quit_a_turns_end_is_noted_not_drawn(
         assert reply.outcome == "interrupted" and "stopped" in reply.note
         assert drawn == []
         assert desk_app.widgets.status.state != "idle"
+
+
+async def test_a_turns_end_is_painted_without_waiting_for_the_frame_timer(
+    desk_app: DeskApp, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Textual paints at the ticks of a 60 fps timer; "idle" and the last words waited for the
+    # next tick (8 ms on average, a scheduler wake-up more on a busy machine). With that timer
+    # stopped (a tick an hour), the turn's end must still reach the terminal.
+    monkeypatch.setattr(textual.screen, "UPDATE_PERIOD", 3600.0)
+    frames = painted_frames(desk_app, monkeypatch)
+    demo_server.configure(tokens_per_second=2000.0)
+    async with desk_app.run_test(size=(120, 30)):
+        box = desk_app.widgets.prompt
+        box.text = LONG_PROMPT
+        before = len(frames)
+        box.action_submit()  # not pilot.press: it waits for frames the stopped timer never makes
+        await wait_until(None, lambda: desk_app.transcript.reply_turn_ids, what="the reply")
+        reply = desk_app.transcript.reply(desk_app.transcript.reply_turn_ids[-1])
+        assert reply is not None
+        await wait_until(None, lambda: reply.outcome is not None, what="the reply's end")
+        await wait_until(None, lambda: "idle" in "".join(frames[before:]), what="idle painted")
+        assert reply.outcome == "completed"
