@@ -11,7 +11,10 @@ Textual hands it to the terminal (``App._display``), and turned into terminal by
 terminal would need (headless Textual skips that step). Figures per rate:
 
 - ``ingest_tokens_per_s``: tokens / (final text rendered - first token sent by the server);
-- ``tail_ms``: last token sent by the server (loopback: received at once) -> final text rendered;
+- ``tail_ms``: last token sent by the server (loopback: received at once) -> final text rendered
+  (the frame showing the reply finished: its last words, "idle");
+- ``last_words_ms``: last token sent -> the first frame showing the reply's last characters
+  (:attr:`ReplyBody.drawn_chars`: rendered text only, counted at each frame);
 - ``tail_after_complete_ms``: the turn's ``message.complete`` reaching the UI -> rendered;
 - ``tail_ui_cpu_ms``: CPU time of the UI thread over that same stretch (what the tail costs
   the UI, whatever the machine's load makes of it in wall-clock time);
@@ -82,6 +85,7 @@ from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.messages import GatewayMessage
 from desk.widgets import AssistantReply, PromptInput
+from desk.widgets.reply_body import ReplyBody
 from desk.widgets.session_view import SessionView
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -125,6 +129,7 @@ class BenchDesk(DeskApp):
         self.deltas = 0
         self.submit_cpu: float | None = None
         self.final_cpu: float | None = None
+        self.drawn: list[tuple[float, int]] = []  # (paint time, reply characters it showed)
 
     def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
         super()._display(screen, renderable)
@@ -134,6 +139,11 @@ class BenchDesk(DeskApp):
         if callable(render):
             render(self.console)  # what a real terminal would be sent
         self.paints += 1
+        ids = self.transcript.reply_turn_ids
+        shown = self.transcript.reply(ids[-1]) if ids else None
+        body = next(shown.query(ReplyBody).results(), None) if shown is not None else None
+        if body is not None:
+            self.drawn.append((time.monotonic(), body.drawn_chars))
         if self.final_paint_at is None and self.complete_at is not None:
             ids = self.transcript.reply_turn_ids
             reply = self.transcript.reply(ids[-1]) if ids else None
@@ -236,6 +246,8 @@ async def measure_rate(
     assert app.complete_cpu is not None
     sent = record["tokens_generated"]
     elapsed = app.final_paint_at - first_token_at
+    whole = len(reply.text)
+    last_shown_at = next(at for at, chars in app.drawn if chars >= whole)
     return {
         "rate_tokens_per_s": rate,
         "shape": shape,
@@ -245,6 +257,7 @@ async def measure_rate(
         "server_stream_s": round(completed_at - first_token_at, 3),
         "ingest_tokens_per_s": round(sent / elapsed),
         "tail_ms": round((app.final_paint_at - completed_at) * 1000, 1),
+        "last_words_ms": round((last_shown_at - completed_at) * 1000, 1),
         "tail_after_complete_ms": round((app.final_paint_at - app.complete_at) * 1000, 1),
         "tail_ui_cpu_ms": round((app.final_cpu - app.complete_cpu) * 1000, 1),
         "ui_cpu_s": round(app.final_cpu - app.submit_cpu, 2),
@@ -262,6 +275,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     median["runs"] = len(runs)
     median["tail_ms_each"] = [run["tail_ms"] for run in runs]
     median["tail_ms_worst"] = ordered[-1]["tail_ms"]
+    median["last_words_ms_each"] = [run["last_words_ms"] for run in runs]
     median["tail_ui_cpu_ms_each"] = [run["tail_ui_cpu_ms"] for run in runs]
     median["ingest_tokens_per_s_min"] = min(run["ingest_tokens_per_s"] for run in runs)
     return median

@@ -191,6 +191,18 @@ class ReplyBody(Widget):
             self._draw_live()
 
     @property
+    def drawn_chars(self) -> int:
+        """Characters of the reply that the next frame shows as they are: the sealed pieces
+        (rendered when painted) and the live tail once its latest text was rendered; text
+        absorbed or appended since is not counted (benchmarks read it per frame)."""
+        sealed = sum(len(text) for text in self._sealed)
+        drawn = self._composed and self._live.drawn() is not None
+        current = self._live_markdown == (
+            live_markdown(self._tail, self._fence) if self._tail.strip() else ""
+        )
+        return sealed + (len(self._tail) if drawn and current else 0)
+
+    @property
     def sealed(self) -> SealedMarkdown:
         """The widget holding the sealed pieces."""
         return self.query_one(".sealed", SealedMarkdown)

@@ -333,3 +333,18 @@ async def test_the_last_words_drawn_live_are_not_rendered_again_when_the_reply_e
         assert sealed.texts == [text] and sealed.renders == renders  # kept, not rendered
         shown = [sealed.render_line(y).text for y in range(sealed.size.height)]
         assert shown == [strip.text for strip in whole_before]  # and it reads the same
+
+
+async def test_drawn_chars_counts_what_the_next_frame_shows() -> None:
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await reply.append("First words")
+        await pilot.pause()
+        body = reply.query_one(ReplyBody)
+        assert body.drawn_chars == len("First words")
+        await reply.append(" and more")
+        assert body.drawn_chars == 0  # the live tail changed and is not rendered yet
+        await pilot.pause()
+        assert body.drawn_chars == len("First words and more")
