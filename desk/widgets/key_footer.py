@@ -106,7 +106,9 @@ class KeyFooter(Widget, can_focus=False):
         self._hover: ShownKey | None = None
 
     def on_mount(self) -> None:
-        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+        # At once, not on the footer's own queue: a frame asked for right after the change
+        # (see desk.frame_now) went out with the keys of the state before.
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed, immediate=True)
 
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
