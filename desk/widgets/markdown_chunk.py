@@ -17,6 +17,8 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 
+from desk.lexers import fences
+
 LIGHT_STYLES = Theme(
     {
         "markdown.code": "bold #8a3b00 on #e8e8e4",
@@ -92,6 +94,13 @@ class MarkdownChunk(Widget):
             self._strips = strips[1:] if self._trim_top and len(strips) > 1 else strips
             self._width = width
         return self._strips
+
+    def redraw_code(self, language: str) -> None:
+        """Render again on the next paint if what is shown has a code block in ``language``
+        (its lexer became ready: it was drawn plain)."""
+        if fences(str(getattr(self.renderable, "markup", "")), language):
+            self._width = -1
+            self.refresh(layout=True)
 
     def drawn(self) -> tuple[int, list[Strip]] | None:
         """The width the renderable was last rendered at and its lines as shown (the top row

@@ -15,9 +15,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Heading, ListItem
 from rich.markdown import Markdown as RichMarkdown
@@ -28,6 +25,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from contract.text import terminal_safe
+from desk.lexers import lexers
 from desk.markdown_cuts import Piece, cut_pieces, find_cuts, live_markdown
 from desk.widgets._css import css_beside
 from desk.widgets.markdown_chunk import MarkdownChunk
@@ -43,28 +41,20 @@ class _LeftHeading(Heading):
         yield text
 
 
-@functools.lru_cache(maxsize=64)
-def _lexer(name: str) -> Lexer:
-    """The Pygments lexer for a fence's language (plain text when unknown); looking one up by
-    name costs about 2 ms, and a streamed reply may hold hundreds of code blocks."""
-    try:
-        return get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
-    except ClassNotFound:
-        return get_lexer_by_name("text", stripnl=False, ensurenl=True, tabsize=4)
-
-
 @functools.lru_cache(maxsize=8)
 def _syntax_theme(name: str) -> SyntaxTheme:
     return Syntax.get_theme(name)
 
 
 class _CachedCodeBlock(CodeBlock):
-    """Rich's code block, with the lexer and the colour theme looked up once per name."""
+    """Rich's code block, with the lexer and the colour theme looked up once per name (the
+    lexer made off the UI thread the first time: the block is plain until it is ready, see
+    :mod:`desk.lexers`)."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         code = str(self.text).rstrip()
         theme = _syntax_theme(self.theme)
-        yield Syntax(code, _lexer(self.lexer_name), theme=theme, word_wrap=True, padding=1)
+        yield Syntax(code, lexers().get(self.lexer_name), theme=theme, word_wrap=True, padding=1)
 
 
 class _DottedListItem(ListItem):

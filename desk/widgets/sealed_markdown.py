@@ -30,6 +30,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from desk.lexers import fences
 from desk.markdown_cuts import Piece
 from desk.widgets.markdown_chunk import render_strips
 
@@ -147,6 +148,16 @@ class SealedMarkdown(Widget):
         for piece in self._pieces:
             piece.width = -1  # colours (and the light-theme styles) change: render again
         self.refresh(layout=True)
+
+    def redraw_code(self, language: str) -> None:
+        """Render again, when next painted or settled, the pieces with a code block in
+        ``language`` (its lexer became ready: they were drawn plain)."""
+        stale = [piece for piece in self._pieces if fences(piece.piece.markdown, language)]
+        for piece in stale:
+            piece.width = -1
+        if stale:
+            self.refresh(layout=True)
+            self._request_settle()
 
     def add(self, pieces: Sequence[Piece], *, drawn: tuple[int, list[Strip]] | None = None) -> None:
         """Append pieces (shown after the ones already here).

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
 
+from desk.lexers import lexers
 from desk.widgets._css import css_beside
 from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.markdown_chunk import MarkdownChunk
 from desk.widgets.sealed_markdown import SealedMarkdown
 from desk.widgets.user_prompt import UserPrompt
+
+LEXER_JOIN_S = 0.5
+"""Seconds a transcript taken down waits for a lexer being made (one takes 0.1-0.3 s)."""
 
 
 class Transcript(VerticalScroll):
@@ -48,6 +54,18 @@ class Transcript(VerticalScroll):
             self.new_below = new_below
             """Content was added below since it stopped following."""
 
+    class LexerReady(Message):
+        """A code lexer became ready (posted from the thread that made it).
+
+        Args:
+            language: the fence language whose blocks were drawn plain.
+        """
+
+        def __init__(self, language: str) -> None:
+            super().__init__()
+            self.language = language
+            """The fence language."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._said: tuple[bool, bool] = (True, False)  # (following, new_below) last posted
@@ -57,6 +75,25 @@ class Transcript(VerticalScroll):
         self._unsettled: deque[SealedMarkdown] = deque()
         self._settling = False
         self.can_focus = False
+
+    def on_mount(self) -> None:
+        self._stop_listening = lexers().on_ready(self._lexer_ready)
+
+    def _lexer_ready(self, language: str) -> None:
+        with contextlib.suppress(RuntimeError):  # the app's loop has closed already
+            self.post_message(self.LexerReady(language))
+
+    def on_unmount(self) -> None:
+        self._stop_listening()
+        lexers().join(LEXER_JOIN_S)  # no thread of desk's left running as the app ends
+
+    def on_transcript_lexer_ready(self, message: LexerReady) -> None:
+        """Draw again, in colour, the code blocks of the language whose lexer is ready."""
+        message.stop()
+        for sealed in self.query(SealedMarkdown):
+            sealed.redraw_code(message.language)
+        for chunk in self.query(MarkdownChunk):
+            chunk.redraw_code(message.language)
 
     SETTLE_AFTER_S = 1.0
     """Seconds between a reply's end (or a resize) and the first piece settled. The moments

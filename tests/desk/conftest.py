@@ -11,6 +11,7 @@ from agent.provider.client import ProviderConfig
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
+from desk.lexers import lexers
 from tests.support import running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -18,6 +19,16 @@ from tui_gateway.gateway import Gateway, GatewayConfig
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def code_lexers_ready() -> None:
+    """The lexers of the code the tests show, made before any test draws them: a block is
+    drawn plain until its lexer is ready (desk.lexers), and a picture taken before that would
+    not match its snapshot."""
+    for language in ("python", "bash", "json"):
+        lexers().get(language)
+    assert lexers().join(60.0)
 
 
 @pytest.fixture(autouse=True)
