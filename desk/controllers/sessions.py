@@ -321,6 +321,8 @@ class SessionsController:
         except GatewayError as exc:
             self._notify(exc.message, title="Not deleted", severity="error")
             return
+        # The list keeps the focus, unless keys typed meanwhile took it to the prompt box.
+        on_list = self._sidebar.is_open and self._sidebar.list_view.has_focus
         if self.view is not None and session_id == self.view.session_id:
             try:
                 fresh = self._gateway.session_create()
@@ -330,7 +332,7 @@ class SessionsController:
             await self.show(fresh, [])
         else:
             await self.refresh()
-        if self._sidebar.is_open:
+        if on_list and self._sidebar.is_open:
             self._sidebar.list_view.focus()
 
     # -- notices ---------------------------------------------------------------------------------
