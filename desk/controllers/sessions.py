@@ -248,7 +248,17 @@ class SessionsController:
         except GatewayError as exc:
             self._notify(exc.message, title="No new session", severity="error")
             return
-        await self.show(session_id, [])
+        await self.show_new(session_id)
+
+    async def show_new(self, session_id: str) -> None:
+        """Show ``session_id``, a session just created (empty), with the model it uses: the
+        one the gateway gives new sessions (the server's, when no model was named at start;
+        the status bar said "no model yet" while it showed ``""``)."""
+        try:
+            model = self._gateway.server.status().model
+        except GatewayError:  # a gateway in a child process that has gone
+            model = ""
+        await self.show(session_id, [], model)
 
     # -- the sidebar -----------------------------------------------------------------------------
 
@@ -329,7 +339,7 @@ class SessionsController:
             except GatewayError as exc:
                 self._notify(exc.message, title="No new session", severity="error")
                 return
-            await self.show(fresh, [])
+            await self.show_new(fresh)
         else:
             await self.refresh()
         if on_list and self._sidebar.is_open:
