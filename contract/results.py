@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from agent.usage import TokenUsage
 from contract.envelope import StopReceipt
+from contract.events import CompressionComplete
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,11 +186,13 @@ class SavedToolCall:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptEntry:
-    """One message of a resumed session, as a frontend shows it.
+    """One message of a resumed session, as a frontend shows it, or an event the session
+    showed among its messages (``role`` ``event``), in its place.
 
     Attributes:
-        role: ``system``, ``user``, ``assistant`` or ``tool``.
-        content: the text.
+        role: ``system``, ``user``, ``assistant`` or ``tool``; ``event`` for an event that is
+            not a message (its payload is in the member named after it: ``compression``).
+        content: the text ("" for an event).
         partial: True for a reply that was cut short (stopped, failed, or a crash).
         tool_names: for an assistant message, the tools it called.
         tool_calls: for an assistant message, its calls with their arguments (the names of
@@ -213,6 +216,9 @@ class TranscriptEntry:
             no more.
         turn_id: the turn the message belongs to ("" when it has none); ``prompt.remove``
             takes it to dismiss an ``unsent`` prompt.
+        compression: for an ``event``: a compression's outcome, as ``compression.complete``
+            told it live (its line goes where the live one was: after the prompt of the turn
+            that compressed first, else after the messages there were when it ended).
     """
 
     role: str
@@ -229,6 +235,7 @@ class TranscriptEntry:
     unsent: bool = False
     dismissed: bool = False
     turn_id: str = ""
+    compression: CompressionComplete | None = None
 
 
 @dataclass(frozen=True, slots=True)
