@@ -261,7 +261,9 @@ class UndoResult:
         turn_id: the turn undone.
         prompt: its prompt (the first line, for the person to recognise it).
         diff: the unified diff it reverted ("" when every file already held its old text).
-        restored: the files put back, relative to the workspace.
+        restored: the files written back with what they held before the turn (a file the turn
+            deleted included), relative to the workspace.
+        removed: the files the turn created, removed, relative to the workspace.
         not_restored: one line per file left as it is, saying why (e.g. ``a.txt: changed
             outside desk since the turn``).
         remaining: how many earlier turns can still be undone.
@@ -272,6 +274,7 @@ class UndoResult:
     prompt: str = ""
     diff: str = ""
     restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
     not_restored: list[str] = field(default_factory=list)
     remaining: int = 0
 
