@@ -1,5 +1,8 @@
 """How long ``desk run`` can be killed by SIGTERM with nothing written: from its exec until
 desk's first line takes SIGTERM (``desk/__init__.py``), read from the process's ``SigCgt``.
+The same line takes SIGINT: from the interpreter's own SIGINT handler until then, a Ctrl+C is
+Python's ``KeyboardInterrupt`` (a traceback, no ``turn.completed``), so ``to_desk`` minus
+``python_own`` is that window.
 
 Before that only the interpreter runs: its own start (until it sets its SIGINT handler) and
 ``site`` (the installed packages' ``.pth`` files; an editable install's finder). The bench

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from agent.usage import TokenUsage
 from contract.envelope import StopReceipt
+from contract.events import CompressionComplete
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,11 +186,13 @@ class SavedToolCall:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptEntry:
-    """One message of a resumed session, as a frontend shows it.
+    """One message of a resumed session, as a frontend shows it, or an event the session
+    showed among its messages (``role`` ``event``), in its place.
 
     Attributes:
-        role: ``system``, ``user``, ``assistant`` or ``tool``.
-        content: the text.
+        role: ``system``, ``user``, ``assistant`` or ``tool``; ``event`` for an event that is
+            not a message (its payload is in the member named after it: ``compression``).
+        content: the text ("" for an event).
         partial: True for a reply that was cut short (stopped, failed, or a crash).
         tool_names: for an assistant message, the tools it called.
         tool_calls: for an assistant message, its calls with their arguments (the names of
@@ -213,6 +216,9 @@ class TranscriptEntry:
             no more.
         turn_id: the turn the message belongs to ("" when it has none); ``prompt.remove``
             takes it to dismiss an ``unsent`` prompt.
+        compression: for an ``event``: a compression's outcome, as ``compression.complete``
+            told it live (its line goes where the live one was: after the prompt of the turn
+            that compressed first, else after the messages there were when it ended).
     """
 
     role: str
@@ -229,6 +235,7 @@ class TranscriptEntry:
     unsent: bool = False
     dismissed: bool = False
     turn_id: str = ""
+    compression: CompressionComplete | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +261,9 @@ class UndoResult:
         turn_id: the turn undone.
         prompt: its prompt (the first line, for the person to recognise it).
         diff: the unified diff it reverted ("" when every file already held its old text).
-        restored: the files put back, relative to the workspace.
+        restored: the files written back with what they held before the turn (a file the turn
+            deleted included), relative to the workspace.
+        removed: the files the turn created, removed, relative to the workspace.
         not_restored: one line per file left as it is, saying why (e.g. ``a.txt: changed
             outside desk since the turn``).
         remaining: how many earlier turns can still be undone.
@@ -265,6 +274,7 @@ class UndoResult:
     prompt: str = ""
     diff: str = ""
     restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
     not_restored: list[str] = field(default_factory=list)
     remaining: int = 0
 

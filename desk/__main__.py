@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         cap_arenas(os.environ)  # before any thread: see desk.malloc_tuning
         try:
-            if args[0] == "run":  # SIGTERM/SIGHUP while it loads: a system stop, said as one
+            if args[0] == "run":  # Ctrl+C, SIGTERM or SIGHUP while it loads: a stop, said
                 from tui_gateway.wire import run_early
 
                 run_early.arm(early_signals)  # raises one received since desk's first line
@@ -138,9 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if early is None or signum is None:
                 raise
             return int(
-                early.stopped_before_start(
-                    early.wants_json(args[1:]), by=early.SystemSignal(signum)
-                )
+                early.stopped_before_start(early.wants_json(args[1:]), by=early.stop_raised(signum))
             )
     frame: EarlyFrame | None = None
     try:

@@ -55,6 +55,7 @@ from desk.messages import (
     TerminalClosed,
 )
 from desk.receipts import ReceiptFormatter, format_stop_receipt
+from desk.screens.confirm_delete import ConfirmDelete
 from desk.screens.desk_screen import DeskScreen
 from desk.screens.desk_widgets import DeskWidgets
 from desk.shutdown import Leave, leave_at_once
@@ -351,8 +352,10 @@ class DeskApp(App[int]):
 
     async def on_event(self, event: events.Event) -> None:
         """Note when each key was made (a stop it makes counts from then, and an approval
-        reads the typing rhythm), and where each mouse press landed (a button takes a release
-        in the same place, see :mod:`desk.widgets.click_button`)."""
+        reads the typing rhythm), let the delete confirmation answer a key before it is routed
+        (:meth:`ConfirmDelete.take_key`; a stop key of a running turn stops it), and where each
+        mouse press landed (a button takes a release in the same place, see
+        :mod:`desk.widgets.click_button`)."""
         if isinstance(event, events.Key):
             self._keys_seen += 1  # read by the input thread at Ctrl+Q
             prompt = self.widgets.prompt
@@ -360,6 +363,10 @@ class DeskApp(App[int]):
                 prompt.sends.given()  # on its way to the box, then to the screen
             self.controllers.stops.key_time = event.time
             self.controllers.tools.keys.key_arrived(event.time)  # the typing rhythm
+            asked = self.screen if isinstance(self.screen, ConfirmDelete) else None
+            stops = event.key in self.input_stop_keys and self.running_turn is not None
+            if asked is not None and not event.is_forwarded and not stops and asked.take_key(event):
+                return  # answered here, in order: the next key finds it closed
         elif isinstance(event, events.MouseDown | events.MouseUp) and not event.is_forwarded:
             under = widget_under(self, event)
             if isinstance(event, events.MouseDown):

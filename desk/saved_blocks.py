@@ -1,8 +1,10 @@
 """The transcript blocks of a saved session: what ``session.resume`` returned, as widgets.
 
 User prompts (a steer marked as one), replies (a reply saved as partial is marked as stopped),
-tool calls in brief, a compression's summary, and the child agents a turn delegated to (their
-outcomes and answers), each with the stop receipt or error line the live turn showed under it.
+tool calls in brief, a compression's summary and its outcome line (``⇊ compressed…``,
+``⇊ compression cancelled…``, where it was live), and the child agents a turn delegated to
+(their outcomes and answers), each with the stop receipt or error line the live turn showed
+under it.
 A long transcript renders only its last messages at first (:func:`split_recent`), under an
 "N earlier messages · show more" line.
 """
@@ -17,6 +19,7 @@ from contract.events import StopReceipt
 from contract.results import TranscriptEntry
 from desk.receipts import format_stop_receipt
 from desk.widgets.agent_card import AgentCard
+from desk.widgets.compression_panel import outcome_line
 from desk.widgets.saved_reply import SavedReply, note_line
 from desk.widgets.saved_summary import SavedSummary
 from desk.widgets.saved_tool_calls import SavedToolCalls
@@ -82,6 +85,8 @@ def saved_blocks(
                 blocks.append(SavedToolCalls(entry.tool_names, results, entry.tool_calls))
         elif entry.role == "tool":  # a result whose call is not shown: show it briefly
             blocks.append(SavedToolCalls(["tool"], [entry.content]))
+        elif entry.role == "event" and entry.compression is not None:
+            blocks.append(outcome_line(entry.compression))  # as it was left live
         if note:  # a turn that ended without a reply to put it under
             blocks.append(SavedReply("", note=note))
         blocks.extend(_saved_agents(entries[index]))

@@ -169,10 +169,7 @@ def build_controllers(
         panel=widgets.console_panel,
         status=status,
         turns=turns,
-        # a new session uses the model the server uses for new sessions (learned by now)
-        show_session=lambda session_id: sessions.show(
-            session_id, [], gateway.server.status().model
-        ),
+        show_session=sessions.show_new,  # a /new session, with the model new sessions use
         shown=lambda: sessions.view,
         open_sessions=sessions.open_sidebar,
         notify=notify,

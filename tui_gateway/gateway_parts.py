@@ -104,7 +104,12 @@ def build_parts(
     offered = offer.schemas
     windows = SessionWindows(config.context_window, publish, tool_schemas=config.tool_schemas)
     compression = SessionCompression(
-        windows, store, publish, threshold=config.compress_threshold, tools=offered
+        windows,
+        store,
+        publish,
+        threshold=config.compress_threshold,
+        tools=offered,
+        record=persistence.compression_ended,
     )
 
     def publish_to(session_id: str, payload: Payload) -> None:

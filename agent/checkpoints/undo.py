@@ -4,7 +4,8 @@ A turn's rows (one per file, :class:`~agent.store.rows.CheckpointRow`) say what 
 before the turn and a hash of what it held after. :func:`undo_files` puts each file back
 (atomically: a temporary file and ``os.replace``; a file the turn created is removed) unless
 it changed since the turn (its hash differs: someone else wrote it, and their work is not
-desk's to throw away), and returns the diff it reverted and what it could not restore.
+desk's to throw away), and returns the diff it reverted, the files it wrote back and those it
+removed (apart: a file removed was not "restored"), and what it could not restore.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ class UndoOutcome:
 
     Attributes:
         diff: the unified diff it reverted (from the files as they were to as they are now).
-        restored: the files put back (shown relative to the workspace).
+        restored: the files written back with what they held before the turn (a file the turn
+            deleted included), shown relative to the workspace.
+        removed: the files the turn created, removed (shown relative to the workspace).
         not_restored: one line per file left as it is, saying why.
     """
 
     diff: str = ""
     restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
     not_restored: list[str] = field(default_factory=list)
 
 
@@ -75,7 +79,7 @@ def undo_files(rows: Sequence[CheckpointRow], root: Path) -> UndoOutcome:
             out.not_restored.append(f"{name}: {error}")
             continue
         diffs.append(file_diff(name, current, row.before_data).text)
-        out.restored.append(name)
+        (out.restored if row.before_data is not None else out.removed).append(name)
     out.diff = "\n".join(diffs)
     return out
 

@@ -66,6 +66,7 @@ __all__, __getattr__ = lazy_names(
         "StoredEvent": "agent.store.shared",
         "StoredReplay": "agent.store.shared",
         "Messages": "agent.store.protocol",
+        "TranscriptEventRow": "agent.store.event_row",
         "TurnOutcome": "agent.store.rows",
         "TurnRow": "agent.store.rows",
         "Turns": "agent.store.protocol",

@@ -20,6 +20,9 @@ from agent.store.errors import (
     StoreTransient,
     StoreUnreachable,
 )
+from agent.store.event_row import (
+    TranscriptEventRow,
+)
 from agent.store.firing_row import (
     FiringRow,
 )
@@ -131,6 +134,7 @@ __all__ = [
     "StoredEvent",
     "StoredReplay",
     "Messages",
+    "TranscriptEventRow",
     "TurnOutcome",
     "TurnRow",
     "Turns",

@@ -23,6 +23,7 @@ from typing import Protocol, runtime_checkable
 
 from agent.provider.types import ChatMessage
 from agent.store.calls import SavedCall
+from agent.store.event_row import TranscriptEventRow
 from agent.store.firing_row import FiringRow
 from agent.store.rows import (
     CheckpointRow,
@@ -121,6 +122,16 @@ class Messages(Protocol):
 
     def load_history(self, session_id: str) -> list[ChatMessage]:
         """The transcript sent to the model."""
+        ...
+
+    def append_event(
+        self, session_id: str, type: str, payload: str, *, turn_id: str | None = None
+    ) -> TranscriptEventRow:
+        """Keep an event the person saw among the messages, after the last one."""
+        ...
+
+    def events(self, session_id: str) -> list[TranscriptEventRow]:
+        """The events kept for the session, in order."""
         ...
 
 

@@ -198,8 +198,9 @@ SESSION_UNDO = Method(
     UndoResult,
     "Put the workspace's files back as they were before the session's last turn that "
     "changed them (not undone yet; again: the one before), from the checkpoints in the "
-    "session store. Returns the diff it reverted and the files it left as they are (changed "
-    "outside desk since). Refused while a turn runs in the session.",
+    "session store: a file the turn changed or deleted is written back (`restored`), one it "
+    "created is removed (`removed`). Returns the diff it reverted and the files it left as "
+    "they are (changed outside desk since). Refused while a turn runs in the session.",
     lambda g, p: g.session_undo(p.session_id),
     blocking=True,
 )

@@ -1,10 +1,11 @@
 """``/undo`` and ``/diff``: a session's changes to the workspace, undone or shown.
 
 ``/undo`` asks the gateway (``session.undo``) to put back the files of the session's last turn
-that changed any, and shows in the transcript what it did: one line naming the turn and the
-files restored, the diff it reverted (coloured, in a box that scrolls), and one error line per
-file it left as it is (changed outside desk since the turn). ``/diff`` (``session.diff``) shows
-what the session's turns changed so far, the undone ones left out.
+that changed any, and shows in the transcript what it did: one line naming the turn, the
+files restored and those removed (the turn had created them), the diff it reverted
+(coloured, in a box that scrolls), and one error line per file it left as it is (changed
+outside desk since the turn). ``/diff`` (``session.diff``) shows what the session's turns
+changed so far, the undone ones left out.
 
 The gateway reads and writes the disk; the call runs off the UI thread so a large workspace
 never holds a key press.
@@ -19,6 +20,7 @@ from contract.errors import GatewayError
 
 if TYPE_CHECKING:
     from contract.ports import DeskGateway
+    from contract.results import UndoResult
     from desk.controllers.view import ShownSession
 
 
@@ -26,6 +28,18 @@ def _files(names: list[str], most: int = 4) -> str:
     shown = ", ".join(names[:most])
     more = len(names) - most
     return f"{shown} and {more} more" if more > 0 else shown
+
+
+def undone_files(result: UndoResult) -> str:
+    """What an undo did to the files, as its line says it: ``restored a.txt · removed
+    made.txt`` (a file the turn created was removed, not restored); ``restored none`` when
+    every file already held what it held before."""
+    done = [
+        f"{verb} {_files(names)}"
+        for verb, names in (("restored", result.restored), ("removed", result.removed))
+        if names
+    ]
+    return " · ".join(done) or "restored none"
 
 
 class CheckpointsController:
@@ -54,8 +68,7 @@ class CheckpointsController:
             )
             return
         prompt = result.prompt if len(result.prompt) <= 60 else result.prompt[:59] + "…"
-        restored = f"restored {_files(result.restored)}" if result.restored else "restored none"
-        await view.add_note(f"↶ undid the turn “{prompt}”: {restored}", scroll=True)
+        await view.add_note(f"↶ undid the turn “{prompt}”: {undone_files(result)}", scroll=True)
         if result.diff:
             await view.transcript.mount(ChangePreview(result.diff, "diff"))
         for line in result.not_restored:

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Static
 
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
@@ -32,7 +31,7 @@ from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify, SetTimer
 from desk.controllers.queue import QueueController
 from desk.controllers.turns import TurnsController
-from desk.widgets.compression_panel import CompressionPanel, outcome_text
+from desk.widgets.compression_panel import CompressionPanel, outcome_line
 from desk.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
@@ -176,12 +175,7 @@ class CompressionController:
         transcript = view.transcript
         if not transcript.is_attached:  # that session is no longer shown, or the app exits
             return
-        error = outcome.status not in ("committed", "cancelled", "nothing")
-        line = Static(
-            "⇊ " + outcome_text(outcome),
-            classes="note -error compression-note" if error else "note compression-note",
-            markup=False,
-        )
+        line = outcome_line(outcome)
         anchor, self._anchor = self._anchor, None
         reply = transcript.reply(outcome.turn_id)
         if reply is not None and reply.is_attached:

@@ -248,7 +248,17 @@ class SessionsController:
         except GatewayError as exc:
             self._notify(exc.message, title="No new session", severity="error")
             return
-        await self.show(session_id, [])
+        await self.show_new(session_id)
+
+    async def show_new(self, session_id: str) -> None:
+        """Show ``session_id``, a session just created (empty), with the model it uses: the
+        one the gateway gives new sessions (the server's, when no model was named at start;
+        the status bar said "no model yet" while it showed ``""``)."""
+        try:
+            model = self._gateway.server.status().model
+        except GatewayError:  # a gateway in a child process that has gone
+            model = ""
+        await self.show(session_id, [], model)
 
     # -- the sidebar -----------------------------------------------------------------------------
 
@@ -321,16 +331,18 @@ class SessionsController:
         except GatewayError as exc:
             self._notify(exc.message, title="Not deleted", severity="error")
             return
+        # The list keeps the focus, unless keys typed meanwhile took it to the prompt box.
+        on_list = self._sidebar.is_open and self._sidebar.list_view.has_focus
         if self.view is not None and session_id == self.view.session_id:
             try:
                 fresh = self._gateway.session_create()
             except GatewayError as exc:
                 self._notify(exc.message, title="No new session", severity="error")
                 return
-            await self.show(fresh, [])
+            await self.show_new(fresh)
         else:
             await self.refresh()
-        if self._sidebar.is_open:
+        if on_list and self._sidebar.is_open:
             self._sidebar.list_view.focus()
 
     # -- notices ---------------------------------------------------------------------------------

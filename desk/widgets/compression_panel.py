@@ -108,6 +108,18 @@ def outcome_text(outcome: CompressionComplete) -> str:
     return terminal_safe(text)
 
 
+def outcome_line(outcome: CompressionComplete) -> Static:
+    """The transcript's line for a finished compression (``⇊`` and :func:`outcome_text`): the
+    panel collapses into it live, and a resumed session shows it again in its place. A failure
+    is marked as an error (a ``committed``, ``cancelled`` or ``nothing`` outcome is not)."""
+    error = outcome.status not in ("committed", "cancelled", "nothing")
+    return Static(
+        "⇊ " + outcome_text(outcome),
+        classes="note -error compression-note" if error else "note compression-note",
+        markup=False,
+    )
+
+
 def fit_row(
     width: int, phases: list[str], counts: list[str], *, bar: bool, button: bool
 ) -> tuple[str, int, str]:

@@ -87,7 +87,8 @@ def test_a_command_in_a_git_repository_is_recorded_without_touching_the_index(
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "stash", "list") == ""
     outcome = undo_files(sink.rows(), repo)
-    assert sorted(outcome.restored) == ["a.txt", "new.txt", "notes.txt"]
+    assert sorted(outcome.restored) == ["a.txt", "notes.txt"]
+    assert outcome.removed == ["new.txt"]  # the command created it: removed, not restored
     assert git(repo, "status", "--porcelain") == status
     assert (repo / "build" / "out.txt").read_text() == "rebuilt\n"  # ignored: not desk's
 

@@ -3,6 +3,7 @@ counts it (the preview widget is loaded with the first one shown, not before the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,5 +69,45 @@ async def test_undo_while_a_turn_runs_refuses_at_once_and_undoes_nothing(
             await wait_until(pilot, lambda: not gateway_busy(gateway), what="the stop")
             await send(app, pilot, "/undo")
             await wait_until(pilot, lambda: (work / "notes.md").read_text() == NOTES, what="undo")
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+async def test_undo_of_a_turn_that_created_a_file_says_it_removed_it(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text(NOTES)
+    gateway = make_gateway(fast_server, work, SqliteStore(tmp_path / "desk.db"), approvals=False)
+    app = make_app(gateway)
+    made = work / "made.txt"
+    writes = [
+        {"path": "made.txt", "content": "new\n"},
+        {"path": "notes.md", "content": "# Plan\n"},
+    ]
+
+    def notes() -> list[str]:
+        return [str(n.render()) for n in app.transcript.query(".note")]
+
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            for args in writes:  # two turns: undone one at a time, the newest first
+                await send(app, pilot, "call tool write_file with " + json.dumps(args))
+                path = work / str(args["path"])
+                await wait_until(
+                    pilot, lambda p=path, a=args: p.exists() and p.read_text() == a["content"]
+                )
+                await wait_until(pilot, lambda: not gateway_busy(gateway), what="the turn's end")
+            await send(app, pilot, "/undo")
+            await wait_until(pilot, lambda: (work / "notes.md").read_text() == NOTES, what="undo")
+            await wait_until(pilot, lambda: any("↶" in n for n in notes()), what="its line")
+            (first,) = [n for n in notes() if n.startswith("↶")]
+            assert first.endswith(": restored notes.md")
+            await send(app, pilot, "/undo")
+            await wait_until(pilot, lambda: not made.exists(), what="the second undo")
+            await wait_until(pilot, lambda: len([n for n in notes() if "↶" in n]) == 2)
+            second = [n for n in notes() if n.startswith("↶")][-1]
+            assert second.endswith(": removed made.txt") and "restored" not in second
     finally:
         gateway.shutdown(timeout_s=5.0)

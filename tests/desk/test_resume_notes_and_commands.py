@@ -16,6 +16,7 @@ from contract.results import ResumedSession, TranscriptEntry
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
+from desk.screens.confirm_delete import ConfirmDelete
 from desk.slash import unknown_command
 from desk.startup import Startup
 from desk.widgets import AssistantReply, UserPrompt
@@ -228,5 +229,48 @@ async def test_after_new_the_status_bar_names_the_model_the_server_named(
             assert text.startswith("demo ·") and "no model yet" not in text
             await submit_and_get_reply(app, pilot, "reply with exactly: here")
             assert gateway.provider_for(app.session_id).model == "demo"
+    finally:
+        gateway.shutdown(timeout_s=5)
+
+
+async def test_a_new_session_from_the_palette_or_a_deletion_shows_and_stores_the_model(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    """Started with no model named: the session the palette's "New session" makes, and the
+    one that replaces the deleted session on screen, show the server's model (the status bar
+    said "no model yet") and are stored with it."""
+    provider = ProviderConfig(base_url=demo_server.base_url, model="")
+    db = tmp_path / "desk.db"
+    gateway = Gateway(GatewayConfig(provider=provider, cwd=tmp_path), store=SqliteStore(db))
+    app = DeskApp(gateway, ConnectionInfo("", demo_server.base_url), handle_signals=False)
+
+    def stored_model(session_id: str) -> str | None:
+        with SqliteStore(db) as store:
+            row = store.sessions.get_session(session_id)
+        return None if row is None else row.model
+
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: gateway.server.status().model == "demo", what="model")
+            await submit_and_get_reply(app, pilot, "hello there")
+            old = app.session_id
+            await app.run_action("new_session")
+            await wait_until(pilot, lambda: app.session_id != old, what="the new session")
+            assert app.status_bar.server_side_text().startswith("demo ·")
+            await wait_until(pilot, lambda: stored_model(app.session_id) == "demo", what="saved")
+
+            old = app.session_id
+            await pilot.press("ctrl+b")
+            sidebar = app.widgets.sidebar
+            await wait_until(pilot, lambda: sidebar.selected() is not None, what="the list")
+            selected = sidebar.selected()
+            assert selected is not None and selected.info.session_id == old
+            await pilot.press("delete")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="modal")
+            await pilot.press("y")
+            await wait_until(pilot, lambda: app.session_id != old, what="the replacement")
+            assert app.status_bar.server_side_text().startswith("demo ·")
+            await wait_until(pilot, lambda: stored_model(app.session_id) == "demo", what="saved")
+            assert stored_model(old) is None  # deleted
     finally:
         gateway.shutdown(timeout_s=5)

@@ -207,3 +207,42 @@ async def test_the_list_read_twice_at_once_lists_each_session_once(
             sidebar.show(sessions, current=NEWER_ID, now=now),
         )
         assert [i.info.session_id for i in sidebar.items] == [NEWER_ID, OLDER_ID]
+
+
+@pytest.mark.parametrize(
+    ("keys", "deleted", "text"),
+    [
+        (["n", *typed("hello")], False, "hello"),
+        (["escape", *typed("hello")], False, "hello"),
+        (["enter", *typed("hello")], False, "hello"),  # the focused button: Cancel
+        (typed("hello"), False, "ello"),  # a stray letter only cancels
+        (["ctrl+b", *typed("xyz")], False, "xyz"),  # cancels; the sidebar stays open
+        (["y", *typed("next")], True, "next"),
+        (["tab", "enter", *typed("next")], True, "next"),  # Tab to Delete, Enter presses it
+    ],
+)
+async def test_the_key_that_answers_the_delete_confirmation_acts_once_and_the_next_keys_go_on(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+    keys: list[str],
+    deleted: bool,
+    text: str,
+) -> None:
+    # Typed in one burst: the keys behind the answer came to the closing confirmation and were
+    # lost, and each closed it again (the desk's own screen was popped: the app crashed).
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar, box = await sidebar_open(app, pilot)
+        await pilot.press("delete")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDelete), what="the modal")
+        burst(app, keys)
+        await wait_until(pilot, lambda: len(box.text) >= len(text), what="the keys behind")
+        if deleted:
+            await wait_until(pilot, lambda: app.session_id != NEWER_ID, what="the deletion")
+        for _ in range(5):
+            await pilot.pause()
+        assert box.text == text and box.has_focus
+        assert not isinstance(app.screen, ConfirmDelete) and sidebar.is_open
+        listed = store_gateway.session_list()
+        assert (NEWER_ID not in [s.session_id for s in listed]) is deleted
+        assert app.session_id != NEWER_ID if deleted else app.session_id == NEWER_ID

@@ -58,3 +58,33 @@ def test_append_messages_is_all_or_nothing(store: SessionStore) -> None:
     assert store.transcript.all_messages("s1") == []
     store.transcript.append_messages("s1", [ChatMessage("user", "ok")])
     assert [m.position for m in store.transcript.all_messages("s1")] == [0]
+
+
+def test_events_are_kept_after_the_last_message_summaries_left_out(store: SessionStore) -> None:
+    store.sessions.create_session("s1", messages=[ChatMessage("system", "sys")])
+    for text in ("m0", "m1", "m2", "m3"):
+        store.transcript.append_message("s1", ChatMessage("user", text))
+    assert store.leases.acquire_lease("s1", "h", ttl_s=30)
+    attempt = store.compressions.begin_compression("s1", "h")
+    middle = [m.id for m in store.transcript.active_messages("s1")[1:3]]
+    summary = store.compressions.commit_compression(
+        attempt.id, holder="h", archive_ids=middle, summary=ChatMessage("user", "[s]")
+    )
+    assert summary is not None and summary.position == 5  # appended last
+    event = store.transcript.append_event(
+        "s1", "compression.complete", '{"status": "committed"}', turn_id="t1"
+    )
+    # after m3 (position 4), not after the summary read in the place of m0 and m1
+    assert (event.after_position, event.turn_id) == (4, "t1")
+    store.transcript.append_message("s1", ChatMessage("user", "m4"))
+    later = store.transcript.append_event("s1", "compression.complete", "{}")
+    assert later.after_position == 6 and later.turn_id is None
+    assert store.transcript.events("s1") == [event, later]
+    assert event.payload == '{"status": "committed"}' and event.type == "compression.complete"
+    assert store.transcript.events("missing") == []
+    with pytest.raises(StoreNotFound):
+        store.transcript.append_event("missing", "compression.complete", "{}")
+    store.sessions.create_session("s2")
+    assert store.transcript.append_event("s2", "x", "{}").after_position == -1
+    assert store.sessions.delete_session("s1")
+    assert store.transcript.events("s1") == []

@@ -1,6 +1,7 @@
-"""A SIGTERM whose raise Python dropped while ``desk run`` started (raised in a weakref callback
-or a ``__del__``, where Python reports it and goes on) is not lost: the next phase acts on it,
-and the run ends as the system's stop with one ``turn.completed``."""
+"""A SIGTERM or a Ctrl+C whose raise Python dropped while ``desk run`` started (raised in a
+weakref callback or a ``__del__``, where Python reports it and goes on) is not lost: the next
+phase acts on it, and the run ends as the system's stop (the person's, for Ctrl+C) with one
+``turn.completed``."""
 
 from __future__ import annotations
 
@@ -70,4 +71,32 @@ def test_the_run_acts_on_a_lost_raise_when_it_takes_the_signals_over(
     last = lines[-1]
     assert last["type"] == "turn.completed"
     assert last["payload"]["exit_reason"] == "interrupted_by_system(gateway.shutdown)"
+    assert run_early.pending() is None
+
+
+def test_a_ctrl_c_held_before_arm_is_raised_by_it_as_the_person_s_stop() -> None:
+    run_early.hold()
+    run_early.on_signal(signal.SIGINT, None)  # kept, nothing raised
+    with pytest.raises(KeyboardInterrupt) as raised:
+        run_early.arm()
+    assert not isinstance(raised.value, run_early.SystemSignal)
+    assert (
+        run_early.stopped_before_start(False, io.StringIO(), io.StringIO(), by=raised.value) == 130
+    )
+
+
+def test_a_ctrl_c_whose_raise_was_lost_stops_the_run_as_the_person(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    gateway = Gateway(GatewayConfig(provider=provider, approvals=False, cwd=tmp_path))
+    run_early.arm()
+    with contextlib.suppress(KeyboardInterrupt):  # as Python drops it in a callback
+        run_early.on_signal(signal.SIGINT, None)
+    assert run_early.pending() == signal.SIGINT
+    out, err = io.StringIO(), io.StringIO()
+    code = run_turn(gateway, "write a long story", json=True, out=out, err=err)
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert code == 130
+    assert [x["type"] for x in lines].count("turn.completed") == 1
+    assert lines[-1]["payload"]["exit_reason"] == "interrupted_by_user"
     assert run_early.pending() is None

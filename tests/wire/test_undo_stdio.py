@@ -96,7 +96,8 @@ def test_edits_are_undone_byte_for_byte_also_by_a_new_gateway(
 
         undone = raw.call("session.undo", {"session_id": session})["result"]
         assert undone["undone"] and undone["remaining"] == 1 and undone["not_restored"] == []
-        assert sorted(undone["restored"]) == ["a.txt", "b.txt", "c.txt"]
+        assert sorted(undone["restored"]) == ["a.txt", "b.txt"]  # edited, deleted
+        assert undone["removed"] == ["c.txt"]  # the patch added it
         assert "-new file" in undone["diff"] and "+b \u00e9t\u00e9" in undone["diff"]
         assert (work / "a.txt").read_bytes() == b"alpha\nBETA\ngamma\n"
         assert (work / "b.txt").read_bytes() == B_TEXT
@@ -198,7 +199,8 @@ def test_a_shell_turn_is_undone_from_its_snapshot(
         tool_turn(raw, session, "shell", {"command": script})
         assert (work / "a.txt").read_bytes() == b"x" and not (work / "b.txt").exists()
         undone = raw.call("session.undo", {"session_id": session})["result"]
-        assert sorted(undone["restored"]) == ["a.txt", "b.txt", "sub/c.txt"]
+        assert sorted(undone["restored"]) == ["a.txt", "b.txt"]
+        assert undone["removed"] == ["sub/c.txt"]  # the command created it
         assert (work / "a.txt").read_bytes() == A_TEXT
         assert (work / "b.txt").read_bytes() == B_TEXT
         assert not (work / "sub" / "c.txt").exists()

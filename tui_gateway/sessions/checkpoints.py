@@ -131,6 +131,7 @@ class Checkpointing:
             prompt=prompt,
             diff=outcome.diff,
             restored=outcome.restored,
+            removed=outcome.removed,
             not_restored=outcome.not_restored,
             remaining=remaining,
         )

@@ -47,11 +47,12 @@ from agent.store import (
     TurnOutcome,
     turn_messages,
 )
-from contract.events import Payload
+from contract.events import CompressionComplete, Payload
 from tui_gateway.sessions.state import Session, Turn
 from tui_gateway.sessions.store_writer import Apply, PendingWrite, StoreWriter
 from tui_gateway.sessions.unsaved import Unsaved, UnsavedMessage
 from tui_gateway.turns.kinds import TurnStage
+from tui_gateway.wire.codec import dumps, encode
 
 CLOSED_KEPT = 1024
 """Closed turns remembered so that a second close, or a tool call, of one writes nothing. Only
@@ -412,6 +413,21 @@ class Persistence:
                 exit_reason=outcome.exit_reason,
                 error=outcome.error,
             ),
+        )
+
+    def compression_ended(self, session: Session, outcome: CompressionComplete) -> None:
+        """Keep a compression's outcome among the session's messages, after the ones saved
+        before it (:meth:`~agent.store.protocol.Messages.append_event`), so a resumed session
+        shows its line again; queued behind the session's writes, never waited for (the
+        outcome is shown at once)."""
+        sid, text = session.session_id, dumps(encode(outcome))
+        action = "save the compression's outcome"
+        self.write(
+            session,
+            action,
+            lambda s: s.transcript.append_event(sid, outcome.TYPE, text, turn_id=outcome.turn_id),
+            Unsaved(action, sid, outcome.turn_id, exit_reason=str(outcome.status)),
+            wait=False,
         )
 
     def load_history(self, session: Session) -> list[ChatMessage] | None:

@@ -26,6 +26,7 @@ from contract.results import (
 )
 from tui_gateway.engine_setup import GatewayConfig
 from tui_gateway.sessions.persistence import Persistence
+from tui_gateway.sessions.saved_events import with_events
 from tui_gateway.sessions.session_table import SessionTable
 from tui_gateway.sessions.state import Session, session_provider
 from tui_gateway.stops.booking import BookingOffice, Publish
@@ -114,7 +115,8 @@ class SavedSessions:
         """``session.resume``: make a saved session live again (the most recent when no id).
 
         Returns:
-            the session and its transcript (archived messages left out).
+            the session and its transcript (archived messages left out), with the events it
+            showed among them (a compression's line) in their places.
 
         Raises:
             GatewayError: no such session, no store, the store cannot be read, or another desk
@@ -144,6 +146,7 @@ class SavedSessions:
                 store.claim_session(row.id)
             messages = store.transcript.active_messages(row.id) if store is not None and row else []
             turns = store.turns.list_turns(row.id) if store is not None and row else []
+            events = store.transcript.events(row.id) if store is not None and row else []
         except StoreError as exc:
             raise GatewayError(exc.message) from exc
         notes = {t.id: note for t in turns if (note := _turn_note(t))}
@@ -179,6 +182,7 @@ class SavedSessions:
                     turn_id=turn,
                 )
             )
+        transcript = with_events(messages, transcript, events)  # compression lines
         if live is not None:
             # Nothing saved, or not all of it yet: what memory holds.
             if store is None or live.store_detached or self._persistence.waiting(live):

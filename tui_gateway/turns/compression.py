@@ -52,6 +52,8 @@ class SessionCompression:
         threshold: share of the window that triggers an automatic compression.
         tools: the tool definitions a request offers now (for the ``context.window`` sent
             before a compression's outcome).
+        record: keeps each outcome with the session before it is published (its line is
+            shown again when the session is resumed).
     """
 
     def __init__(
@@ -62,8 +64,10 @@ class SessionCompression:
         *,
         threshold: float,
         tools: OfferedTools = no_tools,
+        record: Callable[[Session, CompressionComplete], None] = lambda _s, _outcome: None,
     ) -> None:
         self.windows = windows
+        self._record = record
         self._offered = tools
         self._store = store
         self._publish = publish
@@ -179,7 +183,7 @@ class SessionCompression:
             outcome = compressor.run()
         except Exception as exc:  # the compressor released its lease; the turn goes on
             why = exc.message if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
-            self._publish(
+            self._ended(
                 session,
                 CompressionComplete(
                     turn_id=turn.turn_id,
@@ -211,7 +215,7 @@ class SessionCompression:
                     else None
                 ),
             )
-        self._publish(
+        self._ended(
             session,
             CompressionComplete(
                 turn_id=turn.turn_id,
@@ -223,6 +227,11 @@ class SessionCompression:
             ),
         )
         return outcome.status
+
+    def _ended(self, session: Session, outcome: CompressionComplete) -> None:
+        """Keep the outcome with the session, then publish it."""
+        self._record(session, outcome)
+        self._publish(session, outcome)
 
     def _settle(self, session: Session, compressor: Compressor, outcome: CompressionOutcome) -> str:
         """Take in a committed compression; returns the line the person reads about it."""

@@ -183,8 +183,8 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
     )
     gateway = None
     try:
-        # SIGTERM/SIGHUP until run_turn takes them: a system stop before the start (one kept
-        # since the entry point's first lines is raised here)
+        # Ctrl+C, SIGTERM and SIGHUP until run_turn takes them: a stop before the start (one
+        # kept since the entry point's first lines is raised here)
         run_early.arm()
         from tui_gateway.wire.headless import run_turn
 
@@ -210,5 +210,5 @@ def main_run(argv: Sequence[str], demo: DemoModel | None = None) -> int:
             raise
         if gateway is not None:
             gateway.shutdown()
-        by = run_early.SystemSignal(signum)
+        by = run_early.stop_raised(signum)
         return run_early.stopped_before_start(run_early.wants_json(argv), by=by)

@@ -284,7 +284,7 @@ def _install_signals(gateway: Gateway, turn: _Turn) -> Callable[[], None]:
     previous = [(sig, signal.signal(sig, on_term)) for sig in run_early.SYSTEM_SIGNALS]
     lost = run_early.take_over()  # from here this run writes its own end
     if lost is not None:  # came while it started, and its raise was lost: a stop all the same
-        on_term(lost, None)
+        (on_int if lost == signal.SIGINT else on_term)(lost, None)
 
     def restore() -> None:
         signal.signal(signal.SIGINT, previous_int)

@@ -5,12 +5,15 @@ store). A Ctrl+C (SIGINT) meanwhile ends the run at once, as the person's stop, 
 stopped run says: one line on stderr, exit status 130 and, with ``--json``, exactly one
 ``turn.completed`` line on stdout (no ``session.started``: no session existed, so its
 ``session_id`` is ``""``). SIGTERM and SIGHUP end it the same way, as the system's stop
-(``interrupted_by_system(gateway.shutdown)``, exit status 143): :func:`arm` makes them raise
-:class:`SystemSignal` in the main thread, as Python makes SIGINT raise ``KeyboardInterrupt``,
-until the run takes them over (:func:`disarm`). Before that, from the entry point's first lines,
-:func:`hold` keeps them for :func:`arm`: one handler, :func:`on_signal`, from the first lines to
-the exit, so no signal meets the default action (the process killed, nothing written) between
-phases.
+(``interrupted_by_system(gateway.shutdown)``, exit status 143). :func:`arm` makes SIGINT raise
+:class:`Interrupted` (a ``KeyboardInterrupt``) and SIGTERM and SIGHUP :class:`SystemSignal` in
+the main thread, until the run takes them over (:func:`disarm`). Before that, from the entry
+point's first lines, :func:`hold` keeps them for :func:`arm`: one handler, :func:`on_signal`,
+from the first lines to the exit, so no signal meets the default action (the process killed,
+nothing written), nor Python's own ``KeyboardInterrupt`` where nothing catches it (a
+traceback), between phases. Each signal is also kept until the run acts on it: a raise Python
+dropped (in a weakref callback or a ``__del__``, where it reports the exception and goes on)
+loses no Ctrl+C (:func:`pending`, :func:`take_over`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,11 @@ REASON = "stopped with Ctrl+C before the run started"
 
 SYSTEM_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
 """The signals that stop a run as the system."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT (Ctrl+C) received while the run starts (raised in the main thread): the person's
+    stop, unwound like Python's own ``KeyboardInterrupt``."""
 
 
 class SystemSignal(KeyboardInterrupt):
@@ -63,11 +71,17 @@ be lost (Python drops an exception raised in a weakref callback or a ``__del__``
 import may turn it into another error), so the signal stays here until :func:`take_over`."""
 
 
+def stop_raised(signum: int) -> KeyboardInterrupt:
+    """What a signal received while the run starts raises: :class:`Interrupted` for SIGINT
+    (the person's stop), :class:`SystemSignal` for SIGTERM and SIGHUP (the system's)."""
+    return Interrupted(signum) if signum == signal.SIGINT else SystemSignal(signum)
+
+
 def on_signal(signum: int, _frame: FrameType | None) -> None:
-    """The handler of SIGTERM and SIGHUP from desk's first line to the run's exit.
+    """The handler of SIGINT, SIGTERM and SIGHUP from desk's first line to the run's exit.
 
     Holding, the signal is kept (:func:`arm` raises it); armed, it is kept and raises
-    :class:`SystemSignal` once (a second signal while the first unwinds does nothing: the stop
+    (:func:`stop_raised`) once (a second signal while the first unwinds does nothing: the stop
     is under way); done, it does nothing (whoever took the signals over writes the run's end).
     """
     global _state
@@ -75,26 +89,28 @@ def on_signal(signum: int, _frame: FrameType | None) -> None:
         _kept.append(signum)
     if _state == _ARMED:
         _state = _RAISED
-        raise SystemSignal(signum)
+        raise stop_raised(signum)
 
 
 def _quiet_lost_raise(info: sys.UnraisableHookArgs) -> None:
     """Python's report of an exception it had to drop, without the lost raises of a kept
     signal (a traceback for the person, though nothing is wrong: the signal is acted on)."""
-    if not isinstance(info.exc_value, SystemSignal):
+    if not isinstance(info.exc_value, SystemSignal | Interrupted):
         sys.__unraisablehook__(info)
 
 
 def _install() -> None:
     for sig in SYSTEM_SIGNALS:
         signal.signal(sig, on_signal)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # started ignoring it: it stays so
+        signal.signal(signal.SIGINT, on_signal)
     sys.unraisablehook = _quiet_lost_raise
 
 
 def hold(early: Sequence[int] = ()) -> None:
-    """From now on SIGTERM and SIGHUP are kept, not acted on, until :func:`arm` (main thread
-    only; a no-op elsewhere). For an entry point's first lines: a signal there is not lost, and
-    nothing is raised where no one can catch it yet.
+    """From now on SIGINT, SIGTERM and SIGHUP are kept, not acted on, until :func:`arm` (main
+    thread only; a no-op elsewhere). For an entry point's first lines: a signal there is not
+    lost, and nothing is raised where no one can catch it yet.
 
     Args:
         early: signals an earlier handler already kept (raised by :func:`arm`).
@@ -108,15 +124,16 @@ def hold(early: Sequence[int] = ()) -> None:
 
 
 def arm(early: Sequence[int] = ()) -> None:
-    """From now on SIGTERM and SIGHUP raise :class:`SystemSignal` in the main thread (a no-op
-    elsewhere), until :func:`disarm`.
+    """From now on SIGINT raises :class:`Interrupted`, SIGTERM and SIGHUP :class:`SystemSignal`
+    in the main thread (a no-op elsewhere), until :func:`disarm`.
 
     Args:
         early: signals an earlier handler kept (desk's first line's, before this module loaded).
 
     Raises:
-        SystemSignal: a signal was kept and not acted on yet (held, in ``early``, or raised
-            where the raise was lost): raised now.
+        Interrupted: a SIGINT was kept and not acted on yet (held, in ``early``, or raised
+            where the raise was lost): raised now (the first signal kept decides).
+        SystemSignal: the same for SIGTERM or SIGHUP.
     """
     global _state
     if threading.current_thread() is not threading.main_thread():
@@ -126,7 +143,7 @@ def arm(early: Sequence[int] = ()) -> None:
     _kept.extend(early)
     if _kept:
         _state = _RAISED
-        raise SystemSignal(_kept[0])
+        raise stop_raised(_kept[0])
 
 
 def pending() -> int | None:
@@ -136,8 +153,8 @@ def pending() -> int | None:
 
 
 def take_over() -> int | None:
-    """The run takes SIGTERM and SIGHUP over (it writes its own end): the handlers :func:`arm`
-    installed do nothing from now on, even when they are put back.
+    """The run takes SIGINT, SIGTERM and SIGHUP over (it writes its own end): the handlers
+    :func:`arm` installed do nothing from now on, even when they are put back.
 
     Returns:
         a signal received before and never acted on (its raise was lost), which the run must
@@ -156,12 +173,12 @@ def disarm() -> None:
 
 
 def ignore_from_now() -> None:
-    """The run's end is written and the process exits: SIGTERM and SIGHUP are ignored, so a
-    late one cannot end the exit by the signal (Python puts the default action back while it
-    finalizes). Main thread only (a no-op elsewhere)."""
+    """The run's end is written and the process exits: SIGINT, SIGTERM and SIGHUP are
+    ignored, so a late one cannot end the exit by the signal (Python puts the default action
+    back while it finalizes). Main thread only (a no-op elsewhere)."""
     disarm()
     if threading.current_thread() is threading.main_thread():
-        for sig in SYSTEM_SIGNALS:
+        for sig in (signal.SIGINT, *SYSTEM_SIGNALS):
             signal.signal(sig, signal.SIG_IGN)
 
 

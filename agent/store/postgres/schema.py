@@ -216,7 +216,18 @@ V7: tuple[str, ...] = both.TURN_FINISH_AND_DISMISSAL
 """Version 7 (SQLite's version 10): how the server ended each turn's reply, and prompts never
 sent that the person dismissed."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7)
+V8: tuple[str, ...] = (
+    f"""
+    CREATE TABLE transcript_events (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,{both.TRANSCRIPT_EVENT_COLUMNS}
+        created_at      DOUBLE PRECISION NOT NULL
+    )
+    """,
+    both.TRANSCRIPT_EVENTS_INDEX,
+)
+"""Version 8 (SQLite's version 11): the events a session showed among its messages."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

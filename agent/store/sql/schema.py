@@ -85,3 +85,18 @@ TURN_FINISH_AND_DISMISSAL: tuple[str, ...] = (
 it at its token limit; NULL for turns saved before, and for stopped or failed ones), and, for
 a prompt that was never sent, whether the person dismissed it (``dismissed`` 1: it is offered
 again no more): SQLite's version 10, PostgreSQL's version 7."""
+
+TRANSCRIPT_EVENT_COLUMNS = """
+        session_id      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        after_position  INTEGER NOT NULL CHECK (after_position >= -1),
+        turn_id         TEXT,
+        type            TEXT NOT NULL,
+        payload         TEXT NOT NULL,"""
+"""The columns of ``transcript_events`` after its id (SQLite's version 11, PostgreSQL's
+version 8), spelled alike in both: the events a session showed among its messages (a
+compression's outcome line), see :class:`~agent.store.event_row.TranscriptEventRow`."""
+
+TRANSCRIPT_EVENTS_INDEX = (
+    "CREATE INDEX transcript_events_session ON transcript_events(session_id, id)"
+)
+"""Read per session, in order."""

@@ -1,4 +1,6 @@
-"""The transcript: reading and appending rows of the ``messages`` table.
+"""The transcript: reading and appending rows of the ``messages`` table, and of
+``transcript_events`` (what the person saw among the messages that is not one: a compression's
+outcome line), each placed after the message it followed.
 
 The one way rows are inserted, :func:`~agent.store.sql.messages.insert_messages`, is shared
 with the groups that add messages inside their own transactions (a session's first messages, a
@@ -11,9 +13,26 @@ from typing import cast
 
 from agent.provider.types import ChatMessage, Role
 from agent.store.errors import StoreNotFound
+from agent.store.event_row import TranscriptEventRow
 from agent.store.rows import MessageRow, NewMessage, tool_calls_from_json
 from agent.store.sql.core import Core, Tx
-from agent.store.sql.messages import MESSAGE_COLUMNS, as_new, insert_messages, message_row
+from agent.store.sql.messages import (
+    MESSAGE_COLUMNS,
+    as_new,
+    columns,
+    insert_messages,
+    message_row,
+)
+
+_EVENT_COLUMNS = columns(TranscriptEventRow)
+
+_LAST_POSITION = (
+    "SELECT COALESCE(MAX(position), -1) FROM messages WHERE session_id = ? AND id NOT IN"
+    " (SELECT summary_message_id FROM compression_attempts"
+    " WHERE session_id = ? AND summary_message_id IS NOT NULL)"
+)
+"""The position of the session's last message, compression summaries left out (a summary is
+appended last, but read in the place of the messages it replaced)."""
 
 
 class SqlTranscript:
@@ -142,3 +161,50 @@ class SqlTranscript:
             )
             for r in rows
         ]
+
+    def append_event(
+        self, session_id: str, type: str, payload: str, *, turn_id: str | None = None
+    ) -> TranscriptEventRow:
+        """Keep an event the person saw among the session's messages, after its last message
+        (compression summaries left out), in one transaction.
+
+        Args:
+            session_id: the session.
+            type: what it is, e.g. ``compression.complete``.
+            payload: the event, encoded by the caller (JSON text).
+            turn_id: the turn it belongs to, or None (not checked: a ``/compress`` turn
+                keeps no row of its own in every store).
+
+        Returns:
+            the stored row.
+
+        Raises:
+            StoreNotFound: no such session.
+            StoreFenced: another owner holds the session.
+            StoreError: the write failed (nothing was written).
+        """
+        now = self._clock()
+
+        def tx(t: Tx) -> TranscriptEventRow:
+            self._e.hold(t, session_id)
+            found = t.one(_LAST_POSITION, (session_id, session_id))
+            after = int(found[0]) if found is not None else -1
+            row = t.one(
+                "INSERT INTO transcript_events (session_id, after_position, turn_id, type,"
+                f" payload, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING {_EVENT_COLUMNS}",
+                (session_id, after, turn_id, type, payload, now),
+            )
+            assert row is not None
+            return TranscriptEventRow(*row)
+
+        return self._e.write(tx)
+
+    def events(self, session_id: str) -> list[TranscriptEventRow]:
+        """The events kept for the session, in the order they were appended ([] if unknown)."""
+        rows = self._e.read(
+            lambda t: t.all(
+                f"SELECT {_EVENT_COLUMNS} FROM transcript_events WHERE session_id = ? ORDER BY id",
+                (session_id,),
+            )
+        )
+        return [TranscriptEventRow(*r) for r in rows]

@@ -172,7 +172,19 @@ V10: tuple[str, ...] = both.TURN_FINISH_AND_DISMISSAL
 """Version 10: how the server ended each turn's reply (``turns.finish_reason``), and prompts
 never sent that the person dismissed (``turns.dismissed``)."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10)
+V11: tuple[str, ...] = (
+    f"""
+    CREATE TABLE transcript_events (
+        id INTEGER PRIMARY KEY,{both.TRANSCRIPT_EVENT_COLUMNS}
+        created_at      REAL NOT NULL
+    )
+    """,
+    both.TRANSCRIPT_EVENTS_INDEX,
+)
+"""Version 11: the events a session showed among its messages (a compression's outcome
+line), each after the message it followed, so a resumed session shows them again."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -146,7 +146,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
     finally:
         conn.close()
     with SqliteStore(db_path, clock=clock) as s:
-        assert s.schema_version() == SCHEMA_VERSION == 10
+        assert s.schema_version() == SCHEMA_VERSION == 11
         assert s.integrity_check() == "ok"
         assert [(x.role, x.content, x.turn_id) for x in s.transcript.all_messages("old")] == [
             ("user", "hi", "t1"),
@@ -171,5 +171,7 @@ def test_a_v2_file_migrates_and_keeps_its_data(db_path: Path, clock: FakeClock) 
         assert s.turns.start_turn("t3", "old", "on", model="m2").model == "m2"
         migrated = s.sessions.get_session("old")
         assert migrated is not None and migrated.model == "m2"
+        kept = s.transcript.append_event("old", "compression.complete", "{}")  # version 11
+        assert kept.after_position == 2 and s.transcript.events("old") == [kept]  # after "on"
     with SqliteStore(db_path, clock=clock) as s:
         assert s.claim_session("old") >= 1  # given back when the first store closed
