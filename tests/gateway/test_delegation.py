@@ -219,6 +219,37 @@ def test_stopping_one_child_alone_lets_its_parent_complete(tree: Tree) -> None:
     assert "the person stopped the child agent" in complete.text  # the demo model quotes it
 
 
+def test_a_child_the_system_stopped_is_not_said_to_be_stopped_by_the_person(tree: Tree) -> None:
+    turn = tree.gateway.prompt_submit(tree.session, "delegate: map the south [demo tps=10]").turn_id
+    (child,) = tree.started(1)
+    tree.streaming(child.turn_id)
+    stop = StopRequest.by_system(Surface.CONSOLE_TIMEOUT, "its command ran out of time")
+    assert tree.gateway.session_interrupt(tree.session, stop, turn_id=child.turn_id)
+    assert tree.ended(child.turn_id).exit_reason == "interrupted_by_system(console.timeout)"
+    complete = tree.log.complete(turn, timeout=15)
+    assert complete.status == "completed"
+    (result,) = [t for t in tree.log.of_type(ToolComplete) if t.turn_id == turn]
+    assert result.is_error
+    assert result.content.startswith(
+        "the system stopped the child agent: its command ran out of time"
+    )
+    assert "the person" not in result.content
+
+
+def test_with_delegation_off_no_delegate_tool_is_offered(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    tree = Tree(provider, tmp_path, delegate_depth=0)
+    try:
+        turn = tree.gateway.prompt_submit(tree.session, "reply with exactly: alone").turn_id
+        assert tree.log.complete(turn, timeout=15).status == "completed"
+        (request,) = demo_server.records.list()
+        offered = [t["function"]["name"] for t in request.request.get("tools", [])]
+        assert offered and "delegate" not in offered  # the other tools are offered
+    finally:
+        assert tree.gateway.shutdown(timeout_s=10).threads_left == []
+
+
 def test_a_child_beyond_the_limits_gets_a_clear_tool_error(
     provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
 ) -> None:

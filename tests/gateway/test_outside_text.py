@@ -232,3 +232,22 @@ def test_json_from_outside_is_read_with_every_string_valid(value: object) -> Non
 def test_json_nested_deeper_than_the_parser_follows_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="nested too deeply"):
         loads("[" * 100_000 + "]" * 100_000)
+
+
+@pytest.mark.parametrize(
+    ("data", "want"),
+    [
+        ('{"\\ud800 key": "\\udfff"}', {"\ufffd key": "\ufffd"}),  # object keys too
+        (
+            '{"a\\ud83d\\ude00": [["\\ud800", {"\\udc00": 1}]]}',
+            {"a😀": [["\ufffd", {"\ufffd": 1}]]},
+        ),
+        (b'\xef\xbb\xbf{"ok": "\\ud800"}', {"ok": "\ufffd"}),  # bytes with a byte-order mark
+    ],
+)
+def test_json_keys_nested_lists_and_a_byte_order_mark_are_read_valid(
+    data: str | bytes, want: object
+) -> None:
+    read = loads(data)
+    assert read == want
+    json.dumps(read, ensure_ascii=False).encode("utf-8")  # never raises

@@ -42,6 +42,14 @@ def test_the_server_inherits_the_pipes_and_the_guard_reports_its_exit() -> None:
     assert "err" in lines and lines[-1] == f"{guard.EXIT_MARK}3"
 
 
+def test_a_pipeline_whose_reader_stops_early_ends_quietly() -> None:
+    """The command starts with the signals as a shell gives them (Python ignores SIGPIPE):
+    ``yes`` ends by SIGPIPE when ``head`` has read its line, without an error."""
+    done = run_guard("sh", "-c", "yes | head -n 1")
+    assert done.returncode == 0 and done.stdout == b"y\n"
+    assert b"Broken pipe" not in done.stderr, done.stderr
+
+
 def test_a_command_that_cannot_run_says_so() -> None:
     done = run_guard("no-such-mcp-server-here")
     assert done.returncode == 127

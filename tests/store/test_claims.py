@@ -161,3 +161,16 @@ def test_at_most_one_live_owner_holds_a_session(
                     assert refused, f"{owner} was refused s1, which nobody live holds"
     finally:
         factory.close()
+
+
+def test_recovery_that_includes_live_desks_takes_their_turns_over(
+    store_factory: StoreFactory,
+) -> None:
+    alive = Alive()
+    stores = opener(store_factory, alive)
+    stores[A].sessions.create_session("s1")
+    stores[A].turns.start_turn("t1", "s1", "running on desk a")
+    assert stores[B].turns.recover_open_turns() == []  # desk a runs: the turn is its own
+    assert stores[B].turns.recover_open_turns(include_live=True) == ["t1"]
+    row = stores[B].turns.get_turn("t1")
+    assert row is not None and row.ended_at is not None

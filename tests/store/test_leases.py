@@ -108,3 +108,25 @@ def test_reopening_releases_the_leases_of_holders_that_are_gone(
         assert later.leases.get_lease("s") is None
         row = later.compressions.get_compression(attempt.id)
         assert row is not None and row.outcome == "abandoned"
+
+
+def test_a_lease_cannot_be_renewed_or_released_once_the_session_was_taken_over(
+    store_factory: StoreFactory,
+) -> None:
+    if store_factory.backend == "sqlite":
+        pytest.skip("SQLite's writes do not check the session's claim")
+    a_owner, b_owner = "desk-a:101:1", "desk-b:202:2"
+    gone: set[str] = set()
+
+    def alive(owner: str) -> bool:
+        return owner not in gone
+
+    a = store_factory(liveness=ScriptedLiveness(a_owner, alive))
+    b = store_factory(liveness=ScriptedLiveness(b_owner, alive))
+    a.sessions.create_session("s1")
+    holder = lease_holder(a_owner, "attempt-1")
+    assert a.leases.acquire_lease("s1", holder, ttl_s=60)
+    gone.add(a_owner)  # presumed dead: another desk takes the session over
+    b.claim_session("s1")
+    assert not a.leases.renew_lease("s1", holder, ttl_s=60)  # its compression must not commit
+    assert not a.leases.release_lease("s1", holder)
