@@ -11,9 +11,9 @@ pidfd, and waits for the kernel's word that they exited (:mod:`agent.tools.tree_
 process has to be let run first, which on busy cores took tens of milliseconds); the guard and
 the keeper then exit by themselves. The keeper ends the tree by itself when desk dies, even by
 SIGKILL, or when the command kills its guard (and reports what it ended on the status pipe;
-:mod:`agent.tools.shell_spawn` starts them and reads it); the guard when the keeper is killed. With a
-:class:`~agent.tools.spares.SparePool` (the gateway's), the keeper is one started before the
-call (a spare: the call only hands it the command), unless sandboxed. Output is
+:mod:`agent.tools.shell_spawn` starts them and reads it); the guard when the keeper is killed.
+With a :class:`~agent.tools.spares.SparePool` (the gateway's), the keeper is one started before
+the call (a spare: the call only hands it the command), unless sandboxed. Output is
 passed to ``ctx.on_output`` as it arrives and kept, head and tail, within
 ``ctx.max_output_bytes``.
 

@@ -119,23 +119,27 @@ class _Held:
                 signal.pidfd_send_signal(self.fds[pid], sig)
 
     async def wait(self, pids: list[int], timeout_s: float) -> None:
-        """Until one of ``pids`` exits (its pidfd is readable on the loop), or ``timeout_s``."""
+        """Until every one of ``pids`` exited (their pidfds readable on the loop), or
+        ``timeout_s``: one wake-up of the loop for a tree that dies at once, not one per
+        process (each is a wait for a core on a busy machine)."""
         if not pids:
             return
         loop = asyncio.get_running_loop()
         exited = loop.create_future()
+        left = {self.fds[pid] for pid in pids}
 
-        def seen() -> None:
-            if not exited.done():
+        def seen(fd: int) -> None:
+            loop.remove_reader(fd)
+            left.discard(fd)
+            if not left and not exited.done():
                 exited.set_result(None)
 
-        fds = [self.fds[pid] for pid in pids]
-        for fd in fds:
-            loop.add_reader(fd, seen)
+        for fd in left:
+            loop.add_reader(fd, seen, fd)
         try:
             await asyncio.wait({exited}, timeout=max(timeout_s, 0.0))
         finally:
-            for fd in fds:
+            for fd in left:
                 loop.remove_reader(fd)
 
     def close(self) -> None:
@@ -152,7 +156,7 @@ async def _rounds(
     deadline: float,
     every_round: bool,
 ) -> bool:
-    """Walk, signal what is new (or, with ``every_round``, everything alive), wait for an exit;
+    """Walk, signal what is new (or, with ``every_round``, everything alive), wait for the exits;
     until a walk made once every held process had exited finds no new one (True) or
     ``deadline`` (False)."""
     pause = _FIRST_SWEEP_S
