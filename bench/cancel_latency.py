@@ -79,9 +79,11 @@ load (1 min)       stops  keeper: exit     desk: exit       keeper: shell    des
 8.7 -> 9.6         150    18.2 / 58        21.4 / 50        7.9 / 36         8.2 / 50
 9.6 -> 9.5         150    23.4 / 71        24.4 / 64        12.6 / 56        9.4 / 45
 9.1 -> 10.0        150    23.5 / 77        23.0 / 79        12.1 / 58        8.8 / 56
+6.1 -> 10.9        150    23.3 / 57        23.2 / 62        11.6 / 53        9.4 / 56
+10.9 -> 11.1       150    29.6 / 93        14.8 / 47        16.9 / 57        7.5 / 37
 =================  =====  ===============  ===============  ===============  ==============
 
-From the stamps of the last three pairs (load ~9-10, 450 stops each way): from the SIGTERM to
+From the stamps of the third to fifth pairs (load ~9-10, 450 stops each way): from the SIGTERM to
 the tree known gone took p50 6.1 ms, p99 29 ms with desk's own walk (0.5 ms of CPU) against
 p50 12.1 ms, p99 42 ms through the keeper; but every other step of the stop, all in desk (the
 loop woken, the walk, the agent returning), has a p99 of 10-28 ms at that load too (a

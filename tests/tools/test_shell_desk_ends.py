@@ -21,6 +21,7 @@ import pytest
 
 from agent.tools import ShellRun, ShellTool, tree_end
 from agent.tools.process import has_procfs
+from agent.tools.spares import SparePool
 from tests.support import poll_until
 from tests.tools.shellkit import COOPERATIVE, TERM_IGNORING, Output, context, is_dead, run
 
@@ -33,12 +34,13 @@ GRACE_S = 0.3
 
 
 async def stop_with_keeper_frozen(
-    command: str, count: int, cwd: Path
+    command: str, count: int, cwd: Path, spares: SparePool | None = None
 ) -> tuple[list[int], bool, ShellRun]:
-    """Start ``command``, freeze its keeper and guard, stop the call; whether every pid it
-    printed went while the two were frozen."""
+    """Start ``command`` (under a spare keeper from ``spares``, if given), freeze its keeper
+    and guard, stop the call; whether every pid it printed went while the two were frozen."""
     output = Output()
-    run_ = ShellTool(grace_s=GRACE_S).start({"command": command}, context(cwd, output))
+    tool = ShellTool(grace_s=GRACE_S, spares=spares)
+    run_ = tool.start({"command": command}, context(cwd, output))
     task = asyncio.create_task(run_.run())
     pids = await output.pids(count)
     keeper = run_.group
@@ -74,6 +76,20 @@ def test_a_stop_ends_the_tree_while_the_keeper_and_the_guard_cannot_run(
     assert ending.cause == "stop" and ending.signals == signals
     assert ending.survivors == 0
     assert run_.children_ended == count == run_.ledger.children_ended  # not the guard
+
+
+def test_under_a_spare_keeper_too_desk_ends_the_tree_itself(tmp_path: Path) -> None:
+    pool = SparePool(GRACE_S)
+    try:
+        pool.warm()
+        assert pool.wait_ready(30.0), "no spare keeper started"
+        [keeper] = pool.ready()
+        pids, gone, run_ = run(stop_with_keeper_frozen(COOPERATIVE, 2, tmp_path, pool))
+    finally:
+        assert pool.close() == 0
+    assert run_.group == keeper  # the call ran under the spare
+    assert gone, f"{pids} still ran while the keeper and the guard were frozen"
+    assert run_.children_ended == 2
 
 
 def test_without_desk_s_own_walk_the_keeper_ends_the_tree(
