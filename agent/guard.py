@@ -18,9 +18,10 @@ while it lives, else the keeper. So every process the command ever started stays
 of the keeper, found by walking ``/proc`` by parent pid, whatever it did: ``setsid``, a double
 fork, ignoring SIGTERM. What ends the tree, and who:
 
-* desk asks (a stop, a timeout, leftovers after the command exited), by SIGTERM to the keeper
-  (the MCP SDK sends it to the keeper's group); desk dies, even by SIGKILL: the keeper gets its
-  parent-death SIGTERM; SIGHUP and SIGINT too: the **keeper** ends the tree;
+* desk asks, by SIGTERM to the keeper (the MCP SDK sends it to the keeper's group; the
+  ``shell`` tool ends the tree itself where it can, :mod:`agent.tools.tree_end`, and the guard
+  and the keeper then exit, having nothing left); desk dies, even by SIGKILL: the keeper gets
+  its parent-death SIGTERM; SIGHUP and SIGINT too: the **keeper** ends the tree;
 * the command kills its guard (``kill -9 $PPID``) or its own group (``kill -9 0``, the keeper
   is not in it): the guard's orphans go to the keeper, which sees its child gone and ends the
   tree at once;
@@ -33,7 +34,8 @@ leave its subreapers' tree than its ancestry.
 How a tree is ended, and what is counted: :mod:`agent.guard_tree` (:func:`end_tree`).
 
 With ``--status-fd FD`` (the ``shell`` tool) nothing is written on stderr (it is the command's
-output there). The guard writes ``pid <n>`` (the command's pid) on FD, then the command's exit
+output there). The guard writes ``guard <g>`` (its own pid) and ``pid <n>`` (the command's pid)
+on FD in one write, then the command's exit
 status (``exit <code>``, negative for a signal, as ``subprocess`` reports it), and exits; the
 keeper lingers, reaping, until its last descendant is gone (then exits 0 without a word) or it
 is asked to end them, so desk can drain the output first. Each ending the keeper makes is
@@ -74,9 +76,9 @@ if __name__ == "__main__" and not __package__:  # run by path: make ``agent`` im
 from agent.guard_tree import (  # noqa: E402
     ENDING_SIGNALS,
     KILL_WAIT_S,
-    children,
     descendants,
     end_tree,
+    only_children,
     stamp,
 )
 
@@ -280,22 +282,10 @@ def main(argv: list[str]) -> int:
         return code
     except _EndRequested:
         stamp("keeper.asked")
-        ending = end_tree(grace_s, uncounted=frozenset({guard, *_only_children(guard, wrapped)}))
+        ending = end_tree(grace_s, uncounted=frozenset({guard, *only_children(guard, wrapped)}))
         if status_fd is not None:
             _write(status_fd, _ending_line(ending))
         return 143
-
-
-def _only_children(pid: int, depth: int) -> list[int]:
-    """Up to ``depth`` processes below ``pid``, each the only child of the one above."""
-    chain: list[int] = []
-    while len(chain) < depth:
-        kids = children(pid)
-        if len(kids) != 1:
-            break
-        pid = kids[0]
-        chain.append(pid)
-    return chain
 
 
 def _guard(
@@ -326,8 +316,8 @@ def _guard(
         _to_devnull((0, 1) if status_fd is None else (0, 1, 2))
         if spare_fd is not None:
             os.close(spare_fd)
-        if status_fd is not None:
-            _write(status_fd, f"pid {child}\n")
+        if status_fd is not None:  # one write: the two lines arrive together, in this order
+            _write(status_fd, f"guard {os.getpid()}\npid {child}\n")
         status = _wait_for(child, keeper, watched)
         assert status is not None
     except _EndRequested:

@@ -111,6 +111,19 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def only_children(pid: int, depth: int) -> list[int]:
+    """Up to ``depth`` processes below ``pid``, each the only child of the one above (the
+    sandbox's wrappers below the guard: :data:`agent.sandbox_init.WRAPPERS`)."""
+    chain: list[int] = []
+    while len(chain) < depth:
+        kids = children(pid)
+        if len(kids) != 1:
+            break
+        pid = kids[0]
+        chain.append(pid)
+    return chain
+
+
 def stat_fields(pid: int | str) -> list[bytes] | None:
     """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp...: the
     name may hold spaces and parentheses); None when the process is gone."""
@@ -149,7 +162,9 @@ def _descendants_by_scan(root: int) -> dict[int, bytes]:
     return found
 
 
-def _start_time(pid: int) -> bytes | None:
+def start_time(pid: int) -> bytes | None:
+    """``pid``'s start time (``/proc/<pid>/stat`` field 22, clock ticks since boot, as
+    bytes); None when it is gone."""
     stat = _stat(pid)
     return stat[1] if stat is not None else None
 
@@ -171,7 +186,7 @@ class _Held:
                 fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else -1
             except OSError:
                 continue  # gone already
-            if _start_time(pid) != started:  # the pid was recycled in between
+            if start_time(pid) != started:  # the pid was recycled in between
                 if fd >= 0:
                     os.close(fd)
                 continue
@@ -300,4 +315,12 @@ def end_tree(
         held.close()
 
 
-__all__ = ["ENDING_SIGNALS", "KILL_WAIT_S", "children", "descendants", "end_tree"]
+__all__ = [
+    "ENDING_SIGNALS",
+    "KILL_WAIT_S",
+    "children",
+    "descendants",
+    "end_tree",
+    "only_children",
+    "start_time",
+]

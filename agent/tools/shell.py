@@ -5,12 +5,15 @@ with ``--status-fd``): desk starts the keeper in a new session, the keeper forks
 guard forks the shell in a process group of its own; both are child subreapers, so every
 process the command starts stays in their tree (``setsid`` and double forks included). stdin
 is ``/dev/null`` (it must never read the desk's terminal) and stderr is merged into stdout.
-desk ends the tree by SIGTERM to the keeper (a stop, a timeout, processes left behind when the
-command exited); the keeper ends it by itself when desk dies, even by SIGKILL, or when the
-command kills its guard; and the guard when the keeper is killed. The keeper reports what it
-ended on the status pipe (:mod:`agent.tools.shell_spawn` starts them and reads it). With a
-:class:`~agent.tools.spares.SparePool` (the gateway's), the keeper is one started before the
-call (a spare: the call only hands it the command), unless sandboxed. Output is
+desk ends the tree itself (a stop, a timeout, processes left behind when the command exited):
+it walks the keeper's tree and signals every process but the keeper's own, holding each by a
+pidfd, and waits for the kernel's word that they exited (:mod:`agent.tools.tree_end`: no other
+process has to be let run first, which on busy cores took tens of milliseconds); the guard and
+the keeper then exit by themselves. The keeper ends the tree by itself when desk dies, even by
+SIGKILL, or when the command kills its guard (and reports what it ended on the status pipe;
+:mod:`agent.tools.shell_spawn` starts them and reads it); the guard when the keeper is killed.
+With a :class:`~agent.tools.spares.SparePool` (the gateway's), the keeper is one started before
+the call (a spare: the call only hands it the command), unless sandboxed. Output is
 passed to ``ctx.on_output`` as it arrives and kept, head and tail, within
 ``ctx.max_output_bytes``.
 
@@ -45,8 +48,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent import sandbox_init
 from agent.stamps import stamp
-from agent.tools import shell_spawn
+from agent.tools import shell_spawn, tree_end
 from agent.tools.base import ToolContext, ToolResult, count_processes
 from agent.tools.output import OutputBuffer
 from agent.tools.process import GroupEnding, ProcessLedger, run_to_completion
@@ -275,27 +279,34 @@ class ShellRun:
     async def _end(
         self, child: Child, reader: asyncio.Future[None] | None, cause: str
     ) -> GroupEnding:
-        """Have the keeper end the tree, wait for its count, finish reading; book the ending.
+        """End the tree, book the ending, finish reading.
 
-        The keeper is asked by SIGTERM unless it is ending the tree already (the command
-        killed its guard) or has exited (nothing was left).
+        desk ends the tree itself (:mod:`agent.tools.tree_end`; the guard and the keeper then
+        exit by themselves, having nothing left), unless the keeper is ending it already (the
+        command killed its guard), has exited (nothing was left), the guard has not said its
+        pid yet (a stop during the start), or desk cannot (no pidfds or ``/proc``): then the
+        keeper is asked by SIGTERM and its count waited for.
         """
         started = time.monotonic()
         protocol = child.protocol
-        if not protocol.ending.done() and not child.reaped.done():
-            with contextlib.suppress(ProcessLookupError):
-                child.signal_keeper(signal.SIGTERM)
-                stamp("shell.term_sent")
-        watched: set[asyncio.Future[Any]] = {protocol.ending, child.reaped}
-        await asyncio.wait(
-            watched,
-            timeout=self.grace_s + self.kill_wait_s + _REAP_WAIT_S,
-            return_when=asyncio.FIRST_COMPLETED,
-        )
-        stamp("shell.ending")
-        ended, survivors, signals, gone_at = (
-            protocol.ending.result() if protocol.ending.done() else (0, 0, (), time.monotonic())
-        )
+        keeper_at_it = protocol.guard_killed or protocol.ending.done()
+        unknown = protocol.guard_pid is None  # the guard has not said who it is yet
+        if keeper_at_it or unknown or child.reaped.done() or not tree_end.available():
+            ended, survivors, signals, gone_at = await self._keeper_ends(child)
+        else:
+            wrapped = sandbox_init.WRAPPERS if self.sandbox.on else 0
+            spared = tree_end.spared(child.pid, protocol.guard_pid, wrapped)
+            stamp("shell.desk_ends")
+            end = await tree_end.end_tree(child.pid, spared, self.grace_s, self.kill_wait_s)
+            ended, survivors, signals, gone_at = end.ended, end.survivors, end.signals, end.gone_at
+            # The guard and the keeper exit by themselves now, having nothing left to wait for.
+            if not end.survivors:
+                await asyncio.wait({child.reaped}, timeout=_REAP_WAIT_S)
+            if not child.reaped.done():  # something is left: the keeper tries too
+                more = await self._keeper_ends(child)
+                ended, survivors = ended + more[0], more[1]
+                signals = signals or more[2]
+                gone_at = more[3]
         ending = GroupEnding(
             pgid=child.pid,
             cause=cause,
@@ -309,12 +320,31 @@ class ShellRun:
         if ending.ended or ending.signals:
             self.endings.append(ending)
             self.ledger.record(ending)
-        # The keeper is reaped by asyncio's child watcher, which then resolves ``reaped``.
+        # The keeper is reaped by asyncio's child watcher (a spare's: by its pidfd's reader),
+        # which then resolves ``reaped``.
         await asyncio.wait({child.reaped}, timeout=_REAP_WAIT_S)
         stamp("shell.reaped")
         if reader is not None:
             await self._close_reader(reader)
         return ending
+
+    async def _keeper_ends(self, child: Child) -> tuple[int, int, tuple[str, ...], float]:
+        """Ask the keeper to end the tree (SIGTERM) unless it is at it or gone; its count."""
+        protocol = child.protocol
+        if not protocol.ending.done() and not child.reaped.done():
+            with contextlib.suppress(ProcessLookupError):
+                child.signal_keeper(signal.SIGTERM)
+                stamp("shell.term_sent")
+        watched: set[asyncio.Future[Any]] = {protocol.ending, child.reaped}
+        await asyncio.wait(
+            watched,
+            timeout=self.grace_s + self.kill_wait_s + _REAP_WAIT_S,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        stamp("shell.ending")
+        if protocol.ending.done():
+            return protocol.ending.result()
+        return 0, 0, (), time.monotonic()
 
     async def _close_reader(self, reader: asyncio.Future[None]) -> None:
         """Let the reader reach end of file (the group is gone); give up after a short wait."""

@@ -33,8 +33,8 @@ class StatusProtocol(asyncio.subprocess.SubprocessStreamProtocol):
 
     ``asyncio.subprocess.Process.wait()`` (Python 3.11) returns only once the output pipe is
     closed too, which never happens while a background grandchild holds it; the command's own
-    exit is what the tool must see. The guard writes the shell's pid (``pid <n>``), then its
-    exit on the status pipe (``exit <code>``)
+    exit is what the tool must see. The guard writes its own pid and the shell's (``guard <g>``,
+    ``pid <n>``), then the shell's exit on the status pipe (``exit <code>``)
     and lingers while the command's leftovers run; ``exited`` takes the code from there, or
     the guard's own status if it ended without saying (``reaped`` is its exit).
     """
@@ -53,7 +53,9 @@ class StatusProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         self._status_fd: int | None = status_fd
         self._status = b""
         self.command_pid: int | None = None
-        """The shell's pid, from the guard's first status line."""
+        """The shell's pid, from the guard's ``pid`` status line."""
+        self.guard_pid: int | None = None
+        """The guard's pid, from its ``guard`` line (written with the ``pid`` one)."""
         loop.add_reader(status_fd, self._read_status)
 
     def _read_status(self) -> None:
@@ -68,7 +70,9 @@ class StatusProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         for raw in lines:
             word, _, value = raw.decode("ascii", "replace").partition(" ")
             with contextlib.suppress(ValueError):
-                if word == "pid":
+                if word == "guard":
+                    self.guard_pid = int(value)
+                elif word == "pid":
                     stamp("shell.pid_seen")
                     self.command_pid = int(value)
                     if not self.started.done():

@@ -52,6 +52,8 @@ class Spare:
     """Read end of the status pipe (:mod:`agent.guard`)."""
     command_pid: int = 0
     """The pid the command will have (the guard's ``pid`` line, read once the tree is up)."""
+    guard_pid: int = 0
+    """The guard's pid (its ``guard`` line, written with the ``pid`` one)."""
 
     def discard(self) -> None:
         """Close desk's ends: the waiting process reads no command and exits, and so do
@@ -183,35 +185,41 @@ class SparePool:
         self._started.append(popen)
         spare = Spare(popen, control_w, stdout_r, status_r)
         try:
-            spare.command_pid = self._pid_line(status_r)
+            spare.guard_pid, spare.command_pid = self._pid_lines(status_r)
         except OSError:
             spare.discard()
             raise
         os.set_blocking(status_r, False)
         return spare
 
-    def _pid_line(self, status: int) -> int:
-        """Wait for the guard's ``pid <n>`` line (the tree is up) and return ``n``.
+    def _pid_lines(self, status: int) -> tuple[int, int]:
+        """Wait for the guard's ``guard <g>`` and ``pid <n>`` lines (the tree is up) and
+        return ``(g, n)``.
 
         Raises:
             OSError: the keeper ended first, or the pool was closed meanwhile.
         """
         poller = select.poll()
         poller.register(status, select.POLLIN)
+        found: dict[str, int] = {}
         line = b""
-        while not line.endswith(b"\n"):
+        while "pid" not in found:
             if self._closed:
                 raise OSError("the spare pool was closed")
             if not poller.poll(50):
                 continue
-            chunk = os.read(status, 1)  # one byte at a time: nothing after the line is taken
+            chunk = os.read(status, 1)  # one byte at a time: nothing after the lines is taken
             if not chunk:
                 raise OSError("the spare keeper ended before its guard started")
             line += chunk
-        word, _, value = line.decode("ascii", "replace").strip().partition(" ")
-        if word != "pid" or not value.isdigit():
-            raise OSError(f"the spare keeper said {line!r}")
-        return int(value)
+            if not line.endswith(b"\n"):
+                continue
+            word, _, value = line.decode("ascii", "replace").strip().partition(" ")
+            if word not in ("guard", "pid") or not value.isdigit():
+                raise OSError(f"the spare keeper said {line!r}")
+            found[word] = int(value)
+            line = b""
+        return found.get("guard", 0), found["pid"]
 
 
 async def attach(spare: Spare, argv: list[str], cwd: Path, env: Mapping[str, str]) -> Child:
@@ -236,7 +244,8 @@ async def attach(spare: Spare, argv: list[str], cwd: Path, env: Mapping[str, str
         spare.discard()
         raise
     protocol = StatusProtocol(loop, spare.status)
-    protocol.command_pid = spare.command_pid  # the guard's first line, read by the pool
+    protocol.command_pid = spare.command_pid  # the guard's first lines, read by the pool
+    protocol.guard_pid = spare.guard_pid or None
     protocol.started.set_result(None)
 
     def reaped() -> None:
