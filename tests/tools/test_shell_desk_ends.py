@@ -50,15 +50,23 @@ async def stop_with_keeper_frozen(
     for pid in frozen:
         os.kill(pid, signal.SIGSTOP)
     try:
+        # A stop signal takes effect when the kernel next handles the process: on a busy
+        # machine a moment later. Frozen means seen stopped.
+        assert poll_until(lambda: all(stopped(pid) for pid in frozen), 10.0)
         task.cancel()
         gone = await asyncio.to_thread(poll_until, lambda: all(is_dead(p) for p in pids), 10.0)
-        assert psutil.Process(keeper).status() == psutil.STATUS_STOPPED  # it did not run
+        assert stopped(keeper)  # it did not run
     finally:
         for pid in frozen:
             os.kill(pid, signal.SIGCONT)
     with pytest.raises(asyncio.CancelledError):
         await task
     return pids, gone, run_
+
+
+def stopped(pid: int) -> bool:
+    """True once ``pid`` is stopped by a signal."""
+    return psutil.Process(pid).status() == psutil.STATUS_STOPPED
 
 
 @pytest.mark.parametrize(
