@@ -26,9 +26,10 @@ schedules                                                             ``[schedul
 
 ``busy_input`` is ``"queue"`` (the default: Enter while a turn runs queues the prompt) or
 ``"steer"`` (Enter steers the running turn); the other is one key away in the desk.
-``stop_key`` names the desk's stop key (Ctrl+C always stops too): one key name, ``"escape"``
-by default (``"ctrl+g"``, ``"f9"``...), or one key twice, ``"escape escape"``, for a double press
-(:func:`parse_stop_key`).
+``stop_key`` names the desk's stop key (Ctrl+C always stops too): one of Textual's key names,
+``"escape"`` by default (``"esc"`` reads as it; ``"ctrl+g"``, ``"f9"``...), or one key twice,
+``"escape escape"``, for a double press (:func:`parse_stop_key`); a name Textual gives no key is
+a bad value.
 ``delegate_depth`` (default 2; 0 turns delegation off) and ``delegate_width`` (default 4) bound
 the child agents of the ``delegate`` tool. ``tools`` is ``"auto"`` (the default: the tool
 definitions go compact when whole they would take more than a tenth of the window), ``"full"``,
@@ -55,6 +56,7 @@ from urllib.parse import urlsplit
 
 from agent.store import default_db_path
 from tui_gateway.settings.config_file import CONFIG_NAME, ConfigFile, SettingsError
+from tui_gateway.settings.key_names import key_name
 from tui_gateway.settings.mcp_settings import McpServerSettings, parse_mcp_flag, parse_mcp_servers
 from tui_gateway.settings.schedule_settings import ScheduleSettings, parse_schedules
 
@@ -417,20 +419,23 @@ def _tools(raw: object, origin: Origin) -> ToolsSetting | None:
 def parse_stop_key(text: str) -> tuple[str, bool]:
     """Read a stop key setting: one key name, or one key name twice (a double press).
 
-    Key names are Textual's, lower case: ``escape``, ``ctrl+g``, ``f9``, ``alt+s``.
+    Key names are Textual's, lower case: ``escape``, ``ctrl+g``, ``f9``, ``alt+s``; ``esc``
+    reads as ``escape`` (:func:`tui_gateway.settings.key_names.key_name`). A name Textual never
+    gives a key is refused: bound, it would stop nothing.
 
     Args:
-        text: e.g. ``"escape"``, ``"Ctrl+G"``, ``"escape escape"``.
+        text: e.g. ``"escape"``, ``"Ctrl+G"``, ``"escape escape"``, ``"esc"``.
 
     Returns:
-        the key name and whether it takes two presses.
+        the key name (Textual's) and whether it takes two presses.
 
     Raises:
-        ValueError: not one key name, or one key name twice (one line saying what is taken).
+        ValueError: not one key name, or one key name twice, or a name that is no key (one
+            line saying what is taken).
     """
     words = text.strip().lower().split()
-    if len(words) == 2 and words[0] == words[1]:
-        return _key_name(words[0]), True
+    if len(words) == 2 and (first := _key_name(words[0])) == _key_name(words[1]):
+        return first, True  # "esc escape" too
     if len(words) != 1:
         raise ValueError(
             "stop_key must be one key (e.g. 'escape', 'ctrl+g') or one key twice "
@@ -441,9 +446,10 @@ def parse_stop_key(text: str) -> tuple[str, bool]:
 
 def _key_name(word: str) -> str:
     allowed = set("abcdefghijklmnopqrstuvwxyz0123456789+_")
-    if not word or set(word) - allowed or word.startswith("+") or word.endswith("+"):
+    name = None if set(word) - allowed else key_name(word)
+    if name is None:
         raise ValueError(f"stop_key: {word!r} is not a key name (e.g. 'escape', 'ctrl+g', 'f9')")
-    return word
+    return name
 
 
 def _stop_key(raw: object, origin: Origin) -> str | None:
