@@ -9,7 +9,7 @@ Textual; a test checks the two lists agree. A key is one of them, or one printab
 ``"exclamation_mark"``), after modifiers (``ctrl+``, ``alt+``, ``shift+``, ``super+``,
 ``meta+``, ``hyper+``), which are put in Textual's order (``shift+ctrl+up`` is
 ``ctrl+shift+up``). The names Textual shows a key by (``esc``, ``del``, ``pgup``, ``pgdn``) are
-read as the key's own name.
+read as the key's own name. :func:`parse_stop_key` reads the ``stop_key`` setting with them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import string
 import unicodedata
 from typing import Final
 
-__all__ = ["KEY_ALIASES", "MODIFIERS", "NAMED_KEYS", "key_name"]
+__all__ = ["KEY_ALIASES", "MODIFIERS", "NAMED_KEYS", "key_name", "parse_stop_key"]
 
 _F_KEYS = frozenset(f"f{n}" for n in range(1, 36))
 
@@ -139,3 +139,39 @@ def key_name(word: str) -> str | None:
     if key is None:
         return None
     return "+".join([*sorted(mods), key])
+
+
+def parse_stop_key(text: str) -> tuple[str, bool]:
+    """Read a stop key setting: one key name, or one key name twice (a double press).
+
+    Key names are Textual's, lower case: ``escape``, ``ctrl+g``, ``f9``, ``alt+s``; ``esc``
+    reads as ``escape`` (:func:`key_name`). A name Textual never gives a key is refused: bound,
+    it would stop nothing.
+
+    Args:
+        text: e.g. ``"escape"``, ``"Ctrl+G"``, ``"escape escape"``, ``"esc"``.
+
+    Returns:
+        the key name (Textual's) and whether it takes two presses.
+
+    Raises:
+        ValueError: not one key name, or one key name twice, or a name that is no key (one
+            line saying what is taken).
+    """
+    words = text.strip().lower().split()
+    if len(words) == 2 and (first := _key_name(words[0])) == _key_name(words[1]):
+        return first, True  # "esc escape" too
+    if len(words) != 1:
+        raise ValueError(
+            "stop_key must be one key (e.g. 'escape', 'ctrl+g') or one key twice "
+            f"('escape escape'), not {text!r}"
+        )
+    return _key_name(words[0]), False
+
+
+def _key_name(word: str) -> str:
+    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789+_")
+    name = None if set(word) - allowed else key_name(word)
+    if name is None:
+        raise ValueError(f"stop_key: {word!r} is not a key name (e.g. 'escape', 'ctrl+g', 'f9')")
+    return name

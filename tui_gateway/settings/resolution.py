@@ -56,7 +56,7 @@ from urllib.parse import urlsplit
 
 from agent.store import default_db_path
 from tui_gateway.settings.config_file import CONFIG_NAME, ConfigFile, SettingsError
-from tui_gateway.settings.key_names import key_name
+from tui_gateway.settings.key_names import parse_stop_key
 from tui_gateway.settings.mcp_settings import McpServerSettings, parse_mcp_flag, parse_mcp_servers
 from tui_gateway.settings.schedule_settings import ScheduleSettings, parse_schedules
 
@@ -414,42 +414,6 @@ def _tools(raw: object, origin: Origin) -> ToolsSetting | None:
             return value
     named = ", ".join(f'"{value}"' for value in _TOOLS)
     raise SettingsError(f"{origin.where} must be one of {named}, not {text!r}")
-
-
-def parse_stop_key(text: str) -> tuple[str, bool]:
-    """Read a stop key setting: one key name, or one key name twice (a double press).
-
-    Key names are Textual's, lower case: ``escape``, ``ctrl+g``, ``f9``, ``alt+s``; ``esc``
-    reads as ``escape`` (:func:`tui_gateway.settings.key_names.key_name`). A name Textual never
-    gives a key is refused: bound, it would stop nothing.
-
-    Args:
-        text: e.g. ``"escape"``, ``"Ctrl+G"``, ``"escape escape"``, ``"esc"``.
-
-    Returns:
-        the key name (Textual's) and whether it takes two presses.
-
-    Raises:
-        ValueError: not one key name, or one key name twice, or a name that is no key (one
-            line saying what is taken).
-    """
-    words = text.strip().lower().split()
-    if len(words) == 2 and (first := _key_name(words[0])) == _key_name(words[1]):
-        return first, True  # "esc escape" too
-    if len(words) != 1:
-        raise ValueError(
-            "stop_key must be one key (e.g. 'escape', 'ctrl+g') or one key twice "
-            f"('escape escape'), not {text!r}"
-        )
-    return _key_name(words[0]), False
-
-
-def _key_name(word: str) -> str:
-    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789+_")
-    name = None if set(word) - allowed else key_name(word)
-    if name is None:
-        raise ValueError(f"stop_key: {word!r} is not a key name (e.g. 'escape', 'ctrl+g', 'f9')")
-    return name
 
 
 def _stop_key(raw: object, origin: Origin) -> str | None:
