@@ -85,7 +85,7 @@ def test_a_stop_key_no_key_has_stops_desk_before_the_screen(
 ) -> None:
     path = config(config_home, f'stop_key = "{name}"\n')
     drawn: list[DeskApp] = []
-    monkeypatch.setattr(DeskApp, "run", drawn.append)
+    monkeypatch.setattr(DeskApp, "run", lambda app: drawn.append(app))  # the screen
     assert main([]) == 2
     assert drawn == []
     err = capsys.readouterr().err
