@@ -11,7 +11,6 @@ the reason.
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 from agent.context.tool_schemas import ToolSchemas
@@ -99,29 +98,8 @@ def gateway_config(
         sandbox=mode,
         sandbox_network=settings.other_keys.get("sandbox_network") is True,
         sandbox_note=note,
-        server_nice=_server_nice(settings),
+        server_nice=settings.server_nice,
     )
-
-
-SERVER_NICE = 10
-"""The group nice a local model server yields at while desk runs (``server_nice``)."""
-
-SERVER_NICE_ENV = "DESK_SERVER_NICE"
-"""The environment variable of ``server_nice``."""
-
-
-def _server_nice(settings: Settings) -> int:
-    """The ``server_nice`` setting: 0-19 (0: leave the server alone); ``DESK_SERVER_NICE`` in
-    the environment wins over the config file."""
-    value: object = settings.other_keys.get("server_nice", SERVER_NICE)
-    if SERVER_NICE_ENV in os.environ:
-        try:
-            value = int(os.environ[SERVER_NICE_ENV])
-        except ValueError:
-            value = os.environ[SERVER_NICE_ENV]
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 19:
-        raise SettingsError(f"{CONFIG_NAME}: server_nice must be a whole number from 0 to 19")
-    return value
 
 
 def _setting(settings: Settings, key: str) -> str | None:

@@ -62,3 +62,41 @@ def test_a_bad_value_in_the_config_file_names_the_file_and_key(
         f"desk: {path}: context_window must be a positive whole number of tokens (e.g. 8192), "
         "not 0\n"
     )
+
+
+NICE = "must be a whole number from 0 to 19"
+
+
+@pytest.mark.parametrize(
+    ("argv", "prog"), [(["--demo"], "desk"), (["run", "--demo", "hi"], "desk run")]
+)
+def test_a_bad_server_nice_from_the_environment_is_refused_before_the_screen(
+    argv: list[str],
+    prog: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from desk.app import DeskApp
+
+    drawn: list[DeskApp] = []
+    monkeypatch.setattr(DeskApp, "run", lambda app: drawn.append(app))  # the screen
+    monkeypatch.setenv("DESK_SERVER_NICE", "abc")
+    assert main(argv) == 2
+    assert drawn == []
+    assert capsys.readouterr().err == f"{prog}: DESK_SERVER_NICE {NICE}, not 'abc'\n"
+
+
+def test_a_bad_server_nice_in_the_config_file_names_the_file_and_key(
+    config_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desk.app import DeskApp
+
+    path = config_home / "desk" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text("server_nice = 30\n")
+    monkeypatch.delenv("DESK_SERVER_NICE")  # the tests' own setting (conftest) would win
+    drawn: list[DeskApp] = []
+    monkeypatch.setattr(DeskApp, "run", lambda app: drawn.append(app))  # the screen
+    assert main(["--demo"]) == 2
+    assert drawn == []
+    assert capsys.readouterr().err == f"desk: {path}: server_nice {NICE}, not 30\n"

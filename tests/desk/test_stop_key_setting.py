@@ -48,6 +48,9 @@ def config(config_home: Path, text: str) -> Path:
         ("", "escape"),
         ('stop_key = "Ctrl+G"\n', "ctrl+g"),
         ('stop_key = "escape escape"\n', "escape escape"),
+        ('stop_key = "esc"\n', "escape"),  # the name the footer shows it by
+        ('stop_key = "Esc esc"\n', "escape escape"),
+        ('stop_key = "shift+ctrl+up"\n', "ctrl+shift+up"),  # Textual's order
     ],
 )
 def test_the_setting_is_read_from_the_config_file(
@@ -70,6 +73,25 @@ def test_a_bad_stop_key_names_the_file_and_key(
     err = capsys.readouterr().err
     assert (
         err.startswith(f"desk: {path}: stop_key: stop_key must be one key") and err.count("\n") == 1
+    )
+
+
+@pytest.mark.parametrize("name", ["nokey", "ctrl+nokey", "escape_key", "f99", "ctrl+ctrl+g"])
+def test_a_stop_key_no_key_has_stops_desk_before_the_screen(
+    config_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+) -> None:
+    path = config(config_home, f'stop_key = "{name}"\n')
+    drawn: list[DeskApp] = []
+    monkeypatch.setattr(DeskApp, "run", lambda app: drawn.append(app))  # the screen
+    assert main([]) == 2
+    assert drawn == []
+    err = capsys.readouterr().err
+    assert err == (
+        f"desk: {path}: stop_key: stop_key: {name!r} is not a key name "
+        "(e.g. 'escape', 'ctrl+g', 'f9')\n"
     )
 
 

@@ -10,13 +10,17 @@ store that fails for good says so once, with that file.
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
-from contract.events import StoreFailed, StoreWaiting
+from agent.store.sqlite.connections import path_lock
+from contract.events import MessageDelta, StoreFailed, StoreWaiting
+from contract.results import ShutdownReport
 from demo_model.server import DemoModelServer
-from tests.support import EventLog, locked, release
+from tests.support import EventLog, cut_short, locked, poll_until, release, running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 
@@ -125,3 +129,43 @@ def test_a_store_that_fails_for_good_says_so_once_with_the_file(
     texts = [m["content"] for r in map(json.loads, lines) for m in r["messages"]]
     asked = ("reply with exactly: ", "")
     assert texts == [f"{kind}still here {n}" for n in range(2) for kind in asked]
+
+
+def test_a_quit_while_the_database_is_locked_stops_the_stream_before_it_waits(
+    tmp_path: Path,
+) -> None:
+    """The quit is a system stop first: the stream's connection is closed while another
+    program still holds the database (as a stop key does), and the stopped turn is booked as
+    the shutdown's once the lock is let go."""
+    db = tmp_path / "desk.db"
+    store = SqliteStore(db, busy_timeout_s=30.0)  # a write waits for the lock, not the quit
+    with running_demo(20.0, reply_shape="paragraph", max_tokens=4000) as server:
+        provider = ProviderConfig(base_url=server.base_url, model=server.config.model)
+        gateway = Gateway(
+            GatewayConfig(provider=provider, cwd=tmp_path, unsaved_dir=tmp_path / "unsaved"),
+            store=store,
+        )
+        log = EventLog()
+        gateway.subscribe(log)
+        session = gateway.session_create()
+        turn = gateway.prompt_submit(session, "a long reply").turn_id
+        assert log.wait_for(lambda ev: any(isinstance(e.payload, MessageDelta) for e in ev))
+        reports: list[ShutdownReport] = []
+        quit_ = threading.Thread(target=lambda: reports.append(gateway.shutdown(timeout_s=5)))
+        with locked(db) as locker:
+            # the reply's draft waits for the lock inside desk's writer
+            assert poll_until(lambda: path_lock(os.path.realpath(db)).locked())
+            quit_.start()
+            record = cut_short(server)  # while the other program still holds the lock
+            assert locker.poll() is None
+            release(locker)
+            quit_.join(30)
+    assert not quit_.is_alive()
+    (report,) = reports
+    assert report.threads_left == [] and report.unsaved == []
+    with SqliteStore(db) as check:
+        row = check.turns.get_turn(turn)
+        assert row is not None and row.exit_reason == "interrupted_by_system(gateway.shutdown)"
+        reply = check.transcript.active_messages(session)[-1]
+        assert reply.role == "assistant" and reply.partial and reply.content
+        assert record.tokens_generated > 0

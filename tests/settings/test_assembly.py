@@ -122,20 +122,26 @@ def test_a_bad_tools_setting_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_local_model_server_yields_at_nice_10_unless_the_setting_says_otherwise(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    def nice_of(data: dict[str, object]) -> int:
+    def nice_of(data: dict[str, object], env: dict[str, str] | None = None) -> int:
         file = ConfigFile(tmp_path / "config.toml", MappingProxyType(data), exists=True)
-        settings = resolve_settings({}, {}, file, store_default=StoreDefault.MEMORY, cwd=tmp_path)
+        settings = resolve_settings(
+            {}, env or {}, file, store_default=StoreDefault.MEMORY, cwd=tmp_path
+        )
         return gateway_config(settings, ProviderConfig("http://127.0.0.1:1/v1", "m")).server_nice
 
-    monkeypatch.delenv("DESK_SERVER_NICE")  # the tests' own setting (conftest)
     assert nice_of({}) == 10
     assert nice_of({"server_nice": 0}) == 0  # leave the server alone
     assert nice_of({"server_nice": 19}) == 19
     for bad in (-1, 20, "high", True):
         with pytest.raises(SettingsError) as info:
             nice_of({"server_nice": bad})
-        assert "server_nice must be a whole number from 0 to 19" in info.value.message
-    monkeypatch.setenv("DESK_SERVER_NICE", "5")  # the environment wins
-    assert nice_of({"server_nice": 0}) == 5
+        assert info.value.message == (
+            f"{tmp_path / 'config.toml'}: server_nice must be a whole number from 0 to 19, "
+            f"not {bad!r}"
+        )
+    assert nice_of({"server_nice": 0}, {"DESK_SERVER_NICE": "5"}) == 5  # the environment wins
+    with pytest.raises(SettingsError) as info:
+        nice_of({"server_nice": 0}, {"DESK_SERVER_NICE": "abc"})
+    assert info.value.message == "DESK_SERVER_NICE must be a whole number from 0 to 19, not 'abc'"

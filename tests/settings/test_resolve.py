@@ -142,6 +142,10 @@ def test_the_highest_source_given_wins_for_any_mix(given_by: dict[SettingKey, se
         ({}, {}, {"db": ["a"]}, "config.toml: db must be a string"),
         ({"workspace": "/no/such/dir"}, {}, {}, "--workspace must be an existing directory"),
         ({}, {}, {"workspace": "/no/such/dir"}, "config.toml: workspace must be an existing"),
+        ({}, {"DESK_SERVER_NICE": "abc"}, {}, "DESK_SERVER_NICE must be a whole number from 0"),
+        ({}, {"DESK_SERVER_NICE": "20"}, {}, "DESK_SERVER_NICE must be a whole number from 0"),
+        ({}, {}, {"server_nice": 30}, "config.toml: server_nice must be a whole number from 0"),
+        ({}, {}, {"server_nice": "5"}, "config.toml: server_nice must be a whole number from 0"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_where_it_was(

@@ -15,6 +15,7 @@ API key              ``--api-key KEY``       ``OPENAI_API_KEY``       ``api_key`
 session database     ``--db PATH|URL``       ``DESK_DB``              ``db``
 context window       ``--context-window N``  ``DESK_CONTEXT_WINDOW``  ``context_window``
 workspace            ``--workspace DIR``     ``DESK_WORKSPACE``       ``workspace``
+server nice                                  ``DESK_SERVER_NICE``     ``server_nice``
 Enter while busy                                                      ``busy_input``
 the stop key                                                          ``stop_key``
 child agent depth                                                     ``delegate_depth``
@@ -26,9 +27,12 @@ schedules                                                             ``[schedul
 
 ``busy_input`` is ``"queue"`` (the default: Enter while a turn runs queues the prompt) or
 ``"steer"`` (Enter steers the running turn); the other is one key away in the desk.
-``stop_key`` names the desk's stop key (Ctrl+C always stops too): one key name, ``"escape"``
-by default (``"ctrl+g"``, ``"f9"``...), or one key twice, ``"escape escape"``, for a double press
-(:func:`parse_stop_key`).
+``stop_key`` names the desk's stop key (Ctrl+C always stops too): one of Textual's key names,
+``"escape"`` by default (``"esc"`` reads as it; ``"ctrl+g"``, ``"f9"``...), or one key twice,
+``"escape escape"``, for a double press (:func:`parse_stop_key`); a name Textual gives no key is
+a bad value.
+``server_nice`` (0-19, default 10; 0 leaves it alone) is how far a model server on this machine
+yields the CPU to desk (:mod:`tui_gateway.servers.server_yield`).
 ``delegate_depth`` (default 2; 0 turns delegation off) and ``delegate_width`` (default 4) bound
 the child agents of the ``delegate`` tool. ``tools`` is ``"auto"`` (the default: the tool
 definitions go compact when whole they would take more than a tenth of the window), ``"full"``,
@@ -55,6 +59,7 @@ from urllib.parse import urlsplit
 
 from agent.store import default_db_path
 from tui_gateway.settings.config_file import CONFIG_NAME, ConfigFile, SettingsError
+from tui_gateway.settings.key_names import parse_stop_key
 from tui_gateway.settings.mcp_settings import McpServerSettings, parse_mcp_flag, parse_mcp_servers
 from tui_gateway.settings.schedule_settings import ScheduleSettings, parse_schedules
 
@@ -78,6 +83,9 @@ __all__ = [
 DEFAULT_STOP_KEY: Final = "escape"
 """The stop key when none is configured."""
 
+SERVER_NICE: Final = 10
+"""The group nice a local model server yields at while desk runs, when none is configured."""
+
 SettingKey = Literal[
     "base_url",
     "model",
@@ -91,6 +99,7 @@ SettingKey = Literal[
     "delegate_depth",
     "delegate_width",
     "tools",
+    "server_nice",
 ]
 """The settings every entry point takes (``demo`` is a flag only; ``busy_input``,
 ``stop_key``, the ``delegate_*`` limits and ``tools`` are config-file keys only)."""
@@ -122,6 +131,7 @@ ENVIRONMENT: Final[Mapping[SettingKey, str]] = MappingProxyType(
         "db": "DESK_DB",
         "context_window": "DESK_CONTEXT_WINDOW",
         "workspace": "DESK_WORKSPACE",
+        "server_nice": "DESK_SERVER_NICE",
     }
 )
 """The environment variable of each setting that has one."""
@@ -141,6 +151,7 @@ FILE_KEYS: Final[frozenset[str]] = frozenset(
         "delegate_width",
         "tools",
         "schedules",
+        "server_nice",
     }
 )
 """The config file's keys resolved here; every other key is kept in ``Settings.other_keys``."""
@@ -224,6 +235,8 @@ class Settings:
         delegate_depth: how deep child agents may nest (0: no ``delegate`` tool).
         delegate_width: most child agents one agent runs at once.
         tools: how tools are offered (``auto``, ``full``, ``compact``, or ``off``).
+        server_nice: the group nice, 0-19, a model server on this machine in another session
+            yields at while desk runs (0: left alone).
         mcp_servers: the config file's ``[mcp_servers.NAME]`` tables by name, in file order,
             then the ``--mcp`` servers (a flag's server replaces a table of its name).
         schedules: the config file's ``[schedules.NAME]`` tables by name, in file order
@@ -245,6 +258,7 @@ class Settings:
     delegate_depth: int = 2
     delegate_width: int = 4
     tools: ToolsSetting = "auto"
+    server_nice: int = SERVER_NICE
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=lambda: _frozen({}))
     schedules: Mapping[str, ScheduleSettings] = field(default_factory=lambda: _frozen({}))
     other_keys: Mapping[str, Any] = field(default_factory=lambda: _frozen({}))
@@ -323,6 +337,7 @@ def resolve_settings(
     depth = first("delegate_depth", lambda raw, origin: _count(raw, origin, 0, 8))
     width = first("delegate_width", lambda raw, origin: _count(raw, origin, 1, 32))
     tools: ToolsSetting | None = first("tools", _tools)
+    nice = first("server_nice", _nice)
     if db is None and store_default is StoreDefault.USER_DATA:
         db = str(default_db_path())
     demo = bool(flags.get("demo"))
@@ -346,6 +361,7 @@ def resolve_settings(
         delegate_depth=2 if depth is None else depth,
         delegate_width=4 if width is None else width,
         tools="auto" if tools is None else tools,
+        server_nice=SERVER_NICE if nice is None else nice,
         mcp_servers=MappingProxyType(mcp_servers),
         schedules=parse_schedules(data.get("schedules"), path, here) if path else _frozen({}),
         other_keys=_frozen({k: v for k, v in data.items() if k not in FILE_KEYS}),
@@ -414,38 +430,6 @@ def _tools(raw: object, origin: Origin) -> ToolsSetting | None:
     raise SettingsError(f"{origin.where} must be one of {named}, not {text!r}")
 
 
-def parse_stop_key(text: str) -> tuple[str, bool]:
-    """Read a stop key setting: one key name, or one key name twice (a double press).
-
-    Key names are Textual's, lower case: ``escape``, ``ctrl+g``, ``f9``, ``alt+s``.
-
-    Args:
-        text: e.g. ``"escape"``, ``"Ctrl+G"``, ``"escape escape"``.
-
-    Returns:
-        the key name and whether it takes two presses.
-
-    Raises:
-        ValueError: not one key name, or one key name twice (one line saying what is taken).
-    """
-    words = text.strip().lower().split()
-    if len(words) == 2 and words[0] == words[1]:
-        return _key_name(words[0]), True
-    if len(words) != 1:
-        raise ValueError(
-            "stop_key must be one key (e.g. 'escape', 'ctrl+g') or one key twice "
-            f"('escape escape'), not {text!r}"
-        )
-    return _key_name(words[0]), False
-
-
-def _key_name(word: str) -> str:
-    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789+_")
-    if not word or set(word) - allowed or word.startswith("+") or word.endswith("+"):
-        raise ValueError(f"stop_key: {word!r} is not a key name (e.g. 'escape', 'ctrl+g', 'f9')")
-    return word
-
-
 def _stop_key(raw: object, origin: Origin) -> str | None:
     text = _text(raw, origin)
     if text is None:
@@ -455,6 +439,21 @@ def _stop_key(raw: object, origin: Origin) -> str | None:
     except ValueError as exc:
         raise SettingsError(f"{origin.where}: {exc}") from None
     return f"{key} {key}" if double else key
+
+
+def _nice(raw: object, origin: Origin) -> int | None:
+    what = f"{origin.where} must be a whole number from 0 to 19"
+    value = raw
+    if isinstance(raw, str) and origin.source is not Source.FILE:  # TOML has its own integers
+        if not raw.strip():
+            return None
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            raise SettingsError(f"{what}, not {raw.strip()!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 19:
+        raise SettingsError(f"{what}, not {value!r}")
+    return value
 
 
 def _count(raw: object, origin: Origin, low: int, high: int) -> int | None:

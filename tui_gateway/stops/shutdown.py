@@ -7,10 +7,9 @@ until every worker has exited, ends the ``shell`` tool's spare keepers, books th
 worker outlived the bound (with the reply they had streamed), drops the live sessions never used
 (no prompt: :mod:`tui_gateway.sessions.unused`), and only then closes the store (writing what
 waits for the database, bounded, and exporting what it could not write; the store's writes from
-the start of the shutdown are synced together there), waits for the MCP servers to have ended
-(the two waits overlap), and closes the subscriptions. It runs once; a second caller waits for
-the first
-one's report.
+the stop on are synced together there; nothing before the stop waits for the store), waits for
+the MCP servers to have ended (the two waits overlap), and closes the subscriptions. It runs
+once; a second caller waits for the first one's report.
 """
 
 from __future__ import annotations
@@ -90,13 +89,13 @@ class Shutdown:
             self._done.wait(bound + 1.0)
             return self._report or ShutdownReport(0, 0, ["shutdown still running"])
         stamp("shutdown.begin")
-        self._persistence.quitting()  # the writes below are synced once, by the close
         sessions = self._table.all()
         stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "the desk is quitting")
         running = self._table.running_turns()
         self._events.publish(None, GatewayStopping(turns=running, timeout_s=bound))
-        stopped, dropped = self._booking.stop_all(stop)
+        stopped, dropped = self._booking.stop_all(stop)  # first: nothing here waits for the store
         stamp("shutdown.stopped")
+        self._persistence.quitting()  # the writes below are synced once, by the close
         deadline = time.monotonic() + bound
         if self._mcp is not None:
             self._mcp.begin_close()

@@ -84,6 +84,7 @@ class Connections:
         self._idle: list[sqlite3.Connection] = []
         self._closed = False
         self._deferred = False  # defer_sync() ran: close() syncs what the commits did not
+        self._defer_wanted = False  # defer_sync() met a running write: the next write defers
         self._left_open: sqlite3.Connection | None = None  # the writer a deferred close kept
         self._writer = self._connect(writer=True)
 
@@ -163,9 +164,12 @@ class Connections:
         """
         self._check_open()
         self._acquire(wait)
-        relaxed = not durable and self._synchronous != "NORMAL" and not self.memory
+        relaxed = False
         try:
             self._check_open()
+            if self._defer_wanted:
+                self._defer_locked()
+            relaxed = not durable and self._synchronous != "NORMAL" and not self.memory
             conn = self._writer
             try:
                 if relaxed:
@@ -242,16 +246,30 @@ class Connections:
         ``synchronous`` is ``OFF``), and a log that another connection keeps is fsynced
         whole. A quit's last writes (the stopped turn's reply, the released claims) took an
         fsync each, on the path of a person waiting for the terminal back.
+
+        Never waits: when a write runs (one that waits for another program's lock, up to
+        the busy timeout), the next write that takes the lock defers instead, so a quit is
+        not held up here before it stops anything.
         """
         if self.memory or self._synchronous == "NORMAL":
             return
-        with self._lock:
-            if self._closed:
-                return
-            self._synchronous = "NORMAL"
-            with contextlib.suppress(sqlite3.Error):  # outside a transaction: cannot fail
-                self._writer.execute("PRAGMA synchronous = NORMAL")
-            self._deferred = True
+        if not self._lock.acquire(blocking=False):
+            self._defer_wanted = True  # read by the writer holding the lock, or the next one
+            return
+        try:
+            self._defer_locked()
+        finally:
+            self._lock.release()
+
+    def _defer_locked(self) -> None:
+        """:meth:`defer_sync`'s work; the caller holds the write lock."""
+        self._defer_wanted = False
+        if self._closed or self._synchronous == "NORMAL":
+            return
+        self._synchronous = "NORMAL"
+        with contextlib.suppress(sqlite3.Error):  # outside a transaction: cannot fail
+            self._writer.execute("PRAGMA synchronous = NORMAL")
+        self._deferred = True
 
     def close(self) -> None:
         """Close every connection; waits (bounded by the busy timeout) for a running write.

@@ -5,9 +5,11 @@ once after the close."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
+import threading
 from contextlib import closing
 from pathlib import Path
 
@@ -15,6 +17,8 @@ import pytest
 
 from agent.provider.types import ChatMessage
 from agent.store import NewMessage, SqliteStore, TurnOutcome
+from agent.store.sqlite.connections import path_lock
+from tests.support import locked, poll_until, release
 
 STOPPED = TurnOutcome(
     status="interrupted",
@@ -89,6 +93,8 @@ QUIT_AND_EXIT = """
 import os, sys
 from agent.provider.types import ChatMessage
 from agent.store import NewMessage, SqliteStore, TurnOutcome
+from agent.store.sqlite.connections import path_lock
+from tests.support import locked, poll_until, release
 store = SqliteStore(sys.argv[1])
 store.sessions.create_session("s1")
 store.claim_session("s1")
@@ -127,3 +133,31 @@ def test_an_ordinary_close_folds_the_log_into_the_file(tmp_path: Path) -> None:
     assert not Path(f"{path}-wal").exists()  # checkpointed and removed by the last close
     with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
+
+
+def test_defer_sync_never_waits_for_a_write_held_up_by_another_program(tmp_path: Path) -> None:
+    """A quit that begins while a write waits for another program's lock is not held up by
+    it; the writes that follow are still deferred, and durable once the store closed."""
+    path = tmp_path / "desk.db"
+    store = SqliteStore(path, busy_timeout_s=30.0)
+    store.sessions.create_session("s1")
+    store.claim_session("s1")
+    with locked(path) as locker:
+        write = threading.Thread(target=store.turns.start_turn, args=("t1", "s1", "tell me"))
+        write.start()
+        assert poll_until(lambda: path_lock(os.path.realpath(path)).locked())  # it waits
+        deferring = threading.Thread(target=store.defer_sync)
+        deferring.start()
+        deferring.join(10)
+        assert not deferring.is_alive()  # returned while the other program holds the lock
+        assert locker.poll() is None
+        release(locker)
+        write.join(30)
+    reply = NewMessage(ChatMessage("assistant", "the partial rep"), partial=True)
+    assert store.turns.record_turn_end("t1", [reply], STOPPED) is True
+    store.close()
+    assert Path(f"{path}-wal").stat().st_size > 0  # deferred: the synced log is left
+    turn, messages, claim = _read(path)
+    assert turn == ("interrupted_by_system", "gateway.shutdown")
+    assert messages == [("user", "tell me", 0), ("assistant", "the partial rep", 1)]
+    assert claim is None
