@@ -86,6 +86,9 @@ from agent.store import SessionStore, SqliteStore  # noqa: E402
 from agent.store.postgres import PostgresStore  # noqa: E402
 from tests.pg_cluster import start_cluster  # noqa: E402
 
+WINDOW = ("--context-window", "4000")
+"""The demo model's hosts: a small window, so ``/compress`` has something to do."""
+
 CRASH_HOST_EVERY_S = 180.0
 """How often the ``sqlite-crash`` host is started, killed and started again."""
 
@@ -200,9 +203,9 @@ def main(argv: list[str] | None = None) -> int:
 
     sides = [
         side("sqlite-stream", str(db), "--no-tools", replayed=True, marks=True),
-        side("sqlite-tools", str(db), "--mcp", marks=True),
-        side("pg-a", cluster.url, "--mcp"),
-        side("pg-b", cluster.url, "--mcp"),
+        side("sqlite-tools", str(db), "--mcp", *WINDOW, marks=True),
+        side("pg-a", cluster.url, "--mcp", *WINDOW),
+        side("pg-b", cluster.url, "--mcp", *WINDOW),
     ]
     sides[2].peer, sides[3].peer = sides[3], sides[2]
     measured = sides[:2]
@@ -237,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def crash_cycle(own: random.Random, pause: threading.Event) -> None:
         if not crash_side:
-            crash_side.append(side("sqlite-crash", str(db)))
+            crash_side.append(side("sqlite-crash", str(db), *WINDOW))
         else:
             crash_side[0].host.start()
         breaks.extend(kill_step(crash_side[0], own, pause))

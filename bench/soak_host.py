@@ -5,8 +5,8 @@ The soak (``bench/soak.py``) drives each host through
 host of its own process can be killed (``SIGKILL``) and started again, and its RSS is the
 gateway's alone. It serves the same :class:`~tui_gateway.wire.stdio.StdioServer` as
 ``desk gateway --stdio``, with what that command's flags do not set: no approvals, a small
-context window and compression threshold (so ``/compress`` has something to do), and the MCP
-test server (``tests/mcp/servers/desk_test_server.py``, its calls allowed without asking).
+context window and compression threshold if asked (so ``/compress`` has something to do), the
+MCP test server (``tests/mcp/servers/desk_test_server.py``, its calls allowed without asking).
 malloc's arenas are capped as desk caps them at its start; ``DESK_SOAK_MEMORY`` in the
 environment installs the memory marks of :mod:`bench.soak_memory`. Usage (the soak starts it)::
 
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--base-url", required=True)
     p.add_argument("--model", required=True)
     p.add_argument("--cwd", required=True)
-    p.add_argument("--context-window", type=int, default=4000)
+    p.add_argument("--context-window", type=int, help="with a 0.9 threshold (default: asked)")
     p.add_argument("--no-tools", action="store_true")
     p.add_argument("--mcp", action="store_true", help="offer the MCP test server's tools")
     args = p.parse_args(argv)
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         approvals=False,
         cwd=Path(args.cwd),
         context_window=args.context_window,
-        compress_threshold=0.9,
+        compress_threshold=0.9 if args.context_window else 0.75,
         mcp_servers=servers,
     )
     out_fd = os.dup(1)  # protocol lines only: stray prints land on stderr
