@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             per = {s.name: s.host.rss_kb() for s in measured}
             minute = (time.monotonic() - started) / 60.0
             samples.append(HostSample(round(minute, 2), sum(per.values()), per))
-            reap_orphans(outside | {p for s in sides + crash_side for p in s.host.pids})
+            reap_orphans(outside | {s.host.pid for s in sides + crash_side})
 
     def checker() -> None:
         while not done.wait(60.0):
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     children: set[int] = set()
     deadline = time.monotonic() + 40.0  # a killed host's shell command may still sleep
     while time.monotonic() < deadline:
-        reap_orphans(outside | {p for s in sides + crash_side for p in s.host.pids})
+        reap_orphans(outside | {s.host.pid for s in sides + crash_side})
         children = descendants(os.getpid()) - outside
         if not children:
             break
