@@ -129,8 +129,8 @@ def stop(side: Side, session: str, turn_id: str, issuer: str, rng: random.Random
             side.peer.host.gateway.session_interrupt(session, request, turn_id=turn_id)
             side.ops["stopped_through_peer"] += 1
             return
-        except GatewayError as exc:  # counted by its message, ids left out
-            side.ops["peer_away: " + re.sub(r"[0-9a-f]{12}", "ID", exc.message)[:80]] += 1
+        except GatewayError as exc:  # restarting, or refused (a /compress): by its message
+            side.ops["peer_refused: " + re.sub(r"[0-9a-f]{12}", "ID", exc.message)[:80]] += 1
     side.host.gateway.session_interrupt(session, request, turn_id=turn_id)
 
 
