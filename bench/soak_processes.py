@@ -8,6 +8,8 @@ schemas, ~20 KB a request) and uvicorn's buffers would count as the gateway's RS
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import subprocess
 import sys
@@ -21,6 +23,7 @@ class DemoProcess:
 
     Args:
         tokens_per_second: the demo model's pace.
+        extra: more flags (``--slots 8``).
 
     Raises:
         RuntimeError: the server did not print its base URL (it could not start).
@@ -28,9 +31,12 @@ class DemoProcess:
 
     model = "demo"
 
-    def __init__(self, tokens_per_second: float) -> None:
+    def __init__(self, tokens_per_second: float, *extra: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "demo_model", "--port", "0", "--tps", str(tokens_per_second)],
+            [
+                *(sys.executable, "-m", "demo_model", "--port", "0"),
+                *("--tps", str(tokens_per_second), *extra),
+            ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -50,6 +56,33 @@ class DemoProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (``PR_SET_CHILD_SUBREAPER``):
+    a process left behind by a killed host stays a descendant, so :func:`descendants` sees
+    it. True when the kernel took it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return bool(libc.prctl(36, 1, 0, 0, 0) == 0)
+
+
+def reap_orphans(known: set[int]) -> int:
+    """Reap this process's exited children that are not in ``known`` (orphans it adopted as
+    subreaper); how many."""
+    reaped = 0
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in known:
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] == "Z" and fields[1] == me:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(int(entry), os.WNOHANG)
+                reaped += 1
+    return reaped
 
 
 def descendants(root: int) -> set[int]:

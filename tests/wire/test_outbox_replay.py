@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contract.events import GatewayEvent, MessageDelta, ToolOutput, TurnState
+from contract.events import GatewayEvent, MessageDelta, SessionEvicted, ToolOutput, TurnState
 from tui_gateway.wire.outbox import Outbox
 from tui_gateway.wire.replay import ReplayRing
 
@@ -107,6 +107,20 @@ def test_replay_forgets_the_least_recently_active_session() -> None:
     ring.add(state("a", 2))
     ring.add(state("c", 1))
     assert ring.sessions() == ["a", "c"]
+
+
+def test_an_evicted_session_keeps_only_its_eviction_in_the_ring() -> None:
+    ring = ReplayRing(capacity=50)
+    for seq in range(1, 41):
+        ring.add(delta("gone", seq, "x" * 100))
+        ring.add(delta("live", seq, "y"))
+    evicted = SessionEvicted(reason="too many live sessions")
+    ring.add(GatewayEvent(evicted.TYPE, "gone", 41, evicted))
+    replay = ring.since("gone", 10)
+    assert [e.payload for e in replay.events] == [evicted]
+    assert replay.truncated and replay.last_seq == 41  # the client knows it missed events
+    assert not ring.since("gone", 40).truncated
+    assert len(ring.since("live", 0).events) == 40  # the other sessions keep theirs
 
 
 def test_output_without_a_canonical_copy_is_merged_but_never_dropped() -> None:

@@ -6,6 +6,11 @@ the last ``capacity`` events of each session (deltas as delivered, that is alrea
 and the last ``max_sessions`` sessions that had an event. Replaying after ``seq`` says
 ``truncated`` when an event newer than ``seq`` was dropped to stay within the bound; a gap in
 ``seq`` alone (coalesced deltas) is not a truncation.
+
+A session the gateway evicted (``session.evicted``: it left the live set, its work stopped) has
+no events to come and its transcript is in the store: the ring keeps only that last event of
+it (replaying from before it says ``truncated``), so the events of sessions that are gone do
+not fill memory up to the bound.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
-from contract.events import GatewayEvent
+from contract.events import GatewayEvent, SessionEvicted
 
 
 @dataclass(slots=True)
@@ -62,7 +67,8 @@ class ReplayRing:
         self.add(event)
 
     def add(self, event: GatewayEvent) -> None:
-        """Keep ``event``, dropping its session's oldest one when the session's ring is full."""
+        """Keep ``event``, dropping its session's oldest one when the session's ring is full,
+        or all the others when it is the session's ``session.evicted``."""
         with self._lock:
             ring = self._rings.get(event.session_id)
             if ring is None:
@@ -72,7 +78,10 @@ class ReplayRing:
                     self._rings.popitem(last=False)
             else:
                 self._rings.move_to_end(event.session_id)
-            if len(ring.events) == self.capacity:
+            if isinstance(event.payload, SessionEvicted) and ring.events:
+                ring.dropped_through = max(ring.dropped_through, ring.events[-1].seq)
+                ring.events.clear()
+            elif len(ring.events) == self.capacity:
                 ring.dropped_through = max(ring.dropped_through, ring.events[0].seq)
             ring.events.append(event)
 
