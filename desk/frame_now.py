@@ -41,5 +41,13 @@ def frame_now(screen: Screen[object]) -> None:
 
 
 def _paint(screen: Screen[object], tick: Callable[[], None]) -> None:
+    # Each widget that changed hands its repaint to the screen from its own queue (an
+    # ``Update`` message, posted when that widget is next idle): those widgets ran before this
+    # callback, so their messages wait in the screen's queue now. One more hop through that
+    # queue paints after them (painting here sent "idle" out above the busy keys).
+    screen.call_later(_paint_now, screen, tick)
+
+
+def _paint_now(screen: Screen[object], tick: Callable[[], None]) -> None:
     if screen.is_current and screen.is_attached:
         tick()  # pauses the update timer; the next change resumes it as usual
