@@ -96,6 +96,8 @@ class PromptInput(TextArea):
             editing: with :attr:`SendMode.EDIT`, the queued prompt the box was editing.
             in_flight: a send key given to the box posted it (counted until the screen is
                 done with it).
+            starts_turn: a prompt that may start a turn (not a ``/command``): the box counts
+                as busy until the screen is done with it (:meth:`PromptInput.handled`).
         """
 
         def __init__(
@@ -106,6 +108,7 @@ class PromptInput(TextArea):
             editing: str | None = None,
             *,
             in_flight: bool = False,
+            starts_turn: bool = False,
         ) -> None:
             super().__init__()
             self.text = text
@@ -118,6 +121,8 @@ class PromptInput(TextArea):
             """The queued prompt an edit is for, or None."""
             self.in_flight = in_flight
             """True until the screen counts its send key done (:mod:`desk.sends_in_flight`)."""
+            self.starts_turn = starts_turn
+            """True until the screen tells the box it is done with it (see ``handled``)."""
 
     class EditLast(Message):
         """Up on an empty box while prompts wait in the queue: edit the last of them.
@@ -160,6 +165,7 @@ class PromptInput(TextArea):
         self.busy_input: BusyInput = busy_input
         """What Enter does while a turn runs (the other is Ctrl+T)."""
         self._busy = False
+        self._sent = 0  # prompts posted and not yet handled by the screen: a turn may run
         self._has_queue = False
         self._queued_here: str | None = None  # queued by this box since the desk last listed
         self._editing: str | None = None
@@ -230,7 +236,7 @@ class PromptInput(TextArea):
         elif event.key in self.STOP_AND_SEND_KEYS:
             event.stop()
             event.prevent_default()
-            how = SendMode.STOP_AND_SEND if self._busy else SendMode.SEND
+            how = SendMode.STOP_AND_SEND if self.running else SendMode.SEND
             sent = self._send(how, from_key=True)
         elif event.key in self.NEWLINE_KEYS:
             event.stop()
@@ -274,6 +280,21 @@ class PromptInput(TextArea):
                 self.refresh_bindings()
 
     @property
+    def running(self) -> bool:
+        """True while a turn runs, or may: a prompt this box sent is still on its way to the
+        screen. Ctrl+T then steers and Ctrl+S stops and sends (``first⏎steer^T`` in one burst
+        queued the steer: the screen had not drawn the first turn's start yet); the gateway
+        decides what runs, and takes a steer or a stop with nothing running as a prompt."""
+        return self._busy or self._sent > 0
+
+    def handled(self, message: PromptInput.Submitted) -> None:
+        """The screen is done with ``message`` (the turn it started, if any, is shown as
+        running now): it no longer makes the box busy."""
+        if message.starts_turn:
+            message.starts_turn = False
+            self._sent = max(0, self._sent - 1)
+
+    @property
     def has_queue(self) -> bool:
         """Prompts wait in the queue (set by the desk as it lists them): Up on an empty box
         edits the last."""
@@ -299,7 +320,7 @@ class PromptInput(TextArea):
         """How Enter (or, with ``other``, Ctrl+T) sends now."""
         if self._editing is not None and not other:
             return SendMode.EDIT
-        if not self._busy:
+        if not self.running:
             return SendMode.SEND
         steer = (self.busy_input == "steer") != other
         return SendMode.STEER if steer else SendMode.QUEUE
@@ -334,7 +355,7 @@ class PromptInput(TextArea):
 
     def action_stop_and_send(self) -> None:
         """Ctrl+S: stop the running turn and send the text at once."""
-        self._send(SendMode.STOP_AND_SEND if self._busy else SendMode.SEND)
+        self._send(SendMode.STOP_AND_SEND if self.running else SendMode.SEND)
 
     def _send(
         self, how: SendMode, key_time: float | None = None, *, from_key: bool = False
@@ -355,7 +376,12 @@ class PromptInput(TextArea):
         if how is SendMode.QUEUE:
             self._queued_here = text  # Up right behind it edits it (see action_cursor_up)
         self.clear()
-        self.post_message(self.Submitted(text, how, key_time, editing, in_flight=from_key))
+        starts_turn = how is not SendMode.EDIT and not text.lstrip().startswith("/")
+        self._sent += starts_turn
+        submitted = self.Submitted(
+            text, how, key_time, editing, in_flight=from_key, starts_turn=starts_turn
+        )
+        self.post_message(submitted)
         return True
 
     def give_back(self, text: str) -> None:

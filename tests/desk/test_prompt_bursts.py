@@ -77,3 +77,43 @@ async def test_a_prompt_shown_as_sent_stays_below_a_queued_one_drawn_late(
         prompts_at, replies_at = order[:3], order[3:]
         assert all(p < r for p, r in zip(prompts_at, replies_at, strict=True))
         assert replies_at[0] < prompts_at[1] and replies_at[1] < prompts_at[2]
+
+
+def prompt_statuses(app: DeskApp) -> list[tuple[str, str]]:
+    """(text, status) of the prompt blocks, top to bottom."""
+    return [(p.text, p.status) for p in app.transcript.query(UserPrompt)]
+
+
+@pytest.mark.parametrize("tokens_per_second", [8.0])  # the first turn outlasts the test
+async def test_ctrl_t_right_behind_enter_steers_the_turn_that_enter_started(
+    desk_app: DeskApp, gateway: Gateway
+) -> None:
+    async with desk_app.run_test(size=(120, 40)) as pilot:
+        desk_app.query_one(PromptInput).focus()
+        burst(desk_app, "first", "enter", "steer text", "ctrl+t")
+        await wait_until(
+            pilot, lambda: len(prompt_statuses(desk_app)) == 2, what="both prompts shown"
+        )
+        await pilot.pause()
+        assert gateway.session_queue(desk_app.session_id) == []  # not queued behind it
+        assert not desk_app.view.queue.queued
+        (first, first_status), (steer, steer_status) = prompt_statuses(desk_app)
+        assert (first, steer) == ("first", "steer text")
+        assert steer_status in ("steer", "steered")
+
+
+@pytest.mark.parametrize("tokens_per_second", [8.0])  # the first turn outlasts the test
+async def test_ctrl_s_right_behind_enter_stops_the_turn_that_enter_started(
+    desk_app: DeskApp, gateway: Gateway
+) -> None:
+    async with desk_app.run_test(size=(120, 40)) as pilot:
+        desk_app.query_one(PromptInput).focus()
+        burst(desk_app, "first", "enter", "now this", "ctrl+s")
+        await wait_until(pilot, lambda: len(desk_app.transcript.reply_turn_ids) == 2)
+        first, second = desk_app.transcript.reply_turn_ids
+        turn = gateway.turn(desk_app.session_id, first)
+        assert turn.done.wait(10.0)
+        assert turn.result is not None and turn.result.exit_reason == "interrupted_by_user"
+        assert [text for text, _status in prompt_statuses(desk_app)] == ["first", "now this"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: gateway.running_turns == 0, what="the end")
