@@ -6,7 +6,8 @@ Up edits the last of them instead (:class:`PromptInput.EditLast`), also in the b
 that queued it, before the desk listed it (the box shows the text it queued at once, and the
 desk names the prompt next: :data:`LAST_QUEUED`). While the box edits a
 queued prompt (:attr:`PromptInput.editing`), Enter saves the edit in the prompt's place, and
-emptying the box cancels the edit.
+emptying the box cancels the edit; Up and Down then only move the cursor (recalling an older
+prompt into the box kept "Save edit" while Enter sent the older text as a new prompt).
 
 While a turn runs (:attr:`PromptInput.busy`) Enter does what the ``busy_input`` setting says:
 queue the text as the next prompt, or steer the running turn with it (delivered at its next
@@ -482,7 +483,11 @@ class PromptInput(TextArea):
             if self._has_queue:
                 self.post_message(self.EditLast())
                 return
-        if not select and self.navigator.is_first_wrapped_line(self.cursor_location):
+        if (
+            not select
+            and self._editing is None  # an edit stays the edit: Enter saves what it shows
+            and self.navigator.is_first_wrapped_line(self.cursor_location)
+        ):
             recalled = self.prompt_history.older(self.text)
             if recalled is not None:
                 self._show_recalled(recalled)
@@ -493,6 +498,7 @@ class PromptInput(TextArea):
         """Down: on the last line while browsing history show the next prompt (then the draft)."""
         if (
             not select
+            and self._editing is None
             and self.prompt_history.browsing
             and self.navigator.is_last_wrapped_line(self.cursor_location)
         ):
