@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, TypeAlias
 
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.dom import NoScreen
-from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import TextArea
 
@@ -41,6 +40,7 @@ from desk.sends_in_flight import SendsInFlight
 from desk.slash import SlashCommand
 from desk.slash_completion import SlashCompletion, completing_slash
 from desk.typing_drain import DrainTyping
+from desk.widgets import prompt_messages
 from desk.widgets._css import css_beside
 from desk.widgets.key_order import run_own_binding, typed_text
 from desk.widgets.slash_hints import SlashHints
@@ -86,69 +86,9 @@ class PromptInput(TextArea):
     SEND_KEYS: ClassVar[frozenset[str]] = SUBMIT_KEYS | OTHER_KEYS | STOP_AND_SEND_KEYS
     """Keys that may send a prompt (counted on their way: :mod:`desk.sends_in_flight`)."""
 
-    class Submitted(Message):
-        """The person pressed Enter (or Ctrl+T, Ctrl+S).
-
-        Args:
-            text: the prompt box's text when the key was handled (the box is empty since).
-            how: how it is to go.
-            key_time: when the key that sent it was made (``Message.time``), or None when no
-                key sent it.
-            editing: with :attr:`SendMode.EDIT`, the queued prompt the box was editing.
-            in_flight: a send key given to the box posted it (counted until the screen is
-                done with it).
-            starts_turn: a prompt that may start a turn (not a ``/command``): the box counts
-                as busy until the screen is done with it (:meth:`PromptInput.handled`).
-        """
-
-        def __init__(
-            self,
-            text: str,
-            how: SendMode = SendMode.SEND,
-            key_time: float | None = None,
-            editing: str | None = None,
-            *,
-            in_flight: bool = False,
-            starts_turn: bool = False,
-        ) -> None:
-            super().__init__()
-            self.text = text
-            """The prompt box's text."""
-            self.how = how
-            """How it is to go (see :class:`SendMode`)."""
-            self.key_time = key_time
-            """When the key was made, or None."""
-            self.editing = editing
-            """The queued prompt an edit is for, or None."""
-            self.in_flight = in_flight
-            """True until the screen counts its send key done (:mod:`desk.sends_in_flight`)."""
-            self.starts_turn = starts_turn
-            """True until the screen tells the box it is done with it (see ``handled``)."""
-
-    class EditLast(Message):
-        """Up on an empty box while prompts wait in the queue: edit the last of them.
-
-        Args:
-            loaded: the box already shows the prompt it queued last (Up came before the desk
-                had listed it): its key is :data:`LAST_QUEUED` until the desk names it.
-        """
-
-        def __init__(self, loaded: bool = False) -> None:
-            super().__init__()
-            self.loaded = loaded
-            """The box shows the text already: only the prompt's key is to be set."""
-
-    class EditCancelled(Message):
-        """The box was emptied while it edited a queued prompt: the edit is given up.
-
-        Args:
-            key: the queued prompt it edited.
-        """
-
-        def __init__(self, key: str) -> None:
-            super().__init__()
-            self.key = key
-            """The queued prompt it edited."""
+    Submitted: TypeAlias = prompt_messages.Submitted
+    EditLast: TypeAlias = prompt_messages.EditLast
+    EditCancelled: TypeAlias = prompt_messages.EditCancelled
 
     def __init__(
         self, *, id: str | None = None, placeholder: str = "", busy_input: BusyInput = "queue"
