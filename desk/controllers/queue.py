@@ -10,7 +10,8 @@ every change) and does what its lines ask:
   dismisses a prompt offered again (``prompt_remove`` of the prompts not sent it stands for:
   saved, a later resume offers it no more);
 - ✎, or Up on an empty prompt box (the last one), edits a prompt in the prompt box: Enter saves
-  the new text in the prompt's place (``prompt_edit``), an empty box gives the edit up; a
+  the new text in the prompt's place (``prompt_edit``; a prompt offered again is sent with it,
+  and the prompt it stood for is saved as dismissed), an empty box gives the edit up; a
   prompt that starts running meanwhile keeps its old text and the edit stays in the box;
 - ↻ sends a prompt offered again (``prompt_submit``: it runs, or waits behind the queue).
 
@@ -155,16 +156,21 @@ class QueueController:
         except GatewayError as exc:
             self._notify(exc.message, title="Not saved as dismissed", severity="warning")
 
-    async def resend(self, view: ShownSession, key: str) -> None:
-        """↻ on a prompt offered again: send it (it runs, or waits behind the queue)."""
+    async def resend(self, view: ShownSession, key: str) -> bool:
+        """↻ on a prompt offered again: send it (it runs, or waits behind the queue).
+
+        Returns:
+            True when the gateway took it.
+        """
         entry = view.queue.get(key)
         if entry is None:
-            return
+            return False
         result = self._turns.send(view, entry.text)
         if result is not None:
             view.queue.pop(key)
             await self._turns.show_sent(view, entry.text, result)
         await self.sync(view)
+        return result is not None
 
     def edit(self, view: ShownSession, key: str) -> None:
         """✎: the prompt box takes the prompt's text to edit; a draft it held goes to the
@@ -200,7 +206,10 @@ class QueueController:
     async def save_edit(self, view: ShownSession, key: str, text: str) -> None:
         """Enter while the box edits ``key``: its new text, in its place.
 
-        The box emptied itself on Enter. A held prompt is sent with its new text. When the
+        The box emptied itself on Enter. A held prompt is sent with its new text, and the
+        prompts not sent it stood for are saved as dismissed (a later prompt with the same
+        text is what answers one otherwise: edited, it was offered again on every resume and
+        could be sent twice). When the
         prompt is no longer queued the text comes back to the box (a toast says so), and Enter
         then sends it as a prompt of its own.
         """
@@ -211,8 +220,10 @@ class QueueController:
         entry = view.queue.get(key)
         prompt.editing = None
         if entry is not None and entry.kind == "held":
+            settled = entry.turn_ids if text != entry.text else ()
             entry.text = text
-            await self.resend(view, key)
+            if await self.resend(view, key) and settled:
+                self.dismiss(view, settled)  # sent with new text: never offered again
             return
         edited = False
         if entry is not None:

@@ -232,8 +232,8 @@ class TurnsController:
             sent = SubmitResult(turn_id=result.turn_id, queued=result.queued)
             await self.show_sent(view, text, sent)
             return
-        block = await view.transcript.add_prompt(result.steer_id, text)
-        block.status = "steer"
+        block = await view.transcript.add_prompt(result.steer_id, text, pending=True)
+        block.status = "steer"  # below the turn it steers, even one whose start is not drawn
 
     async def steered(self, view: ShownSession, payload: PromptSteered) -> None:
         """``prompt.steered``: the steer moves to where the turn took it, and the rest of the
@@ -245,6 +245,7 @@ class TurnsController:
         if reply is None or not reply.is_attached:
             reply = await transcript.add_reply(payload.turn_id)
         if payload.issuer == "user":
+            transcript.started(payload.steer_id)  # it has its place now (moved below)
             block = transcript.prompt(payload.steer_id)
             if block is None or not block.is_attached:
                 block = await transcript.add_prompt(payload.steer_id, payload.text)
@@ -265,12 +266,14 @@ class TurnsController:
 
     async def show_sent(self, view: ShownSession, text: str, result: SubmitResult) -> None:
         """Show a prompt the gateway took: running (in the transcript), or queued behind the
-        running turn (in the queue above the prompt box: the caller syncs it)."""
+        running turn (in the queue above the prompt box: the caller syncs it). One that runs
+        is shown at once, below what its turn's start will be drawn after (the gateway ran
+        what came before it; the screen may not have drawn it yet)."""
         if result.queued:
             view.queue.add(result.turn_id, text)
             self.set_queued(view)
         else:
-            await view.transcript.add_prompt(result.turn_id, text)
+            await view.transcript.add_prompt(result.turn_id, text, pending=True)
             self.set_running(view, result.turn_id)
 
     def stop(
@@ -320,6 +323,7 @@ class TurnsController:
         """``message.start``: show the reply block under its prompt."""
         transcript = view.transcript
         prompt = await transcript.add_prompt(payload.turn_id, payload.prompt)
+        transcript.started(payload.turn_id)  # in the gateway's order, shown early or not
         prompt.status = "sent"
         view.queue.pop(payload.turn_id)  # it leaves the queue for the transcript
         self.set_queued(view)
@@ -369,6 +373,7 @@ class TurnsController:
         drawing it took the UI thread's CPU and the GIL from the quit's own thread, which saves
         and closes the store."""
         stamp("ui.complete", payload.turn_id)
+        view.transcript.started(payload.turn_id)  # a turn that ended before it started
         stopped = payload.turn_id in self._stopped
         self._stopped.discard(payload.turn_id)
         if self._quitting:  # saved already, and the app ends next: nothing is drawn
@@ -412,6 +417,7 @@ class TurnsController:
         goes; one the system dropped stays in the transcript, struck through, with why."""
         view.queue.pop(payload.turn_id)
         self.set_queued(view)
+        view.transcript.started(payload.turn_id)  # it never starts: no longer pending
         if payload.reason == REMOVED:
             return
         block = view.transcript.prompt(payload.turn_id)

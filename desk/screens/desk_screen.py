@@ -132,6 +132,7 @@ class DeskScreen(Screen[None]):
         try:
             await self._take_prompt(message)
         finally:
+            self._widgets.prompt.handled(message)  # its turn (if any) is shown running now
             if message.in_flight:  # its key is done with: the prompt reached the gateway
                 message.in_flight = False
                 self._widgets.prompt.sends.done()

@@ -6,7 +6,8 @@ Up edits the last of them instead (:class:`PromptInput.EditLast`), also in the b
 that queued it, before the desk listed it (the box shows the text it queued at once, and the
 desk names the prompt next: :data:`LAST_QUEUED`). While the box edits a
 queued prompt (:attr:`PromptInput.editing`), Enter saves the edit in the prompt's place, and
-emptying the box cancels the edit.
+emptying the box cancels the edit; Up and Down then only move the cursor (recalling an older
+prompt into the box kept "Save edit" while Enter sent the older text as a new prompt).
 
 While a turn runs (:attr:`PromptInput.busy`) Enter does what the ``busy_input`` setting says:
 queue the text as the next prompt, or steer the running turn with it (delivered at its next
@@ -24,12 +25,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, TypeAlias
 
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.dom import NoScreen
-from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import TextArea
 
@@ -40,6 +40,7 @@ from desk.sends_in_flight import SendsInFlight
 from desk.slash import SlashCommand
 from desk.slash_completion import SlashCompletion, completing_slash
 from desk.typing_drain import DrainTyping
+from desk.widgets import prompt_messages
 from desk.widgets._css import css_beside
 from desk.widgets.key_order import run_own_binding, typed_text
 from desk.widgets.slash_hints import SlashHints
@@ -85,64 +86,9 @@ class PromptInput(TextArea):
     SEND_KEYS: ClassVar[frozenset[str]] = SUBMIT_KEYS | OTHER_KEYS | STOP_AND_SEND_KEYS
     """Keys that may send a prompt (counted on their way: :mod:`desk.sends_in_flight`)."""
 
-    class Submitted(Message):
-        """The person pressed Enter (or Ctrl+T, Ctrl+S).
-
-        Args:
-            text: the prompt box's text when the key was handled (the box is empty since).
-            how: how it is to go.
-            key_time: when the key that sent it was made (``Message.time``), or None when no
-                key sent it.
-            editing: with :attr:`SendMode.EDIT`, the queued prompt the box was editing.
-            in_flight: a send key given to the box posted it (counted until the screen is
-                done with it).
-        """
-
-        def __init__(
-            self,
-            text: str,
-            how: SendMode = SendMode.SEND,
-            key_time: float | None = None,
-            editing: str | None = None,
-            *,
-            in_flight: bool = False,
-        ) -> None:
-            super().__init__()
-            self.text = text
-            """The prompt box's text."""
-            self.how = how
-            """How it is to go (see :class:`SendMode`)."""
-            self.key_time = key_time
-            """When the key was made, or None."""
-            self.editing = editing
-            """The queued prompt an edit is for, or None."""
-            self.in_flight = in_flight
-            """True until the screen counts its send key done (:mod:`desk.sends_in_flight`)."""
-
-    class EditLast(Message):
-        """Up on an empty box while prompts wait in the queue: edit the last of them.
-
-        Args:
-            loaded: the box already shows the prompt it queued last (Up came before the desk
-                had listed it): its key is :data:`LAST_QUEUED` until the desk names it.
-        """
-
-        def __init__(self, loaded: bool = False) -> None:
-            super().__init__()
-            self.loaded = loaded
-            """The box shows the text already: only the prompt's key is to be set."""
-
-    class EditCancelled(Message):
-        """The box was emptied while it edited a queued prompt: the edit is given up.
-
-        Args:
-            key: the queued prompt it edited.
-        """
-
-        def __init__(self, key: str) -> None:
-            super().__init__()
-            self.key = key
-            """The queued prompt it edited."""
+    Submitted: TypeAlias = prompt_messages.Submitted
+    EditLast: TypeAlias = prompt_messages.EditLast
+    EditCancelled: TypeAlias = prompt_messages.EditCancelled
 
     def __init__(
         self, *, id: str | None = None, placeholder: str = "", busy_input: BusyInput = "queue"
@@ -160,6 +106,7 @@ class PromptInput(TextArea):
         self.busy_input: BusyInput = busy_input
         """What Enter does while a turn runs (the other is Ctrl+T)."""
         self._busy = False
+        self._sent = 0  # prompts posted and not yet handled by the screen: a turn may run
         self._has_queue = False
         self._queued_here: str | None = None  # queued by this box since the desk last listed
         self._editing: str | None = None
@@ -230,7 +177,7 @@ class PromptInput(TextArea):
         elif event.key in self.STOP_AND_SEND_KEYS:
             event.stop()
             event.prevent_default()
-            how = SendMode.STOP_AND_SEND if self._busy else SendMode.SEND
+            how = SendMode.STOP_AND_SEND if self.running else SendMode.SEND
             sent = self._send(how, from_key=True)
         elif event.key in self.NEWLINE_KEYS:
             event.stop()
@@ -274,6 +221,21 @@ class PromptInput(TextArea):
                 self.refresh_bindings()
 
     @property
+    def running(self) -> bool:
+        """True while a turn runs, or may: a prompt this box sent is still on its way to the
+        screen. Ctrl+T then steers and Ctrl+S stops and sends (``first⏎steer^T`` in one burst
+        queued the steer: the screen had not drawn the first turn's start yet); the gateway
+        decides what runs, and takes a steer or a stop with nothing running as a prompt."""
+        return self._busy or self._sent > 0
+
+    def handled(self, message: PromptInput.Submitted) -> None:
+        """The screen is done with ``message`` (the turn it started, if any, is shown as
+        running now): it no longer makes the box busy."""
+        if message.starts_turn:
+            message.starts_turn = False
+            self._sent = max(0, self._sent - 1)
+
+    @property
     def has_queue(self) -> bool:
         """Prompts wait in the queue (set by the desk as it lists them): Up on an empty box
         edits the last."""
@@ -299,7 +261,7 @@ class PromptInput(TextArea):
         """How Enter (or, with ``other``, Ctrl+T) sends now."""
         if self._editing is not None and not other:
             return SendMode.EDIT
-        if not self._busy:
+        if not self.running:
             return SendMode.SEND
         steer = (self.busy_input == "steer") != other
         return SendMode.STEER if steer else SendMode.QUEUE
@@ -334,7 +296,7 @@ class PromptInput(TextArea):
 
     def action_stop_and_send(self) -> None:
         """Ctrl+S: stop the running turn and send the text at once."""
-        self._send(SendMode.STOP_AND_SEND if self._busy else SendMode.SEND)
+        self._send(SendMode.STOP_AND_SEND if self.running else SendMode.SEND)
 
     def _send(
         self, how: SendMode, key_time: float | None = None, *, from_key: bool = False
@@ -355,7 +317,12 @@ class PromptInput(TextArea):
         if how is SendMode.QUEUE:
             self._queued_here = text  # Up right behind it edits it (see action_cursor_up)
         self.clear()
-        self.post_message(self.Submitted(text, how, key_time, editing, in_flight=from_key))
+        starts_turn = how is not SendMode.EDIT and not text.lstrip().startswith("/")
+        self._sent += starts_turn
+        submitted = self.Submitted(
+            text, how, key_time, editing, in_flight=from_key, starts_turn=starts_turn
+        )
+        self.post_message(submitted)
         return True
 
     def give_back(self, text: str) -> None:
@@ -456,7 +423,11 @@ class PromptInput(TextArea):
             if self._has_queue:
                 self.post_message(self.EditLast())
                 return
-        if not select and self.navigator.is_first_wrapped_line(self.cursor_location):
+        if (
+            not select
+            and self._editing is None  # an edit stays the edit: Enter saves what it shows
+            and self.navigator.is_first_wrapped_line(self.cursor_location)
+        ):
             recalled = self.prompt_history.older(self.text)
             if recalled is not None:
                 self._show_recalled(recalled)
@@ -467,6 +438,7 @@ class PromptInput(TextArea):
         """Down: on the last line while browsing history show the next prompt (then the draft)."""
         if (
             not select
+            and self._editing is None
             and self.prompt_history.browsing
             and self.navigator.is_last_wrapped_line(self.cursor_location)
         ):

@@ -9,6 +9,7 @@ from collections import deque
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
+from textual.widget import AwaitMount, Widget
 
 from desk.lexers import lexers
 from desk.widgets._css import css_beside
@@ -29,6 +30,13 @@ class Transcript(VerticalScroll):
     the newest content it says so with :class:`Transcript.Following` (the view shows a "new
     output below" marker); :meth:`follow` (a prompt sent, End) goes back to the end and
     follows again.
+
+    A prompt shown as it is sent, before its turn's start is drawn, is *pending*
+    (:meth:`add_prompt` with ``pending``): the gateway runs it after every turn whose start
+    is drawn later, so whatever else is added at the end goes above it (:meth:`mount`) until
+    its own start is drawn (:meth:`started`). In a fast burst the gateway ran and finished a
+    queued prompt before the next Enter, whose prompt was shown at once: drawing the queued
+    prompt's start later put it below that one (K1 K2 K3 K5 K6 K4 K7 K8).
 
     Blocks are found by turn id through dictionaries, not DOM queries, so a long transcript
     costs nothing per streamed delta. Reply chunks whose height is still an estimate are
@@ -72,6 +80,7 @@ class Transcript(VerticalScroll):
         self._new_below = False
         self._prompts: dict[str, UserPrompt] = {}
         self._replies: dict[str, AssistantReply] = {}
+        self._pending: list[UserPrompt] = []  # shown as sent, their turn's start not drawn
         self._unsettled: deque[SealedMarkdown] = deque()
         self._settling = False
         self.can_focus = False
@@ -176,7 +185,9 @@ class Transcript(VerticalScroll):
 
     def forget_prompt(self, turn_id: str) -> None:
         """Stop finding the prompt block of ``turn_id`` (it is being removed)."""
-        self._prompts.pop(turn_id, None)
+        block = self._prompts.pop(turn_id, None)
+        if block is not None and block in self._pending:
+            self._pending.remove(block)
 
     def reply(self, turn_id: str) -> AssistantReply | None:
         """The reply block of a turn, if shown."""
@@ -187,14 +198,60 @@ class Transcript(VerticalScroll):
         """Turn ids of the replies shown, in the order they were added."""
         return list(self._replies)
 
-    async def add_prompt(self, turn_id: str, text: str) -> UserPrompt:
-        """Show a prompt at the bottom (or return the one already shown for this turn)."""
+    async def add_prompt(self, turn_id: str, text: str, *, pending: bool = False) -> UserPrompt:
+        """Show a prompt (or return the one already shown for this turn).
+
+        Args:
+            turn_id: its turn.
+            text: the prompt.
+            pending: it is shown as it is sent, before its turn's start is drawn: it goes at
+                the very end, and stays below what is added until :meth:`started` (else it
+                goes at the end of what is drawn, above the pending prompts).
+        """
         block = self._prompts.get(turn_id)
         if block is None:
             block = UserPrompt(turn_id, text)
             self._prompts[turn_id] = block
-            await self.mount(block)
+            if pending:
+                await super().mount(block)
+                self._pending.append(block)
+            else:
+                await self.mount(block)
         return block
+
+    def started(self, turn_id: str) -> None:
+        """The start of ``turn_id`` is drawn (or its end, or its drop): a pending prompt of it
+        takes its place in the gateway's order, above the prompts still pending."""
+        block = self._prompts.get(turn_id)
+        if block is None or block not in self._pending:
+            return
+        self._pending.remove(block)
+        first = self._first_pending()
+        if first is not None and block.is_attached and self._above(first, block):
+            self.move_child(block, before=first)
+
+    def _first_pending(self) -> UserPrompt | None:
+        """The topmost pending prompt on screen, if any."""
+        attached = [b for b in self._pending if b.is_attached]
+        if not attached:
+            return None
+        return min(attached, key=self.children.index)
+
+    def _above(self, upper: Widget, lower: Widget) -> bool:
+        """True when ``upper`` is shown above ``lower`` (both children of the transcript)."""
+        return self.children.index(upper) < self.children.index(lower)
+
+    def mount(
+        self,
+        *widgets: Widget,
+        before: int | str | Widget | None = None,
+        after: int | str | Widget | None = None,
+    ) -> AwaitMount:
+        """Textual's ``mount``; what goes at the end goes above the pending prompts (see the
+        class), in the gateway's order."""
+        if before is None and after is None:
+            before = self._first_pending()
+        return super().mount(*widgets, before=before, after=after)
 
     async def add_reply(self, turn_id: str) -> AssistantReply:
         """Show an empty reply right after its prompt (or return the one already shown)."""
@@ -220,4 +277,5 @@ class Transcript(VerticalScroll):
         """Remove every block but the banner (the desk switches to another session)."""
         self._prompts.clear()
         self._replies.clear()
+        self._pending.clear()
         await self.query_children().exclude(".banner").remove()
