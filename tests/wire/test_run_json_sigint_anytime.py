@@ -20,15 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.desk.test_pty_stop import desk_command
 from tests.support import poll_until, running_demo
-from tests.wire.kit import Child
 from tests.wire.test_run_json_sigterm_anytime import (
     catches,
     desk_ran,
     imported,
     python_started,
     said,
+    signalled_run,
 )
 
 RUNS = 16
@@ -59,23 +58,12 @@ def test_a_ctrl_c_at_any_moment_of_the_start_gives_one_turn_completed_and_130(
 ) -> None:
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
-    env = {"PYTHONPROFILEIMPORTTIME": "1"}  # says how far the start got
     before_desk: list[str] = []
     with running_demo(60) as server:
         for attempt in range(RUNS):
+            moment = partial(wait_for_the_moment, rng, attempt)
             db = tmp_path / f"sessions-{attempt}.db"
-            connect = ["--base-url", server.base_url, "--model", "demo", "--db", str(db)]
-            argv = [*desk_command(), "run", *connect, "--json", "tell me a story"]
-            child = Child(argv, env=env)
-            try:
-                at = wait_for_the_moment(rng, attempt, child.proc.pid)
-                taken = catches(child.proc.pid, signal.SIGTERM)
-                child.proc.send_signal(signal.SIGINT)
-                code = child.wait(60)
-                out = child.out.wait_closed().decode()
-                err = child.err.wait_closed().decode()
-            finally:
-                child.kill()
+            at, taken, code, out, err = signalled_run(server.base_url, db, signal.SIGINT, moment)
             where = f"seed {seed}, run {attempt}, SIGINT {at}"
             modules = imported(err)
             if not desk_ran(modules):  # Python's own Ctrl+C, before desk's first line ran

@@ -9,6 +9,7 @@ import random
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -72,29 +73,43 @@ def wait_for_the_moment(rng: random.Random, attempt: int, pid: int) -> str:
     return f"{at:.3f} s after the exec"
 
 
+def signalled_run(
+    base_url: str, db: Path, sig: signal.Signals, moment: Callable[[int], str]
+) -> tuple[str, bool, int, str, str]:
+    """``desk run --json`` against ``base_url`` saving to ``db``, sent ``sig`` at the moment
+    ``moment(pid)`` waits for (and says).
+
+    Returns:
+        the moment said, whether desk caught SIGTERM by then (its first line ran), the exit
+        code, stdout and stderr (with ``PYTHONPROFILEIMPORTTIME``: how far the start got).
+    """
+    connect = ["--base-url", base_url, "--model", "demo", "--db", str(db)]
+    argv = [*desk_command(), "run", *connect, "--json", "tell me a story"]
+    child = Child(argv, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    try:
+        at = moment(child.proc.pid)
+        caught = catches(child.proc.pid, signal.SIGTERM)
+        child.proc.send_signal(sig)
+        code = child.wait(60)
+        out = child.out.wait_closed().decode()
+        err = child.err.wait_closed().decode()
+    finally:
+        child.kill()
+    return at, caught, code, out, err
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_sigterm_at_any_moment_of_the_first_second_gives_one_turn_completed(
     tmp_path: Path,
 ) -> None:
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
-    env = {"PYTHONPROFILEIMPORTTIME": "1"}  # says how far the start got
     died: list[str] = []
     with running_demo(60) as server:
         for attempt in range(RUNS):
+            moment = partial(wait_for_the_moment, rng, attempt)
             db = tmp_path / f"sessions-{attempt}.db"
-            connect = ["--base-url", server.base_url, "--model", "demo", "--db", str(db)]
-            argv = [*desk_command(), "run", *connect, "--json", "tell me a story"]
-            child = Child(argv, env=env)
-            try:
-                at = wait_for_the_moment(rng, attempt, child.proc.pid)
-                handled = catches(child.proc.pid, signal.SIGTERM)
-                child.proc.send_signal(signal.SIGTERM)
-                code = child.wait(60)
-                out = child.out.wait_closed().decode()
-                err = child.err.wait_closed().decode()
-            finally:
-                child.kill()
+            at, handled, code, out, err = signalled_run(server.base_url, db, signal.SIGTERM, moment)
             where = f"seed {seed}, run {attempt}, SIGTERM {at}"
             if code == -signal.SIGTERM:  # killed by it: only before desk's first line ran
                 modules = imported(err)
