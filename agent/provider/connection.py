@@ -17,6 +17,8 @@ Its socket is closed here, in one of two ways:
   ``httpx.AsyncClient`` is closed, and with it every socket of its pool, so none outlives the
   turn. httpcore drops a half-used connection instead of pooling it when a ``CancelledError``
   unwinds through the request, so a cancel while connecting or waiting for headers closes too.
+  Plain-HTTP servers are reached through :class:`agent.provider.bulk_http.BulkTransport`
+  (bodies read in bulk), whose connection is closed with its response or by that cancel.
 """
 
 from __future__ import annotations
@@ -147,8 +149,14 @@ async def open_connection(config: ProviderConfig) -> AsyncIterator[ProviderConne
         write=config.write_timeout,
         pool=config.connect_timeout,
     )
+    from agent.provider.bulk_http import BulkTransport
+
     client = httpx.AsyncClient(
-        headers=headers, timeout=timeout, trust_env=False, verify=_ssl_context()
+        headers=headers,
+        timeout=timeout,
+        trust_env=False,
+        verify=_ssl_context(),
+        mounts={"http://": BulkTransport()},  # plain HTTP: bodies read in bulk
     )
     try:
         yield ProviderConnection(client)
@@ -165,6 +173,7 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 FIRST_REQUEST_MODULES = (
+    "agent.provider.bulk_http",
     "anyio._backends._asyncio",
     "anyio.streams.memory",
     "anyio.streams.stapled",
@@ -175,7 +184,8 @@ FIRST_REQUEST_MODULES = (
     "httpcore._async.http11",
     "h11",
 )
-"""Modules the async HTTP stack imports on a process's first request."""
+"""Modules the async HTTP stack imports on a process's first request (plain HTTP goes through
+:mod:`agent.provider.bulk_http`, TLS through httpcore)."""
 
 
 def warm_up() -> None:

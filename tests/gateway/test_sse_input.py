@@ -25,6 +25,10 @@ HEAD = (
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
     b"connection: close\r\n\r\n"
 )
+CHUNKED_HEAD = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+    b"Keep-Alive: timeout=5, max=100\r\n\r\n"
+)
 
 
 def chunk(delta: object, finish: str | None = None) -> bytes:
@@ -36,8 +40,9 @@ def chunk(delta: object, finish: str | None = None) -> bytes:
 class RawServer:
     """Answers each POST on loopback with the bytes ``body()`` yields, then closes."""
 
-    def __init__(self, body: Callable[[], Iterable[bytes]]) -> None:
+    def __init__(self, body: Callable[[], Iterable[bytes]], head: bytes = HEAD) -> None:
         self._body = body
+        self._head = head
         self._sock = socket.create_server(("127.0.0.1", 0))
         self.port = self._sock.getsockname()[1]
         self.requests = 0
@@ -74,7 +79,7 @@ class RawServer:
             rest += conn.recv(65536)
         self.requests += 1
         with contextlib.suppress(OSError):  # the client may hang up: that is the point
-            conn.sendall(HEAD)
+            conn.sendall(self._head)
             for piece in self._body():
                 conn.sendall(piece)
 
@@ -86,8 +91,10 @@ class RawServer:
 
 
 @contextlib.contextmanager
-def raw_gateway(body: Callable[[], Iterable[bytes]]) -> Iterator[tuple[Gateway, EventLog]]:
-    server = RawServer(body)
+def raw_gateway(
+    body: Callable[[], Iterable[bytes]], head: bytes = HEAD
+) -> Iterator[tuple[Gateway, EventLog]]:
+    server = RawServer(body, head)
     config = GatewayConfig(provider=server.provider, tools=False, context_window=8192)
     gateway = Gateway(config)
     log = EventLog()
@@ -196,3 +203,63 @@ def test_a_line_longer_than_the_bound_fails_the_turn_without_growing_memory() ->
         f"reading a {sent_mib} MiB line grew the process by {grew_mib:.0f} MiB "
         f"(bound {bound_mib:.0f} MiB)"
     )
+
+
+def as_chunk(data: bytes, extension: bytes = b"") -> bytes:
+    return b"%x%s\r\n%s\r\n" % (len(data), extension, data)
+
+
+def test_a_chunked_stream_is_read_whole_however_its_chunks_fall() -> None:
+    events = [
+        chunk({"role": "assistant", "content": "one "}),
+        chunk({"content": "two "}),
+        chunk({"content": "thrée"}),
+        chunk({}, "stop"),
+        b"data: [DONE]\n\n",
+    ]
+
+    def body() -> Iterator[bytes]:
+        yield as_chunk(events[0], b";ext=1")  # a chunk extension, as HTTP allows
+        joined = b"".join(as_chunk(e) for e in events[1:])
+        yield joined[:7]  # a size line and a payload cut across writes
+        yield joined[7:40]
+        yield joined[40:]
+        yield b"0\r\nX-Trailer: yes\r\n\r\n"
+
+    with raw_gateway(body, CHUNKED_HEAD) as (gateway, log):
+        done = log.complete(gateway.prompt_submit(gateway.session_create(), "hi").turn_id)
+    assert done.status == "completed", done.error
+    assert done.text == "one two thrée"
+
+
+def test_a_chunked_stream_cut_inside_a_chunk_ends_the_turn_as_cut_short() -> None:
+    def body() -> Iterator[bytes]:
+        yield as_chunk(chunk({"role": "assistant", "content": "kept "}))
+        whole = as_chunk(chunk({"content": "lost"}))
+        yield whole[: len(whole) // 2]  # then the server closes
+
+    with raw_gateway(body, CHUNKED_HEAD) as (gateway, log):
+        done = log.complete(gateway.prompt_submit(gateway.session_create(), "hi").turn_id)
+    assert done.exit_reason == "failed(EarlyClose)", done.error
+    assert done.text == "kept "
+
+
+def test_one_endless_chunk_fails_the_turn_without_growing_memory() -> None:
+    block = b"x" * MiB
+    sent_mib = 200
+
+    def body() -> Iterator[bytes]:
+        yield as_chunk(chunk({"role": "assistant", "content": "a start "}))
+        yield b"%x\r\n" % (1 << 40)  # one chunk of a terabyte: a line that never ends
+        yield b'data: {"choices": [{"index": 0, "delta": {"content": "'
+        for _ in range(sent_mib):
+            yield block
+
+    with raw_gateway(body, CHUNKED_HEAD) as (gateway, log), PeakRss() as rss:
+        turn = gateway.prompt_submit(gateway.session_create(), "hi").turn_id
+        done = log.complete(turn, timeout=60)
+    grew_mib = (rss.peak - rss.before) / MiB
+    assert done.exit_reason == "failed(MalformedChunk)", done.error
+    assert done.text == "a start "
+    bound_mib = 4 * MAX_LINE_BYTES / MiB
+    assert grew_mib < bound_mib, f"one endless chunk grew the process by {grew_mib:.0f} MiB"
