@@ -5,8 +5,8 @@ thread of the subscription's own hands events to the subscriber's callback, in o
 the same turn (and output pieces of the same tool call) that are still waiting are merged
 into one (so a slow subscriber costs memory
 proportional to the number of control events, not of tokens), and a batch holding only deltas
-is held back until ``coalesce_s`` has passed since the last delta delivery; a control event
-flushes at once.
+is held back until ``coalesce_s`` has passed since the last delta delivery (or longer, when the
+subscriber sets the pace: :meth:`Subscription.pace_by`); a control event flushes at once.
 """
 
 from __future__ import annotations
@@ -43,11 +43,23 @@ class Subscription:
         self._pending: deque[GatewayEvent] = deque()
         self._cond = threading.Condition()
         self._closed = False
-        self._next_delta_at = 0.0
+        self._last_delta_at = float("-inf")
+        self._gap: Callable[[], float] | None = None
         self.delivered = 0
         """Count of events handed to the callback (merged deltas count once)."""
         self._thread = threading.Thread(target=self._deliver_loop, name=name, daemon=True)
         self._thread.start()
+
+    def pace_by(self, gap: Callable[[], float]) -> None:
+        """Let the subscriber slow deltas down to its own pace.
+
+        Args:
+            gap: seconds to keep between two deliveries of deltas when longer than
+                ``coalesce_s``; called on the delivery thread before each wait for deltas
+                (again while it waits), so it may change as the subscriber catches up. It
+                must not block. Control events are delivered at once whatever it says.
+        """
+        self._gap = gap
 
     def publish(self, event: GatewayEvent) -> None:
         """Queue ``event`` for delivery; never blocks on the subscriber. Thread-safe."""
@@ -86,7 +98,7 @@ class Subscription:
                 if self._pending:
                     if any(e.control for e in self._pending) or self._closed:
                         break
-                    wait = self._next_delta_at - time.monotonic()
+                    wait = self._last_delta_at + self._delta_gap() - time.monotonic()
                     if wait <= 0:
                         break
                     self._cond.wait(wait)
@@ -97,6 +109,17 @@ class Subscription:
             batch = list(self._pending)
             self._pending.clear()
             return batch
+
+    def _delta_gap(self) -> float:
+        gap = self._gap
+        if gap is None:
+            return self._coalesce_s
+        try:
+            return max(self._coalesce_s, gap())
+        except Exception:  # the subscriber's pace must not stop its deliveries
+            _log.exception("event subscriber's pace failed; coalescing as usual")
+            self._gap = None
+            return self._coalesce_s
 
     def _deliver_loop(self) -> None:
         while (batch := self._take_batch()) is not None:
@@ -109,4 +132,4 @@ class Subscription:
                     _log.exception("event subscriber failed on %s", event.type)
                 self.delivered += 1
             if had_delta:
-                self._next_delta_at = time.monotonic() + self._coalesce_s
+                self._last_delta_at = time.monotonic()

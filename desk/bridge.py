@@ -8,6 +8,9 @@ where it belongs, which is thread-safe and never blocks; it never uses ``call_fr
 :class:`~desk.widgets.session_view.SessionView` (``view_for``), so that view's handlers only
 ever see their own session; everything else (console events, the gateway stopping, events of
 sessions not shown) goes to the app. Whoever gets it matches on the payload's type.
+
+Deltas for a view go at the pace the UI paints them (:mod:`desk.stream_pace`): each is followed
+by a ``call_after_refresh`` that times its round trip, and the subscription waits accordingly.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from contract.events import (
     GatewayEvent,
     GatewayStopping,
     MessageComplete,
+    MessageDelta,
     MessageStart,
     Payload,
     SessionCreated,
@@ -33,6 +37,7 @@ from contract.ports import DeskGateway
 from contract.server_events import ServerStatus
 from contract.subscription import Subscription
 from desk.messages import GatewayMessage
+from desk.stream_pace import StreamPace
 
 ViewFor = Callable[[str], MessagePump | None]
 """The view showing a session now, or None (called on the delivery thread)."""
@@ -70,11 +75,14 @@ class GatewayBridge:
         self._running: dict[str, str] = {}  # session id -> turn whose start came, not its end
         self.posted = 0
         """Count of messages posted (read by tests)."""
+        self.pace = StreamPace()
+        """Round trips of the deltas posted to views, and the pace of deliveries they set."""
 
     def start(self) -> None:
         """Subscribe; events from now on reach ``target``. Call once the app is running."""
         if self._subscription is None:
             self._subscription = self._gateway.subscribe(self._deliver)
+            self._subscription.pace_by(self.pace.gap)
 
     def close(self) -> None:
         """Unsubscribe (idempotent)."""
@@ -108,8 +116,13 @@ class GatewayBridge:
             if self._running.get(sid) == payload.turn_id:
                 del self._running[sid]
         target = None if kind in TO_APP else self._view_for(sid)
+        paced = target is not None and kind is MessageDelta
+        if paced:
+            self.pace.posted()
         try:
             posted = (target or self._target).post_message(GatewayMessage(sid, event.seq, payload))
+            if paced and posted and target is not None:
+                target.call_after_refresh(self.pace.painted)
         except RuntimeError:  # the app's event loop has closed: nobody is left to show it
             return
         if posted:
