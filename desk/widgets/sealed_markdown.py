@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 from rich.cells import cell_len
 from rich.console import RenderableType
-from textual.geometry import Size
+from rich.style import Style
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
@@ -126,6 +127,7 @@ class SealedMarkdown(Widget):
         self._starts: list[int] = []
         self._layout_width = -1
         self._settle_posted = False
+        self._row_style: Style | None = None
         self.renders = 0
         """How many times a piece was rendered (read by tests and benchmarks)."""
 
@@ -236,18 +238,31 @@ class SealedMarkdown(Widget):
         self._request_settle()
         return height
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The rows of ``crop``, with the widget's style looked up once for all of them (the
+        lookup walks the ancestors' colours: it cost as much as the rows themselves)."""
+        self._row_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._row_style = None
+
+    def _style(self) -> Style:
+        style = self._row_style
+        return self.rich_style if style is None else style
+
     def render_line(self, y: int) -> Strip:
         """Row ``y``: renders the piece it falls in first, if that piece was only estimated."""
         width = self.content_size.width
         starts = self._starts
         index = bisect.bisect_right(starts, y) - 1
         if not self._pieces or index < 0 or index >= len(self._pieces):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._style())
         piece = self._pieces[index]
         if piece.width != width and self._render_piece(piece, width):
             starts = self._row_starts(width)  # the rows below moved: keep this frame consistent
             self.refresh(layout=True)
         row = y - starts[index]
         if row >= len(piece.strips):
-            return Strip.blank(width, self.rich_style)
-        return piece.strips[row].apply_style(self.rich_style)
+            return Strip.blank(width, self._style())
+        return piece.strips[row].apply_style(self._style())
