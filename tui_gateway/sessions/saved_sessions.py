@@ -410,6 +410,9 @@ def _turn_receipt(turn: TurnRow) -> StopReceipt | None:
         closed_ms=turn.stop_closed_ms,
         exited_ms=turn.stop_exited_ms,
         children_ended=turn.children_ended or 0,
+        tool=turn.stop_tool,
+        tool_pid=turn.stop_tool_pid,
+        tool_ended_ms=turn.stop_tool_ended_ms,
         usage=turn.usage if turn.usage is not None and turn.usage.requests else None,
     )
 
