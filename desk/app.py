@@ -307,9 +307,10 @@ class DeskApp(App[int]):
             prompt.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Stop is dimmed while nothing runs (Esc reaches other widgets; while the desk starts
-        it is kept for what Enter sent), the approval keys live while an approval waits."""
-        if action == "stop" and self.running_turn is None and self.controllers.sessions.view:
+        """Stop is dimmed while no turn nor console command runs (Esc reaches other widgets; while
+        the desk starts it is kept for what Enter sent), the approval keys while one waits."""
+        idle = self.running_turn is None and not self.controllers.console.running
+        if action == "stop" and idle and self.controllers.sessions.view:
             return None
         if action == "answer_approval":
             return self.controllers.tools.waiting is not None
