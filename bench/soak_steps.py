@@ -129,7 +129,7 @@ def stop(side: Side, session: str, turn_id: str, issuer: str, rng: random.Random
             side.peer.host.gateway.session_interrupt(session, request, turn_id=turn_id)
             side.ops["stopped_through_peer"] += 1
             return
-        except GatewayError as exc:  # restarting, or refused (a /compress): by its message
+        except GatewayError as exc:  # restarting, or refused: by its message
             side.ops["peer_refused: " + re.sub(r"[0-9a-f]{12}", "ID", exc.message)[:80]] += 1
     side.host.gateway.session_interrupt(session, request, turn_id=turn_id)
 

@@ -219,6 +219,9 @@ class TranscriptEntry:
         compression: for an ``event``: a compression's outcome, as ``compression.complete``
             told it live (its line goes where the live one was: after the prompt of the turn
             that compressed first, else after the messages there were when it ended).
+        replaced: on a compression's ``summary``: the messages it replaced, as the store still
+            keeps them, oldest first, each an entry like the others (a summary among them
+            expanded into what it replaced in turn); empty when there are none to give.
     """
 
     role: str
@@ -236,6 +239,7 @@ class TranscriptEntry:
     dismissed: bool = False
     turn_id: str = ""
     compression: CompressionComplete | None = None
+    replaced: tuple[TranscriptEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

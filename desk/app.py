@@ -307,9 +307,10 @@ class DeskApp(App[int]):
             prompt.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Stop is dimmed while nothing runs (Esc reaches other widgets; while the desk starts
-        it is kept for what Enter sent), the approval keys live while an approval waits."""
-        if action == "stop" and self.running_turn is None and self.controllers.sessions.view:
+        """Stop is dimmed while no turn nor console command runs (Esc reaches other widgets; while
+        the desk starts it is kept for what Enter sent), the approval keys while one waits."""
+        idle = self.running_turn is None and not self.controllers.console.running
+        if action == "stop" and idle and self.controllers.sessions.view:
             return None
         if action == "answer_approval":
             return self.controllers.tools.waiting is not None
@@ -318,8 +319,7 @@ class DeskApp(App[int]):
     def _answer_key(self, event: events.Key) -> bool:
         """The prompt box asks whether a key answers a waiting approval (see
         :mod:`desk.approval_keys`)."""
-        box_empty = not self.widgets.prompt.text
-        return self.controllers.tools.answer_key(event.key, event.time, box_empty=box_empty)
+        return self.controllers.tools.answer_key(event.key)
 
     def action_answer_approval(self, decision: Decision) -> None:
         """Alt+y / Alt+a / Alt+n (bound while Esc is not the stop key): answer at once."""
@@ -351,8 +351,8 @@ class DeskApp(App[int]):
         return self.controllers.stops.from_input_thread(key, read_at, key_time)
 
     async def on_event(self, event: events.Event) -> None:
-        """Note when each key was made (a stop it makes counts from then, and an approval
-        reads the typing rhythm), let the delete confirmation answer a key before it is routed
+        """Note when each key was made (a stop it makes counts from then), let the delete
+        confirmation answer a key before it is routed
         (:meth:`ConfirmDelete.take_key`; a stop key of a running turn stops it), and where each
         mouse press landed (a button takes a release in the same place, see
         :mod:`desk.widgets.click_button`)."""
@@ -362,7 +362,6 @@ class DeskApp(App[int]):
             if event.key in prompt.SEND_KEYS and self.focused is prompt and not event.is_forwarded:
                 prompt.sends.given()  # on its way to the box, then to the screen
             self.controllers.stops.key_time = event.time
-            self.controllers.tools.keys.key_arrived(event.time)  # the typing rhythm
             asked = self.screen if isinstance(self.screen, ConfirmDelete) else None
             stops = event.key in self.input_stop_keys and self.running_turn is not None
             if asked is not None and not event.is_forwarded and not stops and asked.take_key(event):

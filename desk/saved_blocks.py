@@ -61,7 +61,7 @@ def saved_blocks(
         # Shown under the turn's last block, as the live stop receipt or error line was.
         note = note_line(entry.note, entry.stop, format_receipt)
         if entry.role == "user" and entry.summary:
-            blocks.append(SavedSummary(entry.content))
+            blocks.append(SavedSummary(entry.content, entry.replaced))
         elif entry.role == "user":
             prompt = UserPrompt(f"saved{offset + index}", entry.content)
             if entry.steer:
@@ -92,6 +92,19 @@ def saved_blocks(
         blocks.extend(_saved_agents(entries[index]))
         index += 1
     return blocks
+
+
+def with_replaced(
+    blocks: list[Widget], format_receipt: Callable[[StopReceipt], str] = format_stop_receipt
+) -> list[Widget]:
+    """``blocks`` with the messages each saved summary replaced put back above it (as
+    :func:`saved_blocks` of them), for ``/export``: the conversation as the person saw it."""
+    out: list[Widget] = []
+    for block in blocks:
+        if isinstance(block, SavedSummary) and block.replaced:
+            out.extend(saved_blocks(list(block.replaced), 0, format_receipt))
+        out.append(block)
+    return out
 
 
 def _saved_agents(entry: TranscriptEntry) -> list[Widget]:

@@ -173,6 +173,7 @@ def build_controllers(
         shown=lambda: sessions.view,
         open_sessions=sessions.open_sidebar,
         notify=notify,
+        refresh_bindings=app.refresh_bindings,
     )
     mcp = McpController(status, lambda: sessions.view, notify)
     quit = QuitController(

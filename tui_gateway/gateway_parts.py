@@ -123,7 +123,7 @@ def build_parts(
         exit_bound_s=config.shutdown_timeout_s,
     )
     wait_s = config.shutdown_timeout_s
-    remote = RemoteStops(shared.stops, shared.owner) if shared is not None else None
+    remote = RemoteStops(shared.stops, shared.owner, shared.leases) if shared is not None else None
     booking = BookingOffice(table, persistence, console, publish, wait_s=wait_s, remote=remote)
     fitted = FittedTurns(
         compression,

@@ -148,6 +148,9 @@ class TurnRow:
             when it cut it at its token limit...), or None (not known, or not saved then).
         dismissed: for a prompt that was never sent, 1 once the person dismissed it (it is
             offered again no more); None otherwise.
+        stop_tool: the tool call a stop ended, when one ran (None otherwise, and for turns
+            saved before desk kept it); ``stop_tool_pid`` its process group, if it ran one, and
+            ``stop_tool_ended_ms`` milliseconds from the stop to that group being gone.
     """
 
     id: str
@@ -179,6 +182,9 @@ class TurnRow:
     calls: str | None = None
     finish_reason: str | None = None
     dismissed: int | None = None
+    stop_tool: str | None = None
+    stop_tool_pid: int | None = None
+    stop_tool_ended_ms: float | None = None
 
     @property
     def usage(self) -> TokenUsage | None:
@@ -246,6 +252,8 @@ class TurnOutcome:
         usage: every request of the turn summed (None: not counted).
         finish_reason: how the server ended the turn's last reply (``length``: cut at its
             token limit), or None.
+        stop_tool: the tool call the stop ended, when one ran; ``stop_tool_pid`` its process
+            group, ``stop_tool_ended_ms`` milliseconds from the stop to that group being gone.
     """
 
     status: str
@@ -263,6 +271,9 @@ class TurnOutcome:
     reply: str | None = None
     usage: TokenUsage | None = None
     finish_reason: str | None = None
+    stop_tool: str | None = None
+    stop_tool_pid: int | None = None
+    stop_tool_ended_ms: float | None = None
 
     def __post_init__(self) -> None:
         if self.status == RUNNING or not self.status:
@@ -288,6 +299,7 @@ class TurnOutcome:
         stop = result.stop
         usage = result.usage
         timings = result.timings
+        tool = result.stopped_tool if stop is not None else None
         return cls(
             status=result.status,
             exit_reason=result.exit_reason,
@@ -303,6 +315,9 @@ class TurnOutcome:
             error=result.error,
             usage=result.usage_total,
             finish_reason=result.finish_reason,
+            stop_tool=tool.name if tool is not None else None,
+            stop_tool_pid=tool.pid if tool is not None else None,
+            stop_tool_ended_ms=tool.ended_ms if tool is not None else None,
         )
 
     @classmethod
@@ -322,25 +337,6 @@ class TurnOutcome:
             stop_reason=stop.reason,
             error=error,
         )
-
-
-USAGE_UPDATE = (
-    "UPDATE turns SET usage_requests = {p}, usage_prompt = {p}, usage_completion = {p},"
-    " usage_cached = {p}, usage_estimated = {p} WHERE id = {p}"
-)
-"""The statement that saves a closed turn's usage (``{p}``: the driver's placeholder)."""
-
-
-def usage_values(turn_id: str, usage: TokenUsage) -> tuple[int | str, ...]:
-    """The parameters of :data:`USAGE_UPDATE` for ``usage`` of ``turn_id``."""
-    return (
-        usage.requests,
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        usage.cached_tokens,
-        usage.estimated_requests,
-        turn_id,
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,8 @@ class StopKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RunningTurn:
-    """The open turn of a session, and the owner (host) that runs it."""
+    """The open turn of a session, and the owner (host) that runs it (``turn_id`` "" stands
+    for whatever that host runs in the session: a ``/compress``, which has no turn row)."""
 
     turn_id: str
     session_id: str

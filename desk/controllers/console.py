@@ -96,6 +96,8 @@ class ConsoleController:
         shown: the view of the session shown now (where a one-line answer goes).
         open_sessions: opens the sessions sidebar (``/sessions``).
         notify: shows a toast.
+        refresh_bindings: tells the footer the Stop binding changed (a running command has
+            the stop key too).
     """
 
     def __init__(
@@ -109,8 +111,10 @@ class ConsoleController:
         shown: Callable[[], ShownSession | None],
         open_sessions: Callable[[], None],
         notify: Notify,
+        refresh_bindings: Callable[[], None] = lambda: None,
     ) -> None:
         self._gateway = gateway
+        self._refresh_bindings = refresh_bindings
         self._panel = panel
         self._status = status
         self._turns = turns
@@ -260,6 +264,23 @@ class ConsoleController:
         self._cancel(running, read_at)
         return True
 
+    def cancel_running(self, read_at: float | None = None) -> bool:
+        """A stop key that stopped no turn: cancel the commands this desk started that still
+        run, wherever the focus is (a ``digest`` typed in the prompt box has a stop key too).
+        Thread-safe: reads one attribute and calls the gateway.
+
+        Args:
+            read_at: ``time.monotonic()`` when the key was read (None: now).
+
+        Returns:
+            True when commands ran and were cancelled (the key is consumed).
+        """
+        running = self._running_ids
+        if not running:
+            return False
+        self._cancel(running, read_at)
+        return True
+
     def stop_from_input_thread(self, read_at: float | None = None) -> bool:
         """A stop key on the terminal's input thread (thread-safe: reads two attributes).
 
@@ -283,6 +304,7 @@ class ConsoleController:
     def _changed(self) -> None:
         self._running_ids = tuple(self._lines)
         self._panel.running = len(self._running_ids)
+        self._refresh_bindings()
 
     # -- gateway events ------------------------------------------------------------------------
 

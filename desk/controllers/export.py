@@ -57,12 +57,14 @@ class ExportController:
         # imported here: they read the reply widgets, which load Markdown (not before the
         # first frame)
         from desk.export import blocks_from, resolve_export_path, session_markdown, write_export
-        from desk.saved_blocks import saved_blocks
+        from desk.saved_blocks import saved_blocks, with_replaced
 
         now = self.wall_clock()
         target = resolve_export_path(path, view.session_id, now, Path.cwd())
         earlier = saved_blocks(view.earlier, 0, self._format_receipt)  # above "show more"
-        blocks = blocks_from([*earlier, *view.transcript.children])
+        # a summary of a resumed session: the messages it replaced above it, as they were shown
+        shown = with_replaced([*earlier, *view.transcript.children], self._format_receipt)
+        blocks = blocks_from(shown)
         markdown = session_markdown(
             blocks,
             session_id=view.session_id,

@@ -54,7 +54,7 @@ PROMPT_KEYS: tuple[tuple[str, str], ...] = (
         "Complete a /command, or the file of an @mention (Tab again: the next match); "
         "otherwise nothing",
     ),
-    ("y / a / n", "Answer a waiting approval: after a pause, with the box empty"),
+    ("Shift+Tab", "To a waiting approval's card: then y / a / n answer it"),
 )
 """Keys of the prompt box that are not bindings (handled in its key handler)."""
 

@@ -73,7 +73,8 @@ class StopKeysController:
         gateway: the gateway (``session_interrupt``).
         stop_key: the configured stop key.
         turns: sends the stops.
-        console: a focused console takes the stop keys for its commands.
+        console: a focused console takes the stop keys for its commands; a key that stopped
+            no turn cancels the commands that run, wherever the focus is.
         sessions: the view shown.
         quit: no stop once quitting began; Ctrl+C's double press quits.
         stopped_from_input_thread: called on the input thread with the key (``escape``,
@@ -154,6 +155,8 @@ class StopKeysController:
             self._turns.stop_sent(stopped)
             self._stopped_from_input_thread(key)  # ahead of the keys read after this one
             return True
+        if self._console.cancel_running(read_at):  # no turn ran: the commands that run
+            return True
         self._passed = PassedKey(read_at, key_time, sent=True)
         return False
 
@@ -196,7 +199,9 @@ class StopKeysController:
             self._early.append((read_at, keyed_at))
         if view is None or sent:
             return False
-        return self._turns.stop(view, Surface.DESK_KEY, read_at, keyed_at) is not None
+        if self._turns.stop(view, Surface.DESK_KEY, read_at, keyed_at) is not None:
+            return True
+        return self._console.cancel_running(read_at)  # no turn ran: the commands that run
 
     def send_early(self, session_id: str) -> None:
         """The desk is up, and the prompts Enter sent while it started went to the gateway:
@@ -226,5 +231,7 @@ class StopKeysController:
             and not sent
             and self._turns.stop(view, Surface.DESK_KEY, read_at, keyed_at) is not None
         ):
+            return False
+        if not sent and self._console.cancel_running(read_at):  # no turn ran: the commands
             return False
         return self._quit.confirm_ctrl_c()

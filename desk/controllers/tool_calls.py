@@ -8,11 +8,13 @@ rest of the reply (``message.complete`` carries the last model call's text, whic
 what that last block shows).
 
 Approvals: ``approval.request`` mounts an :class:`ApprovalPrompt` in the card of the call that
-asks, without the focus: only a deliberate key answers it (:mod:`desk.approval_keys`), read
-here from the prompt box (:meth:`ToolCallsController.answer_key`) and, while Esc is not the
-stop key, from the app's Alt chords (:meth:`ToolCallsController.answer_now`); the oldest prompt
-still waiting takes it. Esc is not taken from the app: it stops the turn, and the gateway
-resolves the approval as denied (``approval.resolved{reason: stopped}``).
+asks, without the focus: only its own keys answer it (:mod:`desk.approval_keys`): its buttons,
+its y / a / n once the person moved the focus to it, and, while Esc is not the stop key, the
+Alt chords, read here from the prompt box (:meth:`ToolCallsController.answer_key`) and from
+the app's bindings (:meth:`ToolCallsController.answer_now`); the oldest prompt still waiting
+takes a chord. Words typed in the prompt box stay there. Esc is not taken from the app: it
+stops the turn, and the gateway resolves the approval as denied
+(``approval.resolved{reason: stopped}``).
 
 A stop makes every prompt on screen stop waiting at once (:meth:`ToolCallsController.stopping`),
 before any key typed after it is handled: the gateway resolves them, but its
@@ -176,19 +178,17 @@ class ToolCallsController:
         """The oldest approval prompt on screen that nobody answered yet, if any."""
         return next((p for p in self._approvals.values() if p.is_attached and p.waiting), None)
 
-    def answer_key(self, key: str, at: float, *, box_empty: bool) -> bool:
+    def answer_key(self, key: str) -> bool:
         """A key in the prompt box: True when it answered the waiting prompt (it is then not
-        typed); ordinary typing, and keys typed before the prompt appeared, never do.
+        typed): an Alt chord, while they answer; a plain key never does (it is typed).
 
         Args:
             key: the key.
-            at: when it was made (``Message.time``).
-            box_empty: the prompt box holds no text.
         """
         prompt = self.waiting
         if prompt is None:
             return False
-        decision = self.keys.answer(key, at, prompt.shown_at, box_empty=box_empty)
+        decision = self.keys.answer(key)
         if decision is None:
             return False
         prompt.decide(decision)
@@ -227,7 +227,7 @@ class ToolCallsController:
             prompt.resolve(decision, "it was no longer waiting")
             self._approvals.pop(prompt.request_id, None)
         self._refresh_bindings()
-        if prompt.has_focus_within:
+        if prompt.has_focus_within or prompt.answered_with_focus:
             self._focus_prompt()
 
     def approval_resolved(self, payload: ApprovalResolved) -> None:

@@ -4,11 +4,11 @@ It shows what the call will change: a ``write_file`` its diff against the file o
 new file's first lines) with the size of the change, a ``shell`` call its whole command, each
 syntax coloured in a box that scrolls (:class:`~desk.widgets.change_preview.ChangePreview`).
 
-It never takes the focus: the prompt box keeps the keyboard, and only a deliberate key answers
-(:mod:`desk.approval_keys`): y / a / n after a pause with the prompt box empty (and Alt+y /
-Alt+a / Alt+n at any time, while Esc is not the stop key), or a click on its buttons; the card
-says so. Focused on purpose (Shift+Tab), its own y / a / n work once
-:data:`~desk.approval_keys.ANSWER_PAUSE_S` passed since it appeared. Esc is not one of its
+It never takes the focus: the prompt box keeps the keyboard, and only the card's own keys
+answer (:mod:`desk.approval_keys`): a click on its buttons, its y / a / n once the person moved
+the focus to it (Shift+Tab; they work once :data:`~desk.approval_keys.ANSWER_PAUSE_S` passed
+since it appeared), and Alt+y / Alt+a / Alt+n at any time, while Esc is not the stop key; the
+card says so. Nothing typed in the prompt box answers it. Esc is not one of its
 keys: Esc stops the turn, and the gateway then resolves the approval as denied; from the stop
 on the card takes no answer (:meth:`ApprovalPrompt.stopping`), so what is typed after the stop
 is typed.
@@ -95,13 +95,16 @@ class ApprovalPrompt(Widget, can_focus=True):
         self.reason = request.reason
         """Why the call asks beyond its tool ("" when its tool always asks)."""
         self.shown_at = time.monotonic() if shown_at is None else shown_at
-        """When it appeared (``time.monotonic()``): a plain key answers only later."""
+        """When it appeared (``time.monotonic()``): its own keys answer only later."""
         self.answer: str | None = None
         """The decision the person sent, once sent."""
         self.decision: str | None = None
         """The decision the gateway resolved, once resolved."""
         self.stopped = False
         """True once its turn was stopped: the gateway resolves it, and no key answers it."""
+        self.answered_with_focus = False
+        """True when it was answered while the focus was in it (on one of its buttons, which
+        the answer disables): the focus goes back to the prompt box."""
 
     @property
     def waiting(self) -> bool:
@@ -158,6 +161,7 @@ class ApprovalPrompt(Widget, can_focus=True):
         if not self.waiting:
             return
         self.answer = decision
+        self.answered_with_focus = self.has_focus_within
         for button in self.query(Button):
             button.disabled = True
         self.query_one(".resolution", Static).update("…")

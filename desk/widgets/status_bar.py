@@ -18,6 +18,7 @@ from agent.usage import TokenUsage
 from contract.text import terminal_safe
 from desk.config import ConnectionInfo
 from desk.receipts import format_elapsed
+from desk.status_fit import Part, cut, fit, joined
 from desk.widgets._css import css_beside
 from desk.widgets.painted_label import PaintedLabel
 
@@ -79,6 +80,29 @@ def usage_text(usage: TokenUsage | None) -> str:
     return f"Σ {mark}{prompt} in {mark}{completion} out"
 
 
+def server_parts(
+    connection: ConnectionInfo,
+    model: str = "",
+    percent: int | None = None,
+    window: str = "",
+    usage: str = "",
+) -> list[Part]:
+    """The right-hand side's items (see :func:`server_text`), each with how it gives way on a
+    narrow line (:mod:`desk.status_fit`): the window's source first, then the session's
+    tokens, the model shortened, the server, then the model; the context gauge stays."""
+    name = model or connection.model or "no model yet"
+    if len(name) > MODEL_WIDTH:
+        name = name[: MODEL_WIDTH - 1] + "…"
+    gauge = "ctx –" if percent is None else f"ctx {percent}%"
+    return [
+        Part(terminal_safe(name), ((75, cut(terminal_safe(name), 12)), (30, ""))),
+        Part(terminal_safe(server_label(connection)), ((70, ""),)),
+        Part(gauge),
+        Part(terminal_safe(usage), ((80, ""),)),
+        Part(terminal_safe(window), ((90, ""),)),
+    ]
+
+
 def server_text(
     connection: ConnectionInfo,
     model: str = "",
@@ -89,12 +113,7 @@ def server_text(
     """The right-hand side: ``"<model> · <host:port or demo model> · ctx <n>%"``, the session's
     tokens once it sent a request (``Σ 12.3k in 345 out``), then where the window's figure came
     from once the gateway said (``window 2,048 from the server``)."""
-    name = model or connection.model or "no model yet"
-    if len(name) > MODEL_WIDTH:
-        name = name[: MODEL_WIDTH - 1] + "…"
-    gauge = "ctx –" if percent is None else f"ctx {percent}%"
-    extra = [part for part in (usage, window) if part]
-    return " · ".join([name, server_label(connection), gauge, *extra])
+    return joined(server_parts(connection, model, percent, window, usage))
 
 
 class StatusBar(Horizontal):
@@ -157,32 +176,48 @@ class StatusBar(Horizontal):
         self._redraw()
 
     def turn_text(self) -> str:
-        """The left-hand side as it should read now."""
+        """The left-hand side as it should read now (all of it: a narrow line shows less,
+        :meth:`fitted`)."""
+        return joined(self._turn_parts())
+
+    def _turn_parts(self) -> list[Part]:
+        """The left-hand side's items, each with how it gives way (:mod:`desk.status_fit`):
+        the failed MCP servers and the retry detail first, the queue count, then the turn's
+        elapsed time; the state's glyph, a notice and the saving warning stay."""
         if self.notice:  # a quit that waits for the database says so too
             extra = f" · ⚠ {self.saving}" if self.saving else ""
-            return terminal_safe(self.notice + extra)
-        parts = [f"{STATE_ICONS.get(self.state, '·')} {self.state}"]
+            return [Part(terminal_safe(self.notice + extra))]
+        icon = STATE_ICONS.get(self.state, "·")
+        state = f"{icon} {self.state}"
+        steps: tuple[tuple[int, str], ...] = ((5, icon),)
         if self.state != "idle" and self.started_at is not None:
-            parts[0] += f" {format_elapsed(self._clock() - self.started_at)}"
-        if self.detail:
-            parts.append(self.detail)
-        if self.queued:
-            parts.append(f"{self.queued} queued")
-        if self.saving:
-            parts.append(f"⚠ {self.saving}")
-        if self.server_problem:
-            parts.append(self.server_problem)
-        if self.mcp:
-            parts.append(self.mcp)
-        return terminal_safe(" · ".join(parts))
+            steps = ((20, state), *steps)
+            state += f" {format_elapsed(self._clock() - self.started_at)}"
+        problem = terminal_safe(self.server_problem)
+        mcp = terminal_safe(self.mcp)
+        return [
+            Part(state, steps),
+            Part(terminal_safe(self.detail), ((68, ""),)),
+            Part(f"{self.queued} queued" if self.queued else "", ((45, ""),)),
+            Part(terminal_safe(f"⚠ {self.saving}") if self.saving else ""),
+            Part(problem, ((35, cut(problem, 28)),)),
+            Part(mcp, ((65, cut(mcp, 20)), (55, ""))),
+        ]
 
     def server_side_text(self) -> str:
-        """The right-hand side as it should read now."""
+        """The right-hand side as it should read now (all of it: a narrow line shows less,
+        :meth:`fitted`)."""
+        return joined(self._server_parts())
+
+    def _server_parts(self) -> list[Part]:
         percent = context_percent(self._context_total(), self.context_window)
         used = usage_text(self.usage)
-        return terminal_safe(
-            server_text(self.connection, self.model, percent, self.window_note, used)
-        )
+        return server_parts(self.connection, self.model, percent, self.window_note, used)
+
+    def fitted(self) -> tuple[str, str]:
+        """The two sides as the bar's width shows them: lower-priority items give way on a
+        narrow line, so the sides never overlap (:func:`desk.status_fit.fit`)."""
+        return fit(self._turn_parts(), self._server_parts(), self.content_size.width)
 
     def _context_total(self) -> int | None:
         if self.context_used is None and not self.context_pending:
@@ -194,11 +229,13 @@ class StatusBar(Horizontal):
         self._redraw_server()
 
     def _redraw_server(self) -> None:
-        label = next(self.query(".server").results(Static), None)
-        if label is not None:
-            label.update(self.server_side_text())
-            percent = context_percent(self._context_total(), self.context_window) or 0
-            self.set_class(percent >= 80, "-context-full")
+        self._redraw()  # the two sides share the line: the left gives room or takes it
+        percent = context_percent(self._context_total(), self.context_window) or 0
+        self.set_class(percent >= 80, "-context-full")
+
+    def on_resize(self) -> None:
+        """A new width: the sides fit it again."""
+        self._redraw()
 
     def watch_model(self) -> None:
         self._redraw_server()
@@ -232,7 +269,11 @@ class StatusBar(Horizontal):
         label = self._turn_label()
         if label is None:
             return  # not composed yet; on_mount draws
-        label.show(self.turn_text())
+        left, right = self.fitted()
+        server = next(self.query_children(".server").results(Static), None)
+        if server is not None and server.content != right:
+            server.update(right)
+        label.show(left)
         self.set_class(self.state != "idle", "-running")
         ticking = self.state != "idle" and self.started_at is not None and not self.notice
         if self._timer is not None:

@@ -63,11 +63,12 @@ async def click_until(
 
 
 async def answer_approval(pilot: Pilot[object], prompt: ApprovalPrompt, key: str) -> None:
-    """Answer ``prompt`` as a person does, with ``key`` (``y``, ``a`` or ``n``) typed into an
-    empty prompt box after the pause since the card appeared and since the last key."""
-    now = time.monotonic()
-    ready = max(prompt.shown_at, now) + ANSWER_PAUSE_S + 0.05
-    await wait_until(pilot, lambda: time.monotonic() > ready, what="the answer's pause")
+    """Answer ``prompt`` as a person does with the keyboard: the focus moved to the card on
+    purpose (Shift+Tab), then ``key`` (``y``, ``a`` or ``n``) once its keys are armed."""
+    prompt.focus()
+    await wait_until(pilot, lambda: prompt.has_focus_within, what="the card focused")
+    ready = prompt.shown_at + ANSWER_PAUSE_S + 0.05
+    await wait_until(pilot, lambda: time.monotonic() > ready, what="the card's keys armed")
     await pilot.press(key)
 
 

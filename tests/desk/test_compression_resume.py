@@ -131,3 +131,40 @@ async def test_a_cancelled_compression_before_a_prompt_is_shown_again_between_it
 
 def notes_of(blocks: list[str]) -> list[str]:
     return [b for b in blocks if b.startswith("⇊ ")]
+
+
+async def test_an_export_after_resume_holds_the_messages_a_compression_replaced(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    setup = Setup(demo_server, tmp_path / "desk.db")
+    app = setup.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, "/compress")
+        await wait_until(pilot, lambda: notes(app), what="the outcome line")
+
+    app, gateway, store = resumed(setup)
+    archived = [m.content for m in store.transcript.all_messages(setup.session) if not m.active]
+    assert archived  # the compression replaced some of the exchanges
+    target = tmp_path / "later.md"
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await rendered(app, pilot)
+            again = shown(app)
+            await submit(pilot, f"/export {target}")
+            await wait_until(pilot, target.exists, what="the export")
+        assert "summary" in again and not any(a[:40] in "\n".join(again) for a in archived)
+        exported = target.read_text()
+        # every exchange, as the store keeps it, in order: the replaced ones above the summary
+        places = [exported.index(f"question {i}: ") for i in range(8)]
+        places += [exported.index(f"answer {i}: ") for i in range(8)]
+        assert sorted(places[:8]) == places[:8] and sorted(places[8:]) == places[8:]
+        assert all(
+            exported.index(f"question {i}: ") < exported.index(f"answer {i}: ") for i in range(8)
+        )
+        summary = exported.index("> ⇊ the conversation above, as compressed into a summary")
+        gone = [i for i in range(8) if any(a.startswith(f"question {i}: ") for a in archived)]
+        assert gone and all(exported.index(f"question {i}: ") < summary for i in gone)
+        assert all(exported.index(f"question {i}: ") > summary for i in range(gone[-1] + 1, 8))
+    finally:
+        assert gateway.shutdown(timeout_s=10).threads_left == []
+        store.close()

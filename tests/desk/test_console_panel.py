@@ -167,6 +167,40 @@ async def test_the_input_thread_offers_stop_keys_to_a_focused_console_first(
     assert run.stop.surface is Surface.CONSOLE_CANCEL and run.stop.issuer == "user"
 
 
+@pytest.mark.parametrize("tokens_per_second", [8.0])  # the digest outlasts the test
+@pytest.mark.parametrize("through", ["app", "input thread"])
+async def test_the_stop_key_cancels_a_digest_typed_in_the_prompt_box(
+    through: str, app: DeskApp, console_gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, "digest notes.md")
+        console = app.controllers.console
+        await wait_until(pilot, lambda: bool(console.running), what="the digest running")
+        (command_id,) = console.running
+        await wait_until(
+            pilot, lambda: demo_server.records.last() is not None, what="its model request"
+        )
+        assert app.focused is app.query_one("#prompt") and app.running_turn is None
+        if through == "app":
+            await pilot.press("escape")
+        else:
+            taken: list[bool] = []
+            thread = threading.Thread(
+                target=lambda: taken.append(app.stop_from_input_thread("escape")), name="input"
+            )
+            thread.start()
+            thread.join(5.0)
+            assert taken == [True]  # consumed: it cancelled the command
+        await wait_until(pilot, lambda: console.running == (), what="the cancel")
+        run = console_gateway.console.get(command_id)
+        assert run is not None and run.stop is not None
+        assert run.stop.surface is Surface.CONSOLE_CANCEL and run.stop.issuer == "user"
+        record = demo_server.records.wait_for_record(
+            lambda r: r.peer_closed_at is not None, timeout=2.0
+        )
+        assert record is not None  # the digest's model request was closed
+
+
 async def test_slash_commands_in_the_prompt_box_run_in_the_console(
     app: DeskApp, console_gateway: Gateway
 ) -> None:

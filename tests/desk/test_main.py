@@ -100,3 +100,30 @@ def test_a_bad_server_nice_in_the_config_file_names_the_file_and_key(
     assert main(["--demo"]) == 2
     assert drawn == []
     assert capsys.readouterr().err == f"desk: {path}: server_nice {NICE}, not 30\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "prog"), [(["--demo"], "desk"), (["run", "--demo", "hi"], "desk run")]
+)
+@pytest.mark.parametrize(("value", "shown"), [('"sometimes"', "'sometimes'"), ("1", "1")])
+def test_a_bad_sandbox_in_the_config_file_is_refused_before_the_screen(
+    argv: list[str],
+    prog: str,
+    value: str,
+    shown: str,
+    config_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from desk.app import DeskApp
+
+    path = config_home / "desk" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"sandbox = {value}\n")
+    drawn: list[DeskApp] = []
+    monkeypatch.setattr(DeskApp, "run", lambda app: drawn.append(app))  # the screen
+    assert main(argv) == 2
+    assert drawn == []
+    assert capsys.readouterr().err == (
+        f"{prog}: {path}: sandbox must be one of workspace-write, read-only, off, not {shown}\n"
+    )

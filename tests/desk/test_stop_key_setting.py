@@ -95,6 +95,25 @@ def test_a_stop_key_no_key_has_stops_desk_before_the_screen(
     )
 
 
+@pytest.mark.parametrize("text", ["ctrl+q", "Ctrl+Q", "ctrl+q ctrl+q"])
+def test_the_quit_key_as_the_stop_key_stops_desk_before_the_screen(
+    config_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+) -> None:
+    path = config(config_home, f'stop_key = "{text}"\n')
+    drawn: list[DeskApp] = []
+    monkeypatch.setattr(DeskApp, "run", lambda app: drawn.append(app))  # the screen
+    assert main([]) == 2
+    assert drawn == []
+    err = capsys.readouterr().err
+    assert err == (
+        f"desk: {path}: stop_key: stop_key: 'ctrl+q' is the quit key, it cannot stop too "
+        "(e.g. 'escape', 'ctrl+g', 'f9')\n"
+    )
+
+
 def test_desk_starts_with_the_configured_stop_key(
     config_home: Path, demo_server: DemoModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,7 +22,7 @@ from desk.messages import GatewayMessage
 from desk.widgets import AssistantReply
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.tool_card import ToolCard
-from tests.desk.kit import connection, submit, wait_until
+from tests.desk.kit import answer_approval, connection, submit, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
@@ -55,9 +55,9 @@ def app(tool_gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
 
 
 async def approval_prompt(app: DeskApp, pilot: object) -> ApprovalPrompt:
-    """Wait until an approval prompt waits for an answer and a plain key may answer it (it
-    never takes the focus: the prompt box keeps it, and a plain key answers only after a
-    pause). An earlier call's prompt, answered or stopped, may still be on screen: not that."""
+    """Wait until an approval prompt waits for an answer and its own keys are armed (it never
+    takes the focus: the prompt box keeps it). An earlier call's prompt, answered or stopped,
+    may still be on screen: not that."""
 
     def shown() -> ApprovalPrompt | None:
         # One query, no ``first()``: under load the prompt may go between two queries.
@@ -88,7 +88,7 @@ async def test_an_approved_shell_call_shows_its_card_output_and_exit_code(app: D
         assert card.state_text() == "waiting for approval"
         assert card.query_one(".title").render().plain.endswith("⚙ shell  $ echo hi")  # type: ignore[attr-defined]
 
-        await pilot.press("y")
+        await answer_approval(pilot, prompt, "y")
         await wait_until(pilot, lambda: card.done, what="the tool result")
         assert card.result is not None and card.result.exit_code == 0
         assert card.output == "hi\n"
@@ -139,7 +139,7 @@ async def test_deny_with_n(app: DeskApp) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await submit(pilot, tool_prompt("echo no"))
         prompt = await approval_prompt(app, pilot)
-        await pilot.press("n")
+        await answer_approval(pilot, prompt, "n")
         await wait_until(
             pilot, lambda: app.controllers.tools.cards, timeout_s=30.0, what="the card"
         )

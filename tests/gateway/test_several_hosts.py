@@ -14,8 +14,16 @@ from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import StoreUnreachable
 from agent.store.postgres import PostgresStore
-from contract.events import MessageComplete, MessageDelta, StoreFailed
+from contract.errors import GatewayError
+from contract.events import (
+    CompressionComplete,
+    CompressionProgressed,
+    MessageComplete,
+    MessageDelta,
+    StoreFailed,
+)
 from demo_model.server import DemoModelServer
+from tests.compression.kit import WINDOW, long_transcript
 from tests.pg_proxy import Proxy
 from tests.store.postgres.conftest import OpenHost
 from tests.support import EventLog, cut_short, poll_until
@@ -31,9 +39,9 @@ def hosts(provider: ProviderConfig, open_host: OpenHost) -> Iterator[Callable[..
     """Opens a gateway on its own store of the test's schema, as host ``owner``."""
     made: list[Gateway] = []
 
-    def make(owner: str, **options: Any) -> Host:
+    def make(owner: str, settings: dict[str, Any] | None = None, **options: Any) -> Host:
         store = open_host(owner, sweep_s=0.2, heartbeat_s=0.2, grace_s=0.5, **options)
-        gateway = Gateway(GatewayConfig(provider=provider), store=store)
+        gateway = Gateway(GatewayConfig(provider=provider, **(settings or {})), store=store)
         log = EventLog()
         gateway.subscribe(log)
         store.stops.wait_listening(10)
@@ -101,6 +109,39 @@ def test_a_compression_cancel_through_host_b_reaches_host_a(
     assert _wait(lambda: a_store_stops.taken == 1)
     a.session_interrupt(session, StopRequest.by_user(Surface.DESK_KEY))
     assert a_log.complete(turn_id, timeout=10).stop.surface == "desk.key"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("how", ["interrupt", "compression_cancel"])
+def test_a_stop_through_host_b_stops_a_compress_running_on_host_a(
+    how: str, hosts: Callable[..., Host], demo_server: DemoModelServer
+) -> None:
+    # A /compress is no turn of the store: host b finds it by the compression's lease.
+    settings = {"context_window": WINDOW, "compress_threshold": 100.0}
+    (a, a_log, store), (b, _b_log, _) = hosts("host-a:1:1", settings), hosts("host-b:2:2")
+    demo_server.configure(tokens_per_second=60.0)
+    made = store.sessions.create_session(title="long", model="demo", messages=long_transcript())
+    session = a.session_resume(made.id).session_id
+    turn_id = a.session_compress(session).turn_id
+    assert a_log.wait_for(
+        lambda _e: any(p.tokens_out >= 3 for p in a_log.of_type(CompressionProgressed)), 20.0
+    )
+    stop = StopRequest.by_user(Surface.API_STOP, "stopped through host b")
+    if how == "interrupt":
+        assert b.session_interrupt(session, stop, turn_id=turn_id) == turn_id
+    else:
+        assert b.compression_cancel(session, stop) is True
+
+    def ended() -> bool:
+        return any(c.turn_id == turn_id for c in a_log.of_type(CompressionComplete))
+
+    assert a_log.wait_for(lambda _e: ended(), 20.0)
+    done = next(c for c in a_log.of_type(CompressionComplete) if c.turn_id == turn_id)
+    assert done.status == "cancelled"
+    assert done.stop is not None and (done.stop.issuer, done.stop.surface) == ("user", "api.stop")
+    assert store.leases.get_lease(session) is None  # released: the next one may run
+    # Nothing runs any more: a second stop through b says so.
+    with pytest.raises(GatewayError, match="no session"):
+        b.session_interrupt(session, stop)
 
 
 def test_an_event_stream_resumes_on_another_host_without_gaps_or_duplicates(

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from agent.events import TurnResult, TurnTimings
+from agent.events import StoppedTool, TurnResult, TurnTimings
 from agent.provider.types import ChatMessage, ToolCall, Usage
 from agent.stops import StopRequest, Surface
 from agent.store import (
@@ -162,6 +162,29 @@ def test_outcome_from_a_turn_result(store: SessionStore) -> None:
     assert turn is not None
     assert turn.exit_reason == "interrupted_by_system(gateway.shutdown)"
     assert (turn.prompt_tokens, turn.completion_tokens) == (100, 7)
+
+
+def test_the_tool_call_a_stop_ended_is_kept_on_its_turn(store: SessionStore) -> None:
+    stop = StopRequest.by_user(Surface.DESK_KEY)
+    result = TurnResult("interrupted", stop.exit_reason(), "", stop=stop)
+    during = TurnResult("interrupted", stop.exit_reason(), "", stop=stop)
+    during.stopped_tool = StoppedTool("shell", pid=4321, ended_ms=7.5, signals=("SIGTERM",))
+    store.sessions.create_session("s1")
+    store.turns.start_turn("t1", "s1", "go")
+    store.turns.start_turn("t2", "s1", "again")
+    assert store.turns.close_turn("t1", TurnOutcome.from_result(during))
+    assert store.turns.close_turn("t2", TurnOutcome.from_result(result))
+    one, two = store.turns.get_turn("t1"), store.turns.get_turn("t2")
+    assert one is not None and (one.stop_tool, one.stop_tool_pid, one.stop_tool_ended_ms) == (
+        "shell",
+        4321,
+        7.5,
+    )
+    assert two is not None and (two.stop_tool, two.stop_tool_pid, two.stop_tool_ended_ms) == (
+        None,
+        None,
+        None,
+    )
 
 
 def test_an_outcome_must_be_terminal() -> None:

@@ -8,11 +8,12 @@ gateway's persistence, makes resumed sessions live in the session table, and lea
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from agent.compression.plan import SUMMARY_MARKER, is_summary
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ToolCall
-from agent.store import StoreError, TurnRow
+from agent.store import MessageRow, SessionStore, StoreError, TurnRow
 from agent.store.calls import calls_from_json, calls_note
 from agent.usage import summed
 from contract.errors import GatewayError
@@ -26,6 +27,7 @@ from contract.results import (
 )
 from tui_gateway.engine_setup import GatewayConfig
 from tui_gateway.sessions.persistence import Persistence
+from tui_gateway.sessions.replaced import replaced_messages
 from tui_gateway.sessions.saved_events import with_events
 from tui_gateway.sessions.session_table import SessionTable
 from tui_gateway.sessions.state import Session, session_provider
@@ -115,8 +117,9 @@ class SavedSessions:
         """``session.resume``: make a saved session live again (the most recent when no id).
 
         Returns:
-            the session and its transcript (archived messages left out), with the events it
-            showed among them (a compression's line) in their places.
+            the session and its transcript (archived messages left out: each summary carries
+            the messages it replaced), with the events it showed among them (a compression's
+            line) in their places.
 
         Raises:
             GatewayError: no such session, no store, the store cannot be read, or another desk
@@ -147,41 +150,11 @@ class SavedSessions:
             messages = store.transcript.active_messages(row.id) if store is not None and row else []
             turns = store.turns.list_turns(row.id) if store is not None and row else []
             events = store.transcript.events(row.id) if store is not None and row else []
+            replaced = _replaced(store, messages) if store is not None and row else {}
         except StoreError as exc:
             raise GatewayError(exc.message) from exc
-        notes = {t.id: note for t in turns if (note := _turn_note(t))}
-        receipts = {t.id: receipt for t in turns if (receipt := _turn_receipt(t))}
-        children = _children_by_root(turns)
-        unsent = {t.id for t in turns if t.not_sent}
-        dismissed = {t.id for t in turns if t.not_sent and t.dismissed}
-        last_of_turn = {m.turn_id or "": i for i, m in enumerate(messages)}
-        prompted: set[str] = set()  # turns whose prompt was seen: a later user message steered
-        transcript: list[TranscriptEntry] = []
-        for i, m in enumerate(messages):
-            turn = m.turn_id or ""
-            last = last_of_turn[turn] == i  # a turn's note goes on its last message
-            summary = m.role == "user" and m.content.startswith(SUMMARY_MARKER)
-            steer = m.role == "user" and bool(turn) and turn in prompted and not summary
-            if m.role == "user" and turn:
-                prompted.add(turn)
-            transcript.append(
-                TranscriptEntry(
-                    role=m.role,
-                    content=m.content,
-                    partial=m.partial,
-                    tool_names=tuple(c.name for c in m.tool_calls),
-                    tool_calls=_calls(m.tool_calls),
-                    tool_call_id=m.tool_call_id or "",
-                    note=notes.get(turn, "") if last else "",
-                    stop=receipts.get(turn) if last else None,
-                    summary=summary,
-                    steer=steer,
-                    children=children.get(turn, ()) if last else (),
-                    unsent=m.role == "user" and turn in unsent,
-                    dismissed=m.role == "user" and turn in dismissed,
-                    turn_id=turn,
-                )
-            )
+        facts = _TurnFacts.of(turns)
+        transcript = facts.entries(messages, replaced)
         transcript = with_events(messages, transcript, events)  # compression lines
         if live is not None:
             # Nothing saved, or not all of it yet: what memory holds.
@@ -308,6 +281,85 @@ class SavedSessions:
         return deleted or session is not None
 
 
+def _replaced(store: SessionStore, messages: list[MessageRow]) -> dict[int, list[MessageRow]]:
+    """What each summary of ``messages`` (a session's active transcript) replaced, read from
+    the store (nothing is read when it holds no summary).
+
+    Raises:
+        StoreError: when the store cannot be read.
+    """
+    if not any(m.role == "user" and m.content.startswith(SUMMARY_MARKER) for m in messages):
+        return {}
+    every = store.transcript.all_messages(messages[0].session_id)
+
+    def summary_of(attempt_id: int) -> int | None:
+        attempt = store.compressions.get_compression(attempt_id)
+        return attempt.summary_message_id if attempt is not None else None
+
+    return replaced_messages(messages, every, summary_of)
+
+
+@dataclass(frozen=True, slots=True)
+class _TurnFacts:
+    """What a saved session's turns put on its messages: notes, receipts, child agents, and
+    which prompts were never sent (or dismissed)."""
+
+    notes: dict[str, str]
+    receipts: dict[str, StopReceipt]
+    children: dict[str, tuple[ChildOutcome, ...]]
+    unsent: set[str]
+    dismissed: set[str]
+
+    @staticmethod
+    def of(turns: list[TurnRow]) -> _TurnFacts:
+        """The facts of a session's saved turns."""
+        return _TurnFacts(
+            notes={t.id: note for t in turns if (note := _turn_note(t))},
+            receipts={t.id: receipt for t in turns if (receipt := _turn_receipt(t))},
+            children=_children_by_root(turns),
+            unsent={t.id for t in turns if t.not_sent},
+            dismissed={t.id for t in turns if t.not_sent and t.dismissed},
+        )
+
+    def entries(
+        self, messages: Sequence[MessageRow], replaced: dict[int, list[MessageRow]]
+    ) -> list[TranscriptEntry]:
+        """One entry per message, in order: a turn's note, receipt and child agents on its
+        last message, and on a summary the messages it replaced (``replaced``: summary id ->
+        rows), as entries too."""
+        last_of_turn = {m.turn_id or "": i for i, m in enumerate(messages)}
+        prompted: set[str] = set()  # turns whose prompt was seen: a later user message steered
+        transcript: list[TranscriptEntry] = []
+        for i, m in enumerate(messages):
+            turn = m.turn_id or ""
+            last = last_of_turn[turn] == i  # a turn's note goes on its last message
+            summary = m.role == "user" and m.content.startswith(SUMMARY_MARKER)
+            steer = m.role == "user" and bool(turn) and turn in prompted and not summary
+            if m.role == "user" and turn:
+                prompted.add(turn)
+            earlier = replaced.get(m.id, []) if summary else []
+            transcript.append(
+                TranscriptEntry(
+                    role=m.role,
+                    content=m.content,
+                    partial=m.partial,
+                    tool_names=tuple(c.name for c in m.tool_calls),
+                    tool_calls=_calls(m.tool_calls),
+                    tool_call_id=m.tool_call_id or "",
+                    note=self.notes.get(turn, "") if last else "",
+                    stop=self.receipts.get(turn) if last else None,
+                    summary=summary,
+                    steer=steer,
+                    children=self.children.get(turn, ()) if last else (),
+                    unsent=m.role == "user" and turn in self.unsent,
+                    dismissed=m.role == "user" and turn in self.dismissed,
+                    turn_id=turn,
+                    replaced=tuple(self.entries(earlier, {})),
+                )
+            )
+        return transcript
+
+
 def _calls(calls: Sequence[ToolCall]) -> tuple[SavedToolCall, ...]:
     """A message's tool calls as a frontend gets them."""
     return tuple(SavedToolCall(c.id, c.name, c.arguments) for c in calls)
@@ -358,6 +410,9 @@ def _turn_receipt(turn: TurnRow) -> StopReceipt | None:
         closed_ms=turn.stop_closed_ms,
         exited_ms=turn.stop_exited_ms,
         children_ended=turn.children_ended or 0,
+        tool=turn.stop_tool,
+        tool_pid=turn.stop_tool_pid,
+        tool_ended_ms=turn.stop_tool_ended_ms,
         usage=turn.usage if turn.usage is not None and turn.usage.requests else None,
     )
 

@@ -9,7 +9,8 @@ Textual; a test checks the two lists agree. A key is one of them, or one printab
 ``"exclamation_mark"``), after modifiers (``ctrl+``, ``alt+``, ``shift+``, ``super+``,
 ``meta+``, ``hyper+``), which are put in Textual's order (``shift+ctrl+up`` is
 ``ctrl+shift+up``). The names Textual shows a key by (``esc``, ``del``, ``pgup``, ``pgdn``) are
-read as the key's own name. :func:`parse_stop_key` reads the ``stop_key`` setting with them.
+read as the key's own name. :func:`parse_stop_key` reads the ``stop_key`` setting with them,
+and refuses a key the desk keeps for another job (:data:`RESERVED_KEYS`: Ctrl+Q quits).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import string
 import unicodedata
 from typing import Final
 
-__all__ = ["KEY_ALIASES", "MODIFIERS", "NAMED_KEYS", "key_name", "parse_stop_key"]
+__all__ = ["KEY_ALIASES", "MODIFIERS", "NAMED_KEYS", "RESERVED_KEYS", "key_name", "parse_stop_key"]
 
 _F_KEYS = frozenset(f"f{n}" for n in range(1, 36))
 
@@ -89,6 +90,10 @@ NAMED_KEYS: Final = frozenset(
 MODIFIERS: Final = ("alt", "ctrl", "hyper", "meta", "shift", "super")
 """The modifiers, in the order Textual writes them (``ctrl+shift+up``)."""
 
+RESERVED_KEYS: Final = {"ctrl+q": "the quit key"}
+"""Keys that cannot be the stop key, and the job the desk keeps them for (Ctrl+Q is Textual's
+priority quit binding: as the stop key it would quit, or, bound over it, leave no quit key)."""
+
 KEY_ALIASES: Final = {"esc": "escape", "del": "delete", "pgup": "pageup", "pgdn": "pagedown"}
 """Names Textual shows keys by, read as the key's own name."""
 
@@ -155,18 +160,29 @@ def parse_stop_key(text: str) -> tuple[str, bool]:
         the key name (Textual's) and whether it takes two presses.
 
     Raises:
-        ValueError: not one key name, or one key name twice, or a name that is no key (one
-            line saying what is taken).
+        ValueError: not one key name, or one key name twice, or a name that is no key, or a
+            key the desk keeps for another job (:data:`RESERVED_KEYS`; one line saying what is
+            taken).
     """
     words = text.strip().lower().split()
     if len(words) == 2 and (first := _key_name(words[0])) == _key_name(words[1]):
-        return first, True  # "esc escape" too
+        return _free(first), True  # "esc escape" too
     if len(words) != 1:
         raise ValueError(
             "stop_key must be one key (e.g. 'escape', 'ctrl+g') or one key twice "
             f"('escape escape'), not {text!r}"
         )
-    return _key_name(words[0]), False
+    return _free(_key_name(words[0])), False
+
+
+def _free(name: str) -> str:
+    """``name``, when no other job of the desk keeps it (:data:`RESERVED_KEYS`)."""
+    job = RESERVED_KEYS.get(name)
+    if job is not None:
+        raise ValueError(
+            f"stop_key: {name!r} is {job}, it cannot stop too (e.g. 'escape', 'ctrl+g', 'f9')"
+        )
+    return name
 
 
 def _key_name(word: str) -> str:

@@ -43,7 +43,9 @@ same name.
 An empty flag or variable counts as not given; relative paths (``db``, ``workspace``) start
 from the working directory wherever they were given. A bad value raises :class:`SettingsError`
 with one line naming the flag, the variable, or the file and its key; a bad value below one
-that wins is not read. Keys of the file not resolved here are kept (:attr:`Settings.other_keys`).
+that wins is not read. Keys of the file not resolved here are kept (:attr:`Settings.other_keys`);
+of those, ``sandbox`` is checked here too (one of ``workspace-write``, ``read-only``, ``off``),
+so a bad one is refused before a screen is drawn.
 """
 
 from __future__ import annotations
@@ -343,6 +345,8 @@ def resolve_settings(
     demo = bool(flags.get("demo"))
     if demo:
         origins["demo"] = Origin(Source.FLAG, FLAGS["demo"])
+    if path is not None and "sandbox" in data:  # kept in other_keys; checked before the screen
+        _sandbox(data["sandbox"], Origin(Source.FILE, "sandbox", path))
     mcp_servers = dict(parse_mcp_servers(data.get("mcp_servers"), path) if path else {})
     for text in mcp_flags:
         server = parse_mcp_flag(text)
@@ -428,6 +432,14 @@ def _tools(raw: object, origin: Origin) -> ToolsSetting | None:
             return value
     named = ", ".join(f'"{value}"' for value in _TOOLS)
     raise SettingsError(f"{origin.where} must be one of {named}, not {text!r}")
+
+
+def _sandbox(raw: object, origin: Origin) -> None:
+    """Refuse a ``sandbox`` value that names no mode (:data:`agent.tools.sandbox.MODES`)."""
+    from agent.tools.sandbox import MODES
+
+    if raw not in MODES:
+        raise SettingsError(f"{origin.where} must be one of {', '.join(MODES)}, not {raw!r}")
 
 
 def _stop_key(raw: object, origin: Origin) -> str | None:

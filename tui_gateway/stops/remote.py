@@ -12,17 +12,25 @@ listener (:meth:`RemoteStops.listen`) turns each row back into the
 ``requested_at`` moved back by the time the row waited, so the receipt counts it) and hands it
 to its own booking office, which stops the turn and books the outcome once, as for a stop
 asked there.
+
+A ``/compress`` is no turn of the store (it saves no turn row): while one runs on another host,
+the session has no open turn, and its compression lease (``<owner>/<attempt>``, unexpired)
+names the host instead. The stop goes there addressed to "whatever runs" (no turn id, unless
+the asker named the ``/compress`` turn), and that host stops its compression as it would for
+a stop asked there.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from agent.stops import Issuer, StopRequest, Surface
-from agent.store import RunningTurn, StopKind, StopLetter, StopMail, StoreError
+from agent.store import Leases, RunningTurn, StopKind, StopLetter, StopMail, StoreError
+from agent.store.liveness import holder_owner
 from contract.errors import GatewayError
 
 _log = logging.getLogger(__name__)
@@ -96,25 +104,52 @@ class RemoteStops:
     Args:
         mail: the store's stop mail.
         owner: this host's owner string (a turn it owns is never remote).
+        leases: the store's compression leases (a ``/compress`` running on another host is
+            found by its lease); None finds only turns.
+        clock: unix seconds now, on the clock the leases' expiries are written with.
     """
 
-    def __init__(self, mail: StopMail, owner: str) -> None:
+    def __init__(
+        self,
+        mail: StopMail,
+        owner: str,
+        leases: Leases | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._mail = mail
         self._owner = owner
+        self._leases = leases
+        self._clock = clock
 
     def route(self, session_id: str, turn_id: str | None, kind: StopKind) -> RemoteTurn | None:
-        """The route to the session's turn when another host runs it, or None.
+        """The route to the session's turn when another host runs it, or to the ``/compress``
+        another host runs (found by its unexpired compression lease), or None.
 
         Raises:
             GatewayError: the store cannot be read.
         """
         try:
             running = self._mail.running_turn(session_id, turn_id)
+            if running is None:
+                running = self._compressing(session_id, turn_id)
         except StoreError as exc:
             raise GatewayError(exc.message) from exc
         if running is None or running.owner == self._owner:
             return None
         return RemoteTurn(self._mail, running, kind)
+
+    def _compressing(self, session_id: str, turn_id: str | None) -> RunningTurn | None:
+        """The ``/compress`` of a session that has no open turn, as the turn of the host whose
+        unexpired lease runs it (its id is ``turn_id``, or "" for "whatever runs"), or None.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        lease = self._leases.get_lease(session_id) if self._leases is not None else None
+        if lease is None or lease.expires_at <= self._clock():
+            return None
+        owner = holder_owner(lease.holder)
+        return None if owner is None else RunningTurn(turn_id or "", session_id, owner)
 
     def listen(self, office: Office) -> None:
         """Book every stop other hosts send here with ``office`` (on the store's listener

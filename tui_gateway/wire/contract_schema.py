@@ -55,15 +55,18 @@ def _ref(name: str) -> dict[str, Any]:
     return {"$ref": f"#/$defs/{name}"}
 
 
-def _dataclasses_in(tp: Any) -> Iterator[type[Any]]:
-    """Every dataclass an annotation names, itself and the ones its members hold."""
+def _dataclasses_in(tp: Any, seen: frozenset[type[Any]] = frozenset()) -> Iterator[type[Any]]:
+    """Every dataclass an annotation names, itself and the ones its members hold (a type that
+    holds itself, such as ``TranscriptEntry``, is followed once)."""
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if tp in seen:
+            return
         yield tp
         for member in field_types(tp).values():
-            yield from _dataclasses_in(member)
+            yield from _dataclasses_in(member, seen | {tp})
         return
     for arg in typing.get_args(tp):
-        yield from _dataclasses_in(arg)
+        yield from _dataclasses_in(arg, seen)
 
 
 class _Builder:

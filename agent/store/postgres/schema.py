@@ -227,7 +227,10 @@ V8: tuple[str, ...] = (
 )
 """Version 8 (SQLite's version 11): the events a session showed among its messages."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
+V9: tuple[str, ...] = both.turn_stop_tool("DOUBLE PRECISION")
+"""Version 9 (SQLite's version 12): the tool call a stop ended, for a resumed stop receipt."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

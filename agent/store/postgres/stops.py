@@ -114,7 +114,7 @@ class PostgresStops:
                 " SELECT id, pg_notify(%s, target) FROM row",
                 (
                     running.session_id,
-                    running.turn_id,
+                    running.turn_id or None,  # "": whatever runs there (a /compress)
                     running.owner,
                     kind.value,
                     issuer,

@@ -100,3 +100,19 @@ TRANSCRIPT_EVENTS_INDEX = (
     "CREATE INDEX transcript_events_session ON transcript_events(session_id, id)"
 )
 """Read per session, in order."""
+
+
+def turn_stop_tool(real: str) -> tuple[str, ...]:
+    """The tool call a stop ended, kept on its turn so a resumed session's stop receipt names
+    it as the live one did (``stop_tool``, its process group ``stop_tool_pid`` and the
+    milliseconds until that group was gone, ``stop_tool_ended_ms``; NULL when no tool ran, and
+    for turns saved before): SQLite's version 12, PostgreSQL's version 9.
+
+    Args:
+        real: the dialect's floating-point type (``REAL``, ``DOUBLE PRECISION``).
+    """
+    return (
+        "ALTER TABLE turns ADD COLUMN stop_tool TEXT",
+        "ALTER TABLE turns ADD COLUMN stop_tool_pid INTEGER",
+        f"ALTER TABLE turns ADD COLUMN stop_tool_ended_ms {real}",
+    )

@@ -18,17 +18,34 @@ from agent.store.rows import (
     CRASH_EXIT_REASON,
     NOT_SENT_PREFIX,
     RUNNING,
-    USAGE_UPDATE,
     NewMessage,
     TurnOutcome,
     TurnRow,
-    usage_values,
 )
 from agent.store.sql.core import Core, Tx, must
 from agent.store.sql.firings import close_crashed_firings
 from agent.store.sql.messages import as_new, columns, insert_messages
+from agent.usage import TokenUsage
 
 _TURN_COLUMNS = columns(TurnRow)
+
+USAGE_UPDATE = (
+    "UPDATE turns SET usage_requests = {p}, usage_prompt = {p}, usage_completion = {p},"
+    " usage_cached = {p}, usage_estimated = {p} WHERE id = {p}"
+)
+"""The statement that saves a closed turn's usage (``{p}``: the driver's placeholder)."""
+
+
+def usage_values(turn_id: str, usage: TokenUsage) -> tuple[int | str, ...]:
+    """The parameters of :data:`USAGE_UPDATE` for ``usage`` of ``turn_id``."""
+    return (
+        usage.requests,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.cached_tokens,
+        usage.estimated_requests,
+        turn_id,
+    )
 
 
 class SqlTurns:
@@ -240,7 +257,8 @@ class SqlTurns:
                 "UPDATE turns SET ended_at = ?, status = ?, exit_reason = ?, stop_issuer = ?,"
                 " stop_surface = ?, stop_reason = ?, prompt_tokens = ?, completion_tokens = ?,"
                 " stop_closed_ms = ?, stop_exited_ms = ?, children_ended = ?, error = ?,"
-                " reply = ?, finish_reason = ?, draft = NULL, calls = NULL"
+                " reply = ?, finish_reason = ?, stop_tool = ?, stop_tool_pid = ?,"
+                " stop_tool_ended_ms = ?, draft = NULL, calls = NULL"
                 " WHERE id = ? AND ended_at IS NULL",
                 (
                     now if outcome.ended_at is None else outcome.ended_at,
@@ -257,6 +275,9 @@ class SqlTurns:
                     outcome.error,
                     outcome.reply,
                     outcome.finish_reason,
+                    outcome.stop_tool,
+                    outcome.stop_tool_pid,
+                    outcome.stop_tool_ended_ms,
                     turn_id,
                 ),
             )

@@ -184,7 +184,11 @@ V11: tuple[str, ...] = (
 """Version 11: the events a session showed among its messages (a compression's outcome
 line), each after the message it followed, so a resumed session shows them again."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11)
+V12: tuple[str, ...] = both.turn_stop_tool("REAL")
+"""Version 12: the tool call a stop ended (its name, process group and how long it took to
+go), so a resumed stop receipt names it."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12)
 """Every step, oldest first."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
