@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from contract.text import terminal_safe
 from desk.widgets._css import css_beside
+from desk.widgets._one_layout import one_layout_virtual_size
 from desk.widgets.reply_body import ReplyBody
 
 REASONING_TAIL_CHARS = 400
@@ -32,6 +33,8 @@ class AssistantReply(Widget):
         segment: 0 for the turn's first reply block; 1, 2... for the blocks that continue the
             reply after a tool call.
     """
+
+    virtual_size = one_layout_virtual_size()  # see desk.widgets._one_layout
 
     DEFAULT_CSS = css_beside(__file__)
 

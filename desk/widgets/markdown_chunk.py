@@ -19,6 +19,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from desk.lexers import fences
+from desk.widgets._one_layout import one_layout_virtual_size
 
 LIGHT_STYLES = Theme(
     {
@@ -56,6 +57,8 @@ class MarkdownChunk(Widget):
         renderable: what to show.
         classes: CSS classes.
     """
+
+    virtual_size = one_layout_virtual_size()  # see desk.widgets._one_layout
 
     DEFAULT_CSS = """
     MarkdownChunk { height: auto; }

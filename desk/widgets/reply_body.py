@@ -28,6 +28,7 @@ from contract.text import terminal_safe
 from desk.lexers import lexers
 from desk.markdown_cuts import Piece, cut_pieces, find_cuts, live_markdown
 from desk.widgets._css import css_beside
+from desk.widgets._one_layout import one_layout_virtual_size
 from desk.widgets.markdown_chunk import MarkdownChunk
 from desk.widgets.sealed_markdown import SealedMarkdown
 
@@ -142,6 +143,8 @@ class ReplyBody(Widget):
     Args:
         classes: CSS classes.
     """
+
+    virtual_size = one_layout_virtual_size()  # see desk.widgets._one_layout
 
     DEFAULT_CSS = css_beside(__file__)
 

@@ -33,6 +33,7 @@ from textual.widget import Widget
 
 from desk.lexers import fences
 from desk.markdown_cuts import Piece
+from desk.widgets._one_layout import one_layout_virtual_size
 from desk.widgets.markdown_chunk import render_strips
 
 MakeRenderable = Callable[[str], RenderableType]
@@ -103,6 +104,8 @@ class SealedMarkdown(Widget):
         deferred: True while the owner streams (pieces render only when painted).
         classes: CSS classes.
     """
+
+    virtual_size = one_layout_virtual_size()  # see desk.widgets._one_layout
 
     DEFAULT_CSS = """
     SealedMarkdown { height: auto; }

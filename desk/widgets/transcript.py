@@ -13,6 +13,7 @@ from textual.widget import AwaitMount, Widget
 
 from desk.lexers import lexers
 from desk.widgets._css import css_beside
+from desk.widgets._one_layout import one_layout_virtual_size
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.markdown_chunk import MarkdownChunk
 from desk.widgets.sealed_markdown import SealedMarkdown
@@ -44,6 +45,8 @@ class Transcript(VerticalScroll):
     (or a resize) never holds the screen still; they start :attr:`SETTLE_AFTER_S` after the
     reply ended.
     """
+
+    virtual_size = one_layout_virtual_size()  # see desk.widgets._one_layout
 
     DEFAULT_CSS = css_beside(__file__)
 
