@@ -11,7 +11,6 @@ import contextlib
 
 from rich.console import RenderableType
 from rich.segment import Segment
-from rich.style import Style
 from rich.theme import Theme
 from textual.app import App
 from textual.geometry import Region, Size
@@ -20,6 +19,7 @@ from textual.widget import Widget
 
 from desk.lexers import fences
 from desk.widgets._one_layout import one_layout_virtual_size
+from desk.widgets._pass_style import PassStyle
 
 LIGHT_STYLES = Theme(
     {
@@ -71,7 +71,7 @@ class MarkdownChunk(Widget):
         self._width = -1
         self._strips: list[Strip] = []
         self._trim_top = False
-        self._row_style: Style | None = None
+        self._pass_style = PassStyle(self)
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -118,21 +118,12 @@ class MarkdownChunk(Widget):
         return len(self._lines(width))
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """The rows of ``crop``, with the widget's style looked up once for all of them (the
-        lookup walks the ancestors' colours: it cost as much as the rows themselves)."""
-        self._row_style = self.rich_style
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._row_style = None
-
-    def _style(self) -> Style:
-        style = self._row_style
-        return self.rich_style if style is None else style
+        """The rows of ``crop`` (the widget's style looked up once for all of them)."""
+        return self._pass_style.during(lambda: super(MarkdownChunk, self).render_lines(crop))
 
     def render_line(self, y: int) -> Strip:
         """Line ``y`` of the rendering, on the widget's own colours."""
         strips = self._lines(self.content_size.width)
         if y >= len(strips):
-            return Strip.blank(self.content_size.width, self._style())
-        return strips[y].apply_style(self._style())
+            return Strip.blank(self.content_size.width, self._pass_style.style)
+        return strips[y].apply_style(self._pass_style.style)

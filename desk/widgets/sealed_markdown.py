@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 from rich.cells import cell_len
 from rich.console import RenderableType
-from rich.style import Style
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
@@ -34,6 +33,7 @@ from textual.widget import Widget
 from desk.lexers import fences
 from desk.markdown_cuts import Piece
 from desk.widgets._one_layout import one_layout_virtual_size
+from desk.widgets._pass_style import PassStyle
 from desk.widgets.markdown_chunk import render_strips
 
 MakeRenderable = Callable[[str], RenderableType]
@@ -130,7 +130,7 @@ class SealedMarkdown(Widget):
         self._starts: list[int] = []
         self._layout_width = -1
         self._settle_posted = False
-        self._row_style: Style | None = None
+        self._pass_style = PassStyle(self)
         self.renders = 0
         """How many times a piece was rendered (read by tests and benchmarks)."""
 
@@ -242,17 +242,8 @@ class SealedMarkdown(Widget):
         return height
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """The rows of ``crop``, with the widget's style looked up once for all of them (the
-        lookup walks the ancestors' colours: it cost as much as the rows themselves)."""
-        self._row_style = self.rich_style
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._row_style = None
-
-    def _style(self) -> Style:
-        style = self._row_style
-        return self.rich_style if style is None else style
+        """The rows of ``crop`` (the widget's style looked up once for all of them)."""
+        return self._pass_style.during(lambda: super(SealedMarkdown, self).render_lines(crop))
 
     def render_line(self, y: int) -> Strip:
         """Row ``y``: renders the piece it falls in first, if that piece was only estimated."""
@@ -260,12 +251,12 @@ class SealedMarkdown(Widget):
         starts = self._starts
         index = bisect.bisect_right(starts, y) - 1
         if not self._pieces or index < 0 or index >= len(self._pieces):
-            return Strip.blank(width, self._style())
+            return Strip.blank(width, self._pass_style.style)
         piece = self._pieces[index]
         if piece.width != width and self._render_piece(piece, width):
             starts = self._row_starts(width)  # the rows below moved: keep this frame consistent
             self.refresh(layout=True)
         row = y - starts[index]
         if row >= len(piece.strips):
-            return Strip.blank(width, self._style())
-        return piece.strips[row].apply_style(self._style())
+            return Strip.blank(width, self._pass_style.style)
+        return piece.strips[row].apply_style(self._pass_style.style)
