@@ -120,6 +120,10 @@ class SessionWindows:
         self._configured = configured
         self._count = count
         self._seeds: dict[tuple[str, str], Measurement] = {}  # the last server count per key
+        # key -> the sessions announced while the server counts a first request on it
+        self._seeding: dict[
+            tuple[str, str], list[tuple[Session, ProviderConfig, list[dict[str, Any]]]]
+        ] = {}
         self._tool_schemas = tool_schemas
         self._publish = publish
         self._learn = learn
@@ -179,9 +183,16 @@ class SessionWindows:
         tools: Sequence[dict[str, Any]] = (),
     ) -> None:
         """Publish ``context.window`` for a new or resumed session when its window is known
-        already; otherwise its first turn learns it and publishes it (`first_turn`)."""
-        if self.known(provider) is not None:
-            self.publish(session, provider, tools)
+        already (right after the server's count of a first request, when that is being
+        taken); otherwise its first turn learns it and publishes it (`first_turn`)."""
+        if self.known(provider) is None:
+            return
+        with self._lock:
+            waiting = self._seeding.get((provider.base_url, provider.model))
+            if waiting is not None:
+                waiting.append((session, provider, list(tools)))
+                return
+        self.publish(session, provider, tools)
 
     def first_turn(
         self,
@@ -237,8 +248,12 @@ class SessionWindows:
         """
         self.relearn(provider.base_url)
         if provider.model:
-            self.window(provider)  # a session made from now on announces it at once
-            self._seed(provider, tools)
+            seeding = self._seed_begins(provider)
+            try:
+                self.window(provider)  # a session made from now on announces it at once
+            finally:
+                if seeding:
+                    self._seed(provider, tools)
         for session in sessions:
             with session.lock:
                 session.model = session.model or provider.model
@@ -248,23 +263,36 @@ class SessionWindows:
                 self._counted(session, ask, tools)
                 self.publish(session, ask, tools)
 
-    def _seed(self, provider: ProviderConfig, tools: Sequence[dict[str, Any]]) -> None:
-        """Have the server count a new session's first request (no prompt yet), unless a
-        count on this server and model is known already: the sessions made after start
-        from it."""
+    def _seed_begins(self, provider: ProviderConfig) -> bool:
+        """True when the server is to count a new session's first request (:meth:`_seed`):
+        no count on this server and model is known yet. Sessions made meanwhile are
+        announced after it."""
         key = (provider.base_url, provider.model)
         with self._lock:
-            if self._count is None or key in self._seeds:
-                return
-        request = well_formed(self._first())
-        sent = ContextBudget(self.window(provider), tool_schemas=self._tool_schemas).offered(tools)
-        if not request and not sent:
-            return
-        tokens = self._count(provider, request, sent)
-        if tokens is not None and tokens > 0:
-            seed = Measurement(request_size(request, sent), tokens, CountSource.TOKENIZE)
+            if self._count is None or key in self._seeds or key in self._seeding:
+                return False
+            self._seeding[key] = []
+            return True
+
+    def _seed(self, provider: ProviderConfig, tools: Sequence[dict[str, Any]]) -> None:
+        """Have the server count a new session's first request (no prompt yet): the
+        sessions made after start from it; then announce those made meanwhile."""
+        key = (provider.base_url, provider.model)
+        try:
+            request = well_formed(self._first())
+            window = self.window(provider)
+            sent = ContextBudget(window, tool_schemas=self._tool_schemas).offered(tools)
+            assert self._count is not None
+            tokens = self._count(provider, request, sent) if request or sent else None
+            if tokens is not None and tokens > 0:
+                seed = Measurement(request_size(request, sent), tokens, CountSource.TOKENIZE)
+                with self._lock:
+                    self._seeds.setdefault(key, seed)
+        finally:
             with self._lock:
-                self._seeds.setdefault(key, seed)
+                waiting = self._seeding.pop(key, [])
+            for session, asked, offered in waiting:
+                self.publish(session, asked, offered)
 
     def _counted(
         self, session: Session, provider: ProviderConfig, tools: Sequence[dict[str, Any]]
