@@ -17,7 +17,8 @@ shuts down (raising a group's nice, and lowering it back to where it was as long
 not below 0, needs no privilege). The model still gets every core desk does not use.
 
 Several desks may share one server: each holds a shared ``flock`` on a file named by the
-server's pid and start time (in ``$XDG_RUNTIME_DIR``, else the temporary directory), which
+server's pid and start time (in ``$XDG_RUNTIME_DIR``, else this user's ``desk-UID`` folder in
+the temporary directory), which
 also keeps the nice the group had before the first of them. A desk that ends puts the nice
 back only when it can then take that lock exclusively: it was the last one. A desk killed
 with SIGKILL lets go of its lock with its process, so the next desk to end still puts the
@@ -105,9 +106,24 @@ def set_group_nice(pid: int, nice: int, proc: Path = Path("/proc")) -> bool:
 
 
 def runtime_dir() -> Path:
-    """Where the holders' lock files go: ``$XDG_RUNTIME_DIR``, else the temporary directory."""
+    """Where the holders' lock files go: ``$XDG_RUNTIME_DIR``, else ``desk-UID`` (this user's
+    alone, mode 0700) in the temporary directory.
+
+    Raises:
+        OSError: that folder cannot be made, or is not this user's alone.
+    """
     found = os.environ.get("XDG_RUNTIME_DIR", "")
-    return Path(found) if found and Path(found).is_dir() else Path(tempfile.gettempdir())
+    if found and Path(found).is_dir():
+        return Path(found)
+    folder = Path(tempfile.gettempdir()) / f"desk-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    info = folder.lstat()
+    if not folder.is_dir() or folder.is_symlink() or info.st_uid != os.getuid():
+        raise PermissionError(f"{folder} is not this user's folder")
+    if info.st_mode & 0o077:
+        raise PermissionError(f"{folder} is open to others")
+    return folder
 
 
 def start_time(pid: int, proc: Path = Path("/proc")) -> str | None:
@@ -182,13 +198,13 @@ class ServerYield:
         started = start_time(pid, self._proc)
         if started is None:
             return None
-        folder = self._dir()
-        path = folder / f"desk-server-nice-{pid}-{started}.lock"
         try:
+            folder = self._dir()
+            path = folder / f"desk-server-nice-{pid}-{started}.lock"
             with _Mutex(folder):
                 fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
                 try:
-                    held = self._join(pid, fd)
+                    held = self._join(pid, fd, path)
                 except BaseException:
                     os.close(fd)
                     raise
@@ -200,7 +216,7 @@ class ServerYield:
             log.info("model server (pid %d) left alone: %s", pid, exc)
             return None
 
-    def _join(self, pid: int, fd: int) -> bool:
+    def _join(self, pid: int, fd: int, path: Path) -> bool:
         """Under the mutex: nice the group if it is not yet, note the nice it had, and hold
         ``fd`` shared. False when the group is niced as much by someone else (left alone)."""
         now = group_nice(pid, self._proc)
@@ -214,6 +230,7 @@ class ServerYield:
         recorded = _read_before(fd)
         if first and recorded is None:
             if now >= self._nice:
+                path.unlink()  # under the mutex, locked alone: nobody else has it open
                 return False  # niced as much already, and not by a desk
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(now).encode(), 0)
@@ -230,7 +247,7 @@ class ServerYield:
             held, self._held = self._held, {}
         for pid, one in held.items():
             try:
-                with _Mutex(self._dir()):
+                with _Mutex(one.path.parent):
                     fcntl.flock(one.fd, fcntl.LOCK_UN)
                     try:
                         fcntl.flock(one.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
