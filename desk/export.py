@@ -12,6 +12,7 @@ session's tool calls, child agents and summaries; anything else is left out.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -169,5 +170,12 @@ def resolve_export_path(arg: str, session_id: str, when: datetime, cwd: Path) ->
 
 
 def write_export(path: Path, markdown: str) -> None:
-    """Write the document atomically (raises ``OSError`` when it cannot be written)."""
+    """Write the document atomically into a folder that exists (none is created).
+
+    Raises:
+        OSError: it cannot be written; ``FileNotFoundError`` when its folder does not exist
+            (its ``strerror`` says which).
+    """
+    if not path.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"there is no folder {path.parent}")
     write_text_atomic(path, markdown)

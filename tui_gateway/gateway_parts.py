@@ -24,7 +24,7 @@ from tui_gateway.events.shared_events import SharedEvents
 from tui_gateway.servers.mcp_servers import McpServers
 from tui_gateway.servers.model_server import ModelServer
 from tui_gateway.sessions.persistence import Persistence
-from tui_gateway.sessions.project import WorkspaceFiles
+from tui_gateway.sessions.project import WorkspaceFiles, first_messages
 from tui_gateway.sessions.saved_sessions import SavedSessions
 from tui_gateway.sessions.session_table import SessionTable
 from tui_gateway.stops.booking import BookingOffice
@@ -102,7 +102,12 @@ def build_parts(
     )
     offer = ToolOffer(config, mcp)
     offered = offer.schemas
-    windows = SessionWindows(config.context_window, publish, tool_schemas=config.tool_schemas)
+    windows = SessionWindows(
+        config.context_window,
+        publish,
+        tool_schemas=config.tool_schemas,
+        first=lambda: first_messages(config, cwd),
+    )
     compression = SessionCompression(
         windows,
         store,

@@ -145,6 +145,7 @@ class ContextBudget:
         """Whether the server answers ``/tokenize`` (None: not tried yet)."""
         self.template_supported: bool | None = None
         """Whether the server answers ``/apply-template`` (None: not tried yet)."""
+        self._saved: tuple[Sequence[ChatMessage], Sequence[dict[str, Any]], int] | None = None
 
     @property
     def window(self) -> ContextWindow:
@@ -153,9 +154,23 @@ class ContextBudget:
             return self._window
 
     def set_window(self, window: ContextWindow) -> None:
-        """Use another window from now on (e.g. the one a context-size 400 named)."""
+        """Use another window from now on (e.g. the one a context-size 400 named); a saved
+        count waiting for the window (:meth:`observe_when_known`) calibrates now."""
         with self._lock:
             self._window = window
+            saved, self._saved = self._saved, None
+        if saved is not None:
+            messages, tools, tokens = saved
+            self.observe_request(messages, self.offered(tools), tokens, CountSource.USAGE)
+
+    def observe_when_known(
+        self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]], tokens: int
+    ) -> None:
+        """A saved server count (``tokens``) of the request of ``messages`` offering ``tools``
+        (whole, as the gateway offers them): it calibrates at the next :meth:`set_window`,
+        when the window says whether the definitions went whole or compact."""
+        with self._lock:
+            self._saved = (list(messages), list(tools), tokens)
 
     def learn_from_server(self, tokens: int, detail: str) -> None:
         """The server named its window refusing a request (a 400): from now on it is the

@@ -1,35 +1,32 @@
 """The status bar's context gauge: how full the context window is, and whose figure it is.
 
-Once the gateway has sent the session's ``context.window`` the gauge is the gateway's: the
-window and where it came from (``window 2,048 from the server``, ``8,192 assumed: set
-context_window``), and what the next request carries by the session's calibrated count (the
-transcript and the tool definitions), sent again after every turn and compression (the
-gateway sends it as soon as the server answers). Until then what is used comes from each
-finished turn as the server counted it, or is estimated with the gateway's own rule
-(:func:`contract.text.tokens_in_chars`). Either way the prompt being typed and the queued
-ones count too: they are what is sent next.
+The figure is the gateway's, always the same count: what the session's next request carries
+before its prompt (the system prompt, the transcript and the tool definitions as they are
+sent), by the session's calibrated count: the very count automatic compression compares with
+its threshold. The gateway sends it in ``context.window`` (with the window and where it came
+from: ``window 2,048 from the server``, ``8,192 assumed: set context_window``) as soon as the
+window is known, and again after every turn, stop and compression. The gauge keeps the last
+one of each session, shown or not: a session shown again (``/new``, a resume, a switch) shows
+its own count at once, never an estimate of another kind; until the gateway has counted a
+session the gauge shows none (``ctx –``). Before the gateway's first count, what is used
+comes from each finished turn as the server counted it, or is estimated with the gateway's
+own rule (:func:`contract.text.tokens_in_chars`). Either way the prompt being typed and the
+queued ones count too: they are what is sent next.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from textual.widgets import TextArea
 
 from agent.usage import TokenUsage
 from contract.events import ContextWindowKnown, MessageComplete
-from contract.results import TranscriptEntry
 from contract.text import DEFAULT_CHARS_PER_TOKEN, tokens_in_chars
 from desk.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from desk.controllers.view import ShownSession
-
-
-def context_estimate(entries: Iterable[TranscriptEntry]) -> int:
-    """Tokens a saved transcript takes in the context window, estimated."""
-    return sum(tokens_in_chars(len(entry.content)) for entry in entries)
 
 
 class ContextGauge:
@@ -45,6 +42,7 @@ class ContextGauge:
         self._status = status
         self._prompt = prompt
         self._chars_per_token = DEFAULT_CHARS_PER_TOKEN
+        self._counts: dict[str, ContextWindowKnown] = {}  # session id -> its last count
 
     @property
     def _counted(self) -> bool:
@@ -52,13 +50,28 @@ class ContextGauge:
         return bool(self._status.window_note)
 
     def window_reported(self, view: ShownSession, payload: ContextWindowKnown) -> None:
-        """``context.window``: the gateway's window, its source, and the next request's size."""
+        """``context.window`` of the session shown: the gateway's window, its source, and the
+        next request's size."""
+        self._counts[view.session_id] = payload
+        self._show(payload)
+        self.count_pending(view)
+
+    def window_unshown(
+        self, session_id: str, payload: ContextWindowKnown, shown: ShownSession | None
+    ) -> None:
+        """``context.window`` of a session no view took: kept for when it is shown (shown
+        at once when it is the session on screen now: the view was replaced meanwhile)."""
+        if shown is not None and shown.session_id == session_id:
+            self.window_reported(shown, payload)
+        else:
+            self._counts[session_id] = payload
+
+    def _show(self, payload: ContextWindowKnown) -> None:
         status = self._status
         self._chars_per_token = payload.chars_per_token or DEFAULT_CHARS_PER_TOKEN
         status.window_note = payload.text
         status.context_window = payload.tokens
         status.context_used = payload.used_tokens
-        self.count_pending(view)
 
     def count_pending(self, view: ShownSession | None) -> None:
         """Count the prompt being typed and the view's queued prompts (sent next)."""
@@ -67,11 +80,18 @@ class ContextGauge:
             chars += view.queue.pending_chars()
         self._status.context_pending = tokens_in_chars(chars, self._chars_per_token)
 
-    def reset(self, entries: Iterable[TranscriptEntry], usage: TokenUsage | None = None) -> None:
-        """Another session is shown: estimate what its saved transcript takes; ``usage`` is
-        its requests summed (None: none yet)."""
-        self._status.context_used = context_estimate(entries)
-        self._status.usage = usage
+    def reset(self, session_id: str, usage: TokenUsage | None = None) -> None:
+        """Another session is shown: its last count from the gateway, or none until the
+        gateway counts it (``ctx –``); ``usage`` is its requests summed (None: none yet)."""
+        status = self._status
+        status.usage = usage
+        known = self._counts.get(session_id)
+        if known is not None:
+            self._show(known)
+            return
+        self._chars_per_token = DEFAULT_CHARS_PER_TOKEN
+        status.window_note = ""
+        status.context_used = None
 
     def turn_completed(self, view: ShownSession, payload: MessageComplete) -> None:
         """A turn of the view's session ended: what the next request will carry."""

@@ -154,7 +154,7 @@ class SessionsController:
     async def _show_resumed(
         self, view: ShownSession, entries: list[TranscriptEntry], model: str
     ) -> None:
-        self._reset_status_bar(entries, model, view.usage)
+        self._reset_status_bar(view, model, view.usage)
         await self._render(view, entries)
         await self._queue.load(view)
         await self._queue.offer_unsent(view, entries)
@@ -188,7 +188,7 @@ class SessionsController:
         """
         view = await self._replace_view(session_id)
         view.usage = usage
-        self._reset_status_bar(transcript, model, usage)
+        self._reset_status_bar(view, model, usage)
         self._turns.set_running(view, None)
         self._turns.set_running(view, self._running_turn_of(session_id))
         await self._render(view, transcript)
@@ -202,11 +202,9 @@ class SessionsController:
     def _turns_running(view: ShownSession) -> bool:
         return view.running_turn is not None or len(view.queue) > 0
 
-    def _reset_status_bar(
-        self, entries: list[TranscriptEntry], model: str, usage: TokenUsage | None
-    ) -> None:
+    def _reset_status_bar(self, view: ShownSession, model: str, usage: TokenUsage | None) -> None:
         self._status.model = model
-        self._gauge.reset(entries, usage)
+        self._gauge.reset(view.session_id, usage)
 
     async def _render(self, view: ShownSession, entries: list[TranscriptEntry]) -> None:
         from desk.saved_blocks import saved_blocks, split_recent

@@ -2,8 +2,8 @@
 
 The bridge (:mod:`desk.bridge`) posts an event to the view of its session when that session is
 on screen; what is left reaches the app: console events (of any session), ``gateway.stopping``,
-``mcp.server``, ``server.status``, and the notices of sessions not shown. Other events of
-sessions not shown change nothing.
+``mcp.server``, ``server.status``, and the notices and context counts of sessions not shown.
+Other events of sessions not shown change nothing.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from contract.events import (
     ConsoleComplete,
     ConsoleOutput,
+    ContextWindowKnown,
     GatewayStopping,
     SessionEvicted,
     StoreFailed,
@@ -46,6 +47,8 @@ async def route_unshown(c: DeskControllers, message: GatewayMessage) -> None:
             c.sessions.background_store_failed(message.session_id, failed)
         case StoreWaiting() as waiting:
             c.sessions.store_waiting(message.session_id, waiting)
+        case ContextWindowKnown() as window:
+            c.gauge.window_unshown(message.session_id, window, c.sessions.view)
         case McpServerChanged() as changed:
             await c.mcp.changed(changed)
             c.quit.servers_changed()

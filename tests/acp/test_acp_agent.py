@@ -92,7 +92,7 @@ def agent_argv(provider: ProviderConfig, db: Path) -> list[str]:
     ]
 
 
-def spawn(editor: Editor, provider: ProviderConfig, db: Path) -> Any:
+def spawn(editor: Editor, provider: ProviderConfig, db: Path, stderr: Any = None) -> Any:
     from acp.stdio import spawn_agent_process
 
     return spawn_agent_process(
@@ -101,7 +101,7 @@ def spawn(editor: Editor, provider: ProviderConfig, db: Path) -> Any:
         *agent_argv(provider, db),
         env=child_env(),
         cwd=ROOT,
-        transport_kwargs={"shutdown_timeout": 30.0, "stderr": None},
+        transport_kwargs={"shutdown_timeout": 30.0, "stderr": stderr},
     )
 
 
@@ -167,12 +167,12 @@ async def _first_process(
 
 
 async def _second_process(
-    provider: ProviderConfig, db: Path, cwd: Path, sid: str
+    provider: ProviderConfig, db: Path, cwd: Path, sid: str, stderr: Any
 ) -> tuple[Editor, int, list[int]]:
     from acp import schema as s
 
     editor = Editor()
-    async with spawn(editor, provider, db) as (conn, process):
+    async with spawn(editor, provider, db, stderr) as (conn, process):
         await conn.initialize(protocol_version=1)
         loaded = await conn.load_session(cwd=str(cwd), session_id=sid, mcp_servers=[])
         assert loaded is not None
@@ -221,8 +221,13 @@ def test_an_editor_drives_desk_over_acp(
     assert [r.exit_reason for r in rows] == ["completed", "completed", "interrupted_by_user"]
     assert rows[-1].stop_surface == "acp.cancel"
 
-    _editor, code, descendants = asyncio.run(_second_process(provider, db, tmp_path, sid))
+    with (tmp_path / "stderr").open("w") as stderr:
+        _editor, code, descendants = asyncio.run(
+            _second_process(provider, db, tmp_path, sid, stderr)
+        )
     assert code == 0
+    said = (tmp_path / "stderr").read_text().splitlines()
+    assert len([line for line in said if "could not send to the client" in line]) <= 1
     assert descendants, "the shell call ran no process"
     assert poll_until(lambda: not any(psutil.pid_exists(p) and _running(p) for p in descendants))
     last = turn_rows(db, sid)[-1]

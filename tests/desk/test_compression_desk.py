@@ -356,7 +356,9 @@ def stalled_server() -> Iterator[DemoModelServer]:
 def test_snapshot_panel_mid_summary(
     snap_compare: object, stalled_server: DemoModelServer, tmp_path: Path
 ) -> None:
-    setup = Setup(stalled_server, tmp_path / "desk.db")
+    # the server's count calibrates the session: at its ratio the transcript is worth
+    # compressing in the smaller window
+    setup = Setup(stalled_server, tmp_path / "desk.db", window=WINDOW)
     app = setup.app(clock=lambda: 0.0)
     app.animation_level = "none"
 

@@ -53,6 +53,7 @@ async def test_export_writes_prompts_replies_receipts_and_errors(
     app: DeskApp, demo_server: DemoModelServer, tmp_path: Path
 ) -> None:
     target = tmp_path / "out" / "talk.md"
+    target.parent.mkdir()
     async with app.run_test(size=(100, 30)) as pilot:
         done = await submit_and_get_reply(app, pilot, "reply with exactly: All **done**.")
         await wait_until(pilot, lambda: done.outcome is not None, what="the first reply")
@@ -253,3 +254,14 @@ async def test_a_resumed_session_exports_its_earlier_messages_and_tool_arguments
     assert text.index("first") < text.index("### Tool call: shell") < text.index("later 5")
     assert '"command": "echo from-the-tool"' in text
     assert "```\nfrom-the-tool" in text  # its result, as saved
+
+
+async def test_export_into_a_folder_that_does_not_exist_is_refused_and_creates_none(
+    app: DeskApp, tmp_path: Path
+) -> None:
+    missing = tmp_path / "nonexistent" / "dir"
+    async with app.run_test(size=(100, 30)) as pilot:
+        await submit(pilot, f"/export {missing}/x.md")
+        errors = [str(n.content) for n in app.transcript.query(".note.-error")]
+    assert errors == [f"✖ export failed: cannot write {missing}/x.md: there is no folder {missing}"]
+    assert not (tmp_path / "nonexistent").exists()

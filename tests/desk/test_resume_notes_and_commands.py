@@ -12,7 +12,6 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
-from agent.tokens import tokens_in_chars
 from contract.results import ResumedSession, TranscriptEntry
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
@@ -112,25 +111,26 @@ async def test_export_of_a_resumed_session_has_its_replies_and_notes(
     assert "A whole reply." in text
 
 
-async def test_the_context_gauge_is_estimated_on_resume_and_reset_on_new(
+async def test_the_context_gauge_is_the_gateways_count_on_resume_and_on_new(
     resuming_gateway: Gateway, demo_server: DemoModelServer
 ) -> None:
     app = resumed_app(resuming_gateway, demo_server.base_url)
-    expected = sum(tokens_in_chars(len(e.content)) for e in SAVED)  # until the gateway says
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: saved_notes(app), what="the resumed transcript")
         bar = app.status_bar
-        if not bar.window_note:  # the estimate, until the gateway has counted the session
-            assert bar.context_used == expected
-            bar.context_window = 4096
-            assert f"ctx {round(100 * expected / 4096)}%" in bar.server_side_text()
+        if not bar.window_note:  # no figure of another kind until the gateway counts it
+            assert bar.context_used is None
+            assert "ctx –" in bar.server_side_text()
         await wait_until(pilot, lambda: bar.window_note, what="the gateway's count")
         assert bar.context_used is not None and bar.context_used > 0
         old = app.session_id
         await submit(pilot, "/new A fresh plan")
         await wait_until(pilot, lambda: app.session_id != old, what="the switch to /new")
-        assert app.status_bar.context_used == 0
-        assert "ctx 0%" in app.status_bar.server_side_text()
+        # the new session's system prompt and tools, as the gateway counts them: not 0
+        await wait_until(pilot, lambda: bar.context_used, what="the new session's count")
+        budget = resuming_gateway.context_budget(app.session_id)
+        tools = resuming_gateway._offered()
+        assert bar.context_used == budget.count(resuming_gateway.history(app.session_id), tools)
         assert not list(app.transcript.query_children(SavedReply))
 
 
@@ -148,7 +148,7 @@ async def test_new_with_a_title_switches_and_the_next_prompt_goes_there(
         panel = app.query_one(ConsolePanel)
         assert f"new session {app.session_id}" in panel.text
         assert not list(app.transcript.query(AssistantReply))
-        assert app.status_bar.context_used == 0 and app.status_bar.state == "idle"
+        assert app.status_bar.context_used != 3000 and app.status_bar.state == "idle"
         reply = await submit_and_get_reply(app, pilot, "in the new one")
         assert gateway.turn(app.session_id, reply.turn_id) is not None
         await wait_until(pilot, lambda: reply.outcome is not None, what="the second turn")

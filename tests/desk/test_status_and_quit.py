@@ -79,15 +79,19 @@ async def test_a_stopped_turn_still_moves_the_gauge_by_its_prompt_and_partial_re
 
 
 async def test_the_prompt_being_typed_counts_in_the_gauge(
-    desk_app: DeskApp, demo_server: DemoModelServer
+    desk_app: DeskApp, demo_server: DemoModelServer, gateway: Gateway
 ) -> None:
     async with desk_app.run_test(size=(80, 24)) as pilot:
         status = desk_app.status_bar
-        await wait_until(pilot, lambda: status.context_window is not None, what="n_ctx")
+        await wait_until(pilot, lambda: status.window_note != "", what="the gateway's count")
         assert status.context_pending == 0
         desk_app.query_one(PromptInput).insert("word " * 900)
         await wait_until(pilot, lambda: status.context_pending > 0, what="the typed prompt")
-        assert status.context_pending == tokens_in_chars(len("word " * 900))
+        # at the session's ratio, measured by the server's count of its first request
+        calibration = gateway.context_budget(desk_app.session_id).calibration
+        assert calibration.measured
+        ratio = round(calibration.chars_per_token, 3)
+        assert status.context_pending == tokens_in_chars(len("word " * 900), ratio)
         assert "ctx 0%" not in status.server_side_text()
 
 

@@ -71,9 +71,7 @@ def test_a_bad_stop_key_names_the_file_and_key(
         resolve_settings({}, {}, file, store_default=StoreDefault.MEMORY)
     assert main([]) == 2
     err = capsys.readouterr().err
-    assert (
-        err.startswith(f"desk: {path}: stop_key: stop_key must be one key") and err.count("\n") == 1
-    )
+    assert err.startswith(f"desk: {path}: stop_key must be one key") and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("name", ["nokey", "ctrl+nokey", "escape_key", "f99", "ctrl+ctrl+g"])
@@ -90,8 +88,7 @@ def test_a_stop_key_no_key_has_stops_desk_before_the_screen(
     assert drawn == []
     err = capsys.readouterr().err
     assert err == (
-        f"desk: {path}: stop_key: stop_key: {name!r} is not a key name "
-        "(e.g. 'escape', 'ctrl+g', 'f9')\n"
+        f"desk: {path}: stop_key: {name!r} is not a key name (e.g. 'escape', 'ctrl+g', 'f9')\n"
     )
 
 
@@ -109,7 +106,7 @@ def test_the_quit_key_as_the_stop_key_stops_desk_before_the_screen(
     assert drawn == []
     err = capsys.readouterr().err
     assert err == (
-        f"desk: {path}: stop_key: stop_key: 'ctrl+q' is the quit key, it cannot stop too "
+        f"desk: {path}: stop_key: 'ctrl+q' is the quit key, it cannot stop too "
         "(e.g. 'escape', 'ctrl+g', 'f9')\n"
     )
 

@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +18,13 @@ import pytest
 from agent.provider.client import ProviderConfig
 from tests.support import poll_until
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.servers.server_yield import ServerYield, group_nice, listening_pid, local_port
+from tui_gateway.servers.server_yield import (
+    ServerYield,
+    group_nice,
+    listening_pid,
+    local_port,
+    runtime_dir,
+)
 
 AUTOGROUPS = Path("/proc/sys/kernel/sched_autogroup_enabled")
 
@@ -119,3 +126,96 @@ def test_the_process_listening_on_a_port_is_found() -> None:
         s.listen()
         assert listening_pid(int(s.getsockname()[1])) == os.getpid()
     assert listening_pid(free_port()) is None
+
+
+HOLDER = """
+import sys
+from pathlib import Path
+from tui_gateway.servers.server_yield import ServerYield
+held = ServerYield(10, locks=Path(sys.argv[2])).follow(sys.argv[1])
+print(held, flush=True)
+sys.stdin.read()
+"""
+
+
+@contextmanager
+def desk_holding(url: str, locks: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another desk process holding the server's group niced, until it is killed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, url, str(locks)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() != "None"
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@needs_autogroups
+def test_the_server_stays_niced_until_the_last_desk_using_it_ends(
+    server_elsewhere: tuple[subprocess.Popen[bytes], str], tmp_path: Path
+) -> None:
+    proc, url = server_elsewhere
+    first, second = ServerYield(10, locks=tmp_path), ServerYield(10, locks=tmp_path)
+    assert first.follow(url) == proc.pid
+    assert second.follow(url) == proc.pid  # niced already: held with the first
+    first.restore()
+    assert group_nice(proc.pid) == 10  # the second desk still runs
+    second.restore()
+    assert group_nice(proc.pid) == 0
+
+
+@needs_autogroups
+def test_a_desk_killed_while_holding_the_nice_does_not_confuse_the_next(
+    server_elsewhere: tuple[subprocess.Popen[bytes], str], tmp_path: Path
+) -> None:
+    proc, url = server_elsewhere
+    with desk_holding(url, tmp_path) as other:
+        assert group_nice(proc.pid) == 10
+        ours = ServerYield(10, locks=tmp_path)
+        assert ours.follow(url) == proc.pid
+        other.kill()  # SIGKILL: it puts nothing back, and its lock goes with it
+        other.wait(timeout=10)
+        ours.restore()
+    assert group_nice(proc.pid) == 0  # the last desk alive put it back
+
+    with desk_holding(url, tmp_path):  # killed the last: the group stays niced...
+        pass
+    assert group_nice(proc.pid) == 10
+    later = ServerYield(10, locks=tmp_path)
+    assert later.follow(url) == proc.pid  # ...and the next desk knows what it had before
+    later.restore()
+    assert group_nice(proc.pid) == 0
+
+
+def test_the_lock_files_go_to_the_runtime_dir_else_a_folder_of_this_user_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert runtime_dir() == tmp_path
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mine = runtime_dir()
+    assert mine == tmp_path / f"desk-{os.getuid()}" and mine.stat().st_mode & 0o777 == 0o700
+    mine.chmod(0o777)  # another user could have put files there
+    with pytest.raises(PermissionError):
+        runtime_dir()
+
+
+@needs_autogroups
+def test_a_server_left_alone_leaves_no_lock_file(
+    server_elsewhere: tuple[subprocess.Popen[bytes], str], tmp_path: Path
+) -> None:
+    proc, url = server_elsewhere
+    Path(f"/proc/{proc.pid}/autogroup").write_text("15")
+    assert ServerYield(10, locks=tmp_path).follow(url) is None
+    used = ServerYield(10, locks=tmp_path)
+    Path(f"/proc/{proc.pid}/autogroup").write_text("0")
+    assert used.follow(url) == proc.pid
+    used.restore()
+    assert [p.name for p in tmp_path.iterdir()] == ["desk-server-nice.lock"]  # the mutex only

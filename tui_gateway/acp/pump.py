@@ -3,7 +3,8 @@
 Each item is a coroutine function (an update, a notification, a permission question that is
 started and not awaited, a prompt's outcome being settled); the pump awaits each before the
 next, so a prompt is answered only after the last chunk of its reply went out. An item that
-fails (the client went away) is said on stderr in one line, and the pump goes on.
+fails (the client went away) is said on stderr in one line, once (the items after it fail
+the same way), and the pump goes on.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class Pump:
     def __init__(self) -> None:
         self._queue: asyncio.Queue[Item] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._said: set[str] = set()  # the failures said on stderr already
 
     def put(self, item: Item) -> None:
         """Queue ``item``; the pump starts on the running loop the first time."""
@@ -48,6 +50,9 @@ class Pump:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the client is gone, or refused it: go on
-                print(f"desk acp: could not send to the client ({exc!r})", file=sys.stderr)
+                line = f"desk acp: could not send to the client ({exc!r})"
+                if line not in self._said:
+                    self._said.add(line)
+                    print(line, file=sys.stderr)
             finally:
                 self._queue.task_done()

@@ -448,8 +448,14 @@ def _stop_key(raw: object, origin: Origin) -> str | None:
         return None
     try:
         key, double = parse_stop_key(text)
-    except ValueError as exc:
-        raise SettingsError(f"{origin.where}: {exc}") from None
+    except ValueError as exc:  # its line names the setting already: name it once, placed
+        said = str(exc)
+        line = (
+            f"{origin.where}{said.removeprefix('stop_key')}"
+            if said.startswith("stop_key")
+            else f"{origin.where}: {said}"
+        )
+        raise SettingsError(line) from None
     return f"{key} {key}" if double else key
 
 

@@ -17,18 +17,27 @@ from typing import Any
 
 from agent.compression.plan import SUMMARY_MARKER
 from agent.context.budget import ContextBudget
-from agent.context.calibration import CountSource, TokenCalibration
+from agent.context.calibration import CountSource, Measurement
 from agent.context.shape import well_formed
 from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.provider.window import DEFAULT_WINDOW, ContextWindow, WindowSource, learn_context_window
 from agent.store import MessageRow, TurnRow
-from agent.tokens import request_size
+from agent.tokens import MESSAGE_OVERHEAD_TOKENS, request_size
 from contract.events import ContextWindowKnown, Payload
 from tui_gateway.sessions.state import Session
 
 Learn = Callable[[ProviderConfig, int | None], ContextWindow]
+
+ServerCount = Callable[
+    [ProviderConfig, Sequence[ChatMessage], Sequence[dict[str, Any]]], int | None
+]
+"""The server's own count of a request (its messages and the tool definitions as sent), in
+tokens, template included; None when it counts nothing."""
+
+COUNT_TIMEOUT_S = 5.0
+"""Bound of each of the requests that count a session's first request with the server."""
 
 OfferedTools = Callable[[], list[dict[str, Any]]]
 """The tool definitions a request offers now (the ``tools`` array's elements): the built-in
@@ -44,6 +53,39 @@ def _learn(provider: ProviderConfig, configured: int | None) -> ContextWindow:
     return learn_context_window(provider, configured=configured)
 
 
+def server_count(
+    provider: ProviderConfig, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]]
+) -> int | None:
+    """The server's count of a request (llama.cpp's ``/apply-template`` and ``/tokenize``,
+    :func:`agent.provider.tokenize.server_request_count`; a count of the texts only gets the
+    template's few tokens per message added). Blocks up to a few seconds; never raises.
+
+    Returns:
+        tokens, or None when the server counts nothing (no such endpoints, or unreachable).
+    """
+    import asyncio
+
+    import httpx
+
+    from agent.provider.tokenize import server_request_count
+
+    headers = {"Authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
+
+    async def ask() -> int | None:
+        async with httpx.AsyncClient(timeout=COUNT_TIMEOUT_S, headers=headers) as http:
+            counted = await server_request_count(http, provider, messages, tools)
+        if counted is None:
+            return None
+        if counted.exact:
+            return counted.tokens
+        return counted.tokens + MESSAGE_OVERHEAD_TOKENS * len(messages)
+
+    try:
+        return asyncio.run(ask())
+    except Exception:  # a server that answers nonsense counts nothing
+        return None
+
+
 class SessionWindows:
     """Context windows by server and model, and the sessions' budgets. Thread-safe.
 
@@ -52,6 +94,16 @@ class SessionWindows:
         publish: sends a payload for a session; never blocks.
         learn: finds the window of a provider (injectable for tests).
         tool_schemas: how the sessions' requests send tool definitions.
+        count: the server's count of a request, asked for a session nothing has calibrated
+            yet when the server answers (None: never asked).
+        first: a new session's first messages (its system message), whose request the
+            server counts when it answers, for the sessions made after.
+
+    A session's count is calibrated by the server's own counts (:mod:`agent.context.
+    calibration`). So that its first figure is not an estimate of another kind than the
+    later ones: a new session starts from the last server count of a session on the same
+    server and model, and when the server answers, a session nothing has calibrated yet has
+    its next request (before its prompt) counted by the server.
     """
 
     def __init__(
@@ -61,8 +113,17 @@ class SessionWindows:
         *,
         learn: Learn = _learn,
         tool_schemas: ToolSchemas = ToolSchemas.AUTO,
+        count: ServerCount | None = server_count,
+        first: Callable[[], list[ChatMessage]] = list,
     ) -> None:
+        self._first = first
         self._configured = configured
+        self._count = count
+        self._seeds: dict[tuple[str, str], Measurement] = {}  # the last server count per key
+        # key -> the sessions announced while the server counts a first request on it
+        self._seeding: dict[
+            tuple[str, str], list[tuple[Session, ProviderConfig, list[dict[str, Any]]]]
+        ] = {}
         self._tool_schemas = tool_schemas
         self._publish = publish
         self._learn = learn
@@ -102,12 +163,17 @@ class SessionWindows:
             before = self._keys.get(session.session_id)
             self._keys[session.session_id] = key
             if session.context is None or (before is not None and before != key):
-                # a new session, or another model: its own window and its own tokenizer
+                # a new session, or another model: its own window and its own tokenizer,
+                # calibrated from the last count on this server and model, if any
                 session.context = ContextBudget(window, tool_schemas=self._tool_schemas)
+                with self._lock:
+                    seed = self._seeds.get(key)
+                if seed is not None:
+                    session.context.observe(seed.size, seed.tokens, seed.source)
             elif before is None:
                 # a resumed session, calibrated from its saved counts: the window is now known
-                session.context.set_window(window)
                 session.context.tool_schemas = self._tool_schemas
+                session.context.set_window(window)
             return session.context
 
     def announce(
@@ -117,9 +183,16 @@ class SessionWindows:
         tools: Sequence[dict[str, Any]] = (),
     ) -> None:
         """Publish ``context.window`` for a new or resumed session when its window is known
-        already; otherwise its first turn learns it and publishes it (`first_turn`)."""
-        if self.known(provider) is not None:
-            self.publish(session, provider, tools)
+        already (right after the server's count of a first request, when that is being
+        taken); otherwise its first turn learns it and publishes it (`first_turn`)."""
+        if self.known(provider) is None:
+            return
+        with self._lock:
+            waiting = self._seeding.get((provider.base_url, provider.model))
+            if waiting is not None:
+                waiting.append((session, provider, list(tools)))
+                return
+        self.publish(session, provider, tools)
 
     def first_turn(
         self,
@@ -175,13 +248,67 @@ class SessionWindows:
         """
         self.relearn(provider.base_url)
         if provider.model:
-            self.window(provider)  # a session made from now on announces it at once
+            seeding = self._seed_begins(provider)
+            try:
+                self.window(provider)  # a session made from now on announces it at once
+            finally:
+                if seeding:
+                    self._seed(provider, tools)
         for session in sessions:
             with session.lock:
                 session.model = session.model or provider.model
                 model = session.model
             if model:
-                self.publish(session, replace(provider, model=model), tools)
+                ask = replace(provider, model=model)
+                self._counted(session, ask, tools)
+                self.publish(session, ask, tools)
+
+    def _seed_begins(self, provider: ProviderConfig) -> bool:
+        """True when the server is to count a new session's first request (:meth:`_seed`):
+        no count on this server and model is known yet. Sessions made meanwhile are
+        announced after it."""
+        key = (provider.base_url, provider.model)
+        with self._lock:
+            if self._count is None or key in self._seeds or key in self._seeding:
+                return False
+            self._seeding[key] = []
+            return True
+
+    def _seed(self, provider: ProviderConfig, tools: Sequence[dict[str, Any]]) -> None:
+        """Have the server count a new session's first request (no prompt yet): the
+        sessions made after start from it; then announce those made meanwhile."""
+        key = (provider.base_url, provider.model)
+        try:
+            request = well_formed(self._first())
+            window = self.window(provider)
+            sent = ContextBudget(window, tool_schemas=self._tool_schemas).offered(tools)
+            assert self._count is not None
+            tokens = self._count(provider, request, sent) if request or sent else None
+            if tokens is not None and tokens > 0:
+                seed = Measurement(request_size(request, sent), tokens, CountSource.TOKENIZE)
+                with self._lock:
+                    self._seeds.setdefault(key, seed)
+        finally:
+            with self._lock:
+                waiting = self._seeding.pop(key, [])
+            for session, asked, offered in waiting:
+                self.publish(session, asked, offered)
+
+    def _counted(
+        self, session: Session, provider: ProviderConfig, tools: Sequence[dict[str, Any]]
+    ) -> None:
+        """Have the server count the session's next request when nothing calibrated it."""
+        budget = self.budget(session, provider)
+        if self._count is None or budget.calibration.measured:
+            return
+        with session.lock:
+            request = well_formed(list(session.history))
+        if not request:
+            return
+        sent = budget.offered(tools)
+        tokens = self._count(provider, request, sent)
+        if tokens is not None and tokens > 0:
+            budget.observe(request_size(request, sent), tokens, CountSource.TOKENIZE)
 
     def publish_budget(
         self, session: Session, budget: ContextBudget, tools: Sequence[dict[str, Any]] = ()
@@ -194,6 +321,12 @@ class SessionWindows:
         window = budget.window
         calibration = budget.calibration
         used = budget.count(well_formed(history), tools)
+        last = calibration.last
+        if last is not None:
+            with self._lock:
+                key = self._keys.get(session.session_id)
+                if key is not None:
+                    self._seeds[key] = last
         self._publish(
             session,
             ContextWindowKnown(
@@ -241,8 +374,9 @@ def saved_budget(
 
     The last completed turn's ``prompt_tokens`` is the server's count of the request its final
     reply answered: every active message before that reply (and the tool definitions). It is
-    used when no later compression has rewritten what stands before the reply. The window is
-    set once it is known (:meth:`SessionWindows.budget`).
+    used when no later compression has rewritten what stands before the reply. It calibrates
+    once the window is known (:meth:`SessionWindows.budget`): the window decides whether the
+    tool definitions were sent whole or compact, as the live session's counts did.
 
     Returns:
         the budget, or None when nothing saved can calibrate it.
@@ -261,7 +395,8 @@ def saved_budget(
     if any(m.position > final.position for m in rows[:last]):
         return None  # a later compression's summary stands before the reply
     request = well_formed(saved_history(rows[:last], turns))
-    calibration = TokenCalibration()
     assert turn.prompt_tokens is not None
-    calibration.observe(request_size(request, tools), turn.prompt_tokens, CountSource.USAGE)
-    return ContextBudget(ContextWindow(DEFAULT_WINDOW, WindowSource.ASSUMED), calibration)
+    budget = ContextBudget(ContextWindow(DEFAULT_WINDOW, WindowSource.ASSUMED))
+    # the definitions were sent compact or whole as the window said: calibrated once it is known
+    budget.observe_when_known(request, tools, turn.prompt_tokens)
+    return budget

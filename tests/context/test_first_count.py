@@ -1,0 +1,98 @@
+"""A session's first ``context.window`` is calibrated by the server's own count: when the server
+answers, the gateway has it count a new session's first request (system prompt and tools), and
+sessions made after start from it; one made while the count is being taken is announced right
+after it, calibrated too (tui_gateway.turns.context_window)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from agent.provider.client import ProviderConfig
+from agent.provider.types import ChatMessage
+from contract.events import ContextWindowKnown, Payload
+from demo_model import DemoModelServer
+from tests.support import running_demo
+from tui_gateway.sessions.state import Session
+from tui_gateway.turns.context_window import SessionWindows, server_count
+
+SYSTEM = [ChatMessage("system", "You are a careful assistant. " * 40)]
+
+
+@pytest.fixture
+def server() -> Iterator[DemoModelServer]:
+    with running_demo(0, n_ctx=4096) as served:
+        yield served
+
+
+class Published:
+    """What the windows publish, by session."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.counts: dict[str, list[ContextWindowKnown]] = {}
+
+    def __call__(self, session: Session, payload: Payload) -> None:
+        if isinstance(payload, ContextWindowKnown):
+            with self.lock:
+                self.counts.setdefault(session.session_id, []).append(payload)
+
+    def of(self, session_id: str) -> list[ContextWindowKnown]:
+        with self.lock:
+            return list(self.counts.get(session_id, []))
+
+
+def new_session(name: str) -> Session:
+    return Session(session_id=name, title=name, model="demo", history=list(SYSTEM))
+
+
+def test_a_session_made_while_the_first_count_is_taken_is_announced_calibrated(
+    server: DemoModelServer,
+) -> None:
+    provider = ProviderConfig(base_url=server.base_url, model="demo")
+    exact = server_count(provider, SYSTEM, [])
+    assert exact is not None and exact > 0
+    asked, release = threading.Event(), threading.Event()
+
+    def held_count(
+        p: ProviderConfig, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]]
+    ) -> int | None:
+        asked.set()
+        assert release.wait(30.0)
+        return server_count(p, messages, tools)
+
+    published = Published()
+    windows = SessionWindows(None, published, count=held_count, first=lambda: list(SYSTEM))
+    answering = threading.Thread(target=windows.server_answers, args=(provider, []))
+    answering.start()
+    try:
+        assert asked.wait(30.0)
+        early = new_session("early")  # made while the server counts: the window is known
+        windows.announce(early, provider)
+        assert published.of("early") == []  # not a guess first, the count after
+    finally:
+        release.set()
+        answering.join(30.0)
+    (announced,) = published.of("early")
+    assert announced.measured and announced.used_tokens == exact
+
+    later = new_session("later")
+    windows.announce(later, provider)
+    (announced,) = published.of("later")
+    assert announced.measured and announced.used_tokens == exact
+
+
+def test_without_the_first_count_a_new_session_is_counted_at_the_default_ratio(
+    server: DemoModelServer,
+) -> None:
+    provider = ProviderConfig(base_url=server.base_url, model="demo")
+    exact = server_count(provider, SYSTEM, [])
+    published = Published()
+    windows = SessionWindows(None, published, count=None, first=lambda: list(SYSTEM))
+    windows.server_answers(provider, [])
+    windows.announce(new_session("s"), provider)
+    (announced,) = published.of("s")
+    assert not announced.measured and announced.used_tokens != exact
