@@ -20,7 +20,7 @@ from desk.config import ConnectionInfo
 from desk.controllers.view import ShownSession
 from desk.widgets import PromptInput, UserPrompt
 from tests.desk.kit import submit, wait_until
-from tests.support import running_demo
+from tests.support import EventLog, running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig, ProviderConfig
 
 pytestmark = pytest.mark.anyio
@@ -28,22 +28,28 @@ pytestmark = pytest.mark.anyio
 STOP_KEYS = ("escape", "ctrl+c")
 
 
-def terminal_burst(app: DeskApp, *keys: str) -> None:
+def terminal_burst(app: DeskApp, *keys: str, input_thread: bool = True) -> None:
     """Deliver ``keys`` as the terminal's input thread does with one read: a stop key goes to
     the app's stop first (before any key of the burst is handled), and on to the app only
     when that lets it through; every other key is posted at once. A key is a word (its
-    characters), ``enter``, ``escape`` or ``ctrl+x``."""
+    characters), ``enter``, ``escape`` or ``ctrl+x``. With ``input_thread`` False every key is
+    only posted (as under Pilot, or a driver without the input thread's stop)."""
     for key in keys:
         if key == "enter":
             app.post_message(events.Key("enter", "\r"))
         elif key == "escape":
             event = events.Key("escape", "\x1b")
-            if not app.stop_from_input_thread("escape", time.monotonic(), event.time):
+            taken = input_thread and app.stop_from_input_thread(
+                "escape", time.monotonic(), event.time
+            )
+            if not taken:
                 app.post_message(event)
         elif key.startswith("ctrl+"):
             event = events.Key(key, chr(ord(key[-1]) - ord("a") + 1))
-            taken = key in STOP_KEYS and app.stop_from_input_thread(
-                key, time.monotonic(), event.time
+            taken = (
+                input_thread
+                and key in STOP_KEYS
+                and app.stop_from_input_thread(key, time.monotonic(), event.time)
             )
             if not taken:
                 app.post_message(event)
@@ -128,18 +134,32 @@ STEPS = st.lists(
 
 
 @settings(
-    max_examples=6,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(steps=STEPS, prompt_delay_s=st.sampled_from([0.0, 0.05, 0.3]))
+@given(
+    steps=STEPS,
+    prompt_delay_s=st.sampled_from([0.0, 0.05, 0.3]),
+    input_thread=st.booleans(),
+    mount_s=st.sampled_from([0.0, 0.02]),
+    view_late_s=st.sampled_from([0.0, 0.1]),
+)
 async def test_any_burst_of_prompts_sends_and_stops_shows_the_prompts_in_the_run_order(
-    steps: list[tuple[str, tuple[str, ...]]], prompt_delay_s: float
+    steps: list[tuple[str, tuple[str, ...]]],
+    prompt_delay_s: float,
+    input_thread: bool,
+    mount_s: float,
+    view_late_s: float,
 ) -> None:
+    # A slow screen: each prompt block's mount takes ``mount_s`` (the view draws the gateway's
+    # events meanwhile), and the view draws the first start ``view_late_s`` late (the gateway
+    # runs ahead of the screen, as on a loaded machine).
     keys: list[str] = []
     for n, (send, stops) in enumerate(steps, start=1):
         keys += [f"p{n}", send, *stops]
-    with running_demo(400.0) as server:
+    with running_demo(400.0) as server, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(transcript_module, "UserPrompt", slow_prompts(mount_s))
         server.configure(prompt_delay_s=prompt_delay_s)
         gateway = Gateway(
             GatewayConfig(provider=ProviderConfig(base_url=server.base_url, model="demo"))
@@ -147,28 +167,47 @@ async def test_any_burst_of_prompts_sends_and_stops_shows_the_prompts_in_the_run
         try:
             info = ConnectionInfo("demo", server.base_url, is_demo=True, source="--demo")
             app = DeskApp(gateway, info, handle_signals=False)
-            run_order = await run_burst(app, gateway, keys)
+            log = EventLog()  # the gateway's own events, in its order
+            gateway.subscribe(log)
+            shown, drawn = await run_burst(app, gateway, keys, input_thread, view_late_s)
+            assert log.wait_for(lambda _: len(log.of_type(MessageStart)) >= len(drawn))
         finally:
             gateway.shutdown(timeout_s=5.0)
-    shown, started = run_order
-    assert shown == started
+    assert shown == [start.turn_id for start in log.of_type(MessageStart)]
 
 
-async def run_burst(app: DeskApp, gateway: Gateway, keys: list[str]) -> tuple[list[str], list[str]]:
-    """Type ``keys`` in one burst and let every turn end; returns the turn ids of the prompts
-    the transcript shows whose turn started (top to bottom), and the ``message.start`` order."""
+def slow_prompts(mount_s: float) -> type[UserPrompt]:
+    """Prompt blocks whose mount takes ``mount_s`` seconds."""
+
+    class SlowPrompt(UserPrompt):
+        @on(events.Mount)
+        async def held(self) -> None:
+            await asyncio.sleep(mount_s)
+
+    return SlowPrompt
+
+
+async def run_burst(
+    app: DeskApp, gateway: Gateway, keys: list[str], input_thread: bool, late_s: float = 0.0
+) -> tuple[list[str], list[str]]:
+    """Type ``keys`` in one burst (see :func:`terminal_burst`) and let every turn end; returns
+    the turn ids of the prompts the transcript shows whose turn started (top to bottom), and
+    the turns whose start the screen drew. The view draws the first start ``late_s`` seconds
+    late."""
     turns = app.controllers.turns
     drawn = turns.started
     started: list[str] = []
 
     async def recorded(view: ShownSession, payload: MessageStart) -> None:
+        if not started:
+            await asyncio.sleep(late_s)
         started.append(payload.turn_id)  # the view handles the gateway's events in order
         await drawn(view, payload)
 
     turns.started = recorded  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
         app.query_one(PromptInput).focus()
-        terminal_burst(app, *keys)
+        terminal_burst(app, *keys, input_thread=input_thread)
         view = app.view
 
         def settled() -> bool:
