@@ -216,8 +216,13 @@ class Transcript(VerticalScroll):
             block = UserPrompt(turn_id, text)
             self._prompts[turn_id] = block
             if pending:
-                await super().mount(block)
+                # Pending before the mount is awaited: the block is a child already, and a
+                # turn's start drawn meanwhile (the view's events are handled while the screen
+                # waits here) goes above it, not below (one⏎ Esc two⏎ Esc three⏎ showed
+                # one three two).
+                mounted = super().mount(block)
                 self._pending.append(block)
+                await mounted
             else:
                 await self.mount(block)
         return block
