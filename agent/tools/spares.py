@@ -26,6 +26,7 @@ import os
 import select
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,7 +78,8 @@ class SparePool:
         self._cond = threading.Condition()
         self._ready: list[Spare] = []
         self._started: list[subprocess.Popen[bytes]] = []
-        self._want = False
+        self._due: float | None = None
+        """``time.monotonic()`` when the next spare is to be started (None: none asked)."""
         self._starting = False
         self._closed = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -106,11 +108,14 @@ class SparePool:
                 bool(self._ready)
             )
 
-    def warm(self) -> None:
-        """Start a spare now if none is ready or being started (e.g. as a turn begins)."""
+    def warm(self, delay_s: float = 0.0) -> None:
+        """Start a spare if none is ready or being started (e.g. as a turn begins): now, or
+        ``delay_s`` seconds from now (after a stop: an interpreter starting takes the CPU the
+        rest of the stop needs); an earlier ask wins."""
         with self._cond:
             if not self._closed and not self._ready and not self._starting:
-                self._want = True
+                due = time.monotonic() + max(0.0, delay_s)
+                self._due = due if self._due is None else min(self._due, due)
                 self._cond.notify()
 
     def close(self, timeout_s: float = CLOSE_WAIT_S) -> int:
@@ -138,11 +143,17 @@ class SparePool:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._want and not self._closed:
-                    self._cond.wait()
+                while not self._closed:
+                    if self._due is None:
+                        self._cond.wait()
+                        continue
+                    left = self._due - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
                 if self._closed:
                     return
-                self._want = False
+                self._due = None
                 self._starting = True
             try:
                 spare = self._start()
@@ -181,7 +192,8 @@ class SparePool:
         finally:
             for fd in (status_w, stdout_w, control_r):
                 os.close(fd)
-        self._started = [p for p in self._started if p.returncode is None]
+        # Reap what exited (a stopped call's keeper is left to the pool: ``Child.detach``).
+        self._started = [p for p in self._started if p.poll() is None]
         self._started.append(popen)
         spare = Spare(popen, control_w, stdout_r, status_r)
         try:
@@ -254,6 +266,14 @@ async def attach(spare: Spare, argv: list[str], cwd: Path, env: Mapping[str, str
         protocol.keeper_exited(popen.wait())
 
     loop.add_reader(pidfd, reaped)
+
+    def detach() -> bool:
+        if protocol.reaped.done():
+            return False
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+        return True  # the pool reaps it: ``_start`` prunes, ``close`` waits
+
     spec = _guard.spec_bytes(argv, str(cwd), dict(env))
     try:
         view = memoryview(spec)
@@ -264,7 +284,14 @@ async def attach(spare: Spare, argv: list[str], cwd: Path, env: Mapping[str, str
     finally:
         os.close(spare.control)
     return Child(
-        popen.pid, reader, protocol.exited, protocol.reaped, protocol, _signaller(popen), pipe.close
+        popen.pid,
+        reader,
+        protocol.exited,
+        protocol.reaped,
+        protocol,
+        _signaller(popen),
+        pipe.close,
+        detach,
     )
 
 
