@@ -143,10 +143,6 @@ class Tree:
             stamp(f"desk.{sig.name.lower()}ed")
         return new
 
-    def _alive(self) -> list[int]:
-        with self._lock:
-            return self._held.alive()
-
     async def _rounds(self, sig: signal.Signals, deadline: float, every: bool) -> bool:
         """Walk, signal, wait for the exits; until a walk made once every held process had
         exited finds no new one (True) or ``deadline`` (False)."""
