@@ -26,10 +26,9 @@ How it ends:
 * **timeout**: after ``timeout`` seconds the tree is ended and the result is an error that says
   so.
 * **stop**: the turn's scope (``ctx.stops``) has the tree signalled (SIGTERM) on the stopping
-  thread, before the loop runs; the awaiting task is cancelled. The tree gets ``grace_s``
-  seconds to go, then SIGKILL; once it is gone ``CancelledError`` is re-raised (a spare's
-  keeper, exiting by itself, is left to its pool to reap). A second cancel during that cleanup
-  does not cut it short.
+  thread, then the awaiting task is cancelled: ``grace_s`` seconds, then SIGKILL; once the tree
+  is gone ``CancelledError`` is re-raised (a pool's keeper is left to the pool to reap). A
+  second cancel during that cleanup does not cut it short.
 
 Every group ending is booked in ``ctx.ledger`` (a :class:`agent.tools.process.ProcessLedger`), so
 the host can report "N child processes ended" for a stopped call that returned no result.
@@ -65,8 +64,7 @@ _log = logging.getLogger(__name__)
 _REAP_WAIT_S = 5.0
 
 STOPPED_WARM_DELAY_S = 0.25
-"""Seconds after a stopped call before the next spare keeper is started (unless a turn asks
-sooner): an interpreter starting beside the stop takes the CPU the rest of the stop needs."""
+"""Seconds from a stopped call to the next spare's start: not beside the rest of the stop."""
 
 
 class ShellRun:
@@ -183,6 +181,7 @@ class ShellRun:
         except OSError as exc:
             return ToolResult.error(f"could not start the command in {self.cwd}: {exc}")
         self.group, self._child = child.pid, child
+        self._arm(child)  # a spare's guard is known already: before the command's first output
         reader = asyncio.ensure_future(self._pump(child.stdout))
         try:
             return await self._supervise(child, reader)
@@ -202,10 +201,12 @@ class ShellRun:
                 self.spares.warm(STOPPED_WARM_DELAY_S if self.stopped else 0.0)
 
     async def _spawn(self, argv: list[str]) -> Child:
-        """Start ``argv`` under a spare keeper when one is ready and fits, else a new one."""
-        spares = self.spares
-        usable = spares is not None and not self.sandbox.on and spares.grace_s == self.grace_s
-        spare = spares.take() if spares is not None and usable and self.cwd.is_dir() else None
+        """Start ``argv`` under a spare keeper when one is ready and fits, else under one the
+        pool starts for the call (reaped by the pool too), else a new one of asyncio's."""
+        pool = self.spares if not self.sandbox.on and self.cwd.is_dir() else None
+        spare = None
+        if pool is not None and pool.grace_s == self.grace_s:
+            spare = await pool.take_or_start(_REAP_WAIT_S)
         if spare is None:
             return await shell_spawn.spawn(argv, self.cwd, self.env, self.grace_s, self.sandbox)
         stamp("shell.spawn_spare")
@@ -294,9 +295,8 @@ class ShellRun:
     # -- ending --------------------------------------------------------------------------------
 
     def _arm(self, child: Child) -> None:
-        """Once the guard said who it is: hold the tree and join the turn's scope, so that a
-        stop signals the tree on its own thread (:meth:`interrupt`)."""
-        if self._tree_of(child) is not None and self.stops is not None:
+        """Once the guard said who it is: hold the tree, join the turn's scope (once)."""
+        if self._registration is None and self._tree_of(child) is not None and self.stops:
             self._registration = self.stops.register(self)
 
     def interrupt(self, stop: StopRequest) -> None:

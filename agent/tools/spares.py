@@ -81,6 +81,7 @@ class SparePool:
         self._due: float | None = None
         """``time.monotonic()`` when the next spare is to be started (None: none asked)."""
         self._starting = False
+        self._waiters: list[Callable[[], None]] = []
         self._closed = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -132,13 +133,62 @@ class SparePool:
         for spare in ready:
             spare.discard()
         self._thread.join(timeout_s)
+        self._tell()
         left = 0
-        for popen in self._started:
+        with self._cond:
+            started = list(self._started)
+        for popen in started:
             try:
                 popen.wait(timeout_s)
             except subprocess.TimeoutExpired:
                 left += 1
         return left
+
+    def request(self, done: Callable[[], None]) -> None:
+        """Have a spare started now (unless one is ready or being started) and call ``done``
+        once one is ready, or it could not be started, or the pool closed: on the pool's thread,
+        or here at once when one is ready already. For a call that found none ready: started by
+        the pool's thread, it outlives the call's (its parent-death signal), and the pool reaps
+        it, so a stopped call need not wait for it (:attr:`~agent.tools.shell_spawn.Child.detach`).
+        """
+        with self._cond:
+            now = self._closed or bool(self._ready)
+            if not now:
+                self._waiters.append(done)
+                if not self._starting:
+                    self._due = time.monotonic()
+                    self._cond.notify()
+        if now:
+            done()
+
+    async def take_or_start(self, timeout_s: float) -> Spare | None:
+        """A spare for a call on the running loop: the one ready (:meth:`take`), else one the
+        pool starts now (:meth:`request`), waited for at most ``timeout_s`` seconds; None
+        when none could be had (start one yourself)."""
+        spare = self.take()
+        if spare is not None:
+            return spare
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def set_ready() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        def done() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+                loop.call_soon_threadsafe(set_ready)
+
+        self.request(done)
+        await asyncio.wait({ready}, timeout=timeout_s)
+        return self.take()
+
+    def _tell(self) -> None:
+        """Call the waiters of :meth:`request` (outside the lock)."""
+        with self._cond:
+            waiters, self._waiters = self._waiters, []
+        for done in waiters:
+            done()
 
     def _run(self) -> None:
         while True:
@@ -162,14 +212,17 @@ class SparePool:
                     _log.exception("a spare keeper could not be started")
                 with self._cond:
                     self._starting = False
+                self._tell()
                 continue
             with self._cond:
                 self._starting = False
-                if not self._closed:
+                kept = not self._closed
+                if kept:
                     self._ready.append(spare)
                     self._cond.notify_all()
-                    continue
-            spare.discard()
+            self._tell()
+            if not kept:
+                spare.discard()
 
     def _start(self) -> Spare:
         """Start one keeper with ``--spare`` (on this thread: its parent-death signal)."""
@@ -192,9 +245,9 @@ class SparePool:
         finally:
             for fd in (status_w, stdout_w, control_r):
                 os.close(fd)
-        # Reap what exited (a stopped call's keeper is left to the pool: ``Child.detach``).
-        self._started = [p for p in self._started if p.poll() is None]
-        self._started.append(popen)
+        with self._cond:  # reap what exited (a stopped call's keeper is left to the pool)
+            self._started = [p for p in self._started if p.poll() is None]
+            self._started.append(popen)
         spare = Spare(popen, control_w, stdout_r, status_r)
         try:
             spare.guard_pid, spare.command_pid = self._pid_lines(status_r)

@@ -6,7 +6,9 @@ while its command runs; a hard stop (the scope cancelled, as :meth:`agent.agent.
 does on the stopping thread) signals the command's tree at once (``ShellRun.interrupt``). The
 tests hold the turn's loop in a blocking call (as a loop waiting for a core is held), stop, and
 see the command's processes exit while the loop cannot run; let go, the cancel ends the call,
-counting what was ended (the processes alive at the stop, not the keeper's own).
+counting what was ended (the processes alive at the stop, not the keeper's own). The calls run
+under a spare keeper (:class:`agent.tools.spares.SparePool`, as the gateway's do), whose guard
+is known before the command is even handed over: the call is a member before its first output.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import json
 import re
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from agent.agent import Agent
@@ -28,6 +32,7 @@ from agent.stops import StopRequest, Surface
 from agent.tools import ShellRun, ShellTool, tree_end
 from agent.tools.process import has_procfs
 from agent.tools.registry import ToolRegistry
+from agent.tools.spares import SparePool
 from tests.support import poll_until
 from tests.tools.shellkit import COOPERATIVE, Output, context, is_dead, run
 
@@ -47,14 +52,25 @@ def stop() -> StopRequest:
     return StopRequest.by_user(Surface.DESK_KEY)
 
 
-def held_loop_stop(command: str, count: int, cwd: Path) -> tuple[list[int], bool, ShellRun]:
+@pytest.fixture
+def spares() -> Iterator[SparePool]:
+    pool = SparePool(GRACE_S)
+    try:
+        yield pool
+    finally:
+        assert pool.close() == 0
+
+
+def held_loop_stop(
+    command: str, count: int, cwd: Path, spares: SparePool
+) -> tuple[list[int], bool, ShellRun]:
     """Run ``command`` with a scope; once it printed ``count`` pids, hold the loop, cancel the
     scope from another thread and wait there for the pids to exit; then cancel the call."""
     scope = InterruptScope("turn")
 
     async def scenario() -> tuple[list[int], bool, ShellRun]:
         output = Output()
-        shell = ShellTool(grace_s=GRACE_S).start(
+        shell = ShellTool(grace_s=GRACE_S, spares=spares).start(
             {"command": command}, context(cwd, output, stops=scope)
         )
         task = asyncio.create_task(shell.run())
@@ -76,17 +92,26 @@ def held_loop_stop(command: str, count: int, cwd: Path) -> tuple[list[int], bool
     return run(scenario())
 
 
-def test_a_stop_ends_the_command_while_the_turn_s_loop_cannot_run(tmp_path: Path) -> None:
-    pids, gone, shell = held_loop_stop(COOPERATIVE, 2, tmp_path)
+def test_a_stop_ends_the_command_while_the_turn_s_loop_cannot_run(
+    tmp_path: Path, spares: SparePool
+) -> None:
+    pids, gone, shell = held_loop_stop(COOPERATIVE, 2, tmp_path, spares)
     assert gone, f"{pids} still ran while the loop was held"
     [ending] = shell.endings
     assert ending.cause == "stop" and ending.signals == ("SIGTERM",)
     assert ending.survivors == 0
     assert shell.children_ended == 2 == shell.ledger.children_ended  # not the keeper's own
+    # No spare was ready: the pool started one for the call, and reaps it (at its close at the
+    # latest), the stopped call not waiting for it.
+    assert shell.group is not None
+    assert spares.close() == 0
+    assert not psutil.pid_exists(shell.group)
 
 
-def test_the_count_is_only_of_the_processes_alive_at_the_stop(tmp_path: Path) -> None:
-    pids, gone, shell = held_loop_stop(ONE_EXITED, 3, tmp_path)
+def test_the_count_is_only_of_the_processes_alive_at_the_stop(
+    tmp_path: Path, spares: SparePool
+) -> None:
+    pids, gone, shell = held_loop_stop(ONE_EXITED, 3, tmp_path, spares)
     assert gone
     assert shell.children_ended == 2  # the shell and the sleep; the inner sh had exited
 
@@ -120,13 +145,13 @@ class HoldAtPids:
 
 
 def test_an_agent_s_stop_ends_its_shell_command_before_its_loop_runs(
-    provider: ProviderConfig, tmp_path: Path
+    provider: ProviderConfig, tmp_path: Path, spares: SparePool
 ) -> None:
     hold = HoldAtPids()
     agent = Agent(
         ChatClient(provider),
         listener=hold,
-        tools=ToolRegistry([ShellTool(grace_s=GRACE_S)]),
+        tools=ToolRegistry([ShellTool(grace_s=GRACE_S, spares=spares)]),
         cwd=tmp_path,
         delta_interval_s=0,
     )
