@@ -135,6 +135,36 @@ the loop woken (p99 52), the tree seen gone (p99 40), each step of the agent's r
 it submits the next prompt at once, before the next spare is up) still waits for that keeper
 to exit and be reaped: stops under a spare vs such a keeper, p99 18.2 vs 27.7 ms at load ~5,
 102 vs 137 ms at load ~8.
+
+So a call that finds no spare ready now asks the pool for one at once (started on the pool's
+thread and reaped by the pool: the stop leaves it to the pool too). Final pairs, run back to
+back as above (before: the code before all of this), stop -> worker exit p50 / p95 / p99 (ms);
+(*) other work's busy loops ran too during one of the pair's runs:
+
+===================  =====================  =====================
+load (1 min)         before                 after
+===================  =====================  =====================
+2.6 -> 2.5           6.7 / 12.0 / 15.8      4.6 / 8.2 / 12.9
+2.5 -> 4.5           7.0 / 21.2 / 29.5      5.8 / 15.1 / 26.7
+5.0 -> 6.0 (*)       12.3 / 25.7 / 33.5     8.9 / 17.1 / 40.4
+6.0 -> 7.3 (*)       12.7 / 29.1 / 47.4     10.6 / 38.8 / 52.4
+7.0 -> 6.5 (*)       15.2 / 26.4 / 40.4     4.9 / 19.5 / 29.9
+6.5 -> 6.9           8.3 / 26.8 / 39.0      7.4 / 24.1 / 48.6
+6.9 -> 7.7 (*)       14.8 / 37.6 / 59.4     9.3 / 25.2 / 26.9
+7.7 -> 6.2 (*)       14.0 / 26.6 / 42.3     3.2 / 8.1 / 12.3
+4.8 -> 4.3           5.9 / 10.2 / 16.6      6.2 / 22.7 / 24.8
+4.3 -> 3.7           7.0 / 13.0 / 15.6      4.7 / 9.8 / 16.2
+3.3 -> 6.0 (*)       12.4 / 29.7 / 36.2     7.3 / 24.9 / 29.3
+6.0 -> 6.3 (*)       13.2 / 35.9 / 45.0     6.2 / 19.2 / 25.7
+===================  =====================  =====================
+
+Pooled (1,200 stops each way, load 2.4-7.7): before p50 9.4, p95 26.8, p99 47.4 ms; after
+p50 6.2, p95 22.8, p99 38.8 ms; stop -> shell gone p99 28.4 -> 26.5 ms. p99 <= 20 ms held in 3
+of the 12 runs after (at load 2.5, 3.7 and a quiet moment at ~6), and in 3 before (load 2.5-4.8):
+not reliably. The floor meanwhile (``kill_floor.py``, after every second pair, load 3.3-7.2):
+stop_chain p50 0.5-4.3 ms, p99 12.0-24.9 ms. What desk adds at p99 is its own threads each
+waiting for a core (the stopping thread's walk, the loop's wake-up, its wake-up again when the
+tree is gone, each step of the agent's return), not a poll, a grace or a process of its own.
 """
 
 from __future__ import annotations

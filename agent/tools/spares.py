@@ -7,7 +7,11 @@ more on busy cores, and a burst of CPU that the scheduler makes the new session 
 the command's process already, which waits for the command on a pipe. :func:`attach` hands it
 the command (argv, working directory, environment: :func:`agent.guard.spec_bytes`) and the
 call's loop takes over its output and status pipes and reaps the keeper through a pidfd;
-the pool starts the next spare meanwhile.
+the pool starts the next spare meanwhile (after a stopped call, a moment later: not beside the
+rest of the stop). A call that finds none ready asks the pool for one now
+(:meth:`SparePool.take_or_start`) rather than starting a keeper itself. A stopped call does
+not wait for its keeper to exit: the pool reaps it (``Child.detach``; at its next start, at
+its close at the latest).
 
 The guarantee is the keeper's, unchanged: a spare's keeper, guard and waiting process form
 the same tree as a keeper started for the call. The spares are started on the pool's own
