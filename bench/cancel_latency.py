@@ -156,13 +156,17 @@ load (1 min)         before                 after
 4.3 -> 3.7           7.0 / 13.0 / 15.6      4.7 / 9.8 / 16.2
 3.3 -> 6.0 (*)       12.4 / 29.7 / 36.2     7.3 / 24.9 / 29.3
 6.0 -> 6.3 (*)       13.2 / 35.9 / 45.0     6.2 / 19.2 / 25.7
+5.8 -> 7.1 (*)       14.6 / 30.0 / 40.6     9.0 / 27.9 / 31.2
+7.1 -> 5.6 (*)       14.8 / 29.3 / 38.0     4.2 / 9.5 / 19.6
+4.5 -> 4.1           7.3 / 12.4 / 17.9      4.0 / 8.4 / 9.0
+4.1 -> 3.7           7.4 / 14.7 / 25.3      5.2 / 9.9 / 16.4
 ===================  =====================  =====================
 
-Pooled (1,200 stops each way, load 2.4-7.7): before p50 9.4, p95 26.8, p99 47.4 ms; after
-p50 6.2, p95 22.8, p99 38.8 ms; stop -> shell gone p99 28.4 -> 26.5 ms. p99 <= 20 ms held in 3
-of the 12 runs after (at load 2.5, 3.7 and a quiet moment at ~6), and in 3 before (load 2.5-4.8):
-not reliably. The floor meanwhile (``kill_floor.py``, after every second pair, load 3.3-7.2):
-stop_chain p50 0.5-4.3 ms, p99 12.0-24.9 ms. What desk adds at p99 is its own threads each
+Pooled (1,600 stops each way, load 2.4-7.7): before p50 9.3, p95 27.2, p99 47.4 ms; after
+p50 5.9, p95 21.9, p99 36.5 ms; stop -> shell gone p99 26.4 -> 25.5 ms. p99 <= 20 ms held in 6
+of the 16 runs after (load 2.5-4.3, and two quiet moments at ~6), and in 4 before (load
+2.5-4.8): not reliably. The floor meanwhile (``kill_floor.py``, after every second pair, load
+3.3-7.2): stop_chain p50 0.5-4.3 ms, p99 5.8-24.9 ms. What desk adds at p99 is its own threads each
 waiting for a core (the stopping thread's walk, the loop's wake-up, its wake-up again when the
 tree is gone, each step of the agent's return), not a poll, a grace or a process of its own.
 """
