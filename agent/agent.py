@@ -315,6 +315,7 @@ class Agent:
                 result_late = list(self._late)
             undelivered = self._inbox.close()
         timings.ended_at = time.monotonic()
+        stamp("agent.done")
         result.late_stops = result_late
         result.undelivered = undelivered
         result.timings = timings
@@ -365,6 +366,7 @@ class Agent:
                         approve=self.approve,
                         workspace=self.workspace,
                         changes=self.changes,
+                        stops=self.scope,
                     )
                     self._watch_paused = True  # a tool may run long without the provider
                     outcomes = await batch.run()
@@ -377,6 +379,7 @@ class Agent:
                 # must not turn a finished turn into an interrupted one.
                 self._cancellable = False
         except asyncio.CancelledError:
+            stamp("agent.stop_caught")
             self._cancellable = False
             stop = self.stop_request
             if stop is None:

@@ -10,7 +10,8 @@ too) until the ender has no child left (a subreaper with no child has no descend
 "Ended" counts the processes seen alive whose pidfd then said they exited (the guard not
 counted); "survivors" the others.
 
-Standard library only: run inside the keeper with ``-I -S``.
+Standard library only: run inside the keeper with ``-I -S``. desk's own ender
+(:mod:`agent.tools.tree_end`) holds and signals the tree with the same :class:`Held`.
 """
 
 from __future__ import annotations
@@ -169,18 +170,26 @@ def start_time(pid: int) -> bytes | None:
     return stat[1] if stat is not None else None
 
 
-class _Held:
-    """The processes an ender saw, each held by a pidfd (-1 where there are no pidfds)."""
+class Held:
+    """The processes an ender saw, each held by a pidfd (-1 where there are no pidfds): the
+    keeper's and the guard's (:func:`end_tree`) and desk's own (:mod:`agent.tools.tree_end`).
+
+    Attributes:
+        fds: ``{pid: pidfd}`` of every process held (a pidfd keeps its pid from being recycled:
+            what is signalled through it is the process that was walked).
+        gone: the held pids seen exited.
+    """
 
     def __init__(self) -> None:
         self.fds: dict[int, int] = {}
         self.gone: set[int] = set()
 
-    def sweep(self, root: int) -> list[int]:
-        """Walk ``root``'s descendants; hold and return the ones not seen before."""
+    def sweep(self, root: int, skip: frozenset[int] = frozenset()) -> list[int]:
+        """Walk ``root``'s descendants; hold and return the ones not held before (but
+        ``skip``: never held, never signalled)."""
         new: list[int] = []
         for pid, started in descendants(root).items():
-            if pid in self.fds:
+            if pid in self.fds or pid in skip:
                 continue
             try:
                 fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else -1
@@ -208,6 +217,7 @@ class _Held:
         return [pid for pid in self.fds if pid not in self.gone]
 
     def send(self, pids: list[int], sig: signal.Signals) -> None:
+        """Send ``sig`` to each of ``pids`` (held); one that exited meanwhile is skipped."""
         for pid in pids:
             fd = self.fds[pid]
             with contextlib.suppress(OSError):
@@ -231,6 +241,7 @@ class _Held:
         poller.poll(max(0, int(timeout_s * 1000)) or 1)
 
     def close(self) -> None:
+        """Close every pidfd (idempotent)."""
         for fd in self.fds.values():
             if fd >= 0:
                 os.close(fd)
@@ -277,7 +288,7 @@ def end_tree(
     for sig in ENDING_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     me = os.getpid()
-    held = _Held()
+    held = Held()
     signals: list[str] = []
     try:
         deadline = time.monotonic() + grace_s
@@ -318,6 +329,7 @@ def end_tree(
 __all__ = [
     "ENDING_SIGNALS",
     "KILL_WAIT_S",
+    "Held",
     "children",
     "descendants",
     "end_tree",

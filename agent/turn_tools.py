@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agent.events import AgentListener, ToolCompleted, ToolOutput, ToolStarted
 from agent.provider.types import ToolCall
+from agent.scope import InterruptScope
 from agent.tools.base import ToolResult
 from agent.tools.changes import ChangeRecorder
 from agent.tools.process import ProcessLedger
@@ -39,6 +40,7 @@ def tool_batch(
     approve: Approver | None,
     workspace: Workspace | None,
     changes: ChangeRecorder | None = None,
+    stops: InterruptScope | None = None,
 ) -> ToolBatch:
     """The batch that runs one assistant message's ``calls``, reporting to ``listener``.
 
@@ -51,6 +53,7 @@ def tool_batch(
         approve: asks the person before a call that needs it (None: run every call).
         workspace: the file tools' boundary (None: one at ``cwd``).
         changes: the turn's checkpoint recorder (None: nothing is recorded).
+        stops: the turn's scope, handed to each call (:attr:`ToolContext.stops`).
     """
 
     def on_start(call: ToolCall) -> None:
@@ -73,6 +76,7 @@ def tool_batch(
         approve=approve,
         workspace=workspace,
         changes=changes,
+        stops=stops,
     )
 
 

@@ -90,6 +90,85 @@ loop woken, the walk, the agent returning), has a p99 of 10-28 ms at that load t
 streaming reply's stop: p99 40 ms at load 10), and a process that must exit must itself be
 given a core first: a lone ``sleep`` in a session of its own took p50 4.3 ms, p90 19 ms from
 SIGTERM to its pidfd at load 12. So p99 <= 20 ms is met neither way at loads of 6 and more.
+
+Since then the stop's own thread signals the tree (``ShellRun.interrupt``, a member of the
+turn's scope: it walks the tree, holds each process by a pidfd and sends SIGTERM before the
+turn's loop is woken, so the processes die while the loop waits for a core), a stopped call
+under a spare keeper returns once the tree is gone (the keeper and the guard exit by
+themselves; the pool reaps the keeper later, at its next start or its close), and the next
+spare starts 0.25 s after a stop instead of beside it. Pairs run back to back, the code before
+("before") and after ("after"), 100 stops each, ``--phases tool --hog 2``, stop -> worker exit
+p50 / p95 / p99 and stop -> shell gone p50 / p99 (ms); no other busy loop ran on the machine
+but in the first pair, but other work did (tests, other benches: load 5-8 in place of ~3):
+
+===============  ===================  ==============  ===================  ==============
+load (1 min)     before: exit         before: shell   after: exit          after: shell
+===============  ===================  ==============  ===================  ==============
+5.1 -> 5.9 (*)   12.5 / 32.7 / 56.9   3.8 / 27.2      7.6 / 27.1 / 36.8    1.6 / 30.8
+5.9 -> 6.3       11.0 / 29.2 / 49.2   4.2 / 28.6      8.1 / 19.4 / 28.9    2.4 / 17.8
+6.2 -> 5.2       8.3 / 26.1 / 29.6    3.1 / 20.1      5.5 / 17.5 / 28.7    2.1 / 17.3
+5.2 -> 5.3       7.3 / 13.4 / 27.3    2.4 / 10.6      5.6 / 18.0 / 36.2    2.3 / 20.9
+5.3 -> 4.8       8.8 / 24.6 / 47.2    3.0 / 16.7      6.2 / 15.7 / 36.0    2.2 / 13.0
+4.5 -> 5.8       10.3 / 28.9 / 88.2   4.4 / 35.6      8.9 / 42.8 / 79.5    3.7 / 31.2
+5.7 -> 5.3       11.1 / 42.7 / 66.5   4.0 / 59.9      5.7 / 18.5 / 21.5    2.8 / 16.1
+5.3 -> 6.2       11.5 / 38.5 / 81.7   4.5 / 34.2      5.8 / 20.3 / 26.2    2.1 / 12.8
+6.2 -> 5.0       7.2 / 26.9 / 36.8    3.1 / 35.5      6.3 / 18.8 / 21.5    2.3 / 18.8
+5.0 -> 5.0       9.0 / 20.7 / 34.2    2.5 / 16.7      6.9 / 20.7 / 24.4    2.3 / 20.4
+5.0 -> 5.3       11.8 / 54.1 / 152    4.6 / 103       5.9 / 21.0 / 23.5    2.1 / 18.5
+5.3 -> 5.2       7.8 / 23.7 / 50.8    2.8 / 24.3      6.9 / 16.9 / 27.7    2.2 / 10.2
+5.2 -> 8.2       14.3 / 52.9 / 71.9   5.3 / 69.0      8.3 / 28.6 / 43.9    3.0 / 35.6
+===============  ===================  ==============  ===================  ==============
+
+(*) two more busy loops of other work ran meanwhile. The 12 pairs without them pooled (1,100
+and 1,200 stops): before p50 9.2, p95 32.4, p99 100 ms; after p50 6.5, p95 21.5, p99 37.8 ms;
+shell gone p99 44.5 -> 20.3 ms. Of two earlier pairs at load ~3.3 (``--hog 2`` alone), one
+gave after p99 18.2 ms (before 27.7 ms); the other ran into load 6.
+
+The floor, ``bench/kill_floor.py --hog 2`` (no desk: SIGTERM to the same two processes and
+a thread woken to wait for their pidfds), each run right after a run of the after code, load
+6.8 -> 8.4: floor p50 0.6 / 2.3 / 3.8 ms, p99 16 / 44 / 87 ms; desk's stop -> worker exit
+p50 7.4 / 10.9 / 13.8 ms, p99 25 / 79 / 165 ms. At p99 desk is about twice the floor, and the
+floor alone passes 20 ms from load ~7. In stamps (150 stops, load 7.3 -> 8.4) each hop's p99 is
+a wait for a core, not work: the stopping thread's walk and SIGTERM (p50 1.0, p99 24 ms),
+the loop woken (p99 52), the tree seen gone (p99 40), each step of the agent's return (p99
+14-48 ms for 0.3 ms of CPU). A stop under a keeper started for the call (40 % of the bench's:
+it submits the next prompt at once, before the next spare is up) still waits for that keeper
+to exit and be reaped: stops under a spare vs such a keeper, p99 18.2 vs 27.7 ms at load ~5,
+102 vs 137 ms at load ~8.
+
+So a call that finds no spare ready now asks the pool for one at once (started on the pool's
+thread and reaped by the pool: the stop leaves it to the pool too). Final pairs, run back to
+back as above (before: the code before all of this), stop -> worker exit p50 / p95 / p99 (ms);
+(*) other work's busy loops ran too during one of the pair's runs:
+
+===================  =====================  =====================
+load (1 min)         before                 after
+===================  =====================  =====================
+2.6 -> 2.5           6.7 / 12.0 / 15.8      4.6 / 8.2 / 12.9
+2.5 -> 4.5           7.0 / 21.2 / 29.5      5.8 / 15.1 / 26.7
+5.0 -> 6.0 (*)       12.3 / 25.7 / 33.5     8.9 / 17.1 / 40.4
+6.0 -> 7.3 (*)       12.7 / 29.1 / 47.4     10.6 / 38.8 / 52.4
+7.0 -> 6.5 (*)       15.2 / 26.4 / 40.4     4.9 / 19.5 / 29.9
+6.5 -> 6.9           8.3 / 26.8 / 39.0      7.4 / 24.1 / 48.6
+6.9 -> 7.7 (*)       14.8 / 37.6 / 59.4     9.3 / 25.2 / 26.9
+7.7 -> 6.2 (*)       14.0 / 26.6 / 42.3     3.2 / 8.1 / 12.3
+4.8 -> 4.3           5.9 / 10.2 / 16.6      6.2 / 22.7 / 24.8
+4.3 -> 3.7           7.0 / 13.0 / 15.6      4.7 / 9.8 / 16.2
+3.3 -> 6.0 (*)       12.4 / 29.7 / 36.2     7.3 / 24.9 / 29.3
+6.0 -> 6.3 (*)       13.2 / 35.9 / 45.0     6.2 / 19.2 / 25.7
+5.8 -> 7.1 (*)       14.6 / 30.0 / 40.6     9.0 / 27.9 / 31.2
+7.1 -> 5.6 (*)       14.8 / 29.3 / 38.0     4.2 / 9.5 / 19.6
+4.5 -> 4.1           7.3 / 12.4 / 17.9      4.0 / 8.4 / 9.0
+4.1 -> 3.7           7.4 / 14.7 / 25.3      5.2 / 9.9 / 16.4
+===================  =====================  =====================
+
+Pooled (1,600 stops each way, load 2.4-7.7): before p50 9.3, p95 27.2, p99 47.4 ms; after
+p50 5.9, p95 21.9, p99 36.5 ms; stop -> shell gone p99 26.4 -> 25.5 ms. p99 <= 20 ms held in 6
+of the 16 runs after (load 2.5-4.3, and two quiet moments at ~6), and in 4 before (load
+2.5-4.8): not reliably. The floor meanwhile (``kill_floor.py``, after every second pair, load
+3.3-7.2): stop_chain p50 0.5-4.3 ms, p99 5.8-24.9 ms. What desk adds at p99 is its own threads each
+waiting for a core (the stopping thread's walk, the loop's wake-up, its wake-up again when the
+tree is gone, each step of the agent's return), not a poll, a grace or a process of its own.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent.scope import InterruptScope
 from agent.stops import StopRequest
 from agent.tools.output import truncate_text
 from agent.tools.process import ProcessLedger
@@ -69,6 +70,10 @@ class ToolContext:
             say "N child processes ended" even when the call ended by a stop (share one ledger
             per turn).
         call_id: the id of the tool call being run ("" outside a batch).
+        stops: the turn's :class:`~agent.scope.InterruptScope` (None outside a turn): a tool
+            may register a member whose ``interrupt(stop)`` runs on the stopping thread at a
+            hard stop, before the turn's loop is woken to cancel the call (the ``shell`` tool
+            signals its command's processes there). It must not block.
     """
 
     cwd: Path
@@ -76,6 +81,7 @@ class ToolContext:
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
     ledger: ProcessLedger = field(default_factory=ProcessLedger)
     call_id: str = ""
+    stops: InterruptScope | None = None
 
     def resolve(self, path: str) -> Path:
         """``path`` made absolute against :attr:`cwd` (``~`` is expanded; not resolved further)."""

@@ -37,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from agent.events import StoppedTool
 from agent.provider.types import ChatMessage, ToolCall
+from agent.scope import InterruptScope
 from agent.stops import StopRequest
 from agent.tools.base import (
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -103,6 +104,7 @@ class ToolBatch:
             list (:meth:`Workspace.at`).
         changes: records what files hold before a call that may change them runs (the turn's
             checkpoint, :mod:`agent.tools.changes`); None records nothing.
+        stops: the turn's scope, handed to each call (:attr:`ToolContext.stops`); None: none.
     """
 
     def __init__(
@@ -119,8 +121,10 @@ class ToolBatch:
         approve: Approver | None = None,
         workspace: Workspace | None = None,
         changes: ChangeRecorder | None = None,
+        stops: InterruptScope | None = None,
     ) -> None:
         self.registry = registry
+        self.stops = stops
         self.changes = changes
         self.workspace = workspace if workspace is not None else Workspace.at(cwd)
         self.calls = list(calls)
@@ -214,6 +218,7 @@ class ToolBatch:
             max_output_bytes=self.max_output_bytes,
             ledger=self.ledger,
             call_id=call.id,
+            stops=self.stops,
         )
         try:
             result = await tool.run(args, ctx)

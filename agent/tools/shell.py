@@ -5,17 +5,15 @@ with ``--status-fd``): desk starts the keeper in a new session, the keeper forks
 guard forks the shell in a process group of its own; both are child subreapers, so every
 process the command starts stays in their tree (``setsid`` and double forks included). stdin
 is ``/dev/null`` (it must never read the desk's terminal) and stderr is merged into stdout.
-desk ends the tree itself (a stop, a timeout, processes left behind when the command exited):
-it walks the keeper's tree and signals every process but the keeper's own, holding each by a
-pidfd, and waits for the kernel's word that they exited (:mod:`agent.tools.tree_end`: no other
-process has to be let run first, which on busy cores took tens of milliseconds); the guard and
-the keeper then exit by themselves. The keeper ends the tree by itself when desk dies, even by
-SIGKILL, or when the command kills its guard (and reports what it ended on the status pipe;
-:mod:`agent.tools.shell_spawn` starts them and reads it); the guard when the keeper is killed.
-With a :class:`~agent.tools.spares.SparePool` (the gateway's), the keeper is one started before
-the call (a spare: the call only hands it the command), unless sandboxed. Output is
-passed to ``ctx.on_output`` as it arrives and kept, head and tail, within
-``ctx.max_output_bytes``.
+desk ends the tree itself (a stop, a timeout, leftovers): it walks the keeper's tree and
+signals every process but the keeper's own, holding each by a pidfd, and waits for the kernel's
+word that they exited (:mod:`agent.tools.tree_end`: no other process has to be let run first);
+the guard and the keeper then exit by themselves. The keeper ends the tree when desk dies, even
+by SIGKILL, or when the command kills its guard (and says what it ended on the status pipe,
+read by :mod:`agent.tools.shell_spawn`); the guard when the keeper is killed. With a
+:class:`~agent.tools.spares.SparePool` (the gateway's) the keeper is a spare started before
+the call, unless sandboxed. Output goes to ``ctx.on_output`` as it arrives and is kept, head
+and tail, within ``ctx.max_output_bytes``.
 
 How it ends:
 
@@ -27,9 +25,10 @@ How it ends:
   result carries the guard's signal as the exit code and a note (``cause="guard"``).
 * **timeout**: after ``timeout`` seconds the tree is ended and the result is an error that says
   so.
-* **stop**: the awaiting task is cancelled (that is how a hard stop arrives). The tree gets
-  SIGTERM, ``grace_s`` seconds to go, then SIGKILL; the keeper is reaped; then
-  ``CancelledError`` is re-raised. A second cancel during that cleanup does not cut it short.
+* **stop**: the turn's scope (``ctx.stops``) has the tree signalled (SIGTERM) on the stopping
+  thread, then the awaiting task is cancelled: ``grace_s`` seconds, then SIGKILL; once the tree
+  is gone ``CancelledError`` is re-raised (a pool's keeper is left to the pool to reap). A
+  second cancel during that cleanup does not cut it short.
 
 Every group ending is booked in ``ctx.ledger`` (a :class:`agent.tools.process.ProcessLedger`), so
 the host can report "N child processes ended" for a stopped call that returned no result.
@@ -49,7 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from agent import sandbox_init
+from agent.scope import InterruptScope, Registration
 from agent.stamps import stamp
+from agent.stops import StopRequest
 from agent.tools import shell_spawn, tree_end
 from agent.tools.base import ToolContext, ToolResult, count_processes
 from agent.tools.output import OutputBuffer
@@ -61,6 +62,9 @@ from agent.tools.spares import SparePool, attach
 _log = logging.getLogger(__name__)
 
 _REAP_WAIT_S = 5.0
+
+STOPPED_WARM_DELAY_S = 0.25
+"""Seconds from a stopped call to the next spare's start: not beside the rest of the stop."""
 
 
 class ShellRun:
@@ -82,6 +86,8 @@ class ShellRun:
             its command line is wrapped in bubblewrap, under the same guard.
         spares: keepers started ahead of need (:mod:`agent.tools.spares`); the command runs
             under one when one is ready (not sandboxed, same ``grace_s``).
+        stops: the turn's scope (``ToolContext.stops``): a member while the command runs, so
+            a hard stop signals the tree on the stopping thread (:meth:`interrupt`).
 
     Attributes:
         group: the keeper's pid (its process group's id) once started, else None; ``pid`` is the
@@ -108,8 +114,12 @@ class ShellRun:
         env: Mapping[str, str] | None = None,
         sandbox: Sandbox | None = None,
         spares: SparePool | None = None,
+        stops: InterruptScope | None = None,
     ) -> None:
         self.command = command
+        self.stops = stops
+        self._tree: tree_end.Tree | None = None
+        self._registration: Registration | None = None
         self.spares = spares
         self.sandbox = sandbox or Sandbox()
         self.cwd = cwd
@@ -171,6 +181,7 @@ class ShellRun:
         except OSError as exc:
             return ToolResult.error(f"could not start the command in {self.cwd}: {exc}")
         self.group, self._child = child.pid, child
+        self._arm(child)  # a spare's guard is known already: before the command's first output
         reader = asyncio.ensure_future(self._pump(child.stdout))
         try:
             return await self._supervise(child, reader)
@@ -181,15 +192,21 @@ class ShellRun:
             stamp("shell.ended")
             raise
         finally:
+            if self._registration is not None:
+                self._registration.unregister()
+            if self._tree is not None:
+                self._tree.close()
             child.close()
-            if self.spares is not None:
-                self.spares.warm()  # for the next call, now that this one is over
+            if self.spares is not None:  # for the next call, now that this one is over
+                self.spares.warm(STOPPED_WARM_DELAY_S if self.stopped else 0.0)
 
     async def _spawn(self, argv: list[str]) -> Child:
-        """Start ``argv`` under a spare keeper when one is ready and fits, else a new one."""
-        spares = self.spares
-        usable = spares is not None and not self.sandbox.on and spares.grace_s == self.grace_s
-        spare = spares.take() if spares is not None and usable and self.cwd.is_dir() else None
+        """Start ``argv`` under a spare keeper when one is ready and fits, else under one the
+        pool starts for the call (reaped by the pool too), else a new one of asyncio's."""
+        pool = self.spares if not self.sandbox.on and self.cwd.is_dir() else None
+        spare = None
+        if pool is not None and pool.grace_s == self.grace_s:
+            spare = await pool.take_or_start(_REAP_WAIT_S)
         if spare is None:
             return await shell_spawn.spawn(argv, self.cwd, self.env, self.grace_s, self.sandbox)
         stamp("shell.spawn_spare")
@@ -203,6 +220,7 @@ class ShellRun:
             timeout=_REAP_WAIT_S,
             return_when=asyncio.FIRST_COMPLETED,
         )
+        self._arm(child)
         done, _ = await asyncio.wait({child.exited}, timeout=self.timeout_s)
         if not done:
             self.timed_out = True
@@ -276,6 +294,19 @@ class ShellRun:
 
     # -- ending --------------------------------------------------------------------------------
 
+    def _arm(self, child: Child) -> None:
+        """Once the guard said who it is: hold the tree, join the turn's scope (once)."""
+        if self._registration is None and self._tree_of(child) is not None and self.stops:
+            self._registration = self.stops.register(self)
+
+    def interrupt(self, stop: StopRequest) -> None:
+        """A hard stop, on the thread that stops: the tree gets its SIGTERM now (``Tree.term``)
+        and dies while the turn's loop waits to run; the cancel that follows ends the rest."""
+        tree = self._tree
+        if tree is not None:
+            stamp("shell.term_now")
+            tree.term()
+
     async def _end(
         self, child: Child, reader: asyncio.Future[None] | None, cause: str
     ) -> GroupEnding:
@@ -291,18 +322,21 @@ class ShellRun:
         protocol = child.protocol
         keeper_at_it = protocol.guard_killed or protocol.ending.done()
         unknown = protocol.guard_pid is None  # the guard has not said who it is yet
-        if keeper_at_it or unknown or child.reaped.done() or not tree_end.available():
+        tree = None if keeper_at_it or unknown else self._tree_of(child)
+        detached = False
+        if tree is None:
             ended, survivors, signals, gone_at = await self._keeper_ends(child)
         else:
-            wrapped = sandbox_init.WRAPPERS if self.sandbox.on else 0
-            spared = tree_end.spared(child.pid, protocol.guard_pid, wrapped)
             stamp("shell.desk_ends")
-            end = await tree_end.end_tree(child.pid, spared, self.grace_s, self.kill_wait_s)
+            end = await tree.end(self.grace_s, self.kill_wait_s)
             ended, survivors, signals, gone_at = end.ended, end.survivors, end.signals, end.gone_at
-            # The guard and the keeper exit by themselves now, having nothing left to wait for.
-            if not end.survivors:
+            # The guard and the keeper exit by themselves now (a stop leaves a spare's to its pool)
+            if not end.survivors and cause == "stop" and child.detach is not None:
+                detached = child.detach()
+                stamp("shell.detached")
+            elif not end.survivors:
                 await asyncio.wait({child.reaped}, timeout=_REAP_WAIT_S)
-            if not child.reaped.done():  # something is left: the keeper tries too
+            if not detached and not child.reaped.done():  # something is left: the keeper too
                 more = await self._keeper_ends(child)
                 ended, survivors = ended + more[0], more[1]
                 signals = signals or more[2]
@@ -320,13 +354,24 @@ class ShellRun:
         if ending.ended or ending.signals:
             self.endings.append(ending)
             self.ledger.record(ending)
-        # The keeper is reaped by asyncio's child watcher (a spare's: by its pidfd's reader),
-        # which then resolves ``reaped``.
-        await asyncio.wait({child.reaped}, timeout=_REAP_WAIT_S)
+        # Reaped by asyncio's watcher or a spare's pidfd reader (``reaped``); detached: its pool
+        if not detached:
+            await asyncio.wait({child.reaped}, timeout=_REAP_WAIT_S)
         stamp("shell.reaped")
         if reader is not None:
             await self._close_reader(reader)
         return ending
+
+    def _tree_of(self, child: Child) -> tree_end.Tree | None:
+        """The tree desk ends itself (held since the guard said who it is, else now); None when
+        desk cannot (:func:`agent.tools.tree_end.hold`) or the keeper was reaped."""
+        if self._tree is None or self._tree.closed:
+            guard = child.protocol.guard_pid
+            if guard is None or child.reaped.done():
+                return None
+            wrapped = sandbox_init.WRAPPERS if self.sandbox.on else 0
+            self._tree = tree_end.hold(child.pid, guard, wrapped)
+        return self._tree
 
     async def _keeper_ends(self, child: Child) -> tuple[int, int, tuple[str, ...], float]:
         """Ask the keeper to end the tree (SIGTERM) unless it is at it or gone; its count."""
@@ -437,6 +482,7 @@ class ShellTool:
             env=self.env,
             sandbox=self.sandbox,
             spares=self.spares,
+            stops=ctx.stops,
         )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -137,6 +137,11 @@ class Child:
     """Send a signal to the keeper (raises ProcessLookupError once it is gone)."""
     release: Callable[[], None]
     """Release the pipes (see :meth:`close`)."""
+    detach: Callable[[], bool] | None = None
+    """Stop watching the keeper on this loop and leave its reaping to whoever started it (a
+    spare's pool: :meth:`agent.tools.spares.SparePool.close` reaps it at the latest); True
+    when done, False when it was reaped already. None: the keeper is reaped on the loop only
+    (asyncio's watcher), so it must be waited for."""
 
     def close(self) -> None:
         """Release the pipes, and the keeper once it is reaped. This never signals a live

@@ -7,7 +7,11 @@ more on busy cores, and a burst of CPU that the scheduler makes the new session 
 the command's process already, which waits for the command on a pipe. :func:`attach` hands it
 the command (argv, working directory, environment: :func:`agent.guard.spec_bytes`) and the
 call's loop takes over its output and status pipes and reaps the keeper through a pidfd;
-the pool starts the next spare meanwhile.
+the pool starts the next spare meanwhile (after a stopped call, a moment later: not beside the
+rest of the stop). A call that finds none ready asks the pool for one now
+(:meth:`SparePool.take_or_start`) rather than starting a keeper itself. A stopped call does
+not wait for its keeper to exit: the pool reaps it (``Child.detach``; at its next start, at
+its close at the latest).
 
 The guarantee is the keeper's, unchanged: a spare's keeper, guard and waiting process form
 the same tree as a keeper started for the call. The spares are started on the pool's own
@@ -26,6 +30,7 @@ import os
 import select
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,8 +82,10 @@ class SparePool:
         self._cond = threading.Condition()
         self._ready: list[Spare] = []
         self._started: list[subprocess.Popen[bytes]] = []
-        self._want = False
+        self._due: float | None = None
+        """``time.monotonic()`` when the next spare is to be started (None: none asked)."""
         self._starting = False
+        self._waiters: list[Callable[[], None]] = []
         self._closed = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -106,11 +113,14 @@ class SparePool:
                 bool(self._ready)
             )
 
-    def warm(self) -> None:
-        """Start a spare now if none is ready or being started (e.g. as a turn begins)."""
+    def warm(self, delay_s: float = 0.0) -> None:
+        """Start a spare if none is ready or being started (e.g. as a turn begins): now, or
+        ``delay_s`` seconds from now (after a stop: an interpreter starting takes the CPU the
+        rest of the stop needs); an earlier ask wins."""
         with self._cond:
             if not self._closed and not self._ready and not self._starting:
-                self._want = True
+                due = time.monotonic() + max(0.0, delay_s)
+                self._due = due if self._due is None else min(self._due, due)
                 self._cond.notify()
 
     def close(self, timeout_s: float = CLOSE_WAIT_S) -> int:
@@ -127,22 +137,77 @@ class SparePool:
         for spare in ready:
             spare.discard()
         self._thread.join(timeout_s)
+        self._tell()
         left = 0
-        for popen in self._started:
+        with self._cond:
+            started = list(self._started)
+        for popen in started:
             try:
                 popen.wait(timeout_s)
             except subprocess.TimeoutExpired:
                 left += 1
         return left
 
+    def request(self, done: Callable[[], None]) -> None:
+        """Have a spare started now (unless one is ready or being started) and call ``done``
+        once one is ready, or it could not be started, or the pool closed: on the pool's thread,
+        or here at once when one is ready already. For a call that found none ready: started by
+        the pool's thread, it outlives the call's (its parent-death signal), and the pool reaps
+        it, so a stopped call need not wait for it (:attr:`~agent.tools.shell_spawn.Child.detach`).
+        """
+        with self._cond:
+            now = self._closed or bool(self._ready)
+            if not now:
+                self._waiters.append(done)
+                if not self._starting:
+                    self._due = time.monotonic()
+                    self._cond.notify()
+        if now:
+            done()
+
+    async def take_or_start(self, timeout_s: float) -> Spare | None:
+        """A spare for a call on the running loop: the one ready (:meth:`take`), else one the
+        pool starts now (:meth:`request`), waited for at most ``timeout_s`` seconds; None
+        when none could be had (start one yourself)."""
+        spare = self.take()
+        if spare is not None:
+            return spare
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def set_ready() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        def done() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+                loop.call_soon_threadsafe(set_ready)
+
+        self.request(done)
+        await asyncio.wait({ready}, timeout=timeout_s)
+        return self.take()
+
+    def _tell(self) -> None:
+        """Call the waiters of :meth:`request` (outside the lock)."""
+        with self._cond:
+            waiters, self._waiters = self._waiters, []
+        for done in waiters:
+            done()
+
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._want and not self._closed:
-                    self._cond.wait()
+                while not self._closed:
+                    if self._due is None:
+                        self._cond.wait()
+                        continue
+                    left = self._due - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
                 if self._closed:
                     return
-                self._want = False
+                self._due = None
                 self._starting = True
             try:
                 spare = self._start()
@@ -151,14 +216,17 @@ class SparePool:
                     _log.exception("a spare keeper could not be started")
                 with self._cond:
                     self._starting = False
+                self._tell()
                 continue
             with self._cond:
                 self._starting = False
-                if not self._closed:
+                kept = not self._closed
+                if kept:
                     self._ready.append(spare)
                     self._cond.notify_all()
-                    continue
-            spare.discard()
+            self._tell()
+            if not kept:
+                spare.discard()
 
     def _start(self) -> Spare:
         """Start one keeper with ``--spare`` (on this thread: its parent-death signal)."""
@@ -181,8 +249,9 @@ class SparePool:
         finally:
             for fd in (status_w, stdout_w, control_r):
                 os.close(fd)
-        self._started = [p for p in self._started if p.returncode is None]
-        self._started.append(popen)
+        with self._cond:  # reap what exited (a stopped call's keeper is left to the pool)
+            self._started = [p for p in self._started if p.poll() is None]
+            self._started.append(popen)
         spare = Spare(popen, control_w, stdout_r, status_r)
         try:
             spare.guard_pid, spare.command_pid = self._pid_lines(status_r)
@@ -254,6 +323,14 @@ async def attach(spare: Spare, argv: list[str], cwd: Path, env: Mapping[str, str
         protocol.keeper_exited(popen.wait())
 
     loop.add_reader(pidfd, reaped)
+
+    def detach() -> bool:
+        if protocol.reaped.done():
+            return False
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+        return True  # the pool reaps it: ``_start`` prunes, ``close`` waits
+
     spec = _guard.spec_bytes(argv, str(cwd), dict(env))
     try:
         view = memoryview(spec)
@@ -264,7 +341,14 @@ async def attach(spare: Spare, argv: list[str], cwd: Path, env: Mapping[str, str
     finally:
         os.close(spare.control)
     return Child(
-        popen.pid, reader, protocol.exited, protocol.reaped, protocol, _signaller(popen), pipe.close
+        popen.pid,
+        reader,
+        protocol.exited,
+        protocol.reaped,
+        protocol,
+        _signaller(popen),
+        pipe.close,
+        detach,
     )
 
 

@@ -11,12 +11,14 @@ later, for 1 ms of CPU (``bench/cancel_latency.py``).
 So desk does the keeper's walk itself, in the process that is running already: every live
 descendant of the keeper (found through ``/proc``, :func:`agent.guard_tree.descendants`), but
 the keeper's own processes (the guard and a sandbox's wrappers, see :func:`spared`), is held by
-a pidfd (its start time checked, so a recycled pid is never signalled) and gets SIGTERM and
-SIGCONT; desk waits on the loop for the pidfds (the kernel makes them readable as the processes
-exit: nothing but the dying processes has to run), walks again until a walk made once every
-held process had exited finds no new one, and after ``grace_s`` sends SIGKILL the same way. The
-tree is then empty but for the keeper, the guard and the wrappers, which no longer start
-anything: :func:`kill_spared` ends them by SIGKILL (done by the kernel, no Python wake-up).
+a pidfd (its start time checked, so a recycled pid is never signalled; the holder is the
+keeper's own, :class:`agent.guard_tree.Held`) and gets SIGTERM and SIGCONT. A stop does this
+first on the thread that stops (:meth:`Tree.term`, before the turn's loop is woken: the tree
+dies while the loop waits for a core); the loop then waits for the pidfds (the kernel makes
+them readable as the processes exit: nothing but the dying processes has to run), walks again
+until a walk made once every held process had exited finds no new one, and after ``grace_s``
+(from the first SIGTERM) sends SIGKILL the same way (:meth:`Tree.end`). The keeper and the
+guard, with nothing left below them, then exit by themselves.
 
 Until then the keeper and the guard stay as they were, subreapers above the tree: an orphan
 still comes to them (and is found by the next walk), and if desk dies meanwhile the keeper's
@@ -30,14 +32,14 @@ elsewhere the keeper is asked, as before.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import select
 import signal
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from agent.guard_tree import descendants, only_children, start_time, stat_fields
+from agent.guard_tree import Held, only_children, stat_fields
 from agent.stamps import stamp
 
 _FIRST_SWEEP_S = 0.002
@@ -46,7 +48,7 @@ _LAST_SWEEP_S = 0.05
 
 @dataclass(frozen=True, slots=True)
 class TreeEnd:
-    """What :func:`end_tree` did: the keeper's ``ended`` line, from desk's own count.
+    """What :meth:`Tree.end` did: the keeper's ``ended`` line, from desk's own count.
 
     Attributes:
         ended: processes held alive and then seen exited.
@@ -67,7 +69,7 @@ def available() -> bool:
 
 
 def spared(keeper: int, guard: int | None, wrapped: int) -> frozenset[int]:
-    """The keeper's own processes below it, never signalled by :func:`end_tree`: the guard
+    """The keeper's own processes below it, never signalled by :class:`Tree`: the guard
     (when it is still alive and the keeper's child: a pid no longer the keeper's child is not
     the guard's any more) and the ``wrapped`` processes below it, each the only child of the
     one above (a sandbox's: :data:`agent.sandbox_init.WRAPPERS`)."""
@@ -79,139 +81,169 @@ def spared(keeper: int, guard: int | None, wrapped: int) -> frozenset[int]:
     return frozenset({guard, *only_children(guard, wrapped)})
 
 
-@dataclass(slots=True)
-class _Held:
-    """The processes desk holds by pidfd: ``{pid: fd}``, and those seen exited."""
+class Tree:
+    """One keeper's tree as desk ends it: the processes below the keeper (but the keeper's
+    own, :func:`spared`), held by pidfds, signalled from any thread.
 
-    fds: dict[int, int] = field(default_factory=dict)
-    gone: set[int] = field(default_factory=set)
-
-    def sweep(self, root: int, spared: frozenset[int]) -> list[int]:
-        """Walk ``root``'s live descendants; hold and return the ones not held before."""
-        new: list[int] = []
-        for pid, started in descendants(root).items():
-            if pid in self.fds or pid in spared:
-                continue
-            try:
-                fd = os.pidfd_open(pid)
-            except OSError:
-                continue  # gone already
-            if start_time(pid) != started:  # the pid was recycled in between
-                os.close(fd)
-                continue
-            self.fds[pid] = fd
-            new.append(pid)
-        return new
-
-    def alive(self) -> list[int]:
-        """The held processes not seen exited (a readable pidfd: it exited)."""
-        poller = select.poll()
-        for pid, fd in self.fds.items():
-            if pid not in self.gone:
-                poller.register(fd, select.POLLIN)
-        by_fd = {fd: pid for pid, fd in self.fds.items()}
-        self.gone.update(by_fd[fd] for fd, _ in poller.poll(0))
-        return [pid for pid in self.fds if pid not in self.gone]
-
-    def send(self, pids: list[int], sig: signal.Signals) -> None:
-        for pid in pids:
-            with contextlib.suppress(OSError):  # exited meanwhile
-                signal.pidfd_send_signal(self.fds[pid], sig)
-
-    async def wait(self, pids: list[int], timeout_s: float) -> None:
-        """Until every one of ``pids`` exited (their pidfds readable on the loop), or
-        ``timeout_s``: one wake-up of the loop for a tree that dies at once, not one per
-        process (each is a wait for a core on a busy machine)."""
-        if not pids:
-            return
-        loop = asyncio.get_running_loop()
-        exited = loop.create_future()
-        left = {self.fds[pid] for pid in pids}
-
-        def seen(fd: int) -> None:
-            loop.remove_reader(fd)
-            left.discard(fd)
-            if not left and not exited.done():
-                exited.set_result(None)
-
-        for fd in left:
-            loop.add_reader(fd, seen, fd)
-        try:
-            await asyncio.wait({exited}, timeout=max(timeout_s, 0.0))
-        finally:
-            for fd in left:
-                loop.remove_reader(fd)
-
-    def close(self) -> None:
-        for fd in self.fds.values():
-            os.close(fd)
-        self.fds.clear()
-
-
-async def _rounds(
-    held: _Held,
-    keeper: int,
-    spared: frozenset[int],
-    sig: signal.Signals,
-    deadline: float,
-    every_round: bool,
-) -> bool:
-    """Walk, signal what is new (or, with ``every_round``, everything alive), wait for the exits;
-    until a walk made once every held process had exited finds no new one (True) or
-    ``deadline`` (False)."""
-    pause = _FIRST_SWEEP_S
-    while True:
-        all_gone = not held.alive()
-        new = held.sweep(keeper, spared)
-        targets = held.alive() if every_round else new
-        held.send(targets, sig)
-        if sig == signal.SIGTERM:
-            held.send(targets, signal.SIGCONT)  # a stopped process gets to handle its TERM
-        if new:
-            stamp(f"desk.{sig.name.lower()}ed")
-        if all_gone and not new:
-            return True
-        now = time.monotonic()
-        if now >= deadline:
-            return False
-        await held.wait(held.alive(), min(pause, deadline - now))
-        pause = min(pause * 2, _LAST_SWEEP_S)
-
-
-async def end_tree(
-    keeper: int, spared: frozenset[int], grace_s: float, kill_wait_s: float
-) -> TreeEnd:
-    """End every live descendant of ``keeper`` but ``spared``: SIGTERM (and SIGCONT), at most
-    ``grace_s`` seconds, then SIGKILL for at most ``kill_wait_s`` seconds. Runs on the loop;
-    a cancel during it is not taken until it returns (the caller shields it).
+    A stop signals the tree on the thread that stops (:meth:`term`, before the turn's loop is
+    woken: the processes are let die while the loop waits for a core); the loop then finishes
+    the ending (:meth:`end`). The holder (:class:`agent.guard_tree.Held`) is shared under a
+    lock, so what one thread held and signalled the other counts and waits for.
 
     Args:
-        keeper: the keeper's pid (desk's child, not reaped yet: its pid is not recycled).
-        spared: the keeper's own processes (:func:`spared`).
-        grace_s: seconds between SIGTERM and SIGKILL.
-        kill_wait_s: seconds of SIGKILL before what is left is reported as survivors.
+        keeper: the keeper's pid (desk's child, not reaped: the pid is not recycled; the
+            keeper is checked alive through a pidfd before each walk).
+        guard: the guard's pid.
+        wrapped: the sandbox's wrappers below the guard (:func:`spared`).
 
-    Returns:
-        desk's count (:class:`TreeEnd`).
+    Raises:
+        OSError: the keeper is gone (no pidfd could be opened on it).
     """
-    held = _Held()
-    signals: list[str] = []
+
+    def __init__(self, keeper: int, guard: int, wrapped: int) -> None:
+        self.keeper = keeper
+        self.guard = guard
+        self.wrapped = wrapped
+        self.termed_at: float | None = None
+        """``time.monotonic()`` of the first SIGTERM (the grace runs from there)."""
+        self._keeper_fd = os.pidfd_open(keeper)
+        self._held = Held()
+        self._spared: frozenset[int] | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def term(self) -> bool:
+        """Walk the tree; hold, SIGTERM and SIGCONT what was not held before. Thread-safe,
+        never blocks on another process (a few ``/proc`` reads per process of the tree).
+
+        Returns:
+            False when nothing was done: the tree was closed, or the keeper has exited (its
+            tree is no longer below it; the keeper's own ending is then waited for).
+        """
+        with self._lock:
+            if self._closed or _exited(self._keeper_fd):
+                return False
+            self._round(signal.SIGTERM, every=False)
+            return True
+
+    def _round(self, sig: signal.Signals, every: bool) -> list[int]:
+        """Under the lock: walk, hold what is new, send ``sig`` (SIGTERM: and SIGCONT, so a
+        stopped process gets to handle it) to what is new, or to all alive with ``every``."""
+        if self._spared is None:
+            self._spared = spared(self.keeper, self.guard, self.wrapped)
+        held = self._held
+        new = held.sweep(self.keeper, self._spared)
+        targets = held.alive() if every else new
+        held.send(targets, sig)
+        if sig == signal.SIGTERM:
+            held.send(targets, signal.SIGCONT)
+            if self.termed_at is None:
+                self.termed_at = time.monotonic()
+        if new:
+            stamp(f"desk.{sig.name.lower()}ed")
+        return new
+
+    async def _rounds(self, sig: signal.Signals, deadline: float, every: bool) -> bool:
+        """Walk, signal, wait for the exits; until a walk made once every held process had
+        exited finds no new one (True) or ``deadline`` (False)."""
+        pause = _FIRST_SWEEP_S
+        while True:
+            with self._lock:
+                all_gone = not self._held.alive()
+                new = self._round(sig, every)
+                alive = self._held.alive()
+                fds = [self._held.fds[pid] for pid in alive]
+            if all_gone and not new:
+                return True
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            await _wait_readable(fds, min(pause, deadline - now))
+            pause = min(pause * 2, _LAST_SWEEP_S)
+
+    async def end(self, grace_s: float, kill_wait_s: float) -> TreeEnd:
+        """End every live descendant of the keeper but its own processes: SIGTERM (and
+        SIGCONT; counted from :meth:`term`'s when it came first), at most ``grace_s`` seconds,
+        then SIGKILL for at most ``kill_wait_s`` seconds. Runs on the loop; a cancel during it
+        is not taken until it returns (the caller shields it). The pidfds are closed after.
+
+        Returns:
+            desk's count (:class:`TreeEnd`): what was held alive and then seen exited.
+        """
+        signals: list[str] = []
+        try:
+            start = self.termed_at if self.termed_at is not None else time.monotonic()
+            gone = await self._rounds(signal.SIGTERM, start + grace_s, every=False)
+            with self._lock:
+                if self._held.fds:
+                    signals.append("SIGTERM")
+            if not gone:
+                signals.append("SIGKILL")
+                deadline = time.monotonic() + kill_wait_s
+                await self._rounds(signal.SIGKILL, deadline, every=True)
+            gone_at = time.monotonic()
+            stamp("desk.tree_gone")
+            with self._lock:
+                survivors = len(self._held.alive())
+                held = len(self._held.fds)
+            return TreeEnd(held - survivors, survivors, tuple(signals), gone_at)
+        finally:
+            self.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran (after :meth:`end`): a later ending needs a new tree."""
+        return self._closed
+
+    def close(self) -> None:
+        """Close the pidfds; :meth:`term` does nothing from then on. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._held.close()
+            os.close(self._keeper_fd)
+
+
+def _exited(pidfd: int) -> bool:
+    """True when the process held by ``pidfd`` has exited (its pidfd is readable)."""
+    return bool(select.select([pidfd], [], [], 0)[0])
+
+
+async def _wait_readable(fds: list[int], timeout_s: float) -> None:
+    """Until every one of ``fds`` (pidfds) is readable on the loop, or ``timeout_s``: one
+    wake-up of the loop for a tree that dies at once, not one per process (each is a wait
+    for a core on a busy machine)."""
+    if not fds:
+        return
+    loop = asyncio.get_running_loop()
+    exited = loop.create_future()
+    left = set(fds)
+
+    def seen(fd: int) -> None:
+        loop.remove_reader(fd)
+        left.discard(fd)
+        if not left and not exited.done():
+            exited.set_result(None)
+
+    for fd in fds:
+        loop.add_reader(fd, seen, fd)
     try:
-        gone = await _rounds(
-            held, keeper, spared, signal.SIGTERM, time.monotonic() + grace_s, every_round=False
-        )
-        if held.fds:
-            signals.append("SIGTERM")
-        if not gone:
-            signals.append("SIGKILL")
-            deadline = time.monotonic() + kill_wait_s
-            await _rounds(held, keeper, spared, signal.SIGKILL, deadline, every_round=True)
-        gone_at = time.monotonic()
-        stamp("desk.tree_gone")
-        survivors = len(held.alive())
-        return TreeEnd(len(held.fds) - survivors, survivors, tuple(signals), gone_at)
+        await asyncio.wait({exited}, timeout=max(timeout_s, 0.0))
     finally:
-        held.close()
+        for fd in left:
+            loop.remove_reader(fd)
 
 
-__all__ = ["TreeEnd", "available", "end_tree", "spared"]
+def hold(keeper: int, guard: int, wrapped: int) -> Tree | None:
+    """A :class:`Tree` of ``keeper`` (same arguments), or None when desk cannot end it itself:
+    no pidfds or ``/proc`` children files (:func:`available`), or the keeper is gone."""
+    if not available():
+        return None
+    try:
+        return Tree(keeper, guard, wrapped)
+    except OSError:
+        return None
+
+
+__all__ = ["Tree", "TreeEnd", "available", "hold", "spared"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,10 +18,11 @@ import psutil
 import pytest
 
 from agent.provider.client import ProviderConfig
+from agent.stops import StopRequest, Surface
 from agent.tools.process import has_procfs
-from contract.events import ToolComplete
+from contract.events import ToolComplete, ToolOutput
 from tests.support import EventLog, poll_until
-from tests.tools.shellkit import is_dead
+from tests.tools.shellkit import COOPERATIVE, is_dead
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.skipif(
@@ -89,3 +91,34 @@ def test_quitting_with_a_spare_started_leaves_no_process(
     assert report.threads_left == []
     assert [pid for pid in tree if not is_dead(pid)] == []
     assert spare_keepers() == []
+
+
+def test_a_stopped_call_leaves_its_keeper_to_be_reaped_by_the_shutdown_at_the_latest(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    desk = Gateway(GatewayConfig(provider=provider, approvals=False, cwd=tmp_path))
+    log = EventLog()
+    desk.subscribe(log)
+    try:
+        session = desk.session_create()
+        first_turn(desk, log, session)
+        assert poll_until(lambda: len(spare_keepers()) == 1, 30), "no spare keeper was started"
+        keeper = spare_keepers()[0].pid
+        prompt = "call tool shell with " + json.dumps({"command": COOPERATIVE})
+        turn_id = desk.prompt_submit(session, prompt).turn_id
+        assert log.wait_for(lambda ev: len(re.findall(r"\d+\n", output(log))) >= 2, 20)
+        pids = [int(pid) for pid in re.findall(r"(\d+)\n", output(log))]
+        desk.session_interrupt(session, StopRequest.by_user(Surface.DESK_KEY), turn_id=turn_id)
+        complete = log.complete(turn_id, timeout=20)
+        # the command is gone when the turn's worker has returned, and counted
+        assert [pid for pid in pids if not is_dead(pid)] == []
+        assert complete.stop is not None and complete.stop.children_ended == 2
+    finally:
+        report = desk.shutdown(timeout_s=10)
+    assert report.threads_left == []
+    assert not psutil.pid_exists(keeper)  # exited by itself, and reaped
+
+
+def output(log: EventLog) -> str:
+    """The shell call's output so far."""
+    return "".join(event.text for event in log.of_type(ToolOutput))

@@ -16,6 +16,7 @@ import pytest
 from agent.tools import ShellTool
 from agent.tools.process import has_procfs
 from agent.tools.spares import SparePool
+from tests.support import poll_until
 from tests.tools.shellkit import COOPERATIVE, TERM_IGNORING, Output, context, is_dead, run
 
 GRACE_S = 0.5
@@ -75,7 +76,22 @@ def test_a_stop_under_the_spare_ends_and_counts_the_whole_tree(
     pids, ended = run(stopped())
     assert [pid for pid in pids if not is_dead(pid)] == []
     assert ended == count
-    assert is_dead(keeper)
+    # The keeper and the guard exit by themselves, having nothing left; the stopped call does
+    # not wait for that: its pool reaps the keeper, at the latest when it is closed.
+    assert poll_until(lambda: is_dead(keeper), 10.0), "the keeper did not exit"
+    assert spares.close() == 0
+    assert not psutil.pid_exists(keeper)
+
+
+def test_a_spare_asked_for_later_waits_unless_a_call_asks_for_one_now() -> None:
+    pool = SparePool(GRACE_S)
+    try:
+        pool.warm(delay_s=3600.0)  # as after a stopped call, but much later
+        assert not pool.wait_ready(0.5)
+        pool.warm()  # a turn about to call the tool: the earlier ask wins
+        assert pool.wait_ready(30.0), "no spare keeper started"
+    finally:
+        assert pool.close() == 0
 
 
 def test_closing_the_pool_ends_the_unused_spare_and_its_tree(tmp_path: Path) -> None:
