@@ -123,6 +123,10 @@ async def _exchange(
             continue
         if isinstance(event, h11.Response):
             break
+        if not isinstance(event, h11.InformationalResponse):  # closed, or paused: no response
+            raise httpx.RemoteProtocolError(
+                "Server disconnected without sending a response.", request=request
+            )
         # an informational (1xx) response: the real one follows
     start, closed = h11_conn.trailing_data
     headers = httpx.Headers(event.headers.raw_items())

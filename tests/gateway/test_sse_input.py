@@ -263,3 +263,30 @@ def test_one_endless_chunk_fails_the_turn_without_growing_memory() -> None:
     assert done.text == "a start "
     bound_mib = 4 * MAX_LINE_BYTES / MiB
     assert grew_mib < bound_mib, f"one endless chunk grew the process by {grew_mib:.0f} MiB"
+
+
+def test_a_server_that_closes_without_answering_ends_the_turn_with_a_clear_line() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def hang_up() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = listener.accept()
+                with conn:
+                    conn.recv(65536)  # the request, then the connection closes unanswered
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    provider = ProviderConfig(base_url=f"http://127.0.0.1:{port}/v1", model="raw")
+    gateway = Gateway(GatewayConfig(provider=provider, tools=False, context_window=8192))
+    log = EventLog()
+    gateway.subscribe(log)
+    try:
+        done = log.complete(gateway.prompt_submit(gateway.session_create(), "hi").turn_id)
+    finally:
+        assert gateway.shutdown(timeout_s=10).threads_left == []
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+    assert done.status == "failed"
+    assert done.error is not None and "without sending a response" in done.error, done.error
