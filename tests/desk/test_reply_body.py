@@ -348,3 +348,28 @@ async def test_drawn_chars_counts_what_the_next_frame_shows() -> None:
         assert body.drawn_chars == 0  # the live tail changed and is not rendered yet
         await pilot.pause()
         assert body.drawn_chars == len("First words and more")
+
+
+async def test_a_piece_drawn_at_another_width_gets_its_real_height_once_painted() -> None:
+    # The live tail was drawn wider than the sealed pieces are laid out (the transcript's
+    # scrollbar appeared with the reply's last words): the piece is rendered again when
+    # painted, and all its rows show.
+    text = "Intro " + "word " * 150 + "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nEND-MARK"
+    app = ReplyApp()
+    async with app.run_test(size=(60, 40)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await pilot.pause()
+        sealed = body_of(reply).sealed
+        sealed.remove_class("-empty")
+        await wait_until(pilot, lambda: sealed.content_size.width > 0)
+        width = sealed.content_size.width
+        make = markdown_for(sealed)
+        (piece,) = cut_pieces(text, [], everything=True)[0]
+        wider = render_strips(app, make(piece.markdown), width + 9)
+        real = render_strips(app, make(piece.markdown), width)
+        assert len(wider) < len(real)
+        sealed.add([piece], drawn=(width + 9, wider))
+        sealed.undefer()
+        await wait_until(pilot, lambda: sealed.size.height == len(real), what="its real height")
+        assert sealed.render_line(len(real) - 1).text.strip() == "END-MARK"
