@@ -6,6 +6,8 @@ error line of a failed one.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
@@ -14,6 +16,8 @@ from contract.text import terminal_safe
 from desk.widgets._css import css_beside
 from desk.widgets._one_layout import one_layout_virtual_size
 from desk.widgets.reply_body import ReplyBody
+
+_W = TypeVar("_W", bound=Widget)
 
 REASONING_TAIL_CHARS = 400
 """How much of the latest reasoning is shown while it streams, in characters."""
@@ -53,11 +57,34 @@ class AssistantReply(Widget):
         """The turn's status once it ended (``completed``, ``interrupted``, ``failed``...)."""
         self.note = ""
         """The marker or error line under the reply ("" when none)."""
+        self._unshown_end: tuple[str, str, str] | None = None
+        """A :meth:`finish` that came before the parts were composed: (text, outcome, note)."""
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="reasoning", markup=False)
         yield ReplyBody(classes="body")
         yield Static("", classes="note", markup=False)
+
+    async def on_mount(self) -> None:
+        """Draw what came while the parts were being composed (a reply registered by one event
+        and finished by the next, before its mount ran). Nothing to do when the app is exiting:
+        the parts are never composed then."""
+        body = self._part(".body", ReplyBody)
+        if body is None:
+            return
+        if self._unshown_end is not None:
+            text, outcome, note = self._unshown_end
+            self._unshown_end = None
+            self.outcome = None  # so that finish draws it
+            await self.finish(text, outcome, note)
+        elif self.text or self.reasoning:
+            text, reasoning, self.text, self.reasoning = self.text, self.reasoning, "", ""
+            await self.append(text, reasoning)
+
+    def _part(self, selector: str, kind: type[_W]) -> _W | None:
+        """One of the reply's parts, or None before they are composed (and after they are
+        removed, while the app exits)."""
+        return next(self.query_children(selector).results(kind), None)
 
     async def append(self, text: str, reasoning: str = "") -> None:
         """Add a streamed piece of reply and/or reasoning.
@@ -71,12 +98,14 @@ class AssistantReply(Widget):
         if reasoning:
             self.reasoning += reasoning
             self.add_class("-reasoning")
-            shown = terminal_safe(reasoning_tail(self.reasoning))
-            self.query_one(".reasoning", Static).update(shown)
+            shown = self._part(".reasoning", Static)
+            if shown is not None:
+                shown.update(terminal_safe(reasoning_tail(self.reasoning)))
         if text:
             self.text += text
-            # Not query_one: while the app exits the body may be gone before the reply is.
-            body = next(self.query_children(".body").results(ReplyBody), None)
+            # Not query_one: the parts are composed after the reply is attached, and while the
+            # app exits they may be gone before the reply is (on_mount draws what came early).
+            body = self._part(".body", ReplyBody)
             if body is not None:
                 body.append(text)
 
@@ -87,7 +116,7 @@ class AssistantReply(Widget):
         self.reasoning += reasoning
         if text:
             self.text += text
-            body = next(self.query_children(".body").results(ReplyBody), None)
+            body = self._part(".body", ReplyBody)
             if body is not None:
                 body.absorb(text)
 
@@ -102,7 +131,7 @@ class AssistantReply(Widget):
         merged away or dropped, which would draw the whole reply again)."""
         if text != self.text:
             return False
-        body = next(self.query_children(".body").results(ReplyBody), None)
+        body = self._part(".body", ReplyBody)
         return body is None or body.unsealed_chars <= limit
 
     async def finish(self, text: str, outcome: str, note: str = "") -> None:
@@ -116,7 +145,11 @@ class AssistantReply(Widget):
         if not self.is_attached:  # the app is exiting: nothing can be mounted any more
             self.ended(outcome, note)
             return
-        body = self.query_one(".body", ReplyBody)
+        body = self._part(".body", ReplyBody)
+        if body is None:  # not composed yet (on_mount draws it), or never will be (exiting)
+            self.ended(outcome, note)
+            self._unshown_end = (text, outcome, note)
+            return
         if text != self.text:  # deltas were merged away or dropped: show the canonical text
             self.text = text
             body.set_text(text)

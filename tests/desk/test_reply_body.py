@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
+from textual.widgets import Static
 
 from desk.markdown_cuts import cut_pieces, find_cuts
 from desk.widgets.assistant_reply import AssistantReply
@@ -373,3 +374,39 @@ async def test_a_piece_drawn_at_another_width_gets_its_real_height_once_painted(
         sealed.undefer()
         await wait_until(pilot, lambda: sealed.size.height == len(real), what="its real height")
         assert sealed.render_line(len(real) - 1).text.strip() == "END-MARK"
+
+
+async def test_a_reply_finished_before_its_parts_are_composed_shows_its_end_once_they_are() -> None:
+    # A turn's start registers its reply and the next event ends the turn: the reply is in the
+    # transcript but its mount has not run yet (its parts are composed in its own task).
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = AssistantReply("t1")
+        mounting = transcript.mount(reply)  # registered, not yet composed
+        assert reply.is_attached and not reply.children
+        await reply.append("The first words")
+        await reply.finish("The first words and the last.", "interrupted", "■ stopped by you")
+        await mounting
+        await wait_until(pilot, lambda: body_of(reply).unsealed_chars == 0, what="sealed")
+        assert "".join(body_of(reply).sealed.texts) == "The first words and the last."
+        assert reply.classes >= {"-interrupted", "-noted"} and not reply.has_class("-running")
+        note = reply.query_one(".note", Static)
+        assert note.visual is not None and "stopped by you" in str(note.render())
+
+
+async def test_a_reply_ended_while_it_is_being_removed_is_noted_without_an_error() -> None:
+    # The app exits (its screens are pruned) while a reply's mount is under way: its parts are
+    # never composed, and the turn's end that the view handles then is noted, not drawn.
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = AssistantReply("t1")
+        transcript.mount(reply)
+        removing = transcript.remove()  # as the exit prunes it: before the reply's parts exist
+        assert reply.is_attached
+        await reply.finish("words", "interrupted", "■ stopped by you")
+        await removing
+        await pilot.pause()
+        assert (reply.outcome, reply.note) == ("interrupted", "■ stopped by you")
+        assert not reply.children
