@@ -19,6 +19,7 @@ what exactly one transaction covers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from agent.provider.types import ChatMessage
@@ -413,6 +414,16 @@ class SessionStore(Protocol):
 
     def schema_version(self) -> int:
         """The schema version of the database (1, 2, 3...)."""
+        ...
+
+    def sync_after(self) -> AbstractContextManager[None]:
+        """A block whose commits, made by the calling thread, may be made durable together
+        when it ends instead of one by one: each survives a killed process and is read by
+        others once committed, and all survive a power cut once the block has ended.
+
+        Raises:
+            OSError: at the block's end, when the disk could not sync (the commits stand).
+        """
         ...
 
     def defer_sync(self) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -253,3 +255,49 @@ def test_a_write_that_raises_what_no_store_raises_exports_its_session_and_others
     assert record["title"] == "x\ufffd"
     assert {s.id: s.title for s in store.sessions.list_sessions(10)}["other"] == "fine"
     store.close()
+
+
+class HeldSync(SqliteStore):
+    """A real store whose :meth:`sync_after` blocks end (the disk syncing) wait for
+    :attr:`gate`; :attr:`syncing` is set when one waits."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.gate = threading.Event()
+        self.syncing = threading.Event()
+
+    @contextmanager
+    def sync_after(self) -> Iterator[None]:
+        with super().sync_after():
+            yield
+            self.syncing.set()
+            self.gate.wait(30)
+
+
+def test_the_waiter_of_a_write_goes_on_while_the_disk_syncs(tmp_path: Path) -> None:
+    store = HeldSync(tmp_path / "desk.db")
+    store.sessions.create_session("s")
+    store.turns.start_turn("t", "s", "a prompt")
+    session = Session("s", title="", model="demo")
+    writer = StoreWriter(store, lambda _s, _p: None)
+    try:
+        write = PendingWrite(
+            session,
+            "save the reply",
+            lambda s: s.sessions.rename_session("s", "saved"),
+            Unsaved("save the reply", "s"),
+        )
+        writer.submit(write)
+        # Told "written" (the turn's end is shown next) while the disk still syncs it.
+        assert writer.wait(write, 30) and write.written
+        assert store.syncing.wait(30) and not store.gate.is_set()
+        fresh = SqliteStore(tmp_path / "desk.db", recover=False)
+        try:
+            saved = fresh.sessions.get_session("s")
+            assert saved is not None and saved.title == "saved"  # committed: others read it
+        finally:
+            fresh.close()
+    finally:
+        store.gate.set()
+        writer.close(timeout_s=10)
+        store.close()

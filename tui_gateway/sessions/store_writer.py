@@ -19,6 +19,10 @@ and written by this thread at most every :data:`DRAFT_INTERVAL_S` while it strea
 one write per turn per interval, whatever the rate), with the store's fast checkpoint (no fsync:
 it survives a killed process); never while the session has writes waiting, since its turn row
 may not be written yet.
+
+Every other write is committed, its waiter told, and only then the disk synced
+(:meth:`~agent.store.SessionStore.sync_after`): what the waiter shows next (a turn's end) is
+safe from a killed process when it is shown, and from a power cut one fsync later.
 """
 
 from __future__ import annotations
@@ -274,7 +278,19 @@ class StoreWriter:
             pause = min(self._retry_max, pause * 2)
 
     def _attempt(self, write: PendingWrite) -> bool:
-        """Try the head write; False when it must be tried again (the database is unavailable)."""
+        """Try the head write; False when it must be tried again (the database is unavailable).
+
+        The thread waiting for it is told once it is committed (it survives a killed process
+        then), and the disk syncs after that (:meth:`SessionStore.sync_after`): a turn's end is
+        shown while the fsync runs, not after it."""
+        try:
+            with self._store.sync_after():
+                return self._attempt_now(write)
+        except OSError as exc:  # the commit stands; whether it survives a power cut is unknown
+            _log.error("desk: the disk could not sync the session database: %s", _one_line(exc))
+            return True
+
+    def _attempt_now(self, write: PendingWrite) -> bool:
         try:
             result = write.apply(self._store)
         except StoreTransient as exc:

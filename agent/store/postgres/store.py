@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from contextlib import AbstractContextManager
 from typing import Final
 
 from agent.store.errors import StoreError
@@ -168,6 +169,10 @@ class PostgresStore(SqlTables):
         if self._host is not None and now - self._last_forget >= FORGET_EVERY_S:
             self._last_forget = now
             self._db.write(self._host.forget_gone_hosts)
+
+    def sync_after(self) -> AbstractContextManager[None]:
+        """Nothing to defer: the server makes each commit durable on its own side."""
+        return contextlib.nullcontext()
 
     def defer_sync(self) -> None:
         """Nothing to defer: the server makes each commit durable on its own side."""

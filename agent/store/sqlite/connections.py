@@ -86,6 +86,7 @@ class Connections:
         self._deferred = False  # defer_sync() ran: close() syncs what the commits did not
         self._defer_wanted = False  # defer_sync() met a running write: the next write defers
         self._left_open: sqlite3.Connection | None = None  # the writer a deferred close kept
+        self._here = threading.local()  # .unsynced: this thread is inside sync_after()
         self._writer = self._connect(writer=True)
 
     # -- opening -------------------------------------------------------------------------------
@@ -115,7 +116,9 @@ class Connections:
             # process (a commit is in the OS page cache once COMMIT returns), but a power cut
             # or kernel panic can roll back the last commits. Desk commits a handful of small
             # transactions per turn, so the fsync (~1-10 ms) is invisible next to the model and
-            # buys "nothing a person saw is lost" across power loss as well.
+            # buys "nothing a person saw is lost" across power loss as well. The gateway's
+            # writer makes its commits in sync_after blocks: the waiter goes on once COMMIT
+            # returned (a turn's end is shown then) and the log is fsynced right after.
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             if not writer:
                 conn.execute("PRAGMA query_only = ON")
@@ -169,7 +172,8 @@ class Connections:
             self._check_open()
             if self._defer_wanted:
                 self._defer_locked()
-            relaxed = not durable and self._synchronous != "NORMAL" and not self.memory
+            unsynced = not durable or getattr(self._here, "unsynced", False)
+            relaxed = unsynced and self._synchronous != "NORMAL" and not self.memory
             conn = self._writer
             try:
                 if relaxed:
@@ -235,6 +239,33 @@ class Connections:
                     self._idle.append(conn)
             if not keep:
                 conn.close()
+
+    @contextmanager
+    def sync_after(self) -> Iterator[None]:
+        """A block whose commits (made by this thread) are made durable once, when it ends,
+        instead of one fsync each before ``COMMIT`` returns.
+
+        Inside the block a commit is in the OS page cache when it returns (WAL mode: it
+        survives a killed process, and other connections read it); the block's end fsyncs
+        the log, under the write lock, so every commit made so far survives a power cut too.
+        The store writer tells the thread waiting for a write that it is written inside the
+        block: that thread goes on (shows the turn's end) while the disk syncs.
+
+        Raises:
+            OSError: the log could not be synced (the disk failed): the commits stand, their
+                durability across a power cut is not known.
+        """
+        if self.memory or self._synchronous == "NORMAL" or getattr(self._here, "unsynced", False):
+            yield  # nothing to defer (or an outer block syncs)
+            return
+        self._here.unsynced = True
+        try:
+            yield
+        finally:
+            self._here.unsynced = False
+            with self._lock:
+                if not self._closed:
+                    _sync_file(self.path + "-wal")
 
     def defer_sync(self) -> None:
         """The store is about to close (desk quits): from now on a commit is not fsynced on

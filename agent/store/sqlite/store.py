@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from agent.stamps import stamp
@@ -92,6 +93,11 @@ class SqliteStore(SqlTables):
             raise
 
     # -- lifecycle -----------------------------------------------------------------------------
+
+    def sync_after(self) -> AbstractContextManager[None]:
+        """Commits this thread makes inside the block are fsynced once, at its end (see
+        :meth:`Connections.sync_after`)."""
+        return self._db.sync_after()
 
     def defer_sync(self) -> None:
         """The store closes soon (desk quits): commits are synced together at :meth:`close`
