@@ -130,14 +130,10 @@ class TurnsController:
         status = self._status
         if turn_id is None:
             view.running_turn = None
-            status.state = "idle"
-            status.detail = ""
-            status.started_at = None
+            status.show_turn("idle")
         elif turn_id != view.running_turn:
             view.running_turn = turn_id
-            status.state = "waiting"
-            status.detail = ""
-            status.started_at = self._clock()
+            status.show_turn("waiting", started_at=self._clock())
         self._stop_button.disabled = turn_id is None
         self._prompt.busy = turn_id is not None
         self._refresh_bindings()
@@ -345,8 +341,8 @@ class TurnsController:
         """``turn.state``: waiting, streaming, retrying, stopping."""
         if payload.turn_id == view.running_turn:
             status = self._status
-            status.state = payload.state
-            status.detail = payload.detail if payload.state == "retrying" else ""
+            detail = payload.detail if payload.state == "retrying" else ""
+            status.show_turn(payload.state, detail=detail, started_at=status.started_at)
 
     async def _frame_out(self) -> None:
         """Wait (at most :data:`FRAME_WAIT_S`) until a frame with the status bar as it is now

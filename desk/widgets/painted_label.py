@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
+from textual.content import Content
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import Static
@@ -34,13 +35,20 @@ class PaintedLabel(Static):
         self.painted: str | None = None
         """The text the last frame drew (None: never drawn)."""
         self._waiters: list[asyncio.Future[None]] = []
+        self._text_style = ""
 
-    def show(self, text: str) -> None:
+    def show(self, text: str, *, style: str = "") -> None:
         """Show ``text`` from the next frame on (the label's size never depends on it: no
-        layout of the screen is asked for)."""
-        if text != self.text:
-            self.text = text
-            self.update(text, layout=False)
+        layout of the screen is asked for).
+
+        Args:
+            text: plain text.
+            style: a Textual style for all of it (``"$text-accent bold"``); "" for the
+                label's own.
+        """
+        if text != self.text or style != self._text_style:
+            self.text, self._text_style = text, style
+            self.update(Content.styled(text, style) if style else text, layout=False)
 
     @property
     def up_to_date(self) -> bool:

@@ -40,6 +40,9 @@ TICK_S = 0.1
 """How often the elapsed time is redrawn while a turn runs, in seconds."""
 
 
+RUNNING_STYLE = "$text-accent bold"
+"""How the turn's side reads while a turn runs (theme variables resolve when drawn)."""
+
 MODEL_WIDTH = 28
 """Longest model name shown, in characters (longer ones are cut with ``…``)."""
 
@@ -273,14 +276,26 @@ class StatusBar(Horizontal):
         server = next(self.query_children(".server").results(Static), None)
         if server is not None and server.content != right:
             server.update(right)
-        label.show(left)
-        self.set_class(self.state != "idle", "-running")
+        # Emphasis in the label's own text, not a class of the bar: a class change restyled
+        # the bar and its parts (about a millisecond of the UI thread) in the frame that shows
+        # a turn's end.
+        label.show(left, style=RUNNING_STYLE if self.state != "idle" else "")
         ticking = self.state != "idle" and self.started_at is not None and not self.notice
         if self._timer is not None:
             if ticking:
                 self._timer.resume()
             else:
                 self._timer.pause()
+
+    def show_turn(self, state: str, *, detail: str = "", started_at: float | None = None) -> None:
+        """Set :attr:`state`, :attr:`detail` and :attr:`started_at` together, redrawn once
+        (one by one, each change redrew the bar)."""
+        changed = (state, detail, started_at) != (self.state, self.detail, self.started_at)
+        self.set_reactive(StatusBar.state, state)
+        self.set_reactive(StatusBar.detail, detail)
+        self.set_reactive(StatusBar.started_at, started_at)
+        if changed:
+            self._redraw()
 
     def watch_state(self) -> None:
         self._redraw()
