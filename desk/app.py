@@ -307,9 +307,11 @@ class DeskApp(App[int]):
             prompt.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Stop is dimmed while no turn nor console command runs (Esc reaches other widgets; while
-        the desk starts it is kept for what Enter sent), the approval keys while one waits."""
-        idle = self.running_turn is None and not self.controllers.console.running
+        """Stop is dimmed while no turn, child agent nor console command runs (Esc reaches
+        other widgets; while the desk starts it is kept for what Enter sent), the approval keys
+        while one waits."""
+        c = self.controllers
+        idle = self.running_turn is None and not c.console.running and not c.agents.running
         if action == "stop" and idle and self.controllers.sessions.view:
             return None
         if action == "answer_approval":

@@ -86,7 +86,13 @@ def build_controllers(
             :class:`QuitController`).
     """
     notify, status = app.notify, widgets.status
-    agents = AgentsController(gateway, clock=clock, format_receipt=format_receipt, notify=notify)
+    agents = AgentsController(
+        gateway,
+        clock=clock,
+        format_receipt=format_receipt,
+        notify=notify,
+        refresh_bindings=app.refresh_bindings,
+    )
     tools = ToolCallsController(
         gateway,
         clock=clock,

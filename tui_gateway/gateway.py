@@ -398,7 +398,9 @@ class Gateway:
 
         Queued prompts stay queued: the person asked for them, and the next one starts as soon
         as the stopped turn has closed its connection. Every child agent of the turn is
-        stopped with it (same issuer and surface).
+        stopped with it (same issuer and surface). Without ``turn_id``, when no turn of the
+        session runs, the child agents that outlived their turn (in the background) are
+        what runs, and are stopped.
 
         Args:
             session_id: the session.
@@ -411,8 +413,8 @@ class Gateway:
                 runs it keeps the stop for the submit of a prompt entered before the key.
 
         Returns:
-            the id of the turn the stop was sent to, or None when nothing ran (with
-            ``keyed_at``: nothing yet, or only a later prompt's turn).
+            the id of the turn the stop was sent to (the first such child's), or None when
+            nothing ran (with ``keyed_at``: nothing yet, or only a later prompt's turn).
 
         Raises:
             GatewayError: unknown session; a soft stop (code -32602: a soft interrupt is a

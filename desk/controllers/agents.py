@@ -10,6 +10,7 @@ the person, through ``session_interrupt`` with the child's id: its parent goes o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual.widget import Widget
@@ -41,6 +42,8 @@ class AgentsController:
         clock: the clock of the cards' running times.
         format_receipt: how stop receipts read.
         notify: shows a toast.
+        refresh_bindings: redraws the footer's keys (the stop key is live while a child
+            runs, also one that outlived its turn).
     """
 
     def __init__(
@@ -50,8 +53,10 @@ class AgentsController:
         clock: Clock,
         format_receipt: ReceiptFormatter,
         notify: Notify,
+        refresh_bindings: Callable[[], None] = lambda: None,
     ) -> None:
         self._gateway = gateway
+        self._refresh_bindings = refresh_bindings
         self._clock = clock
         self._format_receipt = format_receipt
         self._notify = notify
@@ -70,6 +75,12 @@ class AgentsController:
     def cards(self) -> list[AgentCard]:
         """The cards shown, in the order they started."""
         return [c for c in self._cards.values() if c.is_attached]
+
+    @property
+    def running(self) -> bool:
+        """True while a child agent shown runs (one may outlive its turn, in the background:
+        the stop key stops it then)."""
+        return any(card.running for card in self._cards.values() if card.is_attached)
 
     def box_for(self, turn_id: str) -> Widget | None:
         """Where a child agent's own tool cards go (None: not a child's turn)."""
@@ -126,6 +137,7 @@ class AgentsController:
         card = self.card(payload.turn_id)
         if card is not None:
             card.finish(payload, note_for(payload, self._format_receipt))
+            self._refresh_bindings()
 
     def stop(self, view: ShownSession, turn_id: str) -> None:
         """A card's Stop: stop that child alone, as the person."""

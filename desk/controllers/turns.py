@@ -301,7 +301,8 @@ class TurnsController:
         stopped = self._gateway.session_interrupt(view.session_id, stop, keyed_at=keyed_at)
         if stopped is not None:
             self.stop_sent(stopped)
-            self.set_stopping()
+            if view.running_turn is not None:  # not only background child agents
+                self.set_stopping()
             self._stopping()  # its approvals take no answer from the keys that follow
         return stopped
 

@@ -199,3 +199,24 @@ async def test_a_resumed_session_shows_steers_and_its_children(
             assert card.outcome == "completed" and card.text == "child done"
     finally:
         assert gw.shutdown(timeout_s=5.0).threads_left == []
+
+
+async def test_esc_stops_a_background_child_that_outlived_its_turn_and_idle_stays(
+    gateway: tuple[Gateway, EventLog], demo_server: DemoModelServer
+) -> None:
+    gw, log = gateway
+    app = desk(gw, demo_server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, "delegate in background: [demo tps=10] map the north")
+        await wait_until(pilot, lambda: app.controllers.agents.cards, what="a child's card")
+        (card,) = app.controllers.agents.cards
+        await wait_until(pilot, lambda: log.of_type(MessageComplete), what="the turn's end")
+        await wait_until(pilot, lambda: app.status_bar.state == "idle", what="idle")
+        assert card.running  # only the child runs now
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not card.running, what="the card's outcome")
+        (ended,) = log.of_type(ChildCompleted)
+        assert ended.exit_reason == "interrupted_by_user"
+        assert "stopped by you" in card.query_one(".outcome").render().plain  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert app.status_bar.state == "idle"  # no session turn was stopping

@@ -9,6 +9,7 @@ processes are left.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -369,3 +370,30 @@ def test_an_eviction_stops_the_children_as_the_system(
         assert tree.gateway.worker_threads() == []
     finally:
         assert tree.gateway.shutdown(timeout_s=10).threads_left == []
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_a_stop_when_only_a_background_child_runs_stops_it_as_yours(
+    keyed: bool, tree: Tree, demo_server: DemoModelServer
+) -> None:
+    turn = tree.gateway.prompt_submit(
+        tree.session, "delegate in background: reply at length [demo tps=10]"
+    ).turn_id
+    (child,) = tree.started(1)
+    assert tree.log.complete(turn).status == "completed"  # the parent ended; the child runs
+    tree.streaming(child.turn_id)
+    keyed_at = time.monotonic() if keyed else None
+    stopped = tree.gateway.session_interrupt(
+        tree.session, StopRequest.by_user(Surface.DESK_KEY), keyed_at=keyed_at
+    )
+    assert stopped == child.turn_id
+    ended = tree.ended(child.turn_id, timeout=10)
+    assert ended.exit_reason == "interrupted_by_user"
+    assert ended.stop is not None and ended.stop.surface == Surface.DESK_KEY
+    assert demo_server.records.wait_for(lambda recs: all(r.finished for r in recs), 5)
+    (record,) = [r for r in demo_server.records.list() if r.messages[0]["role"] == "system"]
+    assert record.peer_closed_at is not None and record.outcome == "client_closed"
+    # nothing runs now: a second stop stops nothing
+    assert (
+        tree.gateway.session_interrupt(tree.session, StopRequest.by_user(Surface.DESK_KEY)) is None
+    )

@@ -218,6 +218,20 @@ class Session:
         """The child agents running now (call with :attr:`lock` held)."""
         return [c for c in self.children.values() if c.state != TurnStage.DONE]
 
+    def orphans(self) -> list[Turn]:
+        """The child agents running now whose session turn has ended (background ones that
+        outlived it, and theirs), in the order they started (call with :attr:`lock` held)."""
+        found = []
+        for child in self.live_children():
+            root = child
+            while root.child is not None and root.child.parent_turn_id in self.children:
+                root = self.children[root.child.parent_turn_id]
+            parent = root.child.parent_turn_id if root.child is not None else None
+            running = self.running
+            if running is None or parent != running.turn_id:
+                found.append(child)
+        return found
+
 
 def session_provider(provider: ProviderConfig, session: Session) -> ProviderConfig:
     """``provider`` with the session's model (the server's default while it has none)."""

@@ -195,10 +195,12 @@ class BookingOffice:
 
         ``turn_id`` may name a child agent: that child is stopped alone (its own children with
         it), its parent goes on, and nothing queued changes. ``keyed_at`` (without ``turn_id``)
-        applies the key rule (:mod:`tui_gateway.stops.key_stops`).
+        applies the key rule (:mod:`tui_gateway.stops.key_stops`). Without ``turn_id``, when no
+        turn of the session runs, the child agents that outlived their turn are stopped.
 
         Returns:
-            the id of the turn the stop was sent to, or None when nothing ran.
+            the id of the turn the stop was sent to (the first such child's), or None when
+            nothing ran.
 
         Raises:
             GatewayError: unknown session, or a soft stop (code -32602).
@@ -213,7 +215,17 @@ class BookingOffice:
             if child is not None:
                 return self.route(session, child).deliver(stop)
         running, _kept = self.book(session, stop, QueuePolicy.KEEP, turn_id, keyed_at)
-        return running.turn_id if running is not None else None
+        if running is not None:
+            return running.turn_id
+        if turn_id is not None:
+            return None
+        # Nothing of the session's own runs: what does run is the child agents that outlived
+        # their turn (in the background). A stop of the session's work stops them.
+        with session.lock:
+            orphans = session.orphans()
+        for child in orphans:
+            self.route(session, child).deliver(stop)
+        return orphans[0].turn_id if orphans else None
 
     def steer(self, session_id: str, steer: Steer) -> Turn | None:
         """``prompt.steer``: hand ``steer`` to the session's running prompt turn.
