@@ -28,12 +28,12 @@ from rich.console import RenderableType
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
-from textual.widget import Widget
 
 from desk.lexers import fences
 from desk.markdown_cuts import Piece
 from desk.widgets._one_layout import one_layout_virtual_size
 from desk.widgets._pass_style import PassStyle
+from desk.widgets._remeasure import Remeasured
 from desk.widgets.markdown_chunk import render_strips
 
 MakeRenderable = Callable[[str], RenderableType]
@@ -61,7 +61,8 @@ def estimate_rows(text: str, width: int) -> int:
 
 @dataclass(slots=True)
 class _Piece:
-    """One sealed piece, and its lines for the width they were rendered at.
+    """One sealed piece, and its lines for the width they were rendered at (and those for the
+    width before, kept: see :meth:`rows`).
 
     A piece joined to a neighbour (a code block cut in two) loses the block's padding row on
     that side, so the two halves read as one block.
@@ -72,6 +73,7 @@ class _Piece:
     strips: list[Strip] = field(default_factory=list)
     estimated_width: int = -1
     estimated_rows: int = 0
+    before: tuple[int, list[Strip]] = (-1, [])
 
     @property
     def trimmed(self) -> int:
@@ -79,9 +81,19 @@ class _Piece:
         return int(self.piece.joined_above) + int(self.piece.joined_below)
 
     def rows(self, width: int) -> int:
-        """Its height at ``width`` (real if rendered at that width, else estimated)."""
+        """Its height at ``width``: real if it was rendered at that width (the last width or the
+        one before), else estimated.
+
+        The rendering for the width before is kept because a scrolling parent lays its content
+        out at two widths, with and without its scrollbar: were the height at one of them an
+        estimate as soon as the piece is rendered at the other, a piece whose estimate is a
+        row or two short could show the scrollbar at one width and hide it at the other, frame
+        after frame, its last rows never shown.
+        """
         if self.width == width:
             return len(self.strips)
+        if self.before[0] == width:
+            return len(self.before[1])
         if self.estimated_width != width:
             rows = estimate_rows(self.piece.markdown, width) - self.trimmed
             self.estimated_rows = max(1, rows)
@@ -94,8 +106,25 @@ class _Piece:
         bottom = len(strips) - (1 if self.piece.joined_below else 0)
         return strips[top:bottom] if bottom > top else strips[:1]
 
+    def show(self, width: int, strips: list[Strip]) -> None:
+        """Use ``strips`` as its lines at ``width``; the current ones become the width before."""
+        if self.width >= 0 and self.width != width:
+            self.before = (self.width, self.strips)
+        self.width, self.strips = width, strips
 
-class SealedMarkdown(Widget):
+    def swap(self, width: int) -> bool:
+        """Show the lines kept for ``width``, if those of the width before are for it."""
+        if self.before[0] != width or width < 0:
+            return False
+        self.show(width, self.before[1])
+        return True
+
+    def forget(self) -> None:
+        """Drop every rendering (the next paint or settle renders it again)."""
+        self.width, self.before = -1, (-1, [])
+
+
+class SealedMarkdown(Remeasured):
     """Finished Markdown pieces, one blank row between two (none between the halves of a cut
     code block or paragraph), rendered lazily.
 
@@ -151,7 +180,7 @@ class SealedMarkdown(Widget):
 
     def _theme_changed(self, _theme: object) -> None:
         for piece in self._pieces:
-            piece.width = -1  # colours (and the light-theme styles) change: render again
+            piece.forget()  # colours (and the light-theme styles) change: render again
         self.refresh(layout=True)
 
     def redraw_code(self, language: str) -> None:
@@ -159,7 +188,7 @@ class SealedMarkdown(Widget):
         ``language`` (its lexer became ready: they were drawn plain)."""
         stale = [piece for piece in self._pieces if fences(piece.piece.markdown, language)]
         for piece in stale:
-            piece.width = -1
+            piece.forget()
         if stale:
             self.refresh(layout=True)
             self._request_settle()
@@ -175,7 +204,7 @@ class SealedMarkdown(Widget):
         """
         added = [_Piece(piece) for piece in pieces if piece.text.strip()]
         if drawn is not None and added and added[-1].piece is pieces[-1]:
-            added[-1].width, added[-1].strips = drawn[0], list(drawn[1])
+            added[-1].show(drawn[0], list(drawn[1]))
         self._pieces.extend(added)
         self.refresh(layout=True)
 
@@ -195,10 +224,13 @@ class SealedMarkdown(Widget):
             self.post_message(self.Unsettled(self))
 
     def _render_piece(self, piece: _Piece, width: int) -> bool:
-        """Render ``piece`` at ``width``; True if its height differs from the one in use."""
+        """Render ``piece`` at ``width`` (or show the lines kept for it); True if its height
+        differs from the one in use."""
+        if piece.swap(width):
+            return False  # its real height at this width was in use already
         before = piece.rows(width)
-        piece.strips = piece.keep(render_strips(self.app, self._make(piece.piece.markdown), width))
-        piece.width = width
+        strips = piece.keep(render_strips(self.app, self._make(piece.piece.markdown), width))
+        piece.show(width, strips)
         self.renders += 1
         return len(piece.strips) != before
 
