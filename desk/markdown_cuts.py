@@ -13,11 +13,12 @@ never touched again, so the cost of each streamed delta is the short live tail o
 - or, inside a paragraph that has grown past :data:`PARAGRAPH_SPLIT_CHARS` with no block
   boundary (a small model writing one endless paragraph, or one endless line): before one of
   its lines, or after a space in one long line (after a sentence's end when there is one in
-  reach); the two pieces are drawn one under the other with no blank row between (the
-  paragraph *flows on*), so one line of the paragraph ends early where the cut is. Without
-  this the live tail would hold the whole paragraph and wrap it again on every delta (a
-  212 KB paragraph: 314 ms a delta, and growing; a 3 KB one about 6 ms), so ordinary
-  paragraphs are never cut.
+  reach); the paragraph *flows on*: the next piece's first words go on in the row where the
+  piece before ends, so it reads as one paragraph (see
+  :class:`desk.widgets.sealed_markdown.SealedMarkdown`; only the live tail, while it
+  streams, starts on a row of its own). Without this the live tail would hold the whole
+  paragraph and wrap it again on every delta (a 212 KB paragraph: 314 ms a delta, and
+  growing; a 3 KB one about 6 ms), so ordinary paragraphs are never cut.
 
 A cut only depends on the text before it and on :data:`CUT_LOOKAHEAD_CHARS` after it, so a
 stream and the finished text (a resumed session) are cut at the same places.

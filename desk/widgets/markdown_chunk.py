@@ -15,11 +15,11 @@ from rich.theme import Theme
 from textual.app import App
 from textual.geometry import Region, Size
 from textual.strip import Strip
-from textual.widget import Widget
 
 from desk.lexers import fences
 from desk.widgets._one_layout import one_layout_virtual_size
 from desk.widgets._pass_style import PassStyle
+from desk.widgets._remeasure import Remeasured
 
 LIGHT_STYLES = Theme(
     {
@@ -50,7 +50,7 @@ def render_strips(app: App[object], renderable: RenderableType, width: int) -> l
     return [Strip(Segment.simplify(line)) for line in lines]
 
 
-class MarkdownChunk(Widget):
+class MarkdownChunk(Remeasured):
     """Rendered text (any Rich renderable), cached per width until :meth:`update`.
 
     Args:

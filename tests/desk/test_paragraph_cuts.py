@@ -18,7 +18,10 @@ from desk.markdown_cuts import (
     cut_pieces,
     find_cuts,
 )
-from desk.widgets.reply_body import ReplyBody
+from desk.widgets.markdown_chunk import render_strips
+from desk.widgets.reply_body import ReplyBody, markdown_for
+from desk.widgets.transcript import Transcript
+from tests.desk.kit import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -95,3 +98,58 @@ async def test_the_live_tail_stays_short_in_an_endless_paragraph() -> None:
         assert body.text == text
         assert longest < PARAGRAPH_SPLIT_CHARS + CUT_LOOKAHEAD_CHARS + 700
         assert not body.has_class("-gap")  # the tail goes on with the paragraph cut above it
+
+
+class TranscriptApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Transcript(id="transcript")
+
+
+@pytest.mark.parametrize("shape", [paragraph, lines])
+async def test_a_paragraph_cut_into_pieces_reads_as_one_paragraph(shape: object) -> None:
+    # Streamed, then finished: every row is the row the whole paragraph has when rendered in
+    # one go (no line ends early where a piece ends).
+    text = shape(1300)  # type: ignore[operator]
+    assert len(find_cuts(text)) >= 2
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 40)) as pilot:
+        reply = await app.query_one(Transcript).add_reply("t1")
+        await pilot.pause()
+        body = reply.query_one(ReplyBody)
+        for start in range(0, len(text), 500):
+            body.append(text[start : start + 500])
+        body.end_stream()
+        sealed = body.sealed
+        await wait_until(pilot, lambda: sealed.settled and sealed.size.width > 0, what="settled")
+        await pilot.pause()
+        width = sealed.content_size.width
+        whole = render_strips(app, markdown_for(sealed)(text), width)
+        shown = [sealed.render_line(y).text.rstrip() for y in range(sealed.size.height)]
+        assert shown == [strip.text.rstrip() for strip in whole]
+
+
+async def test_painting_the_end_of_a_long_paragraph_renders_only_what_is_painted() -> None:
+    # The pieces above the one painted are settled later, in order (rendering the whole
+    # paragraph first to go on from its rows took seconds for a 212 KB one); then it reads as
+    # one paragraph all the same.
+    text = paragraph(3000)
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.SETTLE_AFTER_S = 3600.0  # settled below, by hand
+        reply = await transcript.add_reply("t1")
+        await pilot.pause()
+        body = reply.query_one(ReplyBody)
+        body.append(text)
+        body.end_stream()
+        sealed = body.sealed
+        await wait_until(pilot, lambda: sealed.renders > 0, what="the end painted")
+        await pilot.pause()
+        assert len(sealed.texts) >= 4 and sealed.renders <= 2
+        while sealed.settle_one():
+            pass
+        await pilot.pause()
+        width = sealed.content_size.width
+        whole = render_strips(app, markdown_for(sealed)(text), width)
+        shown = [sealed.render_line(y).text.rstrip() for y in range(sealed.size.height)]
+        assert shown == [strip.text.rstrip() for strip in whole]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -12,7 +13,7 @@ from textual.widgets import Static
 
 from desk.markdown_cuts import cut_pieces, find_cuts
 from desk.widgets.assistant_reply import AssistantReply
-from desk.widgets.markdown_chunk import render_strips
+from desk.widgets.markdown_chunk import MarkdownChunk, render_strips
 from desk.widgets.reply_body import ReplyBody, markdown_for
 from desk.widgets.saved_reply import SavedReply
 from desk.widgets.sealed_markdown import SealedMarkdown, estimate_rows
@@ -374,6 +375,88 @@ async def test_a_piece_drawn_at_another_width_gets_its_real_height_once_painted(
         sealed.undefer()
         await wait_until(pilot, lambda: sealed.size.height == len(real), what="its real height")
         assert sealed.render_line(len(real) - 1).text.strip() == "END-MARK"
+
+
+async def test_a_height_found_while_a_layout_request_waits_is_laid_out() -> None:
+    # The reply's end is sealed with the lines the live tail drew one cell wider (the
+    # transcript's scrollbar appeared in the same frame), and a layout pass started by the live
+    # tail lays the sealed widget out before the widget's own layout request was handed to the
+    # screen (a busy machine: its queue is held here). That pass paints the piece: rendered at
+    # the laid-out width it is taller than its estimate, and the widget must grow to show it.
+    text = "Intro " + "word " * 150 + "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nEND-MARK"
+    app = ReplyApp()
+    async with app.run_test(size=(60, 40)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await pilot.pause()
+        body = body_of(reply)
+        sealed = body.sealed
+        sealed.remove_class("-empty")
+        await wait_until(pilot, lambda: sealed.content_size.width > 0)
+        width = sealed.content_size.width
+        make = markdown_for(sealed)
+        (piece,) = cut_pieces(text, [], everything=True)[0]
+        real = render_strips(app, make(piece.markdown), width)
+        assert estimate_rows(piece.markdown, width) < len(real)
+        held, holding = asyncio.Event(), asyncio.Event()
+
+        async def hold() -> None:
+            holding.set()
+            await held.wait()
+
+        sealed.call_later(hold)
+        await holding.wait()
+        try:
+            wider = render_strips(app, make(piece.markdown), width + 1)
+            sealed.add([piece], drawn=(width + 1, wider))
+            body.query_one(".live", MarkdownChunk).update(make("more"))
+            await wait_until(None, lambda: sealed.renders > 0, timeout_s=5, what="a paint")
+        finally:
+            held.set()
+        sealed.undefer()
+        await wait_until(
+            pilot, lambda: sealed.size.height == len(real), timeout_s=5, what="its real height"
+        )
+        assert sealed.render_line(len(real) - 1).text.strip() == "END-MARK"
+
+
+async def test_a_reply_that_just_overflows_settles_with_the_scrollbar_and_all_its_rows() -> None:
+    # The reply's end was drawn at the transcript's full width and, rendered, it overflows by
+    # a row; laid out one cell narrower (the scrollbar appears) its height is an estimate that
+    # fits, so the scrollbar goes away again. The height at each width must stay real once
+    # known: the transcript settles with its scrollbar and the last row shown, instead of
+    # laying the reply out at one width and then the other, frame after frame.
+    text = "Intro " + "word " * 60 + "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nEND-MARK"
+    app = ReplyApp()
+    async with app.run_test(size=(60, 14)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await pilot.pause()
+        sealed = body_of(reply).sealed
+        sealed.remove_class("-empty")
+        await wait_until(pilot, lambda: sealed.content_size.width > 0)
+        width = sealed.content_size.width
+        make = markdown_for(sealed)
+        (piece,) = cut_pieces(text, [], everything=True)[0]
+        drawn = render_strips(app, make(piece.markdown), width)
+        narrower = render_strips(app, make(piece.markdown), width - 1)
+        assert estimate_rows(piece.markdown, width - 1) < len(narrower)
+        sealed.add([piece], drawn=(width, drawn))
+        sealed.undefer()
+
+        def settled() -> bool:
+            return (
+                sealed.content_size.width == width - 1
+                and sealed.size.height == len(narrower)
+                and transcript.scroll_y == transcript.max_scroll_y > 0
+            )
+
+        await wait_until(pilot, settled, timeout_s=5, what="the scrollbar and every row")
+        renders = sealed.renders
+        for _ in range(10):
+            await pilot.pause(0.02)
+        assert settled() and sealed.renders == renders
+        assert sealed.render_line(len(narrower) - 1).text.strip() == "END-MARK"
 
 
 async def test_a_reply_finished_before_its_parts_are_composed_shows_its_end_once_they_are() -> None:
