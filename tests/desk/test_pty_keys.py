@@ -4,7 +4,8 @@ The terminal sends "prompt, Enter, Esc" in one write (a fast typist, or a paste)
 thread reads the Esc before the UI has even handled the Enter, so nothing runs yet. The Esc
 must still stop the prompt that Enter sent, not be lost.
 
-Also: a bracketed paste whose end marker never comes and unknown escape sequences.
+Also: a bracketed paste whose end marker never comes, unknown escape sequences, and keys typed
+in the same write as Ctrl+G (the editor).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import termios
 import time
+from pathlib import Path
 
 import pytest
 
@@ -196,5 +198,31 @@ def test_unknown_escape_sequences_type_nothing(pty_server: DemoModelServer) -> N
         )
         assert record is not None
         assert record.messages[-1]["content"] == "reply with exactly: abc"
+        screen.write(b"\x11")
+        assert proc.wait(timeout=10.0) == 0
+
+
+EDITOR = """#!/bin/sh
+cp "$1" "$1.seen"  # what the editor opened with
+printf '%s|edited' "$(cat "$1")" > "$1"
+"""
+
+
+def test_keys_typed_in_the_same_write_as_ctrl_g_are_in_the_editor(
+    pty_server: DemoModelServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    editor = tmp_path / "edit.sh"
+    editor.write_text(EDITOR.replace("$1.seen", str(tmp_path / "seen.txt")))
+    editor.chmod(0o755)
+    before = len(pty_server.records.list())
+    with desk_in_pty(pty_server, {"VISUAL": str(editor)}) as (proc, screen):
+        mark = screen.size
+        screen.write(b"burst3 \x07")  # Ctrl+G right behind the keys
+        screen.wait_for(b"burst3 |edited", timeout_s=10.0, start=mark)
+        assert (tmp_path / "seen.txt").read_text() == "burst3 "
+        screen.write(b"\r")
+        record = pty_server.records.wait_for_record(lambda r: r.id > before, 10.0)
+        assert record is not None and record.messages[-1]["content"] == "burst3 |edited"
         screen.write(b"\x11")
         assert proc.wait(timeout=10.0) == 0
