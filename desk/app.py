@@ -42,6 +42,7 @@ from desk.banner import banner_text
 from desk.bridge import GatewayBridge
 from desk.commands import DeskCommands, PaletteCommand
 from desk.config import ConnectionInfo
+from desk.controllers.editor import EditAfterTyping
 from desk.controllers.help import close_help_on_stop, toggle_help
 from desk.controllers.unshown import route_unshown
 from desk.driver_choice import desk_driver
@@ -473,8 +474,12 @@ class DeskApp(App[int]):
     # -- keys -----------------------------------------------------------------
 
     def action_edit_prompt(self) -> None:
-        """Ctrl+G: write the prompt in ``$VISUAL``/``$EDITOR`` (see
-        :mod:`desk.controllers.editor`)."""
+        """Ctrl+G: write the prompt in ``$VISUAL``/``$EDITOR``, once the keys typed before it
+        are in the box (:mod:`desk.controllers.editor`)."""
+        (self.focused or self.screen).post_message(EditAfterTyping())
+
+    def on_edit_after_typing(self, message: EditAfterTyping) -> None:
+        """The keys typed before Ctrl+G were handled: open the editor."""
         self.controllers.editor.edit()
 
     def action_toggle_console(self) -> None:

@@ -44,9 +44,17 @@ Textual's output thread and left the next write blocked for ever on its full que
 ``desk`` processes still alive 30 minutes after their tmux session was killed); here the output
 file drops writes once the terminal is gone (:class:`HangupSafeOutput`).
 
+Fifth, a bracketed paste whose end marker never comes (a terminal that cut it, a stray
+``ESC[200~``) ends by itself once no byte has arrived for :data:`PASTE_IDLE_S`: what was pasted
+goes into the box, and the keys after it are keys again (Esc stops, Ctrl+Q quits). Before, every
+later key was pasted text, and an Esc crashed the app. A terminal writes a paste in one burst,
+so a long paste (185 KB through a pty) stays one paste; a link that stalls longer than that in
+mid-paste splits it in two. The parser is :class:`desk.key_parser.DeskParser`, which ignores an
+escape sequence it does not know rather than typing a character made of it.
+
 The loop below follows ``LinuxDriver.run_input_thread`` of Textual 8.2.8 (pinned); only the
-``select()`` timeout, the lone ESC, the read times and the handling of a hung-up terminal
-differ.
+``select()`` timeout, the lone ESC, the read times, the paste that never ends, the parser and the
+handling of a hung-up terminal differ.
 """
 
 from __future__ import annotations
@@ -72,7 +80,8 @@ from textual.message import Message
 from agent.stamps import stamp
 from desk import typed_ahead
 from desk.approval_keys import chord_keys
-from desk.escape_split import EscapeSplitter
+from desk.escape_split import EscapeSplitter, Piece
+from desk.key_parser import DeskParser
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -82,6 +91,9 @@ IDLE_WAIT_S = 0.1
 
 LONE_ESCAPE_MAX_DELAY_S = 0.010
 """A read holding only ESC is the Esc key at once while the escape delay is at most this (s)."""
+
+PASTE_IDLE_S = 0.5
+"""A bracketed paste whose end marker has not come ends once no byte arrived for this long (s)."""
 
 ESC = "\x1b"
 
@@ -102,6 +114,20 @@ def input_wait_s(timeout_time: float | None, now: float, idle_wait_s: float = ID
     if timeout_time is None:
         return idle_wait_s
     return min(idle_wait_s, max(0.0, timeout_time - now))
+
+
+def paste_wait_s(last_read: float, now: float, idle_s: float = PASTE_IDLE_S) -> float:
+    """How long an open paste may still wait for its next byte before it ends by itself.
+
+    Args:
+        last_read: ``time.monotonic()`` of the last read that gave bytes.
+        now: ``time.monotonic()`` now.
+        idle_s: the pause that ends a paste, in seconds.
+
+    Returns:
+        Seconds left (0 when the pause is over).
+    """
+    return max(0.0, last_read + idle_s - now)
 
 
 @runtime_checkable
@@ -194,7 +220,22 @@ def feed_keys(
         splitter: the input thread's :class:`~desk.escape_split.EscapeSplitter`.
         process: takes each event the parser makes.
     """
-    for piece in splitter.split(text):
+    feed_pieces(splitter.split(text), parser, process)
+
+
+def feed_pieces(
+    pieces: list[Piece], parser: XTermParser, process: Callable[[Message], None]
+) -> None:
+    """Feed the splitter's ``pieces`` to ``parser``, delivering an Esc a piece ends with at once.
+
+    Args:
+        pieces: from :meth:`EscapeSplitter.split` or :meth:`EscapeSplitter.end_paste`.
+        parser: the input thread's parser.
+        process: takes each event the parser makes.
+    """
+    for piece in pieces:
+        if not piece.text:  # the parser reads "" as the end of its input, then raises
+            continue
         for event in parser.feed(piece.text):
             process(event)
         if piece.escape_key and parser._timeout_time is not None:
@@ -331,7 +372,7 @@ class FastEscapeDriver(LinuxDriver):
         fileno = self.fileno
         event_read = selectors.EVENT_READ
 
-        parser = XTermParser(self._debug)
+        parser = DeskParser(self._debug)
         feed = parser.feed
         tick = parser.tick
 
@@ -368,9 +409,19 @@ class FastEscapeDriver(LinuxDriver):
 
         try:
             try:
+                self._read_at = monotonic()
                 while not self.exit_event.is_set():
                     wait = input_wait_s(parser._timeout_time, get_time())
-                    process_selector_events(selector.select(wait))
+                    if splitter.in_paste:
+                        wait = min(wait, paste_wait_s(self._read_at, monotonic()))
+                    ready = selector.select(wait)
+                    process_selector_events(ready)
+                    if (
+                        not ready
+                        and splitter.in_paste
+                        and not paste_wait_s(self._read_at, monotonic())
+                    ):
+                        feed_pieces(splitter.end_paste(), parser, self.process_message)
                 selector.unregister(self.fileno)
                 process_selector_events(selector.select(IDLE_WAIT_S), final=True)
             except (OSError, EOFError):  # the terminal hung up: quit through the app

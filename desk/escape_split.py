@@ -26,7 +26,10 @@ input thread can know (what came in one read):
   the chord: Esc typed then ``yes, but first...`` in one burst is a stop and words;
 - inside a bracketed paste (``ESC[200~`` ... ``ESC[201~``), every ESC is pasted text, shown
   as ``␛`` (U+241B) as desk shows every escape from outside; the end marker may be split across
-  reads, so its start is held until the next read.
+  reads, so its start is held until the next read. A paste whose end marker never comes (a
+  terminal that cut it, a stray start marker) would take every later key as pasted text, Esc,
+  Ctrl+C and Ctrl+Q included: the input thread ends it after a pause in the input
+  (:meth:`EscapeSplitter.end_paste`, :mod:`desk.driver`).
 
 crossterm reads a burst the same way (a lone ESC is Esc unless more input follows and forms a
 sequence).
@@ -149,6 +152,24 @@ class EscapeSplitter:
             out = []
         if not self.in_paste:
             self._tail = text[n - _held_prefix(text, PASTE_START) :] if n else ""
-        if out:
-            pieces.append(Piece("".join(out)))
+        joined = "".join(out)
+        if joined:  # never an empty piece: the parser reads "" as the end of its input
+            pieces.append(Piece(joined))
         return pieces
+
+    def end_paste(self) -> list[Piece]:
+        """End a paste whose end marker has not come (the input paused): its end marker, so
+        that the parser hands over what was pasted; an ESC held as the possible start of that
+        marker, alone at the end of the input, is the Esc key after the paste (any longer start
+        of a marker that never came whole is dropped).
+
+        Returns:
+            the pieces to feed the parser (none when no paste is open).
+        """
+        if not self.in_paste:
+            return []
+        held, self._held = self._held, ""
+        self.in_paste = False
+        if held == ESC:
+            return [Piece(PASTE_END + ESC, escape_key=True)]
+        return [Piece(PASTE_END)]

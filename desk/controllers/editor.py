@@ -5,6 +5,12 @@ editor's while it runs; a terminal that cannot be suspended, as in a headless ru
 editor all the same) and the editor is run on the file. When it exits with 0 the file's text
 replaces the box's (one trailing newline, which editors add, is dropped); when it fails, cannot
 be started, or none is set, a toast says so and the box keeps its text.
+
+Ctrl+G is a priority binding: it runs as the key reaches the app, while the keys typed just
+before it (``burst⏎``-fast, or sent in one write) may still wait in the prompt box's queue. The
+editor then got the box without them, and they were typed into the editor's text afterwards. So
+the key only posts :class:`EditAfterTyping` where those keys went (the focused widget, else the
+screen): it bubbles up to the app behind them, and the editor opens from there.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from textual.app import SuspendNotSupported
+from textual.message import Message
 
 from desk.controllers.ports import Notify
 from desk.widgets.prompt_input import PromptInput
@@ -39,6 +46,11 @@ def editor_command(env: Mapping[str, str]) -> list[str] | None:
                 return None
             return words or None
     return None
+
+
+class EditAfterTyping(Message):
+    """Opens the editor once it reaches the app: posted where typed keys go, it comes after
+    the keys typed before Ctrl+G (see the module docstring)."""
 
 
 class EditorController:

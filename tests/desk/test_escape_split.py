@@ -83,3 +83,29 @@ def test_pieces_keep_every_character_in_order(reads: list[str]) -> None:
     # Outside pastes nothing changes; inside, an ESC is shown as ␛ (never dropped, never moved).
     assert fed.replace(ESC_SHOWN, ESC) == whole[: len(fed)]
     assert len(whole) - len(fed) < len(PASTE_END)  # at most a held end marker's start
+
+
+def test_an_esc_read_alone_inside_a_paste_makes_no_empty_piece() -> None:
+    # an empty piece is the end of the parser's input: the next key crashed the app
+    splitter = EscapeSplitter()
+    assert splitter.split(PASTE_START + "abc") == [Piece(PASTE_START + "abc")]
+    assert splitter.split(ESC) == []  # held: it may start the end marker
+    assert all(p.text for read in ("x", ESC, "[2", "0") for p in splitter.split(read))
+
+
+def test_a_paste_whose_end_never_comes_ends_when_the_input_pauses() -> None:
+    splitter = EscapeSplitter()
+    splitter.split(PASTE_START + "abc typed\r")
+    assert splitter.end_paste() == [Piece(PASTE_END)]
+    assert not splitter.in_paste
+    assert splitter.split(ESC) == [Piece(ESC)]  # a key again (the driver delivers it at once)
+    assert splitter.end_paste() == []  # no paste open: nothing to end
+
+
+def test_an_esc_held_when_a_paste_ends_by_itself_is_the_esc_key_after_it() -> None:
+    splitter = EscapeSplitter()
+    splitter.split(PASTE_START + "abc")
+    splitter.split(ESC)  # Esc typed while the paste still waited for its end
+    assert splitter.end_paste() == [Piece(PASTE_END + ESC, escape_key=True)]
+    splitter.split(PASTE_START + "abc" + PASTE_END[:3])  # the end marker cut short
+    assert splitter.end_paste() == [Piece(PASTE_END)]  # its start is dropped, not typed

@@ -3,6 +3,9 @@
 The terminal sends "prompt, Enter, Esc" in one write (a fast typist, or a paste): the input
 thread reads the Esc before the UI has even handled the Enter, so nothing runs yet. The Esc
 must still stop the prompt that Enter sent, not be lost.
+
+Also: a bracketed paste whose end marker never comes, unknown escape sequences, and keys typed
+in the same write as Ctrl+G (the editor).
 """
 
 from __future__ import annotations
@@ -13,13 +16,17 @@ import struct
 import subprocess
 import sys
 import termios
+import time
+from pathlib import Path
 
 import pytest
 
 from demo_model.server import DemoModelServer
 from tests.desk.test_pty_stop import (  # noqa: F401 (a fixture)
+    PtyScreen,
     desk_in_pty,
     pty_server,
+    start_streaming,
 )
 from tests.support import poll_until
 
@@ -132,3 +139,90 @@ def test_a_prompt_typed_ahead_of_desk_is_sent_once_it_is_up(
         assert record is not None
         users = [m["content"] for m in record.messages if m["role"] == "user"]
         assert users == ["reply with exactly: typed ahead"]
+
+
+PASTE_START = b"\x1b[200~"
+PASTE_END = b"\x1b[201~"
+
+
+def write_in_bursts(screen: PtyScreen, data: bytes, burst: int = 8192, gap_s: float = 0.02) -> None:
+    """Type ``data`` whole, ``burst`` bytes at a time with a ``gap_s`` pause between (a
+    terminal on a link writes a long paste in bursts; a pty also takes a long write in parts)."""
+    for start in range(0, len(data), burst):
+        view = memoryview(data)[start : start + burst]
+        while view:
+            view = view[os.write(screen._fd, view) :]
+        time.sleep(gap_s)  # the link's pace, not a wait for desk
+
+
+def test_a_paste_whose_end_never_comes_ends_by_itself_and_the_keys_after_it_work(
+    pty_server: DemoModelServer,  # noqa: F811
+) -> None:
+    with desk_in_pty(pty_server) as (proc, screen):
+        start_streaming(pty_server, screen)
+        mark = screen.size
+        screen.write(PASTE_START + b"pasted words")  # no end marker, ever
+        screen.wait_for(b"pasted words", timeout_s=10.0, start=mark)  # in the box
+        screen.write(b"\x1b")  # Esc stops the reply
+        screen.wait_for(b"stopped by you", timeout_s=10.0, start=mark)
+        screen.write(b" then typed")
+        screen.wait_for(b"pasted words then typed", timeout_s=10.0, start=mark)
+        screen.write(b"\x11")  # Ctrl+Q
+        assert proc.wait(timeout=10.0) == 0
+        shown = screen.since(mark)
+    assert b"Traceback" not in shown and b"ParseError" not in shown
+
+
+def test_a_long_paste_is_one_paste(pty_server: DemoModelServer) -> None:  # noqa: F811
+    # 185 KB with a line break (CR, as terminals paste them) every line: were it cut in two,
+    # the rest would be typed, and its first line break would send a prompt
+    lines = [f"line {i:05d} of the pasted text, long enough to count them all" for i in range(3040)]
+    text = "\r".join([*lines, "end of the paste"]).encode()
+    assert len(text) > 185_000
+    before = len(pty_server.records.list())
+    with desk_in_pty(pty_server) as (proc, screen):
+        mark = screen.size
+        write_in_bursts(screen, PASTE_START + text + PASTE_END + b" typed after")
+        screen.wait_for(b"end of the paste typed after", timeout_s=30.0, start=mark)
+        screen.write(b"\x11")  # Ctrl+Q
+        assert proc.wait(timeout=15.0) == 0
+    assert len(pty_server.records.list()) == before  # nothing was sent
+
+
+def test_unknown_escape_sequences_type_nothing(pty_server: DemoModelServer) -> None:  # noqa: F811
+    before = len(pty_server.records.list())
+    with desk_in_pty(pty_server) as (proc, screen):
+        screen.write(b"reply with exactly: a\x1b[999~b\x1b[57~c\r")
+        record = pty_server.records.wait_for_record(
+            lambda r: r.id > before and "exactly" in str(r.messages), 10.0
+        )
+        assert record is not None
+        assert record.messages[-1]["content"] == "reply with exactly: abc"
+        screen.write(b"\x11")
+        assert proc.wait(timeout=10.0) == 0
+
+
+EDITOR = """#!/bin/sh
+cp "$1" "$1.seen"  # what the editor opened with
+printf '%s|edited' "$(cat "$1")" > "$1"
+"""
+
+
+def test_keys_typed_in_the_same_write_as_ctrl_g_are_in_the_editor(
+    pty_server: DemoModelServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    editor = tmp_path / "edit.sh"
+    editor.write_text(EDITOR.replace("$1.seen", str(tmp_path / "seen.txt")))
+    editor.chmod(0o755)
+    before = len(pty_server.records.list())
+    with desk_in_pty(pty_server, {"VISUAL": str(editor)}) as (proc, screen):
+        mark = screen.size
+        screen.write(b"burst3 \x07")  # Ctrl+G right behind the keys
+        screen.wait_for(b"burst3 |edited", timeout_s=10.0, start=mark)
+        assert (tmp_path / "seen.txt").read_text() == "burst3 "
+        screen.write(b"\r")
+        record = pty_server.records.wait_for_record(lambda r: r.id > before, 10.0)
+        assert record is not None and record.messages[-1]["content"] == "burst3 |edited"
+        screen.write(b"\x11")
+        assert proc.wait(timeout=10.0) == 0
