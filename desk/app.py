@@ -47,6 +47,7 @@ from desk.controllers.help import close_help_on_stop, toggle_help
 from desk.controllers.unshown import route_unshown
 from desk.driver_choice import desk_driver
 from desk.gc_tuning import relax_gc, tune_gc
+from desk.input_notes import InputNotes
 from desk.late_gateway import LateGateway
 from desk.messages import (
     BrowserGone,
@@ -56,7 +57,6 @@ from desk.messages import (
     TerminalClosed,
 )
 from desk.receipts import ReceiptFormatter, format_stop_receipt
-from desk.screens.confirm_delete import ConfirmDelete
 from desk.screens.desk_screen import DeskScreen
 from desk.screens.desk_widgets import DeskWidgets
 from desk.shutdown import Leave, leave_at_once
@@ -65,7 +65,6 @@ from desk.startup import Startup
 from desk.stop_key import StopKey
 from desk.typing_drain import DrainTyping
 from desk.user_config import config_path_shown
-from desk.widgets.click_button import ButtonPresses, widget_under
 from desk.widgets.status_bar import Clock, StatusBar
 from desk.wiring import build_controllers
 from tui_gateway.settings.resolution import BusyInput
@@ -140,8 +139,7 @@ class DeskApp(App[int]):
         or not saved); ``desk`` prints it after the screen is restored."""
         self._handle_signals = handle_signals
         self._leave = leave
-        self._presses = ButtonPresses()
-        self._keys_seen = 0  # keys that reached on_event (the input thread compares)
+        self._notes = InputNotes(self)
         self._banner = banner_text(connection, config_path_shown(env))
         self.widgets = DeskWidgets.make(connection, clock, busy_input=busy_input)
         """The main screen's widgets (the session's view aside)."""
@@ -354,29 +352,16 @@ class DeskApp(App[int]):
         return self.controllers.stops.from_input_thread(key, read_at, key_time)
 
     async def on_event(self, event: events.Event) -> None:
-        """Note when each key was made (a stop it makes counts from then), let the delete
-        confirmation answer a key before it is routed
-        (:meth:`ConfirmDelete.take_key`; a stop key of a running turn stops it), and where each
-        mouse press landed (a button takes a release in the same place, see
-        :mod:`desk.widgets.click_button`)."""
+        """Note each key and mouse press before it is routed (:mod:`desk.input_notes`)."""
         if isinstance(event, events.Key):
-            self._keys_seen += 1  # read by the input thread at Ctrl+Q
-            prompt = self.widgets.prompt
-            if event.key in prompt.SEND_KEYS and self.focused is prompt and not event.is_forwarded:
-                prompt.sends.given()  # on its way to the box, then to the screen
-            self.controllers.stops.key_time = event.time
-            asked = self.screen if isinstance(self.screen, ConfirmDelete) else None
-            stops = event.key in self.input_stop_keys and self.running_turn is not None
-            if asked is not None and not event.is_forwarded and not stops and asked.take_key(event):
-                return  # answered here, in order: the next key finds it closed
-        elif isinstance(event, events.MouseDown | events.MouseUp) and not event.is_forwarded:
-            under = widget_under(self, event)
-            if isinstance(event, events.MouseDown):
-                self._presses.mouse_down(under)
-            else:
-                await super().on_event(event)  # Textual's click, when it makes one
-                self._presses.mouse_up(event, under)
-                return
+            if self._notes.key(event):
+                return  # answered by the delete confirmation, in order
+        elif isinstance(event, events.MouseDown) and not event.is_forwarded:
+            self._notes.mouse_down(event)
+        elif isinstance(event, events.MouseUp) and not event.is_forwarded:
+            await super().on_event(event)  # Textual's click, when it makes one
+            self._notes.mouse_up(event)
+            return
         await super().on_event(event)
 
     def action_stop(self) -> None:
@@ -414,7 +399,7 @@ class DeskApp(App[int]):
         :mod:`desk.driver`), after the keys the app has not seen yet and the prompts still on
         their way to the screen (:mod:`desk.sends_in_flight`); the key goes on to
         :meth:`action_quit`. Thread-safe."""
-        typing = keys_posted > self._keys_seen or self.widgets.prompt.sends.pending
+        typing = keys_posted > self._notes.keys_seen or self.widgets.prompt.sends.pending
         self.controllers.quit.begin_from_input_thread(typing=typing)
 
     def action_quit(self) -> None:  # type: ignore[override]

@@ -1,0 +1,58 @@
+"""What the desk notes of each key and mouse press before Textual routes it.
+
+- Each key: counted (the input thread compares at Ctrl+Q whether the app has seen every key it
+  posted), its time kept for the stop it may make (a stop counts from the key), Enter and the
+  other send keys announced to the prompt box's sends in flight, and the delete confirmation
+  offered the key before it is routed (:meth:`ConfirmDelete.take_key`; a stop key of a running
+  turn goes on to stop it).
+- Each mouse press: where it landed (a button takes a release in the same place, see
+  :mod:`desk.widgets.click_button`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import events
+
+from desk.screens.confirm_delete import ConfirmDelete
+from desk.widgets.click_button import ButtonPresses, widget_under
+
+if TYPE_CHECKING:
+    from desk.app import DeskApp
+
+
+class InputNotes:
+    """The app's notes of keys and presses (UI thread; :attr:`keys_seen` is read by any).
+
+    Args:
+        app: the desk app.
+    """
+
+    def __init__(self, app: DeskApp) -> None:
+        self._app = app
+        self.keys_seen = 0
+        """Keys that reached the app's ``on_event``."""
+        self.presses = ButtonPresses()
+        """Where mouse presses landed."""
+
+    def key(self, event: events.Key) -> bool:
+        """Note ``event``; True when the delete confirmation answered it (route it no
+        further)."""
+        app = self._app
+        self.keys_seen += 1
+        prompt = app.widgets.prompt
+        if event.key in prompt.SEND_KEYS and app.focused is prompt and not event.is_forwarded:
+            prompt.sends.given()  # on its way to the box, then to the screen
+        app.controllers.stops.key_time = event.time
+        asked = app.screen if isinstance(app.screen, ConfirmDelete) else None
+        stops = event.key in app.input_stop_keys and app.running_turn is not None
+        return asked is not None and not event.is_forwarded and not stops and asked.take_key(event)
+
+    def mouse_down(self, event: events.MouseDown) -> None:
+        """A press: note the widget under it."""
+        self.presses.mouse_down(widget_under(self._app, event))
+
+    def mouse_up(self, event: events.MouseUp) -> None:
+        """A release (after Textual made its click, if any)."""
+        self.presses.mouse_up(event, widget_under(self._app, event))
