@@ -139,7 +139,6 @@ class DeskApp(App[int]):
         or not saved); ``desk`` prints it after the screen is restored."""
         self._handle_signals = handle_signals
         self._leave = leave
-        self._notes = InputNotes(self)
         self._banner = banner_text(connection, config_path_shown(env))
         self.widgets = DeskWidgets.make(connection, clock, busy_input=busy_input)
         """The main screen's widgets (the session's view aside)."""
@@ -162,6 +161,8 @@ class DeskApp(App[int]):
             starting=self._starting,
         )
         """The controllers, one per concern."""
+        running = lambda: self.running_turn  # noqa: E731
+        self._notes = InputNotes(self, self.widgets.prompt, self.controllers.stops, running)
 
     # -- set-up --------------------------------------------------------------------------------
 

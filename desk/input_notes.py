@@ -11,15 +11,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from textual import events
+from textual.app import App
 
+from desk.controllers.stop_keys import StopKeysController
 from desk.screens.confirm_delete import ConfirmDelete
 from desk.widgets.click_button import ButtonPresses, widget_under
-
-if TYPE_CHECKING:
-    from desk.app import DeskApp
+from desk.widgets.prompt_input import PromptInput
 
 
 class InputNotes:
@@ -27,10 +27,22 @@ class InputNotes:
 
     Args:
         app: the desk app.
+        prompt: its prompt box.
+        stops: its stop keys.
+        running_turn: the turn shown as running, if any.
     """
 
-    def __init__(self, app: DeskApp) -> None:
+    def __init__(
+        self,
+        app: App[int],
+        prompt: PromptInput,
+        stops: StopKeysController,
+        running_turn: Callable[[], str | None],
+    ) -> None:
         self._app = app
+        self._prompt = prompt
+        self._stops = stops
+        self._running_turn = running_turn
         self.keys_seen = 0
         """Keys that reached the app's ``on_event``."""
         self.presses = ButtonPresses()
@@ -39,14 +51,13 @@ class InputNotes:
     def key(self, event: events.Key) -> bool:
         """Note ``event``; True when the delete confirmation answered it (route it no
         further)."""
-        app = self._app
+        app, prompt = self._app, self._prompt
         self.keys_seen += 1
-        prompt = app.widgets.prompt
         if event.key in prompt.SEND_KEYS and app.focused is prompt and not event.is_forwarded:
             prompt.sends.given()  # on its way to the box, then to the screen
-        app.controllers.stops.key_time = event.time
+        self._stops.key_time = event.time
         asked = app.screen if isinstance(app.screen, ConfirmDelete) else None
-        stops = event.key in app.input_stop_keys and app.running_turn is not None
+        stops = event.key in self._stops.input_keys and self._running_turn() is not None
         return asked is not None and not event.is_forwarded and not stops and asked.take_key(event)
 
     def mouse_down(self, event: events.MouseDown) -> None:
