@@ -27,7 +27,7 @@ __all__, __getattr__ = lazy_names(
         "ProcessLedger": "agent.tools.process",
         "ReadFileTool": "agent.tools.files",
         "ShellRun": "agent.tools.shell",
-        "ShellTool": "agent.tools.shell",
+        "ShellTool": "agent.tools.shell_tool",
         "Tool": "agent.tools.base",
         "ToolArgumentError": "agent.tools.base",
         "ToolBatch": "agent.tools.runner",

@@ -36,6 +36,8 @@ from agent.tools.runner import (
 )
 from agent.tools.shell import (
     ShellRun,
+)
+from agent.tools.shell_tool import (
     ShellTool,
 )
 

@@ -21,7 +21,7 @@ from typing import Any
 from agent.tools.base import Tool, ToolArgumentError, tool_schema
 from agent.tools.edits import ApplyPatchTool, EditFileTool
 from agent.tools.files import ListDirTool, ReadFileTool, WriteFileTool
-from agent.tools.shell import ShellTool
+from agent.tools.shell_tool import ShellTool
 from agent.valid_text import JsonTooDeep, loads
 
 _TYPES: dict[str, tuple[type, ...]] = {

@@ -177,7 +177,9 @@ async def test_a_prompt_on_its_way_to_the_screen_when_ctrl_q_is_read_is_sent_fir
             app.post_message(events.Key(key, "\r" if key == "enter" else key))
         await wait_until(None, on_its_way.is_set, what="the prompt on its way")
         try:  # as the input thread does: every key it posted was seen
-            quit_read = threading.Thread(target=app.quit_from_input_thread, args=(app._notes.keys_seen,))
+            quit_read = threading.Thread(
+                target=app.quit_from_input_thread, args=(app._notes.keys_seen,)
+            )
             quit_read.start()
             quit_read.join(DEFAULT_TIMEOUT_S)
         finally:

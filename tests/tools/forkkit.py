@@ -8,6 +8,9 @@ stay inside the child; the test process is unchanged.
 
 from __future__ import annotations
 
+# A child that drops to nobody may not read this Python's own files: what a tool run imports on
+# first use (asyncio's default executor) is imported here, before any fork.
+import concurrent.futures.thread  # noqa: F401
 import os
 import pickle
 import resource

@@ -170,3 +170,31 @@ def test_an_agent_s_stop_ends_its_shell_command_before_its_loop_runs(
     [result] = results
     assert result.status == "interrupted"
     assert result.children_ended == 2
+
+
+def test_a_command_the_stop_ended_before_its_cancel_came_is_stopped_not_an_exit(
+    tmp_path: Path, spares: SparePool
+) -> None:
+    # The stop signals the tree on its own thread; the cancel of the turn's loop comes after.
+    # When the loop sees the command exit (-15) first, the call is still a stopped one: booked
+    # "stopped by you", never "exit -15".
+    scope = InterruptScope("turn")
+
+    async def scenario() -> tuple[asyncio.Task[object], ShellRun]:
+        output = Output()
+        shell = ShellTool(grace_s=GRACE_S, spares=spares).start(
+            {"command": COOPERATIVE}, context(tmp_path, output, stops=scope)
+        )
+        task: asyncio.Task[object] = asyncio.create_task(shell.run())
+        await output.pids(2)
+        thread = threading.Thread(target=lambda: scope.cancel(stop()))
+        thread.start()
+        thread.join()
+        done, _ = await asyncio.wait({task}, timeout=30)  # no cancel: the loop runs on
+        assert done, "the call did not end after its command was signalled"
+        return task, shell
+
+    task, shell = run(scenario())
+    assert task.cancelled()  # a stop, not a result carrying the signal's exit code
+    assert shell.stopped
+    assert shell.children_ended == 2

@@ -16,7 +16,7 @@ from agent.tools.base import tool_schema
 from agent.tools.delegate import delegate_schema
 from agent.tools.registry import ToolRegistry, default_tools
 from agent.tools.sandbox import Sandbox
-from agent.tools.shell import ShellTool
+from agent.tools.shell_tool import ShellTool
 from agent.tools.spares import SparePool
 from agent.tools.workspace import Workspace
 from contract.errors import GatewayError
