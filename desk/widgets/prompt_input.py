@@ -30,6 +30,7 @@ from typing import ClassVar, TypeAlias
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.dom import NoScreen
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import TextArea
 
@@ -128,6 +129,14 @@ class PromptInput(TextArea):
         self._hints: SlashHints | None = None
         self._completing = False  # the text is a /word Tab completes (footer shows Tab)
         self._completion = SlashCompletion()
+
+    def render_line(self, y: int) -> Strip:
+        """One row of the box. With no room for text (a window a few columns wide: the box's
+        padding takes them all) the row is blank: the placeholder cannot be wrapped to no
+        width at all (Textual raised ``ValueError`` and the desk ended)."""
+        if self.content_size.width < 1:
+            return Strip.blank(0)
+        return super().render_line(y)
 
     @property
     def slash_hints(self) -> SlashHints:

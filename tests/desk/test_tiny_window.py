@@ -1,0 +1,51 @@
+"""A tiny terminal never crashes the desk: down to 1x1 the layout is squeezed, idle, with text
+in the prompt box, and while a reply streams."""
+
+from __future__ import annotations
+
+import pytest
+
+from desk.app import DeskApp
+from desk.widgets import PromptInput
+from tests.desk.kit import submit_and_get_reply
+
+WIDTHS = list(range(1, 15))
+HEIGHTS = [1, 3, 20]
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def tokens_per_second() -> float:
+    """Slow enough that the reply still streams through every squeeze."""
+    return 10.0
+
+
+@pytest.mark.parametrize("height", HEIGHTS)
+async def test_idle_and_typed_text_survive_every_narrow_width(
+    desk_app: DeskApp, height: int
+) -> None:
+    async with desk_app.run_test(size=(80, 24)) as pilot:
+        box = desk_app.query_one(PromptInput)
+        for width in WIDTHS:
+            await pilot.resize_terminal(width, height)
+            await pilot.pause()
+            box.text = "a few words typed into the prompt box"
+            await pilot.pause()
+            box.text = ""
+            await pilot.pause()
+        assert desk_app.is_running
+
+
+async def test_a_streamed_reply_survives_a_squeeze(desk_app: DeskApp) -> None:
+    async with desk_app.run_test(size=(80, 24)) as pilot:
+        await submit_and_get_reply(desk_app, pilot, "hello")
+        box = desk_app.query_one(PromptInput)
+        for typed in ("", "typed while it streams"):
+            box.text = typed
+            for width in WIDTHS:
+                for height in HEIGHTS:
+                    await pilot.resize_terminal(width, height)
+                    await pilot.pause()
+        assert box.busy, "the reply was still streaming while the window was squeezed"
+        assert desk_app.is_running
