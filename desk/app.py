@@ -319,8 +319,8 @@ class DeskApp(App[int]):
         return True
 
     def _answer_key(self, event: events.Key) -> bool:
-        """The prompt box asks whether a key answers a waiting approval (see
-        :mod:`desk.approval_keys`)."""
+        """The prompt box asks whether a key answers a waiting approval, or moves the focus
+        to it (see :mod:`desk.approval_keys`)."""
         return self.controllers.tools.answer_key(event.key)
 
     def action_answer_approval(self, decision: Decision) -> None:

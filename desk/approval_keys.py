@@ -8,7 +8,8 @@ there. A card is answered by:
 
 - its buttons (a click, or Enter on the one that has the focus);
 - its own y / a / n while it has the focus (moved there on purpose: Shift+Tab from the prompt
-  box), once :data:`ANSWER_PAUSE_S` passed since it appeared
+  box goes straight to the waiting card, past anything else that takes the focus), once
+  :data:`ANSWER_PAUSE_S` passed since it appeared
   (:class:`~desk.widgets.approval_prompt.ApprovalPrompt`);
 - a modifier chord, at any time: Alt+y (allow once), Alt+a (allow always), Alt+n (deny), but
   only while Esc is not the stop key (:func:`chords_answer`). A terminal sends Alt+y as ESC y,
@@ -29,6 +30,9 @@ ANSWER_PAUSE_S = 0.3
 
 CHORD_KEYS: dict[str, Decision] = {"alt+y": "once", "alt+a": "always", "alt+n": "deny"}
 """Keys that answer at any time, while Esc is not the stop key (:func:`chords_answer`)."""
+
+CARD_FOCUS_KEY = "shift+tab"
+"""In the prompt box while an approval waits: moves the focus straight to its card."""
 
 KEY_HINT = "Shift+Tab to the card, then y / a / n"
 """What the card says about its keys (Esc is the stop key: no chord answers)."""

@@ -33,7 +33,7 @@ from textual.widget import Widget
 
 from contract.errors import GatewayError
 from contract.events import ApprovalRequest, ApprovalResolved, ToolComplete, ToolOutput, ToolStart
-from desk.approval_keys import ApprovalKeys, Decision, key_hint
+from desk.approval_keys import CARD_FOCUS_KEY, ApprovalKeys, Decision, key_hint
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.widgets.status_bar import Clock
 
@@ -180,7 +180,8 @@ class ToolCallsController:
 
     def answer_key(self, key: str) -> bool:
         """A key in the prompt box: True when it answered the waiting prompt (it is then not
-        typed): an Alt chord, while they answer; a plain key never does (it is typed).
+        typed): an Alt chord, while they answer; a plain key never does (it is typed). Or
+        True when it was Shift+Tab and moved the focus to that prompt (:meth:`focus_key`).
 
         Args:
             key: the key.
@@ -188,10 +189,26 @@ class ToolCallsController:
         prompt = self.waiting
         if prompt is None:
             return False
+        if self.focus_key(key):
+            return True
         decision = self.keys.answer(key)
         if decision is None:
             return False
         prompt.decide(decision)
+        return True
+
+    def focus_key(self, key: str) -> bool:
+        """A key in the prompt box: True when it was Shift+Tab and moved the focus to the
+        waiting prompt's card (its y / a / n answer then), whatever else could take the focus
+        on the way back from the box (a queued prompt's ✕, a row not sent...).
+
+        Args:
+            key: the key.
+        """
+        prompt = self.waiting
+        if key != CARD_FOCUS_KEY or prompt is None or not prompt.focusable:
+            return False
+        prompt.focus()
         return True
 
     def answer_now(self, decision: Decision) -> bool:

@@ -30,6 +30,7 @@ from desk.approval_keys import (
 from desk.stop_key import StopKey
 from desk.widgets import PromptInput
 from desk.widgets.approval_prompt import ApprovalPrompt
+from desk.widgets.queued_item import QueuedItem
 from tests.desk.kit import answer_approval, connection, submit, wait_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -125,6 +126,28 @@ async def test_keys_typed_before_the_card_appeared_are_typed_not_answers(app: De
         assert prompt.waiting
         await answer_approval(pilot, prompt, "n")
         await wait_until(pilot, lambda: prompt.decision == "deny", what="the denial")
+
+
+async def test_shift_tab_goes_to_the_card_past_the_queued_prompts(app: DeskApp) -> None:
+    # The queue's rows (✎, ✕) sit between the card and the box: Shift+Tab used to land on a
+    # row's ✕, and the "y" pressed next was typed into the box.
+    async with app.run_test(size=(120, 40)) as pilot:
+        box = app.query_one(PromptInput)
+        await submit(pilot, shell("echo queued behind"))
+        await wait_until(pilot, lambda: box.busy, what="the turn to run")
+        for text in ("first queued", "second queued"):
+            await submit(pilot, text)
+        await wait_until(pilot, lambda: app.query(QueuedItem), what="the queued rows")
+        prompt = await shown_prompt(app, pilot)
+        ready = max(prompt.shown_at, time.monotonic()) + ANSWER_PAUSE_S + 0.05
+        await wait_until(pilot, lambda: time.monotonic() > ready, what="the card's age")
+        assert app.focused is box
+        await pilot.press("shift+tab")
+        await wait_until(pilot, lambda: prompt.has_focus_within, what="the card focused")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: prompt.decision == "once", what="the answer")
+        assert box.text == ""
+        await wait_until(pilot, lambda: app.focused is box, what="the focus back in the box")
 
 
 def answer_actions(app: DeskApp) -> set[str]:
