@@ -19,12 +19,15 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
+from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
+from textual.widgets.button import ButtonVariant
 
 from contract.events import ApprovalRequest
 from contract.text import terminal_safe
@@ -40,6 +43,38 @@ DECISION_TEXT: dict[str, str] = {
     "deny": "✖ denied",
 }
 """What a resolved prompt says for each decision."""
+
+CHOICES: tuple[tuple[str, str, str, str], ...] = (
+    ("approve-once", "y  Allow once", "y  Allow once", "y Once"),
+    ("approve-always", "a  Allow always (this session)", "a  Always", "a Always"),
+    ("approve-deny", "n  Deny", "n  Deny", "n Deny"),
+)
+"""Each button's id and its label on a wide card, a narrow one (``-narrow``) and a very
+narrow one (``-stacked``: one button a row)."""
+
+BUTTON_MIN_WIDTH = 16
+"""A button's least width (Textual's ``Button``), but on a narrow card."""
+BUTTON_GAP = 2
+"""Columns between two buttons on a wide card (``margin-right`` in the .tcss)."""
+NARROW_GAP = 1
+"""Columns between two buttons on a narrow card."""
+
+
+def row_width(labels: list[str], *, min_width: int, gap: int) -> int:
+    """Columns the buttons with these labels take on one row (a compact button is its label
+    and a column each side, at least ``min_width``; ``gap`` after each)."""
+    return sum(max(min_width, cell_len(label) + 2) + gap for label in labels)
+
+
+def choices_fit(width: int) -> str:
+    """How the buttons sit on a card ``width`` columns wide inside: ``"wide"`` (one row, full
+    labels), ``"narrow"`` (one row, short labels) or ``"stacked"`` (one under the other, the
+    shortest labels)."""
+    wide = row_width([c[1] for c in CHOICES], min_width=BUTTON_MIN_WIDTH, gap=BUTTON_GAP)
+    if width >= wide:
+        return "wide"
+    narrow = row_width([c[2] for c in CHOICES], min_width=0, gap=NARROW_GAP) - NARROW_GAP
+    return "narrow" if width >= narrow else "stacked"
 
 
 class ApprovalPrompt(Widget, can_focus=True):
@@ -143,12 +178,23 @@ class ApprovalPrompt(Widget, can_focus=True):
             yield Static(terminal_safe(note), classes="size", markup=False)
         if preview is not None:
             yield preview
+        variants: dict[str, ButtonVariant] = {"approve-once": "success", "approve-deny": "error"}
         with Horizontal(classes="choices"):
-            yield ClickButton("y  Allow once", id="approve-once", compact=True, variant="success")
-            yield ClickButton("a  Allow always (this session)", id="approve-always", compact=True)
-            yield ClickButton("n  Deny", id="approve-deny", compact=True, variant="error")
+            for button_id, label, _, _ in CHOICES:
+                variant = variants.get(button_id, "default")
+                yield ClickButton(label, id=button_id, compact=True, variant=variant)
         yield Static(self.key_hint, classes="keys", markup=False)
         yield Static("", classes="resolution", markup=False)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Every button stays in sight: on a narrow card the labels get shorter, and on a very
+        narrow one the buttons go one under the other (:func:`choices_fit`)."""
+        fit = choices_fit(self.content_size.width)
+        self.set_class(fit != "wide", "-narrow")
+        self.set_class(fit == "stacked", "-stacked")
+        labels = {"wide": 1, "narrow": 2, "stacked": 3}[fit]
+        for choice in CHOICES:
+            self.query_one(f"#{choice[0]}", Button).label = choice[labels]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Its keys work once it waited :data:`ANSWER_PAUSE_S` (it has the focus on purpose)."""

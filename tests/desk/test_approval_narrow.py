@@ -1,0 +1,80 @@
+"""On a narrow terminal the approval card keeps all its buttons in sight: shorter labels, then
+one under the other; a click on Deny still denies. Over a real gateway and the demo model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+from textual.widgets import Button
+
+from agent.provider.client import ProviderConfig
+from demo_model.server import DemoModelServer
+from desk.app import DeskApp
+from desk.widgets.approval_prompt import ApprovalPrompt, choices_fit
+from tests.desk.kit import click_until, connection, submit, wait_until
+from tui_gateway.gateway import Gateway, GatewayConfig
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def gateway(demo_server: DemoModelServer, tmp_path: Path) -> Iterator[Gateway]:
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider, cwd=tmp_path, approvals=True))
+    try:
+        yield gateway
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+@pytest.fixture
+def app(gateway: Gateway, demo_server: DemoModelServer) -> DeskApp:
+    return DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+
+
+def shown_whole(button: Button, prompt: ApprovalPrompt) -> bool:
+    """The button's whole label is on screen, inside the card."""
+    region, card = button.region, prompt.content_region
+    label = str(button.label)
+    return (
+        region.width >= cell_len(label) + 2
+        and region.height >= 1
+        and card.x <= region.x
+        and region.right <= card.right
+        and region.right <= button.screen.size.width
+    )
+
+
+@pytest.mark.parametrize("width", [120, 60, 40, 30, 24])
+async def test_every_button_of_the_card_is_in_sight_and_deny_denies(
+    app: DeskApp, width: int
+) -> None:
+    async with app.run_test(size=(width, 40)) as pilot:
+        await submit(pilot, "call tool shell with " + json.dumps({"command": "echo narrow"}))
+
+        def found() -> ApprovalPrompt | None:
+            return next(app.screen.query(ApprovalPrompt).results(ApprovalPrompt), None)
+
+        await wait_until(pilot, found, what="the approval prompt")
+        prompt = found()
+        assert prompt is not None
+        await pilot.pause()
+        buttons = list(prompt.query(Button).results(Button))
+        assert [b.id for b in buttons] == ["approve-once", "approve-always", "approve-deny"]
+        for button in buttons:
+            assert shown_whole(button, prompt), (width, str(button.label), button.region)
+        if width >= 120:
+            assert "(this session)" in str(buttons[1].label)  # room for the whole label
+        deny = buttons[2]
+        await click_until(pilot, deny, lambda: prompt.answer == "deny", what="the denial")
+        await wait_until(pilot, lambda: prompt.decision == "deny", what="the gateway's answer")
+
+
+def test_the_buttons_give_way_in_order_as_the_card_narrows() -> None:
+    assert choices_fit(80) == "wide"
+    assert choices_fit(40) == "narrow"
+    assert choices_fit(20) == "stacked"
