@@ -288,9 +288,9 @@ class Gateway:
         check_text(text, "prompt", self.config.max_prompt_chars)
         if stop is not None and not stop.hard:
             raise GatewayError("stop and send takes a hard stop", code=-32602)
-        text = self._files.attach(text)  # the @file mentions' text, or a refusal
+        sent = self._files.attach(text)  # the @file mentions' text, or a refusal
         return self._runner.submit(
-            session_id, text, kind=TurnKind.PROMPT, stop=stop, entered_at=entered_at
+            session_id, sent, kind=TurnKind.PROMPT, stop=stop, entered_at=entered_at, typed=text
         )
 
     def workspace_files(self, query: str = "", limit: int = 50) -> list[str]:

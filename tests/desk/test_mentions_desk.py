@@ -11,12 +11,14 @@ import pytest
 from textual import events
 from textual.geometry import Region
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.controllers.mentions import mention_at
 from desk.widgets import PromptInput
 from desk.widgets.mention_list import MentionList
+from desk.widgets.session_item import SessionItem
 from tests.desk.kit import wait_until
 from tests.desk.test_snapshots_tools_sessions import make_app, make_gateway
 
@@ -261,5 +263,33 @@ async def test_tab_in_the_burst_that_types_the_mention_completes_that_mention(
             burst(app, *"b @READ", "tab")  # the list still shows the last mention's files
             assert await typed_in(pilot, box, len("b @README.md "))
             assert box.text == "b @README.md "
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+@pytest.mark.anyio
+async def test_the_title_is_what_was_typed_not_the_attached_file(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    gateway = make_gateway(fast_server, workspace(tmp_path / "work"), approvals=False)
+    app = make_app(gateway)
+    target = tmp_path / "export.md"
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            box = app.query_one(PromptInput)
+            box.text = "what does @README.md say"
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: fast_server.records.list(), what="the request")
+            await wait_until(pilot, lambda: not box.busy, what="the turn's end")
+            await pilot.press("ctrl+b")
+            await wait_until(pilot, lambda: app.query(SessionItem), what="the sidebar")
+            titles = [str(t.render()) for t in app.query(".title").results(Static)]
+            assert any("what does @README.md say" in t for t in titles), titles
+            assert not any("file path" in t or "forty-two" in t for t in titles), titles
+            box.focus()
+            box.text = f"/export {target}"
+            await pilot.press("enter")
+            await wait_until(pilot, target.exists, what="the export")
+        assert target.read_text().splitlines()[0] == "# what does @README.md say"
     finally:
         gateway.shutdown(timeout_s=5.0)

@@ -74,6 +74,9 @@ class Turn:
             it stops it (see :class:`ArmedStop`), one made before it never does.
         pending_stop: a stop key made after its Enter that reached the gateway while the turn
             waited in the queue: it is stopped as it starts (set and taken under the lock).
+        typed: what the person typed (``prompt`` may be more: the ``@file`` mentions' text
+            attached to it); "" when not known (``prompt`` is then what was typed). A new
+            session's title is made from it.
     """
 
     turn_id: str
@@ -92,6 +95,7 @@ class Turn:
     urgent: bool = False
     entered_at: float | None = None
     pending_stop: StopRequest | None = None
+    typed: str = ""
     _on_done: list[Callable[[], None]] = field(default_factory=list)
     _done_lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -154,6 +154,7 @@ class TurnRunner:
         turn_id: str | None = None,
         stop: StopRequest | None = None,
         entered_at: float | None = None,
+        typed: str = "",
     ) -> SubmitResult:
         """A new turn of ``kind`` in the session: run now, or queued behind the running one.
 
@@ -168,6 +169,8 @@ class TurnRunner:
             entered_at: ``time.monotonic()`` when the key that sent it was made, or None: a
                 stop key made after it and armed before it arrived stops it at once
                 (:mod:`tui_gateway.stops.key_stops`).
+            typed: what the person typed (``text`` may be more: the ``@file`` mentions'
+                text attached); a new session's title is made from it ("": from ``text``).
 
         Raises:
             GatewayError: unknown session, shutting down, or the model server cannot take a
@@ -179,6 +182,7 @@ class TurnRunner:
         turn = self._new_turn(session, text, kind, focus, turn_id)
         turn.urgent = stop is not None
         turn.entered_at = entered_at
+        turn.typed = typed
         with self._persistence.queue_lock:  # the saved queue keeps the in-memory order
             queued, position, ahead, armed = self._enqueue(session, turn)
             if kind == TurnKind.PROMPT:  # waiting in the queue, or for its worker: saved, shown
@@ -281,7 +285,7 @@ class TurnRunner:
             with session.lock:
                 session.turns[turn.turn_id] = turn
                 if not session.title and turn.kind == TurnKind.PROMPT:
-                    session.title = _title_from(turn.prompt)
+                    session.title = _title_from(turn.typed or turn.prompt)
                     session.title_unsaved = True  # the worker saves it with the turn
                 ahead = session.running
                 queued = ahead is not None
