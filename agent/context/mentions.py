@@ -7,7 +7,9 @@ absolute or ``~`` path. A mention that names no existing file is left as typed (
 Each file is attached once, after the prompt, in a ``<file path="...">`` block; a file longer
 than :data:`MAX_ATTACH_CHARS` keeps its head and tail with a note saying how much was left out.
 A file on the file tools' deny list (:mod:`agent.tools.workspace`), or one that is not text,
-refuses the whole prompt with one line (:class:`MentionRefused`): nothing of it is sent.
+refuses the whole prompt with one line (:class:`MentionRefused`): nothing of it is sent. Text is
+UTF-8 only, as the ``read_file`` tool has it: a file in another encoding is refused the same way
+(never attached with replacement characters).
 
 The files offered for completion (:func:`workspace_files`) are git's view when the workspace is
 in a git repository (``git ls-files``: tracked files and untracked ones ``.gitignore`` does not
@@ -113,7 +115,12 @@ def find_attachments(
             ) from None
         if b"\x00" in data[:8192]:
             raise MentionRefused(f"@{mention} is not a text file; nothing was sent")
-        whole = data.decode("utf-8", errors="replace")
+        try:
+            whole = data.decode("utf-8")  # read_file's rule: UTF-8 text or nothing
+        except UnicodeDecodeError:
+            raise MentionRefused(
+                f"@{mention} is not UTF-8 text (binary or other encoding); nothing was sent"
+            ) from None
         kept = cut_middle(whole, max_chars)
         found.append(Attachment(mention, check.path, kept, kept != whole))
     return found

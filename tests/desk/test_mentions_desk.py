@@ -293,3 +293,26 @@ async def test_the_title_is_what_was_typed_not_the_attached_file(
         assert target.read_text().splitlines()[0] == "# what does @README.md say"
     finally:
         gateway.shutdown(timeout_s=5.0)
+
+
+@pytest.mark.anyio
+async def test_a_file_not_in_utf8_is_not_attached_and_the_screen_says_why(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    root = workspace(tmp_path)
+    (root / "latin1.txt").write_bytes("café au lait\n".encode("latin-1"))
+    gateway = make_gateway(fast_server, root, approvals=False)
+    app = make_app(gateway)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            box = app.query_one(PromptInput)
+            box.text = "what is in @latin1.txt"
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: list(app._notifications), what="the toast")
+            said = [str(n.message) for n in app._notifications]
+            assert any("@latin1.txt is not UTF-8 text" in s for s in said), said
+            await wait_until(pilot, lambda: box.text, what="the prompt given back")
+            assert box.text == "what is in @latin1.txt"
+            assert fast_server.records.list() == []  # nothing was sent, no � either
+    finally:
+        gateway.shutdown(timeout_s=5.0)

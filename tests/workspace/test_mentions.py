@@ -3,12 +3,14 @@ big, refused in one line for a denied path; the completion list respects .gitign
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from agent.context.mentions import (
+    MentionRefused,
     find_attachments,
     fuzzy_rank,
     mentions_in,
@@ -16,6 +18,7 @@ from agent.context.mentions import (
     workspace_files,
 )
 from agent.provider.client import ProviderConfig
+from agent.tools import ReadFileTool, ToolContext
 from agent.tools.workspace import Workspace
 from contract.errors import GatewayError
 from demo_model import DemoModelServer
@@ -51,6 +54,15 @@ def test_a_denied_or_binary_file_refuses_the_prompt_in_one_line(tmp_path: Path) 
     assert "\n" not in str(caught.value)
     with pytest.raises(Exception, match="not a text file"):
         find_attachments("@blob.bin", space, tmp_path)
+
+
+def test_a_file_that_is_not_utf8_is_refused_as_read_file_refuses_it(tmp_path: Path) -> None:
+    (tmp_path / "latin1.txt").write_bytes("café au lait\n".encode("latin-1"))
+    space = Workspace(tmp_path, ())
+    refused = asyncio.run(ReadFileTool().run({"path": "latin1.txt"}, ToolContext(cwd=tmp_path)))
+    assert refused.is_error and "not UTF-8 text" in refused.content
+    with pytest.raises(MentionRefused, match=r"^@latin1.txt is not UTF-8 text .*nothing was sent$"):
+        find_attachments("what is in @latin1.txt?", space, tmp_path)
 
 
 def test_the_list_is_gits_when_a_repository_and_ranks_fuzzily(tmp_path: Path) -> None:
