@@ -78,3 +78,20 @@ def test_the_buttons_give_way_in_order_as_the_card_narrows() -> None:
     assert choices_fit(80) == "wide"
     assert choices_fit(40) == "narrow"
     assert choices_fit(20) == "stacked"
+
+
+async def test_a_waiting_card_survives_a_window_squeezed_to_one_column(app: DeskApp) -> None:
+    async with app.run_test(size=(120, 30)) as pilot:
+        await submit(pilot, "call tool shell with " + json.dumps({"command": "echo tiny"}))
+        await wait_until(pilot, lambda: app.screen.query(ApprovalPrompt), what="the prompt")
+        await pilot.pause()
+        prompt = app.screen.query_one(ApprovalPrompt)
+        always = prompt.query_one("#approve-always", Button)
+        before = str(always.label)
+        for width in range(14, 0, -1):
+            for height in (1, 3, 20):
+                await pilot.resize_terminal(width, height)
+                await pilot.pause()
+        await pilot.resize_terminal(120, 30)
+        await pilot.pause()
+        assert prompt.waiting and str(always.label) == before == "a  Allow always (this session)"
