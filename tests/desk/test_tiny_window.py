@@ -49,3 +49,19 @@ async def test_a_streamed_reply_survives_a_squeeze(desk_app: DeskApp) -> None:
                     await pilot.pause()
         assert box.busy, "the reply was still streaming while the window was squeezed"
         assert desk_app.is_running
+
+
+@pytest.mark.parametrize("keys", [("ctrl+p",), ("ctrl+p", *"theme"), ("ctrl+b",), ("f2",), ("f1",)])
+async def test_the_panels_and_the_palette_survive_every_narrow_width(
+    desk_app: DeskApp, keys: tuple[str, ...]
+) -> None:
+    async with desk_app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*keys)
+        await pilot.pause()
+        for width in WIDTHS[::-1]:
+            for height in HEIGHTS:
+                await pilot.resize_terminal(width, height)
+                await pilot.pause()
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert desk_app.is_running
