@@ -59,6 +59,7 @@ class AssistantReply(Widget):
         """The marker or error line under the reply ("" when none)."""
         self._unshown_end: tuple[str, str, str] | None = None
         """A :meth:`finish` that came before the parts were composed: (text, outcome, note)."""
+        self._drawing = False  # on_mount ran: pieces are drawn as they come, not kept for it
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="reasoning", markup=False)
@@ -69,9 +70,9 @@ class AssistantReply(Widget):
         """Draw what came while the parts were being composed (a reply registered by one event
         and finished by the next, before its mount ran). Nothing to do when the app is exiting:
         the parts are never composed then."""
-        body = self._part(".body", ReplyBody)
-        if body is None:
+        if next(self.query_children(".body").results(ReplyBody), None) is None:
             return
+        self._drawing = True
         if self._unshown_end is not None:
             text, outcome, note = self._unshown_end
             self._unshown_end = None
@@ -82,8 +83,11 @@ class AssistantReply(Widget):
             await self.append(text, reasoning)
 
     def _part(self, selector: str, kind: type[_W]) -> _W | None:
-        """One of the reply's parts, or None before they are composed (and after they are
-        removed, while the app exits)."""
+        """One of the reply's parts, or None before :meth:`on_mount` drew what came early
+        (and after they are removed, while the app exits): a piece drawn into the body
+        between its compose and that mount would be drawn twice."""
+        if not self._drawing:
+            return None
         return next(self.query_children(selector).results(kind), None)
 
     async def append(self, text: str, reasoning: str = "") -> None:
