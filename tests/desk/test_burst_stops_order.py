@@ -14,14 +14,16 @@ from hypothesis import strategies as st
 from textual import events, on
 
 import desk.widgets.transcript as transcript_module
+from agent.events import TurnResult
 from contract.events import MessageStart
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.controllers.view import ShownSession
 from desk.widgets import PromptInput, UserPrompt
 from tests.desk.kit import submit, wait_until
-from tests.support import EventLog, running_demo
+from tests.support import EventLog, poll_until, running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig, ProviderConfig
+from tui_gateway.sessions.state import Session, Turn
 
 pytestmark = pytest.mark.anyio
 
@@ -92,6 +94,17 @@ async def test_a_prompt_run_at_its_submit_stays_below_a_stopped_one_drawn_while_
             if self.text == "three":
                 await two_drawn.wait()
 
+    # one ends only once two waits in the queue behind it (else two ran at its submit when
+    # one's stop ended it first: a race of the UI's submit against the stopped turn's end)
+    booking = gateway._runner._booking
+    settle = booking.settle
+
+    def one_ends_after_two_queued(session: Session, turn: Turn, result: TurnResult) -> TurnResult:
+        if turn.prompt == "one":
+            poll_until(lambda: gateway.session_queue(session.session_id), 30.0)
+        return settle(session, turn, result)
+
+    monkeypatch.setattr(booking, "settle", one_ends_after_two_queued)
     monkeypatch.setattr(transcript_module, "UserPrompt", SlowPrompt)
     turns.started = started_late  # type: ignore[method-assign]
     async with desk_app.run_test(size=(120, 40)) as pilot:
