@@ -52,9 +52,13 @@ class InputNotes:
         """Note ``event``; True when the delete confirmation answered it (route it no
         further)."""
         app, prompt = self._app, self._prompt
-        self.keys_seen += 1
+        # The send key is counted on its way before the key is counted seen: the input thread
+        # reads the two (at Ctrl+Q) and, seeing every key it posted seen and nothing on its
+        # way, lets the quit go ahead of an Enter the app had just seen (its prompt was lost,
+        # 1 quit in 5 with the cores busy).
         if event.key in prompt.SEND_KEYS and app.focused is prompt and not event.is_forwarded:
             prompt.sends.given()  # on its way to the box, then to the screen
+        self.keys_seen += 1
         self._stops.key_time = event.time
         asked = app.screen if isinstance(app.screen, ConfirmDelete) else None
         stops = event.key in self._stops.input_keys and self._running_turn() is not None

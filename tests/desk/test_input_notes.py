@@ -1,0 +1,33 @@
+"""The notes the app takes of each key, as a quit on the input thread reads them: a send key
+is counted on its way before it is counted seen, so that a quit that finds every key it posted
+seen always finds an Enter among them still on its way (its prompt is sent or saved, never
+lost)."""
+
+from __future__ import annotations
+
+import pytest
+
+from desk.app import DeskApp
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_an_enter_is_on_its_way_before_it_counts_as_seen(desk_app: DeskApp) -> None:
+    async with desk_app.run_test(size=(120, 40)) as pilot:
+        prompt = desk_app.widgets.prompt
+        notes = desk_app._notes
+        prompt.focus()
+        await pilot.pause()
+        seen_when_given: list[int] = []
+        given = prompt.sends.given
+
+        def recorded() -> None:
+            seen_when_given.append(notes.keys_seen)
+            given()
+
+        prompt.sends.given = recorded  # type: ignore[method-assign]
+        before = notes.keys_seen
+        await pilot.press("h", "i", "enter")
+        # 'h' and 'i' seen; the Enter on its way while not yet counted seen
+        assert seen_when_given == [before + 2]
+        assert notes.keys_seen == before + 3
