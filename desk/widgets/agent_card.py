@@ -43,6 +43,21 @@ DELIVERY = {
 """What became of a finished child's answer, by ``child.complete``'s ``delivery``."""
 
 
+def outcome_words(exit_reason: str) -> str:
+    """A child's exit reason as the card's header says it: ``interrupted_by_user`` -> "■
+    stopped by you", ``interrupted_by_system(gateway.shutdown)`` -> "■ stopped by the system",
+    ``failed(X)`` -> "✖ failed (X)", ``completed`` -> "✓ done"; anything else as it is."""
+    if exit_reason == "completed":
+        return "✓ done"
+    if exit_reason == "interrupted_by_user":
+        return "■ stopped by you"
+    if exit_reason.startswith("interrupted_by_system"):
+        return "■ stopped by the system"
+    if exit_reason.startswith("failed(") and exit_reason.endswith(")"):
+        return f"✖ failed ({exit_reason[len('failed(') : -1]})"
+    return exit_reason
+
+
 class AgentCard(Widget):
     """A child agent block.
 
@@ -135,9 +150,10 @@ class AgentCard(Widget):
     def state_text(self) -> str:
         """The right-hand side of the summary line as it reads now."""
         if self.outcome is not None:
+            said = outcome_words(self.outcome)
             if self._elapsed is None:
-                return self.outcome
-            return f"{self.outcome} · {format_elapsed(self._elapsed)}"
+                return said
+            return f"{said} · {format_elapsed(self._elapsed)}"
         running = format_elapsed(self._clock() - self._started_at)
         return f"stopping… {running}" if self._stopping else f"running {running}"
 

@@ -218,5 +218,6 @@ async def test_esc_stops_a_background_child_that_outlived_its_turn_and_idle_stay
         (ended,) = log.of_type(ChildCompleted)
         assert ended.exit_reason == "interrupted_by_user"
         assert "stopped by you" in card.query_one(".outcome").render().plain  # type: ignore[attr-defined]
+        assert card.state_text().startswith("■ stopped by you")  # the header in words
         await pilot.pause()
         assert app.status_bar.state == "idle"  # no session turn was stopping
