@@ -92,6 +92,7 @@ def build_controllers(
         format_receipt=format_receipt,
         notify=notify,
         refresh_bindings=app.refresh_bindings,
+        count_running=lambda count: setattr(status, "agents", count),
     )
     tools = ToolCallsController(
         gateway,

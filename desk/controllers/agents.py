@@ -44,6 +44,8 @@ class AgentsController:
         notify: shows a toast.
         refresh_bindings: redraws the footer's keys (the stop key is live while a child
             runs, also one that outlived its turn).
+        count_running: told how many child agents run now, on each start and end (the status
+            bar says so while no turn runs).
     """
 
     def __init__(
@@ -54,9 +56,11 @@ class AgentsController:
         format_receipt: ReceiptFormatter,
         notify: Notify,
         refresh_bindings: Callable[[], None] = lambda: None,
+        count_running: Callable[[int], None] = lambda _count: None,
     ) -> None:
         self._gateway = gateway
         self._refresh_bindings = refresh_bindings
+        self._count_running = count_running
         self._clock = clock
         self._format_receipt = format_receipt
         self._notify = notify
@@ -112,6 +116,7 @@ class AgentsController:
             await parent.box.mount(card)
         else:
             await view.transcript.mount(card)
+        self._counted()
 
     def delta(self, payload: MessageDelta) -> None:
         """A child's streamed text."""
@@ -138,6 +143,10 @@ class AgentsController:
         if card is not None:
             card.finish(payload, note_for(payload, self._format_receipt))
             self._refresh_bindings()
+            self._counted()
+
+    def _counted(self) -> None:
+        self._count_running(sum(1 for c in self._cards.values() if c.is_attached and c.running))
 
     def stop(self, view: ShownSession, turn_id: str) -> None:
         """A card's Stop: stop that child alone, as the person."""
@@ -176,3 +185,4 @@ class AgentsController:
     def forget(self) -> None:
         """The view changed session: its cards are gone."""
         self._cards = {k: c for k, c in self._cards.items() if c.is_attached}
+        self._counted()

@@ -140,6 +140,8 @@ class StatusBar(Horizontal):
     """Clock time when the running turn started, or None."""
     queued: reactive[int] = reactive(0)
     """Prompts waiting behind the running turn."""
+    agents: reactive[int] = reactive(0)
+    """Child agents running while no turn does (background ones that outlived their turn)."""
     notice: reactive[str] = reactive("")
     """Overrides the left side when set (e.g. ``stopping 1 turn…``)."""
     mcp: reactive[str] = reactive("")
@@ -202,10 +204,17 @@ class StatusBar(Horizontal):
             Part(state, steps),
             Part(terminal_safe(self.detail), ((68, ""),)),
             Part(f"{self.queued} queued" if self.queued else "", ((45, ""),)),
+            Part(self._agents_text(), ((45, ""),)),
             Part(terminal_safe(f"⚠ {self.saving}") if self.saving else ""),
             Part(problem, ((35, cut(problem, 28)),)),
             Part(mcp, ((65, cut(mcp, 20)), (55, ""))),
         ]
+
+    def _agents_text(self) -> str:
+        """``1 agent running`` while idle with background children (Esc stops them)."""
+        if self.state != "idle" or not self.agents:
+            return ""
+        return f"{self.agents} agent{'s' if self.agents != 1 else ''} running"
 
     def server_side_text(self) -> str:
         """The right-hand side as it should read now (all of it: a narrow line shows less,
@@ -307,6 +316,9 @@ class StatusBar(Horizontal):
         self._redraw()
 
     def watch_queued(self) -> None:
+        self._redraw()
+
+    def watch_agents(self) -> None:
         self._redraw()
 
     def watch_notice(self) -> None:

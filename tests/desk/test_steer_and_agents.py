@@ -213,6 +213,9 @@ async def test_esc_stops_a_background_child_that_outlived_its_turn_and_idle_stay
         await wait_until(pilot, lambda: log.of_type(MessageComplete), what="the turn's end")
         await wait_until(pilot, lambda: app.status_bar.state == "idle", what="idle")
         assert card.running  # only the child runs now
+        await wait_until(
+            pilot, lambda: "1 agent running" in app.status_bar.turn_text(), what="it says so"
+        )
         await pilot.press("escape")
         await wait_until(pilot, lambda: not card.running, what="the card's outcome")
         (ended,) = log.of_type(ChildCompleted)
@@ -221,3 +224,4 @@ async def test_esc_stops_a_background_child_that_outlived_its_turn_and_idle_stay
         assert card.state_text().startswith("■ stopped by you")  # the header in words
         await pilot.pause()
         assert app.status_bar.state == "idle"  # no session turn was stopping
+        assert "agent" not in app.status_bar.turn_text()
