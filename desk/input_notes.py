@@ -1,10 +1,11 @@
 """What the desk notes of each key and mouse press before Textual routes it.
 
-- Each key: counted (the input thread compares at Ctrl+Q whether the app has seen every key it
-  posted), its time kept for the stop it may make (a stop counts from the key), Enter and the
-  other send keys announced to the prompt box's sends in flight, and the delete confirmation
-  offered the key before it is routed (:meth:`ConfirmDelete.take_key`; a stop key of a running
-  turn goes on to stop it).
+- Each key: counted once (the input thread compares at Ctrl+Q whether the app has seen every
+  key it posted; a key no widget took bubbles back up to the app, and counted again it made the
+  app look ahead of the keys still on their way), its time kept for the stop it may make (a
+  stop counts from the key), Enter and the other send keys announced to the prompt box's sends
+  in flight, and the delete confirmation offered the key before it is routed
+  (:meth:`ConfirmDelete.take_key`; a stop key of a running turn goes on to stop it).
 - Each mouse press: where it landed (a button takes a release in the same place, see
   :mod:`desk.widgets.click_button`).
 """
@@ -56,13 +57,15 @@ class InputNotes:
         # reads the two (at Ctrl+Q) and, seeing every key it posted seen and nothing on its
         # way, lets the quit go ahead of an Enter the app had just seen (its prompt was lost,
         # 1 quit in 5 with the cores busy).
-        if event.key in prompt.SEND_KEYS and app.focused is prompt and not event.is_forwarded:
+        if event.is_forwarded:  # a key no widget took, bubbled back up: seen already
+            return False
+        if event.key in prompt.SEND_KEYS and app.focused is prompt:
             prompt.sends.given()  # on its way to the box, then to the screen
         self.keys_seen += 1
         self._stops.key_time = event.time
         asked = app.screen if isinstance(app.screen, ConfirmDelete) else None
         stops = event.key in self._stops.input_keys and self._running_turn() is not None
-        return asked is not None and not event.is_forwarded and not stops and asked.take_key(event)
+        return asked is not None and not stops and asked.take_key(event)
 
     def mouse_down(self, event: events.MouseDown) -> None:
         """A press: note the widget under it."""

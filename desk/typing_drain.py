@@ -19,8 +19,11 @@ import threading
 
 from textual.message import Message
 
-DRAIN_S = 1.0
-"""The longest a quit waits for the keys typed before it, in seconds."""
+DRAIN_S = 3.0
+"""The longest a quit waits for the keys typed before it, in seconds (a bound for a UI thread
+that never gets there, not a wait: the drain takes tens of milliseconds with the cores busy,
+and 1 s was passed on a 2-core machine with four test processes beside it, the prompt then
+lost)."""
 
 
 class DrainTyping(Message):

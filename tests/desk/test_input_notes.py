@@ -31,3 +31,15 @@ async def test_an_enter_is_on_its_way_before_it_counts_as_seen(desk_app: DeskApp
         # 'h' and 'i' seen; the Enter on its way while not yet counted seen
         assert seen_when_given == [before + 2]
         assert notes.keys_seen == before + 3
+
+
+async def test_each_key_counts_once_also_one_no_widget_takes(desk_app: DeskApp) -> None:
+    # A key no widget takes bubbles back up to the app; counted again, the app looked ahead of
+    # the keys still on their way, and a Ctrl+Q read with an Enter in flight went first.
+    async with desk_app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        notes = desk_app._notes
+        before = notes.keys_seen
+        await pilot.press("a", "f5", "ctrl+l", "escape", "pageup")
+        await pilot.pause()
+        assert notes.keys_seen == before + 5
