@@ -19,7 +19,7 @@ from tests.desk.test_pty_stop import desk_command
 from tests.support import poll_until, running_demo
 from tests.wire.kit import Child
 
-RUNS = 24
+RUNS = 12
 OWN = ("desk", "tui_gateway", "agent", "contract")
 """desk's packages: one imported means desk's code ran."""
 
@@ -134,7 +134,7 @@ def test_a_sigterm_after_turn_completed_does_not_kill_the_exit(tmp_path: Path, e
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     with running_demo(0) as server:
-        for attempt in range(6):
+        for attempt in range(4):
             db = tmp_path / f"sessions-{attempt}.db"
             connect = ["--base-url", server.base_url, "--model", "demo", "--db", str(db)]
             flags = [*connect, "--json", "reply with exactly: done"]
