@@ -176,17 +176,3 @@ def test_no_automatic_compression_while_the_session_s_writes_wait(
         assert _asked(demo_server) == [(200, True)]
     else:
         assert [c.status for c in run.compressions()] == ["committed"]
-
-
-def test_a_prompt_larger_than_the_window_is_refused_and_the_history_kept(
-    provider: ProviderConfig, demo_server: DemoModelServer
-) -> None:
-    # by the estimate the prompt alone does not fit: nothing is sent, nothing is compressed
-    run = Run(provider)
-    run.turn.prompt = "word " * 6000
-    history = list(run.session.history)
-    result = run()
-    assert result.status == "failed" and result.error.startswith("not sent: the prompt needs")
-    assert run.compressions() == []
-    assert run.session.history == history
-    assert demo_server.records.list() == []

@@ -120,8 +120,6 @@ class SessionCompression:
             if must and target <= 0:
                 if not force:
                     return None  # by the estimate the prompt alone does not fit: the server counts
-                if extra >= window:  # no history at all leaves room for it: nothing to gain
-                    return None  # (the history was lost to a summary, the prompt refused anyway)
                 # the server refused it: by the estimate nothing can help, but the estimate is
                 # not the server's count; a summary as short as can be is tried before refusing
                 target = max(1, window // FORCED_TARGET_SHARE)
