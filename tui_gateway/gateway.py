@@ -398,9 +398,8 @@ class Gateway:
 
         Queued prompts stay queued: the person asked for them, and the next one starts as soon
         as the stopped turn has closed its connection. Every child agent of the turn is
-        stopped with it (same issuer and surface). Without ``turn_id``, when no turn of the
-        session runs, the child agents that outlived their turn (in the background) are
-        what runs, and are stopped.
+        stopped with it (same issuer and surface). Without ``turn_id``, when no turn runs, the
+        child agents that outlived their turn (in the background) are stopped.
 
         Args:
             session_id: the session.
