@@ -65,6 +65,29 @@ async def test_the_two_sides_never_overlap_and_the_state_and_gauge_stay(width: i
             assert "window" not in shown_right and "Σ" not in shown_right
 
 
+@pytest.mark.anyio
+async def test_the_gauge_ticks_without_a_layout_and_a_wider_figure_is_shown_whole() -> None:
+    app = OneBar()
+    async with app.run_test(size=(120, 3)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.context_window, bar.context_used = 10_000, 1_200
+        await pilot.pause()
+        _, right = sides(bar)
+        assert not right._layout_required  # noqa: SLF001 - a layout the next frame will do
+        bar.context_used = 1_300  # 12% -> 13%: the same width, no layout of the screen
+        assert not right._layout_required  # noqa: SLF001
+        await pilot.pause()
+        assert "ctx 13%" in str(right.render())
+        bar.context_used = 200  # 2%: narrower, so the side is laid out again and fits
+        await pilot.pause()
+        assert "ctx 2%" in str(right.render())
+        assert right.region.width == cell_len(str(right.render()))
+        bar.context_used = 9_900  # 99%: wider
+        await pilot.pause()
+        shown = str(right.render())
+        assert "ctx 99%" in shown and right.region.width == cell_len(shown)
+
+
 parts = st.lists(
     st.builds(
         Part,
