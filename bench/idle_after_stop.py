@@ -8,6 +8,9 @@ a prompt and Enter, 0.15-1.2 s into the reply the ESC byte, then
 - ``idle_on_screen_ms``: the server saw the connection close -> the status bar's "○ idle"
   came from the terminal; ``footer_on_screen_ms``: the same for the footer's idle Enter key
   ("Send"); ``esc_to_close_ms``: the key -> the server saw the close;
+- ``idle_after_turn_end_ms``, ``footer_after_turn_end_ms``: the same from the turn's end
+  (its thread out of the request, ``turn.returned`` below: the stop receipt's "worker exited"),
+  the issue's "within 50 ms of the turn's end";
 - ``cpu_after_stop_pct``: desk's CPU from 200 to 700 ms after the close (every thread; a
   busy-waiting thread shows here); ``wakeups_after_stop``: the times desk's threads were put
   on a CPU in that window (``/proc/PID/task/*/schedstat``: a timer or a worker that keeps
@@ -141,6 +144,11 @@ def one_press(
             stages[what] = (at - closed) * 1000
             ui_cpu[what] = cpu
     result["stages_ms"] = stages
+    if "turn.returned" in stages:  # the turn's end, from the close
+        ended = stages["turn.returned"]
+        result["idle_after_turn_end_ms"] = result["idle_on_screen_ms"] - ended
+        if "footer_on_screen_ms" in result:
+            result["footer_after_turn_end_ms"] = result["footer_on_screen_ms"] - ended
     if "ui.complete" in ui_cpu and "frame.queued" in ui_cpu:  # the UI thread's work, not waits
         result["ui_cpu_to_idle_frame_ms"] = (ui_cpu["frame.queued"] - ui_cpu["ui.complete"]) * 1e3
     time.sleep(0.1)
@@ -166,6 +174,8 @@ def summarize(results: list[dict[str, Any]], stuck: int) -> dict[str, Any]:
         "esc_to_close_ms": pick("esc_to_close_ms"),
         "idle_on_screen_ms": pick("idle_on_screen_ms"),
         "footer_on_screen_ms": pick("footer_on_screen_ms"),
+        "idle_after_turn_end_ms": pick("idle_after_turn_end_ms"),
+        "footer_after_turn_end_ms": pick("footer_after_turn_end_ms"),
         "ui_cpu_to_idle_frame_ms": pick("ui_cpu_to_idle_frame_ms"),
         "cpu_after_stop_pct": pick("cpu_after_stop_pct"),
         "wakeups_after_stop": pick("wakeups_after_stop"),
