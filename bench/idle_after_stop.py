@@ -64,7 +64,11 @@ CPU_FROM_S, CPU_TO_S = 0.2, 0.7
 LATER_TO_S = 2.0
 """The end of the longer window (from ``CPU_FROM_S``): work put off past the first is here."""
 STAGES = (
+    "agent.interrupt",
     "socket.shut",
+    "agent.cancel_on_loop",
+    "agent.stop_caught",
+    "agent.done",
     "turn.returned",
     "turn.settled",
     "turn.window",
