@@ -214,6 +214,7 @@ def test_a_prompt_larger_than_the_whole_window_is_refused_with_the_history_kept(
     assert error.startswith("not sent: the prompt alone needs ")
     assert "context window is 8,192" in error and "history is left as it was" in error
     assert desk.log.of_type(CompressionComplete) == []  # no summary made, none stored
+    assert desk.store.compressions.latest_compression(session) is None
     assert len(demo_server.records.list()) == asked  # not one model request
     after = desk.gateway.history(session)
     assert after[: len(before)] == before  # the history as it was, the refused prompt after it
