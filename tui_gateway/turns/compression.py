@@ -51,7 +51,7 @@ FAR_BEYOND = 1.5
 """Without the server's own count, a prompt whose estimate alone (:class:`PromptAlone`) is more
 than this many times the window is refused without a summary of the history. Until the server
 has counted something the estimate assumes 3 characters a token, and real vocabularies run up
-to 4.5 (half again as many characters): past that, no error of the estimate can make it fit.
+to 4.5 (half again as many characters): past that, no likely error of the estimate makes it fit.
 Nearer the window the estimate may be wrong, and a summary as short as can be is tried."""
 
 ALONE_ADVICE = "send a shorter prompt or set a larger context_window"
