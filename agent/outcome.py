@@ -11,6 +11,10 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+NOT_SENT_PREFIX = "not sent: "
+"""How the error of a turn whose prompt was never sent begins: a queued prompt closed as a turn
+that never ran, or a prompt that could not fit the context window."""
+
 
 class TurnStatus(StrEnum):
     """How a turn ended, in one word."""

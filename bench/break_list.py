@@ -134,6 +134,30 @@ BREAKS: tuple[Break, ...] = (
         _FT,
         "no 'compressing' state while it compresses",
     ),
+    Break(
+        "fitted_turns",
+        FITTED,
+        "if alone.beyond:",
+        "if False:",
+        ("tests/context/test_gateway_context.py", *_FT),
+        "a prompt larger than the whole window has the history summarised, then is refused",
+    ),
+    Break(
+        "fitted_turns",
+        "tui_gateway/turns/compression.py",
+        "return self.tokens + self.reply > FAR_BEYOND * self.window",
+        "return not self.fits",
+        _FT,
+        "a server that counts nothing: a prompt near the window gets no summary tried",
+    ),
+    Break(
+        "fitted_turns",
+        "desk/controllers/turns.py",
+        "box.give_back(block.text)",
+        "pass",
+        ("tests/desk/test_not_sent_back.py",),
+        "a prompt refused as too large does not come back into the prompt box",
+    ),
     # -- the delegation (tui_gateway/turns/delegation.py, child_outcome.py, turn_runner.py) ------
     Break(
         "delegation",

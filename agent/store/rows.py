@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 
 from agent.events import TurnResult
+from agent.outcome import NOT_SENT_PREFIX as NOT_SENT_PREFIX
 from agent.provider.types import ChatMessage, Role, ToolCall
 from agent.stops import StopRequest
 from agent.usage import TokenUsage
@@ -22,9 +23,6 @@ CRASH_EXIT_REASON = "failed(Crash)"
 
 RUNNING = "running"
 """``TurnRow.status`` of a turn that has not ended yet."""
-
-NOT_SENT_PREFIX = "not sent: "
-"""How ``TurnRow.error`` begins for a queued prompt closed as a turn that never ran."""
 
 NOT_SENT_CRASH_ERROR = NOT_SENT_PREFIX + "the desk stopped before it ran"
 """``TurnRow.error`` of a queued prompt found on start-up whose owning process is gone."""

@@ -9,7 +9,9 @@ the text runs next. A stop goes with ``session_interrupt`` (it only schedules a 
 is fast and never blocks). The gateway's ``message.start`` / ``message.delta`` / ``turn.state`` /
 ``message.complete`` and ``prompt.queued`` / ``prompt.dropped`` come back through the session's
 view; this controller draws them into the view's transcript and keeps the status bar and the
-Stop button in step with the running turn.
+Stop button in step with the running turn. A prompt refused as not sent (too large for the
+context window) comes back to be shortened: into the prompt box when it is empty, and otherwise
+its refusal line says that Up recalls it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from contract.events import (
     TurnState,
 )
 from contract.results import SteerResult, SubmitResult
-from contract.text import terminal_safe
+from contract.text import NOT_SENT_PREFIX, terminal_safe
 from desk.controllers.ports import Notify
 from desk.frame_now import frame_now
 from desk.receipts import ReceiptFormatter, note_for
@@ -59,6 +61,10 @@ STEER_REASON = "typed while the turn ran"
 
 STOP_AND_SEND_REASON = "stopped to send a new prompt"
 """The reason of the stop that "stop and send" makes."""
+
+RECALL_NOTE = "Up recalls it"
+"""Added to the line of a prompt refused as not sent when the prompt box already held text
+(an empty box gets the prompt back)."""
 
 
 FRAME_WAIT_S = 1.0
@@ -385,6 +391,8 @@ class TurnsController:
         note = note_for(payload, self._format_receipt)
         if not note:
             note = payload.length_notice()
+        if payload.status == "failed" and (payload.error or "").startswith(NOT_SENT_PREFIX):
+            note = self._give_back(view, payload.turn_id, note)
         quick = not stopped and reply.finishes_quickly(payload.text, QUICK_FINISH_CHARS)
         idle = payload.turn_id == view.running_turn
         if idle:
@@ -398,6 +406,21 @@ class TurnsController:
         if idle and quick:
             frame_now(self._status.screen)  # "idle" and the last words, not at the next tick
         stamp("ui.finished", payload.turn_id)
+
+    def _give_back(self, view: ShownSession, turn_id: str, note: str) -> str:
+        """A prompt refused as not sent (too large): its text goes back in the prompt box to be
+        shortened and sent, when the box is empty; otherwise what was typed stays, and the
+        refusal line (``note``, returned) says that Up recalls it."""
+        block = view.transcript.prompt(turn_id)
+        if block is None or not block.text.strip():
+            return note
+        box = self._prompt
+        if not box.text.strip():
+            box.give_back(block.text)
+            return note
+        if block.text not in box.prompt_history.entries and not box.prompt_history.browsing:
+            box.prompt_history.add(block.text)  # sent from elsewhere (a prompt offered again)
+        return f"{note} · {RECALL_NOTE}"
 
     async def queued(self, view: ShownSession, payload: PromptQueued) -> None:
         """``prompt.queued``: the prompt waits at its place (again, with its new text, after an

@@ -25,6 +25,7 @@ from contract.events import CompressionComplete, CompressionProgressed, Payload,
 from contract.kinds import TurnActivity
 from demo_model import DemoModelServer
 from tests.compression.kit import long_transcript
+from tests.context.kit import prose
 from tui_gateway.sessions.state import Session, Turn
 from tui_gateway.turns.compression import SessionCompression
 from tui_gateway.turns.context_window import SessionWindows, no_tools
@@ -42,6 +43,7 @@ class Run:
     provider: ProviderConfig
     threshold: float = 100.0
     saving_waits: bool = False
+    counts: bool = True  # the session's windows have the server count a request
     events: list[Payload] = field(default_factory=list)
     hooks: list[Callable[[Payload], None]] = field(default_factory=list)
 
@@ -55,7 +57,7 @@ class Run:
             prompt=PROMPT,
             agent=Agent(ChatClient(self.provider), inactivity_timeout_s=None),
         )
-        windows = SessionWindows(4000, self._publish)
+        windows = SessionWindows(4000, self._publish, **({} if self.counts else {"count": None}))
         compression = SessionCompression(windows, None, self._publish, threshold=self.threshold)
         self.fitted = FittedTurns(
             compression,
@@ -176,3 +178,26 @@ def test_no_automatic_compression_while_the_session_s_writes_wait(
         assert _asked(demo_server) == [(200, True)]
     else:
         assert [c.status for c in run.compressions()] == ["committed"]
+
+
+@pytest.mark.parametrize(("chars", "summarised"), [(30_000, False), (16_000, True)])
+def test_without_the_server_s_count_a_margin_decides_whether_a_summary_is_tried(
+    provider: ProviderConfig, demo_server: DemoModelServer, chars: int, summarised: bool
+) -> None:
+    # the windows count nothing: the prompt alone is judged by the estimate, which may be
+    # wrong near the window (a summary is tried) but not at twice the window (history kept)
+    demo_server.configure(n_ctx=4000, tokenizer="subword")
+    run = Run(provider, counts=False)
+    run.turn.prompt = prose(chars)
+    history = list(run.session.history)
+    result = run()
+    assert result.status == "failed" and result.error is not None
+    assert result.error.startswith("not sent: ")
+    if summarised:  # 1.3 windows by the estimate: it might be wrong, a summary is tried
+        assert [c.status for c in run.compressions()] == ["committed"]
+        assert result.error.startswith("not sent: the prompt needs ")
+    else:  # 2.3 windows by the estimate: no summary can make room, the history is kept
+        assert run.compressions() == []
+        assert run.session.history == history
+        assert result.error.startswith("not sent: the prompt alone needs about ")
+    assert not any(prompt for _status, prompt in _asked(demo_server))

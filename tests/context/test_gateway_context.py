@@ -196,3 +196,30 @@ def test_digest_fits_the_window(desk: Desk, demo_server: DemoModelServer, tmp_pa
     assert outcome.status == "ok", outcome.message
     (record,) = demo_server.records.list()
     assert record.status == 200 and record.prompt_tokens < 2048
+
+
+def test_a_prompt_larger_than_the_whole_window_is_refused_with_the_history_kept(
+    desk: Desk, demo_server: DemoModelServer
+) -> None:
+    # a 60 KB paste in an 8,192-token window: no summary of the history can make room for it
+    demo_server.configure(n_ctx=8192, tokenizer="subword", strict_template=True)
+    session = desk.gateway.session_create()
+    for n in range(5):
+        assert desk.ask(session, f"reply with exactly: ok {n} " + prose(300))[0] == "completed"
+    before = desk.gateway.history(session)
+    saved = desk.store.transcript.load_history(session)
+    asked = len(demo_server.records.list())
+    status, error = desk.ask(session, prose(60_000))
+    assert status == "failed" and error is not None
+    assert error.startswith("not sent: the prompt alone needs ")
+    assert "context window is 8,192" in error and "history is left as it was" in error
+    assert desk.log.of_type(CompressionComplete) == []  # no summary made, none stored
+    assert desk.store.compressions.latest_compression(session) is None
+    assert len(demo_server.records.list()) == asked  # not one model request
+    after = desk.gateway.history(session)
+    assert after[: len(before)] == before  # the history as it was, the refused prompt after it
+    assert [m.unsent for m in after[len(before) :]] == [True]
+    assert desk.store.transcript.load_history(session)[: len(saved)] == saved
+    assert desk.ask(session, "reply with exactly: still here") == ("completed", None)
+    sent = demo_server.records.list()[-1].messages
+    assert len(sent) == len(before) + 1  # the whole history, without the refused paste

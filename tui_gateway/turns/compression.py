@@ -13,24 +13,30 @@ session has not grown by a tenth of the window since (a weak compression is repo
 not run again on every turn). The compression aims at what lets the request fit, half the
 window when it can (:func:`agent.compression.policy.compression_target`). A request the
 server's exact count refused is compressed as far as a summary can go before the turn is
-refused, even when the estimate says nothing can help.
+refused, even when the estimate says nothing can help, unless the prompt alone cannot fit
+(:class:`PromptAlone`): with the system prompt, the compact tool definitions and a minimum reply
+it is larger than the window by the server's own count, or, when the server counts nothing, by
+more than `FAR_BEYOND` times the window by the estimate. No summary can make room for such a
+prompt: the history is left as it was and the turn is refused at once.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agent.compression import CompressionProgress, CompressionStatus, Compressor
 from agent.compression.backend import CompressionBackend, MemoryBackend, StoreBackend
 from agent.compression.engine import CompressionOutcome
 from agent.compression.policy import compression_target
-from agent.context.budget import ContextBudget
+from agent.context.budget import ContextBudget, minimum_reply
 from agent.context.shape import well_formed
+from agent.context.tool_schemas import ToolSchemas, compact_tools
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
-from agent.store import SessionStore, StoreError
+from agent.store import NOT_SENT_PREFIX, SessionStore, StoreError
 from contract.events import CompressionComplete, CompressionProgressed, Payload, StopReceipt
 from tui_gateway.sessions.state import Session, Turn
 from tui_gateway.turns.context_window import OfferedTools, SessionWindows, no_tools
@@ -40,6 +46,57 @@ FORCED_TARGET_SHARE = 16
 
 GROWTH_AFTER_WEAK = 0.1
 """Share of the window a session must grow by before a weak compression is tried again."""
+
+FAR_BEYOND = 1.5
+"""Without the server's own count, a prompt whose estimate alone (:class:`PromptAlone`) is more
+than this many times the window is refused without a summary of the history. Until the server
+has counted something the estimate assumes 3 characters a token, and real vocabularies run up
+to 4.5 (half again as many characters): past that, no likely error of the estimate makes it fit.
+Nearer the window the estimate may be wrong, and a summary as short as can be is tried."""
+
+ALONE_ADVICE = "send a shorter prompt or set a larger context_window"
+"""What the person can do about a prompt that cannot fit even without any history."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptAlone:
+    """The smallest request a prompt can go in (the system prompt, the prompt, and the tool
+    definitions compact unless ``tools = "full"``), and the least reply it needs.
+
+    Attributes:
+        tokens: that request's size (tokens).
+        reply: the least room a reply needs (a minimum reply, tokens).
+        window: the context window (tokens).
+        counted: True when ``tokens`` is the server's own count, False for the estimate.
+    """
+
+    tokens: int
+    reply: int
+    window: int
+    counted: bool
+
+    @property
+    def fits(self) -> bool:
+        """True when the request and the least reply are inside the window."""
+        return self.tokens + self.reply <= self.window
+
+    @property
+    def beyond(self) -> bool:
+        """True when no summary of the history can make room: the server's count does not
+        fit, or the estimate is more than `FAR_BEYOND` times the window."""
+        if self.counted:
+            return not self.fits
+        return self.tokens + self.reply > FAR_BEYOND * self.window
+
+    def refusal(self) -> str:
+        """The line the refused turn ends with (begins with ``not sent: ``)."""
+        about = "" if self.counted else "about "
+        return (
+            f"{NOT_SENT_PREFIX}the prompt alone needs {about}{self.tokens:,} tokens (with the "
+            f"system prompt and the tool definitions) and the reply {self.reply:,}, but the "
+            f"context window is {self.window:,}: no summary can make room, the history is "
+            f"left as it was; {ALONE_ADVICE}"
+        )
 
 
 class SessionCompression:
@@ -104,7 +161,8 @@ class SessionCompression:
             manual: ``/compress``: always, cooldown or not.
             focus: what the summary should keep in view.
             tools: the tool definitions the next request offers.
-            force: the server refused the request as too large: compress if it can help.
+            force: the server refused the request as too large: compress if it can help
+                (the caller has checked that the prompt alone can fit, :meth:`prompt_alone`).
         """
         budget = self.windows.budget(session, provider)
         with session.lock:
@@ -117,11 +175,14 @@ class SessionCompression:
         if not manual:
             size = budget.count(well_formed([*history, *prompt]), tools)
             must = force or not budget.fit_tokens(size).fits
-            if must and target <= 0:
-                if not force:
+            if must and not force:
+                alone = self.prompt_alone(session, turn, provider, tools, ask_server=False)
+                if target <= 0 or not alone.fits:
                     return None  # by the estimate the prompt alone does not fit: the server counts
+            if must and target <= 0:
                 # the server refused it: by the estimate nothing can help, but the estimate is
                 # not the server's count; a summary as short as can be is tried before refusing
+                # (the turn forces none on a prompt that cannot fit alone: `prompt_alone`)
                 target = max(1, window // FORCED_TARGET_SHARE)
             if not must and not self._should(session, budget, size, weak_after):
                 return None
@@ -157,6 +218,38 @@ class SessionCompression:
             started_at=turn.started_at,
             owner=backend.store.owner if isinstance(backend, StoreBackend) else None,
         )
+
+    def prompt_alone(
+        self,
+        session: Session,
+        turn: Turn,
+        provider: ProviderConfig,
+        tools: Sequence[dict[str, Any]],
+        *,
+        ask_server: bool,
+    ) -> PromptAlone:
+        """The smallest request ``turn``'s prompt can go in, whatever is done to the history.
+
+        Args:
+            session: the session (its system prompt goes in the request).
+            turn: a prompt turn.
+            provider: the session's provider settings.
+            tools: the tool definitions the request offers (whole).
+            ask_server: have the server count it (blocks up to a few seconds); its estimate
+                when the server counts nothing.
+        """
+        budget = self.windows.budget(session, provider)
+        with session.lock:
+            system = [m for m in session.history if m.role == "system"]
+        request = well_formed([*system, ChatMessage("user", turn.prompt)])
+        sent = tools if budget.tool_schemas is ToolSchemas.FULL else compact_tools(tools)
+        window = budget.window.tokens
+        reply = minimum_reply(window)
+        if ask_server and budget.tokenize_supported is not False:
+            counted = self.windows.count_request(provider, request, sent)
+            if counted is not None and counted > 0:
+                return PromptAlone(counted, reply, window, counted=True)
+        return PromptAlone(budget.calibration.count(request, sent), reply, window, counted=False)
 
     def _should(
         self, session: Session, budget: ContextBudget, size: int, weak_after: int | None

@@ -217,6 +217,19 @@ class SessionWindows:
         """Publish the session's ``context.window`` as it stands (learns the window if needed)."""
         self.publish_budget(session, self.budget(session, provider), tools)
 
+    def count_request(
+        self,
+        provider: ProviderConfig,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[dict[str, Any]],
+    ) -> int | None:
+        """The server's count of a request of ``messages`` sending ``tools`` (as given), in
+        tokens, template included; None when it counts nothing or no count is asked of it.
+        Blocks up to a few seconds (:data:`COUNT_TIMEOUT_S` a request); never raises."""
+        if self._count is None or not messages:
+            return None
+        return self._count(provider, messages, tools)
+
     def relearn(self, base_url: str) -> None:
         """Forget the windows of ``base_url`` that were only assumed (learned while the server
         could not be reached): sessions on them learn theirs again, keeping their counts."""

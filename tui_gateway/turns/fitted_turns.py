@@ -4,7 +4,9 @@ A prompt turn gets the session's :class:`agent.context.budget.ContextBudget` (ev
 the turn is checked against the window before it is sent), compresses first when it is due
 (:class:`tui_gateway.turns.compression.SessionCompression`), and, when its first request still could
 not fit (desk's count said so, or the server refused it as too large with its own count), is
-compressed with the corrected count and run once more (unless a stop came meanwhile, even one
+compressed with the corrected count and run once more (unless the prompt alone cannot fit the
+window, :meth:`~tui_gateway.turns.compression.SessionCompression.prompt_alone`: then the history
+is left as it was and the turn refused at once; or unless a stop came meanwhile, even one
 that arrived after the first attempt's outcome was fixed: then nothing more is sent; steers the
 first attempt never delivered are kept for the turn's end). A turn whose request could not fit in
 the end sent nothing the model answered: its prompt stays in the transcript marked as not sent
@@ -172,6 +174,12 @@ class FittedTurns:
         on_started()
         result = self._attempt(session, turn)
         if did_not_fit(result) and not result.messages and not skipped:
+            alone = self.compression.prompt_alone(
+                session, turn, provider, self.tools, ask_server=True
+            )
+            if alone.beyond:  # no summary can make room: the history is left as it was
+                result.error = alone.refusal()
+                return result
             self._publish(session, TurnState(turn.turn_id, TurnActivity.WAITING, RETRY_NOTE))
             turn.agent.carry_over()  # a late stop is the retry's; one from now on ends it too
             if turn.agent.stop_request is None:  # stopped: no compression, no retry
