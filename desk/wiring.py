@@ -93,6 +93,7 @@ def build_controllers(
         notify=notify,
         refresh_bindings=app.refresh_bindings,
         count_running=lambda count: setattr(status, "agents", count),
+        count_waiting=lambda count: setattr(status, "agents_waiting", count),
     )
     tools = ToolCallsController(
         gateway,

@@ -110,6 +110,11 @@ class StopMail(Protocol):
         """The open turn of the session (only ``turn_id``, when given), or None."""
         ...
 
+    def live_owner(self, session_id: str) -> str | None:
+        """The running owner that holds the session live; "" when none does; None for no
+        such session."""
+        ...
+
     def session_of(self, turn_id: str) -> str | None:
         """The session of a turn, or None."""
         ...

@@ -18,7 +18,15 @@ from textual.widgets import Static
 
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
-from contract.events import ChildCompleted, ChildStarted, MessageDelta, PromptSteered, TurnState
+from contract.events import (
+    ApprovalRequest,
+    ApprovalResolved,
+    ChildCompleted,
+    ChildStarted,
+    MessageDelta,
+    PromptSteered,
+    TurnState,
+)
 from contract.results import ChildOutcome
 from contract.text import terminal_safe
 from desk.controllers.ports import Notify
@@ -46,6 +54,9 @@ class AgentsController:
             runs, also one that outlived its turn).
         count_running: told how many child agents run now, on each start and end (the status
             bar says so while no turn runs).
+        count_waiting: told how many of them wait for an approval now, on each request and
+            answer (the status bar says so while no turn runs: a background child's card may
+            be out of sight).
     """
 
     def __init__(
@@ -57,10 +68,13 @@ class AgentsController:
         notify: Notify,
         refresh_bindings: Callable[[], None] = lambda: None,
         count_running: Callable[[int], None] = lambda _count: None,
+        count_waiting: Callable[[int], None] = lambda _count: None,
     ) -> None:
         self._gateway = gateway
         self._refresh_bindings = refresh_bindings
         self._count_running = count_running
+        self._count_waiting = count_waiting
+        self._asking: dict[str, str] = {}  # approval request id -> the child turn that asks
         self._clock = clock
         self._format_receipt = format_receipt
         self._notify = notify
@@ -145,8 +159,22 @@ class AgentsController:
             self._refresh_bindings()
             self._counted()
 
+    def approval_requested(self, payload: ApprovalRequest) -> None:
+        """``approval.request``: counted when a child agent asks (its card shows the prompt)."""
+        if payload.turn_id in self._cards:
+            self._asking[payload.request_id] = payload.turn_id
+            self._counted()
+
+    def approval_resolved(self, payload: ApprovalResolved) -> None:
+        """``approval.resolved``: that child waits no more."""
+        if self._asking.pop(payload.request_id, None) is not None:
+            self._counted()
+
     def _counted(self) -> None:
-        self._count_running(sum(1 for c in self._cards.values() if c.is_attached and c.running))
+        running = {k for k, c in self._cards.items() if c.is_attached and c.running}
+        self._asking = {r: t for r, t in self._asking.items() if t in running}
+        self._count_running(len(running))
+        self._count_waiting(len(set(self._asking.values())))
 
     def stop(self, view: ShownSession, turn_id: str) -> None:
         """A card's Stop: stop that child alone, as the person."""

@@ -19,6 +19,7 @@ turn as a user stop right away, without the console. The panel keeps every comma
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING
 
@@ -132,6 +133,8 @@ class ConsoleController:
         self._running_ids: tuple[str, ...] = ()
         self._focused = False
         self._new_session: dict[str, str] = {}  # command id -> session /new created
+        self._idle_keys: list[tuple[float, float]] = []  # (read_at, keyed_at): stopped nothing
+        self._idle_keys_lock = threading.Lock()  # the input thread adds to them
 
     def load_commands(self) -> list[ConsoleCommandInfo]:
         """Ask the gateway which commands its console runs (once the app runs); returns them."""
@@ -193,11 +196,20 @@ class ConsoleController:
         self._changed()
         return command_id
 
-    async def run_typed(self, view: ShownSession, text: str) -> bool:
+    async def run_typed(
+        self, view: ShownSession, text: str, entered_at: float | None = None
+    ) -> bool:
         """Run the prompt box's text as a console command when it is one.
 
         The panel stays as it is: a one-line answer goes to the transcript when the command
-        ends; the panel opens once the command writes more.
+        ends; the panel opens once the command writes more. A stop key made after its Enter
+        that stopped nothing (the UI had not taken the Enter yet, :meth:`stop_key_missed`)
+        cancels it as soon as it runs.
+
+        Args:
+            view: the session shown.
+            text: the prompt box's text.
+            entered_at: when its Enter was made (``Message.time``), or None.
 
         Returns:
             True when it was a command (it ran, or ``/stop`` stopped); False for a prompt.
@@ -219,9 +231,34 @@ class ConsoleController:
         self._lines[command_id] = line
         self._quiet.add(command_id)
         self._changed()
+        self._stop_if_keyed_after(command_id, entered_at)
         if name == "sessions":
             self._open_sessions()
         return True
+
+    def stop_key_missed(self, read_at: float, keyed_at: float) -> None:
+        """A stop key that found no turn and no command to stop: kept so that a command
+        typed in the prompt box whose Enter came before it, but reached the UI after it (the
+        input thread reads keys ahead of the UI), is cancelled once it runs
+        (:meth:`run_typed`). Kept until the next typed command. Thread-safe.
+
+        Args:
+            read_at: ``time.monotonic()`` when the key was read.
+            keyed_at: the key event's own time (``Message.time``).
+        """
+        with self._idle_keys_lock:
+            self._idle_keys.append((read_at, keyed_at))
+
+    def _stop_if_keyed_after(self, command_id: str, entered_at: float | None) -> None:
+        with self._idle_keys_lock:
+            keys, self._idle_keys = self._idle_keys, []
+        after = [
+            read_at
+            for read_at, keyed_at in keys
+            if entered_at is not None and keyed_at >= entered_at
+        ]
+        if after:
+            self._cancel((command_id,), after[0])
 
     def entered(self, view: ShownSession, line: str) -> None:
         """A line typed in the panel: ``/stop`` stops the turn, anything else runs."""

@@ -157,6 +157,7 @@ class StopKeysController:
             return True
         if self._console.cancel_running(read_at):  # no turn ran: the commands that run
             return True
+        self._console.stop_key_missed(read_at, keyed_at)  # for a command typed before it
         self._passed = PassedKey(read_at, key_time, sent=True)
         return False
 
@@ -197,11 +198,14 @@ class StopKeysController:
             return True
         if view is None and not sent:
             self._early.append((read_at, keyed_at))
-        if view is None or sent:
+        if view is None:
             return False
-        if self._turns.stop(view, Surface.DESK_KEY, read_at, keyed_at) is not None:
+        if not sent and self._turns.stop(view, Surface.DESK_KEY, read_at, keyed_at) is not None:
             return True
-        return self._console.cancel_running(read_at)  # no turn ran: the commands that run
+        if self._console.cancel_running(read_at):  # no turn ran: the commands that run
+            return True
+        self._console.stop_key_missed(read_at, keyed_at)  # for a command typed before it
+        return False
 
     def send_early(self, session_id: str) -> None:
         """The desk is up, and the prompts Enter sent while it started went to the gateway:
@@ -232,6 +236,7 @@ class StopKeysController:
             and self._turns.stop(view, Surface.DESK_KEY, read_at, keyed_at) is not None
         ):
             return False
-        if not sent and self._console.cancel_running(read_at):  # no turn ran: the commands
+        if self._console.cancel_running(read_at):  # no turn ran: the commands that run
             return False
+        self._console.stop_key_missed(read_at, keyed_at)  # for a command typed before it
         return self._quit.confirm_ctrl_c()

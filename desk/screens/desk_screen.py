@@ -209,7 +209,7 @@ class DeskScreen(Screen[None]):
         """Send what the prompt box took (it is empty already: keys typed since are the next
         prompt's); what cannot go comes back to the box (:meth:`PromptInput.give_back`)."""
         c, prompt = self._controllers, self._widgets.prompt
-        if await self._run_command(view, text):
+        if await self._run_command(view, text, key_time):
             return
         unknown = unknown_command(text)
         if unknown is not None:  # a mistyped command is never sent to the model
@@ -232,8 +232,12 @@ class DeskScreen(Screen[None]):
         else:
             await c.turns.show_sent(view, text, result)
 
-    async def _run_command(self, view: ShownSession, text: str) -> bool:
-        """Run ``text`` when it is a command (the desk's, or the console's); True if it was."""
+    async def _run_command(
+        self, view: ShownSession, text: str, key_time: float | None = None
+    ) -> bool:
+        """Run ``text`` when it is a command (the desk's, or the console's); True if it was.
+        ``key_time``: when its Enter was made (a stop key made after it cancels a console
+        command, :meth:`ConsoleController.run_typed`)."""
         c = self._controllers
         parsed = parse_slash(text)
         name, arg = parsed if parsed is not None else ("", "")
@@ -255,7 +259,7 @@ class DeskScreen(Screen[None]):
             if sent is not None:
                 await c.turns.show_sent(view, INIT_PROMPT, sent)
         else:
-            return await c.console.run_typed(view, text)  # console commands and /stop
+            return await c.console.run_typed(view, text, key_time)  # console commands, /stop
         return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -169,8 +169,10 @@ class SessionView(Widget):
                 await c.tools.completed(self, tool)
             case ApprovalRequest() as approval:
                 await c.tools.approval_requested(self, approval)
+                c.agents.approval_requested(approval)
             case ApprovalResolved() as resolved:
                 c.tools.approval_resolved(resolved)
+                c.agents.approval_resolved(resolved)
             case CompressionProgressed() as progress:
                 await c.compression.progress(self, progress)
             case CompressionComplete() as ended:

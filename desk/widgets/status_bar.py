@@ -143,6 +143,8 @@ class StatusBar(Horizontal):
     """Prompts waiting behind the running turn."""
     agents: reactive[int] = reactive(0)
     """Child agents running while no turn does (background ones that outlived their turn)."""
+    agents_waiting: reactive[int] = reactive(0)
+    """Of :attr:`agents`, those waiting for an approval (the person has to act)."""
     notice: reactive[str] = reactive("")
     """Overrides the left side when set (e.g. ``stopping 1 turn…``)."""
     mcp: reactive[str] = reactive("")
@@ -212,10 +214,16 @@ class StatusBar(Horizontal):
         ]
 
     def _agents_text(self) -> str:
-        """``1 agent running`` while idle with background children (Esc stops them)."""
+        """``1 agent running`` while idle with background children (Esc stops them);
+        ``1 agent waiting for approval`` when they wait for the person (Shift+Tab reaches the
+        card); ``3 agents running, 1 waiting for approval`` for both."""
         if self.state != "idle" or not self.agents:
             return ""
-        return f"{self.agents} agent{'s' if self.agents != 1 else ''} running"
+        waiting = min(self.agents_waiting, self.agents)
+        if waiting == self.agents:
+            return f"{waiting} agent{'s' if waiting != 1 else ''} waiting for approval"
+        running = f"{self.agents} agent{'s' if self.agents != 1 else ''} running"
+        return f"{running}, {waiting} waiting for approval" if waiting else running
 
     def server_side_text(self) -> str:
         """The right-hand side as it should read now (all of it: a narrow line shows less,
@@ -323,6 +331,9 @@ class StatusBar(Horizontal):
         self._redraw()
 
     def watch_agents(self) -> None:
+        self._redraw()
+
+    def watch_agents_waiting(self) -> None:
         self._redraw()
 
     def watch_notice(self) -> None:

@@ -201,6 +201,28 @@ async def test_the_stop_key_cancels_a_digest_typed_in_the_prompt_box(
         assert record is not None  # the digest's model request was closed
 
 
+@pytest.mark.parametrize("tokens_per_second", [8.0])  # the digest outlasts the test
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_a_stop_key_read_before_the_ui_took_the_digests_enter_cancels_it(
+    key: str, app: DeskApp, console_gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    """In a terminal the input thread reads Esc before the UI handled the Enter before it: no
+    command ran yet when the input thread looked, and the key still cancels the command."""
+    async with app.run_test(size=(120, 40)) as pilot:
+        box = app.query_one("#prompt")
+        box.text = "digest notes.md"  # type: ignore[attr-defined]
+        enter = events.Key("enter", "\r")
+        app.post_message(enter)  # the driver posted the Enter; the UI has not handled it
+        esc = events.Key(key, None)
+        assert app.stop_from_input_thread(key, key_time=esc.time) is False  # nothing ran yet
+        app.post_message(esc)  # so the key goes on to the app, after the Enter
+        panel = app.widgets.console_panel
+        await wait_until(
+            pilot, lambda: "■ cancelled · stopped by you" in output(panel), what="the cancel"
+        )
+        assert app.controllers.console.running == ()
+
+
 async def test_slash_commands_in_the_prompt_box_run_in_the_console(
     app: DeskApp, console_gateway: Gateway
 ) -> None:

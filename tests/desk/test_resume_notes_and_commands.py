@@ -238,6 +238,34 @@ async def test_a_stop_receipt_names_the_tool_it_ended_after_resume(
     assert gateway.shutdown(timeout_s=5.0).threads_left == []
 
 
+async def test_a_stop_receipt_counts_the_child_processes_it_ended_after_resume(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    config = GatewayConfig(provider=provider, cwd=tmp_path, approvals=False)
+    gateway = Gateway(config, store=SqliteStore(tmp_path / "desk.db"))
+    app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+    command = json.dumps({"command": "sleep 30 & sleep 30 & echo started; wait"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        reply = await submit_and_get_reply(app, pilot, f"call tool shell with {command}")
+        tools = app.controllers.tools
+        await wait_until(
+            pilot, lambda: any("started" in c.output for c in tools.cards), what="the sleeps"
+        )
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.outcome == "interrupted", what="the stop")
+        live = reply.note
+    assert gateway.shutdown(timeout_s=5.0).threads_left == []
+    assert "child processes ended" in live
+
+    gateway = Gateway(config, store=SqliteStore(tmp_path / "desk.db"))
+    again = resumed_app(gateway, demo_server.base_url)
+    async with again.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: saved_notes(again), what="the saved receipt")
+        assert saved_notes(again) == [live]
+    assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
 async def test_after_new_the_status_bar_names_the_model_the_server_named(
     demo_server: DemoModelServer, tmp_path: Path
 ) -> None:

@@ -87,9 +87,11 @@ def test_a_stop_through_host_b_stops_the_turn_on_host_a_once(
         "api.stop",
         "stopped through host b",
     )
-    # Exactly once: a second stop through b finds nothing running, and the outcome stands.
-    with pytest.raises(Exception, match="no session"):
-        b.session_interrupt(session, StopRequest.by_system(Surface.API_DISCONNECT, "late"))
+    # Exactly once: a second stop through b goes to a (it holds the session), which finds
+    # nothing running, and the outcome stands.
+    late = StopRequest.by_system(Surface.API_DISCONNECT, "late")
+    assert b.session_interrupt(session, late) == ""
+    assert _wait(lambda: store.stops.taken == 2)
     assert len(a_log.of_type(MessageComplete)) == 1
     assert store.turns.get_turn(turn_id).exit_reason == "interrupted_by_user"  # type: ignore[union-attr]
 
@@ -139,8 +141,38 @@ def test_a_stop_through_host_b_stops_a_compress_running_on_host_a(
     assert done.status == "cancelled"
     assert done.stop is not None and (done.stop.issuer, done.stop.surface) == ("user", "api.stop")
     assert store.leases.get_lease(session) is None  # released: the next one may run
-    # Nothing runs any more: a second stop through b says so.
-    with pytest.raises(GatewayError, match="no session"):
+    # Nothing runs any more: a second stop goes to a, which holds the session, and stops nothing.
+    assert b.session_interrupt(session, stop) == ""
+    with pytest.raises(GatewayError, match="no session 'nowhere'"):
+        b.session_interrupt("nowhere", stop)
+
+
+@pytest.mark.parametrize("how", ["interrupt", "compression_cancel"])
+def test_a_stop_through_host_b_right_after_a_compress_started_on_host_a_stops_it(
+    how: str, hosts: Callable[..., Host], demo_server: DemoModelServer
+) -> None:
+    # Before it takes its lease a /compress is found by the session's claim (a holds it live).
+    settings = {"context_window": WINDOW, "compress_threshold": 100.0}
+    (a, a_log, store), (b, _b_log, _) = hosts("host-a:1:1", settings), hosts("host-b:2:2")
+    demo_server.configure(tokens_per_second=60.0, prompt_delay_s=1.0)
+    made = store.sessions.create_session(title="long", model="demo", messages=long_transcript())
+    session = a.session_resume(made.id).session_id
+    turn_id = a.session_compress(session).turn_id
+    stop = StopRequest.by_user(Surface.API_STOP, "stopped through host b")
+    if how == "interrupt":
+        assert b.session_interrupt(session, stop) is not None
+    else:
+        assert b.compression_cancel(session, stop) is True
+
+    def ended() -> bool:
+        return any(c.turn_id == turn_id for c in a_log.of_type(CompressionComplete))
+
+    assert a_log.wait_for(lambda _e: ended(), 20.0)
+    done = next(c for c in a_log.of_type(CompressionComplete) if c.turn_id == turn_id)
+    assert done.status == "cancelled"
+    assert done.stop is not None and (done.stop.issuer, done.stop.surface) == ("user", "api.stop")
+    a.shutdown(timeout_s=5)  # a gives its claim back: the session is live nowhere now
+    with pytest.raises(GatewayError, match="nothing to stop in session .*: it is live on no"):
         b.session_interrupt(session, stop)
 
 

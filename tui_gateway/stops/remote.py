@@ -15,7 +15,8 @@ asked there.
 
 A ``/compress`` is no turn of the store (it saves no turn row): while one runs on another host,
 the session has no open turn, and its compression lease (``<owner>/<attempt>``, unexpired)
-names the host instead. The stop goes there addressed to "whatever runs" (no turn id, unless
+names the host instead; before it took its lease, the session's claim (the running host that
+holds it live) does. The stop goes there addressed to "whatever runs" (no turn id, unless
 the asker named the ``/compress`` turn), and that host stops its compression as it would for
 a stop asked there.
 """
@@ -132,11 +133,33 @@ class RemoteStops:
             running = self._mail.running_turn(session_id, turn_id)
             if running is None:
                 running = self._compressing(session_id, turn_id)
+            if running is None:  # a /compress before it took its lease: the session's host
+                running = self._live_elsewhere(session_id, turn_id)
         except StoreError as exc:
             raise GatewayError(exc.message) from exc
         if running is None or running.owner == self._owner:
             return None
         return RemoteTurn(self._mail, running, kind)
+
+    def _live_elsewhere(self, session_id: str, turn_id: str | None) -> RunningTurn | None:
+        """The running host that holds the session live, as the turn it runs (``turn_id``,
+        or "" for "whatever runs"): a ``/compress`` that started there has neither a turn row
+        nor, for its first moments, a lease. None for no such session.
+
+        Raises:
+            StoreError: the store cannot be read.
+            GatewayError: the session is live on no running host: nothing runs to stop
+                (code -32602).
+        """
+        owner = self._mail.live_owner(session_id)
+        if owner is None:
+            return None
+        if not owner:
+            raise GatewayError(
+                f"nothing to stop in session {session_id!r}: it is live on no running desk",
+                code=-32602,
+            )
+        return RunningTurn(turn_id or "", session_id, owner)
 
     def _compressing(self, session_id: str, turn_id: str | None) -> RunningTurn | None:
         """The ``/compress`` of a session that has no open turn, as the turn of the host whose

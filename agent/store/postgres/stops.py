@@ -24,6 +24,7 @@ from typing import Any
 import psycopg
 
 from agent.store.errors import StoreError
+from agent.store.liveness import OwnerLiveness
 from agent.store.postgres.database import Cursor, Database
 from agent.store.shared import Deliver, RunningTurn, StopKind, StopLetter
 
@@ -42,12 +43,20 @@ class PostgresStops:
         channel: the ``NOTIFY`` channel (one per schema).
         recheck_s: seconds between two looks without a notification (tests make it long, so
             that only the notification and the drain on (re)connecting deliver a stop).
+        liveness: whether another owner still runs (:meth:`live_owner`); None: every owner
+            that holds a claim is taken as running.
     """
 
     def __init__(
-        self, db: Database, owner: str, channel: str, recheck_s: float = RECHECK_S
+        self,
+        db: Database,
+        owner: str,
+        channel: str,
+        recheck_s: float = RECHECK_S,
+        liveness: OwnerLiveness | None = None,
     ) -> None:
         self._db = db
+        self._liveness = liveness
         self._recheck_s = recheck_s
         self._owner = owner
         self.channel = channel
@@ -75,6 +84,26 @@ class PostgresStops:
             return None if row is None else RunningTurn(row[0], session_id, row[1])
 
         return self._db.read(q, wait_s=2.0)
+
+    def live_owner(self, session_id: str) -> str | None:
+        """The owner whose claim holds the session live, when that owner still runs; "" for a
+        session no running owner holds; None for no such session.
+
+        Raises:
+            StoreError: the database cannot be read.
+        """
+
+        def q(cur: Cursor) -> tuple[bool, str | None]:
+            cur.execute("SELECT claim_owner FROM sessions WHERE id = %s", (session_id,))
+            row = cur.fetchone()
+            return (False, None) if row is None else (True, row[0])
+
+        known, owner = self._db.read(q, wait_s=2.0)
+        if not known:
+            return None
+        if not owner or (self._liveness is not None and not self._liveness.is_alive(owner)):
+            return ""
+        return str(owner)
 
     def session_of(self, turn_id: str) -> str | None:
         """The session of a turn, or None for an unknown one."""

@@ -111,7 +111,7 @@ class PostgresStore(SqlTables):
             engine = PostgresEngine(self._db, claims, self._owner)
             super().__init__(Core(engine, self.where, clock, self._owner, live))
             self.stops: Final = PostgresStops(
-                self._db, self._owner, _channel(schema), stop_recheck_s
+                self._db, self._owner, _channel(schema), stop_recheck_s, live
             )
             self.events: Final = PostgresEvents(self._db)
             self._host = Host(
