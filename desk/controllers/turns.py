@@ -395,6 +395,8 @@ class TurnsController:
             note = self._give_back(view, payload.turn_id, note)
         quick = not stopped and reply.finishes_quickly(payload.text, QUICK_FINISH_CHARS)
         idle = payload.turn_id == view.running_turn
+        if stopped:
+            reply.hold()  # what it drew last stays until it is drawn whole, after "idle"
         if idle:
             self.set_running(view, None)
             stamp("ui.idle_set", payload.turn_id)

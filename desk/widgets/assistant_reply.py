@@ -124,6 +124,13 @@ class AssistantReply(Widget):
             if body is not None:
                 body.absorb(text)
 
+    def hold(self) -> None:
+        """Keep the reply's live text as the last frame drew it until :meth:`finish` (a
+        stopped turn: the frame that says "idle" does not render its last pieces)."""
+        body = self._part(".body", ReplyBody)
+        if body is not None:
+            body.hold()
+
     def ended(self, outcome: str, note: str = "") -> None:
         """Note the turn's outcome (and its stop marker or error line) without drawing it: the
         app is quitting."""

@@ -70,6 +70,8 @@ class MarkdownChunk(Remeasured):
         """What is shown."""
         self._width = -1
         self._strips: list[Strip] = []
+        self._shown: tuple[int, list[Strip]] | None = None  # the last lines rendered
+        self._held = False  # showing lines older than the renderable (:meth:`hold`)
         self._trim_top = False
         self._pass_style = PassStyle(self)
 
@@ -77,7 +79,7 @@ class MarkdownChunk(Remeasured):
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
 
     def _theme_changed(self, _theme: object) -> None:
-        self._width = -1  # the light-theme styles may apply now, or no longer
+        self._width, self._held = -1, False  # the light-theme styles may apply now, or not
         self.refresh(layout=True)
 
     def update(self, renderable: RenderableType, *, trim_top: bool = False) -> None:
@@ -90,28 +92,43 @@ class MarkdownChunk(Remeasured):
         """
         self.renderable = renderable
         self._trim_top = trim_top
-        self._width = -1
+        self._width, self._held = -1, False
         self.refresh(layout=True)
+
+    def hold(self) -> None:
+        """Keep showing the lines last rendered, not a renderable set since and not rendered
+        yet, until :meth:`update` or :meth:`release` (or a new width). A stopped reply's
+        text is drawn whole once "idle" is out: rendering its last pieces in the frame that
+        says "idle" cost that frame up to 10 ms of the UI thread."""
+        if self._width < 0 and self._shown is not None:
+            (self._width, self._strips), self._held = self._shown, True
+
+    def release(self) -> None:
+        """Render the renderable on the next paint if :meth:`hold` kept older lines."""
+        if self._held:
+            self._width, self._held = -1, False
+            self.refresh(layout=True)
 
     def _lines(self, width: int) -> list[Strip]:
         if width != self._width:
             strips = render_strips(self.app, self.renderable, width)
             self._strips = strips[1:] if self._trim_top and len(strips) > 1 else strips
-            self._width = width
+            self._width, self._held = width, False
+            self._shown = (width, self._strips)
         return self._strips
 
     def redraw_code(self, language: str) -> None:
         """Render again on the next paint if what is shown has a code block in ``language``
         (its lexer became ready: it was drawn plain)."""
         if fences(str(getattr(self.renderable, "markup", "")), language):
-            self._width = -1
+            self._width, self._held = -1, False
             self.refresh(layout=True)
 
     def drawn(self) -> tuple[int, list[Strip]] | None:
         """The width the renderable was last rendered at and its lines as shown (the top row
         left out with ``trim_top``), or None when it has not been rendered since
-        :meth:`update`."""
-        return (self._width, self._strips) if self._width >= 0 else None
+        :meth:`update` (or shows older lines, :meth:`hold`)."""
+        return (self._width, self._strips) if self._width >= 0 and not self._held else None
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """The rendered height at ``width``."""

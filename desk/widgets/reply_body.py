@@ -241,6 +241,14 @@ class ReplyBody(Widget):
     def absorb(self, text: str) -> None:
         """Add streamed text without sealing or drawing it (:meth:`end_stream` follows)."""
         self._tail += text
+        self.hold()
+
+    def hold(self) -> None:
+        """Show the live tail as the last frame drew it until :meth:`end_stream` or
+        :meth:`set_text`: text appended but not drawn yet is not rendered meanwhile (the turn
+        was stopped; its reply is drawn whole after "idle")."""
+        if self._composed:
+            self._live.hold()
 
     def _draw_live(self) -> None:
         if not self._composed:
@@ -277,6 +285,8 @@ class ReplyBody(Widget):
         """
         self.streaming = False
         self._restyle_now = False
+        if self._composed:
+            self._live.release()
         try:
             self._seal(everything=True)
             self._draw_live()
@@ -297,6 +307,7 @@ class ReplyBody(Widget):
             sealed = self.sealed
             sealed.clear()
             sealed.add_class("-empty")
+            self._live.release()
         self._sealed, self._tail, self._fence, self._flowing = [], text, None, False
         self._seal(everything=not self.streaming)
         self._draw_live()

@@ -493,3 +493,28 @@ async def test_a_reply_ended_while_it_is_being_removed_is_noted_without_an_error
         await pilot.pause()
         assert (reply.outcome, reply.note) == ("interrupted", "■ stopped by you")
         assert not reply.children
+
+
+async def test_a_stopped_reply_keeps_what_it_drew_until_it_is_drawn_whole() -> None:
+    # A stop's completion paints "idle" first; the live tail's text appended since the last
+    # frame is not rendered in that frame (it was, at up to 10 ms of the UI thread), and the
+    # reply's finish then shows all of it.
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await reply.append("First words")
+        await pilot.pause()  # a frame drew the live tail
+        live = body_of(reply).query_one(".live", MarkdownChunk)
+        await reply.append(" and the words the stop came after")  # not drawn yet
+        reply.hold()  # the turn's completion: it was stopped
+        await pilot.pause()
+        shown = [live.render_line(y).text.rstrip() for y in range(live.size.height)]
+        assert shown == ["First words"]  # the frame after the stop drew nothing new
+        assert live.drawn() is None  # and what it shows is not taken for the new text
+        reply.absorb(" and more")  # what the stream still had
+        await reply.finish("First words and the words the stop came after and more", "interrupted")
+        sealed = sealed_of(reply)
+        await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
+        text = " ".join(sealed.render_line(y).text.strip() for y in range(sealed.size.height))
+        assert text.strip() == "First words and the words the stop came after and more"
