@@ -132,19 +132,24 @@ def test_a_stop_through_host_b_stops_a_compress_running_on_host_a(
         assert b.session_interrupt(session, stop, turn_id=turn_id) == turn_id
     else:
         assert b.compression_cancel(session, stop) is True
-
-    def ended() -> bool:
-        return any(c.turn_id == turn_id for c in a_log.of_type(CompressionComplete))
-
-    assert a_log.wait_for(lambda _e: ended(), 20.0)
-    done = next(c for c in a_log.of_type(CompressionComplete) if c.turn_id == turn_id)
-    assert done.status == "cancelled"
-    assert done.stop is not None and (done.stop.issuer, done.stop.surface) == ("user", "api.stop")
+    assert_cancelled_through_the_api(a_log, turn_id)
     assert store.leases.get_lease(session) is None  # released: the next one may run
     # Nothing runs any more: a second stop goes to a, which holds the session, and stops nothing.
     assert b.session_interrupt(session, stop) == ""
     with pytest.raises(GatewayError, match="no session 'nowhere'"):
         b.session_interrupt("nowhere", stop)
+
+
+def assert_cancelled_through_the_api(log: EventLog, turn_id: str) -> None:
+    """The compression ``turn_id`` ended cancelled, by the person's stop through the API."""
+
+    def ended() -> bool:
+        return any(c.turn_id == turn_id for c in log.of_type(CompressionComplete))
+
+    assert log.wait_for(lambda _e: ended(), 20.0)
+    done = next(c for c in log.of_type(CompressionComplete) if c.turn_id == turn_id)
+    assert done.status == "cancelled"
+    assert done.stop is not None and (done.stop.issuer, done.stop.surface) == ("user", "api.stop")
 
 
 @pytest.mark.parametrize("how", ["interrupt", "compression_cancel"])
@@ -163,14 +168,7 @@ def test_a_stop_through_host_b_right_after_a_compress_started_on_host_a_stops_it
         assert b.session_interrupt(session, stop) is not None
     else:
         assert b.compression_cancel(session, stop) is True
-
-    def ended() -> bool:
-        return any(c.turn_id == turn_id for c in a_log.of_type(CompressionComplete))
-
-    assert a_log.wait_for(lambda _e: ended(), 20.0)
-    done = next(c for c in a_log.of_type(CompressionComplete) if c.turn_id == turn_id)
-    assert done.status == "cancelled"
-    assert done.stop is not None and (done.stop.issuer, done.stop.surface) == ("user", "api.stop")
+    assert_cancelled_through_the_api(a_log, turn_id)
     a.shutdown(timeout_s=5)  # a gives its claim back: the session is live nowhere now
     with pytest.raises(GatewayError, match="nothing to stop in session .*: it is live on no"):
         b.session_interrupt(session, stop)
