@@ -187,8 +187,9 @@ def tool_app(demo_server: DemoModelServer, tmp_path: Path) -> Iterator[DeskApp]:
 
 
 async def test_export_has_each_tool_call_its_arguments_capped_output_and_stop(
-    tool_app: DeskApp, tmp_path: Path
+    tool_app: DeskApp, demo_server: DemoModelServer, tmp_path: Path
 ) -> None:
+    demo_server.configure(tokens_per_second=400.0)  # replies whole: the stop is in the tool
     app, target = tool_app, tmp_path / "tools.md"
     async with app.run_test(size=(120, 40)) as pilot:
         done = await submit_and_get_reply(app, pilot, shell_prompt("seq 1 20000"))

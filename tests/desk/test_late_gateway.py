@@ -73,6 +73,7 @@ def chat_prompts(server: DemoModelServer) -> list[str]:
 async def test_text_and_enter_typed_while_the_gateway_is_built_are_sent_once_it_is(
     held: HeldBuild, demo_server: DemoModelServer
 ) -> None:
+    demo_server.configure(tokens_per_second=400.0)  # the turn runs whole: its pace is no matter
     late = LateGateway(held)
     app = DeskApp(late, connection(demo_server.base_url), handle_signals=False)
     async with app.run_test() as pilot:
@@ -258,6 +259,7 @@ async def test_a_build_begun_elsewhere_first_still_starts_the_session(
 async def test_a_build_whose_sessions_are_not_saved_says_so_and_offers_no_resume(
     held: HeldBuild, demo_server: DemoModelServer
 ) -> None:
+    demo_server.configure(tokens_per_second=400.0)  # the turn runs whole: its pace is no matter
     held.notice, held.saved = "sessions are not saved: the disk is full", False
     held.release()
     app = DeskApp(LateGateway(held), connection(demo_server.base_url), handle_signals=False)

@@ -137,6 +137,7 @@ async def test_the_context_gauge_is_the_gateways_count_on_resume_and_on_new(
 async def test_new_with_a_title_switches_and_the_next_prompt_goes_there(
     gateway: Gateway, demo_server: DemoModelServer
 ) -> None:
+    demo_server.configure(tokens_per_second=400.0)  # whole replies: the pace is not the point
     app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
     async with app.run_test(size=(120, 40)) as pilot:
         first = app.session_id
@@ -170,6 +171,7 @@ def test_which_slash_words_are_unknown_commands() -> None:
 async def test_an_unknown_command_says_so_and_sends_nothing(
     gateway: Gateway, demo_server: DemoModelServer
 ) -> None:
+    demo_server.configure(tokens_per_second=400.0)  # a whole reply: the pace is not the point
     app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await submit(pilot, "/bogus thing")

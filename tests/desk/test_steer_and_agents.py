@@ -127,6 +127,9 @@ async def test_ctrl_t_steers_when_enter_queues_and_ctrl_s_stops_and_sends(
         await wait_until(pilot, lambda: box.text == "", what="the steer sent")
         assert [p.status for p in app.transcript.query(UserPrompt)][-1] == "steer"
         box.text = "reply with exactly: right now"
+        # the turns that follow run whole: a pace taken by a request when it arrives, so
+        # the running turn keeps its own
+        demo_server.configure(tokens_per_second=400.0)
         await pilot.press("ctrl+s")
 
         def done(turn_id: str) -> bool:

@@ -17,6 +17,12 @@ from tui_gateway.gateway import Gateway, GatewayConfig
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def tokens_per_second() -> float:
+    """Whole replies, quickly: no test here stops a turn."""
+    return 400.0
+
+
 def gateway_on(db: Path, server: DemoModelServer) -> Gateway:
     provider = ProviderConfig(base_url=server.base_url, model="demo")
     return Gateway(GatewayConfig(provider=provider), store=SqliteStore(db))

@@ -187,6 +187,10 @@ def test_a_tool_call_streamed_slowly_is_activity_not_inactivity(
     prompt = " ".join(["call tool list_dir with " + json.dumps({"path": "."})] * 4)
     try:
         turn_id = gateway.prompt_submit(gateway.session_create(), prompt).turn_id
+        # the calls stream at that pace; the reply after them (a request keeps the pace it
+        # found) comes whole at once
+        assert demo_server.records.wait_for_record(lambda r: r.tokens_generated > 0, 30)
+        demo_server.configure(tokens_per_second=400.0)
         complete = log.complete(turn_id, timeout=30)
     finally:
         gateway.shutdown(timeout_s=5)

@@ -208,11 +208,12 @@ def _drive(raw: RecordingStdio, demo: DemoModelServer) -> tuple[list[Any], list[
     words = {"session_id": session, "text": "reply with exactly: one two three four five six"}
     steered = raw.call("prompt.submit", words)["result"]["turn_id"]
     raw.event("message.delta", turn_id=steered)
+    # the request that takes the steer runs whole at once (a request keeps the pace it found)
+    demo.configure(tokens_per_second=400.0)
     steer = {"session_id": session, "text": "and seven", "stop": stop}
     assert raw.call("prompt.steer", steer)["result"]["steered"] is True
     raw.event("prompt.steered", turn_id=steered)
     raw.event("message.complete", turn_id=steered)
-    demo.configure(tokens_per_second=400.0)
 
     tool = 'call tool shell with {"command": "echo schema"}'
     turn = raw.call("prompt.submit", {"session_id": session, "text": tool})["result"]["turn_id"]
