@@ -117,3 +117,5 @@ async def test_ctrl_s_right_behind_enter_stops_the_turn_that_enter_started(
         assert [text for text, _status in prompt_statuses(desk_app)] == ["first", "now this"]
         await pilot.press("escape")
         await wait_until(pilot, lambda: gateway.running_turns == 0, what="the end")
+        ended = gateway.turn(desk_app.session_id, second)
+        assert ended.result is not None and ended.result.exit_reason == "interrupted_by_user"
