@@ -127,7 +127,7 @@ class ModelCall:
                 if not retryable or attempt >= settings.max_retries or reply.content:
                     raise
                 attempt += 1
-                wait = getattr(exc, "retry_after", None)
+                wait = exc.retry_after
                 delay = min(settings.max_retry_wait_s, wait if wait is not None else 2.0**attempt)
                 self._listener(Retrying(delay_s=delay, message=exc.message))
                 await asyncio.sleep(delay)

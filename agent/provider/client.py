@@ -378,7 +378,9 @@ def _status_error(response: httpx.Response, model: str) -> ProviderError:
         message = f"model server is rate limiting (429){wait}: {detail}"
         return RateLimited(message, retry_after=retry_after)
     if status >= 500:
-        return ServerError(f"model server failed ({status}): {detail}", status=status)
+        retry_after = _retry_after(response.headers.get("retry-after")) if status == 503 else None
+        message = f"model server failed ({status}): {detail}"
+        return ServerError(message, status=status, retry_after=retry_after)
     return BadRequest(message, status=status)
 
 

@@ -98,7 +98,17 @@ class RateLimited(ProviderError):
 
 
 class ServerError(ProviderError):
-    """HTTP 5xx: the server failed while handling the request."""
+    """HTTP 5xx: the server failed while handling the request.
+
+    Attributes:
+        retry_after: seconds a 503 asked to wait (``Retry-After``), or None.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
 
 
 class MalformedChunk(ProviderError):

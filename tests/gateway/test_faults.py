@@ -95,6 +95,24 @@ def test_connection_refused_says_so() -> None:
     assert done.error is not None and "connection refused" in done.error
 
 
+@pytest.mark.parametrize("status", [429, 503])
+def test_the_wait_before_a_retry_is_the_one_the_server_asked_for(
+    status: int, provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    gateway = Gateway(GatewayConfig(provider=provider))
+    log = EventLog()
+    gateway.subscribe(log)
+    try:
+        demo_server.configure(fault=f"http:{status}", retry_after_s=0.25, fault_times=1)
+        turn_id = gateway.prompt_submit(gateway.session_create(), "reply with exactly: ok").turn_id
+        done = log.complete(turn_id, timeout=10)
+        assert done.status == "completed" and done.text == "ok"
+        waits = [p.detail for p in log.of_type(TurnState) if p.state == "retrying"]
+        assert len(waits) == 1 and waits[0].endswith("retrying in 0.25 s")  # not 2 s
+    finally:
+        assert gateway.shutdown(timeout_s=5).threads_left == []
+
+
 def test_rate_limit_is_retried_after_retry_after_and_a_stop_wakes_the_wait(
     provider: ProviderConfig, demo_server: DemoModelServer
 ) -> None:
