@@ -23,12 +23,15 @@ FITS = {"context_window": 4000, "compress_threshold": 0.5, "tools": False}
 
 
 def _summarising(desk: Desk, turn: str) -> bool:
-    return desk.log.wait_for(
+    seen = desk.log.wait_for(
         lambda _e: any(
             p.turn_id == turn and p.tokens_out >= 3 for p in desk.log.of_type(CompressionProgressed)
         ),
-        10,
+        30,
     )
+    if not seen:  # say what the turn did instead (this failed once, in the whole suite only)
+        print([e.payload for e in desk.log.events if getattr(e.payload, "turn_id", None) == turn])
+    return seen
 
 
 def _sent_with_summary(server: DemoModelServer) -> bool:
