@@ -460,6 +460,7 @@ class Gateway:
             what was stopped and whether any worker outlived the bound.
         """
         self.server.close()
+        self._windows.close()  # a count of the server's in flight ends now: the quit waits for none
         report = self._shutdown.run(timeout_s)
         self.server.join()  # no thread of the gateway outlives its shutdown
         return report

@@ -17,7 +17,8 @@ from contract.events import ContextWindowKnown, Payload
 from demo_model import DemoModelServer
 from tests.support import running_demo
 from tui_gateway.sessions.state import Session
-from tui_gateway.turns.context_window import SessionWindows, server_count
+from tui_gateway.turns.context_window import SessionWindows
+from tui_gateway.turns.server_counts import ServerCounts
 
 SYSTEM = [ChatMessage("system", "You are a careful assistant. " * 40)]
 
@@ -53,7 +54,7 @@ def test_a_session_made_while_the_first_count_is_taken_is_announced_calibrated(
     server: DemoModelServer,
 ) -> None:
     provider = ProviderConfig(base_url=server.base_url, model="demo")
-    exact = server_count(provider, SYSTEM, [])
+    exact = ServerCounts()(provider, SYSTEM, [])
     assert exact is not None and exact > 0
     asked, release = threading.Event(), threading.Event()
 
@@ -62,7 +63,7 @@ def test_a_session_made_while_the_first_count_is_taken_is_announced_calibrated(
     ) -> int | None:
         asked.set()
         assert release.wait(30.0)
-        return server_count(p, messages, tools)
+        return ServerCounts()(p, messages, tools)
 
     published = Published()
     windows = SessionWindows(None, published, count=held_count, first=lambda: list(SYSTEM))
@@ -89,7 +90,7 @@ def test_without_the_first_count_a_new_session_is_counted_at_the_default_ratio(
     server: DemoModelServer,
 ) -> None:
     provider = ProviderConfig(base_url=server.base_url, model="demo")
-    exact = server_count(provider, SYSTEM, [])
+    exact = ServerCounts()(provider, SYSTEM, [])
     published = Published()
     windows = SessionWindows(None, published, count=None, first=lambda: list(SYSTEM))
     windows.server_answers(provider, [])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from agent.compression.plan import SUMMARY_MARKER
 from agent.context.budget import ContextBudget
@@ -24,9 +24,10 @@ from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.provider.window import DEFAULT_WINDOW, ContextWindow, WindowSource, learn_context_window
 from agent.store import MessageRow, TurnRow
-from agent.tokens import MESSAGE_OVERHEAD_TOKENS, request_size
+from agent.tokens import request_size
 from contract.events import ContextWindowKnown, Payload
 from tui_gateway.sessions.state import Session
+from tui_gateway.turns.server_counts import ServerCounts
 
 Learn = Callable[[ProviderConfig, int | None], ContextWindow]
 
@@ -35,9 +36,6 @@ ServerCount = Callable[
 ]
 """The server's own count of a request (its messages and the tool definitions as sent), in
 tokens, template included; None when it counts nothing."""
-
-COUNT_TIMEOUT_S = 5.0
-"""Bound of each of the requests that count a session's first request with the server."""
 
 OfferedTools = Callable[[], list[dict[str, Any]]]
 """The tool definitions a request offers now (the ``tools`` array's elements): the built-in
@@ -53,39 +51,6 @@ def _learn(provider: ProviderConfig, configured: int | None) -> ContextWindow:
     return learn_context_window(provider, configured=configured)
 
 
-def server_count(
-    provider: ProviderConfig, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]]
-) -> int | None:
-    """The server's count of a request (llama.cpp's ``/apply-template`` and ``/tokenize``,
-    :func:`agent.provider.tokenize.server_request_count`; a count of the texts only gets the
-    template's few tokens per message added). Blocks up to a few seconds; never raises.
-
-    Returns:
-        tokens, or None when the server counts nothing (no such endpoints, or unreachable).
-    """
-    import asyncio
-
-    import httpx
-
-    from agent.provider.tokenize import server_request_count
-
-    headers = {"Authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
-
-    async def ask() -> int | None:
-        async with httpx.AsyncClient(timeout=COUNT_TIMEOUT_S, headers=headers) as http:
-            counted = await server_request_count(http, provider, messages, tools)
-        if counted is None:
-            return None
-        if counted.exact:
-            return counted.tokens
-        return counted.tokens + MESSAGE_OVERHEAD_TOKENS * len(messages)
-
-    try:
-        return asyncio.run(ask())
-    except Exception:  # a server that answers nonsense counts nothing
-        return None
-
-
 class SessionWindows:
     """Context windows by server and model, and the sessions' budgets. Thread-safe.
 
@@ -95,7 +60,8 @@ class SessionWindows:
         learn: finds the window of a provider (injectable for tests).
         tool_schemas: how the sessions' requests send tool definitions.
         count: the server's count of a request, asked for a session nothing has calibrated
-            yet when the server answers (None: never asked).
+            yet when the server answers (None: never asked; ``"server"``: the server's own,
+            :class:`~tui_gateway.turns.server_counts.ServerCounts`, ended by :meth:`close`).
         first: a new session's first messages (its system message), whose request the
             server counts when it answers, for the sessions made after.
 
@@ -113,12 +79,13 @@ class SessionWindows:
         *,
         learn: Learn = _learn,
         tool_schemas: ToolSchemas = ToolSchemas.AUTO,
-        count: ServerCount | None = server_count,
+        count: ServerCount | None | Literal["server"] = "server",
         first: Callable[[], list[ChatMessage]] = list,
     ) -> None:
         self._first = first
         self._configured = configured
-        self._count = count
+        self._counts = ServerCounts() if count == "server" else None
+        self._count: ServerCount | None = self._counts if count == "server" else count
         self._seeds: dict[tuple[str, str], Measurement] = {}  # the last server count per key
         # key -> the sessions announced while the server counts a first request on it
         self._seeding: dict[
@@ -132,6 +99,12 @@ class SessionWindows:
         self._learning: dict[tuple[str, str], threading.Lock] = {}
         self._keys: dict[str, tuple[str, str]] = {}
         self._announced: set[str] = set()
+
+    def close(self) -> None:
+        """End the server counts in flight and ask none from now on (the gateway shuts down:
+        its quit never waits for a count). Idempotent; never blocks."""
+        if self._counts is not None:
+            self._counts.close()
 
     def window(self, provider: ProviderConfig) -> ContextWindow:
         """The window for ``provider``'s server and model (learned once, then cached)."""
@@ -225,7 +198,8 @@ class SessionWindows:
     ) -> int | None:
         """The server's count of a request of ``messages`` sending ``tools`` (as given), in
         tokens, template included; None when it counts nothing or no count is asked of it.
-        Blocks up to a few seconds (:data:`COUNT_TIMEOUT_S` a request); never raises."""
+        Blocks up to a few seconds (:data:`~tui_gateway.turns.server_counts.COUNT_TIMEOUT_S` a
+        request); never raises."""
         if self._count is None or not messages:
             return None
         return self._count(provider, messages, tools)
