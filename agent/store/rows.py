@@ -204,8 +204,18 @@ class TurnRow:
 
     @property
     def not_sent(self) -> bool:
-        """True for a queued prompt that was closed without ever being sent to the model."""
+        """True for a prompt never sent to the model: one that waited in the queue and was
+        closed (:attr:`never_ran`), or one that ran and was refused as too large."""
         return self.error is not None and self.error.startswith(NOT_SENT_PREFIX)
+
+    @property
+    def never_ran(self) -> bool:
+        """True for a queued prompt closed without ever running: a stop dropped it (a quit, a
+        system stop) or the desk crashed before it ran. A frontend offers it again on resume;
+        a prompt refused as too large ran, and its text came back to the person then."""
+        return self.not_sent and (
+            self.stop_issuer is not None or self.error == NOT_SENT_CRASH_ERROR
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -223,3 +223,28 @@ def test_a_prompt_larger_than_the_whole_window_is_refused_with_the_history_kept(
     assert desk.ask(session, "reply with exactly: still here") == ("completed", None)
     sent = demo_server.records.list()[-1].messages
     assert len(sent) == len(before) + 1  # the whole history, without the refused paste
+
+
+def test_a_refused_prompt_is_not_offered_again_on_resume(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    # Refused as too large, its text came back to the person then: a resume must not offer it
+    # again as a prompt "not sent when desk last closed", as it does a queued one.
+    demo_server.configure(n_ctx=8192, tokenizer="subword", strict_template=True)
+    d = Desk(provider, tmp_path / "desk.db")
+    try:
+        session = d.gateway.session_create()
+        assert d.ask(session, "reply with exactly: first")[0] == "completed"
+        status, error = d.ask(session, prose(60_000))
+        assert status == "failed" and error is not None and error.startswith("not sent: ")
+    finally:
+        d.close()
+    again = Desk(provider, tmp_path / "desk.db")
+    try:
+        transcript = again.gateway.session_resume(session).transcript
+        prompts = [e for e in transcript if e.role == "user"]
+        assert [(e.content[:5], e.unsent) for e in prompts] == [("reply", False), (prose(5), False)]
+        refused = next(e for e in transcript if e.note)
+        assert refused.note.startswith("not sent: ")  # it still says why it was not sent
+    finally:
+        again.close()

@@ -317,8 +317,8 @@ class _TurnFacts:
             notes={t.id: note for t in turns if (note := _turn_note(t))},
             receipts={t.id: receipt for t in turns if (receipt := _turn_receipt(t))},
             children=_children_by_root(turns),
-            unsent={t.id for t in turns if t.not_sent},
-            dismissed={t.id for t in turns if t.not_sent and t.dismissed},
+            unsent={t.id for t in turns if t.never_ran},  # offered again (not a refused one)
+            dismissed={t.id for t in turns if t.never_ran and t.dismissed},
         )
 
     def entries(
