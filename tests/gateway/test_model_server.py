@@ -8,12 +8,14 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.provider.client import ProviderConfig
+from agent.store import SqliteStore
 from contract.errors import GatewayError
 from contract.events import ContextWindowKnown
 from contract.server_events import ServerState, ServerStatus
@@ -228,3 +230,30 @@ def test_any_order_of_checks_and_switches_ends_on_the_last_server(order: list[st
     assert final.base_url == server.provider.base_url
     assert final.models == [server.provider.base_url.rsplit(":", 1)[1].split("/")[0]]
     assert published[-1].base_url == final.base_url
+
+
+def test_a_prompt_sent_before_the_server_named_its_model_runs_and_is_saved_with_it(
+    tmp_path: Path,
+) -> None:
+    # desk started without a model asks the server which one it runs; a prompt typed as desk
+    # started (before that answer) ran with none, and its session was saved with none.
+    with running_demo(400.0, model="served") as server:
+        store = SqliteStore(tmp_path / "desk.db")
+        gateway = Gateway(
+            GatewayConfig(provider=ProviderConfig(base_url=server.base_url, model="")),
+            store=store,
+        )
+        log = EventLog()
+        gateway.subscribe(log)
+        try:
+            session = gateway.session_create()  # nobody asked the server yet
+            done = log.complete(gateway.prompt_submit(session, "reply with exactly: early").turn_id)
+            assert (done.status, done.text) == ("completed", "early")
+            assert server.records.list()[-1].model == "served"
+            turn = store.turns.get_turn(done.turn_id)
+            saved = store.sessions.get_session(session)
+            assert turn is not None and turn.model == "served"
+            assert saved is not None and saved.model == "served"
+        finally:
+            assert gateway.shutdown(timeout_s=5).threads_left == []
+            store.close()

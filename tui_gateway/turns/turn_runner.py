@@ -36,7 +36,7 @@ from agent.usage import TokenUsage
 from contract.events import MessageComplete, MessageStart, PromptQueued
 from contract.results import QueuedPromptInfo, SubmitResult
 from tui_gateway.engine_setup import AgentFactory, AgentSetup, GatewayConfig
-from tui_gateway.servers.model_server import ModelServer
+from tui_gateway.servers.model_server import CHECK_TIMEOUT_S, ModelServer
 from tui_gateway.sessions.checkpoints import Checkpointing
 from tui_gateway.sessions.persistence import Persistence
 from tui_gateway.sessions.session_table import SessionTable
@@ -337,14 +337,26 @@ class TurnRunner:
                 return
             turn = following  # the next queued prompt runs on this same worker
 
-    def _compress_turn(self, session: Session, turn: Turn) -> None:
+    def _session_provider(self, session: Session) -> ProviderConfig:
+        """The server and the session's model; a turn that starts while the server is still
+        asked which model it runs (a prompt typed as desk started) waits for that answer
+        first (bounded), so that it runs, and is saved, with the model the server names."""
         provider = session_provider(self._provider(), session)
+        if provider.model or self._server is None:
+            return provider
+        self._server.wait_answer(CHECK_TIMEOUT_S)  # a quit ends the wait at once
+        return self._server.for_session(session)
+
+    def _compress_turn(self, session: Session, turn: Turn) -> None:
+        provider = self._session_provider(session)
         self._fitted.compress(session, turn, provider, manual=True, force=False)
         turn.worker_exited_at = time.monotonic()
 
     def _prompt_turn(self, session: Session, turn: Turn) -> None:
         self._publish(session, MessageStart(turn_id=turn.turn_id, prompt=turn.prompt))
-        provider = session_provider(self._provider(), session)
+        provider = self._session_provider(session)
+        if provider.model and not turn.agent.client.config.model:  # built before it was named
+            turn.agent.client = ChatClient(provider)
         result = self._fitted.run_prompt(
             session,
             turn,
