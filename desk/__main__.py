@@ -65,6 +65,17 @@ def _tune_switch_interval(env: Mapping[str, str]) -> None:
         sys.setswitchinterval(interval)
 
 
+def _on_a_terminal(env: Mapping[str, str]) -> bool:
+    """True when the app has a screen and keys: stdin and stdout are a terminal, or a driver
+    of its own is asked for (``TEXTUAL_DRIVER``: ``desk web`` serves it to a browser)."""
+    if env.get("TEXTUAL_DRIVER"):
+        return True
+    try:
+        return os.isatty(sys.stdin.fileno()) and os.isatty(sys.stdout.fileno())
+    except (OSError, ValueError):  # closed, or not a real file
+        return False
+
+
 def _error(message: str) -> None:
     _say(f"desk: {message}", sys.stderr)
 
@@ -161,6 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if frame is not None:
                 frame.close()  # the main screen back before the line is written
             _error(exc.message)
+            return 2
+        if not _on_a_terminal(os.environ):  # it would wait for keys that never come
+            _error("needs a terminal (stdin and stdout); `desk run PROMPT` works without one")
             return 2
         if options.gateway_cmd:
             return _run_remote(options, frame)

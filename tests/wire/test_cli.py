@@ -102,6 +102,18 @@ def test_run_without_a_server_is_a_usage_error() -> None:
     assert "--base-url" in line
 
 
+def test_desk_without_a_terminal_says_it_needs_one_and_exits_2(provider: ProviderConfig) -> None:
+    # It waited for keys that never came, using the CPU, until killed.
+    child = Child([sys.executable, "-m", "desk", "--base-url", provider.base_url])
+    try:
+        assert child.wait() == 2
+        [line] = child.err.wait_closed().decode().splitlines()
+        assert line.startswith("desk: needs a terminal") and "desk run" in line
+        assert child.out.wait_closed() == b""
+    finally:
+        child.kill()
+
+
 def test_run_continues_a_saved_session(provider: ProviderConfig, tmp_path: Path) -> None:
     db = str(tmp_path / "desk.db")
     first = Child(run_cmd(provider, "--db", db, "reply with exactly: first"))
