@@ -109,6 +109,7 @@ def test_desk_starts_with_the_configured_stop_key(
         seen.append(app.stop_key)
 
     monkeypatch.setattr(DeskApp, "run", run)
+    monkeypatch.setattr("desk.__main__._on_a_terminal", lambda _env: True)  # as if it had one
     assert main(["--base-url", demo_server.base_url, "--model", "demo"]) == 0
     assert seen == [StopKey("escape", double=True)]
 
