@@ -54,11 +54,11 @@ class ServerCounts:
         headers = {"Authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
 
         async def ask() -> int | None:
-            here = (asyncio.get_running_loop(), asyncio.current_task())
+            task = asyncio.current_task()
             with self._lock:
-                if self._closed or here[1] is None:
+                if self._closed or task is None:
                     return None
-                running = (here[0], here[1])
+                running = (asyncio.get_running_loop(), task)
                 self._running.add(running)
             try:
                 async with httpx.AsyncClient(timeout=COUNT_TIMEOUT_S, headers=headers) as http:
