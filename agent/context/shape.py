@@ -4,9 +4,12 @@ The transcript keeps everything as it happened; the request sent to the model is
 by one pass, so that Mistral's, Gemma's and Llama-2's templates (which raise "Conversation
 roles must alternate user/assistant/user/assistant/...") and tool-calling APIs accept it:
 
-- a prompt that was never sent (``ChatMessage.unsent``) is left out;
-- two user messages in a row (a turn stopped before its first token, or one that failed,
-  left no reply) are joined into one, as Anthropic's Messages API joins consecutive user turns;
+- a prompt that was never sent (``ChatMessage.unsent``) is left out; so is one whose turn
+  ended without a word from the model (stopped, failed or refused before any reply: see
+  :func:`withdrawn`): the person took it back, or will send it again, and the next prompt
+  must not carry it (``one⏎ Esc two⏎`` asks for ``two``, not for "one two");
+- two user messages in a row that remain (a steer, a transcript saved before that rule) are
+  joined into one, as Anthropic's Messages API joins consecutive user turns;
 - an assistant text followed by another assistant message is joined into it;
 - every tool call gets its result: a call left without one (a crash, a stop) gets a short
   result saying so, and a result whose call is not right before it is left out;
@@ -38,6 +41,18 @@ STEER_NOTE = "(noted the tool results; there is more input before I go on)"
 
 EARLIER = "(the conversation continues)"
 """The user text put before an assistant message that would otherwise come first."""
+
+
+def withdrawn(status: str, *, replied: bool) -> bool:
+    """True when a prompt turn's prompt stays out of the model's history (it is marked
+    ``unsent``): the turn ended without completing and left no message of its own (no reply
+    text, no tool call); the transcript still shows it, with how it ended.
+
+    Args:
+        status: the turn's status (``completed``, ``interrupted``, ``failed``...).
+        replied: True when the turn added any message after its prompt.
+    """
+    return status != "completed" and not replied
 
 
 def well_formed(messages: Sequence[ChatMessage]) -> list[ChatMessage]:

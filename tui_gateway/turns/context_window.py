@@ -18,7 +18,7 @@ from typing import Any, Literal
 from agent.compression.plan import SUMMARY_MARKER
 from agent.context.budget import ContextBudget
 from agent.context.calibration import CountSource, Measurement
-from agent.context.shape import well_formed
+from agent.context.shape import well_formed, withdrawn
 from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
@@ -330,24 +330,37 @@ class SessionWindows:
 
 def saved_history(rows: Sequence[MessageRow], turns: Sequence[TurnRow]) -> list[ChatMessage]:
     """A saved transcript as the gateway holds it: prompts of turns that never ran (queued
-    ones a stop dropped, or requests that could not fit) are marked as not sent, and a user
-    message of a turn after its prompt as a steer (so a resumed session's requests carry the
-    same note before it as the live ones did)."""
-    not_sent = {t.id for t in turns if t.not_sent}
+    ones a stop dropped, or requests that could not fit) and of turns that ended without a
+    reply (:func:`~agent.context.shape.withdrawn`, as the live session marked them) are marked
+    as not sent, and a user message of a turn after its prompt as a steer (so a resumed
+    session's requests carry the same note before it as the live ones did)."""
     prompted: set[str] = set()  # turns whose prompt was seen: a later user message steered
-    history: list[ChatMessage] = []
+    kinds: list[tuple[bool, bool]] = []  # per row: (its turn's prompt, a steer)
+    replied: set[str] = set()  # turns with a message after their prompt (a reply, a steer)
     for m in rows:
         user = m.role == "user"
-        steer = user and m.turn_id in prompted and not m.content.startswith(SUMMARY_MARKER)
+        summary = user and m.content.startswith(SUMMARY_MARKER)
+        steer = user and m.turn_id in prompted and not summary
+        prompt = user and not summary and not steer and bool(m.turn_id)
         if user and m.turn_id:
             prompted.add(m.turn_id)
+        if m.turn_id and not summary and not prompt:
+            replied.add(m.turn_id)
+        kinds.append((prompt, steer))
+    not_sent = {
+        t.id
+        for t in turns
+        if t.not_sent or (not t.is_open and withdrawn(t.status, replied=t.id in replied))
+    }
+    history: list[ChatMessage] = []
+    for m, (prompt, steer) in zip(rows, kinds, strict=True):
         history.append(
             ChatMessage(
                 role=m.role,
                 content=m.content,
                 tool_calls=m.tool_calls,
                 tool_call_id=m.tool_call_id,
-                unsent=user and m.turn_id in not_sent,
+                unsent=prompt and m.turn_id in not_sent,
                 steer=steer,
             )
         )

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agent.agent import Agent
+from agent.context.shape import withdrawn
 from agent.events import TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
@@ -44,7 +45,7 @@ from tui_gateway.sessions.state import Session, Turn, session_provider
 from tui_gateway.stops.booking import BookingOffice, Publish, QueuePolicy, receipt
 from tui_gateway.stops.key_stops import take_armed
 from tui_gateway.turns.delegation import Delegation
-from tui_gateway.turns.fitted_turns import FittedTurns, did_not_fit
+from tui_gateway.turns.fitted_turns import FittedTurns
 from tui_gateway.turns.kinds import TurnKind, TurnStage
 from tui_gateway.turns.tool_offer import check_text
 from tui_gateway.turns.translate import turn_listener
@@ -369,8 +370,9 @@ class TurnRunner:
         turn.worker_exited_at = time.monotonic()
         booked = self._booking.settle(session, turn, result)
         stamp("turn.settled", turn.turn_id)
-        # A prompt whose request could not fit stays in the transcript, never sent again.
-        unsent = did_not_fit(booked) and not booked.messages
+        # A prompt that got no reply (stopped, failed or refused before the model said
+        # anything) stays in the transcript and out of the model's history.
+        unsent = withdrawn(booked.status, replied=bool(booked.messages))
         with session.lock:
             session.history.append(ChatMessage(role="user", content=turn.prompt, unsent=unsent))
             session.history.extend(booked.messages)
