@@ -13,9 +13,10 @@ decides, under the session's lock, so the order in which the two calls arrive do
   has ended; a key is never spent on a later prompt);
 - nothing runs: the stop is armed (:class:`~tui_gateway.sessions.state.ArmedStop`), behind any armed
   before it. A keyed submit drops the armed keys made before its Enter and takes the first
-  one made at or after it: a prompt that runs now is stopped at once (its submit was in flight
-  when the key reached the gateway); one queued behind a turn (a burst ``one⏎ Esc two⏎ Esc``
-  read at once: ``two`` waits for ``one`` to close) is stopped as it starts.
+  one made at or after it: the prompt is stopped as its turn starts, before any request is
+  sent, whether it runs now (its submit was in flight when the key reached the gateway) or
+  waits behind a turn (a burst ``one⏎ Esc two⏎ Esc`` read at once: ``two`` waits for ``one``
+  to close).
 
 These functions only read and change the session's fields (call them with ``session.lock``
 held); :class:`~tui_gateway.stops.booking.BookingOffice` books the stop they choose.
@@ -66,32 +67,24 @@ def _queued_before(session: Session, keyed_at: float) -> Turn | None:
     return None
 
 
-def take_armed(session: Session, turn: Turn, runs_now: bool) -> StopRequest | None:
-    """A keyed submit of ``turn`` arrived: the armed stop it must obey now, if any.
+def take_armed(session: Session, turn: Turn) -> None:
+    """A keyed submit of ``turn`` arrived: keep on it (``turn.pending_stop``) the armed stop it
+    must obey, if any; its worker obeys it as the turn starts, before anything is sent (a turn
+    that runs now as much as one queued behind a running turn).
 
     Call with ``session.lock`` held. A submit without ``entered_at`` (no key sent it) leaves
     the armed stops alone; a keyed one drops those made before its Enter and takes the first
-    made at or after it: returned when ``turn`` runs now, kept on ``turn.pending_stop`` when it
-    is queued (it is stopped as it starts).
+    made at or after it.
 
     Args:
         session: the session.
         turn: the new turn (its ``entered_at`` set).
-        runs_now: True when it starts now, False when it is queued behind a running turn.
-
-    Returns:
-        the stop ``turn`` must obey now, or None.
     """
     entered = turn.entered_at
     if entered is None:
-        return None
+        return
     armed = session.armed_stops
     while armed and armed[0].keyed_at < entered:
         armed.pop(0)  # made before this Enter: for work that ended, never for this prompt
-    if not armed:
-        return None
-    taken = armed.pop(0)
-    if runs_now:
-        return taken.stop
-    turn.pending_stop = taken.stop
-    return None
+    if armed:
+        turn.pending_stop = armed.pop(0).stop

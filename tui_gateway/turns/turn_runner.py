@@ -185,7 +185,7 @@ class TurnRunner:
         turn.entered_at = entered_at
         turn.typed = typed
         with self._persistence.queue_lock:  # the saved queue keeps the in-memory order
-            queued, position, ahead, armed = self._enqueue(session, turn)
+            queued, position, ahead = self._enqueue(session, turn)
             if kind == TurnKind.PROMPT:  # waiting in the queue, or for its worker: saved, shown
                 self._persistence.prompt_submitted(session, turn)
         if queued:
@@ -194,8 +194,6 @@ class TurnRunner:
             self._publish(session, queued_event)
         if stop is not None and ahead is not None:
             self._booking.interrupt(session_id, stop, turn_id=ahead.turn_id)
-        if armed is not None:  # a stop key made after its Enter reached the gateway first
-            self._booking.interrupt(session_id, armed, turn_id=turn.turn_id)
         return SubmitResult(turn_id=turn.turn_id, queued=queued)
 
     def queued(self, session_id: str) -> list[QueuedPromptInfo]:
@@ -269,14 +267,15 @@ class TurnRunner:
 
     def _enqueue(
         self, session: Session, turn: Turn
-    ) -> tuple[bool, int, Turn | None, StopRequest | None]:
+    ) -> tuple[bool, int, Turn | None]:
         """Run ``turn`` now on a worker, or queue it behind the running one (an urgent one
-        ahead of every other queued turn but earlier urgent ones).
+        ahead of every other queued turn but earlier urgent ones). An armed stop key it must
+        obey (:func:`tui_gateway.stops.key_stops.take_armed`) is kept on it (``pending_stop``):
+        its worker obeys it as it starts, before anything is sent.
 
         Returns:
-            whether it was queued, its place in the queue (1 = next; 0 when it runs), the
-            turn running ahead of it (None when it runs now), and the armed stop key it must
-            obey (:func:`tui_gateway.stops.key_stops.take_armed`), or None.
+            whether it was queued, its place in the queue (1 = next; 0 when it runs), and the
+            turn running ahead of it (None when it runs now).
 
         Raises:
             GatewayError: when the gateway is shutting down.
@@ -299,13 +298,19 @@ class TurnRunner:
                 else:
                     session.running = turn
                     turn.state = TurnStage.RUNNING
-                armed = take_armed(session, turn, runs_now=not queued)
+                # A stop key made after its Enter that reached the gateway first: kept on the
+                # turn, which obeys it as its worker starts, before it sends anything.
+                take_armed(session, turn)
                 session.last_used = time.monotonic()
             if not queued:
                 self._workers.start(turn.turn_id, lambda: self._run(session, turn))
-        return queued, position, ahead, armed
+        return queued, position, ahead
 
     def _run(self, session: Session, turn: Turn) -> None:
+        with session.lock:
+            pending, turn.pending_stop = turn.pending_stop, None
+        if pending is not None:  # a stop key made after its Enter: stopped before it sends
+            self._booking.interrupt(session.session_id, pending, turn_id=turn.turn_id)
         while True:
             turn.started_at = time.monotonic()
             if turn.kind == TurnKind.COMPRESS:
