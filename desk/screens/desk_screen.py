@@ -309,6 +309,10 @@ class DeskScreen(Screen[None]):
         """``d`` on a session in the sidebar."""
         self._controllers.sessions.delete_requested(message.session_id, message.title)
 
+    def on_resize(self, event: events.Resize) -> None:
+        """A new terminal size: the queue takes its share of the new height."""
+        self._widgets.queue.fit_screen(event.size.height)
+
     # -- where the focus is (read by the input thread for the stop keys) -----------------------
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
