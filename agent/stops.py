@@ -12,6 +12,17 @@ from enum import StrEnum
 
 from agent.outcome import ExitReason
 
+USER_STOPPED = "stopped by the user"
+"""Who stopped the work, in words, for a user stop (:meth:`StopRequest.describe`): what the
+model reads in a tool result a stop cut, and what the store keeps."""
+
+SYSTEM_STOPPED = "stopped by the system"
+"""The same for a system stop (``stopped by the system: <reason>``)."""
+
+YOU_STOPPED = "stopped by you"
+"""A user stop as the person reads it on their own screen (a user stop's default reason; a
+frontend shows :data:`USER_STOPPED` this way, live or resumed)."""
+
 
 class Issuer(StrEnum):
     """The party a stop is booked to."""
@@ -98,7 +109,7 @@ class StopRequest:
             )
 
     @classmethod
-    def by_user(cls, surface: Surface, reason: str = "stopped by you") -> StopRequest:
+    def by_user(cls, surface: Surface, reason: str = YOU_STOPPED) -> StopRequest:
         """A hard stop booked to the person, from a user surface."""
         return cls(issuer=Issuer.USER, surface=surface, reason=reason)
 
@@ -127,8 +138,8 @@ class StopRequest:
     def describe(self) -> str:
         """One line naming who stopped the work, e.g. ``stopped by the system: quitting``."""
         if self.issuer is Issuer.USER:
-            return "stopped by the user"
-        return f"stopped by the system: {self.reason}"
+            return USER_STOPPED
+        return f"{SYSTEM_STOPPED}: {self.reason}"
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready view: ``{issuer, surface, reason, hard}``."""

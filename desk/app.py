@@ -311,7 +311,7 @@ class DeskApp(App[int]):
         other widgets; while the desk starts it is kept for what Enter sent), the approval keys
         while one waits."""
         c = self.controllers
-        idle = self.running_turn is None and not c.console.running and not c.agents.running
+        idle = self.running_turn is None and not c.console.busy and not c.agents.running
         if action == "stop" and idle and self.controllers.sessions.view:
             return None
         if action == "answer_approval":

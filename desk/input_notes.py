@@ -5,7 +5,9 @@
   app look ahead of the keys still on their way), its time kept for the stop it may make (a
   stop counts from the key), Enter and the other send keys announced to the prompt box's sends
   in flight, and the delete confirmation offered the key before it is routed
-  (:meth:`ConfirmDelete.take_key`; a stop key of a running turn goes on to stop it).
+  (:meth:`ConfirmDelete.take_key`; a stop key of a running turn goes on to stop it), and an
+  Enter in the console's command line announced to the stop keys (a stop key after it is for
+  the command it sends).
 - Each mouse press: where it landed (a button takes a release in the same place, see
   :mod:`desk.widgets.click_button`).
 """
@@ -20,6 +22,7 @@ from textual.app import App
 from desk.controllers.stop_keys import StopKeysController
 from desk.screens.confirm_delete import ConfirmDelete
 from desk.widgets.click_button import ButtonPresses, widget_under
+from desk.widgets.console_input import ConsoleInput
 from desk.widgets.prompt_input import PromptInput
 
 
@@ -63,6 +66,8 @@ class InputNotes:
             prompt.sends.given()  # on its way to the box, then to the screen
         self.keys_seen += 1
         self._stops.key_time = event.time
+        if event.key == "enter" and isinstance(app.focused, ConsoleInput):
+            self._stops.console_enter(event.time)  # before a stop key after it is handled
         asked = app.screen if isinstance(app.screen, ConfirmDelete) else None
         stops = event.key in self._stops.input_keys and self._running_turn() is not None
         return asked is not None and not stops and asked.take_key(event)

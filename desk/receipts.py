@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from agent.stops import YOU_STOPPED
 from agent.usage import TokenUsage
 from contract.events import StopReceipt
 
@@ -46,7 +47,7 @@ def format_stop_receipt(receipt: StopReceipt) -> str:
         ``"■ stopped by the system: the desk is quitting · ..."``.
     """
     if receipt.issuer == "user":
-        parts = ["■ stopped by you"]
+        parts = [f"■ {YOU_STOPPED}"]
     else:
         parts = [f"■ stopped by the system: {receipt.reason}"]
     parts.extend(stop_figures(receipt))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.stops import Issuer, StopRequest, Surface
+from agent.stops import YOU_STOPPED, Issuer, StopRequest, Surface
 from tui_gateway.settings.resolution import DEFAULT_STOP_KEY, parse_stop_key
 
 DOUBLE_PRESS_S = 0.5
@@ -103,5 +103,5 @@ def key_stop(read_at: float, surface: Surface = Surface.DESK_KEY) -> StopRequest
     """The person's stop for a key read at ``read_at`` (``time.monotonic()`` seconds): its
     receipt's figures count from that moment, not from when the gateway got it."""
     return StopRequest(
-        issuer=Issuer.USER, surface=surface, reason="stopped by you", requested_at=read_at
+        issuer=Issuer.USER, surface=surface, reason=YOU_STOPPED, requested_at=read_at
     )

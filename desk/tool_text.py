@@ -1,16 +1,19 @@
 """Human text for tool calls: their arguments, their outcome, and the tail of their output.
 
-Pure functions (no widgets), used by :class:`desk.widgets.tool_card.ToolCard` and the
-approval prompt. Everything they return is safe to show: the model chose the arguments and the
-tool printed the output, so control characters are made visible
-(:func:`agent.terminal_text.terminal_safe`); a JSON ``\\u001b`` in the arguments is caught too,
-since it is decoded first.
+Pure functions (no widgets), used by :class:`desk.widgets.tool_card.ToolCard`, the approval
+prompt and a resumed session's tool lines (:mod:`desk.widgets.saved_tool_calls`): a stopped
+call reads the same live and resumed (:func:`stopped_line`). Everything they return is safe
+to show: the model chose the arguments and the tool printed the output, so control characters
+are made visible (:func:`agent.terminal_text.terminal_safe`); a JSON ``\\u001b`` in the
+arguments is caught too, since it is decoded first.
 """
 
 from __future__ import annotations
 
 import json
 
+from agent.stops import USER_STOPPED, YOU_STOPPED
+from agent.tools.stop_text import read_stopped_head
 from contract.events import ToolComplete
 from contract.text import terminal_safe
 from desk.receipts import format_elapsed
@@ -111,8 +114,11 @@ def patch_files(patch: str, most: int = 2) -> str | None:
 
 
 def stopped_text(stopped_by: str) -> str:
-    """``stopped by the user`` reads ``stopped by you`` on the person's own screen."""
-    return "stopped by you" if stopped_by == "stopped by the user" else stopped_by
+    """``stopped by the user`` reads ``stopped by you`` on the person's own screen (also at
+    the start of a longer text: ``stopped by the user before it started``)."""
+    if stopped_by.startswith(USER_STOPPED):
+        return YOU_STOPPED + stopped_by[len(USER_STOPPED) :]
+    return stopped_by
 
 
 def children_text(count: int) -> str:
@@ -120,6 +126,21 @@ def children_text(count: int) -> str:
     if not count:
         return ""
     return f"{count:,} child process ended" if count == 1 else f"{count:,} child processes ended"
+
+
+def stopped_line(stopped_by: str, children_ended: int = 0) -> str:
+    """How a call a stop cut ends, live and resumed: ``"■ stopped by you"``, ``"■ stopped by
+    you · 1 child process ended"``, ``"■ stopped by the system: quitting"`` (made safe)."""
+    parts = ["■ " + stopped_text(stopped_by), children_text(children_ended)]
+    return terminal_safe(" · ".join(p for p in parts if p))
+
+
+def saved_result_line(line: str) -> str:
+    """The first line of a saved tool result as the resumed transcript shows it: the result of
+    a call a stop cut (``stopped by the user (1 child process ended)``, as the model read it)
+    reads as its live card did (:func:`stopped_line`); any other line as it is."""
+    head = read_stopped_head(line)
+    return line if head is None else stopped_line(head.stopped_by, head.children_ended)
 
 
 def outcome_text(result: ToolComplete, elapsed_s: float | None) -> str:
@@ -132,7 +153,7 @@ def outcome_text(result: ToolComplete, elapsed_s: float | None) -> str:
     """
     took = format_elapsed(elapsed_s) if elapsed_s is not None else ""
     if result.stopped_by is not None:
-        parts = ["■ " + stopped_text(result.stopped_by), children_text(result.children_ended)]
+        parts = [stopped_line(result.stopped_by, result.children_ended)]
     elif result.exit_code is not None:
         mark = "✓" if result.exit_code == 0 and not result.is_error else "✖"
         parts = [f"{mark} exit {result.exit_code}"]

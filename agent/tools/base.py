@@ -18,6 +18,7 @@ from agent.scope import InterruptScope
 from agent.stops import StopRequest
 from agent.tools.output import truncate_text
 from agent.tools.process import ProcessLedger
+from agent.tools.stop_text import count_processes, stopped_head
 
 DEFAULT_MAX_OUTPUT_BYTES = 32_000
 """Default budget of one tool result, in bytes of UTF-8 (about 8,000 tokens)."""
@@ -176,9 +177,7 @@ def stopped_result(
     Returns:
         ``ToolResult(is_error=True, stopped_by=stop)``.
     """
-    head = stop.describe() if started else f"not run: {stop.describe()}"
-    if children_ended:
-        head += f" ({count_processes(children_ended)} ended)"
+    head = stopped_head(stop.describe(), started=started, children_ended=children_ended)
     truncated = False
     if partial_output:
         partial_output, truncated = truncate_text(partial_output, max_output_bytes)
@@ -190,11 +189,6 @@ def stopped_result(
         stopped_by=stop,
         children_ended=children_ended,
     )
-
-
-def count_processes(count: int) -> str:
-    """``"1 child process"`` / ``"3 child processes"``."""
-    return f"{count:,} child process" if count == 1 else f"{count:,} child processes"
 
 
 __all__ = [

@@ -9,6 +9,14 @@ the focus: the app's stop keys ask :meth:`ConsoleController.takes_stop_key` firs
 thread) and the terminal's input thread asks :meth:`ConsoleController.stop_from_input_thread`
 (see :mod:`desk.driver`), so with the panel focused a stop key cancels the command, not the turn.
 
+A stop key pressed right after the Enter that sends a command cancels that command, whichever
+of the two the UI gets to first: the app notes each Enter given to the panel's command line as
+it arrives, in the order of the keys (:meth:`ConsoleController.enter_given`), and a stop key
+handled while such an Enter is on its way is kept for its command (it stops no turn), which is
+cancelled as soon as it runs when the key was made after its Enter (:meth:`~ConsoleController.
+entered`). Before, the key raced the command's start across the widgets' queues and was lost
+when it came first.
+
 Console commands in the prompt box (``/help``, ``/sessions``, ``/new``, ``/model NAME``,
 ``digest PATH...``) run the same way, without opening the panel at first: a command whose
 answer is one line (``/new``, ``/model``, a refusal) gets that line in the transcript, and the
@@ -20,6 +28,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING
 
@@ -134,6 +143,9 @@ class ConsoleController:
         self._focused = False
         self._new_session: dict[str, str] = {}  # command id -> session /new created
         self._idle_keys: list[tuple[float, float]] = []  # (read_at, keyed_at): stopped nothing
+        # Enters given to the command line whose command has not reached the controller yet
+        # (their key times): read by the input thread, replaced (never mutated) on the UI thread.
+        self._enters: tuple[float, ...] = ()
         self._idle_keys_lock = threading.Lock()  # the input thread adds to them
 
     def load_commands(self) -> list[ConsoleCommandInfo]:
@@ -151,6 +163,12 @@ class ConsoleController:
     def running(self) -> tuple[str, ...]:
         """Ids of the commands started from this desk that still run."""
         return self._running_ids
+
+    @property
+    def busy(self) -> bool:
+        """True while commands started here run, or an Enter in the command line is on its
+        way to start one (the stop key is live for them)."""
+        return bool(self._running_ids or self._enters)
 
     def toggle(self) -> bool:
         """F2: open the console (focused) or close it.
@@ -237,10 +255,12 @@ class ConsoleController:
         return True
 
     def stop_key_missed(self, read_at: float, keyed_at: float) -> None:
-        """A stop key that found no turn and no command to stop: kept so that a command
-        typed in the prompt box whose Enter came before it, but reached the UI after it (the
-        input thread reads keys ahead of the UI), is cancelled once it runs
-        (:meth:`run_typed`). Kept until the next typed command. Thread-safe.
+        """A stop key that found no turn and no command to stop (or came while a command
+        typed in the panel was on its way, :meth:`takes_stop_key`): kept so that a command
+        whose Enter came before it, but reached the UI after it (the input thread reads keys
+        ahead of the UI, and a key reaches the app before the widgets' messages), is cancelled
+        once it runs (:meth:`run_typed`, :meth:`entered`). Kept until the next typed command.
+        Thread-safe.
 
         Args:
             read_at: ``time.monotonic()`` when the key was read.
@@ -260,14 +280,43 @@ class ConsoleController:
         if after:
             self._cancel((command_id,), after[0])
 
-    def entered(self, view: ShownSession, line: str) -> None:
-        """A line typed in the panel: ``/stop`` stops the turn, anything else runs."""
+    def enter_given(self, key_time: float) -> None:
+        """An Enter reached the app while the panel's command line had the focus (UI thread,
+        in the order of the keys, before the keys after it are handled): until its line reaches
+        :meth:`entered`, a stop key is for the command it sends (:meth:`takes_stop_key`).
+
+        Args:
+            key_time: the Enter's own time (``Message.time``).
+        """
+        self._enters = (*self._enters, key_time)
+
+    def _landed(self, key_time: float | None) -> None:
+        """The Enter of ``key_time`` (None: the oldest) and those before it reached us."""
+        if key_time is None:
+            self._enters = self._enters[1:]
+        else:
+            self._enters = tuple(t for t in self._enters if t > key_time)
+
+    def entered(self, view: ShownSession | None, line: str, key_time: float | None = None) -> None:
+        """A line typed in the panel: ``/stop`` stops the turn, anything else runs; a stop key
+        made after its Enter that found the command not started yet cancels it now.
+
+        Args:
+            view: the session shown (None: none is, nothing runs).
+            line: the line ("" for an Enter on an empty line: nothing runs).
+            key_time: when its Enter was made (``Message.time``), or None.
+        """
+        self._landed(key_time)
+        if view is None or not line:
+            return
         name = self.command_in(line)
         if name == "stop":
             self._panel.write_line("", command=line)
             self._turns.stop_by_command(view)
             return
-        self.run_line(view, line)
+        command_id = self.run_line(view, line)
+        if command_id is not None:
+            self._stop_if_keyed_after(command_id, key_time)
         if name == "sessions":
             self._open_sessions()
 
@@ -286,19 +335,27 @@ class ConsoleController:
         stop = StopRequest.by_user(surface) if read_at is None else key_stop(read_at, surface)
         return sum(self._gateway.console_cancel(command_id, stop) for command_id in command_ids)
 
-    def takes_stop_key(self, read_at: float | None = None) -> bool:
-        """A stop key on the UI thread: cancel the console's commands if it has the focus.
+    def takes_stop_key(self, read_at: float | None = None, keyed_at: float | None = None) -> bool:
+        """A stop key while the console has the focus: cancel its commands that run, and the
+        one an Enter on its way sends, once it runs (:meth:`enter_given`). Thread-safe.
 
         Args:
             read_at: ``time.monotonic()`` when the key was read (None: now).
+            keyed_at: the key event's own time (``Message.time``; None: now).
 
         Returns:
-            True when the key cancelled console commands (the turn is left alone).
+            True when the key is the console's (the turn is left alone).
         """
-        running = self._running_ids
-        if not (self._focused and running):
+        running, entering = self._running_ids, self._enters
+        if not (self._focused and (running or entering)):
             return False
-        self._cancel(running, read_at)
+        if running:
+            self._cancel(running, read_at)
+        if entering:  # its command is cancelled as soon as it runs
+            now = time.monotonic()
+            self.stop_key_missed(
+                now if read_at is None else read_at, now if keyed_at is None else keyed_at
+            )
         return True
 
     def cancel_running(self, read_at: float | None = None) -> bool:
@@ -318,17 +375,20 @@ class ConsoleController:
         self._cancel(running, read_at)
         return True
 
-    def stop_from_input_thread(self, read_at: float | None = None) -> bool:
-        """A stop key on the terminal's input thread (thread-safe: reads two attributes).
+    def stop_from_input_thread(
+        self, read_at: float | None = None, keyed_at: float | None = None
+    ) -> bool:
+        """A stop key on the terminal's input thread (thread-safe: reads attributes).
 
         Args:
             read_at: ``time.monotonic()`` when the key was read (None: now).
+            keyed_at: the key event's own time (``Message.time``; None: now).
 
         Returns:
-            True when the console has the focus and commands ran: they were cancelled and the
-            key is consumed.
+            True when the console has the focus and commands ran (they were cancelled) or
+            one is on its way (see :meth:`takes_stop_key`): the key is consumed.
         """
-        return self.takes_stop_key(read_at)
+        return self.takes_stop_key(read_at, keyed_at)
 
     def focus_moved(self, focused: Widget | None) -> None:
         """The focus moved to ``focused``: note whether it is inside the panel."""

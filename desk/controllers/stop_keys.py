@@ -137,10 +137,10 @@ class StopKeysController:
         if not self._input_presses.press(key, read_at):  # a double stop key's first press
             self._passed = PassedKey(read_at, key_time, sent=False)
             return False
-        if self._console.stop_from_input_thread(read_at):  # a focused console: its commands
+        keyed_at = time.monotonic() if key_time is None else key_time
+        if self._console.stop_from_input_thread(read_at, keyed_at):  # a focused console's
             return True
         view = self._sessions.view
-        keyed_at = time.monotonic() if key_time is None else key_time
         if view is None:  # the desk is starting: it stops what Enter sent meanwhile, once up
             self._early.append((read_at, keyed_at))
             self._passed = PassedKey(read_at, key_time, sent=True)
@@ -194,7 +194,7 @@ class StopKeysController:
         if not self._ui_presses.press(self.stop_key.key, read_at):
             return False
         view = self._sessions.view
-        if self._console.takes_stop_key(read_at):  # a focused console: its commands
+        if self._console.takes_stop_key(read_at, keyed_at):  # a focused console: its commands
             return True
         if view is None and not sent:
             self._early.append((read_at, keyed_at))
@@ -206,6 +206,12 @@ class StopKeysController:
             return True
         self._console.stop_key_missed(read_at, keyed_at)  # for a command typed before it
         return False
+
+    def console_enter(self, key_time: float) -> None:
+        """An Enter reached the app while the console's command line has the focus (UI thread,
+        before the keys after it are handled): a stop key after it is for its command
+        (:meth:`ConsoleController.enter_given`)."""
+        self._console.enter_given(key_time)
 
     def send_early(self, session_id: str) -> None:
         """The desk is up, and the prompts Enter sent while it started went to the gateway:
@@ -227,7 +233,7 @@ class StopKeysController:
         read_at, keyed_at, sent = self._key()
         if self._quit.started:
             return False
-        if self._console.takes_stop_key(read_at):
+        if self._console.takes_stop_key(read_at, keyed_at):
             return False
         view = self._sessions.view
         if (

@@ -28,6 +28,8 @@ from agent.stamps import stamp
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
 from contract.events import (
+    ApprovalRequest,
+    ApprovalResolved,
     MessageComplete,
     MessageDelta,
     MessageStart,
@@ -127,6 +129,7 @@ class TurnsController:
         self._refresh_bindings = refresh_bindings
         self._notify = notify
         self._stopped: set[str] = set()  # turns a stop was sent for, their end not drawn yet
+        self._asking: dict[str, str] = {}  # approval request id -> the running turn that asks
         self._quitting = False  # a quit began: no stream is drawn any more
 
     # -- what the status bar and the Stop button show ------------------------------------------
@@ -140,9 +143,29 @@ class TurnsController:
         elif turn_id != view.running_turn:
             view.running_turn = turn_id
             status.show_turn("waiting", started_at=self._clock())
+        self._count_asking(view)
         self._stop_button.disabled = turn_id is None
         self._prompt.busy = turn_id is not None
         self._refresh_bindings()
+
+    def _count_asking(self, view: ShownSession) -> None:
+        """Show how many of the running turn's approvals wait (those of other turns are
+        forgotten: a turn's approvals end with it)."""
+        running = view.running_turn
+        self._asking = {r: t for r, t in self._asking.items() if t == running}
+        self._status.approvals = len(self._asking)
+
+    def approval_requested(self, view: ShownSession, payload: ApprovalRequest) -> None:
+        """``approval.request`` of the view's running turn: the status bar says it waits for
+        the person (a child agent's is counted by the agents controller)."""
+        if payload.turn_id == view.running_turn:
+            self._asking[payload.request_id] = payload.turn_id
+            self._count_asking(view)
+
+    def approval_resolved(self, view: ShownSession, payload: ApprovalResolved) -> None:
+        """``approval.resolved``: that call waits for the person no more."""
+        if self._asking.pop(payload.request_id, None) is not None:
+            self._count_asking(view)
 
     def set_queued(self, view: ShownSession) -> None:
         """Show how many of the view's prompts wait in the queue."""

@@ -273,10 +273,9 @@ class DeskScreen(Screen[None]):
     # -- the panels and the sidebar ------------------------------------------------------------
 
     def on_console_panel_command_entered(self, message: ConsolePanel.CommandEntered) -> None:
-        """A line typed in the console panel."""
+        """A line typed in the console panel (or an empty Enter: the console notes it)."""
         view = self._controllers.sessions.view
-        if view is not None:
-            self._controllers.console.entered(view, message.line)
+        self._controllers.console.entered(view, message.line, message.key_time)
 
     def on_console_panel_cancel_requested(self, message: ConsolePanel.CancelRequested) -> None:
         """The console panel's Cancel button (or Esc in the panel)."""
@@ -308,6 +307,10 @@ class DeskScreen(Screen[None]):
     ) -> None:
         """``d`` on a session in the sidebar."""
         self._controllers.sessions.delete_requested(message.session_id, message.title)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A new terminal size: the queue takes its share of the new height."""
+        self._widgets.queue.fit_screen(event.size.height)
 
     # -- where the focus is (read by the input thread for the stop keys) -----------------------
 

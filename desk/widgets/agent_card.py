@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
+from agent.stops import YOU_STOPPED
 from contract.events import ChildCompleted
 from contract.text import terminal_safe
 from desk.export_text import quote
@@ -50,7 +51,7 @@ def outcome_words(exit_reason: str) -> str:
     if exit_reason == "completed":
         return "✓ done"
     if exit_reason == "interrupted_by_user":
-        return "■ stopped by you"
+        return f"■ {YOU_STOPPED}"
     if exit_reason.startswith("interrupted_by_system"):
         return "■ stopped by the system"
     if exit_reason.startswith("failed(") and exit_reason.endswith(")"):

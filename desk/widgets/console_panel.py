@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Button, Input
+from textual.widgets import Button
 
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
@@ -48,16 +48,19 @@ class ConsolePanel(Vertical, LazyChildren):
     """How many commands started from this desk still run."""
 
     class CommandEntered(Message):
-        """The person sent a command line.
+        """The person pressed Enter in the command line.
 
         Args:
-            line: the line.
+            line: the line ("" for an empty one: nothing runs, though the Enter was pressed).
+            key_time: when the Enter key was made (``Message.time``), or None.
         """
 
-        def __init__(self, line: str) -> None:
+        def __init__(self, line: str, key_time: float | None = None) -> None:
             super().__init__()
             self.line = line
             """The command line."""
+            self.key_time = key_time
+            """When its Enter was made: a stop key made after it cancels its command."""
 
     class CancelRequested(Message):
         """The person asked to cancel the running commands (Cancel, Esc or Ctrl+C)."""
@@ -179,15 +182,15 @@ class ConsolePanel(Vertical, LazyChildren):
         if self._cancel is not None:
             self._cancel.disabled = self.running == 0
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Enter in the command line sends it."""
+    def on_console_input_entered(self, event: ConsoleInput.Entered) -> None:
+        """Enter in the command line sends it (an empty one is said too: its Enter was
+        pressed, and a stop key after it has no command to cancel)."""
         event.stop()
-        line = event.value.strip()
-        if not line:
-            return
-        self.input.remember(line)
-        self.input.value = ""
-        self.post_message(self.CommandEntered(line))
+        line = event.line.strip()
+        if line:
+            self.input.remember(line)
+            self.input.value = ""
+        self.post_message(self.CommandEntered(line, event.key_time))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """The Cancel button."""

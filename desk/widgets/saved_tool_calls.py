@@ -9,6 +9,7 @@ from textual.widgets import Static
 from contract.results import SavedToolCall
 from contract.text import terminal_safe
 from desk.export_text import ExportedCall, tool_call_markdown
+from desk.tool_text import saved_result_line
 from desk.widgets._css import css_beside
 
 RESULT_CHARS = 100
@@ -16,11 +17,13 @@ RESULT_CHARS = 100
 
 
 def call_lines(names: Sequence[str], results: Sequence[str]) -> str:
-    """``⚙ name → first line of its result``, one line per call (results paired in order)."""
+    """``⚙ name → first line of its result``, one line per call (results paired in order); a
+    call a stop cut reads as its live card did (``⚙ shell → ■ stopped by you · ...``)."""
     lines = []
     for index, name in enumerate(names):
         result = results[index] if index < len(results) else ""
         first = next((line.strip() for line in result.splitlines() if line.strip()), "")
+        first = saved_result_line(first)
         if len(first) > RESULT_CHARS:
             first = first[: RESULT_CHARS - 1] + "…"
         lines.append(f"⚙ {name} → {first}" if first else f"⚙ {name}")

@@ -170,9 +170,11 @@ class SessionView(Widget):
             case ApprovalRequest() as approval:
                 await c.tools.approval_requested(self, approval)
                 c.agents.approval_requested(approval)
+                c.turns.approval_requested(self, approval)
             case ApprovalResolved() as resolved:
                 c.tools.approval_resolved(resolved)
                 c.agents.approval_resolved(resolved)
+                c.turns.approval_resolved(self, resolved)
             case CompressionProgressed() as progress:
                 await c.compression.progress(self, progress)
             case CompressionComplete() as ended:

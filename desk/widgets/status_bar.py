@@ -47,6 +47,13 @@ RUNNING_STYLE = "$text-accent bold"
 MODEL_WIDTH = 28
 """Longest model name shown, in characters (longer ones are cut with ``…``)."""
 
+APPROVAL_TEXT = "waiting for your approval"
+"""After the running turn's state while one of its tool calls (or a child agent's) waits for
+the person's answer (the idle line's wording is ``1 agent waiting for approval``)."""
+
+APPROVAL_STEPS: tuple[tuple[int, str], ...] = ((60, "waiting for approval"), (25, "approval"))
+"""How :data:`APPROVAL_TEXT` gives way on a narrow line: late, since the person has to act."""
+
 
 def server_label(connection: ConnectionInfo) -> str:
     """``demo model`` for the built-in demo, else the server's ``host:port``."""
@@ -136,7 +143,8 @@ class StatusBar(Horizontal):
     state: reactive[str] = reactive("idle")
     """``idle``, ``waiting``, ``streaming``, ``retrying``, ``compressing`` or ``stopping``."""
     detail: reactive[str] = reactive("")
-    """Short text after the state (e.g. the retry reason)."""
+    """Short text after the state (e.g. the retry reason); :data:`APPROVAL_TEXT` shows in its
+    place while the person's approval is awaited (:attr:`asks_approval`)."""
     started_at: reactive[float | None] = reactive(None)
     """Clock time when the running turn started, or None."""
     queued: reactive[int] = reactive(0)
@@ -145,6 +153,8 @@ class StatusBar(Horizontal):
     """Child agents running while no turn does (background ones that outlived their turn)."""
     agents_waiting: reactive[int] = reactive(0)
     """Of :attr:`agents`, those waiting for an approval (the person has to act)."""
+    approvals: reactive[int] = reactive(0)
+    """The running turn's own tool calls waiting for the person's approval."""
     notice: reactive[str] = reactive("")
     """Overrides the left side when set (e.g. ``stopping 1 turn…``)."""
     mcp: reactive[str] = reactive("")
@@ -203,15 +213,25 @@ class StatusBar(Horizontal):
             state += f" {format_elapsed(self._clock() - self.started_at)}"
         problem = terminal_safe(self.server_problem)
         mcp = terminal_safe(self.mcp)
+        detail = Part(terminal_safe(self.detail), ((68, ""),))
+        if self.asks_approval:
+            detail = Part(APPROVAL_TEXT, APPROVAL_STEPS)
         return [
             Part(state, steps),
-            Part(terminal_safe(self.detail), ((68, ""),)),
+            detail,
             Part(f"{self.queued} queued" if self.queued else "", ((45, ""),)),
             Part(self._agents_text(), ((45, ""),)),
             Part(terminal_safe(f"⚠ {self.saving}") if self.saving else ""),
             Part(problem, ((35, cut(problem, 28)),)),
             Part(mcp, ((65, cut(mcp, 20)), (55, ""))),
         ]
+
+    @property
+    def asks_approval(self) -> bool:
+        """True while a turn runs (not being stopped) and the person's answer is awaited: one
+        of its tool calls, or a child agent's, waits for an approval."""
+        running = self.state not in ("idle", "stopping")
+        return running and bool(self.approvals or self.agents_waiting)
 
     def _agents_text(self) -> str:
         """``1 agent running`` while idle with background children (Esc stops them);
@@ -334,6 +354,9 @@ class StatusBar(Horizontal):
         self._redraw()
 
     def watch_agents_waiting(self) -> None:
+        self._redraw()
+
+    def watch_approvals(self) -> None:
         self._redraw()
 
     def watch_notice(self) -> None:

@@ -23,13 +23,7 @@ from contract.events import ApprovalRequest, ToolComplete
 from contract.text import terminal_safe
 from desk.export_text import ExportedCall, tool_call_markdown
 from desk.receipts import format_elapsed
-from desk.tool_text import (
-    children_text,
-    describe_arguments,
-    outcome_text,
-    stopped_text,
-    tail_lines,
-)
+from desk.tool_text import describe_arguments, outcome_text, stopped_line, tail_lines
 from desk.widgets._css import css_beside
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.status_bar import Clock
@@ -181,10 +175,8 @@ class ToolCard(Widget, can_focus=True):
             outcome = "-ok"
         self.add_class(outcome)
         if result.stopped_by is not None:
-            line = "■ " + stopped_text(result.stopped_by)
-            ended = children_text(result.children_ended)
-            shown = terminal_safe(f"{line} · {ended}" if ended else line)
-            self.query_one(".stop", Static).update(shown)
+            line = stopped_line(result.stopped_by, result.children_ended)
+            self.query_one(".stop", Static).update(line)
         self.query_one(".title", Static).update(self._title())
         self._show_state()
         self._show_output()
