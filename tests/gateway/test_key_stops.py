@@ -13,6 +13,7 @@ import pytest
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
+from agent.store import SqliteStore
 from contract.events import MessageStart
 from demo_model.server import DemoModelServer
 from desk.stop_key import key_stop
@@ -55,6 +56,30 @@ def test_a_stop_key_that_reaches_the_gateway_first_stops_the_prompt_entered_befo
     assert done.status == "interrupted"
     assert done.exit_reason == "interrupted_by_user"
     assert done.stop is not None and done.stop.surface == Surface.DESK_KEY
+
+
+def test_a_prompt_a_stop_key_reached_the_gateway_before_sends_no_request(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    # Saved as the desk saves (the submit waits for its prompt's write): the turn's worker,
+    # started before that write, sent the request while the submit waited, then was stopped.
+    demo_server.configure(tokens_per_second=40.0, max_tokens=400, slots=8)
+    gw = Gateway(
+        GatewayConfig(provider=provider, cwd=tmp_path), store=SqliteStore(tmp_path / "d.db")
+    )
+    log = EventLog()
+    gw.subscribe(log)
+    try:
+        session = gw.session_create()
+        before = len(demo_server.records.list())
+        for n in range(5):
+            key = key_stop(T0 + n + 0.002)
+            assert gw.session_interrupt(session, key, keyed_at=T0 + n + 0.002) is None
+            sent = gw.prompt_submit(session, f"hello {n}", entered_at=T0 + n)
+            assert log.complete(sent.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+        assert len(demo_server.records.list()) == before  # the model server never heard of them
+    finally:
+        assert gw.shutdown(timeout_s=10).threads_left == []
 
 
 def test_a_stop_key_after_the_submit_stops_that_turn(gateway: tuple[Gateway, EventLog]) -> None:
