@@ -120,7 +120,13 @@ async def test_ctrl_s_right_behind_enter_stops_the_turn_that_enter_started(
         assert turn.result is not None and turn.result.exit_reason == "interrupted_by_user"
         assert [text for text, _status in prompt_statuses(desk_app)] == ["first", "now this"]
         await pilot.press("escape")
-        await wait_until(pilot, lambda: gateway.running_turns == 0, what="the end")
+        try:
+            await wait_until(pilot, lambda: gateway.running_turns == 0, what="the end")
+        except AssertionError:  # lost once under the suite's load: say what ran and what was shown
+            late = gateway.turn(desk_app.session_id, second)
+            print("second:", late.state, late.agent.stop_request, late.pending_stop)
+            print("view:", desk_app.view.running_turn, desk_app.status_bar.turn_text())
+            raise
         stopped = gateway.turn(desk_app.session_id, second)
         assert stopped.done.wait(10.0)
         assert stopped.result is not None
