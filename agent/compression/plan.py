@@ -71,8 +71,14 @@ class CompressionPlan:
             its middle).
         share_chars: when the middle is too long for one call, the characters each of its
             messages is read cut to (0: read whole).
-        tokens_after: the transcript's estimated size once compressed (tokens), all rounds
-            done (see :mod:`agent.compression.rounds`).
+        tokens_after: the transcript's estimated size once this plan's summary replaces its
+            middle (tokens): what it really keeps (head and ``[tail_start, n)``, with the
+            results and notes the request adds) plus the summary at its full budget. A middle
+            cut short for the summary call's window counts as kept: later rounds (see
+            :mod:`agent.compression.rounds`) plan afresh and may keep it too.
+        tokens_reach: the transcript's estimated size once the whole middle this plan aims at
+            is summarised, in rounds when one call cannot read it all (tokens); equal to
+            ``tokens_after`` when one call reads it all.
         tight: planned under a target with a bolder shape than the usual one (a middle of
             one large message is then worth summarising).
     """
@@ -88,6 +94,7 @@ class CompressionPlan:
     single_chars: int = 0
     share_chars: int = 0
     tokens_after: int = 0
+    tokens_reach: int = 0
     tight: bool = False
 
     @property
@@ -161,7 +168,16 @@ class _Planner:
             len(roles) - 1 - roles[::-1].index("user") if "user" in roles else len(roles)
         )
         self.prefix = [0, *itertools.accumulate(self.costs)]
+        notes = [0] * len(messages)  # notes[i]: the note between results ending at i and a
+        following: str | None = None  # user message sent after them (role of the next sent)
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i].unsent:
+                continue
+            if following == "user" and (roles[i] == "tool" or messages[i].tool_calls):
+                notes[i] = self.note_reply
+            following = roles[i]
         self.repair_prefix = [0, *itertools.accumulate(repairs)]
+        self.note_prefix = [0, *itertools.accumulate(notes)]
 
     def cost(self, start: int, end: int) -> int:
         """Tokens of ``messages[start:end]``."""
@@ -179,19 +195,45 @@ class _Planner:
             return first_user  # an earlier summary starts the middle: it gets updated
         return head_end
 
-    def repairs(self, start: int, end: int) -> int:
+    def repairs(self, start: int, end: int, *, then_user: bool = False) -> int:
         """Tokens the request adds for ``[start, end)`` when built (results of calls a crash
         left unanswered, the note after tool results a user message follows; see
-        :mod:`agent.context.shape`): a summary saves them too."""
+        :mod:`agent.context.shape`): a summary saves them too. ``then_user``: a user message
+        (a summary) follows the range, whatever the transcript has after it."""
         messages = self.messages
         added = self.repair_prefix[end] - self.repair_prefix[start]
         last_sent = next((i for i in range(end - 1, start - 1, -1) if not messages[i].unsent), None)
-        last = messages[last_sent] if last_sent is not None else None
-        in_results = last is not None and (last.role == "tool" or bool(last.tool_calls))
-        after = next((m for m in messages[end:] if not m.unsent), None)
+        if last_sent is None:
+            return added
+        added += self.note_prefix[last_sent] - self.note_prefix[start]  # notes inside the range
+        last = messages[last_sent]  # its note depends on what follows the range
+        in_results = last.role == "tool" or bool(last.tool_calls)
+        after = None if then_user else next((m for m in messages[end:] if not m.unsent), None)
         if in_results and (after is None or after.role == "user"):  # the prompt comes next
             added += self.note_reply
         return added
+
+    def alternate(self, head_end: int, tail_start: int) -> int:
+        """Move a usual tail's start back so that it does not start with a user message.
+
+        The summary is a user message: what follows it must not be one too, or chat templates
+        that require user and assistant turns to alternate (Mistral's, Gemma's) reject the
+        request. The assistant turn before it is kept in the tail.
+        """
+        messages, n = self.messages, len(self.messages)
+        while head_end < tail_start < n and messages[tail_start].role == "user":
+            tail_start = max(head_end, _keeps_tool_pairs(messages, tail_start - 1))
+        return tail_start
+
+    def kept(self, head_end: int, tail_start: int) -> int:
+        """Tokens of what a plan keeps, as the request carries it: the head, then the tail
+        ``[tail_start, n)``, with the results and notes the request adds (the summary, a user
+        message, follows the head). Without a middle, the whole transcript."""
+        n = len(self.messages)
+        if tail_start <= head_end:
+            return self.cost(0, n) + self.repairs(0, n)
+        head = self.cost(0, head_end) + self.repairs(0, head_end, then_user=True)
+        return head + self.cost(tail_start, n) + self.repairs(tail_start, n)
 
     def plan(self, shape: _Shape) -> CompressionPlan:
         messages, costs, n = self.messages, self.costs, len(self.messages)
@@ -206,6 +248,8 @@ class _Planner:
         if shape.usual:
             tail_start = min(tail_start, self.last_user)
         tail_start = _keeps_tool_pairs(messages, max(tail_start, head_end))
+        if shape.usual:
+            tail_start = self.alternate(head_end, tail_start)
         head_end = min(head_end, tail_start)
         intended = tail_start  # what the rounds summarise, if one call cannot read it all
         rendered = self.rendered[head_end:tail_start]  # rendered[k] is message head_end + k
@@ -224,13 +268,15 @@ class _Planner:
                     break
         cap_chars = 0
         if not shape.usual and total > self.input_limit:
-            # Still too long for one call: every message is read cut to a share of the call,
-            # so one round covers the range (the rounds carry on if it still does not).
-            per = self.input_limit // max(1, len(rendered))
+            # Still too long for one call: every other message is read cut to a share of
+            # what the singles' summaries leave of the call, so one round covers the range
+            # (the rounds carry on if it still does not).
+            chosen_set = set(singles)
+            fixed = sum(rendered[i - head_end] for i in singles)
+            per = (self.input_limit - fixed) // max(1, len(rendered) - len(singles))
             cap_chars = int(max(MIN_SHARE, per - MESSAGE_OVERHEAD_TOKENS - 12) * self.ratio)
             read = math.ceil((cap_chars + note_chars(cap_chars)) / self.ratio) + 4
             read += MESSAGE_OVERHEAD_TOKENS
-            chosen_set = set(singles)
             rendered = [
                 v if v <= read or head_end + k in chosen_set else read
                 for k, v in enumerate(rendered)
@@ -241,16 +287,10 @@ class _Planner:
             end += 1
         tail_start = max(head_end, _keeps_tool_pairs(messages, end))
         if shape.usual:
-            # The summary is a user message: what follows it must not be one too, or chat
-            # templates that require user and assistant turns to alternate (Mistral's,
-            # Gemma's) reject the request. Keep the assistant turn before it in the tail.
-            while head_end < tail_start < n and messages[tail_start].role == "user":
-                tail_start = max(head_end, _keeps_tool_pairs(messages, tail_start - 1))
+            tail_start = self.alternate(head_end, tail_start)
         chosen = [i for i in singles if i < tail_start]
         read_tokens = sum(rendered[: tail_start - head_end])  # as the call reads it
-        plan = self._finish(
-            head_end, tail_start, max(intended, tail_start), chosen, shape, read_tokens
-        )
+        plan = self._finish(head_end, tail_start, intended, chosen, shape, read_tokens)
         return replace(plan, share_chars=cap_chars) if cap_chars else plan
 
     def _finish(
@@ -262,20 +302,22 @@ class _Planner:
         shape: _Shape,
         read: int,
     ) -> CompressionPlan:
-        n = len(self.messages)
         tokens_in = self.cost(head_end, tail_start) + self.repairs(head_end, tail_start)
-        kept = self.cost(0, head_end) + self.cost(intended, n)  # once the rounds are done
         low = MIN_BUDGET if shape.usual else TIGHT_MIN_BUDGET
         budget = max(low, min(MAX_BUDGET, self.cost(head_end, intended) // 3))
         marker = math.ceil((len(SUMMARY_MARKER) + 2) / self.ratio) + MESSAGE_OVERHEAD_TOKENS
         if self.target is not None and not shape.usual:
-            budget = max(TIGHT_MIN_BUDGET, min(budget, self.target - kept - marker))
+            # The summary may be as long as the whole compression's (the rounds read it again
+            # with the rest of the middle, when one call cannot read it all).
+            final = self.kept(head_end, intended)
+            budget = max(TIGHT_MIN_BUDGET, min(budget, self.target - final - marker))
         room = self.window - TEMPLATE_TOKENS - read - math.ceil(read * 0.15) - 16
         budget = max(TIGHT_MIN_BUDGET, min(budget, room))
         previous = next(
             (i for i in range(head_end, tail_start) if is_summary(self.messages[i])), None
         )
-        after = kept + (budget + marker if tail_start > head_end else 0)
+        summary = budget + marker if tail_start > head_end else 0
+        after = self.kept(head_end, tail_start) + summary
         return CompressionPlan(
             head_end=head_end,
             tail_start=tail_start,
@@ -286,7 +328,8 @@ class _Planner:
             single_budget=self.single_budget,
             cut_chars=self.cut_chars,
             single_chars=int(self.input_limit * self.ratio),
-            tokens_after=after if tail_start > head_end else self.cost(0, n),
+            tokens_after=after,
+            tokens_reach=min(after, self.kept(head_end, intended) + summary),
             tight=not shape.usual,
         )
 
@@ -340,7 +383,7 @@ def plan_compression(
         return usual
     if not usual.empty and usual.tokens_after <= target_tokens:
         return usual
-    best = usual
+    tight: list[CompressionPlan] = []
     for first_exchange, min_tail in ((True, 2), (True, 0), (False, 0)):
         head = planner.head_end(first_exchange)
         room = target_tokens - planner.cost(0, head) - max(TIGHT_MIN_BUDGET, target_tokens // 4)
@@ -349,6 +392,11 @@ def plan_compression(
             continue
         if plan.tokens_after <= target_tokens:
             return plan
-        if best.empty or plan.tokens_after < best.tokens_after:
-            best = plan
-    return best
+        tight.append(plan)
+    # No call reaches the target alone: the first plan whose rounds can, else the one that
+    # comes closest.
+    reaching = [p for p in tight if p.tokens_reach <= target_tokens]
+    if reaching:
+        return reaching[0]
+    options = tight if usual.empty else [usual, *tight]
+    return min(options, key=lambda p: (p.tokens_reach, p.tokens_after), default=usual)
