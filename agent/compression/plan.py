@@ -10,10 +10,16 @@ message, takes the middle's place: user and assistant turns keep alternating).
 With a target (the size the transcript must come down to, so the next request fits), a plan
 that would not reach it gives way to bolder ones, in order: a tail of the last exchange only,
 no tail at all, and the first exchange summarised too. A session of a few large messages
-therefore always has something to summarise. In every plan the middle is read by the summary
-call as it fits that call's window: tool outputs cut to a head and a tail with a note, and a
-message too large for its share (a paste) summarised on its own first (``singles``); a middle
-still too long for one call is cut at its end, the rest left for a later compression.
+therefore always has something to summarise. What a plan keeps is counted as the request
+carries it (results a crash left unanswered, notes after tool results) over the messages it
+really keeps; when no plan's one summary call reaches the target, the first whose rounds can
+(:mod:`agent.compression.rounds`) is chosen, else the one that comes closest.
+
+In every plan the middle is read by the summary call as it fits that call's window: tool
+outputs cut to a head and a tail with a note, a message too large for its share (a paste)
+summarised on its own first (``singles``), and, when that is not enough, every other message cut
+to a share of what the singles leave; a middle still too long for one call is cut at its end,
+the rest left for the next round (or a later compression).
 """
 
 from __future__ import annotations
@@ -236,15 +242,14 @@ class _Planner:
         return head + self.cost(tail_start, n) + self.repairs(tail_start, n)
 
     def plan(self, shape: _Shape) -> CompressionPlan:
-        messages, costs, n = self.messages, self.costs, len(self.messages)
+        messages, n = self.messages, len(self.messages)
         head_end = self.head_end(shape.first_exchange)
-        tail_start, used = n, 0
-        while tail_start > head_end:
-            cost = costs[tail_start - 1]
-            if n - tail_start >= shape.min_tail and used + cost > shape.tail_budget:
+        tail_start = n
+        while tail_start > head_end:  # the tail as the request carries it (results, notes)
+            size = self.cost(tail_start - 1, n) + self.repairs(tail_start - 1, n)
+            if n - tail_start >= shape.min_tail and size > shape.tail_budget:
                 break
             tail_start -= 1
-            used += cost
         if shape.usual:
             tail_start = min(tail_start, self.last_user)
         tail_start = _keeps_tool_pairs(messages, max(tail_start, head_end))
@@ -386,7 +391,8 @@ def plan_compression(
     tight: list[CompressionPlan] = []
     for first_exchange, min_tail in ((True, 2), (True, 0), (False, 0)):
         head = planner.head_end(first_exchange)
-        room = target_tokens - planner.cost(0, head) - max(TIGHT_MIN_BUDGET, target_tokens // 4)
+        kept = planner.cost(0, head) + planner.repairs(0, head, then_user=True)
+        room = target_tokens - kept - max(TIGHT_MIN_BUDGET, target_tokens // 4)
         plan = planner.plan(_Shape(first_exchange, min_tail, max(0, room), usual=False))
         if plan.empty:
             continue

@@ -109,11 +109,10 @@ def run_rounds(
 
 
 def _goes_on(following: CompressionPlan, head: int) -> bool:
-    """True when ``following`` (a plan of the transcript with the summary so far at ``head``)
-    carries the rounds on: its middle holds that summary and more than it alone (messages
-    after it, or the head's before it)."""
-    holds = following.head_end <= head < following.tail_start
-    return holds and (following.head_end < head or following.tail_start > head + 1)
+    """True when ``following`` (a non-empty plan of the transcript with the summary so far at
+    ``head``) carries the rounds on: its middle holds that summary (alone, it is written
+    shorter: a plan keeps the messages after it and makes room in the summary instead)."""
+    return following.head_end <= head < following.tail_start
 
 
 def _one_round(
