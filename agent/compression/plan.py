@@ -12,8 +12,10 @@ that would not reach it gives way to bolder ones, in order: a tail of the last e
 no tail at all, and the first exchange summarised too. A session of a few large messages
 therefore always has something to summarise. What a plan keeps is counted as the request
 carries it (results a crash left unanswered, notes after tool results) over the messages it
-really keeps; when no plan's one summary call reaches the target, the first whose rounds can
-(:mod:`agent.compression.rounds`) is chosen, else the one that comes closest.
+really keeps. The usual plan is kept when it reaches the target, in one call or in rounds
+(:mod:`agent.compression.rounds`, when one call cannot read its whole middle); else the first
+bolder plan whose one call does, else the first whose rounds can, else the one that comes
+closest.
 
 In every plan the middle is read by the summary call as it fits that call's window: tool
 outputs cut to a head and a tail with a note, a message too large for its share (a paste)
@@ -184,6 +186,12 @@ class _Planner:
             following = roles[i]
         self.repair_prefix = [0, *itertools.accumulate(repairs)]
         self.note_prefix = [0, *itertools.accumulate(notes)]
+        # the last message sent, and its note before the next prompt: a tail's size at once
+        sent = (i for i in reversed(range(len(messages))) if not messages[i].unsent)
+        self.last_sent = next(sent, -1)
+        last = messages[self.last_sent] if self.last_sent >= 0 else None
+        ends_in_results = last is not None and (last.role == "tool" or bool(last.tool_calls))
+        self.end_note = self.note_reply if ends_in_results else 0
 
     def cost(self, start: int, end: int) -> int:
         """Tokens of ``messages[start:end]``."""
@@ -219,6 +227,14 @@ class _Planner:
             added += self.note_reply
         return added
 
+    def tail(self, start: int) -> int:
+        """Tokens of ``[start, n)`` as the request carries it: ``cost + repairs``, at once."""
+        n = len(self.messages)
+        size = self.cost(start, n) + self.repair_prefix[n] - self.repair_prefix[start]
+        if start > self.last_sent:
+            return size
+        return size + self.note_prefix[self.last_sent] - self.note_prefix[start] + self.end_note
+
     def alternate(self, head_end: int, tail_start: int) -> int:
         """Move a usual tail's start back so that it does not start with a user message.
 
@@ -235,19 +251,17 @@ class _Planner:
         """Tokens of what a plan keeps, as the request carries it: the head, then the tail
         ``[tail_start, n)``, with the results and notes the request adds (the summary, a user
         message, follows the head). Without a middle, the whole transcript."""
-        n = len(self.messages)
         if tail_start <= head_end:
-            return self.cost(0, n) + self.repairs(0, n)
+            return self.tail(0)
         head = self.cost(0, head_end) + self.repairs(0, head_end, then_user=True)
-        return head + self.cost(tail_start, n) + self.repairs(tail_start, n)
+        return head + self.tail(tail_start)
 
     def plan(self, shape: _Shape) -> CompressionPlan:
         messages, n = self.messages, len(self.messages)
         head_end = self.head_end(shape.first_exchange)
         tail_start = n
         while tail_start > head_end:  # the tail as the request carries it (results, notes)
-            size = self.cost(tail_start - 1, n) + self.repairs(tail_start - 1, n)
-            if n - tail_start >= shape.min_tail and size > shape.tail_budget:
+            if n - tail_start >= shape.min_tail and self.tail(tail_start - 1) > shape.tail_budget:
                 break
             tail_start -= 1
         if shape.usual:
@@ -386,8 +400,8 @@ def plan_compression(
         or planner.cost(0, len(messages)) + planner.repairs(0, len(messages)) <= target_tokens
     ):
         return usual
-    if not usual.empty and usual.tokens_after <= target_tokens:
-        return usual
+    if not usual.empty and usual.tokens_reach <= target_tokens:
+        return usual  # in one call, or in rounds when one call cannot read the whole middle
     tight: list[CompressionPlan] = []
     for first_exchange, min_tail in ((True, 2), (True, 0), (False, 0)):
         head = planner.head_end(first_exchange)
@@ -399,8 +413,8 @@ def plan_compression(
         if plan.tokens_after <= target_tokens:
             return plan
         tight.append(plan)
-    # No call reaches the target alone: the first plan whose rounds can, else the one that
-    # comes closest.
+    # No bolder plan's call reaches the target alone: the first whose rounds can, else the
+    # one that comes closest.
     reaching = [p for p in tight if p.tokens_reach <= target_tokens]
     if reaching:
         return reaching[0]
