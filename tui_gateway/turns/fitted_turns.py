@@ -10,10 +10,10 @@ is left as it was and the turn refused at once; or unless a stop came meanwhile,
 that arrived after the first attempt's outcome was fixed: then nothing more is sent; steers the
 first attempt never delivered are kept for the turn's end). A stop of the turn while the server
 counts the prompt alone ends that count at once (its connection closed) and the turn, booked
-to the stop. A turn whose request could not fit in
-the end sent nothing the model answered: its prompt stays in the transcript marked as not sent
-(later requests leave it out, so the session stays usable), and its error says so with the
-figures and what the person can do.
+to the stop; after a stop no count is asked. A turn whose request could not fit in the end
+sent nothing the model answered: its prompt stays in the transcript marked as not sent (later
+requests leave it out, so the session stays usable), and its error says so with the figures
+and what the person can do.
 
 A compression cancelled alone (``compression.cancel``: the compression panel's Cancel) leaves
 the prompt turn running: its request is sent when it fits without the compression, and
