@@ -10,10 +10,18 @@ message, takes the middle's place: user and assistant turns keep alternating).
 With a target (the size the transcript must come down to, so the next request fits), a plan
 that would not reach it gives way to bolder ones, in order: a tail of the last exchange only,
 no tail at all, and the first exchange summarised too. A session of a few large messages
-therefore always has something to summarise. In every plan the middle is read by the summary
-call as it fits that call's window: tool outputs cut to a head and a tail with a note, and a
-message too large for its share (a paste) summarised on its own first (``singles``); a middle
-still too long for one call is cut at its end, the rest left for a later compression.
+therefore always has something to summarise. What a plan keeps is counted as the request
+carries it (results a crash left unanswered, notes after tool results) over the messages it
+really keeps. The usual plan is kept when it reaches the target, in one call or in rounds
+(:mod:`agent.compression.rounds`, when one call cannot read its whole middle); else the first
+bolder plan whose one call does, else the first whose rounds can, else the one that comes
+closest.
+
+In every plan the middle is read by the summary call as it fits that call's window: tool
+outputs cut to a head and a tail with a note, a message too large for its share (a paste)
+summarised on its own first (``singles``), and, when that is not enough, every other message cut
+to a share of what the singles leave; a middle still too long for one call is cut at its end,
+the rest left for the next round (or a later compression).
 """
 
 from __future__ import annotations
@@ -71,8 +79,14 @@ class CompressionPlan:
             its middle).
         share_chars: when the middle is too long for one call, the characters each of its
             messages is read cut to (0: read whole).
-        tokens_after: the transcript's estimated size once compressed (tokens), all rounds
-            done (see :mod:`agent.compression.rounds`).
+        tokens_after: the transcript's estimated size once this plan's summary replaces its
+            middle (tokens): what it really keeps (head and ``[tail_start, n)``, with the
+            results and notes the request adds) plus the summary at its full budget. A middle
+            cut short for the summary call's window counts as kept: later rounds (see
+            :mod:`agent.compression.rounds`) plan afresh and may keep it too.
+        tokens_reach: the transcript's estimated size once the whole middle this plan aims at
+            is summarised, in rounds when one call cannot read it all (tokens); equal to
+            ``tokens_after`` when one call reads it all.
         tight: planned under a target with a bolder shape than the usual one (a middle of
             one large message is then worth summarising).
     """
@@ -88,6 +102,7 @@ class CompressionPlan:
     single_chars: int = 0
     share_chars: int = 0
     tokens_after: int = 0
+    tokens_reach: int = 0
     tight: bool = False
 
     @property
@@ -161,7 +176,22 @@ class _Planner:
             len(roles) - 1 - roles[::-1].index("user") if "user" in roles else len(roles)
         )
         self.prefix = [0, *itertools.accumulate(self.costs)]
+        notes = [0] * len(messages)  # notes[i]: the note between results ending at i and a
+        following: str | None = None  # user message sent after them (role of the next sent)
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i].unsent:
+                continue
+            if following == "user" and (roles[i] == "tool" or messages[i].tool_calls):
+                notes[i] = self.note_reply
+            following = roles[i]
         self.repair_prefix = [0, *itertools.accumulate(repairs)]
+        self.note_prefix = [0, *itertools.accumulate(notes)]
+        # the last message sent, and its note before the next prompt: a tail's size at once
+        sent = (i for i in reversed(range(len(messages))) if not messages[i].unsent)
+        self.last_sent = next(sent, -1)
+        last = messages[self.last_sent] if self.last_sent >= 0 else None
+        ends_in_results = last is not None and (last.role == "tool" or bool(last.tool_calls))
+        self.end_note = self.note_reply if ends_in_results else 0
 
     def cost(self, start: int, end: int) -> int:
         """Tokens of ``messages[start:end]``."""
@@ -179,33 +209,66 @@ class _Planner:
             return first_user  # an earlier summary starts the middle: it gets updated
         return head_end
 
-    def repairs(self, start: int, end: int) -> int:
+    def repairs(self, start: int, end: int, *, then_user: bool = False) -> int:
         """Tokens the request adds for ``[start, end)`` when built (results of calls a crash
         left unanswered, the note after tool results a user message follows; see
-        :mod:`agent.context.shape`): a summary saves them too."""
+        :mod:`agent.context.shape`): a summary saves them too. ``then_user``: a user message
+        (a summary) follows the range, whatever the transcript has after it."""
         messages = self.messages
         added = self.repair_prefix[end] - self.repair_prefix[start]
         last_sent = next((i for i in range(end - 1, start - 1, -1) if not messages[i].unsent), None)
-        last = messages[last_sent] if last_sent is not None else None
-        in_results = last is not None and (last.role == "tool" or bool(last.tool_calls))
-        after = next((m for m in messages[end:] if not m.unsent), None)
+        if last_sent is None:
+            return added
+        added += self.note_prefix[last_sent] - self.note_prefix[start]  # notes inside the range
+        last = messages[last_sent]  # its note depends on what follows the range
+        in_results = last.role == "tool" or bool(last.tool_calls)
+        after = None if then_user else next((m for m in messages[end:] if not m.unsent), None)
         if in_results and (after is None or after.role == "user"):  # the prompt comes next
             added += self.note_reply
         return added
 
+    def tail(self, start: int) -> int:
+        """Tokens of ``[start, n)`` as the request carries it: ``cost + repairs``, at once."""
+        n = len(self.messages)
+        size = self.cost(start, n) + self.repair_prefix[n] - self.repair_prefix[start]
+        if start > self.last_sent:
+            return size
+        return size + self.note_prefix[self.last_sent] - self.note_prefix[start] + self.end_note
+
+    def alternate(self, head_end: int, tail_start: int) -> int:
+        """Move a usual tail's start back so that it does not start with a user message.
+
+        The summary is a user message: what follows it must not be one too, or chat templates
+        that require user and assistant turns to alternate (Mistral's, Gemma's) reject the
+        request. The assistant turn before it is kept in the tail.
+        """
+        messages, n = self.messages, len(self.messages)
+        while head_end < tail_start < n and messages[tail_start].role == "user":
+            tail_start = max(head_end, _keeps_tool_pairs(messages, tail_start - 1))
+        return tail_start
+
+    def kept(self, head_end: int, tail_start: int) -> int:
+        """Tokens of what a plan keeps, as the request carries it: the head, then the tail
+        ``[tail_start, n)``, with the results and notes the request adds (the summary, a user
+        message, follows the head). Without a middle, the whole transcript."""
+        if tail_start <= head_end:
+            return self.tail(0)
+        head = self.cost(0, head_end) + self.repairs(0, head_end, then_user=True)
+        return head + self.tail(tail_start)
+
     def plan(self, shape: _Shape) -> CompressionPlan:
-        messages, costs, n = self.messages, self.costs, len(self.messages)
+        messages, n = self.messages, len(self.messages)
         head_end = self.head_end(shape.first_exchange)
-        tail_start, used = n, 0
-        while tail_start > head_end:
-            cost = costs[tail_start - 1]
-            if n - tail_start >= shape.min_tail and used + cost > shape.tail_budget:
+        tail_start = n
+        while tail_start > head_end:  # the tail as the request carries it (results, notes)
+            if n - tail_start >= shape.min_tail and self.tail(tail_start - 1) > shape.tail_budget:
                 break
             tail_start -= 1
-            used += cost
         if shape.usual:
             tail_start = min(tail_start, self.last_user)
         tail_start = _keeps_tool_pairs(messages, max(tail_start, head_end))
+        if shape.usual:
+            tail_start = self.alternate(head_end, tail_start)
         head_end = min(head_end, tail_start)
         intended = tail_start  # what the rounds summarise, if one call cannot read it all
         rendered = self.rendered[head_end:tail_start]  # rendered[k] is message head_end + k
@@ -224,13 +287,15 @@ class _Planner:
                     break
         cap_chars = 0
         if not shape.usual and total > self.input_limit:
-            # Still too long for one call: every message is read cut to a share of the call,
-            # so one round covers the range (the rounds carry on if it still does not).
-            per = self.input_limit // max(1, len(rendered))
+            # Still too long for one call: every other message is read cut to a share of
+            # what the singles' summaries leave of the call, so one round covers the range
+            # (the rounds carry on if it still does not).
+            chosen_set = set(singles)
+            fixed = sum(rendered[i - head_end] for i in singles)
+            per = (self.input_limit - fixed) // max(1, len(rendered) - len(singles))
             cap_chars = int(max(MIN_SHARE, per - MESSAGE_OVERHEAD_TOKENS - 12) * self.ratio)
             read = math.ceil((cap_chars + note_chars(cap_chars)) / self.ratio) + 4
             read += MESSAGE_OVERHEAD_TOKENS
-            chosen_set = set(singles)
             rendered = [
                 v if v <= read or head_end + k in chosen_set else read
                 for k, v in enumerate(rendered)
@@ -241,16 +306,10 @@ class _Planner:
             end += 1
         tail_start = max(head_end, _keeps_tool_pairs(messages, end))
         if shape.usual:
-            # The summary is a user message: what follows it must not be one too, or chat
-            # templates that require user and assistant turns to alternate (Mistral's,
-            # Gemma's) reject the request. Keep the assistant turn before it in the tail.
-            while head_end < tail_start < n and messages[tail_start].role == "user":
-                tail_start = max(head_end, _keeps_tool_pairs(messages, tail_start - 1))
+            tail_start = self.alternate(head_end, tail_start)
         chosen = [i for i in singles if i < tail_start]
         read_tokens = sum(rendered[: tail_start - head_end])  # as the call reads it
-        plan = self._finish(
-            head_end, tail_start, max(intended, tail_start), chosen, shape, read_tokens
-        )
+        plan = self._finish(head_end, tail_start, intended, chosen, shape, read_tokens)
         return replace(plan, share_chars=cap_chars) if cap_chars else plan
 
     def _finish(
@@ -262,20 +321,22 @@ class _Planner:
         shape: _Shape,
         read: int,
     ) -> CompressionPlan:
-        n = len(self.messages)
         tokens_in = self.cost(head_end, tail_start) + self.repairs(head_end, tail_start)
-        kept = self.cost(0, head_end) + self.cost(intended, n)  # once the rounds are done
         low = MIN_BUDGET if shape.usual else TIGHT_MIN_BUDGET
         budget = max(low, min(MAX_BUDGET, self.cost(head_end, intended) // 3))
         marker = math.ceil((len(SUMMARY_MARKER) + 2) / self.ratio) + MESSAGE_OVERHEAD_TOKENS
         if self.target is not None and not shape.usual:
-            budget = max(TIGHT_MIN_BUDGET, min(budget, self.target - kept - marker))
+            # The summary may be as long as the whole compression's (the rounds read it again
+            # with the rest of the middle, when one call cannot read it all).
+            final = self.kept(head_end, intended)
+            budget = max(TIGHT_MIN_BUDGET, min(budget, self.target - final - marker))
         room = self.window - TEMPLATE_TOKENS - read - math.ceil(read * 0.15) - 16
         budget = max(TIGHT_MIN_BUDGET, min(budget, room))
         previous = next(
             (i for i in range(head_end, tail_start) if is_summary(self.messages[i])), None
         )
-        after = kept + (budget + marker if tail_start > head_end else 0)
+        summary = budget + marker if tail_start > head_end else 0
+        after = self.kept(head_end, tail_start) + summary
         return CompressionPlan(
             head_end=head_end,
             tail_start=tail_start,
@@ -286,7 +347,8 @@ class _Planner:
             single_budget=self.single_budget,
             cut_chars=self.cut_chars,
             single_chars=int(self.input_limit * self.ratio),
-            tokens_after=after if tail_start > head_end else self.cost(0, n),
+            tokens_after=after,
+            tokens_reach=min(after, self.kept(head_end, intended) + summary),
             tight=not shape.usual,
         )
 
@@ -338,17 +400,23 @@ def plan_compression(
         or planner.cost(0, len(messages)) + planner.repairs(0, len(messages)) <= target_tokens
     ):
         return usual
-    if not usual.empty and usual.tokens_after <= target_tokens:
-        return usual
-    best = usual
+    if not usual.empty and usual.tokens_reach <= target_tokens:
+        return usual  # in one call, or in rounds when one call cannot read the whole middle
+    tight: list[CompressionPlan] = []
     for first_exchange, min_tail in ((True, 2), (True, 0), (False, 0)):
         head = planner.head_end(first_exchange)
-        room = target_tokens - planner.cost(0, head) - max(TIGHT_MIN_BUDGET, target_tokens // 4)
+        kept = planner.cost(0, head) + planner.repairs(0, head, then_user=True)
+        room = target_tokens - kept - max(TIGHT_MIN_BUDGET, target_tokens // 4)
         plan = planner.plan(_Shape(first_exchange, min_tail, max(0, room), usual=False))
         if plan.empty:
             continue
         if plan.tokens_after <= target_tokens:
             return plan
-        if best.empty or plan.tokens_after < best.tokens_after:
-            best = plan
-    return best
+        tight.append(plan)
+    # No bolder plan's call reaches the target alone: the first whose rounds can, else the
+    # one that comes closest.
+    reaching = [p for p in tight if p.tokens_reach <= target_tokens]
+    if reaching:
+        return reaching[0]
+    options = tight if usual.empty else [usual, *tight]
+    return min(options, key=lambda p: (p.tokens_reach, p.tokens_after), default=usual)

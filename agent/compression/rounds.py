@@ -2,8 +2,9 @@
 
 A summary call must fit the window too, so a middle longer than one call can read is
 summarised in rounds: the first round summarises what fits, the next reads that summary with the
-messages that follow it, and so on (a rolling summary), until the transcript reaches the target
-or nothing more can be gained (at most `MAX_ROUNDS`). Messages too large for their share are
+messages that follow it (and, when the next plan keeps less of the head, the head's messages
+before it), and so on (a rolling summary), until the transcript reaches the target or nothing
+more can be gained (at most `MAX_ROUNDS`). Messages too large for their share are
 summarised on their own first (the plan's ``singles``). Only the last summary is committed, in
 place of everything the rounds read; nothing changes before that.
 """
@@ -85,8 +86,10 @@ def run_rounds(
         text = _one_round(current, plan, summarise, focus)
         if text is None:
             return None
-        # current[head] is the previous round's summary from the second round on
+        # current[head] is the previous round's summary from the second round on; a round may
+        # begin before it (what it summarises then includes part of the head kept so far)
         consumed += plan.tail_start - head - (1 if summary is not None else 0)
+        head = plan.head_end
         summary = summary_message(text)
         current = [*history[:head], summary, *history[consumed:]]
         size = calibration.count(well_formed(current))
@@ -98,11 +101,18 @@ def run_rounds(
             calibration=calibration,
             target_tokens=target_tokens,
         )
-        if following.empty or following.head_end != head or following.tail_start <= head + 1:
+        if following.empty or not _goes_on(following, head):
             break
         plan = following
     tokens_in = sum(calibration.costs(history[head:consumed]))
     return RoundsResult(head, consumed, summary, tokens_in, rounds)
+
+
+def _goes_on(following: CompressionPlan, head: int) -> bool:
+    """True when ``following`` (a non-empty plan of the transcript with the summary so far at
+    ``head``) carries the rounds on: its middle holds that summary (alone, it is written
+    shorter: a plan keeps the messages after it and makes room in the summary instead)."""
+    return following.head_end <= head < following.tail_start
 
 
 def _one_round(

@@ -8,10 +8,12 @@ compressed with the corrected count and run once more (unless the prompt alone c
 window, :meth:`~tui_gateway.turns.compression.SessionCompression.prompt_alone`: then the history
 is left as it was and the turn refused at once; or unless a stop came meanwhile, even one
 that arrived after the first attempt's outcome was fixed: then nothing more is sent; steers the
-first attempt never delivered are kept for the turn's end). A turn whose request could not fit in
-the end sent nothing the model answered: its prompt stays in the transcript marked as not sent
-(later requests leave it out, so the session stays usable), and its error says so with the
-figures and what the person can do.
+first attempt never delivered are kept for the turn's end). A stop of the turn while the server
+counts the prompt alone ends that count at once (its connection closed) and the turn, booked
+to the stop; after a stop no count is asked. A turn whose request could not fit in the end
+sent nothing the model answered: its prompt stays in the transcript marked as not sent (later
+requests leave it out, so the session stays usable), and its error says so with the figures
+and what the person can do.
 
 A compression cancelled alone (``compression.cancel``: the compression panel's Cancel) leaves
 the prompt turn running: its request is sent when it fits without the compression, and
@@ -174,25 +176,35 @@ class FittedTurns:
         on_started()
         result = self._attempt(session, turn)
         if did_not_fit(result) and not result.messages and not skipped:
-            alone = self.compression.prompt_alone(
-                session, turn, provider, self.tools, ask_server=True
-            )
+            turn.agent.carry_over()  # a late stop is the retry's; one from now on ends it too
+            late = turn.agent.stop_request is not None
+            with turn.agent.scope:  # a stop of the turn ends the server's count in flight
+                alone = self.compression.prompt_alone(
+                    session, turn, provider, self.tools, ask_server=not late
+                )
+            if not late and turn.agent.stop_request is not None:
+                # stopped while the server counted: the turn ends as stopped, nothing sent
+                return self._retry(session, turn, result)
             if alone.beyond:  # no summary can make room: the history is left as it was
                 result.error = alone.refusal()
                 return result
             self._publish(session, TurnState(turn.turn_id, TurnActivity.WAITING, RETRY_NOTE))
-            turn.agent.carry_over()  # a late stop is the retry's; one from now on ends it too
             if turn.agent.stop_request is None:  # stopped: no compression, no retry
                 self.compress(session, turn, provider, manual=False, force=True)
-                first = result
-                result = self._attempt(session, turn)
-                result.undelivered[:0] = first.undelivered  # steers the first never took
+                result = self._retry(session, turn, result)
         if did_not_fit(result) and not result.messages:
             result.error = not_sent_error(result)
             if skipped:
                 result.error = result.error.replace(
                     NOT_SENT_PREFIX, f"{NOT_SENT_PREFIX}{CANCELLED_ADVICE}; ", 1
                 )
+        return result
+
+    def _retry(self, session: Session, turn: Turn, first: TurnResult) -> TurnResult:
+        """The turn's second attempt (it ends on entry when a stop came since the first);
+        the steers the first never took are kept, first."""
+        result = self._attempt(session, turn)
+        result.undelivered[:0] = first.undelivered
         return result
 
     def _attempt(self, session: Session, turn: Turn) -> TurnResult:
