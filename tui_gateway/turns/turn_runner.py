@@ -367,6 +367,10 @@ class TurnRunner:
         if result.stop is not None:  # the whole tree ends before the outcome is shown
             self.delegation.wait_children(session, turn.turn_id)
         turn.worker_exited_at = time.monotonic()
+        if self._server is not None and result.failure is not None:
+            # The server went away? Known before the turn is shown as ended: the next prompt
+            # is refused and kept in the box, as at start, until the server answers again.
+            self._server.turn_failed(result.failure)
         booked = self._booking.settle(session, turn, result)
         stamp("turn.settled", turn.turn_id)
         # A prompt whose request could not fit stays in the transcript, never sent again.
