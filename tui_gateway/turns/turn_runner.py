@@ -382,7 +382,8 @@ class TurnRunner:
             if usage is not None:
                 session.last_request_tokens = usage.prompt_tokens + usage.completion_tokens
         # What the next request carries now (before message.complete, the turn's last event).
-        self._fitted.compression.windows.publish(session, provider, self._fitted.tools)
+        windows = self._fitted.compression.windows
+        windows.publish(session, provider, self._fitted.tools, after_turn=turn.turn_id)
         stamp("turn.window", turn.turn_id)
         self._undelivered(session, turn, result)
 
