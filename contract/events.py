@@ -370,6 +370,10 @@ class ContextWindowKnown(Payload):
             counts, or the default until then), for a frontend's own estimate of a prompt
             being typed.
         measured: True once the server has counted something for the session.
+        after_turn: the turn whose end this count was taken at (the count sent just before
+            its ``message.complete``): ``used_tokens`` includes that turn's prompt and what it
+            added. "" for a count taken at any other moment: a turn running then is not in it
+            yet (a frontend adds the running prompt, and its reply so far, itself).
     """
 
     TYPE: ClassVar[str] = "context.window"
@@ -380,6 +384,7 @@ class ContextWindowKnown(Payload):
     used_tokens: int = 0
     chars_per_token: float = 3.0
     measured: bool = False
+    after_turn: str = ""
 
 
 @dataclass(frozen=True, slots=True)

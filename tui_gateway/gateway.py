@@ -8,16 +8,14 @@ Method names follow the contract (DESIGN.md section 4): ``session.create`` is
 
 - :class:`~tui_gateway.sessions.session_table.SessionTable`: the live sessions, and which to evict;
 - :class:`~tui_gateway.turns.turn_runner.TurnRunner`: makes turns, runs them, keeps checkpoints;
-- :class:`~tui_gateway.stops.booking.BookingOffice`: every stop, the queue's fate, each outcome
-  once;
+- :class:`~tui_gateway.stops.booking.BookingOffice`: every stop, the queue's fate, outcomes;
 - :class:`~tui_gateway.sessions.saved_sessions.SavedSessions`: list, resume, rename, delete;
 - :class:`~tui_gateway.sessions.persistence.Persistence` and
   :class:`~tui_gateway.turns.compression.SessionCompression`: the store's writes, compressions;
 - :class:`~tui_gateway.console.Console`: console commands;
 - :class:`~tui_gateway.servers.mcp_servers.McpServers` (``Gateway.mcp``): the MCP servers;
 - :class:`~tui_gateway.servers.model_server.ModelServer` (``Gateway.server``): the model server;
-- :class:`~tui_gateway.events.event_hub.EventHub`: events to subscribers (a slow one never blocks a
-  worker);
+- :class:`~tui_gateway.events.event_hub.EventHub`: events to subscribers (never blocking a worker);
 - :class:`~tui_gateway.stops.shutdown.Shutdown`: the one shutdown.
 
 Every text a frontend hands a method (a prompt, a title, a command line) passes
@@ -137,8 +135,7 @@ class Gateway:
         return session.session_id
 
     def session_instructions(self, session_id: str) -> list[str]:
-        """The session's ``AGENTS.md`` files
-        (:func:`tui_gateway.sessions.project.instruction_files`)."""
+        """The session's ``AGENTS.md`` files (:func:`~.sessions.project.instruction_files`)."""
         return instruction_files(self._table.get(session_id))
 
     def session_usage(self, session_id: str) -> TokenUsage:
@@ -223,8 +220,11 @@ class Gateway:
         return self._table.summaries()
 
     def session_set_model(self, session_id: str, model: str) -> None:
-        """Use ``model`` for the session's next turns (GatewayError: one it does not list)."""
-        self.server.set_model(self._table.get(session_id), valid_text(model))
+        """Use ``model`` for the session's next turns (GatewayError: one it does not list);
+        its ``context.window`` follows when that window is known (else the next turn's)."""
+        session = self._table.get(session_id)
+        self.server.set_model(session, valid_text(model))
+        self._windows.announce(session, self.server.for_session(session), self._offered())
 
     def provider_for(self, session_id: str) -> ProviderConfig:
         """The provider settings the session's turns use."""
@@ -276,8 +276,7 @@ class Gateway:
         Returns:
             the turn id and whether it was queued.
 
-        The files its ``@path`` mentions name are attached to it (see
-        :mod:`agent.context.mentions`).
+        The files its ``@path`` mentions name are attached (:mod:`agent.context.mentions`).
 
         Raises:
             GatewayError: unknown session, empty or oversized prompt, a soft ``stop``, shutting

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from agent.agent import Agent
 from agent.compression.backend import Commit, CompressionBackend
 from agent.compression.fence import CommitFence, FenceState
+from agent.compression.manual import manual_plan, nothing_reason
 from agent.compression.plan import SUMMARY_MARKER, CompressionPlan, plan_compression
 from agent.compression.policy import CooldownLadder
 from agent.compression.rounds import RoundsResult, run_rounds
@@ -124,7 +125,9 @@ class Compressor:
             definitions, tokens), for the check of the result.
         listener: receives progress; must not block.
         focus: what the summary should keep in view (``/compress FOCUS``).
-        manual: True for ``/compress``: ignores the cooldown (a failure still arms it).
+        manual: True for ``/compress``: ignores the cooldown (a failure still arms it), and
+            summarises more than the usual plan when that finds nothing, keeping the last
+            exchange whole (:mod:`agent.compression.manual`).
         lease_ttl_s: lease lifetime in seconds, renewed while the summary streams.
         started_at: ``time.monotonic()`` the progress's ``elapsed_s`` counts from (the turn's
             start, so a frontend's panel and status bar agree); now when None.
@@ -318,11 +321,20 @@ class Compressor:
             calibration=self.context.calibration,
             target_tokens=self.target_tokens,
         )
+        usual = plan
+        if plan.empty and self.manual:  # asked for: more than the usual plan when it can
+            plan = manual_plan(
+                self.history,
+                usual,
+                size_tokens=self._size(self.history),
+                window_tokens=self.window_tokens,
+                calibration=self.context.calibration,
+                target_tokens=self.target_tokens,
+            )
         if plan.empty:
             self._abandon(attempt, CompressionStatus.NOTHING, None, fail=False)
-            return self._outcome(
-                CompressionStatus.NOTHING, "nothing to compress yet", generation=attempt
-            )
+            why = nothing_reason(self.history, usual)
+            return self._outcome(CompressionStatus.NOTHING, why, generation=attempt)
         ended: list[CompressionOutcome] = []
 
         def summarise(request: list[ChatMessage], budget: int) -> str | None:

@@ -12,6 +12,11 @@ session the gauge shows none (``ctx –``). Before the gateway's first count, wh
 comes from each finished turn as the server counted it, or is estimated with the gateway's
 own rule (:func:`contract.text.tokens_in_chars`). Either way the prompt being typed and the
 queued ones count too: they are what is sent next.
+
+While a turn runs, its prompt and the reply it streamed so far count too (estimated): the
+gateway's count leaves them out until the turn ends, and the next request carries them. The
+count the gateway takes at the turn's end (``after_turn`` names it) includes them: from then
+on they are not added again.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import TYPE_CHECKING
 from textual.widgets import TextArea
 
 from agent.usage import TokenUsage
-from contract.events import ContextWindowKnown, MessageComplete
+from contract.events import ContextWindowKnown, MessageComplete, MessageDelta
 from contract.text import DEFAULT_CHARS_PER_TOKEN, tokens_in_chars
 from desk.widgets.status_bar import StatusBar
 
@@ -43,6 +48,8 @@ class ContextGauge:
         self._prompt = prompt
         self._chars_per_token = DEFAULT_CHARS_PER_TOKEN
         self._counts: dict[str, ContextWindowKnown] = {}  # session id -> its last count
+        self._streamed: tuple[str, int] = ("", 0)  # the running turn, its reply's characters
+        self._counted_turn = ""  # the last turn whose end the gateway's count includes
 
     @property
     def _counted(self) -> bool:
@@ -53,6 +60,8 @@ class ContextGauge:
         """``context.window`` of the session shown: the gateway's window, its source, and the
         next request's size."""
         self._counts[view.session_id] = payload
+        if payload.after_turn:
+            self._counted_turn = payload.after_turn
         self._show(payload)
         self.count_pending(view)
 
@@ -74,11 +83,33 @@ class ContextGauge:
         status.context_used = payload.used_tokens
 
     def count_pending(self, view: ShownSession | None) -> None:
-        """Count the prompt being typed and the view's queued prompts (sent next)."""
+        """Count the prompt being typed and the view's queued prompts (sent next), and the
+        running turn's prompt and reply so far until the gateway's count includes them."""
         chars = len(self._prompt.text) if self._prompt is not None else 0
         if view is not None:
-            chars += view.queue.pending_chars()
+            chars += view.queue.pending_chars() + self._running_chars(view)
         self._status.context_pending = tokens_in_chars(chars, self._chars_per_token)
+
+    def _running_chars(self, view: ShownSession) -> int:
+        """Characters of the view's running turn the gateway's count leaves out: its prompt
+        and the reply it streamed so far (0 once its end was counted)."""
+        turn = view.running_turn
+        if turn is None or turn == self._counted_turn:
+            return 0
+        prompt = view.transcript.prompt(turn)
+        streamed_turn, streamed = self._streamed
+        return (len(prompt.text) if prompt is not None else 0) + (
+            streamed if streamed_turn == turn else 0
+        )
+
+    def streamed(self, view: ShownSession, payload: MessageDelta) -> None:
+        """``message.delta`` of the view's running turn: its reply so far counts."""
+        if not payload.text or payload.turn_id != view.running_turn:
+            return
+        turn, chars = self._streamed
+        chars = chars + len(payload.text) if turn == payload.turn_id else len(payload.text)
+        self._streamed = (payload.turn_id, chars)
+        self.count_pending(view)
 
     def reset(self, session_id: str, usage: TokenUsage | None = None) -> None:
         """Another session is shown: its last count from the gateway, or none until the
@@ -91,11 +122,14 @@ class ContextGauge:
             return
         self._chars_per_token = DEFAULT_CHARS_PER_TOKEN
         status.window_note = ""
+        status.context_window = None  # not the last session's: its window may be another
         status.context_used = None
 
     def turn_completed(self, view: ShownSession, payload: MessageComplete) -> None:
         """A turn of the view's session ended: what the next request will carry."""
         status = self._status
+        if self._streamed[0] == payload.turn_id:
+            self._streamed = ("", 0)
         if payload.session_usage is not None:
             view.usage = payload.session_usage
             status.usage = payload.session_usage

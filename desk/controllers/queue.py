@@ -58,6 +58,16 @@ def unsent_tail(entries: list[TranscriptEntry]) -> list[tuple[str, tuple[str, ..
     return [(text, tuple(ids[::-1])) for text, ids in reversed(offered.items())]
 
 
+def offered_apart(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
+    """A saved transcript without the prompts :func:`unsent_tail` offers again: those are
+    listed above the prompt box ("not sent when desk last closed"), not also shown as turns
+    of the transcript that never ran."""
+    offered = {turn_id for _, ids in unsent_tail(entries) for turn_id in ids}
+    if not offered:
+        return entries
+    return [e for e in entries if not (e.unsent and e.role == "user" and e.turn_id in offered)]
+
+
 class QueueController:
     """The queue of the session a view shows.
 
@@ -263,4 +273,4 @@ class QueueController:
         return taken
 
 
-__all__ = ["QueueController", "SessionQueue", "unsent_tail"]
+__all__ = ["QueueController", "SessionQueue", "offered_apart", "unsent_tail"]

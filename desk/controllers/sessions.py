@@ -6,7 +6,9 @@ session gets a :class:`~desk.widgets.session_view.ShownSession` of its own: swit
 one and removes the old, so events of the old session have nowhere to land any more. A resumed
 session's transcript is rendered from ``session.resume`` (:mod:`desk.saved_blocks`): its last
 :attr:`desk.startup.Startup.recent_messages` messages, under an "N earlier messages · show
-more" line that renders the next batch above when asked.
+more" line that renders the next batch above when asked. The prompts it left not sent (still
+queued when desk last closed) are offered again above the prompt box, not also rendered as
+turns of its transcript.
 
 ``session.evicted`` and ``session.store_error`` become a line in the transcript when they are
 about the session on screen (its view receives them), and a toast otherwise (the app does); so
@@ -31,7 +33,7 @@ from contract.events import SessionEvicted, StoreFailed, StoreWaiting
 from contract.results import TranscriptEntry
 from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify
-from desk.controllers.queue import QueueController
+from desk.controllers.queue import QueueController, offered_apart
 from desk.controllers.turns import TurnsController
 from desk.receipts import ReceiptFormatter
 from desk.screens.confirm_delete import ConfirmDelete
@@ -155,7 +157,7 @@ class SessionsController:
         self, view: ShownSession, entries: list[TranscriptEntry], model: str
     ) -> None:
         self._reset_status_bar(view, model, view.usage)
-        await self._render(view, entries)
+        await self._render(view, offered_apart(entries))
         await self._queue.load(view)
         await self._queue.offer_unsent(view, entries)
         self._after_refresh(self._mark_rendered)
@@ -191,9 +193,10 @@ class SessionsController:
         self._reset_status_bar(view, model, usage)
         self._turns.set_running(view, None)
         self._turns.set_running(view, self._running_turn_of(session_id))
-        await self._render(view, transcript)
+        offered = not self._turns_running(view)
+        await self._render(view, offered_apart(transcript) if offered else transcript)
         await self._queue.load(view)
-        if not self._turns_running(view):
+        if offered:
             await self._queue.offer_unsent(view, transcript)
         self._focus_prompt()
         await self.refresh()

@@ -134,6 +134,7 @@ class SessionView(Widget):
                 c.agents.delta(delta)
             case MessageDelta() as delta:
                 await c.turns.delta(self, delta)
+                c.gauge.streamed(self, delta)
             case ToolOutput() as output:
                 c.tools.output(output)
             case TurnState() as state if c.agents.owns(state.turn_id):
@@ -155,6 +156,7 @@ class SessionView(Widget):
             case MessageComplete() as complete:
                 await c.turns.completed(self, complete)
                 c.gauge.turn_completed(self, complete)
+                c.gauge.count_pending(self)
             case PromptQueued() as queued:
                 await c.turns.queued(self, queued)
                 await c.queue.sync(self)

@@ -1,7 +1,9 @@
 """The context gauge counts one thing in every case: what the session's next request carries
 before its prompt (system prompt, transcript, tool definitions as sent), by the count the
 automatic compression compares with its threshold. On a fresh start, after ``/new``, after a
-stopped turn and after a resume it agrees with the gateway, and with the server's own count."""
+stopped turn and after a resume it agrees with the gateway, and with the server's own count.
+While a turn runs its prompt counts too (never a figure below the request it sent), and a
+session the gateway has not counted reads ``ctx –``, not 0 % of another session's window."""
 
 from __future__ import annotations
 
@@ -12,9 +14,13 @@ import pytest
 
 from agent.context.shape import well_formed
 from agent.provider.client import ProviderConfig
+from agent.provider.types import ChatMessage
 from agent.store import SqliteStore
+from contract.events import ContextWindowKnown
+from contract.text import tokens_in_chars
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
+from desk.controllers.view import ShownSession
 from desk.startup import Startup
 from desk.widgets.status_bar import StatusBar
 from tests.desk.kit import connection, submit, submit_and_get_reply, wait_until
@@ -105,3 +111,119 @@ async def test_the_gauge_counts_the_same_thing_fresh_stopped_new_and_resumed(
         assert shown(status) == next_request(gateway, session)
         assert abs(shown(status) - before_quit) <= N_CTX // 100
     assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+def gauge_total(status: StatusBar) -> int:
+    """What the gauge's percentage is taken of: the gateway's count plus what it adds."""
+    return (status.context_used or 0) + status.context_pending
+
+
+def chat_request_tokens(server: DemoModelServer) -> int:
+    """The server's own count of the last chat request it got."""
+    chats = [r for r in server.records.list() if "chat" in r.path]
+    assert chats and chats[-1].prompt_tokens > 0
+    return chats[-1].prompt_tokens
+
+
+PASTE = " ".join(f"word{i % 97}" for i in range(1500))
+"""A pasted page: 1,500 words."""
+
+
+async def test_the_gauge_counts_the_running_prompt_and_the_queued_one_that_runs_next(
+    small_server: DemoModelServer,
+) -> None:
+    small_server.configure(n_ctx=16384)
+    provider = ProviderConfig(base_url=small_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider))
+    app = DeskApp(gateway, connection(small_server.base_url), handle_signals=False)
+    first = f"{PASTE} [demo tps=6] reply with exactly: one two three four five six seven"
+    second = f"{PASTE} again [demo tps=6] reply with exactly: eight nine ten eleven twelve"
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            status = app.status_bar
+            gauge = app.controllers.gauge
+            windows: list[tuple[ContextWindowKnown, str | None, int, int]] = []
+            reported = gauge.window_reported
+
+            def watched(view: ShownSession, payload: ContextWindowKnown) -> None:
+                reported(view, payload)
+                seen = (payload, view.running_turn, status.context_pending)
+                windows.append((*seen, view.queue.pending_chars()))
+
+            gauge.window_reported = watched  # type: ignore[method-assign]
+            await wait_until(pilot, lambda: status.window_note != "", what="the gateway's count")
+            box = app.query_one("#prompt")
+            box.text = first  # type: ignore[attr-defined]
+            await wait_until(pilot, lambda: status.context_pending > 0, what="the paste counted")
+            typed = gauge_total(status)
+
+            reply = await submit_and_get_reply(app, pilot, first)
+            await wait_until(pilot, lambda: reply.text, what="the first reply streaming")
+            # never below what it read before Enter, nor below the request the turn sent
+            assert gauge_total(status) >= typed
+            assert gauge_total(status) >= 0.75 * chat_request_tokens(small_server)
+            streamed = gauge_total(status)
+            await wait_until(pilot, lambda: len(reply.text) > 12, what="more of the reply")
+            assert gauge_total(status) >= streamed  # what streamed so far counts too
+
+            await submit(pilot, second)  # queued behind the running turn
+            await wait_until(pilot, lambda: status.queued == 1, what="the queued prompt")
+            assert gauge_total(status) > streamed
+
+            def second_streams() -> bool:
+                ids = app.transcript.reply_turn_ids
+                later = app.transcript.reply(ids[-1]) if len(ids) == 2 else None
+                return later is not None and bool(later.text) and later.outcome is None
+
+            await wait_until(pilot, second_streams, what="the queued prompt running")
+            # the count the gateway took at the first turn's end includes that turn: from it
+            # on, only the queued prompt was added, though the turn still showed as running
+            ended = [seen for seen in windows if seen[0].after_turn == reply.turn_id]
+            assert len(ended) == 1
+            window, running, pending, queued_chars = ended[0]
+            assert running == reply.turn_id
+            assert pending == tokens_in_chars(queued_chars, window.chars_per_token)
+            # the request it sent carries the first exchange and the second paste: so does
+            # the gauge, not the first exchange alone
+            assert gauge_total(status) >= 0.75 * chat_request_tokens(small_server)
+            await pilot.press("escape")
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+async def test_the_gauge_reads_a_dash_for_a_model_the_server_lacks_until_model_names_one(
+    small_server: DemoModelServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "desk.db"
+    store = SqliteStore(db)
+    talk = [ChatMessage("user", "What is a gauge?"), ChatMessage("assistant", "A dial.")]
+    tiny = store.sessions.create_session(title="on tiny", model="tiny", messages=talk).id
+    provider = ProviderConfig(base_url=small_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider), store=store)
+    app = DeskApp(gateway, connection(small_server.base_url), handle_signals=False)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            status = app.status_bar
+            await wait_until(pilot, lambda: status.window_note != "", what="the gateway's count")
+            assert "ctx –" not in status.server_side_text()  # the new session's own figure
+
+            await pilot.press("ctrl+b")
+            sidebar = app.widgets.sidebar
+            ids = lambda: [i.info.session_id for i in sidebar.items]  # noqa: E731
+            await wait_until(pilot, lambda: tiny in ids(), what="the saved session listed")
+            sidebar.list_view.index = ids().index(tiny)
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: app.session_id == tiny, what="the switch")
+            await wait_until(pilot, lambda: status.server_problem, what="the model's problem")
+            assert status.server_problem == "⚠ model not on the server · /model"
+            await pilot.pause()
+            assert "ctx –" in status.server_side_text()  # not counted: no 0 %, no other window
+            assert status.context_window is None
+
+            await submit(pilot, "/model demo")
+            await wait_until(pilot, lambda: status.window_note != "", what="the new count")
+            assert "ctx –" not in status.server_side_text()
+            assert shown(status) == next_request(gateway, tiny)
+            assert status.context_window == N_CTX
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []

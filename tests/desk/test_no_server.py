@@ -1,6 +1,7 @@
 """The desk without a model server: saved sessions stay readable, the problem is one line,
 ``/server URL`` and ``/model NAME`` fix it at run time, and a model the server does not list is
-refused with the names it does list. Real demo model servers; a closed port for "unreachable".
+refused with the names it does list; a server that dies mid-session is unreachable as at start.
+Real demo model servers; a closed port for "unreachable".
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from textual.pilot import Pilot
 
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
+from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
 from desk.startup import Startup
@@ -187,3 +189,34 @@ def test_the_start_screen_without_a_server(snap_compare: object) -> None:
         assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)  # type: ignore[operator]
     finally:
         gateway.shutdown(timeout_s=5.0)
+
+
+@pytest.mark.parametrize("tokens_per_second", [20.0])
+async def test_a_server_that_dies_mid_session_is_unreachable_as_at_start(
+    desk_app: DeskApp, demo_server: DemoModelServer
+) -> None:
+    app, port = desk_app, demo_server.port
+    async with app.run_test(size=(120, 40)) as pilot:
+        reply = await submit_and_get_reply(app, pilot, "Tell me about stopping streams")
+        await wait_until(pilot, lambda: reply.text, what="streaming")
+        demo_server.stop()  # killed mid-stream
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the turn's end")
+        assert reply.outcome == "failed"
+        line = await wait_note(pilot, app, "cannot reach the model server")
+        assert line.startswith(f"✖ cannot reach the model server at {demo_server.base_url}: ")
+        bar = app.status_bar
+        await wait_until(pilot, lambda: bar.server_problem, what="the status bar's warning")
+        assert bar.server_problem == "⚠ server unreachable · retrying"
+
+        await submit(pilot, "reply with exactly: not now")  # refused, and kept
+        await wait_until(pilot, lambda: toasts(app), what="the refusal")
+        assert any("cannot reach the model server" in t for t in toasts(app))
+        assert app.query_one(PromptInput).text == "reply with exactly: not now"
+        assert len(app.transcript.reply_turn_ids) == 1  # no failed turn for it
+
+        with running_demo(0, port=port):
+            await wait_note(pilot, app, "answers: prompts go")
+            assert bar.server_problem == ""
+            again = await submit_and_get_reply(app, pilot, "reply with exactly: back")
+            await wait_until(pilot, lambda: again.outcome is not None, what="the reply")
+            assert again.text == "back"

@@ -1,6 +1,6 @@
 """The queue above the prompt box: queued prompts listed in order, each removable and editable
 (Up on an empty box edits the last), and the prompts still queued at quit offered again when
-the session is resumed."""
+the session is resumed (listed once, above the box, not also as turns of the transcript)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from desk.app import DeskApp
 from desk.startup import Startup
 from desk.widgets import PromptInput, UserPrompt
 from desk.widgets.queued_item import QueuedItem
+from desk.widgets.saved_reply import SavedReply
 from tests.desk.kit import (
     click_until,
     connection,
@@ -191,6 +192,10 @@ async def test_prompts_queued_at_quit_are_offered_again_on_resume(
             shown = [c for c in app.widgets.queue.children if c.display]
             assert [c.has_class("held-heading") for c in shown] == [True, False, False]
             assert again.session_queue(session) == []  # offered: nothing runs unasked
+            # listed once: not also in the transcript as turns that were not sent
+            assert [p.text for p in app.transcript.query(UserPrompt)] == [LONG_PROMPT]
+            notes = [r.note for r in app.transcript.query(SavedReply)]
+            assert not any("not sent" in note for note in notes), notes
             held = app.widgets.queue.items[1]
             await click_until(pilot, held.query_one(".resend"), lambda: not held.is_attached)
 

@@ -11,6 +11,11 @@ at another server at run time (``/server URL``).
 While the last answer is bad, a prompt is refused with that one line
 (:meth:`ModelServer.refusal`) and the thread asks again at once; so is a prompt for a model the
 server does not list (llama.cpp lists the one it serves, Ollama and vLLM theirs).
+
+A server that goes away at run time is found the same way (:meth:`ModelServer.turn_failed`): a
+turn whose request could not connect makes the state ``unreachable`` at once, and a turn whose
+connection failed otherwise (a stream cut short, a timeout) has the server asked now; either
+way the thread then asks again with the back-off until it answers, as at start.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from agent.provider.client import ProviderConfig
 from agent.provider.connection import warm_up
+from agent.provider.errors import ConnectFailed, EarlyClose, ProviderError
 from agent.valid_text import loads, valid_text
 from contract.errors import GatewayError
 from contract.server_events import ServerState, ServerStatus
@@ -70,13 +76,26 @@ def one_line(exc: BaseException) -> str:
 
     if isinstance(exc, httpx.ConnectError):
         text = str(exc).lower()
-        if "refused" in text:
+        if "refused" in text or _refused(exc):
             return "connection refused"
         if "name or service" in text or "nodename" in text or "resolution" in text:
             return "the host name does not resolve"
     if isinstance(exc, httpx.TimeoutException):
         return "no answer in time"
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _refused(exc: BaseException) -> bool:
+    """True when a ``ConnectionRefusedError`` is among ``exc``'s causes (an asyncio connect
+    says "Connect call failed" in its text)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def ask_models(
@@ -205,6 +224,47 @@ class ModelServer:
         return name
 
     # -- changing ------------------------------------------------------------------------------
+
+    def turn_failed(self, failure: ProviderError) -> None:
+        """A turn's request to the server failed with ``failure``.
+
+        One that could not connect (refused, a connect timeout, a name that does not resolve)
+        makes the state ``unreachable`` now, published, so the next prompt is refused and
+        kept, as at start; the thread then asks with the back-off until the server answers.
+        One whose connection failed otherwise (a stream cut short, a read timeout) has the
+        server asked now, which finds out whether it went away. An answer of the server (an
+        HTTP status) changes nothing here.
+        """
+        import httpx
+
+        cause = failure.__cause__
+        if isinstance(failure, ConnectFailed) and isinstance(
+            cause, (httpx.ConnectError, httpx.ConnectTimeout)
+        ):
+            self._lost(one_line(cause))
+        elif failure.status is None and (
+            isinstance(failure, (ConnectFailed, EarlyClose)) or type(failure) is ProviderError
+        ):
+            self.check()
+
+    def _lost(self, why: str) -> None:
+        """The server stopped answering: ``unreachable`` (``why`` in a few words), published,
+        and asked again at once."""
+        with self._lock:
+            if self._closed or self._status.state != ServerState.READY:
+                status = None  # already known (or still being asked): the check says
+            else:
+                status = ServerStatus(
+                    ServerState.UNREACHABLE,
+                    self._provider.base_url,
+                    self._provider.model,
+                    message=why,
+                    attempts=self._status.attempts,
+                )
+                self._status = status
+        if status is not None:
+            self._publish(None, status, sticky=STICKY)
+        self.check()
 
     def check(self) -> None:
         """Ask the server now (in the background; the answer is published)."""

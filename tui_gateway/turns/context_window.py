@@ -186,9 +186,12 @@ class SessionWindows:
         session: Session,
         provider: ProviderConfig,
         tools: Sequence[dict[str, Any]] = (),
+        *,
+        after_turn: str = "",
     ) -> None:
-        """Publish the session's ``context.window`` as it stands (learns the window if needed)."""
-        self.publish_budget(session, self.budget(session, provider), tools)
+        """Publish the session's ``context.window`` as it stands (learns the window if needed);
+        ``after_turn``: the turn that just ended, now in the count ("" for none)."""
+        self.publish_budget(session, self.budget(session, provider), tools, after_turn=after_turn)
 
     def count_request(
         self,
@@ -298,9 +301,15 @@ class SessionWindows:
             budget.observe(request_size(request, sent), tokens, CountSource.TOKENIZE)
 
     def publish_budget(
-        self, session: Session, budget: ContextBudget, tools: Sequence[dict[str, Any]] = ()
+        self,
+        session: Session,
+        budget: ContextBudget,
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        after_turn: str = "",
     ) -> None:
-        """Publish ``context.window`` from the session's budget as it stands."""
+        """Publish ``context.window`` from the session's budget as it stands (``after_turn``:
+        see :attr:`contract.events.ContextWindowKnown.after_turn`)."""
         with self._lock:
             self._announced.add(session.session_id)
         with session.lock:
@@ -324,6 +333,7 @@ class SessionWindows:
                 used_tokens=used,
                 chars_per_token=round(calibration.chars_per_token, 3),
                 measured=calibration.measured,
+                after_turn=after_turn,
             ),
         )
 

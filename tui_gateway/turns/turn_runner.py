@@ -373,6 +373,10 @@ class TurnRunner:
         if result.stop is not None:  # the whole tree ends before the outcome is shown
             self.delegation.wait_children(session, turn.turn_id)
         turn.worker_exited_at = time.monotonic()
+        if self._server is not None and result.failure is not None:
+            # The server went away? Known before the turn is shown as ended: the next prompt
+            # is refused and kept in the box, as at start, until the server answers again.
+            self._server.turn_failed(result.failure)
         booked = self._booking.settle(session, turn, result)
         stamp("turn.settled", turn.turn_id)
         # A prompt that got no reply (stopped, failed or refused before the model said
@@ -385,7 +389,8 @@ class TurnRunner:
             if usage is not None:
                 session.last_request_tokens = usage.prompt_tokens + usage.completion_tokens
         # What the next request carries now (before message.complete, the turn's last event).
-        self._fitted.compression.windows.publish(session, provider, self._fitted.tools)
+        windows = self._fitted.compression.windows
+        windows.publish(session, provider, self._fitted.tools, after_turn=turn.turn_id)
         stamp("turn.window", turn.turn_id)
         self._undelivered(session, turn, result)
 
