@@ -265,9 +265,7 @@ class TurnRunner:
             focus=focus,
         )
 
-    def _enqueue(
-        self, session: Session, turn: Turn
-    ) -> tuple[bool, int, Turn | None]:
+    def _enqueue(self, session: Session, turn: Turn) -> tuple[bool, int, Turn | None]:
         """Run ``turn`` now on a worker, or queue it behind the running one (an urgent one
         ahead of every other queued turn but earlier urgent ones). An armed stop key it must
         obey (:func:`tui_gateway.stops.key_stops.take_armed`) is kept on it (``pending_stop``):
