@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 from textual.markup import escape
 from textual.widgets import Button, Static
 
+from agent.outcome import ExitReason
+from agent.provider.errors import ConnectFailed
 from agent.stamps import stamp
 from agent.stops import StopRequest, Surface
 from contract.errors import GatewayError
@@ -84,6 +86,23 @@ def shown(text: str) -> str:
     """A gateway's message as a toast shows it: control characters visible, no markup (it
     may name what a server said, e.g. the models it lists)."""
     return escape(terminal_safe(text))
+
+
+UNREACHED = ExitReason.failed(ConnectFailed.__name__)
+"""The exit reason of a turn whose request never reached the model server."""
+
+
+def given_back(payload: MessageComplete) -> bool:
+    """True when a failed turn's prompt goes back to the prompt box: it was refused as too
+    large (not sent), or its request never reached the server (gone mid-session) and nothing
+    came back: the model has not seen it (it stays out of the history), so it is the
+    person's to send again, as a prompt refused while the server is unreachable stays in the
+    box."""
+    if payload.status != "failed":
+        return False
+    if (payload.error or "").startswith(NOT_SENT_PREFIX):
+        return True
+    return payload.exit_reason == UNREACHED and not payload.text
 
 
 class TurnsController:
@@ -414,7 +433,7 @@ class TurnsController:
         note = note_for(payload, self._format_receipt)
         if not note:
             note = payload.length_notice()
-        if payload.status == "failed" and (payload.error or "").startswith(NOT_SENT_PREFIX):
+        if given_back(payload):
             note = self._give_back(view, payload.turn_id, note)
         quick = not stopped and reply.finishes_quickly(payload.text, QUICK_FINISH_CHARS)
         idle = payload.turn_id == view.running_turn

@@ -220,3 +220,21 @@ async def test_a_server_that_dies_mid_session_is_unreachable_as_at_start(
             again = await submit_and_get_reply(app, pilot, "reply with exactly: back")
             await wait_until(pilot, lambda: again.outcome is not None, what="the reply")
             assert again.text == "back"
+
+
+async def test_a_prompt_that_found_the_server_gone_comes_back_to_the_box(
+    desk_app: DeskApp, demo_server: DemoModelServer
+) -> None:
+    # The server went away while desk was idle: the next prompt's request cannot connect. It
+    # never reached the model (and stays out of its history), so its text comes back.
+    app = desk_app
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = await submit_and_get_reply(app, pilot, "reply with exactly: first")
+        await wait_until(pilot, lambda: first.outcome is not None, what="the first reply")
+        demo_server.stop()
+        lost = await submit_and_get_reply(app, pilot, "reply with exactly: lost")
+        await wait_until(pilot, lambda: lost.outcome is not None, what="the failed turn")
+        assert lost.outcome == "failed" and not lost.text
+        box = app.query_one(PromptInput)
+        await wait_until(pilot, lambda: box.text, what="the prompt back in the box")
+        assert box.text == "reply with exactly: lost"
