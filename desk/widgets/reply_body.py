@@ -244,10 +244,12 @@ class ReplyBody(Widget):
         self.hold()
 
     def hold(self) -> None:
-        """Show the live tail as the last frame drew it until :meth:`end_stream` or
-        :meth:`set_text`: text appended but not drawn yet is not rendered meanwhile (the turn
-        was stopped; its reply is drawn whole after "idle")."""
+        """Show the reply as the last frame laid it out and drew it until :meth:`end_stream`
+        or :meth:`set_text`: the pieces sealed since, and text appended but not drawn yet, are
+        neither laid out nor rendered meanwhile (the turn was stopped; its reply is drawn whole
+        after "idle", whose frame then repaints the status bar and the keys alone)."""
         if self._composed:
+            self.sealed.hold()
             self._live.hold()
 
     def _draw_live(self) -> None:
@@ -286,6 +288,7 @@ class ReplyBody(Widget):
         self.streaming = False
         self._restyle_now = False
         if self._composed:
+            self.sealed.release()
             self._live.release()
         try:
             self._seal(everything=True)

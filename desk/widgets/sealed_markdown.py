@@ -190,6 +190,8 @@ class SealedMarkdown(Remeasured):
         self.deferred = deferred
         """True while pieces wait for a paint to render (set False with :meth:`undefer`)."""
         self._pieces: list[_Piece] = []
+        self._laid_out = 0  # pieces the last layout counted
+        self._held: int | None = None  # pieces shown while held (see hold)
         self._starts: list[int] = []
         self._layout_width = -1
         self._settle_posted = False
@@ -207,7 +209,8 @@ class SealedMarkdown(Remeasured):
         """True when every piece's height is its rendered one at the last laid-out width (a
         widget never laid out is settled only while it holds nothing)."""
         width = self._layout_width
-        return all(piece.width == width >= 0 and not piece.alone for piece in self._pieces)
+        shown = self._pieces[: self._count()]
+        return all(piece.width == width >= 0 and not piece.alone for piece in shown)
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -253,9 +256,28 @@ class SealedMarkdown(Remeasured):
         self.refresh(layout=True)
 
     def clear(self) -> None:
-        """Remove every piece."""
+        """Remove every piece (and end a :meth:`hold`)."""
         self._pieces.clear()
+        self._held = None
         self.refresh(layout=True)
+
+    def hold(self) -> None:
+        """Show the pieces the last layout counted, as they were, until :meth:`release`:
+        pieces added meanwhile are kept but neither laid out nor drawn (a stopped reply's
+        frame that says "idle" carried the text sealed since the stream's last frame: the
+        transcript moved, and the whole of it was sent to the terminal again, 12 KB)."""
+        if self._held is None:
+            self._held = self._laid_out
+
+    def release(self) -> None:
+        """End a :meth:`hold`: every piece is laid out and drawn again."""
+        if self._held is not None:
+            self._held = None
+            self.refresh(layout=True)
+
+    def _count(self) -> int:
+        """How many pieces are shown: all, or those of the last layout while held."""
+        return len(self._pieces) if self._held is None else min(self._held, len(self._pieces))
 
     def undefer(self) -> None:
         """Stop deferring: the estimated heights are settled soon, off the caller's turn."""
@@ -270,7 +292,7 @@ class SealedMarkdown(Remeasured):
     def _hands_on(self, index: int) -> bool:
         """True if piece ``index``'s last row is drawn as the next piece's first (its
         paragraph flows on into that piece)."""
-        return 0 <= index < len(self._pieces) - 1 and self._pieces[index].piece.flows_on
+        return 0 <= index < self._count() - 1 and self._pieces[index].piece.flows_on
 
     def _rows(self, index: int, width: int) -> int:
         """Rows piece ``index`` takes at ``width`` (without a row it hands on)."""
@@ -321,7 +343,8 @@ class SealedMarkdown(Remeasured):
         width = self._layout_width
         if width < 0 or not self.is_attached:
             return False
-        index = next((i for i, p in enumerate(self._pieces) if p.width != width or p.alone), None)
+        shown = self._pieces[: self._count()]
+        index = next((i for i, p in enumerate(shown) if p.width != width or p.alone), None)
         if index is None:
             return False
         if self._render_piece(index, width):
@@ -334,7 +357,7 @@ class SealedMarkdown(Remeasured):
         starts: list[int] = []
         row = 0
         gap = 0
-        for index, piece in enumerate(self._pieces):
+        for index, piece in enumerate(self._pieces[: self._count()]):
             starts.append(row)
             # A blank row between two pieces; none inside a cut code block or paragraph.
             gap = 0 if piece.piece.joined_below or piece.piece.flows_on else 1
@@ -346,6 +369,7 @@ class SealedMarkdown(Remeasured):
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """Rows of all pieces at ``width`` (estimates for those not rendered yet)."""
         self._layout_width = width
+        self._laid_out = self._count()
         height = self._row_starts(width)[-1]
         self._request_settle()
         return height
@@ -359,7 +383,7 @@ class SealedMarkdown(Remeasured):
         width = self.content_size.width
         starts = self._starts
         index = bisect.bisect_right(starts, y) - 1
-        if not self._pieces or index < 0 or index >= len(self._pieces):
+        if not self._pieces or index < 0 or index >= self._count():
             return Strip.blank(width, self._pass_style.style)
         piece = self._pieces[index]
         if (piece.width != width or piece.alone) and self._render_piece(index, width):

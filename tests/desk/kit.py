@@ -113,3 +113,17 @@ def user_message(text: str) -> list[dict[str, str]]:
 def pinned_receipt(receipt: StopReceipt) -> str:
     """The real stop-receipt formatter, with the measured figures replaced by fixed ones."""
     return format_stop_receipt(dataclasses.replace(receipt, closed_ms=3.0, exited_ms=4.0))
+
+
+def pin_gauge(app: DeskApp, used: int = 655) -> None:
+    """Show ``used`` tokens in the context gauge from now on, whatever counts arrive later.
+
+    The server's count of a request and the events around it (a running tool's, an approval's)
+    come in either order, and the gauge follows each: a picture that shows the gauge must not
+    depend on which came last (655 is 8 % of the demo model's 8,192 window).
+    """
+    gauge = app.controllers.gauge
+    for name in ("window_reported", "window_unshown", "count_pending", "streamed"):
+        setattr(gauge, name, lambda *_args, **_kwargs: None)
+    app.status_bar.context_pending = 0
+    app.status_bar.context_used = used

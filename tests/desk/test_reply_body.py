@@ -518,3 +518,32 @@ async def test_a_stopped_reply_keeps_what_it_drew_until_it_is_drawn_whole() -> N
         await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
         text = " ".join(sealed.render_line(y).text.strip() for y in range(sealed.size.height))
         assert text.strip() == "First words and the words the stop came after and more"
+
+
+async def test_a_stopped_reply_seals_nothing_new_on_screen_until_it_is_drawn_whole() -> None:
+    # Pieces sealed between the stream's last frame and the stop's completion were laid out
+    # in the frame that says "idle": the reply grew, the transcript (following its end)
+    # moved, and that frame sent the whole screen again (12 KB) instead of the status bar.
+    first, second, third = (f"{word} " * 250 + "end.\n\n" for word in ("one", "two", "six"))
+    app = ReplyApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        reply = await transcript.add_reply("t1")
+        await reply.append(first + second)  # the first paragraph sealed (800 characters)
+        await pilot.pause()  # a frame laid it out
+        sealed = sealed_of(reply)
+        assert len(sealed.texts) == 1
+        rows, height = sealed.virtual_size.height, reply.size.height
+        await reply.append(third + "And the tail")  # the second one sealed, not laid out
+        assert len(sealed.texts) == 2
+        reply.hold()  # the stop's completion came before a frame
+        await pilot.pause()
+        await pilot.pause()
+        assert (sealed.virtual_size.height, reply.size.height) == (rows, height)
+        shown = " ".join(sealed.render_line(y).text.strip() for y in range(sealed.size.height))
+        assert "two" not in shown
+        await reply.finish(first + second + third + "And the tail", "interrupted")
+        await wait_until(pilot, lambda: sealed.settled and not transcript.settling)
+        text = " ".join(sealed.render_line(y).text.strip() for y in range(sealed.size.height))
+        assert "two two" in text and "six six" in text and "And the tail" in text
+        assert reply.size.height > height

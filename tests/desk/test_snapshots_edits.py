@@ -17,7 +17,7 @@ from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.change_preview import ChangePreview
-from tests.desk.kit import wait_until
+from tests.desk.kit import pin_gauge, wait_until
 from tests.desk.test_snapshots_tools_sessions import make_app, send
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -56,8 +56,7 @@ def test_edit_file_approval(
         # The gauge reads 3 % or 8 % by the order its events came in (noted, not fixed): the
         # turn waits for the approval now, so it is set to what the picture shows.
         await pilot.pause()
-        app.status_bar.context_pending = 0
-        app.status_bar.context_used = 655  # 8 % of the 8,192 window
+        pin_gauge(app)
         await pilot.pause()
 
     try:

@@ -21,7 +21,7 @@ from demo_model.server import DemoModelServer
 from desk.startup import Startup
 from desk.widgets import PromptInput
 from desk.widgets.approval_prompt import ApprovalPrompt
-from tests.desk.kit import wait_until
+from tests.desk.kit import pin_gauge, wait_until
 from tests.desk.saved_sessions_kit import SAVED_AT
 from tests.desk.test_snapshots_tools_sessions import make_app, make_gateway, send
 from tui_gateway.gateway import Gateway, GatewayConfig
@@ -62,8 +62,7 @@ def test_write_file_approval_with_its_diff(
         # The gauge reads 3 % or 8 % by the order its events came in (noted, not fixed): the
         # turn waits for the approval now, so it is set to what the picture shows.
         await pilot.pause()
-        app.status_bar.context_pending = 0
-        app.status_bar.context_used = 655  # 8 % of the 8,192 window
+        pin_gauge(app)
         app.query_one(PromptInput).cursor_blink = False
         await pilot.pause()
 

@@ -20,7 +20,7 @@ from desk.app import DeskApp
 from desk.startup import Startup
 from desk.widgets import PromptInput
 from desk.widgets.approval_prompt import ApprovalPrompt
-from tests.desk.kit import connection, wait_until
+from tests.desk.kit import connection, pin_gauge, wait_until
 from tests.desk.saved_sessions_kit import SAVED_AT, build_store
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -61,8 +61,7 @@ def test_tool_card_running(
         # The gauge reads 3 % or 8 % by whether the server's count came first (see the approval
         # snapshots): the command runs for 30 s now, so it is set to what the picture shows.
         await pilot.pause()
-        app.status_bar.context_pending = 0
-        app.status_bar.context_used = 655  # 8 % of the 8,192 window
+        pin_gauge(app)
 
     try:
         assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)  # type: ignore[operator]
@@ -86,8 +85,7 @@ def test_approval_prompt(
         # The gauge reads 3 % or 8 % by the order its events came in (noted, not fixed): the
         # turn waits for the approval now, so it is set to what the picture shows.
         await pilot.pause()
-        app.status_bar.context_pending = 0
-        app.status_bar.context_used = 655  # 8 % of the 8,192 window
+        pin_gauge(app)
         await pilot.pause()
 
     try:
