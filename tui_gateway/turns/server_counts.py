@@ -49,6 +49,7 @@ class ServerCounts:
         """The server's count of ``messages`` with ``tools`` (as sent), in tokens, or None."""
         import httpx
 
+        from agent.provider.tls import shared_ssl_context
         from agent.provider.tokenize import server_request_count
 
         headers = {"Authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
@@ -61,7 +62,10 @@ class ServerCounts:
                 running = (asyncio.get_running_loop(), task)
                 self._running.add(running)
             try:
-                async with httpx.AsyncClient(timeout=COUNT_TIMEOUT_S, headers=headers) as http:
+                client = httpx.AsyncClient(
+                    timeout=COUNT_TIMEOUT_S, headers=headers, verify=shared_ssl_context()
+                )
+                async with client as http:
                     counted = await server_request_count(http, provider, messages, tools)
             finally:
                 with self._lock:
