@@ -46,7 +46,6 @@ from desk.controllers.ports import Notify
 from desk.frame_now import frame_now
 from desk.receipts import ReceiptFormatter, note_for
 from desk.stop_key import key_stop
-from desk.widgets.key_footer import KeyFooter
 from desk.widgets.prompt_input import PromptInput
 from desk.widgets.status_bar import Clock, StatusBar
 
@@ -402,15 +401,8 @@ class TurnsController:
         text then went out in the same (slow) frame as "idle"."""
         status = self._status
         if status.is_running and status.screen is status.app.screen:  # not under a modal
-            # The footer's keys too: each widget hands its repaint to the screen from its own
-            # queue, and on a busy machine the footer's came after the frame that drew "idle"
-            # (its keys then went out with the reply drawn whole, 30-170 ms later).
-            waits = [status.wait_painted()]
-            footer = next(status.screen.query(KeyFooter).results(), None)
-            if footer is not None:
-                waits.append(footer.wait_painted())
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.gather(*waits), FRAME_WAIT_S)
+                await asyncio.wait_for(status.wait_painted(), FRAME_WAIT_S)
 
     async def completed(self, view: ShownSession, payload: MessageComplete) -> None:
         """``message.complete``: "idle" and the idle keys, the canonical text, and the stop

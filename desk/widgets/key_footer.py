@@ -20,13 +20,10 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Region
 from textual.screen import Screen
-from textual.strip import Strip
 from textual.widget import Widget
 
 from desk.widgets._css import css_beside
-from desk.widgets._paint_waiters import PaintWaiters
 
 BAR = "▏"
 """Between the keys and the palette key on the right (Textual's ``vkey`` border)."""
@@ -105,8 +102,6 @@ class KeyFooter(Widget, can_focus=False):
         """The command palette's key, shown on the right."""
         self.changes = 0
         """How many times what the footer shows changed."""
-        self._painted = 0  # the changes the last frame drew
-        self._paints = PaintWaiters(self, lambda: self._painted == self.changes)
         self._spans: list[Span] = []
         self._hover: ShownKey | None = None
 
@@ -129,17 +124,6 @@ class KeyFooter(Widget, can_focus=False):
         self.keys, self.palette = keys, palette
         self.changes += 1
         self.refresh()
-
-    async def wait_painted(self) -> None:
-        """Return once a frame showing the keys as they are now has been drawn (at once when
-        it has). Cancelled with its caller; never raises otherwise."""
-        await self._paints.wait()
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # Drawn into a frame (the compositor's call), not measured.
-        self._painted = self.changes
-        self._paints.drawn()
-        return super().render_lines(crop)
 
     def key_at(self, x: int) -> ShownKey | None:
         """The key drawn at column ``x`` of the row (as last drawn), or None."""
