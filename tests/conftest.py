@@ -47,6 +47,26 @@ def provider(demo_server: DemoModelServer) -> ProviderConfig:
     return ProviderConfig(base_url=demo_server.base_url, model=demo_server.config.model)
 
 
+CHILD_SITE = Path(__file__).resolve().parent / "child_site"
+"""The folder whose ``sitecustomize`` every Python process a test starts imports first."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def child_site() -> Iterator[None]:
+    """The Python processes the tests start (they inherit the environment) import
+    :mod:`tests.child_site.sitecustomize` first: they run without trio, as in a desk install.
+    Set in the process that runs the tests, once they run (an xdist worker, or the only
+    process), never in the main process before it starts the workers: hypothesis loads trio's
+    plugin there."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(CHILD_SITE), before) if p)
+    yield
+    if before is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = before
+
+
 XDG_DIRS = ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
 """Where desk keeps its database, config, token and unsaved writes: private to each test."""
 
