@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import psycopg
 import pytest
@@ -163,10 +163,30 @@ _EMPTY_SCHEMAS: dict[str, list[str]] = {}
 """Migrated schemas emptied after a test, by cluster URL: the next factory takes one instead of
 creating and migrating its own (a hundred property-test examples each want a fresh database)."""
 
-_TABLES = (
-    "sessions, turns, messages, compression_attempts, compression_leases, queued_prompts,"
-    " hosts, stop_requests, session_events, checkpoint_files, schedule_firings, schedule_sessions"
-)
+_EMPTY_TABLES = """
+SELECT quote_ident(schemaname) || '.' || quote_ident(tablename)
+FROM pg_tables WHERE schemaname = %s AND tablename <> 'desk_schema'
+"""
+"""Every table of a schema but its version's, to be emptied."""
+
+_RESTART_SEQUENCES = """
+SELECT setval(quote_ident(schemaname) || '.' || quote_ident(sequencename), start_value, false)
+FROM pg_sequences WHERE schemaname = %s
+"""
+"""Every sequence of a schema (identities and the fences) back at its start."""
+
+
+def empty_schema(conn: psycopg.Connection[Any], schema: str) -> None:
+    """Empty every table of a migrated ``schema`` and restart its sequences, in one transaction:
+    what ``TRUNCATE ... RESTART IDENTITY`` does, at a hundredth of the server's CPU (a
+    truncation makes each table and index a new file: about 0.1 s a schema, paid by every
+    test and every property example on PostgreSQL). The foreign keys are not checked meanwhile
+    (every row goes)."""
+    with conn.transaction():
+        conn.execute("SET LOCAL session_replication_role = replica")
+        for (table,) in conn.execute(_EMPTY_TABLES, (schema,)).fetchall():
+            conn.execute(f"DELETE FROM {table}")
+        conn.execute(_RESTART_SEQUENCES, (schema,))
 
 
 class PostgresFactory:
@@ -217,9 +237,7 @@ class PostgresFactory:
             if migrated is None or not migrated[0]:
                 conn.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
                 return
-            conn.execute(f"SET search_path = {self.schema}")
-            conn.execute(f"TRUNCATE {_TABLES} RESTART IDENTITY CASCADE")
-            conn.execute("ALTER SEQUENCE fences RESTART")
+            empty_schema(conn, self.schema)
         _EMPTY_SCHEMAS.setdefault(self.url, []).append(self.schema)
 
 
