@@ -26,6 +26,7 @@ from tests.pg_cluster import (
     shared_cluster,
 )
 from tests.pg_proxy import Proxy
+from tests.rewrite_once import rewrite_test_modules
 from tests.support import running_demo
 
 settings.register_profile("desk", deadline=None)
@@ -100,6 +101,9 @@ RUN_FOLDER_INPUT = "desk_run_folder"
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the main process (or the only one, -n 0)
         config.stash[RUN_FOLDER] = Path(tempfile.mkdtemp(prefix="desk-tests-"))
+        workers = config.getoption("numprocesses", None)
+        if isinstance(workers, int) and workers > 0:  # before they start
+            rewrite_test_modules(config, Path(__file__).resolve().parent)
 
 
 @pytest.hookimpl(optionalhook=True)
