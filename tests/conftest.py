@@ -26,7 +26,7 @@ from tests.pg_cluster import (
     shared_cluster,
 )
 from tests.pg_proxy import Proxy
-from tests.rewrite_once import rewrite_test_modules
+from tests.rewrite_once import compile_project, rewrite_test_modules
 from tests.support import running_demo
 
 settings.register_profile("desk", deadline=None)
@@ -91,6 +91,17 @@ def private_xdg_dirs(
     return dirs
 
 
+PROJECT_PACKAGES = (
+    "agent",
+    "asgi_server",
+    "contract",
+    "demo_model",
+    "desk",
+    "tui_gateway",
+    "tests",
+)
+"""The folders whose bytecode the main process writes before the workers start."""
+
 RUN_FOLDER = pytest.StashKey[Path]()
 """The main process's folder for this run (the shared PostgreSQL cluster's lock and address)."""
 
@@ -103,7 +114,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[RUN_FOLDER] = Path(tempfile.mkdtemp(prefix="desk-tests-"))
         workers = config.getoption("numprocesses", None)
         if isinstance(workers, int) and workers > 0:  # before they start
-            rewrite_test_modules(config, Path(__file__).resolve().parent)
+            tests = Path(__file__).resolve().parent
+            compile_project(tests.parent, PROJECT_PACKAGES)
+            rewrite_test_modules(config, tests)
 
 
 @pytest.hookimpl(optionalhook=True)
