@@ -163,6 +163,19 @@ _EMPTY_SCHEMAS: dict[str, list[str]] = {}
 """Migrated schemas emptied after a test, by cluster URL: the next factory takes one instead of
 creating and migrating its own (a hundred property-test examples each want a fresh database)."""
 
+_ADMIN: dict[str, psycopg.Connection[Any]] = {}
+"""This process's connection to each cluster for emptying schemas (one, not one a test: a
+connection is a server process started, about 8 ms of its CPU)."""
+
+
+def admin_connection(url: str) -> psycopg.Connection[Any]:
+    """This process's autocommit connection to ``url`` (made again when it was lost)."""
+    conn = _ADMIN.get(url)
+    if conn is None or conn.closed or conn.broken:
+        conn = _ADMIN[url] = psycopg.connect(url, autocommit=True)
+    return conn
+
+
 _EMPTY_TABLES = """
 SELECT quote_ident(schemaname) || '.' || quote_ident(tablename)
 FROM pg_tables WHERE schemaname = %s AND tablename <> 'desk_schema'
@@ -230,15 +243,25 @@ class PostgresFactory:
         for store in self._opened:
             store.close()
         self._opened.clear()
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            migrated = conn.execute(
-                "SELECT to_regclass(%s) IS NOT NULL", (f"{self.schema}.session_events",)
-            ).fetchone()
-            if migrated is None or not migrated[0]:
-                conn.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
-                return
-            empty_schema(conn, self.schema)
-        _EMPTY_SCHEMAS.setdefault(self.url, []).append(self.schema)
+        try:
+            reused = self._give_back(admin_connection(self.url))
+        except psycopg.OperationalError:  # its connection was lost (a test ended backends)
+            _ADMIN.pop(self.url, None)
+            reused = self._give_back(admin_connection(self.url))
+        if reused:
+            _EMPTY_SCHEMAS.setdefault(self.url, []).append(self.schema)
+
+    def _give_back(self, conn: psycopg.Connection[Any]) -> bool:
+        """Empty the schema for a later factory (True), or drop it when it was never
+        migrated (False)."""
+        migrated = conn.execute(
+            "SELECT to_regclass(%s) IS NOT NULL", (f"{self.schema}.session_events",)
+        ).fetchone()
+        if migrated is None or not migrated[0]:
+            conn.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+            return False
+        empty_schema(conn, self.schema)
+        return True
 
 
 def _factory(
@@ -250,6 +273,15 @@ def _factory(
         cluster: Cluster = request.getfixturevalue("pg_cluster")
         return PostgresFactory(cluster.url, clock)
     raise AssertionError(f"no store factory for the backend {backend!r}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def admin_connections_closed() -> Iterator[None]:
+    """The connections of :func:`admin_connection` are closed when the session ends."""
+    yield
+    for conn in _ADMIN.values():
+        conn.close()
+    _ADMIN.clear()
 
 
 @pytest.fixture
