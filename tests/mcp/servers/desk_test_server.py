@@ -30,9 +30,14 @@ import threading
 import time
 from typing import Any
 
-import anyio
-from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import ToolAnnotations
+# desk starts its MCP servers in an environment of their own (not the test's), so this one
+# hides trio itself: a server of a desk install has none (see tests/child_site), and the SDK
+# would import it through httpcore, 0.1 s of CPU at every start.
+sys.modules.setdefault("trio", None)  # type: ignore[assignment]
+
+import anyio  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp_types import ToolAnnotations  # noqa: E402
 
 _witness: socket.socket | None = None
 _children: list[subprocess.Popen[bytes]] = []
