@@ -355,8 +355,8 @@ class DeskApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         """Note each key and mouse press before it is routed (:mod:`desk.input_notes`)."""
         if isinstance(event, events.Key):
-            if self._notes.key(event):
-                return  # answered by the delete confirmation, in order
+            if self._notes.key(event) or self._dimmed_stop(event):
+                return  # answered by the delete confirmation, in order; or a stop
         elif isinstance(event, events.MouseDown) and not event.is_forwarded:
             self._notes.mouse_down(event)
         elif isinstance(event, events.MouseUp) and not event.is_forwarded:
@@ -364,6 +364,22 @@ class DeskApp(App[int]):
             self._notes.mouse_up(event)
             return
         await super().on_event(event)
+
+    def _dimmed_stop(self, event: events.Key) -> bool:
+        """The stop key while Stop is dimmed (the screen shows nothing running): the gateway
+        may run a turn the screen has not drawn yet (the next prompt's, a moment after the
+        last one ended), so the key goes to it all the same (a key names no turn, see
+        :mod:`desk.controllers.stop_keys`); True when it stopped something, else the key goes
+        on to the widgets."""
+        if event.is_forwarded or event.key != self.stop_key.key:
+            return False
+        if (
+            self.check_action("stop", ()) is not None
+            or not self.controllers.stops.stop_key_pressed()
+        ):
+            return False
+        close_help_on_stop(self, event.key)
+        return True
 
     def action_stop(self) -> None:
         """The stop key: stop the running turn; with nothing running, let the key through."""

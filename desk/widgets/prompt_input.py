@@ -182,12 +182,12 @@ class PromptInput(TextArea):
         elif event.key in self.OTHER_KEYS:
             event.stop()
             event.prevent_default()
-            sent = self._send(self._mode(other=True), from_key=True)
+            sent = self._send(self._mode(other=True), event.time, from_key=True)
         elif event.key in self.STOP_AND_SEND_KEYS:
             event.stop()
             event.prevent_default()
             how = SendMode.STOP_AND_SEND if self.running else SendMode.SEND
-            sent = self._send(how, from_key=True)
+            sent = self._send(how, event.time, from_key=True)
         elif event.key in self.NEWLINE_KEYS:
             event.stop()
             event.prevent_default()

@@ -230,3 +230,77 @@ def test_a_second_key_while_the_first_turn_stops_stops_the_prompt_entered_before
     assert log.complete(two.turn_id, timeout=10).exit_reason == "interrupted_by_user"
     done = log.complete(three.turn_id, timeout=30)
     assert (done.status, done.text) == ("completed", "three")
+
+
+@pytest.mark.parametrize("key_first", [True, False])
+def test_a_stop_key_after_stop_and_send_stops_the_new_prompt_in_either_order(
+    gateway: tuple[Gateway, EventLog], key_first: bool
+) -> None:
+    # one⏎ (runs), then "two" Ctrl+S (stops one, sends two), then Esc: the Esc is for two,
+    # whether it reaches the gateway before the Ctrl+S's submit (it stops one first: the
+    # terminal's input thread sends it at once, the submit goes through the UI) or after it.
+    gw, log = gateway
+    session = gw.session_create()
+    one = gw.prompt_submit(session, "one", entered_at=T0)
+    ctrl_s = StopRequest.by_user(Surface.DESK_KEY, "stop and send")
+    if key_first:
+        assert gw.session_interrupt(session, key_stop(T0 + 2), keyed_at=T0 + 2) == one.turn_id
+    two = gw.prompt_submit(session, "two", stop=ctrl_s, entered_at=T0 + 1)
+    if not key_first:
+        assert gw.session_interrupt(session, key_stop(T0 + 2), keyed_at=T0 + 2) is None
+    assert log.complete(one.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    done = log.complete(two.turn_id, timeout=10)
+    assert (done.exit_reason, done.text) == ("interrupted_by_user", "")
+
+
+def test_a_stop_key_made_before_stop_and_send_leaves_the_new_prompt_alone(
+    gateway: tuple[Gateway, EventLog],
+) -> None:
+    # Esc, then "two" Ctrl+S a moment later: the Esc stopped one; two is the person's next
+    # prompt and runs (its submit came after the key, and so did its key).
+    gw, log = gateway
+    session = gw.session_create()
+    one = gw.prompt_submit(session, "one", entered_at=T0)
+    assert gw.session_interrupt(session, key_stop(T0 + 1), keyed_at=T0 + 1) == one.turn_id
+    ctrl_s = StopRequest.by_user(Surface.DESK_KEY, "stop and send")
+    two = gw.prompt_submit(session, "reply with exactly: two", stop=ctrl_s, entered_at=T0 + 2)
+    done = log.complete(two.turn_id, timeout=30)
+    assert (done.status, done.text) == ("completed", "two")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_stop_and_send_and_a_later_stop_key_race_and_the_new_prompt_is_stopped(
+    gateway: tuple[Gateway, EventLog], seed: int
+) -> None:
+    """The Ctrl+S submit and the Esc after it race from two threads released by one barrier:
+    whichever arrives first, both turns end as the person's stops and the new one sends no
+    text."""
+    gw, log = gateway
+    rng = random.Random(seed)
+    session = gw.session_create()
+    one = gw.prompt_submit(session, "one", entered_at=T0)
+    barrier = threading.Barrier(2)
+    spins = (rng.randrange(3000), rng.randrange(3000))
+    sent: list[str] = []
+
+    def submit() -> None:
+        barrier.wait()
+        for _ in range(spins[0]):
+            pass
+        ctrl_s = StopRequest.by_user(Surface.DESK_KEY, "stop and send")
+        sent.append(gw.prompt_submit(session, "two", stop=ctrl_s, entered_at=T0 + 1).turn_id)
+
+    def interrupt() -> None:
+        barrier.wait()
+        for _ in range(spins[1]):
+            pass
+        gw.session_interrupt(session, key_stop(T0 + 2), keyed_at=T0 + 2)
+
+    threads = [threading.Thread(target=submit), threading.Thread(target=interrupt)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    (two,) = sent
+    assert log.complete(one.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    assert log.complete(two, timeout=10).exit_reason == "interrupted_by_user"

@@ -77,6 +77,9 @@ class Turn:
         typed: what the person typed (``prompt`` may be more: the ``@file`` mentions' text
             attached to it); "" when not known (``prompt`` is then what was typed). A new
             session's title is made from it.
+        stopped_by_key: the first stop key that stopped it while it ran, with the key's
+            time: a "stop and send" prompt entered before that key, whose submit came after
+            it, is that key's too (:func:`tui_gateway.stops.key_stops.take_overtaken`).
     """
 
     turn_id: str
@@ -96,6 +99,7 @@ class Turn:
     entered_at: float | None = None
     pending_stop: StopRequest | None = None
     typed: str = ""
+    stopped_by_key: ArmedStop | None = None
     _on_done: list[Callable[[], None]] = field(default_factory=list)
     _done_lock: threading.Lock = field(default_factory=threading.Lock)
 

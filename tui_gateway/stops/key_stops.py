@@ -53,6 +53,8 @@ def key_target(session: Session, stop: StopRequest, keyed_at: float) -> Turn | N
         if waiting is not None:
             waiting.pending_stop = stop  # stopped as it starts
             return None
+    if running.stopped_by_key is None:
+        running.stopped_by_key = ArmedStop(stop, keyed_at)
     return running
 
 
@@ -88,3 +90,25 @@ def take_armed(session: Session, turn: Turn) -> None:
         armed.pop(0)  # made before this Enter: for work that ended, never for this prompt
     if armed:
         turn.pending_stop = armed.pop(0).stop
+
+
+def take_overtaken(session: Session, turn: Turn, ahead: Turn) -> None:
+    """A "stop and send" submit of ``turn`` arrived while ``ahead`` runs: when a stop key made
+    after ``turn``'s own key stopped ``ahead`` first (the key overtook the submit on its way),
+    that key was for ``turn`` (``ahead`` is stopped by the send anyway): ``turn`` keeps it and
+    is stopped as it starts. The same outcome as when the submit arrives first and the key
+    finds ``ahead`` stopping (:func:`key_target`).
+
+    Call with ``session.lock`` held.
+
+    Args:
+        session: the session.
+        turn: the new, urgent turn (its ``entered_at`` set, or None: then nothing happens).
+        ahead: the turn running now.
+    """
+    key, entered = ahead.stopped_by_key, turn.entered_at
+    if key is None or entered is None or key.keyed_at < entered or turn.pending_stop is not None:
+        return
+    if any(other.pending_stop is key.stop for other in session.queue):
+        return  # given to a prompt already
+    turn.pending_stop = key.stop

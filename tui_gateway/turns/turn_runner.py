@@ -43,7 +43,7 @@ from tui_gateway.sessions.persistence import Persistence
 from tui_gateway.sessions.session_table import SessionTable
 from tui_gateway.sessions.state import Session, Turn, session_provider
 from tui_gateway.stops.booking import BookingOffice, Publish, QueuePolicy, receipt
-from tui_gateway.stops.key_stops import take_armed
+from tui_gateway.stops.key_stops import take_armed, take_overtaken
 from tui_gateway.turns.delegation import Delegation
 from tui_gateway.turns.fitted_turns import FittedTurns
 from tui_gateway.turns.kinds import TurnKind, TurnStage
@@ -287,9 +287,10 @@ class TurnRunner:
                     session.title_unsaved = True  # the worker saves it with the turn
                 ahead = session.running
                 queued = ahead is not None
-                if queued and turn.urgent:
+                if ahead is not None and turn.urgent:
                     position = _urgent_place(session) + 1
                     session.queue.insert(position - 1, turn)
+                    take_overtaken(session, turn, ahead)
                 elif queued:
                     session.queue.append(turn)
                     position = len(session.queue)
