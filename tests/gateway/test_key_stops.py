@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -37,6 +37,24 @@ def gateway(
     finally:
         report = gateway.shutdown(timeout_s=10)
         assert report.threads_left == []
+
+
+def race(rng: random.Random, spins: int, *calls: Callable[[], object]) -> None:
+    """Run ``calls`` on threads of their own, released together by one barrier, each after
+    a random spin of up to ``spins`` loops; returns once all have returned (10 s each)."""
+    barrier = threading.Barrier(len(calls))
+
+    def run(call: Callable[[], object], spin: int) -> None:
+        barrier.wait()
+        for _ in range(spin):
+            pass
+        call()
+
+    threads = [threading.Thread(target=run, args=(c, rng.randrange(spins))) for c in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
 
 
 def stop_of(gateway: Gateway, session: str, turn_id: str) -> StopRequest | None:
@@ -163,28 +181,16 @@ def test_submit_and_stop_key_in_any_order_obey_the_order_of_the_keys(
     session = gw.session_create()
     enter_first = rng.random() < 0.7
     entered_at, keyed_at = (T0, T0 + 0.001) if enter_first else (T0 + 0.001, T0)
-    barrier = threading.Barrier(2)
-    spins = (rng.randrange(2000), rng.randrange(2000))
     sent: list[str] = []
     stopped: list[str | None] = []
-
-    def submit() -> None:
-        barrier.wait()
-        for _ in range(spins[0]):
-            pass
-        sent.append(gw.prompt_submit(session, "race", entered_at=entered_at).turn_id)
-
-    def interrupt() -> None:
-        barrier.wait()
-        for _ in range(spins[1]):
-            pass
-        stopped.append(gw.session_interrupt(session, key_stop(keyed_at), keyed_at=keyed_at))
-
-    threads = [threading.Thread(target=submit), threading.Thread(target=interrupt)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
+    race(
+        rng,
+        2000,
+        lambda: sent.append(gw.prompt_submit(session, "race", entered_at=entered_at).turn_id),
+        lambda: stopped.append(
+            gw.session_interrupt(session, key_stop(keyed_at), keyed_at=keyed_at)
+        ),
+    )
     (turn_id,) = sent
     if enter_first:
         assert stopped[0] in (None, turn_id)  # None: it arrived first and armed the stop
@@ -279,28 +285,16 @@ def test_stop_and_send_and_a_later_stop_key_race_and_the_new_prompt_is_stopped(
     rng = random.Random(seed)
     session = gw.session_create()
     one = gw.prompt_submit(session, "one", entered_at=T0)
-    barrier = threading.Barrier(2)
-    spins = (rng.randrange(3000), rng.randrange(3000))
+    ctrl_s = StopRequest.by_user(Surface.DESK_KEY, "stop and send")
     sent: list[str] = []
-
-    def submit() -> None:
-        barrier.wait()
-        for _ in range(spins[0]):
-            pass
-        ctrl_s = StopRequest.by_user(Surface.DESK_KEY, "stop and send")
-        sent.append(gw.prompt_submit(session, "two", stop=ctrl_s, entered_at=T0 + 1).turn_id)
-
-    def interrupt() -> None:
-        barrier.wait()
-        for _ in range(spins[1]):
-            pass
-        gw.session_interrupt(session, key_stop(T0 + 2), keyed_at=T0 + 2)
-
-    threads = [threading.Thread(target=submit), threading.Thread(target=interrupt)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
+    race(
+        rng,
+        3000,
+        lambda: sent.append(
+            gw.prompt_submit(session, "two", stop=ctrl_s, entered_at=T0 + 1).turn_id
+        ),
+        lambda: gw.session_interrupt(session, key_stop(T0 + 2), keyed_at=T0 + 2),
+    )
     (two,) = sent
     assert log.complete(one.turn_id, timeout=10).exit_reason == "interrupted_by_user"
     assert log.complete(two, timeout=10).exit_reason == "interrupted_by_user"
