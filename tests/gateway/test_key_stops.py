@@ -298,3 +298,27 @@ def test_stop_and_send_and_a_later_stop_key_race_and_the_new_prompt_is_stopped(
     (two,) = sent
     assert log.complete(one.turn_id, timeout=10).exit_reason == "interrupted_by_user"
     assert log.complete(two, timeout=10).exit_reason == "interrupted_by_user"
+
+
+@pytest.mark.parametrize("first_key_armed", [True, False])
+def test_a_key_that_overtakes_the_prompt_typed_before_it_stops_that_prompt(
+    gateway: tuple[Gateway, EventLog], first_key_armed: bool
+) -> None:
+    # one⏎ Esc two⏎ Esc three⏎ read in five reads: a key goes to the gateway from the input
+    # thread at once, a prompt through the UI, so the second Esc arrived while one was
+    # stopping and before two was submitted; it was spent on one again and two ran whole.
+    gw, log = gateway
+    session = gw.session_create()
+    if first_key_armed:  # the first Esc overtook one's submit too
+        assert gw.session_interrupt(session, key_stop(T0 + 1), keyed_at=T0 + 1) is None
+        one = gw.prompt_submit(session, "one", entered_at=T0)
+    else:
+        one = gw.prompt_submit(session, "one", entered_at=T0)
+        assert gw.session_interrupt(session, key_stop(T0 + 1), keyed_at=T0 + 1) == one.turn_id
+    assert gw.session_interrupt(session, key_stop(T0 + 3), keyed_at=T0 + 3) is None  # two's
+    two = gw.prompt_submit(session, "two", entered_at=T0 + 2)
+    three = gw.prompt_submit(session, "reply with exactly: three", entered_at=T0 + 4)
+    assert log.complete(one.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    assert log.complete(two.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    done = log.complete(three.turn_id, timeout=30)
+    assert (done.status, done.text) == ("completed", "three")

@@ -73,7 +73,8 @@ class Turn:
             sent it was made (an Enter), or None when no key sent it: a stop key made after
             it stops it (see :class:`ArmedStop`), one made before it never does.
         pending_stop: a stop key made after its Enter that reached the gateway while the turn
-            waited in the queue: it is stopped as it starts (set and taken under the lock).
+            waited in the queue: it is stopped as it starts (set under the lock, and kept
+            once obeyed: a key after it finds the turn stopping already).
         typed: what the person typed (``prompt`` may be more: the ``@file`` mentions' text
             attached to it); "" when not known (``prompt`` is then what was typed). A new
             session's title is made from it.

@@ -8,7 +8,9 @@ decides, under the session's lock, so the order in which the two calls arrive do
 
 - a turn runs that was entered at or before the key (or by no key at all): it is stopped;
   when it is stopping already, the key goes to the first queued prompt entered before it
-  that no key stops yet (stopped as it starts), if there is one;
+  that no key stops yet (stopped as it starts), and when there is none it is armed, as below,
+  for a prompt whose submit is still on its way (``one⏎ Esc two⏎ Esc`` read in four reads: the
+  second key reached the gateway before ``two`` did, and was spent on ``one`` again);
 - a turn runs that was entered after the key: nothing is stopped (the key was for work that
   has ended; a key is never spent on a later prompt);
 - nothing runs: the stop is armed (:class:`~tui_gateway.sessions.state.ArmedStop`), behind any armed
@@ -39,8 +41,9 @@ def key_target(session: Session, stop: StopRequest, keyed_at: float) -> Turn | N
         keyed_at: ``time.monotonic()`` when the key was made.
 
     Returns:
-        the running turn unless it was entered after the key; None when nothing runs (the
-        stop is armed for an in-flight submit) or the running turn is a later prompt's.
+        the running turn unless it was entered after the key; None when nothing runs or the
+        running turn is stopping already (the stop goes to the next prompt entered before
+        the key, queued or in flight), or when the running turn is a later prompt's.
     """
     running = session.running
     if running is None:
@@ -48,11 +51,14 @@ def key_target(session: Session, stop: StopRequest, keyed_at: float) -> Turn | N
         return None
     if running.entered_at is not None and running.entered_at > keyed_at:
         return None
-    if running.agent.stop_request is not None:  # stopping already: the next prompt's key?
+    if running.agent.stop_request is not None or running.pending_stop is not None:
+        # stopping already (or about to, as its worker starts): the next prompt's key
         waiting = _queued_before(session, keyed_at)
         if waiting is not None:
             waiting.pending_stop = stop  # stopped as it starts
-            return None
+        else:  # for a prompt entered before it whose submit is still on its way
+            session.armed_stops.append(ArmedStop(stop, keyed_at))
+        return None
     if running.stopped_by_key is None:
         running.stopped_by_key = ArmedStop(stop, keyed_at)
     return running

@@ -306,8 +306,8 @@ class TurnRunner:
         return queued, position, ahead
 
     def _run(self, session: Session, turn: Turn) -> None:
-        with session.lock:
-            pending, turn.pending_stop = turn.pending_stop, None
+        with session.lock:  # kept on the turn: a key meanwhile sees it stopping already
+            pending = turn.pending_stop
         if pending is not None:  # a stop key made after its Enter: stopped before it sends
             self._booking.interrupt(session.session_id, pending, turn_id=turn.turn_id)
         while True:
@@ -324,7 +324,7 @@ class TurnRunner:
                 pending = None
                 if following is not None:
                     following.state = TurnStage.RUNNING
-                    pending, following.pending_stop = following.pending_stop, None
+                    pending = following.pending_stop
             if following is not None and pending is not None:  # a stop key made after its Enter
                 self._booking.interrupt(session.session_id, pending, turn_id=following.turn_id)
             if turn.kind != TurnKind.COMPRESS:
