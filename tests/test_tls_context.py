@@ -3,7 +3,8 @@
 An ``httpx`` client built without one makes its own at construction (the certificate bundle
 read again, about 29 ms of CPU), even for a plain-HTTP server: paid at every check of the
 model server, every context-window lookup and every count of a request. The clients are found
-statically (:mod:`ast`), as ``httpx.Client(...)`` and ``httpx.AsyncClient(...)`` calls.
+statically (:mod:`ast`): ``httpx.Client(...)``, ``httpx.AsyncClient(...)`` and the one-request
+functions (``httpx.get(...)``...), which build a client each.
 desk's start-up probe (one client per start, before any gateway) is not among them.
 """
 
@@ -17,7 +18,21 @@ from agent.provider.tls import shared_ssl_context
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("agent", "tui_gateway")
-CLIENTS = frozenset({"Client", "AsyncClient"})
+CLIENTS = frozenset(
+    {
+        "Client",
+        "AsyncClient",
+        "request",
+        "stream",
+        "get",
+        "options",
+        "head",
+        "post",
+        "put",
+        "patch",
+        "delete",
+    }
+)
 
 
 def client_calls(path: Path) -> list[tuple[int, bool]]:
@@ -39,7 +54,7 @@ def test_every_client_takes_the_shared_context() -> None:
         for path in sorted((ROOT / package).rglob("*.py"))
         for line, verify in client_calls(path)
     }
-    assert len(calls) >= 4, calls  # the turn's, the server check's, the window's, the counts'
+    assert len(calls) >= 6, calls  # turns, server check, window, counts, the run's model checks
     assert [where for where, verify in calls.items() if not verify] == []
 
 
