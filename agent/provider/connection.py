@@ -24,10 +24,8 @@ Its socket is closed here, in one of two ways:
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib
 import socket
-import ssl
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -35,6 +33,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from agent.provider.config import ProviderConfig
+from agent.provider.tls import shared_ssl_context
 from agent.stamps import stamp
 
 if TYPE_CHECKING:
@@ -155,21 +154,13 @@ async def open_connection(config: ProviderConfig) -> AsyncIterator[ProviderConne
         headers=headers,
         timeout=timeout,
         trust_env=False,
-        verify=_ssl_context(),
+        verify=shared_ssl_context(),
         mounts={"http://": BulkTransport()},  # plain HTTP: bodies read in bulk
     )
     try:
         yield ProviderConnection(client)
     finally:
         await client.aclose()
-
-
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for the process: building one costs milliseconds at every turn."""
-    import httpx
-
-    return httpx.create_ssl_context()
 
 
 FIRST_REQUEST_MODULES = (
@@ -195,7 +186,7 @@ def warm_up() -> None:
     for its thread. Call it on a thread that may wait (idempotent; fails silently: the turn
     builds what is missing)."""
     with contextlib.suppress(Exception):
-        _ssl_context()
+        shared_ssl_context()
         for name in FIRST_REQUEST_MODULES:
             importlib.import_module(name)
 

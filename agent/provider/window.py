@@ -112,10 +112,15 @@ def _asked(config: ProviderConfig, timeout_s: float) -> Iterator[ContextWindow]:
     """Figures in the order the endpoints are asked: running windows before training ones."""
     import httpx
 
+    from agent.provider.tls import shared_ssl_context
+
     root = root_url(config.base_url)
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     try:
-        with httpx.Client(timeout=timeout_s, headers=headers, trust_env=False) as http:
+        client = httpx.Client(
+            timeout=timeout_s, headers=headers, trust_env=False, verify=shared_ssl_context()
+        )
+        with client as http:
             props = _get_json(http, "GET", f"{root}/props")
             yield from _from_props(props)
             models = _get_json(http, "GET", config.base_url.rstrip("/") + "/models")

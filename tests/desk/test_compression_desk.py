@@ -233,10 +233,12 @@ async def test_cancel_mid_summary_rolls_back_and_the_next_turn_works(
 async def test_cancel_compression_before_a_prompt_sends_the_prompt_without_it(
     demo_server: DemoModelServer, tmp_path: Path
 ) -> None:
-    # 3 exchanges fill about 70 % of a 4,000-token window by the first estimate (3 characters a
-    # token) and 46 % once the server's count calibrated it, which may come first: due at 30 %
-    # either way, and they fit
-    setup = Setup(demo_server, tmp_path / "desk.db", 4000, threshold=0.3, exchanges=3, tools=False)
+    # 5 exchanges fill about 75 % of a 5,000-token window by the first estimate (3 characters a
+    # token) and 60 % once the server's count calibrated it, which may come first: due at 30 %
+    # either way, and they fit; the first exchange and the last three are kept whole (the tail
+    # keeps at least 6 messages), so one is summarised whichever count comes first (with 3
+    # exchanges there was nothing between them once the count came first)
+    setup = Setup(demo_server, tmp_path / "desk.db", 5000, threshold=0.3, exchanges=5, tools=False)
     app = setup.app()
     states: list[str] = []
     try:
@@ -271,7 +273,7 @@ async def test_cancel_compression_before_a_prompt_sends_the_prompt_without_it(
 async def test_esc_during_a_prompt_s_compression_exports_what_the_transcript_shows(
     demo_server: DemoModelServer, tmp_path: Path
 ) -> None:
-    setup = Setup(demo_server, tmp_path / "desk.db", 4000, threshold=0.3, exchanges=3, tools=False)
+    setup = Setup(demo_server, tmp_path / "desk.db", 5000, threshold=0.3, exchanges=5, tools=False)
     app = setup.app()
     target = tmp_path / "out.md"
     try:

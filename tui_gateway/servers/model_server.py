@@ -108,9 +108,14 @@ def ask_models(
     """
     import httpx
 
+    from agent.provider.tls import shared_ssl_context
+
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        with httpx.Client(headers=headers, timeout=timeout_s, trust_env=False) as client:
+        verify = shared_ssl_context()
+        with httpx.Client(
+            headers=headers, timeout=timeout_s, trust_env=False, verify=verify
+        ) as client:
             response = client.get(base_url.rstrip("/") + "/models")
     except httpx.HTTPError as exc:
         return None, [], one_line(exc)

@@ -73,6 +73,7 @@ class ServerCounts:
         """The server's count of ``messages`` with ``tools`` (as sent), in tokens, or None."""
         import httpx
 
+        from agent.provider.tls import shared_ssl_context
         from agent.provider.tokenize import server_request_count
 
         headers = {"Authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
@@ -92,7 +93,9 @@ class ServerCounts:
             try:
                 if member is not None and not member.active:
                     return None  # the scope was cancelled meanwhile (the task is cancelled too)
-                async with httpx.AsyncClient(timeout=COUNT_TIMEOUT_S, headers=headers) as http:
+                async with httpx.AsyncClient(
+                    timeout=COUNT_TIMEOUT_S, headers=headers, verify=shared_ssl_context()
+                ) as http:
                     counted = await server_request_count(http, provider, messages, tools)
             finally:
                 if member is not None:

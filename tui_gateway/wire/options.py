@@ -23,6 +23,7 @@ from typing import NoReturn
 import httpx
 
 from agent.provider.client import ProviderConfig
+from agent.provider.tls import shared_ssl_context
 from agent.valid_text import loads
 from contract.server_events import ServerState, ServerStatus
 from tui_gateway.settings.resolution import Settings, SettingsError, StoreDefault
@@ -150,7 +151,12 @@ def refuse_unlisted(base_url: str, api_key: str | None, model: str) -> None:
     """
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        response = httpx.get(base_url + "/models", headers=headers, timeout=MODELS_TIMEOUT_S)
+        response = httpx.get(
+            base_url + "/models",
+            headers=headers,
+            timeout=MODELS_TIMEOUT_S,
+            verify=shared_ssl_context(),
+        )
         response.raise_for_status()
         models = [str(entry["id"]) for entry in loads(response.content)["data"]]
     except (httpx.HTTPError, ValueError, KeyError, TypeError):
@@ -164,7 +170,12 @@ def refuse_unlisted(base_url: str, api_key: str | None, model: str) -> None:
 def _first_model(base_url: str, api_key: str | None) -> str:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        response = httpx.get(base_url + "/models", headers=headers, timeout=MODELS_TIMEOUT_S)
+        response = httpx.get(
+            base_url + "/models",
+            headers=headers,
+            timeout=MODELS_TIMEOUT_S,
+            verify=shared_ssl_context(),
+        )
         response.raise_for_status()
         return str(loads(response.content)["data"][0]["id"])
     except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
