@@ -234,10 +234,9 @@ def feed_pieces(
         process: takes each event the parser makes.
     """
     for piece in pieces:
-        if not piece.text:  # the parser reads "" as the end of its input, then raises
-            continue
-        for event in parser.feed(piece.text):
-            process(event)
+        if piece.text:  # the parser reads "" as the end of its input, then raises
+            for event in parser.feed(piece.text):
+                process(event)
         if piece.escape_key and parser._timeout_time is not None:
             parser._timeout_time = get_time()  # an Esc, then more keys
             for event in parser.tick():

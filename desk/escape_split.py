@@ -61,7 +61,8 @@ class Piece:
     Attributes:
         text: the characters, in order.
         escape_key: True when ``text`` ends in an ESC that must be delivered as the Esc key
-            right after feeding it (without waiting for the escape delay).
+            right after feeding it (without waiting for the escape delay); with an empty
+            ``text``, the ESC that ended the last read, which the parser holds.
     """
 
     text: str
@@ -94,6 +95,7 @@ class EscapeSplitter:
         """True between a bracketed paste's start and end markers."""
         self._held = ""  # inside a paste: what may be the start of its end marker
         self._tail = ""  # outside: what may be the start of a paste's start marker
+        self._esc_ended = False  # the last read ended on an ESC (the parser holds it)
 
     def split(self, text: str) -> list[Piece]:
         """The pieces of one read, in order.
@@ -107,6 +109,11 @@ class EscapeSplitter:
         """
         pieces: list[Piece] = []
         out: list[str] = []
+        if self._esc_ended and text and not self._sequence_at(text, 0):
+            # The ESC that ended the last read is the Esc key: the next read came at once (a
+            # burst read in pieces) and starts no sequence; fed on, "two" made it Alt+t.
+            pieces.append(Piece("", escape_key=True))
+        self._esc_ended = False
         text, self._held = self._held + text, ""
         if self._tail and not self.in_paste:
             joined = self._tail + text
@@ -141,21 +148,28 @@ class EscapeSplitter:
             out.append(char)
             if char != ESC or i >= n:
                 continue
-            after = text[i]
-            if (
-                after in SEQUENCE_STARTS
-                or (after == SS3 and i + 1 < n and text[i + 1] in SS3_FINALS)
-                or (after in self._alt and i + 1 == n)
-            ):
+            if self._sequence_at(text, i):
                 continue  # a sequence, or a bound Alt key's chord: the parser's to read
             pieces.append(Piece("".join(out), escape_key=True))
             out = []
         if not self.in_paste:
             self._tail = text[n - _held_prefix(text, PASTE_START) :] if n else ""
+            self._esc_ended = text.endswith(ESC)
         joined = "".join(out)
         if joined:  # never an empty piece: the parser reads "" as the end of its input
             pieces.append(Piece(joined))
         return pieces
+
+    def _sequence_at(self, text: str, i: int) -> bool:
+        """True when ``text[i:]``, right after an ESC, starts what the parser must read with
+        it: an escape sequence a terminal sends, or a bound Alt key's chord (its letter ending
+        the read)."""
+        after = text[i]
+        return (
+            after in SEQUENCE_STARTS
+            or (after == SS3 and i + 1 < len(text) and text[i + 1] in SS3_FINALS)
+            or (after in self._alt and i + 1 == len(text))
+        )
 
     def end_paste(self) -> list[Piece]:
         """End a paste whose end marker has not come (the input paused): its end marker, so

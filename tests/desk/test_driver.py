@@ -76,6 +76,29 @@ def test_a_paste_that_never_ends_hands_over_its_text_and_the_keys_after_it_work(
     assert keys(got) == ["escape", "y", "escape", "ctrl+q"]
 
 
+def read_at_once(*reads: str) -> list[Message]:
+    """What the input thread makes of ``reads`` when each came readable right after the last
+    (no escape delay waited between them)."""
+    parser, splitter, out = DeskParser(), EscapeSplitter(), list[Message]()
+    for read in reads:
+        feed_keys(read, parser, splitter, out.append)
+    if parser._timeout_time is not None:
+        parser._timeout_time = get_time()
+    out.extend(parser.tick())
+    return out
+
+
+def test_an_esc_that_ends_a_read_is_the_esc_key_when_the_next_read_starts_no_sequence() -> None:
+    # one⏎ Esc two⏎ Esc three⏎ read in pieces, each readable at once: the parser held the ESC
+    # that ended a read and made Alt+t of it and the next "t": the stop was lost, two ran.
+    got = read_at_once("one\r" + ESC, "two\r" + ESC, "three\r")
+    assert keys(got) == [*"one", "enter", "escape", *"two", "enter", "escape", *"three", "enter"]
+
+
+def test_a_sequence_split_after_its_esc_stays_one_key() -> None:
+    assert keys(read_at_once(ESC, "[A", ESC, "OP", ESC, "[200~hi" + PASTE_END)) == ["up", "f1"]
+
+
 def test_keys_inside_a_real_paste_are_never_keys() -> None:
     # the stop keys' fast path sees only key events: none may come out of pasted bytes
     pasted = "a" + ESC + "b" + ESC + ESC + "\x03c\x11" + ESC

@@ -322,3 +322,19 @@ def test_a_key_that_overtakes_the_prompt_typed_before_it_stops_that_prompt(
     assert log.complete(two.turn_id, timeout=10).exit_reason == "interrupted_by_user"
     done = log.complete(three.turn_id, timeout=30)
     assert (done.status, done.text) == ("completed", "three")
+
+
+def test_a_key_after_ctrl_s_that_overtook_both_submits_stops_what_ctrl_s_sent(
+    gateway: tuple[Gateway, EventLog],
+) -> None:
+    # alpha⏎ beta Ctrl+S Esc read at once: the Esc reaches the gateway before either prompt
+    # (armed), alpha's submit takes it, and Ctrl+S stops alpha anyway: the Esc was for beta.
+    gw, log = gateway
+    session = gw.session_create()
+    assert gw.session_interrupt(session, key_stop(T0 + 2), keyed_at=T0 + 2) is None
+    alpha = gw.prompt_submit(session, "alpha", entered_at=T0)
+    ctrl_s = StopRequest.by_user(Surface.DESK_KEY, "stop and send")
+    beta = gw.prompt_submit(session, "beta", stop=ctrl_s, entered_at=T0 + 1)
+    assert log.complete(alpha.turn_id, timeout=10).exit_reason == "interrupted_by_user"
+    done = log.complete(beta.turn_id, timeout=10)
+    assert (done.exit_reason, done.text) == ("interrupted_by_user", "")

@@ -78,9 +78,6 @@ class Turn:
         typed: what the person typed (``prompt`` may be more: the ``@file`` mentions' text
             attached to it); "" when not known (``prompt`` is then what was typed). A new
             session's title is made from it.
-        stopped_by_key: the first stop key that stopped it while it ran, with the key's
-            time: a "stop and send" prompt entered before that key, whose submit came after
-            it, is that key's too (:func:`tui_gateway.stops.key_stops.take_overtaken`).
     """
 
     turn_id: str
@@ -100,7 +97,6 @@ class Turn:
     entered_at: float | None = None
     pending_stop: StopRequest | None = None
     typed: str = ""
-    stopped_by_key: ArmedStop | None = None
     _on_done: list[Callable[[], None]] = field(default_factory=list)
     _done_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -191,6 +187,9 @@ class Session:
         armed_stops: stop keys that found nothing running, oldest first, each kept for the
             submit of a prompt entered before it (set and taken under :attr:`lock`): several
             Enter-Esc pairs read in one burst stop one prompt each.
+        key_stopped: the last stop key that stopped a turn (running, or armed for its submit),
+            with the key's time, until a "stop and send" prompt entered before that key takes
+            it (:func:`tui_gateway.stops.key_stops.take_overtaken`; under :attr:`lock`).
     """
 
     session_id: str
@@ -213,6 +212,7 @@ class Session:
     children: dict[str, Turn] = field(default_factory=dict)
     usage: TokenUsage = field(default_factory=TokenUsage)
     armed_stops: list[ArmedStop] = field(default_factory=list)
+    key_stopped: ArmedStop | None = None
 
     def forget_ended_turns(self) -> None:
         """Drop ended turns from :attr:`turns` but the last :data:`DONE_TURNS_KEPT` (call with

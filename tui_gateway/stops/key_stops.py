@@ -51,17 +51,23 @@ def key_target(session: Session, stop: StopRequest, keyed_at: float) -> Turn | N
         return None
     if running.entered_at is not None and running.entered_at > keyed_at:
         return None
-    if running.agent.stop_request is not None or running.pending_stop is not None:
-        # stopping already (or about to, as its worker starts): the next prompt's key
+    if _stopping(session, running):  # the next prompt's key
         waiting = _queued_before(session, keyed_at)
         if waiting is not None:
             waiting.pending_stop = stop  # stopped as it starts
         else:  # for a prompt entered before it whose submit is still on its way
             session.armed_stops.append(ArmedStop(stop, keyed_at))
         return None
-    if running.stopped_by_key is None:
-        running.stopped_by_key = ArmedStop(stop, keyed_at)
+    session.key_stopped = ArmedStop(stop, keyed_at)
     return running
+
+
+def _stopping(session: Session, running: Turn) -> bool:
+    """True when ``running`` is stopping already, or is about to: its worker obeys an armed
+    key as it starts, or a "stop and send" prompt waits behind it (its stop is on its way)."""
+    if running.agent.stop_request is not None or running.pending_stop is not None:
+        return True
+    return any(turn.urgent for turn in session.queue)
 
 
 def _queued_before(session: Session, keyed_at: float) -> Turn | None:
@@ -95,26 +101,25 @@ def take_armed(session: Session, turn: Turn) -> None:
     while armed and armed[0].keyed_at < entered:
         armed.pop(0)  # made before this Enter: for work that ended, never for this prompt
     if armed:
-        turn.pending_stop = armed.pop(0).stop
+        key = armed.pop(0)
+        turn.pending_stop, session.key_stopped = key.stop, key
 
 
-def take_overtaken(session: Session, turn: Turn, ahead: Turn) -> None:
-    """A "stop and send" submit of ``turn`` arrived while ``ahead`` runs: when a stop key made
-    after ``turn``'s own key stopped ``ahead`` first (the key overtook the submit on its way),
-    that key was for ``turn`` (``ahead`` is stopped by the send anyway): ``turn`` keeps it and
-    is stopped as it starts. The same outcome as when the submit arrives first and the key
-    finds ``ahead`` stopping (:func:`key_target`).
+def take_overtaken(session: Session, turn: Turn) -> None:
+    """A "stop and send" submit of ``turn`` arrived: when a stop key made after ``turn``'s own
+    key stopped a turn first (the key overtook the submit on its way, and stopped the turn
+    that the send stops anyway), that key was for ``turn``: ``turn`` keeps it and is stopped
+    as it starts. The same outcome as when the submit arrives first and the key finds the
+    running turn stopping (:func:`key_target`). A key is taken once.
 
     Call with ``session.lock`` held.
 
     Args:
         session: the session.
         turn: the new, urgent turn (its ``entered_at`` set, or None: then nothing happens).
-        ahead: the turn running now.
     """
-    key, entered = ahead.stopped_by_key, turn.entered_at
+    key, entered = session.key_stopped, turn.entered_at
     if key is None or entered is None or key.keyed_at < entered or turn.pending_stop is not None:
         return
-    if any(other.pending_stop is key.stop for other in session.queue):
-        return  # given to a prompt already
+    session.key_stopped = None
     turn.pending_stop = key.stop

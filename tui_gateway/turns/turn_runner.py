@@ -287,10 +287,9 @@ class TurnRunner:
                     session.title_unsaved = True  # the worker saves it with the turn
                 ahead = session.running
                 queued = ahead is not None
-                if ahead is not None and turn.urgent:
+                if queued and turn.urgent:
                     position = _urgent_place(session) + 1
                     session.queue.insert(position - 1, turn)
-                    take_overtaken(session, turn, ahead)
                 elif queued:
                     session.queue.append(turn)
                     position = len(session.queue)
@@ -300,6 +299,8 @@ class TurnRunner:
                 # A stop key made after its Enter that reached the gateway first: kept on the
                 # turn, which obeys it as its worker starts, before it sends anything.
                 take_armed(session, turn)
+                if turn.urgent:  # a key that overtook it stopped the turn it stops anyway
+                    take_overtaken(session, turn)
                 session.last_used = time.monotonic()
             if not queued:
                 self._workers.start(turn.turn_id, lambda: self._run(session, turn))
