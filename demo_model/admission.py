@@ -182,7 +182,7 @@ def plan_generation(
     if prompt_tokens >= config.n_ctx:
         raise context_size_rejection(prompt_tokens, config.n_ctx)
     cap = min(config.max_tokens, config.n_ctx - prompt_tokens)
-    requested = requested_max_tokens(request)
+    requested = None if config.ignore_max_tokens else requested_max_tokens(request)
     if requested is not None:
         cap = min(cap, requested)
     tools = request.get("tools") if request.get("tool_choice") != "none" else None

@@ -86,6 +86,8 @@ class DemoConfig:
         max_tokens: server-side cap on completion tokens (reasoning, content and tool-call
             chunks all count); the request's ``max_tokens`` also caps. Hitting a cap ends the
             reply with ``finish_reason: "length"``.
+        ignore_max_tokens: the request's ``max_tokens`` caps nothing (as a server replaying a
+            recording, or one that ignores the field, does); the server's own cap still holds.
         n_ctx: context window in tokens, reported by ``/props`` and ``/slots`` (and as
             ``meta.n_ctx`` by ``/v1/models``); a prompt of this many tokens or more (counted by
             ``tokenizer``, tool definitions included) is refused with HTTP 400
@@ -152,6 +154,7 @@ class DemoConfig:
     prompt_delay_s: float = 0.0
     slots: int = 1
     max_tokens: int = 400
+    ignore_max_tokens: bool = False
     n_ctx: int = 8192
     n_ctx_train: int = 131072
     tokenizer: str = "words"

@@ -108,6 +108,10 @@ class ChatClient:
         Returns:
             the completed reply (content, reasoning, tool calls in index order, usage).
 
+        A server that ignores ``max_tokens`` (one replaying a recording does) is cut off
+        once it sent more pieces than that (each piece is at least one token; a little slack
+        for a piece of content and reasoning from one token), as ``finish_reason`` ``length``.
+
         Raises:
             ProviderError: a subclass for each failure (see :mod:`agent.provider.errors`);
                 :class:`EarlyClose` when the stream ends without a ``finish_reason``;
@@ -124,6 +128,7 @@ class ChatClient:
         # `out.content += piece` per token would copy the whole reply each time.
         text = _Pieces(out.content, out.reasoning)
         body = self._body(messages, tools, stream=True, max_tokens=max_tokens)
+        cap = None if max_tokens is None else max_tokens + len(text.content) + CAP_SLACK_PIECES
         try:
             async with conn.http.stream(
                 "POST", self.config.completions_url, json=body, extensions={"trace": conn.trace}
@@ -140,6 +145,9 @@ class ChatClient:
                     if on_chunk is not None:
                         on_chunk()
                     _apply_chunk(_parse_chunk(data), data, out, text, calls, on_delta)
+                    if cap is not None and len(text.content) + len(text.reasoning) > cap:
+                        out.finish_reason = "length"  # cut where the server should have
+                        break  # leaving the response closes the connection: its slot frees
         except LineTooLong as exc:
             raise MalformedChunk(
                 f"model server sent a line longer than {exc.limit // (1024 * 1024)} MiB "
@@ -235,6 +243,10 @@ def _parse_chunk(data: str) -> dict[str, Any]:
         overflow = context_overflow(400, chunk, data, message)  # llama.cpp's error event
         raise overflow if overflow is not None else ServerError(message)
     return chunk
+
+
+CAP_SLACK_PIECES = 8
+"""Pieces a stream may send past its ``max_tokens`` before it is cut (see :meth:`stream`)."""
 
 
 class _Pieces:
