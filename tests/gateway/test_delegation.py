@@ -397,3 +397,21 @@ def test_a_stop_when_only_a_background_child_runs_stops_it_as_yours(
     assert (
         tree.gateway.session_interrupt(tree.session, StopRequest.by_user(Surface.DESK_KEY)) is None
     )
+
+
+def test_a_childs_streamed_text_is_checkpointed_as_its_draft_while_it_runs(tree: Tree) -> None:
+    # A kill -9 mid-child lost the child's whole reply: its text was never checkpointed (a
+    # top-level turn's is, every moment); recovery now keeps the draft as the child's reply.
+    turn = tree.gateway.prompt_submit(tree.session, "delegate: essay number 1 [demo tps=40]")
+    (child,) = tree.started(1)
+
+    def drafted(_event: object) -> bool:
+        row = tree.store.turns.get_turn(child.turn_id)
+        return row is not None and bool(row.draft)
+
+    assert tree.log.wait_for(drafted, 15), "the child's text never reached its draft"
+    tree.gateway.session_interrupt(tree.session, StopRequest.by_user(Surface.DESK_BUTTON))
+    tree.log.complete(turn.turn_id, timeout=15)
+    tree.ended(child.turn_id)
+    row = tree.store.turns.get_turn(child.turn_id)
+    assert row is not None and row.draft is None and row.reply

@@ -337,3 +337,18 @@ def test_a_closed_turn_keeps_the_finish_reason_of_its_reply(store: SessionStore)
         assert store.turns.record_turn_end(turn_id, [], TurnOutcome.from_result(result))
     reasons = {t.id: t.finish_reason for t in store.turns.list_turns("s1")}
     assert reasons == {"cut": "length", "whole": "stop", "stopped": None}
+
+
+def test_recovery_keeps_a_dead_childs_draft_as_its_reply_not_the_sessions_message(
+    store_factory: StoreFactory,
+) -> None:
+    with closing(store_factory(liveness=ScriptedLiveness("otherhost:4242:1"))) as s:
+        s.sessions.create_session("s1")
+        s.turns.start_turn("t1", "s1", "research it")
+        s.turns.start_turn("k1", "s1", "a task", record_prompt=False, parent_turn_id="t1")
+        assert s.turns.save_draft("k1", "The child found")
+    with closing(store_factory(liveness=ScriptedLiveness(alive=lambda _owner: False))) as s:
+        child = s.turns.get_turn("k1")
+        assert child is not None and child.exit_reason == CRASH_EXIT_REASON
+        assert (child.reply, child.draft) == ("The child found", None)
+        assert all(m.turn_id != "k1" for m in s.transcript.all_messages("s1"))

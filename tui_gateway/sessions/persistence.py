@@ -398,6 +398,8 @@ class Persistence:
         with self._closed_lock:
             self._remember_closed(child.turn_id)
             self._calls.pop(child.turn_id, None)
+        if self._writer is not None:
+            self._writer.end_draft(child.turn_id)
         exited_ms = child.exited_ms(result.stop) if result.stop is not None else None
         outcome = TurnOutcome.from_result(result, stop_exited_ms=exited_ms, ended_at=time.time())
         outcome = replace(outcome, reply=result.text)

@@ -227,6 +227,7 @@ class Delegation:
         listener = turn_listener(
             child_id,
             lambda payload: self._publish(session, payload),
+            on_text=lambda text: self._persistence.note_text(session, child_id, text),
             on_tool=lambda event: self._persistence.tool_event(session, child_id, event),
         )
         agent = self.build(session, child_id, listener, depth=depth)

@@ -403,24 +403,28 @@ class SqlTurns:
                 except StoreFenced:
                     continue  # a live owner holds the session now: its turns are its own
                 pid = turn.owner.split(":")[1] if turn.owner.count(":") >= 2 else "?"
+                child = turn.parent_turn_id is not None
                 ended = t.run(
                     "UPDATE turns SET ended_at = ?, status = 'failed', exit_reason = ?,"
-                    " error = ?, draft = NULL, calls = ? WHERE id = ? AND ended_at IS NULL",
+                    " error = ?, draft = NULL, calls = ?, reply = ?"
+                    " WHERE id = ? AND ended_at IS NULL",
                     (
                         now,
                         CRASH_EXIT_REASON,
                         f"desk stopped before this turn ended (process {pid} is gone)",
-                        # a child agent's calls are not the session's: they stay on its row
-                        None if turn.parent_turn_id is None else turn.calls,
+                        # a child agent's calls and reply are not the session's: its row keeps
+                        # them (its draft as its reply)
+                        turn.calls if child else None,
+                        turn.draft if child else turn.reply,
                         turn.id,
                     ),
                 )
                 if ended != 1:
                     continue
-                if turn.parent_turn_id is None:
+                if not child:
                     calls = recovered_messages(calls_from_json(turn.calls))
                     insert_messages(t, turn.session_id, calls, turn.id, now)
-                if turn.draft:
+                if turn.draft and not child:
                     draft = NewMessage(
                         ChatMessage(role="assistant", content=turn.draft), partial=True
                     )
