@@ -138,18 +138,40 @@ def with_attachments(text: str, attachments: Sequence[Attachment]) -> str:
     return text + "\n\n" + "\n\n".join(blocks)
 
 
+MENTIONABLE = re.compile(r"(?:[\w.~/+\-]| )+")
+"""A path a mention can spell (a space is typed ``\\ ``)."""
+
+
+def mentionable(path: str) -> bool:
+    """True when a mention can name ``path``: only characters a mention holds, and valid
+    UTF-8 (a name that is not, as the file system gives it, would reach the prompt as ``�``
+    and name no file: offered for completion, it was then dropped without a word)."""
+    return MENTIONABLE.fullmatch(path) is not None and path.isprintable() and _utf8(path)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def workspace_files(root: Path, *, limit: int = MAX_LISTED) -> list[str]:
     """The workspace's files for completion, relative to ``root``, sorted (see the module
-    docstring); never raises (an unreadable directory is skipped)."""
+    docstring); only those a mention can name (:func:`mentionable`); never raises (an
+    unreadable directory is skipped)."""
     listed = _git_files(root)
     if listed is not None:
-        return sorted(listed)
+        return sorted(name for name in listed if mentionable(name))
     found: list[str] = []
     for directory, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         base = Path(directory).relative_to(root)
         for name in sorted(files):
-            found.append(str(base / name) if base != Path(".") else name)
+            path = str(base / name) if base != Path(".") else name
+            if mentionable(path):
+                found.append(path)
             if len(found) >= limit:
                 return sorted(found)
     return sorted(found)

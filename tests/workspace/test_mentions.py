@@ -13,6 +13,7 @@ from agent.context.mentions import (
     MentionRefused,
     find_attachments,
     fuzzy_rank,
+    mentionable,
     mentions_in,
     with_attachments,
     workspace_files,
@@ -78,6 +79,20 @@ def test_the_list_is_gits_when_a_repository_and_ranks_fuzzily(tmp_path: Path) ->
     assert fuzzy_rank("read", listed)[:2] == ["README.md", "src/deep/readers.py"]
     assert fuzzy_rank("sap", listed)[0] == "src/app.py"  # the tightest match first
     assert fuzzy_rank("zzz", listed) == []
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_only_files_a_mention_can_name_are_offered(tmp_path: Path, git: bool) -> None:
+    # A name that is not UTF-8 (as the file system gives it: a lone surrogate) or holds a
+    # character a mention cannot spell was offered, put in the box by Tab, then reached the
+    # prompt as something that named no file: the prompt went without it and without a word.
+    names = ["plain.txt", "with space.md", "we\udcffird.txt", "a(b).txt"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"x\n")
+    if git:
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert workspace_files(tmp_path) == ["plain.txt", "with space.md"]
+    assert mentionable("src/deep/readers.py") and not mentionable("we\udcffird.txt")
 
 
 def test_a_mentioned_file_reaches_the_server_with_the_prompt(
