@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from textual.widget import Widget
 
-from contract.events import StopReceipt
+from contract.events import CompressionComplete, StopReceipt
 from contract.results import TranscriptEntry
 from desk.receipts import format_stop_receipt
 from desk.widgets.agent_card import AgentCard
@@ -87,11 +87,26 @@ def saved_blocks(
             blocks.append(SavedToolCalls(["tool"], [entry.content]))
         elif entry.role == "event" and entry.compression is not None:
             blocks.append(outcome_line(entry.compression))  # as it was left live
+        last = entries[index]  # the turn's last message carries its child agents
         if note:  # a turn that ended without a reply to put it under
+            # below its compression's line, saved after its prompt (live, that line came first)
+            while (compressed := _compression_of(entries, index + 1, entry.turn_id)) is not None:
+                index += 1
+                blocks.append(outcome_line(compressed))
             blocks.append(SavedReply("", note=note))
-        blocks.extend(_saved_agents(entries[index]))
+        blocks.extend(_saved_agents(last))
         index += 1
     return blocks
+
+
+def _compression_of(
+    entries: list[TranscriptEntry], index: int, turn_id: str
+) -> CompressionComplete | None:
+    """The compression outcome ``entries[index]`` is, when turn ``turn_id`` saved it."""
+    if not turn_id or index >= len(entries):
+        return None
+    entry = entries[index]
+    return entry.compression if entry.role == "event" and entry.turn_id == turn_id else None
 
 
 def with_replaced(

@@ -96,8 +96,9 @@ async def test_a_compress_line_is_shown_again_on_resume_and_exported_in_its_plac
 async def test_a_cancelled_compression_before_a_prompt_is_shown_again_between_it_and_its_reply(
     demo_server: DemoModelServer, tmp_path: Path
 ) -> None:
-    # due at 30 % of a 4,000-token window; the summary stalls, so the click lands before it ends
-    setup = Setup(demo_server, tmp_path / "desk.db", 4000, threshold=0.3, exchanges=3, tools=False)
+    # due at 30 % of a 5,000-token window with one exchange to summarise whichever count comes
+    # first (see test_compression_desk); the summary stalls, so the click lands before it ends
+    setup = Setup(demo_server, tmp_path / "desk.db", 5000, threshold=0.3, exchanges=5, tools=False)
     app = setup.app()
     async with app.run_test(size=(120, 40)) as pilot:
         demo_server.configure(fault="stall", fault_after_tokens=5, fault_times=1)
@@ -124,6 +125,34 @@ async def test_a_cancelled_compression_before_a_prompt_is_shown_again_between_it
         exported = target.read_text()
         prompt = exported.index("reply with exactly: went anyway")
         assert prompt < exported.index(f"> {line}") < exported.index("\nwent anyway")
+    finally:
+        assert gateway.shutdown(timeout_s=10).threads_left == []
+        store.close()
+
+
+async def test_esc_during_a_prompt_s_compression_shows_the_same_order_on_resume(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    # Live: the prompt, the compression's cancelled line, then the stop receipt; a resumed
+    # session put the receipt above the line (the receipt went right under the prompt).
+    setup = Setup(demo_server, tmp_path / "desk.db", 5000, threshold=0.3, exchanges=5, tools=False)
+    app = setup.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        demo_server.configure(fault="stall", fault_after_tokens=5, fault_times=1)
+        reply = await submit_and_get_reply(app, pilot, "reply with exactly: never sent")
+        panel = app.widgets.compression_panel
+        await wait_until(pilot, lambda: panel.running and panel.tokens_out >= 3, what="summary")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.outcome is not None, what="the stop")
+        await wait_until(pilot, lambda: notes(app), what="the outcome line")
+        live = shown(app)
+    assert live[-2:][0].startswith("⇊ compression cancelled by you")
+    app, gateway, store = resumed(setup)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await rendered(app, pilot)
+            again = shown(app)
+        assert again == live
     finally:
         assert gateway.shutdown(timeout_s=10).threads_left == []
         store.close()
