@@ -269,7 +269,10 @@ class ModelServer:
                 self._status = status
         if status is not None:
             self._publish(None, status, sticky=STICKY)
-        self.check()
+        with self._lock:
+            asked = self._thread is not None
+        if asked:  # a gateway never asked to check the server asks nothing by itself
+            self.check()
 
     def check(self) -> None:
         """Ask the server now (in the background; the answer is published)."""
