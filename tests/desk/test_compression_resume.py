@@ -130,34 +130,6 @@ async def test_a_cancelled_compression_before_a_prompt_is_shown_again_between_it
         store.close()
 
 
-async def test_esc_during_a_prompt_s_compression_shows_the_same_order_on_resume(
-    demo_server: DemoModelServer, tmp_path: Path
-) -> None:
-    # Live: the prompt, the compression's cancelled line, then the stop receipt; a resumed
-    # session put the receipt above the line (the receipt went right under the prompt).
-    setup = Setup(demo_server, tmp_path / "desk.db", 5000, threshold=0.3, exchanges=5, tools=False)
-    app = setup.app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        demo_server.configure(fault="stall", fault_after_tokens=5, fault_times=1)
-        reply = await submit_and_get_reply(app, pilot, "reply with exactly: never sent")
-        panel = app.widgets.compression_panel
-        await wait_until(pilot, lambda: panel.running and panel.tokens_out >= 3, what="summary")
-        await pilot.press("escape")
-        await wait_until(pilot, lambda: reply.outcome is not None, what="the stop")
-        await wait_until(pilot, lambda: notes(app), what="the outcome line")
-        live = shown(app)
-    assert live[-2:][0].startswith("⇊ compression cancelled by you")
-    app, gateway, store = resumed(setup)
-    try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await rendered(app, pilot)
-            again = shown(app)
-        assert again == live
-    finally:
-        assert gateway.shutdown(timeout_s=10).threads_left == []
-        store.close()
-
-
 def notes_of(blocks: list[str]) -> list[str]:
     return [b for b in blocks if b.startswith("⇊ ")]
 

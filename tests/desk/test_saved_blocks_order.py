@@ -1,0 +1,51 @@
+"""A resumed turn's blocks come in the order they had live."""
+
+from __future__ import annotations
+
+from agent.compression.status import CompressionStatus
+from contract.events import CompressionComplete
+from contract.results import TranscriptEntry
+from desk.saved_blocks import saved_blocks
+from desk.widgets.saved_reply import SavedReply
+from desk.widgets.user_prompt import UserPrompt
+
+STOPPED = "■ stopped by you"
+
+
+def test_a_turn_stopped_during_its_compression_shows_the_receipt_below_the_compression() -> None:
+    # Live: the prompt, the compression's cancelled line, then the stop receipt. A resumed
+    # session put the receipt right under the prompt, above the line (a turn with no reply
+    # hangs its receipt under its last message, the prompt, and the line was saved after it).
+    cancelled = CompressionComplete(
+        turn_id="t1",
+        status=CompressionStatus.CANCELLED,
+        message="compression cancelled by you",
+        before_tokens=3000,
+        after_tokens=3000,
+    )
+    entries = [
+        TranscriptEntry("user", "hello", turn_id="t1", note=STOPPED),
+        TranscriptEntry("event", "", turn_id="t1", compression=cancelled),
+        TranscriptEntry("user", "next", turn_id="t2"),
+    ]
+    blocks = saved_blocks(entries, 0)
+    kinds = [type(b).__name__ for b in blocks]
+    assert kinds == ["UserPrompt", "Static", "SavedReply", "UserPrompt"]
+    assert isinstance(blocks[0], UserPrompt) and blocks[0].text == "hello"
+    assert isinstance(blocks[2], SavedReply) and not blocks[2].text
+
+
+def test_another_turns_compression_stays_where_it_was_saved() -> None:
+    other = CompressionComplete(
+        turn_id="c9",
+        status=CompressionStatus.COMMITTED,
+        message="compressed",
+        before_tokens=3000,
+        after_tokens=900,
+    )
+    entries = [
+        TranscriptEntry("user", "hello", turn_id="t1", note=STOPPED),
+        TranscriptEntry("event", "", turn_id="c9", compression=other),
+    ]
+    kinds = [type(b).__name__ for b in saved_blocks(entries, 0)]
+    assert kinds == ["UserPrompt", "SavedReply", "Static"]
