@@ -12,20 +12,21 @@ from desk.widgets.user_prompt import UserPrompt
 STOPPED = "■ stopped by you"
 
 
+def compression(turn_id: str, status: CompressionStatus) -> TranscriptEntry:
+    """A compression's outcome as the session saved it, by turn ``turn_id``."""
+    outcome = CompressionComplete(
+        turn_id=turn_id, status=status, message=status.value, before_tokens=3000, after_tokens=900
+    )
+    return TranscriptEntry("event", "", turn_id=turn_id, compression=outcome)
+
+
 def test_a_turn_stopped_during_its_compression_shows_the_receipt_below_the_compression() -> None:
     # Live: the prompt, the compression's cancelled line, then the stop receipt. A resumed
     # session put the receipt right under the prompt, above the line (a turn with no reply
     # hangs its receipt under its last message, the prompt, and the line was saved after it).
-    cancelled = CompressionComplete(
-        turn_id="t1",
-        status=CompressionStatus.CANCELLED,
-        message="compression cancelled by you",
-        before_tokens=3000,
-        after_tokens=3000,
-    )
     entries = [
         TranscriptEntry("user", "hello", turn_id="t1", note=STOPPED),
-        TranscriptEntry("event", "", turn_id="t1", compression=cancelled),
+        compression("t1", CompressionStatus.CANCELLED),
         TranscriptEntry("user", "next", turn_id="t2"),
     ]
     blocks = saved_blocks(entries, 0)
@@ -36,16 +37,9 @@ def test_a_turn_stopped_during_its_compression_shows_the_receipt_below_the_compr
 
 
 def test_another_turns_compression_stays_where_it_was_saved() -> None:
-    other = CompressionComplete(
-        turn_id="c9",
-        status=CompressionStatus.COMMITTED,
-        message="compressed",
-        before_tokens=3000,
-        after_tokens=900,
-    )
     entries = [
         TranscriptEntry("user", "hello", turn_id="t1", note=STOPPED),
-        TranscriptEntry("event", "", turn_id="c9", compression=other),
+        compression("c9", CompressionStatus.COMMITTED),
     ]
     kinds = [type(b).__name__ for b in saved_blocks(entries, 0)]
     assert kinds == ["UserPrompt", "SavedReply", "Static"]
