@@ -161,6 +161,13 @@ class PanelProgress(ProgressBar):
         event.prevent_default()
         self.update()
 
+    def on_resize(self, _event: events.Resize) -> None:
+        """The bar rounds its fill to its width when the fill is set: a width set after it
+        (the panel's wording chose another bar width) kept a fill of the old one, half a cell
+        off. Round it again at the new width."""
+        bar = self.query_one(Bar)
+        bar.percentage = self.percentage
+
     def animate_waiting(self) -> None:
         """No total yet (a compression began): the indeterminate animation."""
         self.update(total=None, progress=0)

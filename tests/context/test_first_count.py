@@ -33,13 +33,21 @@ class Published:
     """What the windows publish, by session."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()
         self.counts: dict[str, list[ContextWindowKnown]] = {}
 
     def __call__(self, session: Session, payload: Payload) -> None:
         if isinstance(payload, ContextWindowKnown):
             with self.lock:
                 self.counts.setdefault(session.session_id, []).append(payload)
+                self.lock.notify_all()
+
+    def wait(self, session_id: str, count: int, timeout_s: float = 30.0) -> bool:
+        """True once ``count`` figures were published for ``session_id``."""
+        with self.lock:
+            return self.lock.wait_for(
+                lambda: len(self.counts.get(session_id, [])) >= count, timeout_s
+            )
 
     def of(self, session_id: str) -> list[ContextWindowKnown]:
         with self.lock:
@@ -97,3 +105,39 @@ def test_without_the_first_count_a_new_session_is_counted_at_the_default_ratio(
     windows.announce(new_session("s"), provider)
     (announced,) = published.of("s")
     assert not announced.measured and announced.used_tokens != exact
+
+
+def resumed_session(name: str) -> Session:
+    """A session resumed with a prose history of its own and no server count saved."""
+    prose = "The river rose over the old stone bridge while the town slept. " * 30
+    history = [*SYSTEM]
+    for i in range(6):
+        history += [ChatMessage("user", f"{i}: {prose}"), ChatMessage("assistant", prose)]
+    return Session(session_id=name, title=name, model="demo", history=history)
+
+
+def test_a_resumed_session_is_counted_on_its_own_history_not_the_first_requests(
+    server: DemoModelServer,
+) -> None:
+    # A first request's count (the system prompt, the tools' JSON) has another ratio than a
+    # prose history: a resumed session calibrated from it showed a third too few tokens, and
+    # its compression kept too much
+    provider = ProviderConfig(base_url=server.base_url, model="demo")
+    resumed = resumed_session("resumed")
+    exact = ServerCounts()(provider, resumed.history, [])
+    published = Published()
+    windows = SessionWindows(None, published, count="server", first=lambda: list(SYSTEM))
+    try:
+        windows.server_answers(provider, [resumed])  # the server answers after the resume
+        announced = published.of("resumed")[-1]
+        assert announced.measured and announced.used_tokens == exact
+
+        later = resumed_session("later")  # resumed once the first request was counted
+        windows.announce(later, provider)  # the estimate at once, the server's count after
+        assert published.wait("later", 2)
+        estimate, counted = published.of("later")
+        assert not estimate.measured  # not another request's ratio
+        assert counted.measured and counted.used_tokens == exact
+    finally:
+        windows.close()
+    assert not [t for t in threading.enumerate() if t.name == "desk-count"]

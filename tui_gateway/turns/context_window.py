@@ -5,11 +5,14 @@ a configured ``context_window`` wins, else the server's running window, else the
 training context, else 8,192 assumed) and cached; each session gets a
 :class:`agent.context.budget.ContextBudget` of its own (its calibration is per session). A new
 session whose window is not known yet learns it on a gateway worker, so creating it never
-waits on the server; the first turn waits for that answer if it has not come yet.
+waits on the server; the first turn waits for that answer if it has not come yet. A session
+resumed with a history of its own and no count saved is published at the estimate first, then
+counted by the server on a short-lived thread of its own and published again.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -30,6 +33,12 @@ from tui_gateway.sessions.state import Session
 from tui_gateway.turns.server_counts import ServerCounts
 
 Learn = Callable[[ProviderConfig, int | None], ContextWindow]
+
+COUNT_JOIN_S = 1.0
+"""How long :meth:`SessionWindows.close` waits for each thread whose count it cancelled, in
+seconds (a cancelled count ends at once; a bound, not a wait)."""
+
+log = logging.getLogger(__name__)
 
 ServerCount = Callable[
     [ProviderConfig, Sequence[ChatMessage], Sequence[dict[str, Any]]], int | None
@@ -99,12 +108,20 @@ class SessionWindows:
         self._learning: dict[tuple[str, str], threading.Lock] = {}
         self._keys: dict[str, tuple[str, str]] = {}
         self._announced: set[str] = set()
+        self._closed = False
+        self._counting: set[threading.Thread] = set()  # resumed sessions' counts (see announce)
 
     def close(self) -> None:
         """End the server counts in flight and ask none from now on (the gateway shuts down:
-        its quit never waits for a count). Idempotent; never blocks."""
+        its quit never waits for a count); the threads that asked them end with them (joined
+        up to :data:`COUNT_JOIN_S`). Idempotent."""
+        with self._lock:
+            self._closed = True
+            counting = list(self._counting)
         if self._counts is not None:
             self._counts.close()
+        for thread in counting:
+            thread.join(COUNT_JOIN_S)
 
     def window(self, provider: ProviderConfig) -> ContextWindow:
         """The window for ``provider``'s server and model (learned once, then cached)."""
@@ -137,11 +154,15 @@ class SessionWindows:
             self._keys[session.session_id] = key
             if session.context is None or (before is not None and before != key):
                 # a new session, or another model: its own window and its own tokenizer,
-                # calibrated from the last count on this server and model, if any
+                # calibrated from the last count on this server and model, if any; not a
+                # session with a history of its own (resumed with no count saved): a first
+                # request's count (the system prompt and the tools' JSON, 7.5 characters a
+                # token against prose's 5) put its gauge a third low, and its compression
+                # kept too much
                 session.context = ContextBudget(window, tool_schemas=self._tool_schemas)
                 with self._lock:
                     seed = self._seeds.get(key)
-                if seed is not None:
+                if seed is not None and all(m.role == "system" for m in session.history):
                     session.context.observe(seed.size, seed.tokens, seed.source)
             elif before is None:
                 # a resumed session, calibrated from its saved counts: the window is now known
@@ -166,6 +187,37 @@ class SessionWindows:
                 waiting.append((session, provider, list(tools)))
                 return
         self.publish(session, provider, tools)
+        self._count_later(session, provider, tools)
+
+    def _count_later(
+        self, session: Session, provider: ProviderConfig, tools: Sequence[dict[str, Any]]
+    ) -> None:
+        """A session with a history of its own that nothing calibrated (resumed with no
+        server count saved): the server counts its next request on a thread of its own (a
+        resume never waits for the server), and its figure is published again."""
+        if self._count is None or self.budget(session, provider).calibration.measured:
+            return
+        with session.lock:
+            if all(m.role == "system" for m in session.history):
+                return  # a new session: the first request's count calibrates it
+
+        def count() -> None:
+            try:
+                self._counted(session, provider, tools)
+                if self.budget(session, provider).calibration.measured:
+                    self.publish(session, provider, tools)
+            except Exception as exc:  # the estimate stands; the first turn calibrates it
+                log.warning("counting session %s failed: %r", session.session_id, exc)
+            finally:
+                with self._lock:
+                    self._counting.discard(threading.current_thread())
+
+        thread = threading.Thread(target=count, name="desk-count", daemon=True)
+        with self._lock:
+            if self._closed:
+                return
+            self._counting.add(thread)
+        thread.start()
 
     def first_turn(
         self,
