@@ -41,6 +41,7 @@ from desk.receipts import ReceiptFormatter
 from desk.screens.desk_widgets import DeskWidgets
 from desk.startup import Startup
 from desk.stop_key import StopKey
+from desk.typing_drain import post_after_keys
 from desk.widgets.status_bar import Clock
 
 if TYPE_CHECKING:  # a session's view loads Markdown: not before the first frame
@@ -194,7 +195,7 @@ def build_controllers(
         shutdown_finished=shutdown_finished,
         began=turns.quitting,
         servers=lambda: mcp.running,
-        post=app.post_message,
+        post=lambda message: post_after_keys(app, message),
         starting=starting,
     )
     stops = StopKeysController(
