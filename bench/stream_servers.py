@@ -35,6 +35,10 @@ import httpx
 REPLAY = Path(os.environ.get("DESK_REPLAY", "/work/shared/streams/replay.py"))
 """The replay server (``DESK_REPLAY`` overrides)."""
 
+NEVER_SENT_S = 2.0
+"""How long after the key a request that has not come counts as never sent, in seconds (a
+bench that knows the turn has ended already may pass a shorter grace)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
@@ -63,8 +67,11 @@ class StreamServer(Protocol):
         """A position: :meth:`outcome` looks at requests made after it."""
         ...
 
-    def outcome(self, mark: int, key_at: float, timeout_s: float) -> Outcome | None:
-        """The first chat request after ``mark``; None when it did not end in ``timeout_s``."""
+    def outcome(
+        self, mark: int, key_at: float, timeout_s: float, grace_s: float = NEVER_SENT_S
+    ) -> Outcome | None:
+        """The first chat request after ``mark``; None when it did not end in ``timeout_s``;
+        ``never_sent`` when none came ``grace_s`` after ``key_at``."""
         ...
 
     def started(self, mark: int, timeout_s: float) -> float | None:
@@ -112,7 +119,9 @@ class DemoServer:
         data = self._client.get("/demo/requests").json()
         return max((int(r["id"]) for r in data["requests"]), default=0)
 
-    def outcome(self, mark: int, key_at: float, timeout_s: float) -> Outcome | None:
+    def outcome(
+        self, mark: int, key_at: float, timeout_s: float, grace_s: float = NEVER_SENT_S
+    ) -> Outcome | None:
         """See :meth:`StreamServer.outcome`."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -122,7 +131,7 @@ class DemoServer:
                 if done[0]["peer_closed_at"] is not None:
                     return Outcome("closed", float(done[0]["peer_closed_at"]))
                 return Outcome("done", float(done[0]["completed_at"]))
-            if not records and time.monotonic() - key_at > 2.0:
+            if not records and time.monotonic() - key_at > grace_s:
                 return Outcome("never_sent", None)
             time.sleep(0.01)
         return None
@@ -166,7 +175,9 @@ class _EventLog:
             time.sleep(0.002)
         return None
 
-    def outcome(self, mark: int, key_at: float, timeout_s: float) -> Outcome | None:
+    def outcome(
+        self, mark: int, key_at: float, timeout_s: float, grace_s: float = NEVER_SENT_S
+    ) -> Outcome | None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             with self.path.open("rb") as f:
@@ -181,7 +192,7 @@ class _EventLog:
                         return Outcome("closed", float(event["t"]))
                     if event["event"] == "request_done":
                         return Outcome("done", float(event["t"]))
-            elif time.monotonic() - key_at > 2.0:
+            elif time.monotonic() - key_at > grace_s:
                 return Outcome("never_sent", None)
             time.sleep(0.01)
         return None
@@ -245,9 +256,11 @@ class ReplayServer:
         """The log's size now."""
         return self._log.mark()
 
-    def outcome(self, mark: int, key_at: float, timeout_s: float) -> Outcome | None:
+    def outcome(
+        self, mark: int, key_at: float, timeout_s: float, grace_s: float = NEVER_SENT_S
+    ) -> Outcome | None:
         """See :meth:`StreamServer.outcome`."""
-        return self._log.outcome(mark, key_at, timeout_s)
+        return self._log.outcome(mark, key_at, timeout_s, grace_s)
 
     def started(self, mark: int, timeout_s: float) -> float | None:
         """See :meth:`StreamServer.started`."""
@@ -343,9 +356,11 @@ class WatchedServer:
         """The log's size now."""
         return self._log.mark()
 
-    def outcome(self, mark: int, key_at: float, timeout_s: float) -> Outcome | None:
+    def outcome(
+        self, mark: int, key_at: float, timeout_s: float, grace_s: float = NEVER_SENT_S
+    ) -> Outcome | None:
         """See :meth:`StreamServer.outcome`."""
-        return self._log.outcome(mark, key_at, timeout_s)
+        return self._log.outcome(mark, key_at, timeout_s, grace_s)
 
     def started(self, mark: int, timeout_s: float) -> float | None:
         """See :meth:`StreamServer.started`."""
