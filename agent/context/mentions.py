@@ -2,7 +2,9 @@
 complete a mention from.
 
 A mention is ``@`` followed by a path (no spaces), not preceded by a letter, a digit or ``/``
-(so ``me@example.com`` is no mention). It names a file relative to the workspace, or an
+(so ``me@example.com`` is no mention); a path with other characters than letters, digits and
+``. ~ / + - _`` is quoted (``@"notes (1).txt"``; a space may also be typed as backslash and
+space), :mod:`agent.context.mention_spelling`. It names a file relative to the workspace, or an
 absolute or ``~`` path. A mention that names no existing file is left as typed (``@someone``).
 Each file is attached once, after the prompt, in a ``<file path="...">`` block; a file longer
 than :data:`MAX_ATTACH_CHARS` keeps its head and tail with a note saying how much was left out.
@@ -20,12 +22,12 @@ ignore), else a walk that skips hidden directories and stops at :data:`MAX_LISTE
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.context.mention_spelling import MENTION
 from agent.context.shrink import cut_middle
 from agent.tools.workspace import PathCheck, Workspace
 
@@ -38,8 +40,6 @@ MAX_LISTED = 5_000
 GIT_TIMEOUT_S = 5.0
 """Longest ``git ls-files`` may take before the walk is used instead, in seconds."""
 
-MENTION = re.compile(r"(?<![\w/@])@((?:[\w.~/+\-]|\\ )+)")
-"""``@path``: a path of letters, digits and ``. ~ / + - _`` (``\\ `` for a space)."""
 
 TRAILING = ".,:;!?)]}'\""
 """Punctuation that ends a sentence after a mention rather than belonging to the path."""
@@ -71,8 +71,11 @@ class Attachment:
 
 
 def mentions_in(text: str) -> list[str]:
-    """The paths mentioned in ``text`` (as typed, trailing punctuation left out), in order."""
-    return [m.group(1).replace("\\ ", " ") for m in MENTION.finditer(text)]
+    """The paths mentioned in ``text`` (as typed, unquoted), in order."""
+    return [
+        m.group(1) if m.group(1) is not None else m.group(2).replace("\\ ", " ")
+        for m in MENTION.finditer(text)
+    ]
 
 
 def find_attachments(
@@ -138,15 +141,11 @@ def with_attachments(text: str, attachments: Sequence[Attachment]) -> str:
     return text + "\n\n" + "\n\n".join(blocks)
 
 
-MENTIONABLE = re.compile(r"(?:[\w.~/+\-]| )+")
-"""A path a mention can spell (a space is typed ``\\ ``)."""
-
-
 def mentionable(path: str) -> bool:
-    """True when a mention can name ``path``: only characters a mention holds, and valid
+    """True when a mention can name ``path`` (:func:`spelled`): printable, no quote, and valid
     UTF-8 (a name that is not, as the file system gives it, would reach the prompt as ``�``
     and name no file: offered for completion, it was then dropped without a word)."""
-    return MENTIONABLE.fullmatch(path) is not None and path.isprintable() and _utf8(path)
+    return bool(path) and '"' not in path and path.isprintable() and _utf8(path)
 
 
 def _utf8(text: str) -> bool:

@@ -3,9 +3,10 @@
 While the word at the cursor is ``@something`` (at the start of a line or after a space), the
 gateway is asked for the workspace's files that match it (``workspace.files``, fuzzy, git's list
 when the workspace is a repository) off the UI thread, and the list shows above the box. Tab
-replaces ``@something`` with ``@path `` of the first match; Tab again, before anything else is
-typed, puts the next match in its place. The files themselves are attached by the gateway when
-the prompt is sent (:mod:`agent.context.mentions`).
+replaces ``@something`` with ``@path `` of the first match (``@"path" `` when the name holds
+characters a bare mention does not, :func:`agent.context.mention_spelling.spelled`); Tab again,
+before anything else is typed, puts the next match in its place. The files themselves are
+attached by the gateway when the prompt is sent (:mod:`agent.context.mentions`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from textual.widget import Widget
 
+from agent.context.mention_spelling import spelled
 from contract.errors import GatewayError
 from desk.widgets.mention_list import MentionList
 from desk.widgets.prompt_input import PromptInput
@@ -23,8 +25,9 @@ from desk.widgets.prompt_input import PromptInput
 if TYPE_CHECKING:
     from contract.ports import DeskGateway
 
-AT_CURSOR = re.compile(r"(?:^|(?<=\s))@((?:[\w.~/+\-]|\\ )*)$")
-"""An ``@`` mention being typed: what is before the cursor on its line ends with it."""
+AT_CURSOR = re.compile(r'(?:^|(?<=\s))@(?:"([^"\n]*)|((?:[\w.~/+\-]|\\ )*))$')
+"""An ``@`` mention being typed (``@path`` or ``@"path``): what is before the cursor on its
+line ends with it."""
 
 LISTED = 50
 """Most files asked of the gateway for one list."""
@@ -36,7 +39,8 @@ def mention_at(line_before_cursor: str) -> tuple[int, str] | None:
     found = AT_CURSOR.search(line_before_cursor)
     if found is None:
         return None
-    return found.start(), found.group(1).replace("\\ ", " ")
+    quoted = found.group(1)
+    return found.start(), quoted if quoted is not None else found.group(2).replace("\\ ", " ")
 
 
 class MentionController:
@@ -106,7 +110,7 @@ class MentionController:
         if not self._paths:
             return False
         self._index = (self._index + 1) % len(self._paths)
-        path = self._paths[self._index].replace(" ", "\\ ")
+        path = spelled(self._paths[self._index])
         result = prompt.replace(f"@{path} ", start, end, maintain_selection_offset=False)
         prompt.move_cursor(result.end_location)
         self._inserted = (start, result.end_location, prompt.text)

@@ -45,6 +45,8 @@ def test_a_mention_is_found_at_the_cursor() -> None:
     assert mention_at("@") == (0, "")
     assert mention_at("mail me@host") is None
     assert mention_at("look at @README.md and more") is None
+    assert mention_at('see @"notes (') == (4, "notes (")  # a quoted one, being typed
+    assert mention_at('see @"notes (1).txt" and') is None
 
 
 def listed(app: object) -> list[str]:
@@ -314,5 +316,32 @@ async def test_a_file_not_in_utf8_is_not_attached_and_the_screen_says_why(
             await wait_until(pilot, lambda: box.text, what="the prompt given back")
             assert box.text == "what is in @latin1.txt"
             assert fast_server.records.list() == []  # nothing was sent, no � either
+    finally:
+        gateway.shutdown(timeout_s=5.0)
+
+
+@pytest.mark.anyio
+async def test_tab_quotes_a_name_a_bare_mention_cannot_spell_and_the_file_is_attached(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    root = workspace(tmp_path)
+    (root / "notes (1).txt").write_text("The note says seventeen.\n")
+    gateway = make_gateway(fast_server, root, approvals=False)
+    app = make_app(gateway)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            box = await type_mention(app, pilot, "read @notes")
+            await wait_until(pilot, lambda: "notes (1)" in "".join(listed(app)), what="match")
+            await pilot.press("tab")
+            assert box.text == 'read @"notes (1).txt" '
+            await pilot.press("enter")
+
+            def sent() -> bool:
+                return any(
+                    "The note says seventeen." in str(r.messages[-1].get("content"))
+                    for r in fast_server.records.list()
+                )
+
+            await wait_until(pilot, sent, what="the file's text at the server")
     finally:
         gateway.shutdown(timeout_s=5.0)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.context.mention_spelling import spelled
 from agent.context.mentions import (
     MentionRefused,
     find_attachments,
@@ -30,6 +31,18 @@ from tui_gateway.gateway import Gateway, GatewayConfig
 def test_mentions_are_read_from_the_prompt() -> None:
     text = "see @README.md, and @src/app.py. mail me@example.com or @a\\ b.txt"
     assert mentions_in(text) == ["README.md", "src/app.py.", "a b.txt"]
+    # any name is quoted: a hand-typed "@notes(1).txt" named "notes" and was left as typed
+    quoted = 'read @"notes (1).txt", then @"a b/c[2].md" and @"unclosed'
+    assert mentions_in(quoted) == ["notes (1).txt", "a b/c[2].md"]
+
+
+def test_a_quoted_mention_attaches_a_file_a_bare_one_cannot_spell(tmp_path: Path) -> None:
+    (tmp_path / "notes (1).txt").write_text("the first note\n")
+    text = 'summarise @"notes (1).txt"'
+    (found,) = find_attachments(text, Workspace(tmp_path), tmp_path)
+    assert found.text == "the first note\n" and found.mention == "notes (1).txt"
+    assert spelled("notes (1).txt") == '"notes (1).txt"' and spelled("a b.txt") == "a\\ b.txt"
+    assert mentions_in("x @" + spelled("notes (1).txt")) == ["notes (1).txt"]
 
 
 def test_a_mention_attaches_the_file_once_and_cuts_a_large_one(tmp_path: Path) -> None:
@@ -86,12 +99,13 @@ def test_only_files_a_mention_can_name_are_offered(tmp_path: Path, git: bool) ->
     # A name that is not UTF-8 (as the file system gives it: a lone surrogate) or holds a
     # character a mention cannot spell was offered, put in the box by Tab, then reached the
     # prompt as something that named no file: the prompt went without it and without a word.
-    names = ["plain.txt", "with space.md", "we\udcffird.txt", "a(b).txt"]
+    # A name with brackets is quoted; one with a quote cannot be spelled.
+    names = ["plain.txt", "with space.md", "we\udcffird.txt", "a(b).txt", 'say "hi".txt']
     for name in names:
         (tmp_path / name).write_bytes(b"x\n")
     if git:
         subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    assert workspace_files(tmp_path) == ["plain.txt", "with space.md"]
+    assert workspace_files(tmp_path) == ["a(b).txt", "plain.txt", "with space.md"]
     assert mentionable("src/deep/readers.py") and not mentionable("we\udcffird.txt")
 
 
