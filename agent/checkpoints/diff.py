@@ -7,6 +7,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.valid_text import valid_text
+
 ABSENT_SHA = ""
 """The hash recorded for "no file there"."""
 
@@ -29,11 +31,12 @@ def read_current(path: Path) -> bytes | None:
 
 
 def shown_path(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` when inside it, else as it is."""
+    """``path`` relative to ``root`` when inside it, else as it is; valid text (a name that
+    is not UTF-8 shows ``�`` where its bytes are not)."""
     try:
-        return str(path.relative_to(root))
+        return valid_text(str(path.relative_to(root)))
     except ValueError:
-        return str(path)
+        return valid_text(str(path))
 
 
 @dataclass(frozen=True, slots=True)

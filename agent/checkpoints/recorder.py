@@ -23,6 +23,7 @@ from typing import Protocol
 
 from agent.checkpoints.diff import read_current, sha_of
 from agent.checkpoints.snapshot import changed_since, take_snapshot
+from agent.checkpoints.stored_path import stored_path
 from agent.tools.changes import Finish
 
 log = logging.getLogger(__name__)
@@ -119,13 +120,13 @@ class TurnRecorder:
 
     def _record_before(self, path: Path, data: bytes | None) -> None:
         try:
-            self._sink.record_before(str(path), data)
+            self._sink.record_before(stored_path(path), data)
         except Exception as exc:  # a store away: the change goes on, unrecorded
             log.warning("checkpoint: cannot record %s (%s)", path, exc)
 
     def _record_after(self, path: Path, after_sha: str) -> None:
         try:
-            self._sink.record_after(str(path), after_sha)
+            self._sink.record_after(stored_path(path), after_sha)
         except Exception as exc:
             log.warning("checkpoint: cannot record %s (%s)", path, exc)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agent.checkpoints.diff import file_diff, read_current, sha_of, shown_path
 from agent.checkpoints.recorder import UNRECORDED_SHA
+from agent.checkpoints.stored_path import path_from_stored
 from agent.store.rows import CheckpointRow
 from agent.tools.files import fsync_dir, write_bytes_atomic
 
@@ -59,7 +60,7 @@ def undo_files(rows: Sequence[CheckpointRow], root: Path) -> UndoOutcome:
     out = UndoOutcome()
     diffs: list[str] = []
     for row in rows:
-        path = Path(row.path)
+        path = path_from_stored(row.path)
         name = shown_path(path, root)
         if row.after_sha == UNRECORDED_SHA:
             out.not_restored.append(f"{name}: too large or binary to record before the change")
@@ -128,7 +129,7 @@ def session_changes(rows: Sequence[CheckpointRow], root: Path) -> SessionChanges
     files: list[str] = []
     added = removed = 0
     for raw, before in first.items():
-        path = Path(raw)
+        path = path_from_stored(raw)
         try:
             current = read_current(path)
         except OSError:

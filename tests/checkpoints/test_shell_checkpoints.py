@@ -4,6 +4,7 @@ minus what .gitignore ignores; a file too large to keep is named as not restorab
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from agent.checkpoints.diff import read_current, sha_of
 from agent.checkpoints.recorder import UNRECORDED_SHA, TurnRecorder
 from agent.checkpoints.undo import undo_files
+from agent.store import SqliteStore
 from agent.store.rows import CheckpointRow
 
 
@@ -134,3 +136,42 @@ def test_the_first_record_of_a_turn_wins_and_after_is_what_the_call_left(
     outcome = undo_files(sink.rows(), tmp_path)
     assert read_current(path) == b"one\n" and outcome.restored == ["f.txt"]
     assert outcome.diff.splitlines()[-2:] == ["-three", "+one"]
+
+
+class StoreSink:
+    """Records written to a real session store, as the gateway writes them."""
+
+    def __init__(self, store: SqliteStore, session: str) -> None:
+        self.store = store
+        self.session = session
+
+    def record_before(self, path: str, before_data: bytes | None) -> None:
+        self.store.checkpoints.record_before(self.session, "t1", path, before_data)
+
+    def record_after(self, path: str, after_sha: str) -> None:
+        self.store.checkpoints.record_after("t1", path, after_sha)
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_a_file_whose_name_is_not_utf8_is_saved_and_undone(tmp_path: Path, in_git: bool) -> None:
+    # touch "$(printf 'x\376')" in a shell call: the name reached the store with a lone
+    # surrogate, the write raised UnicodeEncodeError and the session's saving was given up
+    root = tmp_path / "work"
+    root.mkdir()
+    if in_git:
+        git(root, "init", "-q")
+    odd = os.fsdecode(b"x\xfe.txt")
+    (root / os.fsdecode(b"old\xff.txt")).write_bytes(b"before\n")
+    with SqliteStore(tmp_path / "desk.db") as store:
+        session = store.sessions.create_session("s").id
+        finish = TurnRecorder(root, StoreSink(store, session)).before(None)
+        (root / odd).write_bytes(b"made\n")
+        (root / os.fsdecode(b"old\xff.txt")).write_bytes(b"after\n")
+        finish()
+        rows = store.checkpoints.checkpoint_files(session)
+        assert len(rows) == 2 and all(r.path.isprintable() for r in rows)
+        outcome = undo_files(rows, root)
+    assert outcome.removed == ["x\ufffd.txt"]  # shown as valid text
+    assert outcome.restored == ["old\ufffd.txt"]
+    assert sorted(os.listdir(os.fsencode(root))) == ([b".git"] if in_git else []) + [b"old\xff.txt"]
+    assert (root / os.fsdecode(b"old\xff.txt")).read_bytes() == b"before\n"
