@@ -58,6 +58,7 @@ class DeskScreen(Screen[None]):
         self._early: list[PromptInput.Submitted] | None = []  # None once the desk is ready
         self._quit_waits = False  # a quit waits for the early prompts to be sent
         widgets.sidebar.type_text = self.type_where_text_goes
+        widgets.sidebar.follow_focus = self.follow_focus
 
     async def desk_ready(self) -> None:
         """The session's view is up: send, in order, what Enter sent while the desk started
@@ -112,6 +113,21 @@ class DeskScreen(Screen[None]):
             target.insert_text_at_cursor(event.character)
         else:
             target.insert(event.character)
+        return True
+
+    def follow_focus(self, event: events.Key) -> bool:
+        """Hand ``event``, a key that reached a widget the focus has left since (the sessions
+        list, behind a letter of its burst that went to the prompt box), to the widget focused
+        now, behind the keys already on their way there; True when it did (False: no focus)."""
+        focused = self.focused
+        if focused is None:
+            return False
+        key = events.Key(event.key, event.character)
+        key.time = event.time  # the moment it was typed (a stop counts from it)
+        prompt = self._widgets.prompt
+        if focused is prompt and event.key in prompt.SEND_KEYS:
+            prompt.sends.given()  # on its way to the box, as the app counts one it forwards
+        focused._forward_event(key)  # forwarded: back at the app, it is not a new key
         return True
 
     def _text_home(self, focused: Widget | None) -> Input | TextArea | None:

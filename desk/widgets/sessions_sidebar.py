@@ -131,6 +131,9 @@ class SessionsSidebar(Vertical, LazyChildren):
         self.type_text: Callable[[events.Key], bool] = lambda _event: False
         """Types a printable key where text goes (the prompt box); True when it did. Set by
         the screen; the list calls it in its own queue, before the keys behind it act."""
+        self.follow_focus: Callable[[events.Key], bool] = lambda _event: False
+        """Hands a key to the widget that has the focus now, in order; True when it did. Set
+        by the screen (see :meth:`_list_key`)."""
 
     def children_to_make(self) -> ComposeResult:
         yield Static("Sessions", classes="heading", markup=False)
@@ -244,6 +247,11 @@ class SessionsSidebar(Vertical, LazyChildren):
         key was taken."""
         if self._renaming is not None:
             return await type_into(self.query_one(RenameBox), event)
+        if self.screen.focused is not self.list_view and self.follow_focus(event):
+            # An earlier key of this burst was typed into the prompt box and took the focus
+            # there: the keys behind it follow it (its Enter opened the highlighted session,
+            # and the next prompt was typed onto this one: "first promptsecond").
+            return True
         if await run_own_binding(self.list_view, event) or await run_own_binding(self, event):
             return True
         return self.type_text(event)

@@ -97,6 +97,32 @@ async def test_a_word_typed_with_the_sidebar_open_reaches_the_prompt_box_whole(
         assert not isinstance(app.screen, ConfirmDelete) and not sidebar.has_class("-renaming")
 
 
+@pytest.mark.parametrize("second", ["second", ""])
+async def test_prompts_typed_with_the_sidebar_open_are_sent_each_on_its_own(
+    store_gateway: Gateway,  # noqa: F811 (the fixture)
+    demo_server: DemoModelServer,
+    second: str,
+) -> None:
+    # The first letter took the focus to the prompt box; the Enter behind it in the burst had
+    # gone to the sessions list, which opened the highlighted session: the prompt was not sent
+    # and the next one was typed onto it ("first promptsecond").
+    app = make_app(store_gateway, demo_server.base_url, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        _sidebar, box = await sidebar_open(app, pilot)
+        before = [p.text for p in app.transcript.query(UserPrompt)]
+        keys = [*typed("first prompt"), "enter"]
+        burst(app, [*keys, *typed(second), "enter"] if second else keys)
+        sent = ["first prompt", second] if second else ["first prompt"]
+
+        def shown() -> list[str]:
+            return [p.text for p in app.transcript.query(UserPrompt)][len(before) :]
+
+        await wait_until(pilot, lambda: len(shown()) >= len(sent), what="the prompts")
+        await pilot.pause()
+        assert shown() == sent and box.text == "" and box.has_focus
+        assert app.session_id == NEWER_ID
+
+
 async def test_after_new_the_highlight_is_on_the_new_session(
     store_gateway: Gateway,  # noqa: F811 (the fixture)
     demo_server: DemoModelServer,
