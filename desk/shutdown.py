@@ -13,7 +13,8 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from agent.stops import Surface
 from contract.ports import DeskGateway
@@ -123,6 +124,28 @@ def install_quit_signals(callback: Callable[[signal.Signals], None]) -> list[sig
             continue  # not the main thread, or no signal support here
         installed.append(sig)
     return installed
+
+
+@contextlib.contextmanager
+def quit_signals_at_once(callback: Callable[[signal.Signals], None]) -> Iterator[None]:
+    """While the UI thread blocks (a program it runs has the terminal), call ``callback(sig)``
+    for :data:`QUIT_SIGNALS` at once, in a plain signal handler: the asyncio loop's own
+    handler waits for the loop, which waits for the program (a SIGTERM while the editor was
+    open left the turn streaming until the editor exited). The loop's handler still runs once
+    the loop is back (the signal is on its wake-up pipe too). On other threads: nothing."""
+    previous: dict[signal.Signals, Any] = {}
+
+    def handler(number: int, _frame: object) -> None:
+        callback(signal.Signals(number))
+
+    with contextlib.suppress(ValueError):  # not the main thread: no handler can be set here
+        for sig in QUIT_SIGNALS:
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def remove_quit_signals(signals: list[signal.Signals]) -> None:

@@ -230,7 +230,9 @@ def build_controllers(
         server=server,
         checkpoints=CheckpointsController(gateway),
         mentions=MentionController(gateway, widgets.prompt),
-        editor=EditorController(widgets.prompt, app.suspend, notify, env),
+        editor=EditorController(
+            widgets.prompt, app.suspend, notify, env, quit_now=quit.begin_from_input_thread
+        ),
     )
 
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -28,6 +30,7 @@ from textual.app import SuspendNotSupported
 from textual.message import Message
 
 from desk.controllers.ports import Notify
+from desk.shutdown import quit_signals_at_once
 from desk.widgets.prompt_input import PromptInput
 
 Suspend = Callable[[], AbstractContextManager[None]]
@@ -61,6 +64,9 @@ class EditorController:
         suspend: the app's ``suspend`` (the terminal is the editor's meanwhile).
         notify: shows a toast.
         env: where ``VISUAL`` and ``EDITOR`` are read (the process's environment by default).
+        quit_now: starts the quit from a signal handler (thread-safe, idempotent): SIGTERM or
+            SIGHUP while the editor runs stops every turn at once, and the editor is ended
+            (the quit then goes on once the desk has the terminal back).
     """
 
     def __init__(
@@ -69,11 +75,13 @@ class EditorController:
         suspend: Suspend,
         notify: Notify,
         env: Mapping[str, str] | None = None,
+        quit_now: Callable[[], object] = lambda: None,
     ) -> None:
         self._prompt = prompt
         self._suspend = suspend
         self._notify = notify
         self._env = env
+        self._quit_now = quit_now
 
     def edit(self) -> bool:
         """Open the box's text in the editor and take back what was saved.
@@ -115,9 +123,27 @@ class EditorController:
         """Run the editor with the terminal handed over (OSError: it cannot be started)."""
         try:
             with self._suspend():
-                return subprocess.run(argv, check=False)
+                return self._wait(argv)
         except SuspendNotSupported:  # a headless run: there is no terminal to hand over
-            return subprocess.run(argv, check=False)
+            return self._wait(argv)
+
+    def _wait(self, argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+        """Run the editor to its end; a quit signal meanwhile starts the quit and ends it."""
+        running: list[subprocess.Popen[bytes]] = []  # the editor, once started
+        quitting = threading.Event()
+
+        def quit_signal(_sig: signal.Signals) -> None:
+            quitting.set()
+            self._quit_now()
+            for editor in running:
+                editor.terminate()
+
+        with quit_signals_at_once(quit_signal):  # before the start: a signal may come at once
+            editor = subprocess.Popen(argv)
+            running.append(editor)
+            if quitting.is_set():
+                editor.terminate()
+            return subprocess.CompletedProcess(argv, editor.wait())
 
     def _fail(self, why: str) -> None:
         self._notify(f"{why}; the prompt box keeps its text", title="Editor", severity="error")

@@ -29,7 +29,7 @@ import pytest
 from agent.store import SqliteStore
 from demo_model.records import RequestRecord
 from demo_model.server import DemoModelServer
-from tests.support import cut_short, running_demo
+from tests.support import cut_short, poll_until, running_demo
 
 pytestmark = [
     pytest.mark.pty,
@@ -241,6 +241,27 @@ def test_quit_signal_while_streaming_is_a_system_quit(
         assert code == 0, f"exit code {code}; screen tail: {screen.tail()!r}"
         assert closed_at(pty_server, record) >= record.started_at
         screen.wait_for(b"\x1b[?1049l", timeout_s=5.0, start=mark)  # left the alternate screen
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_quit_signal_while_the_editor_is_open_stops_the_turn_at_once(
+    pty_server: DemoModelServer, tmp_path: Path, sig: signal.Signals
+) -> None:
+    # The UI thread waits for the editor (Ctrl+G), and so did the loop's signal handler: the
+    # turn went on streaming until the editor exited (10 s and more in a tester's tries)
+    started = tmp_path / "editor.pid"
+    editor = tmp_path / "slow-editor.sh"
+    editor.write_text(f"#!/bin/sh\necho $$ > {started}\nexec sleep 300\n")
+    editor.chmod(0o755)
+    with desk_in_pty(pty_server, {"VISUAL": str(editor)}) as (proc, screen):
+        record = start_streaming(pty_server, screen)
+        screen.write(b"\x07")  # Ctrl+G
+        assert poll_until(lambda: started.exists() and started.read_text().strip(), 20.0)
+        pid = int(started.read_text())
+        proc.send_signal(sig)
+        assert closed_at(pty_server, record) >= record.started_at
+        assert proc.wait(timeout=15.0) == 0
+    assert poll_until(lambda: not Path(f"/proc/{pid}").exists(), 10.0)  # the editor ended too
 
 
 def test_terminal_hang_up_while_streaming_quits_cleanly(pty_server: DemoModelServer) -> None:
