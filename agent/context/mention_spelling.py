@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import re
 
-MENTION = re.compile(r'(?<![\w/@])@(?:"([^"\n]+)"|((?:[\w.~/+\-]|\\ )+))')
-"""``@path``: a path of letters, digits and ``. ~ / + - _`` (``\\ `` for a space), or
+MENTION = re.compile(r'(?<![\w/@])@(?:"([^"\n]+)"|((?:[^\s"\\]|\\ )+))')
+"""``@path``: a path without white space, quotes or backslashes (``\\ `` for a space; a
+sentence's punctuation after it is tried without, see :mod:`agent.context.mentions`), or
 ``@"path"``: any path without a quote or a line break. Group 1 is a quoted path, group 2 a
 bare one (as typed)."""
 
-BARE = re.compile(r"(?:[\w.~/+\-]| )+")
-"""A path a bare mention spells (a space is typed ``\\ ``); any other is quoted."""
+BARE = re.compile(r'[^\s"\\]+')
+"""A path a bare mention spells; any other (a space in it, say) is quoted."""
 
 
 def spelled(path: str) -> str:
-    """How a mention spells ``path`` after its ``@``: as is (a space typed ``\\ ``) when it
-    holds only the characters a bare mention holds, else quoted (``"notes (1).txt"``); a path
-    holding a quote or a line break cannot be mentioned (see
-    :func:`agent.context.mentions.mentionable`)."""
-    if BARE.fullmatch(path) is not None:
-        return path.replace(" ", "\\ ")
-    return f'"{path}"'
+    """How a mention spells ``path`` after its ``@``: as is when it holds only the characters
+    a bare mention holds, else quoted (``"notes 1.txt"``); a path holding a quote or a line
+    break cannot be mentioned (see :func:`agent.context.mentions.mentionable`)."""
+    return path if BARE.fullmatch(path) is not None else f'"{path}"'

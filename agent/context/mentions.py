@@ -2,12 +2,12 @@
 complete a mention from.
 
 A mention is ``@`` followed by a path (no spaces), not preceded by a letter, a digit or ``/``
-(so ``me@example.com`` is no mention); a path with other characters than letters, digits and
-``. ~ / + - _`` is quoted (``@"notes (1).txt"``; a space may also be typed as backslash and
-space), :mod:`agent.context.mention_spelling`. It names a file relative to the workspace, or an
-absolute or ``~`` path. A mention that names no existing file is left as typed (``@someone``).
-Each file is attached once, after the prompt, in a ``<file path="...">`` block; a file longer
-than :data:`MAX_ATTACH_CHARS` keeps its head and tail with a note saying how much was left out.
+(so ``me@example.com`` is no mention); a path with a space is quoted (``@"notes 1.txt"``, or
+the space typed as backslash and space), :mod:`agent.context.mention_spelling`. It names a
+file relative to the workspace, or an absolute or ``~`` path. A mention that names no existing
+file is left as typed (``@someone``). Each file is attached once, after the prompt, in a
+``<file path="...">`` block; a file longer than :data:`MAX_ATTACH_CHARS` keeps its head and
+tail with a note saying how much was left out.
 A file on the file tools' deny list (:mod:`agent.tools.workspace`), or one that is not text,
 refuses the whole prompt with one line (:class:`MentionRefused`): nothing of it is sent. Text is
 UTF-8 only, as the ``read_file`` tool has it: a file in another encoding is refused the same way

@@ -4,7 +4,7 @@ While the word at the cursor is ``@something`` (at the start of a line or after 
 gateway is asked for the workspace's files that match it (``workspace.files``, fuzzy, git's list
 when the workspace is a repository) off the UI thread, and the list shows above the box. Tab
 replaces ``@something`` with ``@path `` of the first match (``@"path" `` when the name holds
-characters a bare mention does not, :func:`agent.context.mention_spelling.spelled`); Tab again,
+a space, :func:`agent.context.mention_spelling.spelled`); Tab again,
 before anything else is typed, puts the next match in its place. The files themselves are
 attached by the gateway when the prompt is sent (:mod:`agent.context.mentions`).
 """
@@ -25,7 +25,7 @@ from desk.widgets.prompt_input import PromptInput
 if TYPE_CHECKING:
     from contract.ports import DeskGateway
 
-AT_CURSOR = re.compile(r'(?:^|(?<=\s))@(?:"([^"\n]*)|((?:[\w.~/+\-]|\\ )*))$')
+AT_CURSOR = re.compile(r'(?:^|(?<=\s))@(?:"([^"\n]*)|((?:[^\s"\\]|\\ )*))$')
 """An ``@`` mention being typed (``@path`` or ``@"path``): what is before the cursor on its
 line ends with it."""
 

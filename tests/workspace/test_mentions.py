@@ -30,18 +30,25 @@ from tui_gateway.gateway import Gateway, GatewayConfig
 
 def test_mentions_are_read_from_the_prompt() -> None:
     text = "see @README.md, and @src/app.py. mail me@example.com or @a\\ b.txt"
-    assert mentions_in(text) == ["README.md", "src/app.py.", "a b.txt"]
-    # any name is quoted: a hand-typed "@notes(1).txt" named "notes" and was left as typed
+    # as typed: a sentence's punctuation after one is dropped when that names the file
+    assert mentions_in(text) == ["README.md,", "src/app.py.", "a b.txt"]
+    # a hand-typed @notes(1).txt named "notes", @owl_🦉.md "owl_": both left as typed
+    bare = "read @notes(1).txt and @owl_🦉.md, (see @x.py)"
+    assert mentions_in(bare) == ["notes(1).txt", "owl_🦉.md,", "x.py)"]
     quoted = 'read @"notes (1).txt", then @"a b/c[2].md" and @"unclosed'
     assert mentions_in(quoted) == ["notes (1).txt", "a b/c[2].md"]
 
 
-def test_a_quoted_mention_attaches_a_file_a_bare_one_cannot_spell(tmp_path: Path) -> None:
+def test_any_file_name_can_be_mentioned_bare_or_quoted(tmp_path: Path) -> None:
     (tmp_path / "notes (1).txt").write_text("the first note\n")
-    text = 'summarise @"notes (1).txt"'
-    (found,) = find_attachments(text, Workspace(tmp_path), tmp_path)
-    assert found.text == "the first note\n" and found.mention == "notes (1).txt"
-    assert spelled("notes (1).txt") == '"notes (1).txt"' and spelled("a b.txt") == "a\\ b.txt"
+    (tmp_path / "owl_🦉.md").write_text("hoot\n")
+    text = 'summarise @"notes (1).txt" and @owl_🦉.md.'
+    found = find_attachments(text, Workspace(tmp_path), tmp_path)
+    assert [(a.mention, a.text) for a in found] == [
+        ("notes (1).txt", "the first note\n"),
+        ("owl_🦉.md", "hoot\n"),
+    ]
+    assert spelled("notes (1).txt") == '"notes (1).txt"' and spelled("owl_🦉.md") == "owl_🦉.md"
     assert mentions_in("x @" + spelled("notes (1).txt")) == ["notes (1).txt"]
 
 
@@ -101,11 +108,12 @@ def test_only_files_a_mention_can_name_are_offered(tmp_path: Path, git: bool) ->
     # prompt as something that named no file: the prompt went without it and without a word.
     # A name with brackets is quoted; one with a quote cannot be spelled.
     names = ["plain.txt", "with space.md", "we\udcffird.txt", "a(b).txt", 'say "hi".txt']
+    names.append("owl_🦉.md")  # an emoji is no \\w: such a name was never offered
     for name in names:
         (tmp_path / name).write_bytes(b"x\n")
     if git:
         subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    assert workspace_files(tmp_path) == ["a(b).txt", "plain.txt", "with space.md"]
+    assert workspace_files(tmp_path) == ["a(b).txt", "owl_🦉.md", "plain.txt", "with space.md"]
     assert mentionable("src/deep/readers.py") and not mentionable("we\udcffird.txt")
 
 
