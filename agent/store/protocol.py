@@ -65,6 +65,10 @@ class Sessions(Protocol):
         """Sessions, most recently updated first."""
         ...
 
+    def ids_starting_with(self, prefix: str, limit: int = 2) -> list[str]:
+        """Ids of sessions that start with ``prefix`` (at most ``limit``, in id order)."""
+        ...
+
     def most_recent_session(self) -> SessionRow | None:
         """The most recently updated session, or None."""
         ...

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
+from contract.errors import GatewayError
 from contract.events import MessageDelta
 from demo_model.server import DemoModelServer
 from tests.support import EventLog
@@ -136,3 +139,27 @@ def test_a_session_saved_without_a_model_remembers_the_one_its_turns_ran_with(
         assert again.session_resume("old").model == "demo"  # and a resume goes on with it
     finally:
         assert again.shutdown(timeout_s=5).threads_left == []
+
+
+def test_a_session_resumes_by_the_start_of_its_id_and_an_ambiguous_start_is_refused(
+    provider: ProviderConfig, tmp_path: Path
+) -> None:
+    # The tester's `--resume 3f2a9c1e` (the id as the sessions list shows it) said "no saved
+    # session ... this is a new session"
+    db = tmp_path / "desk.db"
+    with SqliteStore(db) as old:
+        ids = [old.sessions.create_session(f"ab{tail}", title=tail).id for tail in ("12", "19")]
+        old.sessions.create_session("cd34", title="only")
+    gateway, _log, store = open_gateway(provider, db)
+    try:
+        assert gateway.session_resume("cd").session_id == "cd34"
+        assert gateway.session_resume("ab12").session_id == "ab12"  # a whole id wins
+        with pytest.raises(GatewayError, match="more than one"):
+            gateway.session_resume("ab1")
+        with pytest.raises(GatewayError, match="no saved session 'zz'"):
+            gateway.session_resume("zz")
+        assert store.sessions.ids_starting_with("ab", limit=5) == ids
+        assert store.sessions.ids_starting_with("a%") == []  # no pattern: the start as typed
+    finally:
+        assert gateway.shutdown(timeout_s=5).threads_left == []
+        store.close()

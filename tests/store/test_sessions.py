@@ -106,3 +106,16 @@ def test_delete_cascades_to_every_group(store: SessionStore) -> None:
     assert store.compressions.get_cooldown("s1") is None
     assert store.turns.get_turn("t2") is not None
     assert [m.content for m in store.transcript.all_messages("s2")] == ["other"]
+
+
+def test_ids_that_start_with_a_prefix_are_found_as_typed(store: SessionStore) -> None:
+    for session_id in ("ab12", "ab19", "cd34", "a_b%"):
+        store.sessions.create_session(session_id)
+    assert store.sessions.ids_starting_with("ab", limit=5) == ["ab12", "ab19"]
+    assert store.sessions.ids_starting_with("ab") == ["ab12", "ab19"]
+    assert store.sessions.ids_starting_with("cd3") == ["cd34"]
+    assert store.sessions.ids_starting_with("a_") == ["a_b%"]  # no pattern: the start as typed
+    assert (
+        store.sessions.ids_starting_with("a%") == []
+        and store.sessions.ids_starting_with("zz") == []
+    )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from agent.compression.plan import SUMMARY_MARKER, is_summary
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ToolCall
-from agent.store import MessageRow, SessionStore, StoreError, TurnRow
+from agent.store import MessageRow, SessionRow, SessionStore, StoreError, TurnRow
 from agent.store.calls import calls_from_json, calls_note
 from agent.usage import summed
 from contract.errors import GatewayError
@@ -135,7 +135,7 @@ class SavedSessions:
             row = None
             if store is not None:
                 row = (
-                    store.sessions.get_session(session_id)
+                    _by_id_or_prefix(store, session_id)
                     if session_id
                     else store.sessions.most_recent_session()
                 )
@@ -442,3 +442,20 @@ def _turn_note(turn: TurnRow) -> str:
     if turn.status == "completed" and turn.finish_reason == "length":
         return length_notice(turn.completion_tokens)
     return ""
+
+
+def _by_id_or_prefix(store: SessionStore, session_id: str) -> SessionRow | None:
+    """The session ``session_id`` names: its whole id, or the start of one session's id only
+    (``--resume 3f2a9c1e``, as a commit's short id); None when none.
+
+    Raises:
+        GatewayError: the start of several sessions' ids.
+        StoreError: the store cannot be read.
+    """
+    row = store.sessions.get_session(session_id)
+    if row is not None:
+        return row
+    found = store.sessions.ids_starting_with(session_id, limit=2)
+    if len(found) > 1:
+        raise GatewayError(f"{session_id!r} starts more than one saved session id: type more of it")
+    return store.sessions.get_session(found[0]) if found else None

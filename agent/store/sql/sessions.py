@@ -81,6 +81,12 @@ class SqlSessions:
         row = self._e.read(lambda t: t.one(_BY_ID, (session_id,)))
         return None if row is None else SessionRow(*row)
 
+    def ids_starting_with(self, prefix: str, limit: int = 2) -> list[str]:
+        """Ids of sessions that start with ``prefix`` (at most ``limit``, in id order): what
+        ``--resume abcd1234`` names (as a commit's short id does)."""
+        rows = self._e.read(lambda t: t.all(_BY_PREFIX, (len(prefix), prefix, limit)))
+        return [str(r[0]) for r in rows]
+
     def list_sessions(self, limit: int = 50, offset: int = 0) -> list[SessionRow]:
         """Sessions, most recently updated first (ties: most recently created first).
 
@@ -160,4 +166,5 @@ class SqlSessions:
 
 
 _BY_ID = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?"
+_BY_PREFIX = "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT ?"
 _CLAIM = "SELECT claim_owner FROM sessions WHERE id = ?"
