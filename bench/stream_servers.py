@@ -163,15 +163,21 @@ class _EventLog:
     def mark(self) -> int:
         return self.path.stat().st_size
 
+    def events(self, mark: int) -> list[dict[str, Any]]:
+        """The whole lines written since ``mark`` (a line still being written is left for the
+        next read: parsed half written, it failed a bench run)."""
+        with self.path.open("rb") as f:
+            f.seek(mark)
+            data = f.read()
+        whole = data[: data.rfind(b"\n") + 1]
+        return [json.loads(line) for line in whole.splitlines() if line.strip()]
+
     def started(self, mark: int, timeout_s: float) -> float | None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            with self.path.open("rb") as f:
-                f.seek(mark)
-                for line in f.read().splitlines():
-                    event = json.loads(line)
-                    if event["event"] == "request_start":
-                        return float(event["t"])
+            for event in self.events(mark):
+                if event["event"] == "request_start":
+                    return float(event["t"])
             time.sleep(0.002)
         return None
 
@@ -180,9 +186,7 @@ class _EventLog:
     ) -> Outcome | None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            with self.path.open("rb") as f:
-                f.seek(mark)
-                lines = [json.loads(line) for line in f.read().splitlines() if line.strip()]
+            lines = self.events(mark)
             started = [e["conn"] for e in lines if e["event"] == "request_start"]
             if started:
                 for event in lines:
