@@ -6,7 +6,7 @@ processes pinned to the cores (:mod:`load`). Two conditions (``--only``):
 
 - ``streaming``: against ``../shared/streams/replay.py`` (llama.cpp's own server replayed byte
   for byte, about 1,000 SSE events a second): a prompt, Enter, and Ctrl+Q ``--into-s`` (0.5 s)
-  after the request reached the server;
+  after desk shows the reply streaming;
 - ``mcp_child``: against the demo model in a process of its own (``--child-rate`` tokens/s, one
   SSE event per token), with two MCP servers (``tests/mcp``'s test server, over stdio): the
   prompt ``delegate: ...`` makes the turn start a child agent, and Ctrl+Q comes ``--into-s``
@@ -170,10 +170,16 @@ def one_quit(kind: str, server: Any, into_s: float) -> dict[str, Any]:
                 if not wait_for(lambda: servers() >= 2, 30.0):
                     return {"stuck": "mcp servers"}
             time.sleep(0.3)
-            mark = server.mark()
+            mark, painted_before = server.mark(), desk.mark
             desk.write((STREAM_PROMPT if kind == "streaming" else CHILD_PROMPT) + b"\r")
             if kind == "streaming":
+                # The first POST the replay sees after the prompt may be the server's count of
+                # the first request (it answers every POST with the stream), not the prompt's:
+                # timed from it, the quit came before the reply's first words
                 began = server.started(mark, 20.0)
+                if desk.wait_for(b"streaming", 20.0, start=painted_before) is None:
+                    return {"stuck": "stream"}
+                began = time.monotonic() if began is not None else None
             else:
                 began = child_request(server, mark, 30.0)
             if began is None:
