@@ -74,8 +74,10 @@ class QueuedItem(Horizontal):
         return "not sent" if self.entry.kind == "held" else f"#{self._position}"
 
     def _note(self) -> str:
-        note = "✎ in the prompt box · Enter saves it here · an empty box cancels"
-        return note if self._editing else ""
+        # A prompt not sent when desk last closed is sent by Enter once edited; a queued one
+        # keeps its place in the queue
+        done = "Enter sends it" if self.entry.kind == "held" else "Enter saves it here"
+        return f"✎ in the prompt box · {done} · an empty box cancels" if self._editing else ""
 
     def show(self, position: int, *, editing: bool) -> None:
         """Show the line's place and text as they are now, and whether the box edits it.

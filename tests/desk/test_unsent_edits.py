@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from agent.provider.client import ProviderConfig
 from agent.store import SessionStore, SqliteStore
@@ -14,6 +15,7 @@ from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.startup import Startup
 from desk.widgets import PromptInput, UserPrompt
+from desk.widgets.queued_item import QueuedItem
 from tests.desk.kit import connection, submit, submit_and_get_reply, wait_until
 from tests.desk.test_queued_prompts import LONG_PROMPT, lines, quit_desk
 from tui_gateway.gateway import Gateway, GatewayConfig
@@ -85,6 +87,8 @@ async def test_up_and_down_keep_editing_a_prompt_not_sent(
             await pilot.press("up")  # on an empty box: the last prompt offered
             await wait_until(pilot, lambda: box.editing is not None, what="the edit")
             assert box.text == "NS-TWO"
+            notes = [str(i.query_one(".editing", Static).render()) for i in app.query(QueuedItem)]
+            assert "Enter sends it" in "".join(notes)  # not "saves it here": it is sent
             await pilot.press("up", "up", "down", "up")
             assert (box.text, box.editing is not None) == ("NS-TWO", True)
             await pilot.press("end", "space", *"EDITX", "enter")
