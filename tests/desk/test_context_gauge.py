@@ -136,7 +136,9 @@ async def test_the_gauge_counts_the_running_prompt_and_the_queued_one_that_runs_
     provider = ProviderConfig(base_url=small_server.base_url, model="demo")
     gateway = Gateway(GatewayConfig(provider=provider))
     app = DeskApp(gateway, connection(small_server.base_url), handle_signals=False)
-    first = f"{PASTE} [demo tps=6] reply with exactly: one two three four five six seven"
+    # long enough to be still running when the second is sent, on a loaded machine too
+    words = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+    first = f"{PASTE} [demo tps=6] reply with exactly: {words}"
     second = f"{PASTE} again [demo tps=6] reply with exactly: eight nine ten eleven twelve"
     try:
         async with app.run_test(size=(120, 30)) as pilot:
