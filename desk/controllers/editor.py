@@ -143,7 +143,12 @@ class EditorController:
             running.append(editor)
             if quitting.is_set():
                 editor.terminate()
-            return subprocess.CompletedProcess(argv, editor.wait())
+            while True:
+                # Polled, not one blocking wait: the kernel may hand the signal to another of
+                # desk's threads, and a main thread blocked in waitpid() would not run its
+                # handler until the editor exited (1 quit in ~30 under load)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    return subprocess.CompletedProcess(argv, editor.wait(timeout=3600.0))
 
     def _fail(self, why: str) -> None:
         self._notify(f"{why}; the prompt box keeps its text", title="Editor", severity="error")
