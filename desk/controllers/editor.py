@@ -146,7 +146,7 @@ class EditorController:
             while True:
                 # Polled, not one blocking wait: the kernel may hand the signal to another of
                 # desk's threads, and a main thread blocked in waitpid() would not run its
-                # handler until the editor exited (1 quit in ~30 under load)
+                # handler until the editor exited (a quit that hung once in a test run fits)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     return subprocess.CompletedProcess(argv, editor.wait(timeout=3600.0))
 
