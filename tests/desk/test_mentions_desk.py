@@ -49,6 +49,12 @@ def test_a_mention_is_found_at_the_cursor() -> None:
     assert mention_at('see @"notes (1).txt" and') is None
 
 
+def reached(server: DemoModelServer, text: str) -> bool:
+    """True once a request's last message, as the server got it, holds ``text``."""
+    records = server.records.list()
+    return any(r.messages and text in str(r.messages[-1].get("content")) for r in records)
+
+
 def listed(app: object) -> list[str]:
     found = list(app.screen.query(MentionList))  # type: ignore[attr-defined]
     return found[0].lines if found and found[0].display else []
@@ -87,13 +93,11 @@ async def test_tab_inserts_the_file_and_the_prompt_carries_its_text(
             await wait_until(pilot, lambda: not listed(app), what="the list hidden")
             await pilot.press("enter")
 
-            def sent() -> bool:
-                return any(
-                    "The answer is forty-two." in str(r.messages[-1].get("content"))
-                    for r in fast_server.records.list()
-                )
-
-            await wait_until(pilot, sent, what="the file's text at the server")
+            await wait_until(
+                pilot,
+                lambda: reached(fast_server, "The answer is forty-two."),
+                what="the file's text at the server",
+            )
     finally:
         gateway.shutdown(timeout_s=5.0)
 
@@ -336,12 +340,10 @@ async def test_tab_quotes_a_name_a_bare_mention_cannot_spell_and_the_file_is_att
             assert box.text == 'read @"notes (1).txt" '
             await pilot.press("enter")
 
-            def sent() -> bool:
-                return any(
-                    "The note says seventeen." in str(r.messages[-1].get("content"))
-                    for r in fast_server.records.list()
-                )
-
-            await wait_until(pilot, sent, what="the file's text at the server")
+            await wait_until(
+                pilot,
+                lambda: reached(fast_server, "The note says seventeen."),
+                what="the file's text at the server",
+            )
     finally:
         gateway.shutdown(timeout_s=5.0)
