@@ -49,6 +49,8 @@ from desk.driver_choice import desk_driver
 from desk.gc_tuning import relax_gc, tune_gc
 from desk.input_notes import InputNotes
 from desk.late_gateway import LateGateway
+from desk.lean_layout import lighten_layouts
+from desk.lean_strips import lighten_strips
 from desk.messages import (
     BrowserGone,
     GatewayBuilt,
@@ -123,6 +125,8 @@ class DeskApp(App[int]):
             # Final in Textual, but its parser reads it for every ESC, so setting it works.
             constants.ESCAPE_DELAY = escape_delay_ms / 1000.0  # type: ignore[misc]
         relax_gc()  # building the screen and reading a session allocate much, free little
+        lighten_strips()  # every line drawn was a cycle: see desk.lean_strips
+        lighten_layouts()  # and every layout: see desk.lean_layout
         env = dict(os.environ)
         super().__init__()
         self.stop_key = stop_key or StopKey()
