@@ -1,0 +1,57 @@
+"""A layout's map of the widgets is freed when the next layout replaces it, not by the garbage
+collector (see :mod:`desk.lean_layout`)."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.map_geometry import MapGeometry
+from textual.widgets import Static
+
+from desk.lean_layout import lighten_layouts
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def saved_garbage() -> Iterator[list[object]]:
+    """Collection off, and what the collector would free kept in ``gc.garbage``."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    gc.garbage.clear()
+    try:
+        yield gc.garbage
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was_enabled:
+            gc.enable()
+
+
+class Growing(App[None]):
+    CSS = "Static { height: auto; }"
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="reply")
+        yield Static("status", id="status")
+
+
+async def test_a_reply_growing_line_by_line_leaves_no_layout_for_the_collector(
+    saved_garbage: list[object],
+) -> None:
+    lighten_layouts()
+    app = Growing()
+    async with app.run_test(size=(60, 40)) as pilot:
+        reply = app.query_one("#reply", Static)
+        for lines in range(1, 25):  # each frame one line taller: a layout each time
+            reply.update("\n".join(f"line {n}" for n in range(lines)))
+            await pilot.pause()
+        assert app.query_one("#status").region.y == 24  # laid out below the grown reply
+        gc.collect()
+        maps = [thing for thing in saved_garbage if isinstance(thing, MapGeometry)]
+    assert maps == []
