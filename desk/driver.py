@@ -345,7 +345,9 @@ class FastEscapeDriver(LinuxDriver):
             self._disable_in_band_window_resize()
             self.write("\x1b[<u\x1b[?1049l\x1b[?25h\x1b[?1004l")
             self._left = True
-        self._writer_thread.stop()  # drains its queue, then ends
+            writer = self._writer_thread
+        if writer.is_alive():  # not one being made by a resume from a suspend (the editor)
+            writer.stop()  # drains its queue, then ends
         if self.attrs_before is not None:
             with contextlib.suppress(termios.error):
                 termios.tcsetattr(self.fileno, termios.TCSANOW, self.attrs_before)

@@ -106,6 +106,15 @@ class ShutdownRunner:
         """Wait until the shutdown returned; True if it did within ``timeout_s`` seconds."""
         return self._done.wait(timeout_s)
 
+    def join(self, timeout_s: float) -> bool:
+        """Wait until the shutdown's thread ended, ``then`` included (which may end the
+        process: then this never returns); True if it ended within ``timeout_s`` seconds."""
+        thread = self._thread
+        if thread is None:
+            return self._done.is_set()
+        thread.join(timeout_s)
+        return not thread.is_alive()
+
 
 def install_quit_signals(callback: Callable[[signal.Signals], None]) -> list[signal.Signals]:
     """Handle :data:`QUIT_SIGNALS` on the running asyncio loop by calling ``callback(sig)``.
@@ -197,6 +206,8 @@ def leave_at_once(
     if leave is None or report is None or report.threads_left or leave_terminal is None:
         return False
     hint = resume_hint()
-    leave_terminal()
-    leave(hint, report)
+    try:
+        leave_terminal()
+    finally:  # whatever state the terminal was in, the process ends: nothing is left to do
+        leave(hint, report)
     return True

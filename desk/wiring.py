@@ -231,7 +231,12 @@ def build_controllers(
         checkpoints=CheckpointsController(gateway),
         mentions=MentionController(gateway, widgets.prompt),
         editor=EditorController(
-            widgets.prompt, app.suspend, notify, env, quit_now=quit.begin_from_input_thread
+            widgets.prompt,
+            app.suspend,
+            notify,
+            env,
+            quit_now=quit.begin_from_input_thread,
+            quit_over=quit.wait_over,
         ),
     )
 

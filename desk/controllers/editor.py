@@ -65,8 +65,11 @@ class EditorController:
         notify: shows a toast.
         env: where ``VISUAL`` and ``EDITOR`` are read (the process's environment by default).
         quit_now: starts the quit from a signal handler (thread-safe, idempotent): SIGTERM or
-            SIGHUP while the editor runs stops every turn at once, and the editor is ended
-            (the quit then goes on once the desk has the terminal back).
+            SIGHUP while the editor runs stops every turn at once, and the editor is ended.
+        quit_over: blocks until that quit is done (it ends the process from its own thread,
+            or hands the exit back to the UI thread): the desk does not take the terminal
+            back meanwhile (taking it back raced with the quit giving it back, and the quit
+            hung about once in ten tries under load).
     """
 
     def __init__(
@@ -76,12 +79,14 @@ class EditorController:
         notify: Notify,
         env: Mapping[str, str] | None = None,
         quit_now: Callable[[], object] = lambda: None,
+        quit_over: Callable[[], object] = lambda: None,
     ) -> None:
         self._prompt = prompt
         self._suspend = suspend
         self._notify = notify
         self._env = env
         self._quit_now = quit_now
+        self._quit_over = quit_over
 
     def edit(self) -> bool:
         """Open the box's text in the editor and take back what was saved.
@@ -146,9 +151,13 @@ class EditorController:
             while True:
                 # Polled, not one blocking wait: the kernel may hand the signal to another of
                 # desk's threads, and a main thread blocked in waitpid() would not run its
-                # handler until the editor exited (a quit that hung once in a test run fits)
+                # handler until the editor exited
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    return subprocess.CompletedProcess(argv, editor.wait(timeout=3600.0))
+                    code = editor.wait(timeout=3600.0)
+                    break
+        if quitting.is_set():
+            self._quit_over()  # still suspended: the quit gives the terminal back, and ends
+        return subprocess.CompletedProcess(argv, code)
 
     def _fail(self, why: str) -> None:
         self._notify(f"{why}; the prompt box keeps its text", title="Editor", severity="error")

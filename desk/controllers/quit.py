@@ -231,6 +231,13 @@ class QuitController:
         self._status.notice = note
         self._set_timer(self.exit_note_s, lambda: self._exit(0))
 
+    def wait_over(self) -> None:
+        """Block until the quit's own thread is done (bounded by the shutdown's bound and
+        :data:`EXTRA_WAIT_S`): by then it has ended the process, or handed the exit to the UI
+        thread, which the caller is to go back to. For a UI thread that has handed the
+        terminal to another program (the editor) and must not take it back meanwhile."""
+        self._runner.join(shutdown_bound_s(self._gateway) + EXTRA_WAIT_S)
+
     def confirm_ctrl_c(self) -> bool:
         """Ctrl+C with nothing running: True on the second press within 2 s, else say so."""
         if self._ctrl_c.press(self._clock()):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from desk.double_press import DoublePress
 from desk.prompt_history import PromptHistory
-from desk.shutdown import shutdown_note
+from desk.shutdown import leave_at_once, shutdown_note
 from desk.slash import completions, parse_slash
 from desk.widgets.status_bar import context_percent
 from tui_gateway.gateway import ShutdownReport
@@ -69,3 +71,22 @@ def test_shutdown_note_only_when_the_bound_expired() -> None:
         "gave up waiting after 10 s: 1 worker still running (desk-turn-ab12); exiting anyway"
     )
     assert json.dumps(note)  # one plain line
+
+
+def test_the_quit_leaves_even_when_giving_the_terminal_back_fails() -> None:
+    # A resume from the editor's suspend had made a writer thread not started yet: stopping it
+    # raised, the quit's thread died, and desk never exited
+    left: list[str] = []
+
+    class HalfResumedDriver:
+        def leave_terminal(self) -> None:
+            raise RuntimeError("cannot join thread before it is started")
+
+    with pytest.raises(RuntimeError):
+        leave_at_once(
+            lambda hint, report: left.append(hint),
+            ShutdownReport(turns_stopped=1, prompts_dropped=0),
+            HalfResumedDriver(),
+            lambda: "desk --resume abc",
+        )
+    assert left == ["desk --resume abc"]
