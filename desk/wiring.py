@@ -36,7 +36,7 @@ from desk.controllers.sessions import SessionsController
 from desk.controllers.stop_keys import StopKeysController
 from desk.controllers.themes import ThemeController
 from desk.controllers.tool_calls import ToolCallsController
-from desk.controllers.turns import TurnsController
+from desk.controllers.turns import PALETTE_STOP_REASON, TurnsController
 from desk.receipts import ReceiptFormatter
 from desk.screens.desk_widgets import DeskWidgets
 from desk.startup import Startup
@@ -159,6 +159,7 @@ def build_controllers(
         status=status,
         connection=connection,
         run_action=app.run_action,
+        stop=lambda: _palette_stop(turns, sessions),
         notify=notify,
         models=lambda: server.models,
     )
@@ -239,6 +240,13 @@ def build_controllers(
             quit_over=quit.wait_over,
         ),
     )
+
+
+def _palette_stop(turns: TurnsController, sessions: SessionsController) -> None:
+    """The palette's Stop: a command's stop of what the shown session runs."""
+    view = sessions.view
+    if view is not None:
+        turns.stop_by_command(view, PALETTE_STOP_REASON, title="Stop")
 
 
 def _stopped_by_key(app: App[int], tools: ToolCallsController, key: str) -> None:

@@ -34,7 +34,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
         "summarise the middle of this session now (/compress [focus])",
     ),
     ("toggle_console", "Toggle console", "show or hide the console panel (F2)"),
-    ("stop", "Stop", "stop the running turn (Esc)"),
+    ("stop_command", "Stop", "stop the running turn (Esc)"),
     ("export", "Export as Markdown", "write this session to ./desk-<session>-<date>.md"),
     ("help", "Help", "every key and command (F1)"),
 )
@@ -53,6 +53,7 @@ class PaletteController:
         status: the status bar (the model shown).
         connection: the model server (its model is the default).
         run_action: runs one of the app's actions by name.
+        stop: the Stop entry (a command's stop, not the stop key's).
         notify: shows a toast.
         models: the models the server lists (empty until it answered).
     """
@@ -65,6 +66,7 @@ class PaletteController:
         status: StatusBar,
         connection: ConnectionInfo,
         run_action: Callable[[str], object],
+        stop: Callable[[], object],
         notify: Notify,
         models: Callable[[], tuple[str, ...]] = tuple,
     ) -> None:
@@ -73,6 +75,7 @@ class PaletteController:
         self._status = status
         self._connection = connection
         self._run_action = run_action
+        self._stop = stop
         self._notify = notify
         self._models = models
 
@@ -91,7 +94,11 @@ class PaletteController:
             system: the screen's system commands.
         """
         commands = [
-            PaletteCommand(title, help_text, partial(self._run_action, name))
+            PaletteCommand(
+                title,
+                help_text,
+                self._stop if name == "stop_command" else partial(self._run_action, name),
+            )
             for name, title, help_text in ACTIONS
         ]
         themes = self._themes

@@ -8,6 +8,7 @@ import pytest
 from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 
+from agent.stops import Surface
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
@@ -175,6 +176,26 @@ async def test_ctrl_p_lists_the_desk_commands_and_switches_theme(
         await pilot.press("enter")
         await wait_until(pilot, lambda: desk_app.theme == "light", what="the light theme")
     assert (desk_app.controllers.themes.config_path.read_text()) == 'theme = "light"\n'
+
+
+async def test_stop_from_the_palette_is_booked_as_a_command_not_a_key(
+    desk_app: DeskApp, gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    async with desk_app.run_test(size=(100, 40)) as pilot:
+        demo_server.configure(tokens_per_second=20.0, max_tokens=400)
+        reply = await submit_and_get_reply(desk_app, pilot, "a long one")
+        await wait_until(pilot, lambda: desk_app.running_turn == reply.turn_id, what="running")
+        await pilot.press("ctrl+p")
+        await pilot.press(*"stop")
+        await wait_until(
+            pilot, lambda: _palette_titles(desk_app)[:1] == ["Stop"], what="the Stop entry"
+        )
+        await pilot.press("enter")
+        turn = gateway.turn(desk_app.session_id, reply.turn_id)
+        assert turn.done.wait(10.0)
+    assert turn.result is not None and turn.result.stop is not None
+    assert turn.result.stop.surface is Surface.DESK_COMMAND
+    assert turn.result.stop.reason == "stopped from the command palette"
 
 
 async def test_shift_enter_and_ctrl_j_insert_new_lines(desk_app: DeskApp) -> None:
