@@ -314,7 +314,11 @@ class PromptInput(TextArea):
         when there was nothing to send. ``from_key``: a send key given to the box sends it."""
         text = self.text
         if not text.strip():
-            return False
+            if self._editing is None:
+                return False
+            key, self.editing = self._editing, None  # Enter on the emptied box: given up
+            self.post_message(self.EditCancelled(key))
+            return True
 
         if self._hints is not None:
             self._hints.hide()  # the command is sent; an edit shows it again
@@ -378,9 +382,6 @@ class PromptInput(TextArea):
         """Keep the hint list (and Tab in the footer) in step with the text."""
         if event.text_area is not self:
             return
-        if self._editing is not None and not self.text.strip():
-            key, self.editing = self._editing, None
-            self.post_message(self.EditCancelled(key))
         self._completion.edited(self.text)
         completing = completing_slash(self.text)
         if completing != self._completing:

@@ -77,7 +77,9 @@ class QueuedItem(Horizontal):
         # A prompt not sent when desk last closed is sent by Enter once edited; a queued one
         # keeps its place in the queue
         done = "Enter sends it" if self.entry.kind == "held" else "Enter saves it here"
-        return f"✎ in the prompt box · {done} · an empty box cancels" if self._editing else ""
+        return (
+            f"✎ in the prompt box · {done} · Enter on an empty box cancels" if self._editing else ""
+        )
 
     def show(self, position: int, *, editing: bool) -> None:
         """Show the line's place and text as they are now, and whether the box edits it.

@@ -120,7 +120,8 @@ async def test_a_queued_prompt_is_edited_in_its_place_and_up_edits_the_last(
         await pilot.press("up")  # on an empty box: the last queued prompt
         await wait_until(pilot, lambda: box.text == "reply with exactly: three", what="recall")
         assert box.editing == desk_app.widgets.queue.items[2].entry.key
-        box.text = ""  # an empty box gives the edit up
+        box.text = ""  # emptied, the box still edits it: Enter on it gives the edit up
+        await pilot.press("enter")
         await wait_until(pilot, lambda: box.editing is None, what="the edit given up")
         assert queued_in_gateway(gateway, desk_app)[2] == "reply with exactly: three"
 
@@ -128,6 +129,35 @@ async def test_a_queued_prompt_is_edited_in_its_place_and_up_edits_the_last(
         await wait_until(pilot, lambda: gateway.running_turns == 0 and not lines(desk_app))
         texts = [p.text for p in desk_app.transcript.query(UserPrompt)]
         assert texts[2] == "reply with exactly: TWO"
+
+
+@pytest.mark.parametrize("tokens_per_second", [8.0])  # the first turn outlasts the test
+async def test_a_queued_prompt_erased_and_retyped_in_the_box_is_replaced_not_queued_twice(
+    desk_app: DeskApp, gateway: Gateway
+) -> None:
+    # Emptying the box gave the edit up at once: the retyped text was queued as a new prompt
+    async with desk_app.run_test(size=(120, 40)) as pilot:
+        box = desk_app.query_one(PromptInput)
+        first = await submit_and_get_reply(desk_app, pilot, LONG_PROMPT)
+        await wait_until(pilot, lambda: first.text, what="streaming")
+        await submit(pilot, "abc")
+        await wait_until(pilot, lambda: lines(desk_app) == [("#1", "abc")], what="queued")
+        await pilot.press("up")  # on an empty box: the last queued prompt
+        await wait_until(pilot, lambda: box.text == "abc", what="in the box")
+        await pilot.press("backspace", "backspace", "backspace", *"xyz", "enter")
+        await wait_until(pilot, lambda: box.editing is None and box.text == "", what="saved")
+        await wait_until(
+            pilot, lambda: queued_in_gateway(gateway, desk_app) != ["abc"], what="the change"
+        )
+        assert queued_in_gateway(gateway, desk_app) == ["xyz"]  # not ["abc", "xyz"]
+        await wait_until(pilot, lambda: lines(desk_app) == [("#1", "xyz")], what="replaced")
+
+        await pilot.press("up")
+        await wait_until(pilot, lambda: box.text == "xyz", what="in the box again")
+        await pilot.press("backspace", "backspace", "backspace", "enter")  # Enter when empty
+        await wait_until(pilot, lambda: box.editing is None, what="the edit given up")
+        assert queued_in_gateway(gateway, desk_app) == ["xyz"]
+        assert lines(desk_app) == [("#1", "xyz")]
 
 
 @pytest.mark.parametrize("tokens_per_second", [8.0])  # the first turn outlasts the test
