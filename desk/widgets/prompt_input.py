@@ -465,3 +465,23 @@ class PromptInput(TextArea):
     def action_newline(self) -> None:
         """Insert a line break at the cursor."""
         self.insert("\n")
+
+    def action_delete_to_start_of_line(self) -> None:
+        """Ctrl+U: delete from the cursor to the start of its line as typed (Textual's stops
+        at the wrapped row's start: a long pasted line took one press per row); at a line's
+        start, join it to the line above."""
+        row, column = cursor = self.selection.end
+        if column == 0 or not self.selection.is_empty:
+            super().action_delete_to_start_of_line()
+            return
+        self.delete((row, 0), cursor)
+
+    async def action_delete_to_end_of_line_or_delete_line(self) -> None:
+        """Ctrl+K: delete from the cursor to the end of its line as typed; at its end, join
+        the next line to it; an empty line goes."""
+        row, column = cursor = self.selection.end
+        end = len(self.document.get_line(row))
+        if column == end or not self.selection.is_empty:
+            await super().action_delete_to_end_of_line_or_delete_line()
+            return
+        self.delete(cursor, (row, end))

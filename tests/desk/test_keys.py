@@ -198,6 +198,28 @@ async def test_stop_from_the_palette_is_booked_as_a_command_not_a_key(
     assert turn.result.stop.reason == "stopped from the command palette"
 
 
+async def test_ctrl_u_and_ctrl_k_delete_to_the_ends_of_a_long_wrapped_line(
+    desk_app: DeskApp,
+) -> None:
+    # A long pasted line wraps over many rows: Ctrl+U cleared one row a press
+    long_line = " ".join(f"word{n}" for n in range(300))
+    async with desk_app.run_test(size=(60, 30)) as pilot:
+        box = desk_app.query_one(PromptInput)
+        box.text = f"first\n{long_line}"
+        box.move_cursor(box.document.end)
+        await pilot.press("ctrl+u")
+        assert box.text == "first\n"
+        await pilot.press("ctrl+u")  # at a line's start: joined to the line above
+        assert box.text == "first"
+
+        box.text = f"{long_line}\nlast"
+        box.move_cursor((0, 5))
+        await pilot.press("ctrl+k")
+        assert box.text == "word0\nlast"
+        await pilot.press("ctrl+k")  # at its end: the next line joins it
+        assert box.text == "word0last"
+
+
 async def test_shift_enter_and_ctrl_j_insert_new_lines(desk_app: DeskApp) -> None:
     async with desk_app.run_test(size=(100, 30)) as pilot:
         box = desk_app.query_one(PromptInput)
