@@ -24,7 +24,7 @@ from desk.controllers.view import ShownSession
 from desk.startup import Startup
 from desk.widgets.status_bar import StatusBar
 from tests.desk.kit import connection, submit, submit_and_get_reply, wait_until
-from tests.support import running_demo
+from tests.support import EventLog, running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
@@ -227,5 +227,50 @@ async def test_the_gauge_reads_a_dash_for_a_model_the_server_lacks_until_model_n
             assert "ctx –" not in status.server_side_text()
             assert shown(status) == next_request(gateway, tiny)
             assert status.context_window == N_CTX
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+async def test_server_to_a_server_that_lacks_the_sessions_model_reads_a_dash(
+    small_server: DemoModelServer,
+) -> None:
+    provider = ProviderConfig(base_url=small_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider))
+    log = EventLog()
+    gateway.subscribe(log)
+    app = DeskApp(gateway, connection(small_server.base_url), handle_signals=False)
+    try:
+        with running_demo(0, model="other", n_ctx=2048) as elsewhere:
+            async with app.run_test(size=(120, 30)) as pilot:
+                status = app.status_bar
+                reply = await submit_and_get_reply(app, pilot, "reply with exactly: counted")
+                await wait_until(pilot, lambda: reply.outcome is not None, what="the reply")
+                await wait_until(pilot, lambda: status.window_note != "", what="the count")
+                assert "ctx –" not in status.server_side_text()
+
+                # the other server lists "other" only: this session's "demo" is not counted
+                # there, neither by this server's figure nor by a window learned for it
+                await submit(pilot, f"/server {elsewhere.base_url}")
+                await wait_until(pilot, lambda: status.server_problem, what="the model's problem")
+                assert status.server_problem == "⚠ model not on the server · /model"
+                assert "ctx –" in status.server_side_text()
+                # what the gateway does after that answer (it asks the server again at once
+                # and answers in turn: by then it has done it) changes nothing
+                server = app.controllers.server
+                asked = server.server.attempts
+                await submit(pilot, "/server")
+                await wait_until(pilot, lambda: server.server.attempts > asked, what="again")
+                assert "ctx –" in status.server_side_text()
+                assert status.context_window is None
+                # nor did the gateway count it there (a frontend on the wire sees no figure)
+                assert all(w.tokens == N_CTX for w in log.of_type(ContextWindowKnown))
+
+                # back to the server that lists it: its own figure again
+                await submit(pilot, f"/server {small_server.base_url}")
+                await wait_until(pilot, lambda: not status.server_problem, what="listed again")
+                await wait_until(pilot, lambda: status.window_note != "", what="the count")
+                assert "ctx –" not in status.server_side_text()
+                assert shown(status) == next_request(gateway, app.session_id)
+                assert status.context_window == N_CTX
     finally:
         assert gateway.shutdown(timeout_s=5.0).threads_left == []

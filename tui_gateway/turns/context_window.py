@@ -279,14 +279,19 @@ class SessionWindows:
         provider: ProviderConfig,
         sessions: Sequence[Session],
         tools: Sequence[dict[str, Any]] = (),
+        *,
+        listed: Callable[[str], bool] = lambda _model: True,
     ) -> None:
         """The server answers now (after it had not): sessions without a model take the one
-        it names, and each session's window is learned (again) and published.
+        it names, and each session's window is learned (again) and published, but for a
+        model the server does not list: nothing is counted for it (no window of a model the
+        server does not run), until ``/model`` names one it does.
 
         Args:
             provider: the server, with the model new sessions use.
             sessions: the live sessions.
             tools: the tool definitions a request offers now.
+            listed: whether the server lists a model (it answered listing none: all are).
         """
         self.relearn(provider.base_url)
         if provider.model:
@@ -300,7 +305,7 @@ class SessionWindows:
             with session.lock:
                 session.model = session.model or provider.model
                 model = session.model
-            if model:
+            if model and listed(model):
                 ask = replace(provider, model=model)
                 self._counted(session, ask, tools)
                 self.publish(session, ask, tools)
