@@ -27,7 +27,7 @@ from agent.provider.errors import ContextOverflow, RateLimited, ServerError
 from agent.provider.tokenize import ServerTokens, server_request_count
 from agent.provider.types import ChatMessage, Completion, StreamDelta
 from agent.stream_batch import DeltaBatcher
-from agent.usage import UsageTally
+from agent.usage import UsageTally, reply_chars
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,12 +199,19 @@ class ModelCall:
         return got
 
     def _calibrate(self, prepared: PreparedRequest, got: Completion) -> None:
-        """The reply's usage is the server's count of the request it answered."""
+        """The reply's usage is the server's count of the request it answered, and, with
+        the reply's own tokens, of what the next request carries before what is added."""
         context = self.settings.context
-        if context is not None and got.usage is not None and got.usage.prompt_tokens > 0:
-            context.observe_request(
-                prepared.messages, prepared.tools, got.usage.prompt_tokens, CountSource.USAGE
-            )
+        usage = got.usage
+        if context is None or usage is None or usage.prompt_tokens <= 0:
+            return
+        context.observe_request(
+            prepared.messages, prepared.tools, usage.prompt_tokens, CountSource.USAGE
+        )
+        reply = ChatMessage("assistant", got.content, tool_calls=tuple(got.tool_calls))
+        context.observe_reply(
+            prepared.messages, prepared.tools, reply, usage.prompt_tokens + kept_tokens(got)
+        )
 
     def _learn_overflow(self, prepared: PreparedRequest, exc: ContextOverflow) -> None:
         """A context-size 400: its counts are the server's, for exactly this request."""
@@ -216,3 +223,14 @@ class ModelCall:
             context.observe_request(
                 prepared.messages, prepared.tools, exc.prompt_tokens, CountSource.OVERFLOW
             )
+
+
+def kept_tokens(reply: Completion) -> int:
+    """The completion tokens of ``reply`` that stay in the conversation: all of them, but for
+    its reasoning (not sent again), whose share of the characters is taken off."""
+    usage = reply.usage
+    tokens = usage.completion_tokens if usage is not None else 0
+    if not reply.reasoning or tokens <= 0:
+        return max(0, tokens)
+    kept = reply_chars(reply) - len(reply.reasoning)
+    return round(tokens * kept / max(1, kept + len(reply.reasoning)))
