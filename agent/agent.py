@@ -346,7 +346,7 @@ class Agent:
                     reply = Completion()
                     sent = messages + added  # made well formed as it is sent
                     tally.sent(sent)
-                    reply = await self._call_model(conn, sent, reply, timings, iterations)
+                    reply = await self._call_model(conn, sent, reply, timings, iterations, tally)
                     tally.answered(reply)
                     room = iterations < self.max_iterations
                     if not reply.tool_calls or self.tools is None:
@@ -449,6 +449,7 @@ class Agent:
         reply: Completion,
         timings: TurnTimings,
         iteration: int,
+        tally: UsageTally,
     ) -> Completion:
         def touch() -> None:
             self._last_activity = time.monotonic()
@@ -466,6 +467,7 @@ class Agent:
             ),
             listener=self.listener,
             on_activity=touch,
+            tally=tally,
         )
         return await call.run(conn, messages, reply, timings, iteration)
 

@@ -27,6 +27,7 @@ from agent.provider.errors import ContextOverflow, RateLimited, ServerError
 from agent.provider.tokenize import ServerTokens, server_request_count
 from agent.provider.types import ChatMessage, Completion, StreamDelta
 from agent.stream_batch import DeltaBatcher
+from agent.usage import UsageTally, reply_chars
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,9 @@ class ModelCall:
         listener: receives ``ModelCallStarted``, ``Retrying`` and ``TextDelta`` events.
         on_activity: called whenever something arrives from the server (the inactivity watch):
             every chunk, a tool call's pieces included.
+        tally: the turn's usage, told when the server refuses the request (a 429 or 503 to
+            retry, a context-size 400) and when it is sent again: a refused request that is
+            not sent again (a stop in the wait) costs nothing.
     """
 
     def __init__(
@@ -70,10 +74,12 @@ class ModelCall:
         *,
         listener: AgentListener,
         on_activity: Callable[[], None],
+        tally: UsageTally | None = None,
     ) -> None:
         self.settings = settings
         self._listener = listener
         self._on_activity = on_activity
+        self._tally = tally
 
     async def run(
         self,
@@ -120,6 +126,7 @@ class ModelCall:
                 if overflowed or settings.context is None or reply.content:
                     raise
                 overflowed = True  # the server's count corrects the calibration: once more
+                self._refused()
                 self._learn_overflow(prepared, exc)
                 prepared = await self._prepare(conn, messages)
             except (RateLimited, ServerError) as exc:
@@ -129,8 +136,17 @@ class ModelCall:
                 attempt += 1
                 wait = exc.retry_after
                 delay = min(settings.max_retry_wait_s, wait if wait is not None else 2.0**attempt)
+                self._refused()
                 self._listener(Retrying(delay_s=delay, message=exc.message))
                 await asyncio.sleep(delay)
+            if self._tally is not None:
+                self._tally.resent()
+
+    def _refused(self) -> None:
+        """The server refused the request and answered nothing: until it is sent again, it
+        costs nothing."""
+        if self._tally is not None:
+            self._tally.refused()
 
     async def _prepare(
         self, conn: ProviderConnection, messages: list[ChatMessage]
@@ -183,12 +199,19 @@ class ModelCall:
         return got
 
     def _calibrate(self, prepared: PreparedRequest, got: Completion) -> None:
-        """The reply's usage is the server's count of the request it answered."""
+        """The reply's usage is the server's count of the request it answered, and, with
+        the reply's own tokens, of what the next request carries before what is added."""
         context = self.settings.context
-        if context is not None and got.usage is not None and got.usage.prompt_tokens > 0:
-            context.observe_request(
-                prepared.messages, prepared.tools, got.usage.prompt_tokens, CountSource.USAGE
-            )
+        usage = got.usage
+        if context is None or usage is None or usage.prompt_tokens <= 0:
+            return
+        context.observe_request(
+            prepared.messages, prepared.tools, usage.prompt_tokens, CountSource.USAGE
+        )
+        reply = ChatMessage("assistant", got.content, tool_calls=tuple(got.tool_calls))
+        context.observe_reply(
+            prepared.messages, prepared.tools, reply, usage.prompt_tokens + kept_tokens(got)
+        )
 
     def _learn_overflow(self, prepared: PreparedRequest, exc: ContextOverflow) -> None:
         """A context-size 400: its counts are the server's, for exactly this request."""
@@ -200,3 +223,14 @@ class ModelCall:
             context.observe_request(
                 prepared.messages, prepared.tools, exc.prompt_tokens, CountSource.OVERFLOW
             )
+
+
+def kept_tokens(reply: Completion) -> int:
+    """The completion tokens of ``reply`` that stay in the conversation: all of them, but for
+    its reasoning (not sent again), whose share of the characters is taken off."""
+    usage = reply.usage
+    tokens = usage.completion_tokens if usage is not None else 0
+    if not reply.reasoning or tokens <= 0:
+        return max(0, tokens)
+    kept = reply_chars(reply) - len(reply.reasoning)
+    return round(tokens * kept / max(1, kept + len(reply.reasoning)))

@@ -9,7 +9,8 @@ total says when part of it is desk's and not the server's. The estimate of a rep
 Ollama and OpenAI send them; it counts characters, at the session's calibrated characters per
 token, only when the chunks held more than a token could (a server or proxy that batches them)
 or nothing streamed; and it is never more than the request's ``max_tokens``. A request the
-server refused before answering anything (a 4xx) costs nothing and is not counted.
+server refused before answering anything (a 4xx, or a 429 or 503 whose retry a stop cut
+short while it waited) costs nothing and is not counted.
 """
 
 from __future__ import annotations
@@ -142,18 +143,31 @@ class UsageTally:
         self._estimate_prompt = estimate_prompt
         self._estimate_reply = estimate_reply
         self._open: list[ChatMessage] | None = None
+        self._refused = False  # the server refused the open request; not sent again yet
         self.total = TokenUsage()
         """What the requests answered so far add up to."""
 
     def sent(self, messages: list[ChatMessage]) -> None:
         """A request with ``messages`` is about to be sent."""
         self._open = messages
+        self._refused = False
+
+    def refused(self) -> None:
+        """The server refused the open request (an error status, nothing answered: a 429 or
+        a 503 to retry, a context-size 400 to send smaller): it costs nothing unless it is
+        sent again (:meth:`resent`), whatever ends the wait meanwhile."""
+        self._refused = True
+
+    def resent(self) -> None:
+        """The open request is sent again after a refusal: it counts as any other."""
+        self._refused = False
 
     def answered(self, reply: Completion, *, refused: bool = False) -> None:
         """The open request ended with ``reply`` (whole, or what arrived before a stop or a
         failure); nothing happens when no request is open. ``refused``: the server answered
         nothing (a 4xx), so it is not counted."""
         messages, self._open = self._open, None
+        refused, self._refused = refused or self._refused, False
         if messages is None or refused:
             return
         if reply.usage is not None:

@@ -59,7 +59,9 @@ class StopReceipt:
         rolled_back_ms: for a compression cancel, milliseconds from the stop to the attempt
             being rolled back and its lease released.
         usage: the stopped turn's model requests summed, where known (a request cut short
-            counts desk's estimate, said in ``estimated_requests``); None otherwise.
+            counts desk's estimate, said in ``estimated_requests``; none at all, 0 requests,
+            when the server refused every request the turn made, e.g. a 503 whose retry the
+            stop cut short); None when the turn asked the model nothing.
     """
 
     issuer: str

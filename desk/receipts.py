@@ -62,7 +62,10 @@ def format_stop_receipt(receipt: StopReceipt) -> str:
 def usage_phrase(usage: TokenUsage) -> str:
     """A turn's tokens in a receipt: ``1,234 in / 56 out tokens``, then ``(estimated)`` when
     desk counted them all (the server reported nothing before the stop) or ``(partly
-    estimated)`` when some."""
+    estimated)`` when some; ``no tokens used`` when no request counted (the server refused
+    each one the turn made)."""
+    if not usage.requests:
+        return "no tokens used"
     text = f"{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out tokens"
     if usage.estimated_requests and usage.estimated_requests == usage.requests:
         return text + " (estimated)"

@@ -152,6 +152,7 @@ def build_controllers(
         model=lambda: status.model or connection.model,
         view=lambda: sessions.view,
         notify=notify,
+        listed=lambda listed: gauge.model_listed(listed, sessions.view),
     )
     palette = PaletteController(
         gateway,

@@ -165,7 +165,9 @@ def build_parts(
         provider=lambda: server.provider,
     )
     answers = windows.server_answers
-    server.on_ready = lambda ready: answers(ready, table.all(), offered())
+    server.on_ready = lambda ready: answers(
+        ready, table.all(), offered(), listed=server.status().lists
+    )
     shutdown = Shutdown(
         table,
         booking,

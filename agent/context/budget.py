@@ -8,6 +8,16 @@ before. The reply keeps at least an eighth of the window, at most 1,024 tokens (
 (left unset when more than 4,096 tokens are left and nothing else caps it: some servers refuse
 a ``max_tokens`` above the model's own output limit).
 
+A conversation the server has just counted is not estimated again: a reply's ``usage`` says
+how many tokens its request and the reply itself took (prompt plus completion tokens), which is
+the context the next request carries before what was added since. A request that starts with
+that request and that reply (and sends the same tool definitions) counts at least those tokens
+as the server said, and what follows by the calibrated ratio: a long reply in a vocabulary with
+fewer characters a token than the prompt (code, another language, a small model's) is counted
+whole, not at the prompt's ratio (the estimate of the whole request stands when it says more).
+A compression, or anything else that rewrites what stands before, falls back to the
+estimate.
+
 Near the edge the server's own count replaces the estimate (llama.cpp's ``/apply-template``
 and ``/tokenize``, :mod:`agent.provider.tokenize`): an exact count needs no headroom, and the
 request fits when what is left for the reply is at least a minimum reply (a sixteenth of the
@@ -82,6 +92,36 @@ class RequestFit:
         return max(0, self.prompt_tokens + self.headroom + self.reserve - self.window)
 
 
+@dataclass(frozen=True, slots=True)
+class CountedReply:
+    """The server's count of a request and the reply it answered with.
+
+    Attributes:
+        request: the request's messages, as sent.
+        tools: the tool definitions it sent.
+        reply: the reply as the transcript keeps it (its text, its tool calls).
+        tokens: the request's prompt tokens plus the reply's completion tokens, by the server
+            (``usage``); a reply that also reasoned counts only its share of text and calls,
+            since the reasoning is not sent again.
+    """
+
+    request: tuple[ChatMessage, ...]
+    tools: tuple[dict[str, Any], ...]
+    reply: ChatMessage
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Saved:
+    """A saved server count waiting for the window (see `ContextBudget.observe_when_known`)."""
+
+    messages: Sequence[ChatMessage]
+    tools: Sequence[dict[str, Any]]
+    tokens: int
+    reply: ChatMessage | None
+    reply_tokens: int
+
+
 def reply_reserve(window: int) -> int:
     """The least room kept for a reply in a window of ``window`` tokens (an eighth of it,
     within `MIN_REPLY_RESERVE` and `MAX_REPLY_RESERVE`)."""
@@ -145,7 +185,8 @@ class ContextBudget:
         """Whether the server answers ``/tokenize`` (None: not tried yet)."""
         self.template_supported: bool | None = None
         """Whether the server answers ``/apply-template`` (None: not tried yet)."""
-        self._saved: tuple[Sequence[ChatMessage], Sequence[dict[str, Any]], int] | None = None
+        self._saved: _Saved | None = None
+        self._counted: CountedReply | None = None  # the last request the server counted whole
 
     @property
     def window(self) -> ContextWindow:
@@ -160,17 +201,27 @@ class ContextBudget:
             self._window = window
             saved, self._saved = self._saved, None
         if saved is not None:
-            messages, tools, tokens = saved
-            self.observe_request(messages, self.offered(tools), tokens, CountSource.USAGE)
+            sent = self.offered(saved.tools)
+            self.observe_request(saved.messages, sent, saved.tokens, CountSource.USAGE)
+            if saved.reply is not None:
+                tokens = saved.tokens + saved.reply_tokens
+                self.observe_reply(saved.messages, sent, saved.reply, tokens)
 
     def observe_when_known(
-        self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]], tokens: int
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[dict[str, Any]],
+        tokens: int,
+        reply: ChatMessage | None = None,
+        reply_tokens: int = 0,
     ) -> None:
         """A saved server count (``tokens``) of the request of ``messages`` offering ``tools``
         (whole, as the gateway offers them): it calibrates at the next :meth:`set_window`,
-        when the window says whether the definitions went whole or compact."""
+        when the window says whether the definitions went whole or compact. With the
+        ``reply`` it was answered with (as the transcript keeps it) and that reply's
+        ``reply_tokens``, both count as the server said (:meth:`observe_reply`)."""
         with self._lock:
-            self._saved = (list(messages), list(tools), tokens)
+            self._saved = _Saved(list(messages), list(tools), tokens, reply, reply_tokens)
 
     def learn_from_server(self, tokens: int, detail: str) -> None:
         """The server named its window refusing a request (a 400): from now on it is the
@@ -191,8 +242,49 @@ class ContextBudget:
         return compact_tools(tools) if whole > COMPACT_SHARE * self.window.tokens else tools
 
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]] = ()) -> int:
-        """The calibrated token count of a request (its tools as `offered` sends them)."""
-        return self.calibration.count(messages, self.offered(tools))
+        """The token count of a request (its tools as `offered` sends them): by the
+        calibrated ratio, or, when it is more, what the server counted of its start
+        (:meth:`observe_reply`) plus the rest by that ratio."""
+        sent = self.offered(tools)
+        estimate = self.calibration.count(messages, sent)
+        counted = self._counted_part(messages, sent)
+        if counted is None:
+            return estimate
+        tokens, rest = counted
+        return max(estimate, tokens + self.calibration.count(rest))
+
+    def observe_reply(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[dict[str, Any]],
+        reply: ChatMessage,
+        tokens: int,
+    ) -> None:
+        """The server answered the request of ``messages`` and ``tools`` (the definitions as
+        sent) with ``reply`` (as the transcript keeps it), and both took ``tokens`` of the
+        window by its own count: a request that starts with them counts them so
+        (:meth:`count`). Ignored when ``tokens`` is not positive."""
+        if tokens <= 0:
+            return
+        counted = CountedReply(tuple(messages), tuple(tools), reply, tokens)
+        with self._lock:
+            self._counted = counted
+
+    def _counted_part(
+        self, messages: Sequence[ChatMessage], sent: Sequence[dict[str, Any]]
+    ) -> tuple[int, Sequence[ChatMessage]] | None:
+        """The server's count of the start of a request, and the messages after it; None
+        when the request does not start with the last counted request and its reply."""
+        with self._lock:
+            counted = self._counted
+        if counted is None:
+            return None
+        n = len(counted.request)
+        if len(messages) <= n or messages[n] != counted.reply:
+            return None
+        if tuple(sent) != counted.tools or tuple(messages[:n]) != counted.request:
+            return None
+        return counted.tokens, messages[n + 1 :]
 
     def fit_tokens(self, prompt_tokens: int, *, max_tokens: int | None = None) -> RequestFit:
         """Whether a prompt of ``prompt_tokens`` fits, and the ``max_tokens`` to send.

@@ -8,7 +8,10 @@ from: ``window 2,048 from the server``, ``8,192 assumed: set context_window``) a
 window is known, and again after every turn, stop and compression. The gauge keeps the last
 one of each session, shown or not: a session shown again (``/new``, a resume, a switch) shows
 its own count at once, never an estimate of another kind; until the gateway has counted a
-session the gauge shows none (``ctx –``). Before the gateway's first count, what is used
+session the gauge shows none (``ctx –``), and likewise while the server does not list the
+session's model (after ``/server`` to a server that lists others, or a switch to a session
+made for another model): a figure for a model the server does not run would be a guess, and
+a window of another model's. Before the gateway's first count, what is used
 comes from each finished turn as the server counted it, or is estimated with the gateway's
 own rule (:func:`contract.text.tokens_in_chars`). Either way the prompt being typed and the
 queued ones count too: they are what is sent next.
@@ -50,6 +53,7 @@ class ContextGauge:
         self._counts: dict[str, ContextWindowKnown] = {}  # session id -> its last count
         self._streamed: tuple[str, int] = ("", 0)  # the running turn, its reply's characters
         self._counted_turn = ""  # the last turn whose end the gateway's count includes
+        self._listed = True  # the server lists the shown session's model (or did not say)
 
     @property
     def _counted(self) -> bool:
@@ -62,8 +66,21 @@ class ContextGauge:
         self._counts[view.session_id] = payload
         if payload.after_turn:
             self._counted_turn = payload.after_turn
-        self._show(payload)
+        if self._listed:
+            self._show(payload)
         self.count_pending(view)
+
+    def model_listed(self, listed: bool, view: ShownSession | None) -> None:
+        """Whether the server lists the shown session's model: when it does not, the gauge
+        shows none (``ctx –``) until it does again; then the session's last count shows."""
+        if listed == self._listed:
+            return
+        self._listed = listed
+        known = self._counts.get(view.session_id) if view is not None else None
+        if listed and known is not None:
+            self._show(known)
+        else:
+            self._show_none()
 
     def window_unshown(
         self, session_id: str, payload: ContextWindowKnown, shown: ShownSession | None
@@ -117,9 +134,14 @@ class ContextGauge:
         status = self._status
         status.usage = usage
         known = self._counts.get(session_id)
-        if known is not None:
+        if known is not None and self._listed:
             self._show(known)
             return
+        self._show_none()
+
+    def _show_none(self) -> None:
+        """No count (``ctx –``): none of the gateway's yet, or a model the server lacks."""
+        status = self._status
         self._chars_per_token = DEFAULT_CHARS_PER_TOKEN
         status.window_note = ""
         status.context_window = None  # not the last session's: its window may be another
@@ -133,7 +155,7 @@ class ContextGauge:
         if payload.session_usage is not None:
             view.usage = payload.session_usage
             status.usage = payload.session_usage
-        if self._counted:
+        if self._counted or not self._listed:
             return  # the gateway's context.window, just before, counted the next request
         if payload.prompt_tokens is not None:
             status.context_used = payload.prompt_tokens + (payload.completion_tokens or 0)
@@ -147,7 +169,7 @@ class ContextGauge:
     def compressed(self, before_tokens: int, after_tokens: int) -> None:
         """A compression committed: take off what it saved."""
         status = self._status
-        if self._counted:
+        if self._counted or not self._listed:
             return  # the gateway's context.window, just before, counted what is left
         saved = max(0, before_tokens - after_tokens)
         # The gauge holds the server's count when it has one: take off what was saved

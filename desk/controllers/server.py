@@ -56,6 +56,9 @@ class ServerController:
         model: the model of the session shown.
         view: the view of the session shown now, if any.
         notify: shows a toast.
+        listed: told, whenever the server's answer or the shown session's model changes,
+            whether the server lists that model (False only for an answer that lists others:
+            the context gauge counts nothing for it, ``ctx –``).
     """
 
     def __init__(
@@ -67,6 +70,7 @@ class ServerController:
         model: Callable[[], str],
         view: Callable[[], ShownSession | None],
         notify: Notify,
+        listed: Callable[[bool], None] = lambda _listed: None,
     ) -> None:
         self._gateway = gateway
         self._status = status
@@ -74,6 +78,7 @@ class ServerController:
         self._model = model
         self._view = view
         self._notify = notify
+        self._listed = listed
         self.server = ServerStatus(ServerState.CHECKING, connection.base_url, connection.model)
         """The server's state as last heard."""
         self._said = ""  # the problem the transcript was last told about ("" for none)
@@ -108,6 +113,7 @@ class ServerController:
             bar.model = payload.model  # the server named the model to use
         model = self._model() or payload.model
         bar.server_problem = short_problem(payload, model)
+        self._listed(not payload.model_problem(model))
         problem = payload.problem or payload.model_problem(model)
         if problem and problem != self._said:
             self._said = problem
@@ -124,6 +130,7 @@ class ServerController:
         if self._status.is_attached:
             model = self._model() or self.server.model
             self._status.server_problem = short_problem(self.server, model)
+            self._listed(not self.server.model_problem(model))
 
     async def _say(self, line: str, *, error: bool = False) -> None:
         view = self._view()

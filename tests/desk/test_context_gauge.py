@@ -3,28 +3,36 @@ before its prompt (system prompt, transcript, tool definitions as sent), by the 
 automatic compression compares with its threshold. On a fresh start, after ``/new``, after a
 stopped turn and after a resume it agrees with the gateway, and with the server's own count.
 While a turn runs its prompt counts too (never a figure below the request it sent), and a
-session the gateway has not counted reads ``ctx –``, not 0 % of another session's window."""
+session the gateway has not counted reads ``ctx –``, not 0 % of another session's window, nor
+does one whose model the server does not list (after ``/server`` too). A long reply counts as
+the server counted it (live and resumed), so the next prompt is compressed first and its
+request leaves room for a reply."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
+from agent.compression.plan import SUMMARY_MARKER
+from agent.context.budget import minimum_reply
 from agent.context.shape import well_formed
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.store import SqliteStore
 from contract.events import ContextWindowKnown
 from contract.text import tokens_in_chars
+from demo_model.records import RequestRecord
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.controllers.view import ShownSession
 from desk.startup import Startup
 from desk.widgets.status_bar import StatusBar
 from tests.desk.kit import connection, submit, submit_and_get_reply, wait_until
-from tests.support import running_demo
+from tests.support import EventLog, running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 pytestmark = pytest.mark.anyio
@@ -227,5 +235,162 @@ async def test_the_gauge_reads_a_dash_for_a_model_the_server_lacks_until_model_n
             assert "ctx –" not in status.server_side_text()
             assert shown(status) == next_request(gateway, tiny)
             assert status.context_window == N_CTX
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+async def test_server_to_a_server_that_lacks_the_sessions_model_reads_a_dash(
+    small_server: DemoModelServer,
+) -> None:
+    provider = ProviderConfig(base_url=small_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider))
+    log = EventLog()
+    gateway.subscribe(log)
+    app = DeskApp(gateway, connection(small_server.base_url), handle_signals=False)
+    try:
+        with running_demo(0, model="other", n_ctx=2048) as elsewhere:
+            async with app.run_test(size=(120, 30)) as pilot:
+                status = app.status_bar
+                reply = await submit_and_get_reply(app, pilot, "reply with exactly: counted")
+                await wait_until(pilot, lambda: reply.outcome is not None, what="the reply")
+                await wait_until(pilot, lambda: status.window_note != "", what="the count")
+                assert "ctx –" not in status.server_side_text()
+
+                # the other server lists "other" only: this session's "demo" is not counted
+                # there, neither by this server's figure nor by a window learned for it
+                await submit(pilot, f"/server {elsewhere.base_url}")
+                await wait_until(pilot, lambda: status.server_problem, what="the model's problem")
+                assert status.server_problem == "⚠ model not on the server · /model"
+                assert "ctx –" in status.server_side_text()
+                # what the gateway does after that answer (it asks the server again at once
+                # and answers in turn: by then it has done it) changes nothing
+                server = app.controllers.server
+                asked = server.server.attempts
+                await submit(pilot, "/server")
+                await wait_until(pilot, lambda: server.server.attempts > asked, what="again")
+                assert "ctx –" in status.server_side_text()
+                assert status.context_window is None
+                # nor did the gateway count it there (a frontend on the wire sees no figure)
+                assert all(w.tokens == N_CTX for w in log.of_type(ContextWindowKnown))
+
+                # back to the server that lists it: its own figure again
+                await submit(pilot, f"/server {small_server.base_url}")
+                await wait_until(pilot, lambda: not status.server_problem, what="listed again")
+                await wait_until(pilot, lambda: status.window_note != "", what="the count")
+                assert "ctx –" not in status.server_side_text()
+                assert shown(status) == next_request(gateway, app.session_id)
+                assert status.context_window == N_CTX
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+def gauge_percent(status: StatusBar) -> int:
+    """The ``ctx N%`` the status bar reads."""
+    found = re.search(r"ctx (\d+)%", status.server_side_text())
+    assert found is not None, status.server_side_text()
+    return int(found.group(1))
+
+
+def chat_requests(server: DemoModelServer) -> list[RequestRecord]:
+    return [r for r in server.records.list() if r.path.endswith("/chat/completions")]
+
+
+STORY_WINDOW = 2048
+"""The story tests' window: small, so one long reply fills it."""
+
+
+@pytest.fixture
+def story_server() -> Iterator[DemoModelServer]:
+    """Replies as long as the request lets them run, in a small window: the story's words are
+    shorter than the tool definitions' JSON a token, so at the first request's ratio a reply
+    would count for about two thirds of what the server counted."""
+    with running_demo(0, n_ctx=STORY_WINDOW, reply_shape="paragraph", max_tokens=4000) as server:
+        yield server
+
+
+async def tell_a_story(app: DeskApp, pilot: Pilot[object], server: DemoModelServer) -> float:
+    """A short exchange, then a story the request's ``max_tokens`` cuts; returns how full the
+    window is by the server's own usage (per cent): its prompt and the reply it cut."""
+    first = await submit_and_get_reply(app, pilot, "reply with exactly: ok")
+    await wait_until(pilot, lambda: first.outcome is not None, what="the first reply")
+    story = await submit_and_get_reply(
+        app, pilot, "Write a very long story about a dragon and a castle."
+    )
+    await wait_until(pilot, lambda: story.outcome is not None, what="the story")
+    long = chat_requests(server)[-1]
+    assert story.outcome == "completed" and long.finish_reason == "length"
+    fill = 100 * (long.prompt_tokens + long.tokens_generated) / STORY_WINDOW
+    assert fill > 90
+    return fill
+
+
+async def continue_after_compression(
+    app: DeskApp, pilot: Pilot[object], server: DemoModelServer
+) -> None:
+    """Above 75 %: the next prompt is compressed first, and its request leaves room for a
+    reply (by the server's own count), never a token or two."""
+    more = await submit_and_get_reply(app, pilot, "Now continue.")
+    await wait_until(pilot, lambda: more.outcome is not None, what="the next reply")
+    sent = [
+        r
+        for r in chat_requests(server)
+        if str(r.messages[-1].get("content")).endswith("Now continue.")
+    ]
+    assert len(sent) == 1  # the summary stands before it (joined to it)
+    request = sent[0]
+    assert any(str(m.get("content")).startswith(SUMMARY_MARKER) for m in request.messages)
+    cap = request.request.get("max_tokens")
+    assert isinstance(cap, int) and cap >= minimum_reply(STORY_WINDOW)
+    assert request.prompt_tokens + cap <= STORY_WINDOW
+    assert request.tokens_generated >= minimum_reply(STORY_WINDOW)
+
+
+async def test_a_long_reply_cut_at_its_limit_counts_whole_and_the_next_prompt_compresses_first(
+    story_server: DemoModelServer,
+) -> None:
+    provider = ProviderConfig(base_url=story_server.base_url, model="demo")
+    gateway = Gateway(GatewayConfig(provider=provider))
+    app = DeskApp(gateway, connection(story_server.base_url), handle_signals=False)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            status = app.status_bar
+            fill = await tell_a_story(app, pilot, story_server)
+            await wait_until(
+                pilot,
+                lambda: shown(status) == next_request(gateway, app.session_id),
+                what="the count after the story",
+            )
+            assert gauge_percent(status) >= fill - 1  # the reply's tokens as the server said
+            await continue_after_compression(app, pilot, story_server)
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+async def test_a_long_reply_counts_whole_after_a_resume_too(
+    story_server: DemoModelServer, tmp_path: Path
+) -> None:
+    provider = ProviderConfig(base_url=story_server.base_url, model="demo")
+    db = tmp_path / "desk.db"
+    gateway = Gateway(GatewayConfig(provider=provider), store=SqliteStore(db))
+    app = DeskApp(gateway, connection(story_server.base_url), handle_signals=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        fill = await tell_a_story(app, pilot, story_server)
+        session = app.session_id
+    assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+    gateway = Gateway(GatewayConfig(provider=provider), store=SqliteStore(db))
+    resumed = DeskApp(
+        gateway,
+        connection(story_server.base_url),
+        handle_signals=False,
+        startup=Startup(resume=True, resume_id=session),
+    )
+    try:
+        async with resumed.run_test(size=(120, 30)) as pilot:
+            status = resumed.status_bar
+            await wait_until(pilot, lambda: resumed.session_id == session, what="the resume")
+            await wait_until(pilot, lambda: status.window_note != "", what="the gateway's count")
+            assert gauge_percent(status) >= fill - 1
+            await continue_after_compression(resumed, pilot, story_server)
     finally:
         assert gateway.shutdown(timeout_s=5.0).threads_left == []

@@ -13,8 +13,15 @@ from agent.provider.types import Usage
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
 from agent.usage import TokenUsage
-from contract.events import ConsoleComplete, ConsoleOutput, MessageComplete, MessageDelta
+from contract.events import (
+    ConsoleComplete,
+    ConsoleOutput,
+    MessageComplete,
+    MessageDelta,
+    TurnState,
+)
 from demo_model import DemoModelServer
+from desk.receipts import format_stop_receipt
 from tests.support import EventLog, cut_short
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -112,6 +119,35 @@ def test_a_stop_mid_stream_counts_desks_estimate_marked_as_estimated(
         first = _reported(demo_server)  # the completed first turn only
         assert done.session_usage == first.plus(done.usage)
         assert done.session_usage is not None and "(some estimated)" in done.session_usage.line()
+    finally:
+        assert gateway.shutdown(timeout_s=10).threads_left == []
+
+
+def test_a_request_the_server_refused_with_503_costs_nothing_when_stopped_in_the_wait(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    gateway, log = _gateway(provider, tmp_path)
+    try:
+        session = gateway.session_create()
+        assert log.complete(gateway.prompt_submit(session, "reply with exactly: hi").turn_id, 60)
+        before = gateway.session_usage(session)
+        demo_server.configure(fault="http:503", retry_after_s=20.0)
+        turn = gateway.prompt_submit(session, "write a long story").turn_id
+
+        def waiting_to_retry(_events: object) -> bool:
+            states = log.of_type(TurnState)
+            return any(s.turn_id == turn and s.state == "retrying" for s in states)
+
+        assert log.wait_for(waiting_to_retry, 30)
+        gateway.session_interrupt(session, StopRequest.by_user(Surface.DESK_KEY))
+        done = log.complete(turn, 30)
+        refused = [r for r in demo_server.records.list() if r.status == 503]
+        assert done.status == "interrupted" and len(refused) == 1
+        # the server refused it and answered nothing: no usage, and the receipt says so
+        assert done.usage is None or done.usage.requests == 0
+        assert done.session_usage == before == gateway.session_usage(session)
+        assert done.stop is not None
+        assert format_stop_receipt(done.stop).endswith(" · no tokens used")
     finally:
         assert gateway.shutdown(timeout_s=10).threads_left == []
 

@@ -118,7 +118,7 @@ def receipt(turn: Turn) -> StopReceipt | None:
         tool=tool.name if tool is not None else None,
         tool_pid=tool.pid if tool is not None else None,
         tool_ended_ms=tool.ended_ms if tool is not None else None,
-        usage=result.usage_total if result.usage_total.requests else None,
+        usage=result.usage_total if result.usage_total.requests or result.iterations else None,
     )
 
 

@@ -279,14 +279,19 @@ class SessionWindows:
         provider: ProviderConfig,
         sessions: Sequence[Session],
         tools: Sequence[dict[str, Any]] = (),
+        *,
+        listed: Callable[[str], bool] = lambda _model: True,
     ) -> None:
         """The server answers now (after it had not): sessions without a model take the one
-        it names, and each session's window is learned (again) and published.
+        it names, and each session's window is learned (again) and published, but for a
+        model the server does not list: nothing is counted for it (no window of a model the
+        server does not run), until ``/model`` names one it does.
 
         Args:
             provider: the server, with the model new sessions use.
             sessions: the live sessions.
             tools: the tool definitions a request offers now.
+            listed: whether the server lists a model (it answered listing none: all are).
         """
         self.relearn(provider.base_url)
         if provider.model:
@@ -300,7 +305,7 @@ class SessionWindows:
             with session.lock:
                 session.model = session.model or provider.model
                 model = session.model
-            if model:
+            if model and listed(model):
                 ask = replace(provider, model=model)
                 self._counted(session, ask, tools)
                 self.publish(session, ask, tools)
@@ -435,8 +440,9 @@ def saved_budget(
     """A resumed session's budget, calibrated from its last saved server count.
 
     The last completed turn's ``prompt_tokens`` is the server's count of the request its final
-    reply answered: every active message before that reply (and the tool definitions). It is
-    used when no later compression has rewritten what stands before the reply. It calibrates
+    reply answered: every active message before that reply (and the tool definitions); with its
+    ``completion_tokens``, of that reply too. It is used when no later compression has
+    rewritten what stands before the reply. It calibrates
     once the window is known (:meth:`SessionWindows.budget`): the window decides whether the
     tool definitions were sent whole or compact, as the live session's counts did.
 
@@ -456,9 +462,12 @@ def saved_budget(
         return None
     if any(m.position > final.position for m in rows[:last]):
         return None  # a later compression's summary stands before the reply
-    request = well_formed(saved_history(rows[:last], turns))
+    history = saved_history(rows[: last + 1], turns)
+    request = well_formed(history[:-1])
     assert turn.prompt_tokens is not None
     budget = ContextBudget(ContextWindow(DEFAULT_WINDOW, WindowSource.ASSUMED))
-    # the definitions were sent compact or whole as the window said: calibrated once it is known
-    budget.observe_when_known(request, tools, turn.prompt_tokens)
+    # the definitions were sent compact or whole as the window said: calibrated once it is
+    # known; the reply's own tokens count as the server said, as they did before the quit
+    replied = turn.completion_tokens or 0
+    budget.observe_when_known(request, tools, turn.prompt_tokens, history[-1], replied)
     return budget
