@@ -174,7 +174,6 @@ class Session:
         store_detached: True once the gateway gave its saving up (an error that will not pass,
             or a quit the database outlasted): kept in memory only, later writes exported.
         title_unsaved: the title changed in memory and the store has not been told yet.
-        last_request_tokens: prompt plus reply tokens the server reported for the last turn.
         context: the session's context window and calibrated token count (set when the
             window is first needed).
         weak_after: after a compression that left the session above the compression
@@ -206,7 +205,6 @@ class Session:
     last_used: float = field(default_factory=time.monotonic)
     store_detached: bool = False
     title_unsaved: bool = False
-    last_request_tokens: int = 0
     context: ContextBudget | None = None
     weak_after: int | None = None
     children: dict[str, Turn] = field(default_factory=dict)

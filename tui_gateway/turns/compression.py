@@ -334,7 +334,6 @@ class SessionCompression:
         with session.lock:
             assert outcome.history is not None
             session.history = outcome.history
-            session.last_request_tokens = 0
             session.weak_after = size if weak else None
         percent = round(100 * size / window) if window else 0
         if not outcome.fits:

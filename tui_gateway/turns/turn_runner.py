@@ -385,9 +385,6 @@ class TurnRunner:
         with session.lock:
             session.history.append(ChatMessage(role="user", content=turn.prompt, unsent=unsent))
             session.history.extend(booked.messages)
-            usage = booked.usage
-            if usage is not None:
-                session.last_request_tokens = usage.prompt_tokens + usage.completion_tokens
         # What the next request carries now (before message.complete, the turn's last event).
         windows = self._fitted.compression.windows
         windows.publish(session, provider, self._fitted.tools, after_turn=turn.turn_id)
