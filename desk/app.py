@@ -146,7 +146,7 @@ class DeskApp(App[int]):
         self._banner = banner_text(connection, config_path_shown(env))
         self.widgets = DeskWidgets.make(connection, clock, busy_input=busy_input)
         """The main screen's widgets (the session's view aside)."""
-        self._bridge = GatewayBridge(gateway, self, self._view_for)
+        self._bridge = GatewayBridge(gateway, self, self._view_for, clock=clock)
         self.controllers = build_controllers(
             self,
             gateway,
@@ -158,7 +158,7 @@ class DeskApp(App[int]):
             startup=startup or Startup(),
             stop_key=self.stop_key,
             turn_ended=self._bridge.turn_ended,
-            running_turn_of=self._bridge.running_turn,
+            switch=self._bridge.switch,
             mount_view=self._mount_view,
             focus_prompt=self.focus_prompt,
             shutdown_finished=self._shutdown_finished,

@@ -11,10 +11,17 @@ sessions not shown) goes to the app. Whoever gets it matches on the payload's ty
 
 Deltas for a view go at the pace the UI paints them (:mod:`desk.stream_pace`): each is followed
 by a ``call_after_refresh`` that times its round trip, and the subscription waits accordingly.
+
+The bridge also keeps what each session's running turn has shown so far
+(:mod:`desk.live_turns`), whichever session is on screen: a view made when the desk switches to
+a session is handed it (:meth:`GatewayBridge.switch`), with no event of that session delivered
+in between, so the view draws the turn as it was and goes on with the events that follow.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import deque
 from collections.abc import Callable
 
@@ -36,6 +43,7 @@ from contract.mcp_events import McpServerChanged
 from contract.ports import DeskGateway
 from contract.server_events import ServerStatus
 from contract.subscription import Subscription
+from desk.live_turns import LiveTurn, LiveTurns
 from desk.messages import GatewayMessage
 from desk.stream_pace import StreamPace
 
@@ -62,14 +70,23 @@ class GatewayBridge:
         gateway: the gateway to listen to.
         target: the message pump (normally the app) that receives what no view takes.
         view_for: the view showing a session now (the default: none, ``target`` gets all).
+        clock: the app's clock (seconds): when each event of a running turn was delivered.
     """
 
     def __init__(
-        self, gateway: DeskGateway, target: MessagePump, view_for: ViewFor = _no_view
+        self,
+        gateway: DeskGateway,
+        target: MessagePump,
+        view_for: ViewFor = _no_view,
+        *,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._gateway = gateway
         self._target = target
         self._view_for = view_for
+        self._clock = clock
+        self._lock = threading.Lock()  # an event kept and posted, or a switch of view: one step
+        self._live = LiveTurns()
         self._subscription: Subscription | None = None
         self._ended: deque[str] = deque(maxlen=64)
         self._running: dict[str, str] = {}  # session id -> turn whose start came, not its end
@@ -103,11 +120,31 @@ class GatewayBridge:
         ``message.complete`` was not yet, if any (any thread)."""
         return self._running.get(session_id)
 
+    def switch(self, session_id: str, show: Callable[[], object]) -> LiveTurn | None:
+        """Call ``show``, which makes a new view of ``session_id`` the one ``view_for`` gives,
+        with no event delivered meanwhile (UI thread; it waits at most for one event to be
+        posted).
+
+        Returns:
+            the session's running turn as shown so far (None when none runs): each of its
+            events was posted before the switch (to the old view, or the app), every later one
+            goes to the new view.
+        """
+        with self._lock:
+            show()
+            return self._live.running(session_id)
+
     def _deliver(self, event: GatewayEvent) -> None:
+        with self._lock:
+            self._deliver_kept(event)
+
+    def _deliver_kept(self, event: GatewayEvent) -> None:
         payload, sid = event.payload, event.session_id
         kind = type(payload)
         if kind in NOT_SHOWN:
             return
+        if sid:
+            self._live.note(sid, event.seq, self._clock(), payload)
         if isinstance(payload, MessageStart):
             self._running[sid] = payload.turn_id
         elif isinstance(payload, MessageComplete):

@@ -25,9 +25,14 @@ class GatewayMessage(Message):
         session_id: the event's session ("" for gateway-wide events).
         seq: the event's per-session sequence number.
         payload: the event's typed payload.
+        at: when it was delivered (the app's clock, seconds), for an event of a running turn
+            drawn again in a new view of its session (:mod:`desk.live_turns`); None for an
+            event drawn as it comes (now).
     """
 
-    def __init__(self, session_id: str, seq: int, payload: Payload) -> None:
+    def __init__(
+        self, session_id: str, seq: int, payload: Payload, at: float | None = None
+    ) -> None:
         super().__init__()
         self.session_id = session_id
         """The session the event belongs to ("" for gateway-wide events)."""
@@ -35,6 +40,8 @@ class GatewayMessage(Message):
         """The event's per-session sequence number."""
         self.payload = payload
         """The event's payload; match on its type (``message.delta`` is ``MessageDelta``...)."""
+        self.at = at
+        """When it was delivered (the app's clock, seconds), or None: now."""
 
     def can_replace(self, message: Message) -> bool:
         """True when ``message`` (queued right behind this one) takes this one's payload in.

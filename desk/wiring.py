@@ -32,7 +32,7 @@ from desk.controllers.palette import PaletteController
 from desk.controllers.queue import QueueController
 from desk.controllers.quit import QuitController
 from desk.controllers.server import ServerController
-from desk.controllers.sessions import SessionsController
+from desk.controllers.sessions import SessionsController, Switch
 from desk.controllers.stop_keys import StopKeysController
 from desk.controllers.themes import ThemeController
 from desk.controllers.tool_calls import ToolCallsController
@@ -60,7 +60,7 @@ def build_controllers(
     startup: Startup,
     stop_key: StopKey,
     turn_ended: Callable[[str], bool],
-    running_turn_of: Callable[[str], str | None],
+    switch: Switch,
     mount_view: Callable[[str], Awaitable[SessionView]],
     focus_prompt: Callable[[], None],
     shutdown_finished: Callable[[], None],
@@ -79,7 +79,8 @@ def build_controllers(
         startup: resume or new session, and the start-up notice.
         stop_key: the key that stops the running turn.
         turn_ended: True once a turn's ``message.complete`` was posted (the bridge).
-        running_turn_of: the turn running now in a session (the bridge).
+        switch: points the deliveries at a new view of a session and says what its running
+            turn showed so far (the bridge).
         mount_view: makes and mounts a session's view (the app).
         focus_prompt: gives the focus back to the prompt box (the app).
         shutdown_finished: called on the quit thread once the gateway's shutdown returned.
@@ -136,7 +137,7 @@ def build_controllers(
         turns=turns,
         queue=queue,
         format_receipt=format_receipt,
-        running_turn_of=running_turn_of,
+        switch=switch,
         mount_view=mount_view,
         notify=notify,
         focus_prompt=focus_prompt,

@@ -105,14 +105,22 @@ class AgentsController:
         card = self.card(turn_id)
         return card.box if card is not None else None
 
-    async def started(self, view: ShownSession, payload: ChildStarted) -> None:
-        """``child.start``: a card right under the ``delegate`` call that started it."""
+    async def started(
+        self, view: ShownSession, payload: ChildStarted, at: float | None = None
+    ) -> None:
+        """``child.start``: a card right under the ``delegate`` call that started it, running
+        since ``at`` (the clock's seconds, for a child drawn again; None: now)."""
         from desk.widgets.agent_card import AgentCard
         from desk.widgets.tool_card import ToolCard
 
         p = payload
         card = AgentCard(
-            p.turn_id, p.parent_turn_id, p.task, background=p.background, clock=self._clock
+            p.turn_id,
+            p.parent_turn_id,
+            p.task,
+            background=p.background,
+            clock=self._clock,
+            started_at=at,
         )
         self._cards[p.turn_id] = card
         call = next(

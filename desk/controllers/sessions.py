@@ -3,7 +3,11 @@ deleting, and the session notices.
 
 At start the desk creates a new session, or resumes one (``desk --resume [ID]``). Each shown
 session gets a :class:`~desk.widgets.session_view.ShownSession` of its own: switching mounts a new
-one and removes the old, so events of the old session have nowhere to land any more. A resumed
+one and removes the old, so events of the old session have nowhere to land any more. A turn
+of the session that runs meanwhile is drawn in the new view as it stood: the bridge kept its
+events (:mod:`desk.live_turns`) and hands them to the view as it points its deliveries at it;
+the view handles them, then the events that follow, once the saved transcript (without that
+turn's messages: its events draw them) is rendered. A resumed
 session's transcript is rendered from ``session.resume`` (:mod:`desk.saved_blocks`): its last
 :attr:`desk.startup.Startup.recent_messages` messages, under an "N earlier messages · show
 more" line that renders the next batch above when asked. The prompts it left not sent (still
@@ -35,6 +39,7 @@ from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.queue import QueueController, offered_apart
 from desk.controllers.turns import TurnsController
+from desk.live_turns import LiveTurn
 from desk.receipts import ReceiptFormatter
 from desk.screens.confirm_delete import ConfirmDelete
 from desk.startup import Startup
@@ -48,6 +53,11 @@ if TYPE_CHECKING:
 
 WAITING = "saving is waiting for the database"
 """The status bar's words while a session's writes wait (``session.store_waiting``)."""
+
+Switch = Callable[[str, Callable[[], object]], LiveTurn | None]
+"""Runs a callback that shows a new view of a session, with no event of the gateway delivered
+meanwhile, and returns what that session's running turn showed so far (the bridge's
+:meth:`~desk.bridge.GatewayBridge.switch`)."""
 
 Later = Callable[[Callable[[], object]], object]
 """Runs a callback once the UI is free (``App.call_later``, ``App.call_after_refresh``)."""
@@ -69,7 +79,8 @@ class SessionsController:
         queue: shows a session's queued prompts (and offers again those a resumed session had
             left unsent).
         format_receipt: how stop receipts of saved turns read.
-        running_turn_of: the turn that runs now in a session, if any (the bridge knows).
+        switch: points the bridge's deliveries at a new view, and says what the session's
+            running turn showed so far (the bridge knows).
         mount_view: makes and mounts the view of a session (the app does; it is the parent).
         notify: shows a toast.
         focus_prompt: gives the focus back to the prompt box.
@@ -89,7 +100,7 @@ class SessionsController:
         turns: TurnsController,
         queue: QueueController,
         format_receipt: ReceiptFormatter,
-        running_turn_of: Callable[[str], str | None],
+        switch: Switch,
         mount_view: Callable[[str], Awaitable[ShownSession]],
         notify: Notify,
         focus_prompt: FocusPrompt,
@@ -106,7 +117,7 @@ class SessionsController:
         self._turns = turns
         self._queue = queue
         self._format_receipt = format_receipt
-        self._running_turn_of = running_turn_of
+        self._switch = switch
         self._mount_view = mount_view
         self._notify = notify
         self._focus_prompt = focus_prompt
@@ -144,7 +155,8 @@ class SessionsController:
             except GatewayError as exc:
                 notes.append((f"⚠ cannot resume: {exc.message}; this is a new session", False))
         session_id = resumed.session_id if resumed else self._gateway.session_create()
-        view = await self._replace_view(session_id)
+        view, _live = await self._replace_view(session_id)
+        await view.release()  # nothing ran in it yet
         for text, error in notes:
             self._later(partial(view.add_note, text, error=error))
         if resumed is not None:
@@ -167,12 +179,20 @@ class SessionsController:
 
     # -- showing a session -----------------------------------------------------------------------
 
-    async def _replace_view(self, session_id: str) -> ShownSession:
+    async def _replace_view(self, session_id: str) -> tuple[ShownSession, LiveTurn | None]:
+        """Mount a view of ``session_id`` in place of the one shown; it holds the events of the
+        session's running turn so far (returned too) and those that follow, until released."""
         view = await self._mount_view(session_id)
-        old, self.view = self.view, view  # from now on the bridge posts to the new view
+        old = self.view
+
+        def point() -> None:
+            self.view = view  # from now on the bridge posts to the new view
+
+        live = self._switch(session_id, point)
+        view.hold(live)  # before anything awaits: no message of the view is handled before
         if old is not None:
             await old.remove()
-        return view
+        return view, live
 
     async def show(
         self,
@@ -183,21 +203,28 @@ class SessionsController:
     ) -> None:
         """Switch the desk to ``session_id`` and render ``transcript`` (may be empty).
 
-        A turn of that session that runs now shows as running (Esc and Stop reach it); its
-        reply goes on streaming below the saved transcript. The status bar shows the
+        A turn of that session that runs now shows as it stood, running (Esc and Stop reach
+        it): its prompt, its reply so far, its tool cards (an approval waiting among them,
+        answerable), its child agents and its state and elapsed time in the status bar; it goes
+        on below the saved transcript. The status bar shows the
         session's ``model`` ("" for the connection's), a context estimate of the transcript and
         the session's ``usage`` (its requests summed, None for none yet).
         """
-        view = await self._replace_view(session_id)
-        view.usage = usage
-        self._reset_status_bar(view, model, usage)
-        self._turns.set_running(view, None)
-        self._turns.set_running(view, self._running_turn_of(session_id))
-        offered = not self._turns_running(view)
-        await self._render(view, offered_apart(transcript) if offered else transcript)
-        await self._queue.load(view)
-        if offered:
-            await self._queue.offer_unsent(view, transcript)
+        view, live = await self._replace_view(session_id)
+        try:
+            view.usage = usage
+            self._reset_status_bar(view, model, usage)
+            self._turns.set_running(view, None)
+            if live is not None:  # its events draw it, its prompt first
+                self._turns.set_running(view, live.turn_id, live.started_at)
+                transcript = [e for e in transcript if e.turn_id != live.turn_id]
+            offered = not self._turns_running(view)
+            await self._render(view, offered_apart(transcript) if offered else transcript)
+            await self._queue.load(view)
+            if offered:
+                await self._queue.offer_unsent(view, transcript)
+        finally:
+            await view.release()  # the running turn's events, then the ones that came since
         self._focus_prompt()
         await self.refresh()
 

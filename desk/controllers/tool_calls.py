@@ -103,7 +103,13 @@ class ToolCallsController:
         return [card for card in self._cards.values() if card.is_attached]
 
     async def _card_for(
-        self, view: ShownSession, turn_id: str, call_id: str, name: str, arguments: str
+        self,
+        view: ShownSession,
+        turn_id: str,
+        call_id: str,
+        name: str,
+        arguments: str,
+        at: float | None = None,
     ) -> ToolCard:
         from desk.widgets.assistant_reply import AssistantReply
         from desk.widgets.tool_card import ToolCard
@@ -111,7 +117,7 @@ class ToolCallsController:
         card = self.card(turn_id, call_id)
         if card is not None:
             return card
-        card = ToolCard(turn_id, call_id, name, arguments, clock=self._clock)
+        card = ToolCard(turn_id, call_id, name, arguments, clock=self._clock, started_at=at)
         if len(self._cards) >= MAX_CARDS:  # forget cards of sessions no longer on screen
             self._cards = {k: c for k, c in self._cards.items() if c.is_attached}
         self._cards[turn_id, call_id] = card
@@ -135,10 +141,13 @@ class ToolCallsController:
 
     # -- gateway events ------------------------------------------------------------------------
 
-    async def started(self, view: ShownSession, payload: ToolStart) -> None:
-        """``tool.start``: a card for the call, running."""
+    async def started(
+        self, view: ShownSession, payload: ToolStart, at: float | None = None
+    ) -> None:
+        """``tool.start``: a card for the call, running since ``at`` (the clock's seconds, for
+        a call drawn again; None: now)."""
         p = payload
-        await self._card_for(view, p.turn_id, p.call_id, p.name, p.arguments)
+        await self._card_for(view, p.turn_id, p.call_id, p.name, p.arguments, at)
 
     def output(self, payload: ToolOutput) -> None:
         """``tool.output``: the card's output tail grows."""
@@ -146,12 +155,15 @@ class ToolCallsController:
         if card is not None:
             card.add_output(payload.text)
 
-    async def completed(self, view: ShownSession, payload: ToolComplete) -> None:
-        """``tool.complete``: the card shows the outcome and folds to its summary line."""
+    async def completed(
+        self, view: ShownSession, payload: ToolComplete, at: float | None = None
+    ) -> None:
+        """``tool.complete``: the card shows the outcome and folds to its summary line; ``at``:
+        when it came (the clock's seconds, for a call drawn again; None: now)."""
         p = payload
         # A call a stop cut off before it started has no ``tool.start``: it gets a card here.
-        card = await self._card_for(view, p.turn_id, p.call_id, p.name, "")
-        card.finish(p)
+        card = await self._card_for(view, p.turn_id, p.call_id, p.name, "", at)
+        card.finish(p, at)
 
     # -- approvals -------------------------------------------------------------------------------
 
@@ -247,8 +259,9 @@ class ToolCallsController:
         if prompt.has_focus_within or prompt.answered_with_focus:
             self._focus_prompt()
 
-    def approval_resolved(self, payload: ApprovalResolved) -> None:
-        """``approval.resolved``: the prompt shows the decision and gives the focus back."""
+    def approval_resolved(self, payload: ApprovalResolved, at: float | None = None) -> None:
+        """``approval.resolved``: the prompt shows the decision and gives the focus back; ``at``:
+        when it came (the clock's seconds, for a call drawn again; None: now)."""
         from desk.widgets.tool_card import ToolCard
 
         p = payload
@@ -259,7 +272,7 @@ class ToolCallsController:
         prompt.resolve(p.decision, p.reason)
         card = prompt.parent
         if isinstance(card, ToolCard):
-            card.approval_resolved(allowed=p.decision in ("once", "always"))
+            card.approval_resolved(allowed=p.decision in ("once", "always"), at=at)
         self._refresh_bindings()
         if had_focus:
             self._focus_prompt()

@@ -156,15 +156,19 @@ class TurnsController:
 
     # -- what the status bar and the Stop button show ------------------------------------------
 
-    def set_running(self, view: ShownSession, turn_id: str | None) -> None:
-        """Show ``turn_id`` as the view's running turn (None: nothing runs)."""
+    def set_running(
+        self, view: ShownSession, turn_id: str | None, started_at: float | None = None
+    ) -> None:
+        """Show ``turn_id`` as the view's running turn (None: nothing runs), its elapsed time
+        counted from ``started_at`` (the clock's seconds; None: now)."""
         status = self._status
         if turn_id is None:
             view.running_turn = None
             status.show_turn("idle")
         elif turn_id != view.running_turn:
             view.running_turn = turn_id
-            status.show_turn("waiting", started_at=self._clock())
+            since = self._clock() if started_at is None else started_at
+            status.show_turn("waiting", started_at=since)
         self._count_asking(view)
         self._stop_button.disabled = turn_id is None
         self._prompt.busy = turn_id is not None
@@ -370,8 +374,11 @@ class TurnsController:
 
     # -- gateway events ------------------------------------------------------------------------
 
-    async def started(self, view: ShownSession, payload: MessageStart) -> None:
-        """``message.start``: show the reply block under its prompt."""
+    async def started(
+        self, view: ShownSession, payload: MessageStart, at: float | None = None
+    ) -> None:
+        """``message.start``: show the reply block under its prompt; ``at``: when it came
+        (the clock's seconds, for a turn drawn again; None: now)."""
         transcript = view.transcript
         prompt = await transcript.add_prompt(payload.turn_id, payload.prompt)
         transcript.started(payload.turn_id)  # in the gateway's order, shown early or not
@@ -379,7 +386,7 @@ class TurnsController:
         view.queue.pop(payload.turn_id)  # it leaves the queue for the transcript
         self.set_queued(view)
         await transcript.add_reply(payload.turn_id)
-        self.set_running(view, payload.turn_id)
+        self.set_running(view, payload.turn_id, at)
 
     async def delta(self, view: ShownSession, payload: MessageDelta) -> None:
         """``message.delta``: stream the piece into its reply."""

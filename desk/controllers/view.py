@@ -18,6 +18,7 @@ from contract.results import TranscriptEntry
 from desk.queue_state import SessionQueue
 
 if TYPE_CHECKING:  # the transcript loads Markdown, which the first frame does not wait for
+    from desk.live_turns import LiveTurn
     from desk.widgets.transcript import Transcript
 
 
@@ -47,6 +48,15 @@ class ShownSession(Protocol):
 
     def remove(self) -> Awaitable[object]:
         """Take the view off the screen (Textual's ``Widget.remove``; await it)."""
+        ...
+
+    def hold(self, live: LiveTurn | None) -> None:
+        """Hold the gateway messages that reach the view, behind the running turn's events so
+        far, until :meth:`release` (see ``SessionView.hold``)."""
+        ...
+
+    async def release(self) -> None:
+        """Handle the messages held, in order, then every message as it comes."""
         ...
 
     async def add_note(self, text: str, *, error: bool = False, scroll: bool = False) -> Static:

@@ -7,6 +7,12 @@ view hands each one to the controller of its concern (:mod:`desk.controllers`). 
 the blocks of the transcript post (an approval's answer, a child's Stop, "show more") pass
 through the view on their way up, and go to their controllers the same way.
 
+A view made when the desk switches to a session holds the gateway messages that reach it
+(:meth:`SessionView.hold`) until its saved transcript is rendered, behind the events its
+session's running turn showed so far (:mod:`desk.live_turns`); :meth:`SessionView.release`
+then handles them all, in order, as they would have been handled live, and the messages that
+come after them as they come.
+
 The view keeps what is true of its session only: the running turn (read by the terminal's
 input thread for the stop keys, see :meth:`desk.app.DeskApp.stop_from_input_thread`), the
 queued prompts (:class:`desk.queue_state.SessionQueue`, shown above the prompt box) and the
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -60,6 +67,7 @@ from desk.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from desk.controllers import DeskControllers
+    from desk.live_turns import LiveTurn
 
 DRAIN_S = 2.0
 """Longest wait for the view to handle what was posted to it (:meth:`SessionView.drained`), s."""
@@ -94,6 +102,7 @@ class SessionView(Widget):
         """ "new output below", shown while the transcript does not follow."""
         self._controllers = controllers
         self._banner = banner
+        self._held: deque[GatewayMessage] | None = None  # handled on release, in order
 
     def compose(self) -> ComposeResult:
         with self.transcript:
@@ -123,12 +132,37 @@ class SessionView(Widget):
             self.transcript.scroll_end(animate=False)
         return note
 
+    def hold(self, live: LiveTurn | None) -> None:
+        """Hold the gateway messages that reach the view from now on, behind the events the
+        session's running turn ``live`` showed so far (None: none runs), until
+        :meth:`release`. Call it on the UI thread right after the bridge points at the view,
+        before anything awaits."""
+        events = live.events if live is not None else ()
+        held = (GatewayMessage(self.session_id, e.seq, e.payload, at=e.at) for e in events)
+        self._held = deque(held)
+
+    async def release(self) -> None:
+        """Handle the messages held, in order (those that come meanwhile too), then every
+        message as it comes."""
+        held = self._held
+        while held:
+            await self._handle(held.popleft())
+        self._held = None
+
     @on(GatewayMessage)
     async def _gateway_message(self, message: GatewayMessage) -> None:
         message.stop()  # this session's own: nobody above the view is to handle it again
+        if self._held is not None:
+            self._held.append(message)
+            return
+        await self._handle(message)
+
+    async def _handle(self, message: GatewayMessage) -> None:
+        """Hand a gateway message to the controller of its concern (``message.at``: when it
+        was delivered, for one drawn again; None: now)."""
         if not self.is_attached:  # the app is exiting: nothing on screen can change any more
             return
-        c = self._controllers
+        c, at = self._controllers, message.at
         match message.payload:  # the stream's pieces first: they are most of what comes
             case MessageDelta() as delta if c.agents.owns(delta.turn_id):
                 c.agents.delta(delta)
@@ -142,7 +176,7 @@ class SessionView(Widget):
             case TurnState() as state:
                 c.turns.state_changed(self, state)
             case ChildStarted() as child:
-                await c.agents.started(self, child)
+                await c.agents.started(self, child, at)
             case ChildCompleted() as child:
                 c.agents.completed(child)
             case PromptSteered() as steered if c.agents.owns(steered.turn_id):
@@ -150,7 +184,7 @@ class SessionView(Widget):
             case PromptSteered() as steered:
                 await c.turns.steered(self, steered)
             case MessageStart() as start:
-                await c.turns.started(self, start)
+                await c.turns.started(self, start, at)
                 await c.queue.sync(self)
                 c.gauge.count_pending(self)
             case MessageComplete() as complete:
@@ -166,15 +200,15 @@ class SessionView(Widget):
                 await c.queue.sync(self)
                 c.gauge.count_pending(self)
             case ToolStart() as tool:
-                await c.tools.started(self, tool)
+                await c.tools.started(self, tool, at)
             case ToolComplete() as tool:
-                await c.tools.completed(self, tool)
+                await c.tools.completed(self, tool, at)
             case ApprovalRequest() as approval:
                 await c.tools.approval_requested(self, approval)
                 c.agents.approval_requested(approval)
                 c.turns.approval_requested(self, approval)
             case ApprovalResolved() as resolved:
-                c.tools.approval_resolved(resolved)
+                c.tools.approval_resolved(resolved, at)
                 c.agents.approval_resolved(resolved)
                 c.turns.approval_resolved(self, resolved)
             case CompressionProgressed() as progress:

@@ -50,6 +50,7 @@ class ToolCard(Widget, can_focus=True):
         name: the tool.
         arguments: the call's JSON arguments.
         clock: the clock the duration is measured with (seconds).
+        started_at: when the call started (clock seconds; a call drawn again); None: now.
     """
 
     FOCUS_ON_CLICK = False
@@ -66,7 +67,14 @@ class ToolCard(Widget, can_focus=True):
     """Show the output of a finished call (a running call always shows its tail)."""
 
     def __init__(
-        self, turn_id: str, call_id: str, name: str, arguments: str, *, clock: Clock
+        self,
+        turn_id: str,
+        call_id: str,
+        name: str,
+        arguments: str,
+        *,
+        clock: Clock,
+        started_at: float | None = None,
     ) -> None:
         super().__init__(classes="-running")
         self.turn_id = turn_id
@@ -84,7 +92,7 @@ class ToolCard(Widget, can_focus=True):
         self.approval: ApprovalPrompt | None = None
         """The approval prompt, while or after one was asked."""
         self._clock = clock
-        self._started_at = clock()
+        self._started_at = clock() if started_at is None else started_at
         self._elapsed: float | None = None
         self._timer: Timer | None = None
 
@@ -151,18 +159,20 @@ class ToolCard(Widget, can_focus=True):
         self._show_state()
         return prompt
 
-    def approval_resolved(self, *, allowed: bool) -> None:
-        """The approval ended; an allowed call's duration counts from now (not the wait)."""
+    def approval_resolved(self, *, allowed: bool, at: float | None = None) -> None:
+        """The approval ended at ``at`` (clock seconds; None: now); an allowed call's duration
+        counts from then (not the wait)."""
         if allowed and self.result is None:
-            self._started_at = self._clock()
+            self._started_at = self._clock() if at is None else at
         self._show_state()
 
-    def finish(self, result: ToolComplete) -> None:
-        """Show the call's result (``tool.complete``) and fold the card to its summary line."""
+    def finish(self, result: ToolComplete, at: float | None = None) -> None:
+        """Show the call's result (``tool.complete``, that came at ``at``: clock seconds; None:
+        now) and fold the card to its summary line."""
         if self.result is not None:
             return
         self.result = result
-        self._elapsed = self._clock() - self._started_at
+        self._elapsed = (self._clock() if at is None else at) - self._started_at
         if self._timer is not None:
             self._timer.stop()
             self._timer = None

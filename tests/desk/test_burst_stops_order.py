@@ -80,9 +80,11 @@ async def test_a_prompt_run_at_its_submit_stays_below_a_stopped_one_drawn_while_
     draw = asyncio.Event()  # the view draws the turns' starts (and what follows) when set
     two_drawn = asyncio.Event()
 
-    async def started_late(view: ShownSession, payload: MessageStart) -> None:
+    async def started_late(
+        view: ShownSession, payload: MessageStart, at: float | None = None
+    ) -> None:
         await draw.wait()
-        await drawn(view, payload)
+        await drawn(view, payload, at)
         if payload.prompt == "two":
             two_drawn.set()
 
@@ -211,11 +213,11 @@ async def run_burst(
     drawn = turns.started
     started: list[str] = []
 
-    async def recorded(view: ShownSession, payload: MessageStart) -> None:
+    async def recorded(view: ShownSession, payload: MessageStart, at: float | None = None) -> None:
         if not started:
             await asyncio.sleep(late_s)
         started.append(payload.turn_id)  # the view handles the gateway's events in order
-        await drawn(view, payload)
+        await drawn(view, payload, at)
 
     turns.started = recorded  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:

@@ -53,9 +53,11 @@ async def test_a_prompt_shown_as_sent_stays_below_a_queued_one_drawn_late(
     drawn = turns.started
     draw = asyncio.Event()  # the screen draws the turns' starts (and what follows) when set
 
-    async def started_late(view: ShownSession, payload: MessageStart) -> None:
+    async def started_late(
+        view: ShownSession, payload: MessageStart, at: float | None = None
+    ) -> None:
         await draw.wait()
-        await drawn(view, payload)
+        await drawn(view, payload, at)
 
     turns.started = started_late  # type: ignore[method-assign]
     async with desk_app.run_test(size=(120, 40)) as pilot:

@@ -119,10 +119,15 @@ async def test_a_reply_drawn_as_it_streamed_shows_its_last_words_in_the_frame_sa
     finished_at: list[int] = []
     set_running, finish = TurnsController.set_running, AssistantReply.finish
 
-    def watched_set_running(self: TurnsController, view: ShownSession, turn: str | None) -> None:
+    def watched_set_running(
+        self: TurnsController,
+        view: ShownSession,
+        turn: str | None,
+        started_at: float | None = None,
+    ) -> None:
         if turn is None:
             idle_at.append(len(frames))
-        set_running(self, view, turn)
+        set_running(self, view, turn, started_at)
 
     async def watched_finish(self: AssistantReply, text: str, outcome: str, note: str = "") -> None:
         finished_at.append(len(frames))

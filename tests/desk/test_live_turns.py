@@ -1,0 +1,87 @@
+"""What the bridge keeps of each session's running turn, to draw it again in a new view: its
+events from its start to its end, small (pieces of one reply or call joined), with the time
+each came; nothing of a session whose turn ended or that was evicted."""
+
+from __future__ import annotations
+
+from contract.events import (
+    ApprovalRequest,
+    CompressionComplete,
+    CompressionProgressed,
+    MessageComplete,
+    MessageDelta,
+    MessageStart,
+    PromptQueued,
+    SessionEvicted,
+    ToolOutput,
+    ToolStart,
+    TurnState,
+)
+from desk.live_turns import OUTPUT_KEPT_CHARS, LiveTurns
+
+
+def test_a_running_turn_is_kept_from_its_start_with_its_pieces_joined() -> None:
+    live = LiveTurns()
+    live.note("s1", 1, 5.0, MessageDelta("before", "not kept: no turn started"))
+    live.note("s1", 2, 10.0, MessageStart("t", "hi"))
+    live.note("s1", 3, 10.5, TurnState("t", "streaming"))
+    live.note("s1", 4, 11.0, MessageDelta("t", "Hel"))
+    live.note("s1", 5, 11.2, MessageDelta("child", "a child's "))
+    live.note("s1", 6, 11.4, MessageDelta("t", "lo"))  # joins "Hel" past the child's piece
+    live.note("s1", 7, 11.5, PromptQueued("q", "later", 1))  # the queue is read anew
+    live.note("s1", 8, 12.0, ToolStart("t", "c1", "shell", '{"command": "ls"}'))
+    live.note("s1", 9, 12.1, ToolOutput("t", "c1", "a\n"))
+    live.note("s1", 10, 12.2, ToolOutput("t", "c1", "b\n"))
+    live.note("s1", 11, 12.3, MessageDelta("t", " again"))  # after the call: a piece of its own
+    live.note("s2", 1, 13.0, MessageStart("u", "other"))
+
+    turn = live.running("s1")
+    assert turn is not None and (turn.turn_id, turn.started_at) == ("t", 10.0)
+    assert [(e.seq, e.at, e.payload) for e in turn.events] == [
+        (2, 10.0, MessageStart("t", "hi")),
+        (3, 10.5, TurnState("t", "streaming")),
+        (6, 11.0, MessageDelta("t", "Hello")),
+        (5, 11.2, MessageDelta("child", "a child's ")),
+        (8, 12.0, ToolStart("t", "c1", "shell", '{"command": "ls"}')),
+        (10, 12.1, ToolOutput("t", "c1", "a\nb\n")),
+        (11, 12.3, MessageDelta("t", " again")),
+    ]
+    other = live.running("s2")
+    assert other is not None and other.turn_id == "u" and len(other.events) == 1
+
+
+def test_a_turn_is_forgotten_at_its_end_and_a_session_when_it_is_evicted() -> None:
+    live = LiveTurns()
+    live.note("s1", 1, 1.0, MessageStart("t", "hi"))
+    live.note("s1", 2, 1.5, ApprovalRequest("t", "r1", "write_file", "{}"))
+    live.note("s1", 3, 2.0, MessageComplete("child", "completed", "completed", "x"))  # not its
+    assert live.running("s1") is not None
+    live.note("s1", 4, 3.0, MessageComplete("t", "completed", "completed", "x"))
+    assert live.running("s1") is None
+    live.note("s1", 5, 4.0, MessageDelta("t", "late"))
+    assert live.running("s1") is None
+
+    live.note("s2", 1, 1.0, MessageStart("u", "hi"))
+    live.note("s2", 2, 2.0, SessionEvicted("too many live sessions"))
+    assert live.running("s2") is None
+
+
+def test_a_call_keeps_the_tail_of_its_output_and_a_finished_compression_its_outcome() -> None:
+    live = LiveTurns()
+    live.note("s1", 1, 1.0, MessageStart("t", "hi"))
+    live.note("s1", 2, 1.0, CompressionProgressed("t", "prepare"))
+    live.note("s1", 3, 1.0, CompressionProgressed("t", "summarize", tokens_out=5))
+    done = CompressionComplete("t", "committed", "compressed", 900, 300)
+    live.note("s1", 4, 2.0, done)
+    live.note("s1", 5, 2.0, ToolStart("t", "c1", "shell", "{}"))
+    for seq in range(6, 16):
+        live.note("s1", seq, 3.0, ToolOutput("t", "c1", "x" * (OUTPUT_KEPT_CHARS // 4) + "\n"))
+    live.note("s1", 16, 3.0, ToolOutput("t", "c1", "end\n"))
+
+    turn = live.running("s1")
+    assert turn is not None
+    payloads = [e.payload for e in turn.events]
+    assert not any(isinstance(p, CompressionProgressed) for p in payloads)
+    assert done in payloads
+    (output,) = (p for p in payloads if isinstance(p, ToolOutput))
+    assert len(output.text) == OUTPUT_KEPT_CHARS and output.text.endswith("x\nend\n")
