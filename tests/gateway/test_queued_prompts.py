@@ -14,7 +14,7 @@ from agent.store import CRASH_EXIT_REASON, NOT_SENT_CRASH_ERROR, SqliteStore, Tu
 from contract.events import PromptQueued
 from demo_model.server import DemoModelServer
 from tests.store.conftest import ScriptedLiveness
-from tests.support import EventLog
+from tests.support import EventLog, poll_until
 from tui_gateway.gateway import Gateway, GatewayConfig
 
 DEAD = "gone-host:4242:1"
@@ -282,8 +282,10 @@ def test_a_prompt_whose_turn_has_not_started_survives_a_crash(
         second = gateway.prompt_submit(session, "queued")
         assert not first.queued and second.queued
         assert store.turns.entered.wait(5)
-        waiting = [q.turn_id for q in store.queue.queued_prompts(session)]
-        assert waiting == [first.turn_id, second.turn_id]
+        expected = [first.turn_id, second.turn_id]
+        assert poll_until(  # the second's queue row is written by the store's writer thread
+            lambda: [q.turn_id for q in store.queue.queued_prompts(session)] == expected
+        )
         with SqliteStore(
             db, liveness=ScriptedLiveness(alive=lambda _owner: False)
         ) as after:  # the crash
