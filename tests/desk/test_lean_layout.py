@@ -4,7 +4,6 @@ collector (see :mod:`desk.lean_layout`)."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 
 import pytest
 from textual.app import App, ComposeResult
@@ -14,23 +13,6 @@ from textual.widgets import Static
 from desk.lean_layout import lighten_layouts
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def saved_garbage() -> Iterator[list[object]]:
-    """Collection off, and what the collector would free kept in ``gc.garbage``."""
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    gc.garbage.clear()
-    try:
-        yield gc.garbage
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        if was_enabled:
-            gc.enable()
 
 
 class Growing(App[None]):

@@ -10,7 +10,6 @@ the "idle" frame) freed it; and each strip made seven caches the collector track
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 
 import pytest
 from rich.segment import Segment
@@ -22,23 +21,6 @@ from textual.widgets import Static
 from desk.lean_strips import lighten_strips
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def saved_garbage() -> Iterator[list[object]]:
-    """Collection off, and what the collector would free kept in ``gc.garbage``."""
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    gc.garbage.clear()
-    try:
-        yield gc.garbage
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        if was_enabled:
-            gc.enable()
 
 
 class Lines(App[None]):
