@@ -4,6 +4,7 @@ a throwaway PostgreSQL cluster, and thread bookkeeping."""
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -28,6 +29,12 @@ from tests.pg_cluster import (
 from tests.pg_proxy import Proxy
 from tests.rewrite_once import compile_project, rewrite_test_modules
 from tests.support import running_demo
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # The suite started in the background of a shell without job control (or under nohup):
+    # SIGINT came ignored, and every desk a test starts would inherit that (the Ctrl+C tests
+    # then wait for an exit that never comes). A handler is reset to the default on exec.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile("desk", deadline=None)
 settings.load_profile("desk")
