@@ -28,7 +28,7 @@ from desk.controllers.gauge import ContextGauge
 from desk.controllers.help import close_help_on_stop
 from desk.controllers.mcp import McpController
 from desk.controllers.mentions import MentionController
-from desk.controllers.palette import PaletteController
+from desk.controllers.palette import PALETTE_STOP_REASON, PaletteController
 from desk.controllers.queue import QueueController
 from desk.controllers.quit import QuitController
 from desk.controllers.server import ServerController
@@ -36,7 +36,7 @@ from desk.controllers.sessions import SessionsController, Switch
 from desk.controllers.stop_keys import StopKeysController
 from desk.controllers.themes import ThemeController
 from desk.controllers.tool_calls import ToolCallsController
-from desk.controllers.turns import PALETTE_STOP_REASON, TurnsController
+from desk.controllers.turns import TurnsController
 from desk.receipts import ReceiptFormatter
 from desk.screens.desk_widgets import DeskWidgets
 from desk.startup import Startup

@@ -40,6 +40,9 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
 )
 """(action, title, help) of the desk's own entries, in the order they are listed."""
 
+PALETTE_STOP_REASON = "stopped from the command palette"
+"""The reason the palette's Stop entry gives."""
+
 HIDDEN_SYSTEM_COMMANDS = frozenset({"Quit", "Keys"})
 """Textual's system commands the desk says better itself (Ctrl+Q, F1)."""
 

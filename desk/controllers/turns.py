@@ -57,9 +57,6 @@ if TYPE_CHECKING:  # the widgets of a turn are imported where made: not before t
 COMMAND_STOP_REASON = "stopped with /stop"
 """The reason a ``/stop`` typed in the prompt box or the console gives."""
 
-PALETTE_STOP_REASON = "stopped from the command palette"
-"""The reason the palette's Stop entry gives."""
-
 REMOVED = "removed"
 """``prompt.dropped`` reason of a prompt the person removed."""
 
@@ -364,8 +361,7 @@ class TurnsController:
     def stop_by_command(
         self, view: ShownSession, reason: str = COMMAND_STOP_REASON, title: str = "/stop"
     ) -> None:
-        """``/stop`` (or the palette's Stop: its ``reason`` and toast ``title``): stop what the
-        session runs now as a command (``desk.command``), or say that nothing runs."""
+        """``/stop`` or the palette's Stop: a ``desk.command`` stop, or "nothing is running"."""
         stop = StopRequest.by_user(Surface.DESK_COMMAND, reason)
         if self._gateway.session_interrupt(view.session_id, stop) is None:
             self._notify("nothing is running", title=title)
