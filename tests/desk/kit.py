@@ -30,12 +30,15 @@ async def wait_until(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     what: str = "condition",
+    explain: Callable[[], str] | None = None,
 ) -> None:
-    """Let the app run until ``predicate()`` is true; fail after ``timeout_s`` seconds."""
+    """Let the app run until ``predicate()`` is true; fail after ``timeout_s`` seconds, saying
+    what ``explain()`` returns (the state that may tell why) when given."""
     deadline = time.monotonic() + timeout_s
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+            why = f": {explain()}" if explain is not None else ""
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}{why}")
         if pilot is not None and pilot.app.is_running:
             await pilot.pause(0.01)
         else:

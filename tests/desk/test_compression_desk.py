@@ -285,7 +285,10 @@ async def test_esc_during_a_prompt_s_compression_exports_what_the_transcript_sho
             reply = await submit_and_get_reply(app, pilot, "reply with exactly: never sent")
             panel = app.widgets.compression_panel
             await wait_until(
-                pilot, lambda: panel.running and panel.tokens_out >= 3, what="the summary"
+                pilot,
+                lambda: panel.running and panel.tokens_out >= 3,
+                what="the summary",
+                explain=lambda: f"panel {panel.turn_id} {panel.tokens_out} {setup.log.events}",
             )
             await pilot.press("escape")
             await wait_until(pilot, lambda: reply.outcome is not None, what="the stop")

@@ -54,19 +54,23 @@ async def test_a_streamed_reply_survives_a_squeeze(
         assert desk_app.is_running
 
 
-async def test_the_panels_and_the_palette_survive_every_narrow_width(desk_app: DeskApp) -> None:
+@pytest.mark.parametrize(
+    "keys",
+    [("ctrl+p",), ("ctrl+p", *"theme"), ("ctrl+b",), ("f2",), ("f1",)],
+    ids=["palette", "palette-filtered", "sidebar", "console", "help"],
+)
+async def test_the_panels_and_the_palette_survive_every_narrow_width(
+    desk_app: DeskApp, keys: tuple[str, ...]
+) -> None:
     async with desk_app.run_test(size=(80, 24)) as pilot:
-        for keys in (("ctrl+p",), ("ctrl+p", *"theme"), ("ctrl+b",), ("f2",), ("f1",)):
-            await pilot.resize_terminal(80, 24)
-            await pilot.pause()
-            await pilot.press(*keys)
-            await pilot.pause()
-            for width in WIDTHS:
-                for height in (1, 20):
-                    await pilot.resize_terminal(width, height)
-                    await pilot.pause()
-            await pilot.resize_terminal(80, 24)
-            await pilot.pause()
-            assert desk_app.is_running, keys
-            await pilot.press(*keys[:1])  # closes what it opened
-            await pilot.pause()
+        await pilot.press(*keys)
+        await pilot.pause()
+        for width in WIDTHS:
+            for height in (1, 20):
+                await pilot.resize_terminal(width, height)
+                await pilot.pause()
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert desk_app.is_running, keys
+        await pilot.press(*keys[:1])  # closes what it opened
+        await pilot.pause()
