@@ -98,10 +98,40 @@ class LiveTurn:
 
 
 @dataclass(slots=True)
+class _Entry:
+    """A kept event and the pieces joined to it since (joined when read: :meth:`_Entry.kept`).
+
+    Joining each piece as it came copied the whole reply so far every time (quadratic in the
+    reply's length, on the delivery thread)."""
+
+    seq: int
+    at: float
+    payload: Payload
+    more: list[Payload] = field(default_factory=list)
+    chars: int = 0
+
+    def add(self, seq: int, piece: Payload) -> None:
+        self.seq = seq
+        self.more.append(piece)
+        if isinstance(piece, ToolOutput):
+            self.chars += len(piece.text)
+            if self.chars > 2 * OUTPUT_KEPT_CHARS:  # amortized: one cut per 64k characters
+                self.payload = self.kept().payload
+                self.more.clear()
+                self.chars = 0
+
+    def kept(self) -> KeptEvent:
+        payload = self.payload
+        if self.more:
+            payload = _joined(payload, self.more)
+        return KeptEvent(self.seq, self.at, payload)
+
+
+@dataclass(slots=True)
 class _Log:
     turn_id: str
     started_at: float
-    events: list[KeptEvent] = field(default_factory=list)
+    events: list[_Entry] = field(default_factory=list)
 
 
 class LiveTurns:
@@ -120,8 +150,7 @@ class LiveTurns:
             payload: the event's payload.
         """
         if isinstance(payload, MessageStart):
-            kept = KeptEvent(seq, at, payload)
-            self._logs[session_id] = _Log(payload.turn_id, at, [kept])
+            self._logs[session_id] = _Log(payload.turn_id, at, [_Entry(seq, at, payload)])
             return
         log = self._logs.get(session_id)
         if log is None:
@@ -132,29 +161,28 @@ class LiveTurns:
         elif isinstance(payload, SessionEvicted):
             del self._logs[session_id]
         elif type(payload) in KEPT:
-            _append(log.events, KeptEvent(seq, at, payload))
+            _append(log.events, seq, at, payload)
 
     def running(self, session_id: str) -> LiveTurn | None:
         """The running turn of ``session_id`` as shown so far, or None when none runs."""
         log = self._logs.get(session_id)
         if log is None:
             return None
-        return LiveTurn(session_id, log.turn_id, log.started_at, tuple(log.events))
+        events = tuple(entry.kept() for entry in log.events)
+        return LiveTurn(session_id, log.turn_id, log.started_at, events)
 
 
-def _append(events: list[KeptEvent], event: KeptEvent) -> None:
-    """Add ``event``, joined to the last piece of its reply or call kept since the last control
-    event when it is a piece (their order among other replies' and calls' pieces does not
-    change what is drawn)."""
-    payload = event.payload
+def _append(events: list[_Entry], seq: int, at: float, payload: Payload) -> None:
+    """Add ``payload``, joined to the last piece of its reply or call kept since the last
+    control event when it is a piece (their order among other replies' and calls' pieces does
+    not change what is drawn)."""
     if not payload.CONTROL:
         for index in range(len(events) - 1, -1, -1):
             earlier = events[index]
             if earlier.payload.CONTROL:
                 break
-            merged = earlier.payload.merged(payload)
-            if merged is not None:
-                events[index] = KeptEvent(event.seq, earlier.at, _trimmed(merged))
+            if earlier.payload.merged(payload) is not None:  # pieces: constant-size payloads
+                earlier.add(seq, payload)
                 return
     if isinstance(payload, CompressionComplete):  # its progress is done: the outcome says all
         events[:] = [
@@ -165,11 +193,20 @@ def _append(events: list[KeptEvent], event: KeptEvent) -> None:
                 and e.payload.turn_id == payload.turn_id
             )
         ]
-    events.append(event)
+    events.append(_Entry(seq, at, payload))
 
 
-def _trimmed(payload: Payload) -> Payload:
-    """A call's output cut to its last :data:`OUTPUT_KEPT_CHARS` characters."""
-    if isinstance(payload, ToolOutput) and len(payload.text) > OUTPUT_KEPT_CHARS:
-        return replace(payload, text=payload.text[-OUTPUT_KEPT_CHARS:])
+def _joined(first: Payload, pieces: list[Payload]) -> Payload:
+    """``first`` with ``pieces`` joined to it, as :meth:`Payload.merged` joins them, in one
+    pass; a call's output cut to its last :data:`OUTPUT_KEPT_CHARS` characters."""
+    if isinstance(first, MessageDelta):
+        deltas = [first, *(p for p in pieces if isinstance(p, MessageDelta))]
+        text = "".join(d.text for d in deltas)
+        return MessageDelta(first.turn_id, text, "".join(d.reasoning for d in deltas))
+    if isinstance(first, ToolOutput):
+        text = first.text + "".join(p.text for p in pieces if isinstance(p, ToolOutput))
+        return replace(first, text=text[-OUTPUT_KEPT_CHARS:])
+    payload = first
+    for piece in pieces:  # e.g. a compression's progress: the newest counts
+        payload = payload.merged(piece) or piece
     return payload

@@ -85,3 +85,25 @@ def test_a_call_keeps_the_tail_of_its_output_and_a_finished_compression_its_outc
     assert done in payloads
     (output,) = (p for p in payloads if isinstance(p, ToolOutput))
     assert len(output.text) == OUTPUT_KEPT_CHARS and output.text.endswith("x\nend\n")
+
+
+def test_a_long_reply_read_midway_keeps_every_piece_in_order() -> None:
+    live = LiveTurns()
+    live.note("s1", 0, 1.0, MessageStart("t", "hi"))
+    words = [f"w{n} " for n in range(50_000)]
+    for seq, word in enumerate(words[:25_000], start=1):
+        live.note("s1", seq, 2.0, MessageDelta("t", word, "r" if seq % 2 else ""))
+    midway = live.running("s1")  # a switch to the session while the reply streams
+    for seq, word in enumerate(words[25_000:], start=25_001):
+        live.note("s1", seq, 3.0, MessageDelta("t", word, "r" if seq % 2 else ""))
+    live.note("s1", 50_001, 4.0, CompressionProgressed("t", "summarize", tokens_out=1))
+    live.note("s1", 50_002, 4.0, CompressionProgressed("t", "summarize", tokens_out=7))
+
+    assert midway is not None
+    assert midway.events[1].payload == MessageDelta("t", "".join(words[:25_000]), "r" * 12_500)
+    turn = live.running("s1")
+    assert turn is not None
+    assert [(e.seq, e.at, e.payload) for e in turn.events[1:]] == [
+        (50_000, 2.0, MessageDelta("t", "".join(words), "r" * 25_000)),
+        (50_002, 4.0, CompressionProgressed("t", "summarize", tokens_out=7)),
+    ]
