@@ -144,6 +144,7 @@ def build_controllers(
         ask_delete=app.push_screen,
         later=app.call_later,
         after_refresh=app.call_after_refresh,
+        switched=agents.forget,
     )
     themes = ThemeController(app, env, notify=notify)
     server = ServerController(

@@ -87,6 +87,8 @@ class SessionsController:
         ask_delete: shows the delete confirmation.
         later: runs a callback once the UI is free.
         after_refresh: runs a callback after the next screen refresh.
+        switched: told once the view shown before a switch is gone (what other controllers
+            kept of its widgets, the child agents' cards, goes with it).
     """
 
     def __init__(
@@ -107,6 +109,7 @@ class SessionsController:
         ask_delete: AskDelete,
         later: Later,
         after_refresh: Later,
+        switched: Callable[[], None] = lambda: None,
     ) -> None:
         self._gateway = gateway
         self._startup = startup
@@ -124,6 +127,7 @@ class SessionsController:
         self._ask_delete = ask_delete
         self._later = later
         self._after_refresh = after_refresh
+        self._switched = switched
         self.view: ShownSession | None = None
         """The view of the session shown (None until the app is mounted)."""
         self.resume_rendered_at: float | None = None
@@ -192,6 +196,7 @@ class SessionsController:
         view.hold(live)  # before anything awaits: no message of the view is handled before
         if old is not None:
             await old.remove()
+            self._switched()
         return view, live
 
     async def show(

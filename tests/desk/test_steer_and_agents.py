@@ -172,6 +172,27 @@ async def test_a_child_agent_card_shows_live_output_and_its_stop_stops_it_alone(
         assert "stopped by you" in card.query_one(".outcome").render().plain  # type: ignore[attr-defined]
 
 
+async def test_a_background_child_counts_in_its_own_session_only(
+    gateway: tuple[Gateway, EventLog], demo_server: DemoModelServer
+) -> None:
+    gw, log = gateway
+    demo_server.configure(slots=2)
+    app = desk(gw, demo_server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = app.session_id
+        await submit(pilot, "delegate in background: [demo tps=10] map the north")
+        await wait_until(pilot, lambda: log.of_type(MessageComplete), what="the parent's end")
+        await wait_until(pilot, lambda: app.status_bar.agents == 1, what="'1 agent running'")
+        await app.action_new_session()
+        await wait_until(pilot, lambda: app.session_id != first, what="the new session")
+        assert app.status_bar.agents == 0  # the child runs in the session left
+        assert app.controllers.agents.cards == []
+        assert not app.check_action("stop", ())  # nothing of this session to stop
+    gw.shutdown(timeout_s=10)
+    (ended,) = log.of_type(ChildCompleted)
+    assert ended.exit_reason.startswith("interrupted_by_system")  # the quit, nobody else
+
+
 async def test_a_resumed_session_shows_steers_and_its_children(
     demo_server: DemoModelServer, tmp_path: Path
 ) -> None:
