@@ -261,8 +261,11 @@ class UndoResult:
     changed it (and not undone yet).
 
     Attributes:
-        undone: False when there was nothing to undo (then the other fields are empty).
-        turn_id: the turn undone.
+        undone: True when the turn's files are back as they were before it. False when there
+            was nothing to undo (``turn_id`` is ""), or when the newest turn's files could not
+            all be put back (``not_restored`` says why: a file changed outside desk since, and
+            then nothing was written; or a write failed): that turn stays the next to undo.
+        turn_id: the turn undone (or the one that could not be).
         prompt: its prompt (the first line, for the person to recognise it).
         diff: the unified diff it reverted ("" when every file already held its old text).
         restored: the files written back with what they held before the turn (a file the turn
@@ -270,7 +273,8 @@ class UndoResult:
         removed: the files the turn created, removed, relative to the workspace.
         not_restored: one line per file left as it is, saying why (e.g. ``a.txt: changed
             outside desk since the turn``).
-        remaining: how many earlier turns can still be undone.
+        remaining: how many turns can still be undone after this (the one not undone
+            included).
     """
 
     undone: bool

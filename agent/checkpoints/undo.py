@@ -2,10 +2,11 @@
 
 A turn's rows (one per file, :class:`~agent.store.rows.CheckpointRow`) say what each file held
 before the turn and a hash of what it held after. :func:`undo_files` puts each file back
-(atomically: a temporary file and ``os.replace``; a file the turn created is removed) unless
-it changed since the turn (its hash differs: someone else wrote it, and their work is not
-desk's to throw away), and returns the diff it reverted, the files it wrote back and those it
-removed (apart: a file removed was not "restored"), and what it could not restore.
+(atomically: a temporary file and ``os.replace``; a file the turn created is removed), or none
+of them when one changed since the turn (its hash differs: someone else wrote it, and their
+work is not desk's to throw away), and returns the diff it reverted, the files it wrote back
+and those it removed (apart: a file removed was not "restored"), what it could not restore, and
+whether the step is undone.
 """
 
 from __future__ import annotations
@@ -33,12 +34,25 @@ class UndoOutcome:
             deleted included), shown relative to the workspace.
         removed: the files the turn created, removed (shown relative to the workspace).
         not_restored: one line per file left as it is, saying why.
+        complete: True when every file of the step holds what it held before the turn now
+            (or never can: one too large to record), so the step counts as undone; False when
+            a file was left as it is for a reason that can pass (changed since, unreadable,
+            a write that failed): the step stays to undo.
     """
 
     diff: str = ""
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     not_restored: list[str] = field(default_factory=list)
+    complete: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    path: Path
+    name: str
+    current: bytes | None
+    before: bytes | None
 
 
 def last_step(rows: Sequence[CheckpointRow]) -> list[CheckpointRow]:
@@ -51,14 +65,19 @@ def last_step(rows: Sequence[CheckpointRow]) -> list[CheckpointRow]:
 
 
 def undo_files(rows: Sequence[CheckpointRow], root: Path) -> UndoOutcome:
-    """Put back the files of one step; blocking, never raises (a failure is a line).
+    """Put back the files of one step, all or none; blocking, never raises (a failure is a
+    line).
+
+    Every file is checked first: when one changed since the turn (or cannot be read), nothing
+    is written, so a refused undo leaves the workspace and the step as they were.
 
     Args:
         rows: the step's rows.
         root: the workspace, for the paths shown.
     """
     out = UndoOutcome()
-    diffs: list[str] = []
+    changes: list[_Change] = []
+    blocked: list[str] = []
     for row in rows:
         path = path_from_stored(row.path)
         name = shown_path(path, root)
@@ -68,19 +87,27 @@ def undo_files(rows: Sequence[CheckpointRow], root: Path) -> UndoOutcome:
         try:
             current = read_current(path)
         except OSError as exc:
-            out.not_restored.append(f"{name}: cannot read it ({exc.strerror or exc})")
+            blocked.append(f"{name}: cannot read it ({exc.strerror or exc})")
             continue
         if current == row.before_data:
             continue  # nothing to put back
         if row.after_sha is not None and sha_of(current) != row.after_sha:
-            out.not_restored.append(f"{name}: changed outside desk since the turn")
+            blocked.append(f"{name}: changed outside desk since the turn")
             continue
-        error = _restore(path, row.before_data)
+        changes.append(_Change(path, name, current, row.before_data))
+    if blocked:
+        out.not_restored = blocked + out.not_restored
+        out.complete = False
+        return out
+    diffs: list[str] = []
+    for change in changes:
+        error = _restore(change.path, change.before)
         if error:
-            out.not_restored.append(f"{name}: {error}")
+            out.not_restored.append(f"{change.name}: {error}")
+            out.complete = False
             continue
-        diffs.append(file_diff(name, current, row.before_data).text)
-        (out.restored if row.before_data is not None else out.removed).append(name)
+        diffs.append(file_diff(change.name, change.current, change.before).text)
+        (out.restored if change.before is not None else out.removed).append(change.name)
     out.diff = "\n".join(diffs)
     return out
 

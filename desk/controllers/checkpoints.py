@@ -42,6 +42,13 @@ def undone_files(result: UndoResult) -> str:
     return " · ".join(done) or "restored none"
 
 
+NOT_UNDONE_HINT = (
+    "the turn stays the next to undo: put those files back as it left them (or keep your "
+    "changes and leave it), then /undo again"
+)
+"""Said under an undo that could not put every file back."""
+
+
 class CheckpointsController:
     """Runs ``/undo`` and ``/diff`` for the session a view shows.
 
@@ -61,19 +68,28 @@ class CheckpointsController:
         except GatewayError as exc:
             await view.add_note(f"✖ undo: {exc.message}", error=True, scroll=True)
             return
-        if not result.undone:
+        if not result.turn_id:
             await view.add_note(
                 "nothing to undo: no turn of this session changed a file (or all were undone)",
                 scroll=True,
             )
             return
         prompt = result.prompt if len(result.prompt) <= 60 else result.prompt[:59] + "…"
-        await view.add_note(f"↶ undid the turn “{prompt}”: {undone_files(result)}", scroll=True)
+        if result.undone:
+            line = f"↶ undid the turn “{prompt}”: {undone_files(result)}"
+            await view.add_note(line, scroll=True)
+        elif result.restored or result.removed:
+            line = f"✖ undid the turn “{prompt}” in part: {undone_files(result)}"
+            await view.add_note(line, error=True, scroll=True)
+        else:
+            await view.add_note(f"✖ not undone: the turn “{prompt}”", error=True, scroll=True)
         if result.diff:
             await view.transcript.mount(ChangePreview(result.diff, "diff"))
         for line in result.not_restored:
             await view.add_note(f"✖ not restored: {line}", error=True)
-        if result.remaining:
+        if not result.undone:
+            await view.add_note(NOT_UNDONE_HINT)
+        elif result.remaining:
             turns = "turn" if result.remaining == 1 else "turns"
             await view.add_note(
                 f"/undo again undoes the one before ({result.remaining} {turns} left)"

@@ -111,3 +111,37 @@ async def test_undo_of_a_turn_that_created_a_file_says_it_removed_it(
             assert second.endswith(": removed made.txt") and "restored" not in second
     finally:
         gateway.shutdown(timeout_s=5.0)
+
+
+async def test_an_undo_refused_for_a_file_changed_since_says_so_and_undoes_nothing(
+    fast_server: DemoModelServer, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text(NOTES)
+    gateway = make_gateway(fast_server, work, SqliteStore(tmp_path / "desk.db"), approvals=False)
+    app = make_app(gateway)
+    wrote = {"path": "notes.md", "content": "# Plan\n"}
+
+    def notes() -> list[str]:
+        return [str(n.render()) for n in app.transcript.query(".note")]
+
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await send(app, pilot, "call tool write_file with " + json.dumps(wrote))
+            await wait_until(pilot, lambda: (work / "notes.md").read_text() == "# Plan\n")
+            await wait_until(pilot, lambda: not gateway_busy(gateway), what="the turn's end")
+            (work / "notes.md").write_text("# Plan\nmine\n")
+            await send(app, pilot, "/undo")
+            await wait_until(pilot, lambda: any("not undone" in n for n in notes()), what="why")
+            shown = notes()
+            assert any(n.startswith("✖ not undone: the turn “call tool write_file") for n in shown)
+            assert "✖ not restored: notes.md: changed outside desk since the turn" in shown
+            assert any(n.startswith("the turn stays the next to undo") for n in shown)
+            assert not any(n.startswith("↶") for n in shown)
+            assert (work / "notes.md").read_text() == "# Plan\nmine\n"
+            (work / "notes.md").write_text("# Plan\n")  # as the turn left it: undoable again
+            await send(app, pilot, "/undo")
+            await wait_until(pilot, lambda: (work / "notes.md").read_text() == NOTES, what="undo")
+    finally:
+        gateway.shutdown(timeout_s=5.0)

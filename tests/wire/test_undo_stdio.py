@@ -121,21 +121,36 @@ def test_edits_are_undone_byte_for_byte_also_by_a_new_gateway(
         again.child.kill()
 
 
-def test_a_file_changed_outside_desk_since_is_left_and_named(
+def test_a_file_changed_outside_desk_since_keeps_its_turn_whole_and_next_to_undo(
     provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
     (work / "a.txt").write_bytes(A_TEXT)
+    (work / "b.txt").write_bytes(B_TEXT)
     raw = start(provider, tmp_path / "desk.db", work)
     try:
         session = raw.call("session.create")["result"]["session_id"]
-        tool_turn(raw, session, "edit_file", {"path": "a.txt", "old": "gamma", "new": "G"})
-        (work / "a.txt").write_bytes(b"the person's own work\n")
+        tool_turn(raw, session, "edit_file", {"path": "a.txt", "old": "beta", "new": "BETA"})
+        tool_turn(raw, session, "apply_patch", {"patch": PATCH})  # a.txt, b.txt and c.txt
+        (work / "c.txt").write_bytes(b"the person's own work\n")
+        for _ in range(2):  # refused, and again: never the turn before instead
+            refused = raw.call("session.undo", {"session_id": session})["result"]
+            assert refused["undone"] is False and refused["prompt"].startswith("call tool apply")
+            assert refused["not_restored"] == ["c.txt: changed outside desk since the turn"]
+            assert refused["restored"] == refused["removed"] == [] and refused["remaining"] == 2
+        # nothing of the turn was put back: not its other files either
+        assert (work / "a.txt").read_bytes() == b"alpha\nbeta two\ngamma\n"
+        assert not (work / "b.txt").exists()
+        assert (work / "c.txt").read_bytes() == b"the person's own work\n"
+        diff = raw.call("session.diff", {"session_id": session})["result"]
+        assert sorted(diff["files"]) == ["a.txt", "b.txt", "c.txt"]
+
+        (work / "c.txt").write_bytes(b"new file\n")  # back as the turn left it
         undone = raw.call("session.undo", {"session_id": session})["result"]
-        assert undone["undone"] and undone["restored"] == []
-        assert undone["not_restored"] == ["a.txt: changed outside desk since the turn"]
-        assert (work / "a.txt").read_bytes() == b"the person's own work\n"
+        assert undone["undone"] and undone["remaining"] == 1 and undone["removed"] == ["c.txt"]
+        assert (work / "a.txt").read_bytes() == b"alpha\nBETA\ngamma\n"
+        assert (work / "b.txt").read_bytes() == B_TEXT
     finally:
         raw.child.kill()
 

@@ -6,9 +6,11 @@ the session's other writes, and written before the tool call changes the file). 
 changes are its root turn's: undoing a turn undoes what its children did too.
 
 :meth:`Checkpointing.undo` puts back the files of the newest turn not undone yet
-(:mod:`agent.checkpoints.undo`) and marks it undone; again, the one before. It refuses while a
-turn runs in the session (that turn's changes are still coming). :meth:`Checkpointing.diff`
-is the session's diff. Both read the store, so they work on a session resumed after a restart.
+(:mod:`agent.checkpoints.undo`) and marks it undone; again, the one before. A turn one of whose
+files changed since (or could not be written back) is not marked: it stays the next to undo.
+It refuses while a turn runs in the session (that turn's changes are still coming).
+:meth:`Checkpointing.diff` is the session's diff. Both read the store, so they work on a session
+resumed after a restart.
 """
 
 from __future__ import annotations
@@ -113,12 +115,14 @@ class Checkpointing:
         outcome = undo_files(step, self._cwd)
         store = self._persistence.store
         assert store is not None  # _rows checked
-        try:
-            store.checkpoints.mark_undone(session_id, step[0].step)
-        except StoreError as exc:
-            raise GatewayError(f"the files were put back but not marked undone: {exc}") from exc
+        if outcome.complete:
+            try:
+                store.checkpoints.mark_undone(session_id, step[0].step)
+            except StoreError as exc:
+                why = f"the files were put back but not marked undone: {exc}"
+                raise GatewayError(why) from exc
         turn_id = step[0].turn_id
-        remaining = len({r.step for r in rows if not r.undone}) - 1
+        remaining = len({r.step for r in rows if not r.undone}) - (1 if outcome.complete else 0)
         prompt = ""
         try:
             found = store.turns.get_turn(turn_id)
@@ -126,7 +130,7 @@ class Checkpointing:
         except StoreError:
             pass
         return UndoResult(
-            undone=True,
+            undone=outcome.complete,
             turn_id=turn_id,
             prompt=prompt,
             diff=outcome.diff,
