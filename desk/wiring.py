@@ -39,6 +39,7 @@ from desk.controllers.tool_calls import ToolCallsController
 from desk.controllers.turns import TurnsController
 from desk.receipts import ReceiptFormatter
 from desk.screens.desk_widgets import DeskWidgets
+from desk.screens.popups import closes_on_escape
 from desk.startup import Startup
 from desk.stop_key import StopKey
 from desk.typing_drain import post_after_keys
@@ -213,6 +214,7 @@ def build_controllers(
         stopped_from_input_thread=lambda key: app.post_message(
             Callback(callback=lambda: _stopped_by_key(app, tools, key))
         ),
+        popup_takes=lambda key: key == "escape" and closes_on_escape(app),
     )
     return DeskControllers(
         turns=turns,

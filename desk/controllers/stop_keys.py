@@ -80,6 +80,8 @@ class StopKeysController:
         stopped_from_input_thread: called on the input thread with the key (``escape``,
             ``ctrl+c``...) once it sent a stop of a turn; must be thread-safe and ask the UI
             for what follows through the app's queue.
+        popup_takes: whether the screen on top takes the key itself (Esc closes the command
+            palette and the delete confirmation): then it is no stop; called on either thread.
     """
 
     def __init__(
@@ -92,8 +94,10 @@ class StopKeysController:
         sessions: SessionsController,
         quit: QuitController,
         stopped_from_input_thread: Callable[[str], object] = lambda key: None,
+        popup_takes: Callable[[str], bool] = lambda key: False,
     ) -> None:
         self._gateway = gateway
+        self._popup_takes = popup_takes
         self._stopped_from_input_thread = stopped_from_input_thread
         self.stop_key = stop_key
         """The configured stop key."""
@@ -134,6 +138,8 @@ class StopKeysController:
         stamp("key.stop_read", f"{read_at:.6f}")  # for benchmarks: when the bytes were read
         if self._quit.started:  # the quit stops everything as the system: the key does nothing
             return True
+        if self._popup_takes(key):  # Esc closes the command palette: it is not a stop there
+            return False
         if not self._input_presses.press(key, read_at):  # a double stop key's first press
             self._passed = PassedKey(read_at, key_time, sent=False)
             return False
@@ -191,6 +197,8 @@ class StopKeysController:
         read_at, keyed_at, sent = self._key()
         if self._quit.started:
             return True
+        if self._popup_takes(self.stop_key.key):
+            return False
         if not self._ui_presses.press(self.stop_key.key, read_at):
             return False
         view = self._sessions.view

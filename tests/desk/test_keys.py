@@ -257,3 +257,24 @@ async def test_up_on_the_first_line_recalls_history_and_down_comes_back(
         await wait_until(
             pilot, lambda: len(desk_app.transcript.query(AssistantReply)) == 3, what="resend"
         )
+
+
+async def test_esc_closes_the_palette_and_the_running_turn_goes_on(
+    desk_app: DeskApp, gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    async with desk_app.run_test(size=(100, 40)) as pilot:
+        demo_server.configure(tokens_per_second=20.0, max_tokens=400)
+        reply = await submit_and_get_reply(desk_app, pilot, "a long one")
+        await wait_until(pilot, lambda: desk_app.running_turn == reply.turn_id, what="running")
+        await pilot.press("ctrl+p")
+        assert isinstance(desk_app.screen, CommandPalette)
+        await pilot.press("escape")
+        await wait_until(
+            pilot, lambda: not isinstance(desk_app.screen, CommandPalette), what="closed"
+        )
+        turn = gateway.turn(desk_app.session_id, reply.turn_id)
+        assert not turn.done.is_set() and reply.outcome is None  # Esc was the palette's
+        await pilot.press("escape")  # the palette closed: Esc stops again
+        assert turn.done.wait(10.0)
+    assert turn.result is not None and turn.result.stop is not None
+    assert turn.result.stop.surface is Surface.DESK_KEY
