@@ -516,7 +516,10 @@ class DeskApp(App[int]):
         await self.controllers.export.export(self.view, path)
 
     def action_page_transcript(self, direction: int) -> None:
-        """PageUp / PageDown scroll the transcript while the prompt box keeps the focus."""
+        """PageUp / PageDown scroll the transcript while the prompt box keeps the focus; over
+        another screen (the help) the key is that screen's."""
+        if not isinstance(self.screen, DeskScreen):
+            raise SkipAction()
         self.view.transcript.page(direction)
 
     def action_follow_transcript(self) -> None:

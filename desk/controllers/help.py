@@ -27,7 +27,7 @@ HELP_TEXT: dict[str, str] = {
     "command_palette": "Command palette: every command",
     "page_transcript(-1)": "Scroll the transcript up",
     "page_transcript(1)": "Scroll the transcript down",
-    "app.focus_next": "Move the focus to the next control (from the prompt box: Shift+Tab)",
+    "app.focus_next": "Move the focus to the next control (not from the prompt box: see Tab below)",
     "app.focus_previous": "Move the focus to the previous control",
     "follow_transcript": "Back to the end of the transcript, following it again",
     "answer_approval('once')": "Allow the waiting tool call once (at any time)",

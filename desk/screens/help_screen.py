@@ -77,6 +77,8 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(",".join(CLOSE_KEYS), "close", "Close", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
     ]
 
     def __init__(self, sections: Sequence[tuple[str, HelpRows]]) -> None:
@@ -95,3 +97,11 @@ class HelpScreen(ModalScreen[None]):
     def action_close(self) -> None:
         """Close the help."""
         self.dismiss(None)
+
+    def action_page(self, direction: int) -> None:
+        """PageDown / PageUp: a page of the help down or up (1 or -1)."""
+        box = self.query_one("#help-box", VerticalScroll)
+        if direction > 0:
+            box.scroll_page_down(animate=False)
+        else:
+            box.scroll_page_up(animate=False)

@@ -61,6 +61,20 @@ async def test_f1_opens_the_help_with_every_key_and_command(desk_app: DeskApp) -
         assert desk_app.is_running
 
 
+async def test_page_down_scrolls_the_help_not_the_transcript_behind_it(
+    desk_app: DeskApp,
+) -> None:
+    async with desk_app.run_test(size=(100, 20)) as pilot:
+        await pilot.press("f1")
+        assert isinstance(desk_app.screen, HelpScreen)
+        box = desk_app.screen.query_one("#help-box")
+        await wait_until(pilot, lambda: box.max_scroll_y > 0, what="a help taller than the box")
+        await pilot.press("pagedown")
+        await wait_until(pilot, lambda: box.scroll_y > 0, what="the help scrolled")
+        await pilot.press("pageup")
+        await wait_until(pilot, lambda: box.scroll_y == 0, what="back at its top")
+
+
 async def test_esc_with_the_help_open_stops_the_turn_and_closes_the_help(
     gateway: Gateway, demo_server: DemoModelServer
 ) -> None:
