@@ -196,6 +196,8 @@ class QueueController:
         prompt.text = entry.text
         prompt.move_cursor(prompt.document.end)
         prompt.editing = key
+        if entry.kind == "held":  # not sent when desk last closed: Enter sends it
+            prompt.edit_sends()
         self._focus_prompt()
         self._prompt.call_later(self.sync, view)
 
@@ -211,6 +213,8 @@ class QueueController:
         prompt = self._prompt
         if prompt.editing == LAST_QUEUED:
             prompt.editing = entry.key if entry is not None and entry.editable else None
+            if prompt.editing is not None and entry is not None and entry.kind == "held":
+                prompt.edit_sends()
             self._prompt.call_later(self.sync, view)
 
     async def save_edit(self, view: ShownSession, key: str, text: str) -> None:

@@ -64,6 +64,7 @@ class PromptInput(TextArea):
         # check_action shows the ones that say what each key does now.
         Binding("enter", "submit", "Send"),
         Binding("enter", "save_edit", "Save edit"),
+        Binding("enter", "send_edit", "Send"),
         Binding("enter", "busy_queue", "Queue"),
         Binding("enter", "busy_steer", "Steer"),
         Binding("ctrl+t", "other_steer", "Steer", key_display="^t"),
@@ -111,6 +112,7 @@ class PromptInput(TextArea):
         self._has_queue = False
         self._queued_here: str | None = None  # queued by this box since the desk last listed
         self._editing: str | None = None
+        self._edit_sends = False  # the prompt edited is sent by Enter (one not sent before)
         self.sends = SendsInFlight()
         """The send keys given to this box and not done with (counted by the app and the
         screen too)."""
@@ -264,7 +266,13 @@ class PromptInput(TextArea):
     def editing(self, key: str | None) -> None:
         if key != self._editing:
             self._editing = key
+            self._edit_sends = False
             self.refresh_bindings()
+
+    def edit_sends(self) -> None:
+        """Enter sends the prompt edited (one not sent before): the footer says so."""
+        self._edit_sends = True
+        self.refresh_bindings()
 
     def _mode(self, *, other: bool = False) -> SendMode:
         """How Enter (or, with ``other``, Ctrl+T) sends now."""
@@ -285,6 +293,10 @@ class PromptInput(TextArea):
 
     def action_save_edit(self) -> None:
         """Enter while the box edits a queued prompt (e.g. clicked in the footer)."""
+        self.action_submit()
+
+    def action_send_edit(self) -> None:
+        """Enter while the box edits a prompt not sent when desk last closed: sends it."""
         self.action_submit()
 
     def action_busy_queue(self) -> None:
@@ -357,7 +369,8 @@ class PromptInput(TextArea):
         editing = self._editing is not None
         shown = {
             "submit": not self._busy and not editing,
-            "save_edit": editing,
+            "save_edit": editing and not self._edit_sends,
+            "send_edit": editing and self._edit_sends,
             "busy_queue": self._busy and not steering and not editing,
             "busy_steer": self._busy and steering and not editing,
             "other_steer": self._busy and not steering,

@@ -107,6 +107,7 @@ async def test_a_queued_prompt_is_edited_in_its_place_and_up_edits_the_last(
         middle = desk_app.widgets.queue.items[1]
         await click_until(pilot, middle.query_one(".edit"), lambda: box.editing is not None)
         assert box.text == "reply with exactly: two" and middle.has_class("-editing")
+        assert box.check_action("save_edit", ()) and not box.check_action("send_edit", ())
         box.text = "reply with exactly: TWO"
         await pilot.press("enter")  # saves it in its place
         await wait_until(pilot, lambda: box.editing is None and box.text == "", what="saved")

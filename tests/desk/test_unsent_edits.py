@@ -89,6 +89,7 @@ async def test_up_and_down_keep_editing_a_prompt_not_sent(
             assert box.text == "NS-TWO"
             notes = [str(i.query_one(".editing", Static).render()) for i in app.query(QueuedItem)]
             assert "Enter sends it" in "".join(notes)  # not "saves it here": it is sent
+            assert box.check_action("send_edit", ()) and not box.check_action("save_edit", ())
             await pilot.press("up", "up", "down", "up")
             assert (box.text, box.editing is not None) == ("NS-TWO", True)
             await pilot.press("end", "space", *"EDITX", "enter")
