@@ -21,7 +21,7 @@ from contract.events import ContextWindowKnown
 from contract.server_events import ServerState, ServerStatus
 from tests.support import EventLog, running_demo
 from tui_gateway.gateway import Gateway, GatewayConfig
-from tui_gateway.servers.model_server import ModelServer
+from tui_gateway.servers.model_server import ModelServer, status_line
 
 DEADLINE_S = 20.0
 
@@ -257,3 +257,16 @@ def test_a_prompt_sent_before_the_server_named_its_model_runs_and_is_saved_with_
         finally:
             assert gateway.shutdown(timeout_s=5).threads_left == []
             store.close()
+
+
+def test_the_server_line_says_which_model_to_use_when_the_sessions_is_not_listed() -> None:
+    url = "http://127.0.0.1:9/v1"
+    one = ServerStatus(ServerState.READY, url, "tiny", models=["demo"])
+    assert status_line(one, "tiny") == (
+        f"the model server at {url} answers and lists demo, not tiny: /model demo to use it"
+    )
+    two = ServerStatus(ServerState.READY, url, "tiny", models=["a", "b"])
+    assert status_line(two, "tiny").endswith("lists a, b, not tiny: /model NAME to use one of them")
+    assert status_line(one, "demo").endswith("answers and lists demo; using demo")
+    silent = ServerStatus(ServerState.READY, url, "tiny", models=[])  # lists nothing: any goes
+    assert status_line(silent, "tiny").endswith("lists no models; using tiny")

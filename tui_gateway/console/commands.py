@@ -232,7 +232,7 @@ def _server(ctx: CommandContext, args: list[str]) -> None:
             raise CommandError(exc.message) from None
     model = ctx.host.provider_for(ctx.session_id).model
     status = server.wait_answer(SERVER_WAIT_S)
-    if status.problem:
+    if status.problem or status.model_problem(model or status.model):  # refused: an error
         raise CommandError(status_line(status, model))
     ctx.write(status_line(status, model) + "\n")
 

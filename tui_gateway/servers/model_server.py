@@ -442,7 +442,8 @@ class ModelServer:
 
 
 def status_line(status: ServerStatus, model: str = "") -> str:
-    """``/server``'s answer: the server, its state and what it lists, in one line."""
+    """``/server``'s answer: the server, its state and what it lists, in one line; when it
+    does not list ``model`` (the session's), which ``/model`` to use instead."""
     if status.state == ServerState.CHECKING:
         return f"asking the model server at {status.base_url}…"
     if status.problem:
@@ -450,4 +451,10 @@ def status_line(status: ServerStatus, model: str = "") -> str:
         return status.problem + retry
     listed = f"lists {status.listing()}" if status.models else "lists no models"
     using = model or status.model
+    if using and not status.lists(using):  # the session's model: refused there
+        pick = status.models[0] if len(status.models) == 1 else "NAME"
+        return (
+            f"the model server at {status.base_url} answers and {listed}, not {using}: "
+            f"/model {pick} to use {'it' if len(status.models) == 1 else 'one of them'}"
+        )
     return f"the model server at {status.base_url} answers and {listed}; using {using or '?'}"
