@@ -43,7 +43,8 @@ from desk.screens.popups import closes_on_escape
 from desk.startup import Startup
 from desk.stop_key import StopKey
 from desk.typing_drain import post_after_keys
-from desk.widgets.status_bar import Clock
+from desk.widgets.prompt_input import PromptInput
+from desk.widgets.status_bar import Clock, StatusBar
 
 if TYPE_CHECKING:  # a session's view loads Markdown: not before the first frame
     from desk.widgets.session_view import SessionView
@@ -215,6 +216,7 @@ def build_controllers(
             Callback(callback=lambda: _stopped_by_key(app, tools, key))
         ),
         popup_takes=lambda key: key == "escape" and closes_on_escape(app),
+        clear_prompt=lambda: _clear_prompt(app, widgets.prompt, status),
     )
     return DeskControllers(
         turns=turns,
@@ -252,6 +254,36 @@ def _palette_stop(turns: TurnsController, sessions: SessionsController) -> None:
     view = sessions.view
     if view is not None:
         turns.stop_by_command(view, PALETTE_STOP_REASON, title="Stop")
+
+
+CLEARED_HINT = "Ctrl+C emptied the prompt box: Up recalls what it held"
+"""The status bar's notice after Ctrl+C emptied the prompt box."""
+
+
+def _clear_prompt(app: App[int], prompt: PromptInput, status: StatusBar) -> bool:
+    """Ctrl+C with nothing running: empty the prompt box into its history (see
+    :class:`~desk.controllers.stop_keys.StopKeysController`); True when it holds text.
+
+    Done on the box's own queue, after the keys it was handed before the Ctrl+C: an Enter
+    among them sends its text first (the box is then empty, and nothing is dropped)."""
+    if not prompt.text.strip() and not prompt.sends.pending:
+        return False
+
+    def clear() -> None:
+        text = prompt.text
+        if not text.strip():
+            return
+        prompt.prompt_history.add(text)
+        prompt.clear()
+        status.notice = CLEARED_HINT
+        app.set_timer(3.0, fade)
+
+    def fade() -> None:
+        if status.notice == CLEARED_HINT:
+            status.notice = ""
+
+    prompt.call_later(clear)
+    return True
 
 
 def _stopped_by_key(app: App[int], tools: ToolCallsController, key: str) -> None:

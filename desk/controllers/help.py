@@ -21,7 +21,10 @@ from desk.widgets.prompt_input import PromptInput
 
 HELP_TEXT: dict[str, str] = {
     "stop": "Stop the running turn (with nothing running it does nothing)",
-    "stop_or_quit": "Stop the running turn; with nothing running, twice within 2 s quits",
+    "stop_or_quit": (
+        "Stop the running turn; with nothing running, empty the prompt box (Up recalls it), "
+        "then twice within 2 s quits"
+    ),
     "quit": "Quit (running turns are stopped first, as the system)",
     "help": "This help",
     "command_palette": "Command palette: every command",

@@ -82,6 +82,9 @@ class StopKeysController:
             for what follows through the app's queue.
         popup_takes: whether the screen on top takes the key itself (Esc closes the command
             palette and the delete confirmation): then it is no stop; called on either thread.
+        clear_prompt: Ctrl+C with nothing running: empties the prompt box when it holds text
+            (Up recalls it), as a shell's Ctrl+C drops the line; True when it did (the press
+            then counts for no quit). UI thread.
     """
 
     def __init__(
@@ -95,9 +98,11 @@ class StopKeysController:
         quit: QuitController,
         stopped_from_input_thread: Callable[[str], object] = lambda key: None,
         popup_takes: Callable[[str], bool] = lambda key: False,
+        clear_prompt: Callable[[], bool] = lambda: False,
     ) -> None:
         self._gateway = gateway
         self._popup_takes = popup_takes
+        self._clear_prompt = clear_prompt
         self._stopped_from_input_thread = stopped_from_input_thread
         self.stop_key = stop_key
         """The configured stop key."""
@@ -237,7 +242,8 @@ class StopKeysController:
                 self._turns.stop_sent(stopped)
 
     def ctrl_c_pressed(self) -> bool:
-        """Ctrl+C: stop what runs; when nothing does, True once a second press should quit."""
+        """Ctrl+C: stop what runs; when nothing does, empty the prompt box if it holds text,
+        else True once a second press should quit."""
         read_at, keyed_at, sent = self._key()
         if self._quit.started:
             return False
@@ -253,4 +259,6 @@ class StopKeysController:
         if self._console.cancel_running(read_at):  # no turn ran: the commands that run
             return False
         self._console.stop_key_missed(read_at, keyed_at)  # for a command typed before it
+        if self._clear_prompt():  # the line typed is dropped first, as in a shell
+            return False
         return self._quit.confirm_ctrl_c()

@@ -150,6 +150,42 @@ async def test_ctrl_c_again_after_2_s_only_asks_again(
         await wait_until(None, lambda: app.return_code is not None, what="the app to exit")
 
 
+async def test_ctrl_c_with_text_in_the_box_empties_it_and_up_recalls_it(
+    gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    clock = FakeClock()
+    app = _app(gateway, demo_server, clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        box = app.query_one(PromptInput)
+        await pilot.press(*"a long paste")
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: box.text == "", what="the box emptied")
+        assert (
+            app.status_bar.turn_text() == "Ctrl+C emptied the prompt box: Up recalls what it held"
+        )
+        await pilot.press("up")
+        assert box.text == "a long paste"
+        await pilot.press("ctrl+c", "ctrl+c")  # emptied again: not yet a quit press
+        assert app.is_running and box.text == ""
+        await pilot.press("ctrl+c")  # the box is empty: the second press quits
+        await wait_until(None, lambda: app.return_code is not None, what="the app to exit")
+
+
+async def test_ctrl_c_right_after_enter_drops_nothing_the_enter_sent(
+    gateway: Gateway, demo_server: DemoModelServer
+) -> None:
+    from textual import events
+
+    app = _app(gateway, demo_server, FakeClock())
+    async with app.run_test(size=(100, 30)) as pilot:
+        box = app.query_one(PromptInput)
+        box.text = "reply with exactly: sent"
+        app.post_message(events.Key("enter", "\r"))  # read in one burst with the Ctrl+C
+        app.post_message(events.Key("ctrl+c", None))
+        await wait_until(pilot, lambda: app.transcript.reply_turn_ids, what="the prompt sent")
+        assert box.text == "" and box.prompt_history.entries[-1:] == ["reply with exactly: sent"]
+
+
 async def test_esc_with_nothing_running_is_harmless(desk_app: DeskApp) -> None:
     async with desk_app.run_test(size=(100, 30)) as pilot:
         box = desk_app.query_one(PromptInput)
