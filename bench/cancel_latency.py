@@ -23,7 +23,8 @@ MCP tool call) it runs N stops at a random moment of the phase, and measures:
   ``tests/mcp/servers``, over stdio) seeing ``notifications/cancelled`` for the call, by its own
   report on the system-wide monotonic clock; ``worker_exit_ms`` there is the turn closed.
 
-``--hog N`` runs N busy processes pinned to the cores (``bench/load.py``) meanwhile; the JSON
+The process runs with desk's GIL switch interval (``DESK_SWITCH_INTERVAL`` overrides, as for
+desk). ``--hog N`` runs N busy processes pinned to the cores (``bench/load.py``) meanwhile; the JSON
 gives the 1-minute load average before and after. Prints one JSON object with p50/p95/p99/max
 per phase. Usage::
 
@@ -62,6 +63,7 @@ from contract.events import ChildStarted, MessageDelta, ToolOutput  # noqa: E402
 from contract.mcp_events import McpServerChanged  # noqa: E402
 from demo_model.config import DemoConfig  # noqa: E402
 from demo_model.server import DemoModelServer  # noqa: E402
+from desk.__main__ import SWITCH_INTERVAL_S  # noqa: E402
 from tests.mcp.witness import Witness, server_command  # noqa: E402
 from tests.support import EventLog  # noqa: E402
 from tui_gateway.gateway import Gateway, GatewayConfig  # noqa: E402
@@ -385,6 +387,8 @@ def main() -> None:
     unknown = set(phases) - set(PHASES)
     if unknown:
         parser.error(f"unknown phases: {', '.join(sorted(unknown))} (known: {', '.join(PHASES)})")
+    interval = float(os.environ.get("DESK_SWITCH_INTERVAL", SWITCH_INTERVAL_S))
+    sys.setswitchinterval(interval)  # as desk runs (desk/__main__.py)
     hogs = start_hogs(args.hog)
     try:
         load_before = os.getloadavg()[0]
@@ -393,6 +397,7 @@ def main() -> None:
     finally:
         stop_hogs(hogs)
     head = {"bench": "cancel_latency", "stops_per_phase": args.stops, "hog": args.hog}
+    head["switch_interval_s"] = sys.getswitchinterval()
     load = {"load_1min": [round(load_before, 2), round(load_after, 2)]}
     print(json.dumps({**head, **load, **figures}, indent=2))
 
