@@ -8,6 +8,10 @@ from typing import Protocol
 from textual.notifications import SeverityLevel
 from textual.timer import Timer
 
+REFUSED_TOAST_S = 10.0
+"""Seconds the toast of a refused prompt stays (twice Textual's default: its text is back in the
+box, and nothing else on screen says it was not sent)."""
+
 
 class Notify(Protocol):
     """Shows a toast (``App.notify``)."""

@@ -42,7 +42,7 @@ from contract.events import (
 )
 from contract.results import SteerResult, SubmitResult
 from contract.text import NOT_SENT_PREFIX, terminal_safe
-from desk.controllers.ports import Notify
+from desk.controllers.ports import REFUSED_TOAST_S, Notify
 from desk.frame_now import frame_now
 from desk.receipts import ReceiptFormatter, note_for
 from desk.stop_key import key_stop
@@ -67,15 +67,12 @@ STOP_AND_SEND_REASON = "stopped to send a new prompt"
 """The reason of the stop that "stop and send" makes."""
 
 RECALL_NOTE = "Up recalls it"
-"""Added to the line of a prompt refused as not sent when the prompt box already held text
-(an empty box gets the prompt back)."""
-
+"""Added to a refused prompt's line when the box held text (an empty box gets it back)."""
 
 FRAME_WAIT_S = 1.0
 """Longest wait for the frame that says a turn ended before its reply is drawn again (s): a
 bound for when no frame comes (the terminal gone); on a busy machine the frame comes late,
 and drawing the reply first would only make it later."""
-
 
 QUICK_FINISH_CHARS = 8000
 """A reply whose completion leaves at most this many characters to render (its live tail
@@ -239,8 +236,11 @@ class TurnsController:
         try:
             return self._gateway.prompt_submit(view.session_id, text, entered_at=enter_time)
         except GatewayError as exc:
-            self._notify(shown(exc.message), title="Prompt not sent", severity="error")
+            self._refused(exc)
             return None
+
+    def _refused(self, exc: GatewayError, title: str = "Prompt not sent") -> None:
+        self._notify(shown(exc.message), title=title, severity="error", timeout=REFUSED_TOAST_S)
 
     def steer(self, view: ShownSession, text: str) -> SteerResult | None:
         """Steer the view's running turn with ``text`` (as the person, from the keyboard).
@@ -252,7 +252,7 @@ class TurnsController:
         try:
             return self._gateway.prompt_steer(view.session_id, text, stop)
         except GatewayError as exc:
-            self._notify(shown(exc.message), title="Not sent", severity="error")
+            self._refused(exc, "Not sent")
             return None
 
     def stop_and_send(
@@ -266,7 +266,7 @@ class TurnsController:
                 view.session_id, text, stop=stop, entered_at=key_time
             )
         except GatewayError as exc:
-            self._notify(shown(exc.message), title="Prompt not sent", severity="error")
+            self._refused(exc)
             return None
         if result.queued:
             self.set_stopping()

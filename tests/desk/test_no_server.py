@@ -19,6 +19,7 @@ from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.config import ConnectionInfo
+from desk.controllers.ports import REFUSED_TOAST_S
 from desk.startup import Startup
 from desk.widgets import PromptInput
 from desk.widgets.saved_reply import SavedReply
@@ -108,6 +109,8 @@ async def test_saved_sessions_can_be_listed_resumed_and_exported_without_a_serve
             await submit(pilot, "reply with exactly: not now")  # refused, and kept
             await wait_until(pilot, lambda: toasts(app), what="the refusal")
             assert any("cannot reach the model server" in t for t in toasts(app))
+            (refusal,) = [n for n in app._notifications if n.title == "Prompt not sent"]
+            assert refusal.timeout == REFUSED_TOAST_S  # stays long enough to be read
             assert app.query_one(PromptInput).text == "reply with exactly: not now"
     finally:
         assert gateway.shutdown(timeout_s=5.0).threads_left == []
