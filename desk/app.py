@@ -16,7 +16,6 @@ when it returns. Textual is never relied on to end a turn.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Iterable
@@ -28,7 +27,6 @@ from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.driver import Driver
-from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.screen import Screen
 from textual.widgets import TextArea
@@ -37,6 +35,7 @@ from agent.stops import Surface
 from contract.ports import DeskGateway
 from contract.results import ShutdownReport
 from desk.app_keys import APP_BINDINGS, bind_stop_key
+from desk.app_start import DeskStart
 from desk.approval_keys import Decision
 from desk.banner import banner_text
 from desk.bridge import GatewayBridge
@@ -62,7 +61,6 @@ from desk.receipts import ReceiptFormatter, format_stop_receipt
 from desk.screens.desk_screen import DeskScreen
 from desk.screens.desk_widgets import DeskWidgets
 from desk.shutdown import Leave, leave_at_once
-from desk.slash import console_slash_commands
 from desk.startup import Startup
 from desk.stop_key import StopKey
 from desk.typing_drain import DrainTyping
@@ -132,7 +130,7 @@ class DeskApp(App[int]):
         self.stop_key = stop_key or StopKey()
         """The key that stops the running turn (with Ctrl+C)."""
         bind_stop_key(self._bindings.key_to_bindings, self.stop_key)
-        self._late = gateway if isinstance(gateway, LateGateway) else None
+        late = gateway if isinstance(gateway, LateGateway) else None
         gateway = gateway.port if isinstance(gateway, LateGateway) else gateway
         self.gateway = gateway
         """The gateway (injected)."""
@@ -147,6 +145,7 @@ class DeskApp(App[int]):
         self.widgets = DeskWidgets.make(connection, clock, busy_input=busy_input)
         """The main screen's widgets (the session's view aside)."""
         self._bridge = GatewayBridge(gateway, self, self._view_for, clock=clock)
+        self._start = DeskStart(self, lambda: self.controllers, self.widgets, late, self._bridge)
         self.controllers = build_controllers(
             self,
             gateway,
@@ -162,7 +161,7 @@ class DeskApp(App[int]):
             mount_view=self._mount_view,
             focus_prompt=self.focus_prompt,
             shutdown_finished=self._shutdown_finished,
-            starting=self._starting,
+            starting=self._start.starting,
         )
         """The controllers, one per concern."""
         running = lambda: self.running_turn  # noqa: E731
@@ -192,62 +191,11 @@ class DeskApp(App[int]):
             c.quit.install_signals()
         self.call_after_refresh(tune_gc)  # once the first screen is built
         c.themes.report_problems()
-        if self._late is None:
-            await self._gateway_up()
-        else:  # built once the first frame is out; keys typed meanwhile wait in the box
-            built = lambda error: self._post_from_thread(GatewayBuilt(error))  # noqa: E731
-            self.call_after_refresh(self._late.start, built)
-
-    def _post_from_thread(self, message: Message) -> None:
-        with contextlib.suppress(RuntimeError):  # the app's loop has closed already
-            self.post_message(message)
-
-    def _starting(self) -> bool:
-        """True while the desk is not ready for prompts yet: the gateway being built, then
-        the session being opened (any thread: one attribute read on the screen, two on the
-        build). False once the build failed (the desk then ends)."""
-        late = self._late
-        if late is None or (late.ended and late.built is None):
-            return False
-        screen = self._desk_screen()
-        return screen is None or not screen.ready  # none yet: starting
-
-    def _desk_screen(self) -> DeskScreen | None:
-        """The main screen, once pushed (any thread: one list read)."""
-        screen = self.screen_stack[0] if self.screen_stack else None
-        return screen if isinstance(screen, DeskScreen) else None
+        await self._start.begin()
 
     async def on_gateway_built(self, message: GatewayBuilt) -> None:
-        """The gateway is built: the session starts. A failed build ends the app (exit 1).
-        After a quit typed meanwhile, only to send the prompts typed before it (the quit
-        waits for them: it then stops them, or saves them as not sent)."""
-        quit = self.controllers.quit
-        screen = self._desk_screen()
-        waiting = screen is not None and screen.prompts_waiting
-        if quit.started and not (waiting and quit.takes_prompts):
-            return
-        if message.error is not None:
-            self.exit(1, message=f"desk: cannot start the gateway: {message.error}")
-            return
-        if self._late is not None and self._late.built is not None:
-            self.controllers.sessions.started(self._late.built.notice, self._late.built.saved)
-        await self._gateway_up()
-
-    async def _gateway_up(self) -> None:
-        """The session on screen, and what the gateway tells the desk."""
-        c, prompt = self.controllers, self.widgets.prompt
-        self._bridge.start()
-        prompt.console_commands = console_slash_commands(c.console.load_commands())
-        await c.sessions.start()  # a new session, or the resumed one (--resume)
-        screen = self._desk_screen()
-        if screen is not None:  # Enter typed while the desk started: send it now
-            await screen.desk_ready()
-        self.watch(
-            self.widgets.status, "model", lambda _model: c.server.model_changed(), init=False
-        )
-        # Asked in the background, once the first frame is on screen: the check's thread
-        # imports the HTTP client, which would compete with the first frame for the GIL.
-        self.call_after_refresh(c.server.start)
+        """The gateway is built: the session starts (:meth:`DeskStart.built`)."""
+        await self._start.built(message)
 
     async def _mount_view(self, session_id: str) -> SessionView:
         from desk.widgets.session_view import SessionView  # Markdown loads with the first one
@@ -408,7 +356,7 @@ class DeskApp(App[int]):
 
     def browser_gone(self) -> None:
         """The browser went away (see :mod:`desk.web_driver`): quit. Thread-safe."""
-        self._post_from_thread(BrowserGone())
+        self._start.post_from_thread(BrowserGone())
 
     def on_browser_gone(self, message: BrowserGone) -> None:
         """Nobody sees this desk any more: stop the running turns as ``web.disconnect`` (a
@@ -439,7 +387,7 @@ class DeskApp(App[int]):
         # and exiting makes every widget "detached" (``is_attached`` checks ``app._exit``): the
         # handler of the last ``message.complete`` then failed to mount its Markdown and the
         # app crashed in about one quit of twenty. Posted, the exit waits its turn.
-        self._post_from_thread(ShutdownFinished())
+        self._start.post_from_thread(ShutdownFinished())
 
     def _resume_hint_now(self) -> str:
         """The resume hint, kept for after the app (any thread)."""
