@@ -12,17 +12,27 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from agent.provider.client import ProviderConfig
-from contract.events import ApprovalRequest, MessageStart, ToolComplete
+from agent.store import SqliteStore
+from contract.events import (
+    ApprovalRequest,
+    ChildCompleted,
+    ChildStarted,
+    MessageComplete,
+    MessageStart,
+    ToolComplete,
+)
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
+from desk.widgets.agent_card import AgentCard
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.tool_card import ToolCard
 from desk.widgets.user_prompt import UserPrompt
-from tests.desk.kit import answer_approval, connection, submit, wait_until
+from tests.desk.kit import answer_approval, click_until, connection, submit, wait_until
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -43,10 +53,11 @@ class FakeClock:
 
 
 def make_gateway(
-    server: DemoModelServer, cwd: Path, *, approvals: bool
+    server: DemoModelServer, cwd: Path, *, approvals: bool, store: SqliteStore | None = None
 ) -> tuple[Gateway, EventLog]:
     provider = ProviderConfig(base_url=server.base_url, model="demo")
-    gateway = Gateway(GatewayConfig(provider=provider, cwd=cwd, approvals=approvals))
+    config = GatewayConfig(provider=provider, cwd=cwd, approvals=approvals)
+    gateway = Gateway(config, store=store)
     log = EventLog()
     gateway.subscribe(log)
     return gateway, log
@@ -268,3 +279,72 @@ async def test_back_in_a_session_whose_shell_call_runs_its_card_has_its_command_
         assert shell.state_text() == "✓ exit 0 · 8.0 s"
         assert f"$ {command}" in str(shell.query_one(".title", Static).render())
         await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
+
+
+@pytest.mark.parametrize("saved", [True, False], ids=["saved", "memory"])
+async def test_back_in_a_session_a_background_child_that_outlived_its_turn_is_live(
+    saved: bool, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    store = SqliteStore(tmp_path / "desk.db") if saved else None  # saved: its row says running
+    gateway, log = make_gateway(demo_server, tmp_path, approvals=False, store=store)
+    try:
+        await background_child_drawn_live_again(gateway, log, demo_server)
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+async def background_child_drawn_live_again(
+    gateway: Gateway, log: EventLog, demo_server: DemoModelServer
+) -> None:
+    demo_server.configure(slots=2)  # the parent's next request and its child's at once
+    clock = FakeClock(1000.0)
+    app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False, clock=clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = app.session_id
+        await submit(pilot, "delegate in background: [demo tps=10] map the north")
+        await wait_until(pilot, lambda: log.of_type(ChildStarted), what="the child's start")
+        (child,) = log.of_type(ChildStarted)
+        await wait_until(pilot, lambda: log.of_type(MessageComplete), what="the parent's end")
+        await wait_until(pilot, lambda: app.status_bar.agents == 1, what="'1 agent running'")
+        clock.now = 1003.0
+        await app.action_new_session()
+        await wait_until(pilot, lambda: app.status_bar.agents == 0, what="the new session")
+        left_with = len(log.text_of(child.turn_id))
+        await wait_until(
+            pilot,
+            lambda: len(log.text_of(child.turn_id)) > left_with + 10,
+            what="the child writing meanwhile",
+        )
+        streamed = log.text_of(child.turn_id)
+        clock.now = 1005.0
+        await switch_to(app, pilot, first)
+
+        def card() -> AgentCard | None:
+            return app.controllers.agents.card(child.turn_id)
+
+        await wait_until(pilot, card, what="the child's card, live")
+        live = card()
+        assert live is not None and live.running
+        cards = list(app.transcript.query(AgentCard).results(AgentCard))
+        assert [c.turn_id for c in cards] == [child.turn_id]  # one card, not a saved one too
+        assert not live.query_one(".stop", Button).disabled
+        assert live.text.startswith(streamed)  # what it wrote so far, and nothing twice
+        assert log.text_of(child.turn_id).startswith(live.text)
+        assert live.state_text() == "running 5.0 s"  # from its real start
+        calls = live.parent.children if live.parent is not None else []
+        above = calls[calls.index(live) - 1]
+        assert isinstance(above, SavedToolCalls) and above.names == ("delegate",)
+        await wait_until(
+            pilot, lambda: "1 agent running" in app.status_bar.turn_text(), what="counted"
+        )
+        assert app.check_action("stop", ())  # the stop key reaches it too
+
+        await click_until(
+            pilot, live.query_one(".stop", Button), lambda: log.of_type(ChildCompleted)
+        )
+        (ended,) = log.of_type(ChildCompleted)
+        assert ended.exit_reason == "interrupted_by_user"
+        await wait_until(pilot, lambda: not live.running, what="the card's outcome")
+        assert live.state_text().startswith("■ stopped by you")
+        await wait_until(pilot, lambda: app.status_bar.agents == 0, what="counted no more")
+        assert "agent" not in app.status_bar.turn_text()
