@@ -348,3 +348,46 @@ async def background_child_drawn_live_again(
         assert live.state_text().startswith("■ stopped by you")
         await wait_until(pilot, lambda: app.status_bar.agents == 0, what="counted no more")
         assert "agent" not in app.status_bar.turn_text()
+
+
+async def test_back_in_a_session_its_next_turn_and_its_earlier_background_child_both_run(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    demo_server.configure(slots=3)
+    store = SqliteStore(tmp_path / "desk.db")
+    gateway, log = make_gateway(demo_server, tmp_path, approvals=False, store=store)
+    try:
+        app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            first = app.session_id
+            await submit(pilot, "delegate in background: [demo tps=10] map the north")
+            await wait_until(pilot, lambda: log.of_type(MessageComplete), what="the turn's end")
+            (child,) = log.of_type(ChildStarted)
+            await submit(pilot, "[demo tps=10] Tell me about the south")
+            await wait_until(pilot, lambda: len(log.of_type(MessageStart)) == 2, what="turn 2")
+            turn = started(log, first)
+            await wait_until(pilot, lambda: log.text_of(turn), what="its reply streaming")
+            await app.action_new_session()
+            await switch_to(app, pilot, first)
+
+            await wait_until(
+                pilot, lambda: app.controllers.agents.card(child.turn_id), what="the child's card"
+            )
+            await wait_until(pilot, lambda: app.transcript.reply(turn), what="the turn's reply")
+            (card,) = app.transcript.query(AgentCard).results(AgentCard)
+            assert card.turn_id == child.turn_id and card.running
+            assert prompts_shown(app, "[demo tps=10] Tell me about the south") == 1
+            reply = app.transcript.reply(turn)
+            blocks = list(app.transcript.children)
+            assert reply in blocks and blocks.index(card) < blocks.index(reply)
+            assert app.running_turn == turn
+            assert app.status_bar.state == "streaming"
+
+            stop = card.query_one(".stop", Button)
+            await click_until(pilot, stop, lambda: log.of_type(ChildCompleted))
+            await wait_until(pilot, lambda: not card.running, what="its card's outcome")
+            assert app.running_turn == turn  # the turn goes on
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
