@@ -1,8 +1,9 @@
 """Switching to a session whose turn runs draws the turn as it stands, as if the person had never
 left: the approval that waits (answerable, the status bar saying so), one asked while another
 session was shown included; the reply so far, which then goes on streaming; a running shell
-call's card with its command and the time it started. Over a real gateway and the demo model,
-switched with the sessions sidebar's keys."""
+call's card with its command and the time it started; a background child agent that outlived
+its turn, live (its text so far, its time, its Stop), under its delegate call, counted, drawn
+once. Over a real gateway and the demo model, switched with the sessions sidebar's keys."""
 
 from __future__ import annotations
 
