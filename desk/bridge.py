@@ -12,10 +12,11 @@ sessions not shown) goes to the app. Whoever gets it matches on the payload's ty
 Deltas for a view go at the pace the UI paints them (:mod:`desk.stream_pace`): each is followed
 by a ``call_after_refresh`` that times its round trip, and the subscription waits accordingly.
 
-The bridge also keeps what each session's running turn has shown so far
-(:mod:`desk.live_turns`), whichever session is on screen: a view made when the desk switches to
-a session is handed it (:meth:`GatewayBridge.switch`), with no event of that session delivered
-in between, so the view draws the turn as it was and goes on with the events that follow.
+The bridge also keeps what each session's running turn (and each child agent that outlived its
+turn) has shown so far (:mod:`desk.live_turns`), whichever session is on screen: a view made
+when the desk switches to a session is handed it (:meth:`GatewayBridge.switch`), with no event
+of that session delivered in between, so the view draws the turn (and the child) as it was and
+goes on with the events that follow.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from contract.mcp_events import McpServerChanged
 from contract.ports import DeskGateway
 from contract.server_events import ServerStatus
 from contract.subscription import Subscription
-from desk.live_turns import LiveTurn, LiveTurns
+from desk.live_turns import LiveSession, LiveTurns
 from desk.messages import GatewayMessage
 from desk.stream_pace import StreamPace
 
@@ -120,19 +121,19 @@ class GatewayBridge:
         ``message.complete`` was not yet, if any (any thread)."""
         return self._running.get(session_id)
 
-    def switch(self, session_id: str, show: Callable[[], object]) -> LiveTurn | None:
+    def switch(self, session_id: str, show: Callable[[], object]) -> LiveSession | None:
         """Call ``show``, which makes a new view of ``session_id`` the one ``view_for`` gives,
         with no event delivered meanwhile (UI thread; it waits at most for one event to be
         posted).
 
         Returns:
-            the session's running turn as shown so far (None when none runs): each of its
-            events was posted before the switch (to the old view, or the app), every later one
-            goes to the new view.
+            the session's running turn, and its child agents that outlived their turn, as
+            shown so far (None when none runs): each of their events was posted before the
+            switch (to the old view, or the app), every later one goes to the new view.
         """
         with self._lock:
             show()
-            return self._live.running(session_id)
+            return self._live.shown(session_id)
 
     def _deliver(self, event: GatewayEvent) -> None:
         with self._lock:

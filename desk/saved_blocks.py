@@ -82,7 +82,10 @@ def saved_blocks(
                     results.append(entries[index].content)
                     result = entries[index]
                     note = note_line(result.note, result.stop, format_receipt) or note
-                blocks.append(SavedToolCalls(entry.tool_names, results, entry.tool_calls))
+                calls = entry.tool_calls
+                blocks.append(
+                    SavedToolCalls(entry.tool_names, results, calls, turn_id=entry.turn_id)
+                )
         elif entry.role == "tool":  # a result whose call is not shown: show it briefly
             blocks.append(SavedToolCalls(["tool"], [entry.content]))
         elif entry.role == "event" and entry.compression is not None:

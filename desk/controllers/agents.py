@@ -2,10 +2,12 @@
 
 ``child.start`` mounts an :class:`~desk.widgets.agent_card.AgentCard` right under the tool card
 of the ``delegate`` call that started it (inside its parent's card when the parent is a child
-itself). The child's own events (its streamed text, its state) go to its card; its tool calls
-are mounted inside the card's box (:meth:`AgentsController.box_for`, asked by the tool-calls
-controller). ``child.complete`` shows its outcome. The card's Stop stops that child alone, as
-the person, through ``session_interrupt`` with the child's id: its parent goes on.
+itself; under the saved calls that show it when a child that outlived its turn is drawn again
+in a new view of its session). The child's own events (its streamed text, its state) go to its
+card; its tool calls are mounted inside the card's box (:meth:`AgentsController.box_for`, asked
+by the tool-calls controller). ``child.complete`` shows its outcome. The card's Stop stops that
+child alone, as the person, through ``session_interrupt`` with the child's id: its parent goes
+on.
 """
 
 from __future__ import annotations
@@ -108,9 +110,12 @@ class AgentsController:
     async def started(
         self, view: ShownSession, payload: ChildStarted, at: float | None = None
     ) -> None:
-        """``child.start``: a card right under the ``delegate`` call that started it, running
-        since ``at`` (the clock's seconds, for a child drawn again; None: now)."""
+        """``child.start``: a card right under the ``delegate`` call that started it (its
+        live card, or, for a child that outlived its turn drawn again, the saved calls that
+        show it), running since ``at`` (the clock's seconds, for a child drawn again; None:
+        now)."""
         from desk.widgets.agent_card import AgentCard
+        from desk.widgets.saved_tool_calls import SavedToolCalls
         from desk.widgets.tool_card import ToolCard
 
         p = payload
@@ -123,7 +128,7 @@ class AgentsController:
             started_at=at,
         )
         self._cards[p.turn_id] = card
-        call = next(
+        call: Widget | None = next(
             (
                 c
                 for c in view.transcript.query(ToolCard)
@@ -131,6 +136,9 @@ class AgentsController:
             ),
             None,
         )
+        if call is None:
+            saved = view.transcript.query(SavedToolCalls).results(SavedToolCalls)
+            call = next((c for c in saved if c.made(p.parent_turn_id, p.call_id)), None)
         parent = self.card(p.parent_turn_id)
         if call is not None and isinstance(call.parent, Widget):
             await call.parent.mount(card, after=call)

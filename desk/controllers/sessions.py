@@ -7,7 +7,8 @@ one and removes the old, so events of the old session have nowhere to land any m
 of the session that runs meanwhile is drawn in the new view as it stood: the bridge kept its
 events (:mod:`desk.live_turns`) and hands them to the view as it points its deliveries at it;
 the view handles them, then the events that follow, once the saved transcript (without that
-turn's messages: its events draw them) is rendered. A resumed
+turn's messages: its events draw them) is rendered. So is a child agent of the session that
+outlived its turn and still runs (the saved transcript leaves its card out). A resumed
 session's transcript is rendered from ``session.resume`` (:mod:`desk.saved_blocks`): its last
 :attr:`desk.startup.Startup.recent_messages` messages, under an "N earlier messages · show
 more" line that renders the next batch above when asked. The prompts it left not sent (still
@@ -39,7 +40,7 @@ from desk.controllers.gauge import ContextGauge
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.controllers.queue import QueueController, offered_apart
 from desk.controllers.turns import TurnsController
-from desk.live_turns import LiveTurn
+from desk.live_turns import LiveSession
 from desk.receipts import ReceiptFormatter
 from desk.screens.confirm_delete import ConfirmDelete
 from desk.startup import Startup
@@ -54,16 +55,28 @@ if TYPE_CHECKING:
 WAITING = "saving is waiting for the database"
 """The status bar's words while a session's writes wait (``session.store_waiting``)."""
 
-Switch = Callable[[str, Callable[[], object]], LiveTurn | None]
+Switch = Callable[[str, Callable[[], object]], LiveSession | None]
 """Runs a callback that shows a new view of a session, with no event of the gateway delivered
-meanwhile, and returns what that session's running turn showed so far (the bridge's
-:meth:`~desk.bridge.GatewayBridge.switch`)."""
+meanwhile, and returns what that session's running turn, and its child agents that outlived
+their turn, showed so far (the bridge's :meth:`~desk.bridge.GatewayBridge.switch`)."""
 
 Later = Callable[[Callable[[], object]], object]
 """Runs a callback once the UI is free (``App.call_later``, ``App.call_after_refresh``)."""
 
 AskDelete = Callable[[ConfirmDelete, Callable[[bool | None], None]], object]
 """Shows the confirmation and calls back with the answer (``App.push_screen``)."""
+
+
+def without_children(
+    entries: list[TranscriptEntry], agents: frozenset[str]
+) -> list[TranscriptEntry]:
+    """``entries`` whose saved child agents leave out ``agents`` (drawn live instead)."""
+    return [
+        replace(e, children=tuple(c for c in e.children if c.turn_id not in agents))
+        if any(c.turn_id in agents for c in e.children)
+        else e
+        for e in entries
+    ]
 
 
 class SessionsController:
@@ -183,9 +196,10 @@ class SessionsController:
 
     # -- showing a session -----------------------------------------------------------------------
 
-    async def _replace_view(self, session_id: str) -> tuple[ShownSession, LiveTurn | None]:
-        """Mount a view of ``session_id`` in place of the one shown; it holds the events of the
-        session's running turn so far (returned too) and those that follow, until released."""
+    async def _replace_view(self, session_id: str) -> tuple[ShownSession, LiveSession | None]:
+        """Mount a view of ``session_id`` in place of the one shown; it holds the events so far
+        of the session's running turn and background child agents (returned too) and those
+        that follow, until released."""
         view = await self._mount_view(session_id)
         old = self.view
 
@@ -211,7 +225,9 @@ class SessionsController:
         A turn of that session that runs now shows as it stood, running (Esc and Stop reach
         it): its prompt, its reply so far, its tool cards (an approval waiting among them,
         answerable), its child agents and its state and elapsed time in the status bar; it goes
-        on below the saved transcript. The status bar shows the
+        on below the saved transcript. So does a child agent that outlived its turn and still
+        runs (in the background): its card live (Stop stops it), under its ``delegate`` call,
+        counted in the status bar. The status bar shows the
         session's ``model`` ("" for the connection's), a context estimate of the transcript and
         the session's ``usage`` (its requests summed, None for none yet).
         """
@@ -220,9 +236,12 @@ class SessionsController:
             view.usage = usage
             self._reset_status_bar(view, model, usage)
             self._turns.set_running(view, None)
-            if live is not None:  # its events draw it, its prompt first
-                self._turns.set_running(view, live.turn_id, live.started_at)
-                transcript = [e for e in transcript if e.turn_id != live.turn_id]
+            if live is not None and live.turn is not None:  # its events draw it, prompt first
+                turn = live.turn
+                self._turns.set_running(view, turn.turn_id, turn.started_at)
+                transcript = [e for e in transcript if e.turn_id != turn.turn_id]
+            if live is not None and live.agents:  # their events draw them, live
+                transcript = without_children(transcript, live.agents)
             offered = not self._turns_running(view)
             await self._render(view, offered_apart(transcript) if offered else transcript)
             await self._queue.load(view)

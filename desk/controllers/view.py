@@ -18,7 +18,7 @@ from contract.results import TranscriptEntry
 from desk.queue_state import SessionQueue
 
 if TYPE_CHECKING:  # the transcript loads Markdown, which the first frame does not wait for
-    from desk.live_turns import LiveTurn
+    from desk.live_turns import LiveSession
     from desk.widgets.transcript import Transcript
 
 
@@ -50,9 +50,9 @@ class ShownSession(Protocol):
         """Take the view off the screen (Textual's ``Widget.remove``; await it)."""
         ...
 
-    def hold(self, live: LiveTurn | None) -> None:
-        """Hold the gateway messages that reach the view, behind the running turn's events so
-        far, until :meth:`release` (see ``SessionView.hold``)."""
+    def hold(self, live: LiveSession | None) -> None:
+        """Hold the gateway messages that reach the view, behind the events so far of what the
+        session runs, until :meth:`release` (see ``SessionView.hold``)."""
         ...
 
     async def release(self) -> None:

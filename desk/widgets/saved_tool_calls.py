@@ -38,12 +38,18 @@ class SavedToolCalls(Static):
         results: the text of the ``tool`` messages that answered them, in order.
         calls: the calls with their arguments (``TranscriptEntry.tool_calls``), for the
             export; empty when the gateway did not send them.
+        turn_id: the turn that made the calls ("" when not known).
     """
 
     DEFAULT_CSS = css_beside(__file__)
 
     def __init__(
-        self, names: Sequence[str], results: Sequence[str], calls: Sequence[SavedToolCall] = ()
+        self,
+        names: Sequence[str],
+        results: Sequence[str],
+        calls: Sequence[SavedToolCall] = (),
+        *,
+        turn_id: str = "",
     ) -> None:
         super().__init__(call_lines(names, results), markup=False)
         self.names = tuple(names)
@@ -52,6 +58,14 @@ class SavedToolCalls(Static):
         """Their results, in order."""
         self.calls = tuple(calls)
         """The calls with their arguments (may be empty)."""
+        self.turn_id = turn_id
+        """The turn that made them ("" when not known)."""
+
+    def made(self, turn_id: str, call_id: str) -> bool:
+        """True when this block shows call ``call_id`` of turn ``turn_id`` (call ids repeat
+        across turns on some servers; a block whose turn is not known matches any turn)."""
+        mine = turn_id == self.turn_id or not self.turn_id
+        return mine and any(c.call_id == call_id for c in self.calls)
 
     def export_markdown(self) -> str:
         """The calls for ``/export``: each with its arguments and (capped) result."""

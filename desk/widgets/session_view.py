@@ -9,7 +9,8 @@ through the view on their way up, and go to their controllers the same way.
 
 A view made when the desk switches to a session holds the gateway messages that reach it
 (:meth:`SessionView.hold`) until its saved transcript is rendered, behind the events its
-session's running turn showed so far (:mod:`desk.live_turns`); :meth:`SessionView.release`
+session's running turn (and its child agents that outlived their turn) showed so far
+(:mod:`desk.live_turns`); :meth:`SessionView.release`
 then handles them all, in order, as they would have been handled live, and the messages that
 come after them as they come.
 
@@ -67,7 +68,7 @@ from desk.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from desk.controllers import DeskControllers
-    from desk.live_turns import LiveTurn
+    from desk.live_turns import LiveSession
 
 DRAIN_S = 2.0
 """Longest wait for the view to handle what was posted to it (:meth:`SessionView.drained`), s."""
@@ -132,11 +133,11 @@ class SessionView(Widget):
             self.transcript.scroll_end(animate=False)
         return note
 
-    def hold(self, live: LiveTurn | None) -> None:
-        """Hold the gateway messages that reach the view from now on, behind the events the
-        session's running turn ``live`` showed so far (None: none runs), until
-        :meth:`release`. Call it on the UI thread right after the bridge points at the view,
-        before anything awaits."""
+    def hold(self, live: LiveSession | None) -> None:
+        """Hold the gateway messages that reach the view from now on, behind the events that
+        what the session runs (``live``: its running turn, its child agents that outlived
+        their turn; None: nothing) showed so far, until :meth:`release`. Call it on the UI
+        thread right after the bridge points at the view, before anything awaits."""
         events = live.events if live is not None else ()
         held = (GatewayMessage(self.session_id, e.seq, e.payload, at=e.at) for e in events)
         self._held = deque(held)

@@ -1,11 +1,14 @@
 """What the bridge keeps of each session's running turn, to draw it again in a new view: its
 events from its start to its end, small (pieces of one reply or call joined), with the time
-each came; nothing of a session whose turn ended or that was evicted."""
+each came; nothing of a session whose turn ended or that was evicted. A child agent that
+outlives its turn is kept, with its own children, until the last of them ends."""
 
 from __future__ import annotations
 
 from contract.events import (
     ApprovalRequest,
+    ChildCompleted,
+    ChildStarted,
     CompressionComplete,
     CompressionProgressed,
     MessageComplete,
@@ -107,3 +110,83 @@ def test_a_long_reply_read_midway_keeps_every_piece_in_order() -> None:
         (50_000, 2.0, MessageDelta("t", "".join(words), "r" * 25_000)),
         (50_002, 4.0, CompressionProgressed("t", "summarize", tokens_out=7)),
     ]
+
+
+def started(child: str, parent: str, call: str = "c1") -> ChildStarted:
+    return ChildStarted(child, parent, call, f"task of {child}", True, 1)
+
+
+def ended(child: str, parent: str) -> ChildCompleted:
+    return ChildCompleted(child, parent, "completed", "completed", "done", "note")
+
+
+def test_a_child_that_outlives_its_turn_is_kept_with_its_own_children_until_they_end() -> None:
+    live = LiveTurns()
+    live.note("s1", 1, 1.0, MessageStart("t", "hi"))
+    live.note("s1", 2, 1.1, ToolStart("t", "c1", "delegate", "{}"))
+    live.note("s1", 3, 1.2, started("bg", "t", "c1"))
+    live.note("s1", 4, 1.3, started("fg", "t", "c2"))  # a sibling that ends with the turn
+    live.note("s1", 5, 1.4, MessageDelta("bg", "map"))
+    live.note("s1", 6, 1.5, started("grand", "bg", "c9"))
+    live.note("s1", 7, 1.6, MessageDelta("grand", "sub"))
+    live.note("s1", 8, 1.7, ended("grand", "bg"))
+    live.note("s1", 9, 1.8, ended("fg", "t"))
+    live.note("s1", 10, 1.9, MessageDelta("t", "the turn's own"))
+    shown = live.shown("s1")
+    assert shown is not None and shown.turn is not None and shown.background == ()
+    assert shown.events == shown.turn.events  # while the turn runs, its events draw all
+
+    live.note("s1", 11, 2.0, MessageComplete("t", "completed", "completed", "x"))
+    live.note("s1", 12, 2.5, MessageDelta("bg", "ping"))
+    assert live.running("s1") is None
+    shown = live.shown("s1")
+    assert shown is not None and shown.turn is None
+    assert shown.agents == {"bg", "grand"}  # not the sibling that ended: the transcript has it
+    assert [(e.seq, e.at, e.payload) for e in shown.events] == [
+        (3, 1.2, started("bg", "t", "c1")),
+        (5, 1.4, MessageDelta("bg", "map")),
+        (6, 1.5, started("grand", "bg", "c9")),
+        (7, 1.6, MessageDelta("grand", "sub")),
+        (8, 1.7, ended("grand", "bg")),
+        (12, 2.5, MessageDelta("bg", "ping")),
+    ]
+
+    live.note("s1", 13, 3.0, MessageStart("u", "next"))  # the session's next turn
+    live.note("s1", 14, 3.1, MessageDelta("bg", "!"))
+    live.note("s1", 15, 3.2, MessageDelta("u", "reply"))
+    shown = live.shown("s1")
+    assert shown is not None and shown.turn is not None and shown.turn.turn_id == "u"
+    assert [e.payload for e in shown.events] == [
+        started("bg", "t", "c1"),
+        MessageDelta("bg", "map"),
+        started("grand", "bg", "c9"),
+        MessageDelta("grand", "sub"),
+        ended("grand", "bg"),
+        MessageDelta("bg", "ping!"),  # its pieces since the last control event join
+        MessageStart("u", "next"),
+        MessageDelta("u", "reply"),
+    ]
+
+    live.note("s1", 16, 4.0, ended("bg", "t"))
+    shown = live.shown("s1")
+    assert shown is not None and shown.background == () and shown.agents == frozenset()
+    live.note("s1", 17, 5.0, MessageComplete("u", "completed", "completed", "x"))
+    assert live.shown("s1") is None
+
+
+def test_children_that_end_with_their_turn_or_an_evicted_session_are_forgotten() -> None:
+    live = LiveTurns()
+    live.note("s1", 1, 1.0, MessageStart("t", "hi"))
+    live.note("s1", 2, 1.0, started("a", "t"))
+    live.note("s1", 3, 1.0, ended("a", "t"))
+    live.note("s1", 4, 1.0, MessageComplete("t", "completed", "completed", "x"))
+    assert live.shown("s1") is None
+
+    live.note("s2", 1, 1.0, MessageStart("t2", "hi"))
+    live.note("s2", 2, 1.0, started("b", "t2"))
+    live.note("s2", 3, 1.0, MessageComplete("t2", "completed", "completed", "x"))
+    assert live.shown("s2") is not None
+    live.note("s2", 4, 2.0, SessionEvicted("too many live sessions"))
+    assert live.shown("s2") is None
+    live.note("s2", 5, 3.0, MessageDelta("b", "late"))
+    assert live.shown("s2") is None

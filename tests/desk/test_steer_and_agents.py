@@ -188,6 +188,10 @@ async def test_a_background_child_counts_in_its_own_session_only(
         assert app.status_bar.agents == 0  # the child runs in the session left
         assert app.controllers.agents.cards == []
         assert not app.check_action("stop", ())  # nothing of this session to stop
+        await app.controllers.sessions.open_requested(first)  # back: counted there again
+        await wait_until(pilot, lambda: app.status_bar.agents == 1, what="counted again")
+        (card,) = app.controllers.agents.cards
+        assert card.running and app.check_action("stop", ())
     gw.shutdown(timeout_s=10)
     (ended,) = log.of_type(ChildCompleted)
     assert ended.exit_reason.startswith("interrupted_by_system")  # the quit, nobody else

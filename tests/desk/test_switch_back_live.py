@@ -1,8 +1,9 @@
 """Switching to a session whose turn runs draws the turn as it stands, as if the person had never
 left: the approval that waits (answerable, the status bar saying so), one asked while another
 session was shown included; the reply so far, which then goes on streaming; a running shell
-call's card with its command and the time it started. Over a real gateway and the demo model,
-switched with the sessions sidebar's keys."""
+call's card with its command and the time it started; a background child agent that outlived
+its turn, live (its text so far, its time, its Stop), under its delegate call, counted, drawn
+once. Over a real gateway and the demo model, switched with the sessions sidebar's keys."""
 
 from __future__ import annotations
 
@@ -12,17 +13,27 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from agent.provider.client import ProviderConfig
-from contract.events import ApprovalRequest, MessageStart, ToolComplete
+from agent.store import SqliteStore
+from contract.events import (
+    ApprovalRequest,
+    ChildCompleted,
+    ChildStarted,
+    MessageComplete,
+    MessageStart,
+    ToolComplete,
+)
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
+from desk.widgets.agent_card import AgentCard
 from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.assistant_reply import AssistantReply
+from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.tool_card import ToolCard
 from desk.widgets.user_prompt import UserPrompt
-from tests.desk.kit import answer_approval, connection, submit, wait_until
+from tests.desk.kit import answer_approval, click_until, connection, submit, wait_until
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -43,10 +54,11 @@ class FakeClock:
 
 
 def make_gateway(
-    server: DemoModelServer, cwd: Path, *, approvals: bool
+    server: DemoModelServer, cwd: Path, *, approvals: bool, store: SqliteStore | None = None
 ) -> tuple[Gateway, EventLog]:
     provider = ProviderConfig(base_url=server.base_url, model="demo")
-    gateway = Gateway(GatewayConfig(provider=provider, cwd=cwd, approvals=approvals))
+    config = GatewayConfig(provider=provider, cwd=cwd, approvals=approvals)
+    gateway = Gateway(config, store=store)
     log = EventLog()
     gateway.subscribe(log)
     return gateway, log
@@ -268,3 +280,115 @@ async def test_back_in_a_session_whose_shell_call_runs_its_card_has_its_command_
         assert shell.state_text() == "✓ exit 0 · 8.0 s"
         assert f"$ {command}" in str(shell.query_one(".title", Static).render())
         await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
+
+
+@pytest.mark.parametrize("saved", [True, False], ids=["saved", "memory"])
+async def test_back_in_a_session_a_background_child_that_outlived_its_turn_is_live(
+    saved: bool, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    store = SqliteStore(tmp_path / "desk.db") if saved else None  # saved: its row says running
+    gateway, log = make_gateway(demo_server, tmp_path, approvals=False, store=store)
+    try:
+        await background_child_drawn_live_again(gateway, log, demo_server)
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
+
+
+async def background_child_drawn_live_again(
+    gateway: Gateway, log: EventLog, demo_server: DemoModelServer
+) -> None:
+    demo_server.configure(slots=2)  # the parent's next request and its child's at once
+    clock = FakeClock(1000.0)
+    app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False, clock=clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = app.session_id
+        await submit(pilot, "delegate in background: [demo tps=10] map the north")
+        await wait_until(pilot, lambda: log.of_type(ChildStarted), what="the child's start")
+        (child,) = log.of_type(ChildStarted)
+        await wait_until(pilot, lambda: log.of_type(MessageComplete), what="the parent's end")
+        await wait_until(pilot, lambda: app.status_bar.agents == 1, what="'1 agent running'")
+        clock.now = 1003.0
+        await app.action_new_session()
+        await wait_until(pilot, lambda: app.status_bar.agents == 0, what="the new session")
+        left_with = len(log.text_of(child.turn_id))
+        await wait_until(
+            pilot,
+            lambda: len(log.text_of(child.turn_id)) > left_with + 10,
+            what="the child writing meanwhile",
+        )
+        streamed = log.text_of(child.turn_id)
+        clock.now = 1005.0
+        await switch_to(app, pilot, first)
+
+        def card() -> AgentCard | None:
+            return app.controllers.agents.card(child.turn_id)
+
+        await wait_until(pilot, card, what="the child's card, live")
+        live = card()
+        assert live is not None and live.running
+        cards = list(app.transcript.query(AgentCard).results(AgentCard))
+        assert [c.turn_id for c in cards] == [child.turn_id]  # one card, not a saved one too
+        assert not live.query_one(".stop", Button).disabled
+        assert live.text.startswith(streamed)  # what it wrote so far, and nothing twice
+        assert log.text_of(child.turn_id).startswith(live.text)
+        assert live.state_text() == "running 5.0 s"  # from its real start
+        calls = live.parent.children if live.parent is not None else []
+        above = calls[calls.index(live) - 1]
+        assert isinstance(above, SavedToolCalls) and above.names == ("delegate",)
+        await wait_until(
+            pilot, lambda: "1 agent running" in app.status_bar.turn_text(), what="counted"
+        )
+        assert app.check_action("stop", ())  # the stop key reaches it too
+
+        await click_until(
+            pilot, live.query_one(".stop", Button), lambda: log.of_type(ChildCompleted)
+        )
+        (ended,) = log.of_type(ChildCompleted)
+        assert ended.exit_reason == "interrupted_by_user"
+        await wait_until(pilot, lambda: not live.running, what="the card's outcome")
+        assert live.state_text().startswith("■ stopped by you")
+        await wait_until(pilot, lambda: app.status_bar.agents == 0, what="counted no more")
+        assert "agent" not in app.status_bar.turn_text()
+
+
+async def test_back_in_a_session_its_next_turn_and_its_earlier_background_child_both_run(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    demo_server.configure(slots=3)
+    store = SqliteStore(tmp_path / "desk.db")
+    gateway, log = make_gateway(demo_server, tmp_path, approvals=False, store=store)
+    try:
+        app = DeskApp(gateway, connection(demo_server.base_url), handle_signals=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            first = app.session_id
+            await submit(pilot, "delegate in background: [demo tps=10] map the north")
+            await wait_until(pilot, lambda: log.of_type(MessageComplete), what="the turn's end")
+            (child,) = log.of_type(ChildStarted)
+            await submit(pilot, "[demo tps=10] Tell me about the south")
+            await wait_until(pilot, lambda: len(log.of_type(MessageStart)) == 2, what="turn 2")
+            turn = started(log, first)
+            await wait_until(pilot, lambda: log.text_of(turn), what="its reply streaming")
+            await app.action_new_session()
+            await switch_to(app, pilot, first)
+
+            await wait_until(
+                pilot, lambda: app.controllers.agents.card(child.turn_id), what="the child's card"
+            )
+            await wait_until(pilot, lambda: app.transcript.reply(turn), what="the turn's reply")
+            (card,) = app.transcript.query(AgentCard).results(AgentCard)
+            assert card.turn_id == child.turn_id and card.running
+            assert prompts_shown(app, "[demo tps=10] Tell me about the south") == 1
+            reply = app.transcript.reply(turn)
+            blocks = list(app.transcript.children)
+            assert reply in blocks and blocks.index(card) < blocks.index(reply)
+            assert app.running_turn == turn
+            assert app.status_bar.state == "streaming"
+
+            stop = card.query_one(".stop", Button)
+            await click_until(pilot, stop, lambda: log.of_type(ChildCompleted))
+            await wait_until(pilot, lambda: not card.running, what="its card's outcome")
+            assert app.running_turn == turn  # the turn goes on
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
+    finally:
+        assert gateway.shutdown(timeout_s=5.0).threads_left == []
