@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from textual.pilot import Pilot
+from textual.pilot import OutOfBounds, Pilot
 from textual.widget import Widget
 
 from contract.events import StopReceipt
@@ -54,12 +54,15 @@ async def click_until(
     what: str = "the click to take effect",
 ) -> None:
     """Click ``widget`` until ``done()`` (a streaming transcript can move it under the pointer
-    between the moment its region is read and the moment the click lands)."""
+    between the moment its region is read and the moment the click lands, or scroll it out of
+    sight: it is scrolled into view first, as a person scrolls to it)."""
     for _ in range(attempts):
         if done():
             return
         if widget.region.height > 0:
-            await pilot.click(widget)
+            widget.scroll_visible(animate=False, immediate=True)
+            with contextlib.suppress(OutOfBounds):  # it moved out of sight again meanwhile
+                await pilot.click(widget)
         with contextlib.suppress(AssertionError):
             await wait_until(pilot, done, timeout_s=1.0, what=what)
     await wait_until(pilot, done, what=what)
