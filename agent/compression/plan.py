@@ -330,7 +330,9 @@ class _Planner:
             # with the rest of the middle, when one call cannot read it all).
             final = self.kept(head_end, intended)
             budget = max(TIGHT_MIN_BUDGET, min(budget, self.target - final - marker))
-        room = self.window - TEMPLATE_TOKENS - read - math.ceil(read * 0.15) - 16
+        # the call's prompt with the count's headroom (`agent.context.budget.headroom`, before
+        # the server counted anything), and the summary's room after it
+        room = self.window - math.ceil((TEMPLATE_TOKENS + read) * 1.15) - 16
         budget = max(TIGHT_MIN_BUDGET, min(budget, room))
         previous = next(
             (i for i in range(head_end, tail_start) if is_summary(self.messages[i])), None
