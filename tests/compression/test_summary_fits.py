@@ -16,16 +16,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.agent import Agent
 from agent.compression import Compressor
 from agent.compression.backend import StoreBackend
-from agent.compression.fitting import MAX_FITS
+from agent.compression.fitting import MAX_FITS, RequestBuilder
+from agent.compression.plan import SUMMARY_MARKER, plan_compression
 from agent.compression.policy import compression_target
+from agent.compression.rounds import run_rounds
 from agent.compression.template import cut_to_fit
 from agent.context.budget import ContextBudget
+from agent.context.shape import well_formed
 from agent.context.shrink import SHORT_BELOW, note_chars
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage, ToolCall
@@ -34,6 +37,7 @@ from agent.store import SqliteStore
 from demo_model.server import DemoModelServer
 from tests.compression.kit import saved_session, snapshot
 from tests.context.kit import prose
+from tests.context.test_compression_fits import TOOLS, fake_summary, sessions, text
 
 N_CTX = 8192
 
@@ -159,3 +163,58 @@ def test_parts_cut_to_fit_keep_their_heads_and_tails_and_fit(
             assert before.startswith(after[:1]) and before.endswith(after[-1:])
     if sum(len(p) for p in parts) <= max_chars:
         assert cut == parts
+
+
+def every_request_fits(history: list[ChatMessage], window: int, prompt: ChatMessage) -> None:
+    """Plan the compression the next request needs and run its rounds with summaries at their
+    full budget, checking that each summary request and its budget fit, by the count."""
+    budget = ContextBudget(ContextWindow(window, WindowSource.SERVER))
+    if budget.fit(well_formed([*history, prompt]), TOOLS).fits:
+        return
+    target = compression_target(window, budget.count([prompt], TOOLS), measured=False)
+    plan = plan_compression(
+        history, window_tokens=window, calibration=budget.calibration, target_tokens=target
+    )
+    if plan.empty:
+        return
+
+    def summarise(build: RequestBuilder, most: int) -> str:
+        request = build(None)
+        fit = budget.fit(request, reply_at_least=most)
+        assert fit.fits, (fit, most, len(request[-1].content))
+        return fake_summary(request, most)
+
+    run_rounds(
+        history,
+        plan,
+        window_tokens=window,
+        calibration=budget.calibration,
+        target_tokens=target,
+        summarise=summarise,
+    )
+
+
+def test_an_earlier_summary_read_whole_is_counted_whole() -> None:
+    """A middle too long for one call is read cut to a share a message, but an earlier summary
+    is read whole (it stands for all before it): the plan counts it so (it was counted as cut,
+    and the request ran 475 tokens past what the window leaves its summary)."""
+    history = [ChatMessage("system", "You are desk's agent. Be brief.")]
+    history.append(ChatMessage("user", f"{SUMMARY_MARKER}\n\n" + text(4000)))
+    history += [ChatMessage("assistant" if i % 2 == 0 else "user", text(1057)) for i in range(30)]
+    history.append(ChatMessage("assistant", text(300)))
+    every_request_fits(history, 4096, ChatMessage("user", "next"))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    history=sessions(),
+    window=st.sampled_from([1024, 2048, 4096, 8192]),
+    prompt_chars=st.integers(1, 4000),
+)
+def test_every_summary_request_a_plan_builds_leaves_its_budget_inside_the_window(
+    history: list[ChatMessage], window: int, prompt_chars: int
+) -> None:
+    """By the count the plan was made with, each request of each round (singles, earlier
+    summaries read whole, the rest cut to a share) and its summary's budget fit the window:
+    nothing has to be read shorter when the count is right."""
+    every_request_fits(history, window, ChatMessage("user", text(prompt_chars)))
