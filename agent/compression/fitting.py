@@ -8,13 +8,13 @@ than all of it. So each request is checked here first, by the estimate, with the
 budget as the room its reply needs; then the agent has the server count it where the server can
 (every summary request, :class:`agent.context.request.FitPolicy`) and does not send it when the
 server's count leaves the summary no room (a server that cannot count refuses it with a
-context-size 400, which corrects the count). A request that does not fit is read shorter by what
-the figures say and tried again, at most `MAX_FITS` times, never sent as it was: every part of the
-conversation longer than a common share (a message, a tool's output, an earlier summary) is cut
-to its head and its tail with a note of what was left out
+context-size 400, which corrects the count). A request that does not fit is read shorter by
+what the figures say and tried again, at most `MAX_FITS` times, never again as it was: every
+part of the conversation longer than a common share (a message, a tool's output, an earlier
+summary) is cut to its head and its tail with a note of what was left out
 (:func:`agent.compression.template.cut_to_fit`); a message summarised on its own is cut in its
-middle. Only when even the shortest reading cannot fit does the call fail, with a line about the
-summary request (:class:`NotFitted`), never with advice meant for a prompt.
+middle. Only when even the shortest reading cannot fit does the call fail, with a line about
+the summary request (:class:`NotFitted`), never with advice meant for a prompt.
 """
 
 from __future__ import annotations
