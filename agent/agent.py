@@ -28,12 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.context.budget import ContextBudget
-from agent.events import (
-    AgentListener,
-    SteerDelivered,
-    TurnResult,
-    TurnTimings,
-)
+from agent.context.request import FitPolicy
+from agent.events import AgentListener, SteerDelivered, TurnResult, TurnTimings
 from agent.model_call import ModelCall, ModelCallSettings
 from agent.provider.client import ChatClient
 from agent.provider.connection import ProviderConnection
@@ -129,6 +125,8 @@ class Agent:
         self.changes = changes
         self.max_iterations = max_iterations
         self.max_tokens = max_tokens
+        self.fit_policy = FitPolicy()
+        """When the server counts a request, and the least room its reply needs (a turn's)."""
         self._lock = threading.Lock()
         self._state = _IDLE
         self._stop: StopRequest | None = None
@@ -464,6 +462,7 @@ class Agent:
                 max_tokens=self.max_tokens,
                 context=self.context,
                 tools=self.tools.schemas() if self.tools is not None else (),
+                policy=self.fit_policy,
             ),
             listener=self.listener,
             on_activity=touch,

@@ -19,7 +19,7 @@ from typing import Any
 
 from agent.context.budget import ContextBudget
 from agent.context.calibration import CountSource
-from agent.context.request import PreparedRequest, prepare_request
+from agent.context.request import FitPolicy, PreparedRequest, prepare_request
 from agent.events import AgentListener, ModelCallStarted, Retrying, TextDelta, TurnTimings
 from agent.provider.client import ChatClient
 from agent.provider.connection import ProviderConnection
@@ -43,6 +43,7 @@ class ModelCallSettings:
         max_tokens: the agent's own cap on the reply (tokens), if any.
         context: the session's budget, or None to send unchecked.
         tools: the tool definitions offered.
+        policy: when the server counts a request, and the least room its reply must have.
     """
 
     client: ChatClient
@@ -53,6 +54,7 @@ class ModelCallSettings:
     max_tokens: int | None
     context: ContextBudget | None
     tools: Sequence[dict[str, Any]]
+    policy: FitPolicy = FitPolicy()
 
 
 class ModelCall:
@@ -166,6 +168,7 @@ class ModelCall:
             budget=settings.context,
             max_tokens=settings.max_tokens,
             server_count=count,
+            policy=settings.policy,
         )
 
     async def _send(

@@ -23,12 +23,14 @@ from dataclasses import dataclass, field
 from agent.agent import Agent
 from agent.compression.backend import Commit, CompressionBackend
 from agent.compression.fence import CommitFence, FenceState
+from agent.compression.fitting import NotFitted, RequestBuilder, fitted_call
 from agent.compression.manual import manual_plan, nothing_reason
 from agent.compression.plan import SUMMARY_MARKER, CompressionPlan, plan_compression
 from agent.compression.policy import CooldownLadder
 from agent.compression.rounds import RoundsResult, run_rounds
 from agent.compression.status import CompressionPhase, CompressionStatus
 from agent.context.budget import ContextBudget, headroom, reply_reserve
+from agent.context.request import FitPolicy
 from agent.context.shape import well_formed
 from agent.events import AgentEvent, TextDelta, TurnResult
 from agent.outcome import TurnStatus
@@ -210,7 +212,9 @@ class Compressor:
 
     def _summarise(self, request: list[ChatMessage], budget: int) -> TurnResult:
         """One summary call, on an agent of its own (each call after the first gets a new one:
-        an agent's finished turn forgets its stop, and a stop must never be forgotten)."""
+        an agent's finished turn forgets its stop, and a stop must never be forgotten). The
+        server counts the request where it can, and it is not sent when the summary would
+        not have ``budget`` tokens of room (:mod:`agent.compression.fitting`)."""
         with self._agent_lock:
             if self._calls:
                 self._agent = self._new_agent()
@@ -220,6 +224,7 @@ class Compressor:
         if stop is not None:
             agent.interrupt(stop)  # the fence was cancelled while the agent was replaced
         agent.max_tokens = budget
+        agent.fit_policy = FitPolicy(count_share=0.0, reply_at_least=budget)
         return agent.run_conversation(request)
 
     def _progress(self, phase: CompressionPhase) -> None:
@@ -337,12 +342,26 @@ class Compressor:
             return self._outcome(CompressionStatus.NOTHING, why, generation=attempt)
         ended: list[CompressionOutcome] = []
 
-        def summarise(request: list[ChatMessage], budget: int) -> str | None:
+        def summarise(build: RequestBuilder, budget: int) -> str | None:
             if self.fence.stop is not None:
                 ended.append(self._cancelled(attempt))
                 return None
             self._progress(CompressionPhase.SUMMARIZE)
-            result = self._summarise(request, budget)
+            result = fitted_call(
+                build,
+                budget,
+                self.context,
+                lambda request: self._summarise(request, budget),
+                stopped=lambda: self.fence.stop is not None,
+            )
+            if result is None or (isinstance(result, NotFitted) and self.fence.stop is not None):
+                ended.append(self._cancelled(attempt))
+                return None
+            if isinstance(result, NotFitted):
+                self._abandon(attempt, CompressionStatus.FAILED, result.message, fail=True)
+                message = f"compression failed: {result.message}"
+                ended.append(self._outcome(CompressionStatus.FAILED, message, generation=attempt))
+                return None
             outcome = self._unfinished(attempt, result)
             if outcome is not None:
                 ended.append(outcome)

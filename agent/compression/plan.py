@@ -288,11 +288,13 @@ class _Planner:
         cap_chars = 0
         if not shape.usual and total > self.input_limit:
             # Still too long for one call: every other message is read cut to a share of
-            # what the singles' summaries leave of the call, so one round covers the range
-            # (the rounds carry on if it still does not).
-            chosen_set = set(singles)
-            fixed = sum(rendered[i - head_end] for i in singles)
-            per = (self.input_limit - fixed) // max(1, len(rendered) - len(singles))
+            # what the singles' summaries and an earlier summary (read whole: it stands for
+            # all before it) leave of the call, so one round covers the range (the rounds
+            # carry on if it still does not).
+            span = range(head_end, head_end + len(rendered))
+            chosen_set = {*singles, *(i for i in span if is_summary(messages[i]))}
+            fixed = sum(rendered[i - head_end] for i in chosen_set)
+            per = (self.input_limit - fixed) // max(1, len(rendered) - len(chosen_set))
             cap_chars = int(max(MIN_SHARE, per - MESSAGE_OVERHEAD_TOKENS - 12) * self.ratio)
             read = math.ceil((cap_chars + note_chars(cap_chars)) / self.ratio) + 4
             read += MESSAGE_OVERHEAD_TOKENS
@@ -330,7 +332,9 @@ class _Planner:
             # with the rest of the middle, when one call cannot read it all).
             final = self.kept(head_end, intended)
             budget = max(TIGHT_MIN_BUDGET, min(budget, self.target - final - marker))
-        room = self.window - TEMPLATE_TOKENS - read - math.ceil(read * 0.15) - 16
+        # the call's prompt with the count's headroom (`agent.context.budget.headroom`, before
+        # the server counted anything), and the summary's room after it
+        room = self.window - math.ceil((TEMPLATE_TOKENS + read) * 1.15) - 16
         budget = max(TIGHT_MIN_BUDGET, min(budget, room))
         previous = next(
             (i for i in range(head_end, tail_start) if is_summary(self.messages[i])), None

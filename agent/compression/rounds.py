@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from agent.compression.fitting import RequestBuilder
 from agent.compression.plan import CompressionPlan, plan_compression
 from agent.compression.template import single_request, summary_message, summary_request
 from agent.context.calibration import TokenCalibration
@@ -23,9 +24,11 @@ from agent.provider.types import ChatMessage
 MAX_ROUNDS = 8
 """Most summary rounds in one compression."""
 
-Summarise = Callable[[list[ChatMessage], int], str | None]
-"""Runs one summary call: (request, most tokens) -> the summary, or None when it did not end
-(stopped, failed): the rounds then end with nothing."""
+Summarise = Callable[[RequestBuilder, int], str | None]
+"""Runs one summary call: (its request, read at most so many characters of conversation; most
+tokens of the summary) -> the summary, or None when it did not end (stopped, failed): the
+rounds then end with nothing. The call reads the request as planned (None), or shorter when
+that does not fit the window (:mod:`agent.compression.fitting`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +126,25 @@ def _one_round(
 ) -> str | None:
     replaced: dict[int, str] = {}
     for index in plan.singles:
-        text = summarise(single_request(current[index], plan.single_chars), plan.single_budget)
+
+        def single(limit: int | None, message: ChatMessage = current[index]) -> list[ChatMessage]:
+            keep = plan.single_chars if limit is None else min(plan.single_chars, limit)
+            return single_request(message, keep)
+
+        text = summarise(single, plan.single_budget)
         if text is None:
             return None
         replaced[index - plan.head_end] = text
     middle = current[plan.head_end : plan.tail_start]
-    request = summary_request(
-        middle,
-        focus=focus,
-        cut_chars=plan.cut_chars,
-        share_chars=plan.share_chars or None,
-        replaced=replaced,
-    )
+
+    def request(limit: int | None) -> list[ChatMessage]:
+        return summary_request(
+            middle,
+            focus=focus,
+            cut_chars=plan.cut_chars,
+            share_chars=plan.share_chars or None,
+            replaced=replaced,
+            max_chars=limit,
+        )
+
     return summarise(request, plan.budget)

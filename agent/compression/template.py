@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from agent.compression.plan import SUMMARY_MARKER, is_summary
-from agent.context.shrink import cut_middle
+from agent.context.shrink import cut_middle, note_chars
 from agent.provider.types import ChatMessage
 
 TEMPLATE = """Write a summary of the conversation below that lets the assistant carry on without it.
@@ -33,6 +33,9 @@ SINGLE_TEMPLATE = """Summarise the message below so that the conversation can go
 keep what was asked or stated, names, figures, file paths, errors and decisions; say what kind of
 text it is (a log, code, a document...). Reply with the summary only."""
 
+EARLIER = "An earlier summary, to update with what follows:\n\n"
+"""Heads an earlier summary in the summary call's conversation."""
+
 SINGLE_MARKER = "[desk: a long message, summarised on its own]"
 """Heads a single's summary where it stands in for the message in the summary call."""
 
@@ -41,13 +44,40 @@ def _render(message: ChatMessage, cut_chars: int | None, share_chars: int | None
     text = message.content
     if message.role == "tool" and cut_chars:
         text = cut_middle(text, cut_chars)
+    for call in message.tool_calls:  # a call's arguments (a file's text) count in its share
+        text += f"\n[tool call {call.name} {call.arguments}]"
     if share_chars:
         text = cut_middle(text, share_chars)
     if message.role == "tool":
         return f"[tool result {message.tool_call_id}]\n{text}"
-    for call in message.tool_calls:
-        text += f"\n[tool call {call.name} {call.arguments}]"
     return f"[{message.role}]\n{text}"
+
+
+def cut_to_fit(parts: Sequence[str], max_chars: int) -> list[str]:
+    """``parts`` cut so that together they have about ``max_chars`` characters at most.
+
+    Water-filling: every part longer than a common cap is cut to a head and a tail with a
+    note of what was left out (`agent.context.shrink.cut_middle`), the cap as large as the
+    total allows; shorter parts stay whole. A part the note would not shorten stays whole,
+    so the total may run over by a note's length a part.
+
+    Args:
+        parts: the texts, in order.
+        max_chars: the characters they may have together (at least 1).
+
+    Returns:
+        the texts, in the same order.
+    """
+    if sum(len(p) for p in parts) <= max_chars:
+        return list(parts)
+    left, cap = max(1, max_chars), 0
+    lengths = sorted(len(p) for p in parts)
+    for index, length in enumerate(lengths):
+        if length * (len(lengths) - index) > left:
+            cap = left // (len(lengths) - index)
+            break
+        left -= length
+    return [p if len(p) <= cap else cut_middle(p, max(2, cap - note_chars(cap))) for p in parts]
 
 
 def summary_request(
@@ -57,6 +87,7 @@ def summary_request(
     cut_chars: int | None = None,
     share_chars: int | None = None,
     replaced: Mapping[int, str] | None = None,
+    max_chars: int | None = None,
 ) -> list[ChatMessage]:
     """The messages of the summary call.
 
@@ -69,6 +100,9 @@ def summary_request(
             middle too long for one call).
         replaced: position in ``middle`` -> the summary that stands in for that message (a
             single summarised on its own).
+        max_chars: the most characters the conversation may have (None: read as planned):
+            every part longer than its share (an earlier summary included) is cut to it
+            (`cut_to_fit`), so that a request the window cannot hold is read shorter.
 
     Returns:
         a system message with the template and one user message with the conversation.
@@ -84,9 +118,15 @@ def summary_request(
             rendered.append(f"[{message.role}]\n{SINGLE_MARKER}\n{stand_ins[index].strip()}")
         else:
             rendered.append(_render(message, cut_chars, share_chars))
+    earlier = previous[-1].content if previous else None
+    if max_chars is not None:  # the separators and the earlier summary's heading come off
+        pieces = [earlier, *rendered] if earlier is not None else rendered
+        fixed = 4 * len(pieces) + (len(EARLIER) + 7 if earlier is not None else 0)
+        pieces = cut_to_fit(pieces, max(1, max_chars - fixed))
+        earlier, rendered = (pieces[0], pieces[1:]) if earlier is not None else (None, pieces)
     parts = []
-    if previous:
-        parts.append("An earlier summary, to update with what follows:\n\n" + previous[-1].content)
+    if earlier is not None:
+        parts.append(EARLIER + earlier)
     parts.append("\n\n".join(rendered))
     return [
         ChatMessage("system", TEMPLATE.format(focus=focus_line)),
@@ -95,9 +135,15 @@ def summary_request(
 
 
 def single_request(message: ChatMessage, keep_chars: int) -> list[ChatMessage]:
-    """The messages of a single's own summary call (the message cut to ``keep_chars``)."""
-    text = cut_middle(message.content, keep_chars)
-    return [ChatMessage("system", SINGLE_TEMPLATE), ChatMessage("user", text)]
+    """The messages of a single's own summary call: the message (its tool calls with their
+    arguments included) cut to ``keep_chars``, its middle left out with a note."""
+    text = message.content
+    for call in message.tool_calls:
+        text += f"\n[tool call {call.name} {call.arguments}]"
+    return [
+        ChatMessage("system", SINGLE_TEMPLATE),
+        ChatMessage("user", cut_middle(text, keep_chars)),
+    ]
 
 
 def summary_message(text: str) -> ChatMessage:

@@ -148,14 +148,14 @@ def _cap(room: int, max_tokens: int | None) -> int | None:
     return None
 
 
-def largest_prompt(window: int, *, measured: bool) -> int:
+def largest_prompt(window: int, *, measured: bool, reply_at_least: int = 0) -> int:
     """The largest prompt (tokens) that fits a window of ``window`` tokens with its headroom
-    and the reply's reserve (0 when none does)."""
+    and the reply's reserve, or ``reply_at_least`` tokens of reply when that is more (0 when
+    none does)."""
     share, fixed = (0.03, 8) if measured else (0.15, 16)
-    prompt = max(0, int((window - reply_reserve(window) - fixed - 1) / (1 + share)))
-    while (
-        prompt > 0 and prompt + headroom(prompt, measured=measured) + reply_reserve(window) > window
-    ):
+    reserve = max(reply_reserve(window), reply_at_least)
+    prompt = max(0, int((window - reserve - fixed - 1) / (1 + share)))
+    while prompt > 0 and prompt + headroom(prompt, measured=measured) + reserve > window:
         prompt -= 1
     return prompt
 
@@ -286,31 +286,39 @@ class ContextBudget:
             return None
         return counted.tokens, messages[n + 1 :]
 
-    def fit_tokens(self, prompt_tokens: int, *, max_tokens: int | None = None) -> RequestFit:
+    def fit_tokens(
+        self, prompt_tokens: int, *, max_tokens: int | None = None, reply_at_least: int = 0
+    ) -> RequestFit:
         """Whether a prompt of ``prompt_tokens`` fits, and the ``max_tokens`` to send.
 
         Args:
             prompt_tokens: the prompt by the calibrated count.
             max_tokens: the caller's own cap on the reply, if any.
+            reply_at_least: the least room the reply must have (tokens), when more than the
+                usual reserve (a summary call's budget).
         """
         window = self.window.tokens
         measured = self.calibration.measured
         spare = headroom(prompt_tokens, measured=measured)
-        reserve = reply_reserve(window)
+        reserve = max(reply_reserve(window), reply_at_least)
         room = window - prompt_tokens - spare
         return RequestFit(prompt_tokens, spare, reserve, window, _cap(room, max_tokens), measured)
 
-    def fit_exact(self, prompt_tokens: int, *, max_tokens: int | None = None) -> RequestFit:
+    def fit_exact(
+        self, prompt_tokens: int, *, max_tokens: int | None = None, reply_at_least: int = 0
+    ) -> RequestFit:
         """Whether a prompt the server counted at ``prompt_tokens`` fits: no headroom, and
-        at least `minimum_reply` left for the reply, ``max_tokens`` what is left.
+        at least `minimum_reply` (or ``reply_at_least``, when more) left for the reply,
+        ``max_tokens`` what is left.
 
         Args:
             prompt_tokens: the server's own count of the request (template included).
             max_tokens: the caller's own cap on the reply, if any.
+            reply_at_least: the least room the reply must have (tokens).
         """
         window = self.window.tokens
         room = window - prompt_tokens
-        reserve = minimum_reply(window)
+        reserve = max(minimum_reply(window), reply_at_least)
         cap = _cap(room, max_tokens)
         return RequestFit(prompt_tokens, 0, reserve, window, cap, True, exact=True)
 
@@ -320,9 +328,11 @@ class ContextBudget:
         tools: Sequence[dict[str, Any]] = (),
         *,
         max_tokens: int | None = None,
+        reply_at_least: int = 0,
     ) -> RequestFit:
         """Whether the request sending ``messages`` with ``tools`` fits (see `fit_tokens`)."""
-        return self.fit_tokens(self.count(messages, tools), max_tokens=max_tokens)
+        size = self.count(messages, tools)
+        return self.fit_tokens(size, max_tokens=max_tokens, reply_at_least=reply_at_least)
 
     def observe(self, size: RequestSize, tokens: int, source: CountSource) -> None:
         """The server counted ``tokens`` for a request of ``size``: calibrate."""

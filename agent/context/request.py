@@ -9,7 +9,9 @@ is sent when a minimum reply fits, with ``max_tokens`` set to what is left; a se
 tokenizes calibrates the estimate. A request that still does not fit has its largest tool
 results cut to a head and a tail, harder until it fits (in the request only; the transcript
 keeps them whole), and is counted again; one that cannot fit even then is not sent:
-:class:`agent.provider.errors.RequestTooLarge` carries the figures.
+:class:`agent.provider.errors.RequestTooLarge` carries the figures. A caller's
+:class:`FitPolicy` may have the server count every request, and ask more room for the reply
+than the usual reserve (a compression's summary call: its whole budget).
 """
 
 from __future__ import annotations
@@ -38,6 +40,23 @@ NEAR_LIMIT = 0.9
 
 
 @dataclass(frozen=True, slots=True)
+class FitPolicy:
+    """How a caller's requests are fitted (the defaults are a turn's).
+
+    Attributes:
+        count_share: share of the window past which (by the estimate) the server counts the
+            request itself; 0 has it count every request it can (a compression's summary
+            call: it reads as much as the window allows, of text whose characters a token
+            may be far from the session's).
+        reply_at_least: the least room the reply must have (tokens), when more than the
+            usual reserve: a summary call's whole budget.
+    """
+
+    count_share: float = NEAR_LIMIT
+    reply_at_least: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class PreparedRequest:
     """What to send.
 
@@ -55,8 +74,8 @@ class PreparedRequest:
     tools: Sequence[dict[str, Any]] = ()
 
 
-def _near_limit(fit: RequestFit) -> bool:
-    return fit.prompt_tokens + fit.headroom + fit.reserve > NEAR_LIMIT * fit.window
+def _near_limit(fit: RequestFit, share: float) -> bool:
+    return fit.prompt_tokens + fit.headroom + fit.reserve > share * fit.window
 
 
 async def prepare_request(
@@ -66,6 +85,7 @@ async def prepare_request(
     budget: ContextBudget | None,
     max_tokens: int | None,
     server_count: ServerCount | None = None,
+    policy: FitPolicy = FitPolicy(),
 ) -> PreparedRequest:
     """The request to send for ``messages``, fitted to the budget's window.
 
@@ -76,6 +96,7 @@ async def prepare_request(
         budget: the session's window and calibration; None sends the request unchecked.
         max_tokens: the caller's own cap on the reply, if any.
         server_count: asks the server for its count of a text (llama.cpp ``/tokenize``).
+        policy: when the server counts, and the least room the reply must have.
 
     Returns:
         the messages and ``max_tokens`` to send.
@@ -88,9 +109,10 @@ async def prepare_request(
     if budget is None:
         return PreparedRequest(request, max_tokens, None, tools)
     sent = budget.offered(tools)
-    fit = budget.fit(request, tools, max_tokens=max_tokens)
-    if _near_limit(fit):
-        fit = await _server_fit(request, tools, budget, max_tokens, server_count, fit)
+    least = policy.reply_at_least
+    fit = budget.fit(request, tools, max_tokens=max_tokens, reply_at_least=least)
+    if _near_limit(fit, policy.count_share):
+        fit = await _server_fit(request, tools, budget, max_tokens, server_count, fit, least)
     whole, need, rounds = request, 0, 0
     while not fit.fits and rounds < _CUT_ROUNDS:  # each round cuts the whole results again
         rounds += 1
@@ -99,9 +121,9 @@ async def prepare_request(
         if saved <= 0 or shorter == request:
             break
         request = shorter
-        fit = budget.fit(request, tools, max_tokens=max_tokens)
-        if _near_limit(fit):
-            fit = await _server_fit(request, tools, budget, max_tokens, server_count, fit)
+        fit = budget.fit(request, tools, max_tokens=max_tokens, reply_at_least=least)
+        if _near_limit(fit, policy.count_share):
+            fit = await _server_fit(request, tools, budget, max_tokens, server_count, fit, least)
     if not fit.fits:
         raise RequestTooLarge(
             prompt_tokens=fit.prompt_tokens, reply_tokens=fit.reserve, window=fit.window
@@ -120,8 +142,10 @@ async def _server_fit(
     max_tokens: int | None,
     server_count: ServerCount | None,
     estimate: RequestFit,
+    least: int,
 ) -> RequestFit:
-    """The fit by the server's own count where it gives one, else ``estimate``."""
+    """The fit by the server's own count where it gives one, else ``estimate`` (the reply
+    has at least ``least`` tokens of room, when more than the usual reserve)."""
     if server_count is None or budget.tokenize_supported is False:
         return estimate
     sent = budget.offered(tools)
@@ -133,8 +157,8 @@ async def _server_fit(
     if counted.exact:
         budget.template_supported = True
         budget.observe(size, counted.tokens, CountSource.TOKENIZE)
-        return budget.fit_exact(counted.tokens, max_tokens=max_tokens)
+        return budget.fit_exact(counted.tokens, max_tokens=max_tokens, reply_at_least=least)
     budget.template_supported = False
     tokens = counted.tokens + MESSAGE_OVERHEAD_TOKENS * size.messages
     budget.observe(size, tokens, CountSource.TOKENIZE)
-    return budget.fit(request, tools, max_tokens=max_tokens)
+    return budget.fit(request, tools, max_tokens=max_tokens, reply_at_least=least)

@@ -37,6 +37,7 @@ from desk.widgets.status_bar import StatusBar
 if TYPE_CHECKING:
     from contract.ports import DeskGateway
     from desk.controllers.view import ShownSession
+    from desk.widgets.transcript import Transcript
 
 COMPRESSION_LINGER_S = 2.0
 """How long a finished compression's outcome stays on the panel before it collapses, in s."""
@@ -126,7 +127,7 @@ class CompressionController:
     async def _begin_panel(self, view: ShownSession, turn_id: str) -> None:
         await self.collapse()
         # The outcome line goes where the transcript ended when the compression began (prompts
-        # queued meanwhile come after it), or above the reply of a prompt turn.
+        # queued meanwhile come after it), or right under the prompt of a prompt turn.
         children = view.transcript.children
         self._anchor = children[-1] if children else None
         # The panel counts from the running turn's start, as the status bar does.
@@ -177,9 +178,9 @@ class CompressionController:
             return
         line = outcome_line(outcome)
         anchor, self._anchor = self._anchor, None
-        reply = transcript.reply(outcome.turn_id)
-        if reply is not None and reply.is_attached:
-            await transcript.mount(line, before=reply)
+        under = _under_prompt(transcript, outcome.turn_id)
+        if under is not None:
+            await transcript.mount(line, after=under)
         elif anchor is not None and anchor.is_attached and anchor.parent is transcript:
             await transcript.mount(line, after=anchor)
         else:
@@ -206,3 +207,18 @@ class CompressionController:
     def _is_compress_turn(self, view: ShownSession, turn_id: str) -> bool:
         """True for a ``/compress`` turn, False for a prompt turn compressing first."""
         return turn_id in self._compress_turns or view.transcript.prompt(turn_id) is None
+
+
+def _under_prompt(transcript: Transcript, turn_id: str) -> Widget | None:
+    """What a prompt turn's compression line goes right after: its prompt, or the last of the
+    compression lines already under it (a turn may compress twice). The line stays where the
+    compression ran, above the reply and the tool calls the turn went on to while the outcome
+    lingered on the panel. None for a turn whose prompt is not shown (``/compress``)."""
+    prompt = transcript.prompt(turn_id)
+    if prompt is None or not prompt.is_attached or prompt.parent is not transcript:
+        return None
+    children = list(transcript.children)
+    at = children.index(prompt)
+    while at + 1 < len(children) and children[at + 1].has_class("compression-note"):
+        at += 1
+    return children[at]

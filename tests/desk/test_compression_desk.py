@@ -4,6 +4,7 @@ panel mid-summary."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,9 @@ from desk.app import DeskApp
 from desk.slash import completions
 from desk.startup import Startup
 from desk.widgets import PromptInput
+from desk.widgets.approval_prompt import ApprovalPrompt
 from desk.widgets.compression_panel import CompressionPanel
+from desk.widgets.tool_card import ToolCard
 from tests.compression.kit import WINDOW, long_transcript, snapshot
 from tests.desk.kit import (
     click_until,
@@ -398,6 +401,39 @@ def test_snapshot_panel_mid_summary(
 
     try:
         assert snap_compare(app, terminal_size=(120, 30), run_before=run_before)  # type: ignore[operator]
+    finally:
+        assert setup.gateway.shutdown(timeout_s=10).threads_left == []
+        setup.store.close()
+
+
+async def test_a_prompt_s_compression_line_stays_above_the_tool_calls_its_turn_made_after(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    """The outcome lingers on the panel while the turn goes on; when it collapses into its line,
+    the line goes where the compression ran (under the prompt), not under the tool card and
+    the approval the turn reached meanwhile."""
+    setup = Setup(demo_server, tmp_path / "desk.db", window=WINDOW)  # the prompt must compress
+    app = setup.app()
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.controllers.compression.linger_s = 60.0  # collapsed below, by hand
+            await wait_until(pilot, lambda: bool(app.transcript.children), what="the session")
+            await submit(pilot, "call tool shell with " + json.dumps({"command": "echo hi"}))
+            cards = app.transcript.query(ToolCard)
+            await wait_until(pilot, lambda: bool(cards.results()), what="the tool card")
+            await wait_until(
+                pilot, lambda: bool(app.screen.query(ApprovalPrompt)), what="the approval"
+            )
+            assert setup.log.of_type(CompressionComplete)[-1].status == "committed"
+            await app.controllers.compression.collapse()
+            children = list(app.transcript.children)
+            (line,) = app.transcript.query(".compression-note")
+            (card,) = app.transcript.query(ToolCard)
+            prompt = app.transcript.prompt(setup.log.of_type(CompressionComplete)[-1].turn_id)
+            assert prompt is not None
+            assert children.index(prompt) < children.index(line) < children.index(card)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
     finally:
         assert setup.gateway.shutdown(timeout_s=10).threads_left == []
         setup.store.close()
