@@ -427,7 +427,8 @@ class ConsoleComplete(Payload):
 
 @dataclass(frozen=True, slots=True)
 class GatewayStopping(Payload):
-    """The gateway is shutting down and waits for ``turns`` running turns (bounded)."""
+    """The gateway is shutting down and waits for ``turns`` running turns (bounded): the
+    sessions' turns and the child agents that run (a background one included)."""
 
     TYPE: ClassVar[str] = "gateway.stopping"
     turns: int

@@ -25,6 +25,7 @@ from contract.events import (
     ApprovalResolved,
     ChildCompleted,
     ChildStarted,
+    GatewayStopping,
     MessageDelta,
     PromptSteered,
     ToolComplete,
@@ -167,6 +168,19 @@ def test_a_background_child_that_outlives_its_parent_stays_a_note(tree: Tree) ->
     assert not tree.log.of_type(PromptSteered)
     row = tree.store.turns.get_turn(child.turn_id)
     assert row is not None and row.reply == "late news"  # the note survives a resume
+
+
+def test_a_quit_says_it_waits_for_a_background_child_that_outlived_its_turn(tree: Tree) -> None:
+    turn = tree.gateway.prompt_submit(
+        tree.session, "delegate in background: [demo tps=5] map the north"
+    ).turn_id
+    (child,) = tree.started(1)
+    assert tree.log.complete(turn).status == "completed"
+    assert tree.gateway.running_turns == 0  # no turn of the session runs: only its child
+    assert tree.gateway.shutdown(timeout_s=10).threads_left == []
+    (stopping,) = tree.log.of_type(GatewayStopping)
+    assert stopping.turns == 1  # what the quit waits for: the child's worker
+    assert tree.ended(child.turn_id).exit_reason.startswith("interrupted_by_system")
 
 
 @pytest.mark.parametrize("how", ["parent stop", "quit"])

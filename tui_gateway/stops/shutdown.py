@@ -91,7 +91,11 @@ class Shutdown:
         stamp("shutdown.begin")
         sessions = self._table.all()
         stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "the desk is quitting")
-        running = self._table.running_turns()
+        # what the shutdown waits for: every worker, a background child agent's included (a
+        # session's ``running`` is cleared before its worker saves and exits, too)
+        current = threading.current_thread()
+        workers = sum(1 for t in self._runner.alive() if t is not current)
+        running = max(self._table.running_turns(), workers)
         self._events.publish(None, GatewayStopping(turns=running, timeout_s=bound))
         stopped, dropped = self._booking.stop_all(stop)  # first: nothing here waits for the store
         stamp("shutdown.stopped")
