@@ -29,6 +29,10 @@ BAR = "▏"
 """Between the keys and the palette key on the right (Textual's ``vkey`` border)."""
 
 
+FIRST_ACTION = "stop"
+"""The action shown first while it is live (the stop key: a narrow footer cuts the last keys)."""
+
+
 class ShownKey(NamedTuple):
     """One binding as the footer shows it."""
 
@@ -50,8 +54,9 @@ class Span(NamedTuple):
 
 def shown_keys(screen: Screen[object]) -> tuple[tuple[ShownKey, ...], ShownKey | None]:
     """What a footer on ``screen`` shows: one key per action (its first shown binding, as
-    Textual's footer does), in the screen's order, and the command palette's key (None when
-    the app has no palette or the screen does not bind it)."""
+    Textual's footer does), in the screen's order but for the stop key, first while it is live,
+    and the command palette's key (None when the app has no palette or the screen does not
+    bind it)."""
     app = screen.app
     palette_key = app.COMMAND_PALETTE_BINDING if app.ENABLE_COMMAND_PALETTE else None
     keys: dict[str, ShownKey] = {}
@@ -63,7 +68,12 @@ def shown_keys(screen: Screen[object]) -> tuple[tuple[ShownKey, ...], ShownKey |
             )
         elif binding.show and binding.action not in keys:
             keys[binding.action] = _shown(screen, binding, enabled, tooltip)
-    return tuple(keys.values()), palette
+    shown = list(keys.values())
+    first = keys.get(FIRST_ACTION)
+    if first is not None and first.enabled:  # a narrow footer cuts the last keys, never this
+        shown.remove(first)
+        shown.insert(0, first)
+    return tuple(shown), palette
 
 
 def _shown(screen: Screen[object], binding: Binding, enabled: bool, tooltip: str) -> ShownKey:
