@@ -291,17 +291,16 @@ class DeskApp(App[int]):
         self, key: str, read_at: float | None = None, key_time: float | None = None
     ) -> bool:
         """The stop key or Ctrl+C straight from the terminal's input thread (see
-        :mod:`desk.driver` and :mod:`desk.controllers.stop_keys`).
-
-        Args:
-            key: one of :attr:`input_stop_keys`.
-            read_at: ``time.monotonic()`` when its bytes were read (None: now).
-            key_time: the key event's time (``Message.time``), or None.
+        :mod:`desk.driver` and :mod:`desk.controllers.stop_keys`): ``key`` is one of
+        :attr:`input_stop_keys`, ``read_at`` when its bytes were read (``time.monotonic()``,
+        None: now), ``key_time`` the key event's time (``Message.time``) or None.
 
         Returns:
             True when the key was taken as a stop (consumed); False to let it go on.
         """
         read_at = time.monotonic() if read_at is None else read_at
+        if key == "escape" and self._notes.popup_key_pending():
+            return False  # after a Ctrl+P the app has not seen yet: the palette's Esc
         return self.controllers.stops.from_input_thread(key, read_at, key_time)
 
     async def on_event(self, event: events.Event) -> None:
@@ -370,6 +369,10 @@ class DeskApp(App[int]):
         :meth:`action_quit`. Thread-safe."""
         typing = keys_posted > self._notes.keys_seen or self.widgets.prompt.sends.pending
         self.controllers.quit.begin_from_input_thread(typing=typing)
+
+    def popup_key_from_input_thread(self, keys_posted: int = 0) -> None:
+        """Ctrl+P read on the input thread: an Esc read before the app sees it is the palette's."""
+        self._notes.popup_key_read(keys_posted)
 
     def action_quit(self) -> None:  # type: ignore[override]
         """Ctrl+Q: a system stop of everything through ``gateway.shutdown()``, then exit."""

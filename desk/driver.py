@@ -174,6 +174,20 @@ class QuitHook(Protocol):
         ...
 
 
+POPUP_KEY = "ctrl+p"
+"""The key that opens the command palette, where Esc closes the palette and stops nothing."""
+
+
+@runtime_checkable
+class PopupHook(Protocol):
+    """What an app offers the input thread for the key that opens the command palette."""
+
+    def popup_key_from_input_thread(self, keys_posted: int = 0) -> None:
+        """The palette's key was read, after ``keys_posted`` keys posted to the app: an Esc
+        read before the app has seen it is the palette's, not a stop."""
+        ...
+
+
 def key_taken(
     hooks: TerminalHooks | None,
     stop_keys: frozenset[str],
@@ -203,6 +217,8 @@ def key_taken(
         return True
     if message.key == QUIT_KEY and isinstance(hooks, QuitHook):
         hooks.quit_from_input_thread(keys_posted)  # the key goes on: the app shows the quit
+    elif message.key == POPUP_KEY and isinstance(hooks, PopupHook):
+        hooks.popup_key_from_input_thread(keys_posted)  # and goes on: the app opens it
     return False
 
 

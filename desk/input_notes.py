@@ -51,6 +51,16 @@ class InputNotes:
         """Keys that reached the app's ``on_event``."""
         self.presses = ButtonPresses()
         """Where mouse presses landed."""
+        self._popup_key_at = 0  # keys posted up to the last Ctrl+P the input thread read
+
+    def popup_key_read(self, keys_posted: int) -> None:
+        """The input thread read Ctrl+P after posting ``keys_posted`` keys (any thread)."""
+        self._popup_key_at = keys_posted + 1
+
+    def popup_key_pending(self) -> bool:
+        """True while the app has not seen the last Ctrl+P read: the command palette it opens
+        takes an Esc read meanwhile (any thread)."""
+        return self.keys_seen < self._popup_key_at
 
     def key(self, event: events.Key) -> bool:
         """Note ``event``; True when the delete confirmation answered it (route it no

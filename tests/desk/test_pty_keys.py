@@ -230,16 +230,21 @@ def test_keys_typed_in_the_same_write_as_ctrl_g_are_in_the_editor(
         assert proc.wait(timeout=10.0) == 0
 
 
+@pytest.mark.parametrize("burst", [False, True], ids=["apart", "one-write"])
 def test_esc_in_the_command_palette_closes_it_and_the_turn_runs_to_its_end(
+    burst: bool,
     pty_server: DemoModelServer,  # noqa: F811
 ) -> None:
     pty_server.configure(max_tokens=60)  # two seconds at 30 tokens/s
     with desk_in_pty(pty_server) as (proc, screen):
         record = start_streaming(pty_server, screen)
-        mark = screen.size
-        screen.write(b"\x10")  # Ctrl+P
-        screen.wait_for(b"Search for commands", timeout_s=10.0, start=mark)
-        screen.write(b"\x1b")  # read by the input thread: the palette's key, not a stop
+        if burst:  # both read at once: the input thread reads the Esc before the app opens it
+            screen.write(b"\x10\x1b")
+        else:
+            mark = screen.size
+            screen.write(b"\x10")  # Ctrl+P
+            screen.wait_for(b"Search for commands", timeout_s=10.0, start=mark)
+            screen.write(b"\x1b")  # read by the input thread: the palette's key, not a stop
         done = pty_server.records.wait_for_record(
             lambda r: r.id == record.id and r.outcome != "running", timeout=30.0
         )
