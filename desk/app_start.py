@@ -108,6 +108,7 @@ class DeskStart:
         screen = self.desk_screen()
         if screen is not None:  # Enter typed while the desk started: send it now
             await screen.desk_ready()
+        app.refresh_bindings()  # Stop was kept live while the desk started: dimmed when idle
         status = self._widgets.status
         app.watch(status, "model", lambda _model: c.server.model_changed(), init=False)
         # Asked in the background, once the first frame is on screen: the check's thread

@@ -287,3 +287,22 @@ def test_a_gateway_never_built_shuts_down_at_once_and_is_never_built() -> None:
     with pytest.raises(RuntimeError, match="quit before its gateway was built"):
         late.wait()
     assert built == []
+
+
+async def test_once_the_desk_is_up_an_idle_footer_dims_the_stop_key(
+    held: HeldBuild, demo_server: DemoModelServer
+) -> None:
+    from desk.widgets.key_footer import KeyFooter
+
+    app = DeskApp(LateGateway(held), connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, held.began.is_set, what="the build to begin after the frame")
+        held.release()
+        await wait_until(pilot, lambda: app.controllers.sessions.view, what="the session up")
+        footer = app.query_one(KeyFooter)
+
+        def stop_lit() -> bool:
+            return any(k.action == "stop" and k.enabled for k in footer.keys)
+
+        await wait_until(pilot, lambda: not stop_lit(), what="Stop dimmed on the footer")
+        assert footer.keys[0].action != "stop"
