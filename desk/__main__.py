@@ -213,7 +213,8 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
             model = choice.model or ""  # "": the first one the server lists
             connection = ConnectionInfo(model, choice.base_url, source=choice.source)
         gateway = LateGateway(partial(_build_gateway, settings, connection, api_key))
-        startup = Startup(resume=options.resume, resume_id=options.resume_id)
+        named = settings.model if settings.origin("model").source == "flag" else None
+        startup = Startup(resume=options.resume, resume_id=options.resume_id, model=named)
         return _run_app(gateway, connection, options, startup, frame)
     finally:
         if demo is not None:

@@ -31,6 +31,8 @@ class Startup:
         wall_clock: unix seconds now (``time.time`` or a test's pinned clock), for relative
             times in the sessions sidebar.
         recent_messages: how many of a resumed session's last messages are rendered at first.
+        model: a model named with ``--model``: a resumed session uses it from now on (None:
+            the session goes on with its own, as saved).
     """
 
     resume: bool = False
@@ -39,6 +41,7 @@ class Startup:
     saved: bool = True
     wall_clock: Callable[[], float] = time.time
     recent_messages: int = RECENT_MESSAGES
+    model: str | None = None
 
 
 def unsaved_notice(reason: str) -> str:

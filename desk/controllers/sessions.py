@@ -172,15 +172,30 @@ class SessionsController:
             except GatewayError as exc:
                 notes.append((f"⚠ cannot resume: {exc.message}; this is a new session", False))
         session_id = resumed.session_id if resumed else self._gateway.session_create()
+        model = self._named_model(session_id, resumed.model, notes) if resumed else ""
         view, _live = await self._replace_view(session_id)
         await view.release()  # nothing ran in it yet
         for text, error in notes:
             self._later(partial(view.add_note, text, error=error))
         if resumed is not None:
             view.usage = resumed.usage
-            shown = partial(self._show_resumed, view, resumed.transcript, resumed.model)
+            shown = partial(self._show_resumed, view, resumed.transcript, model)
             self._later(shown)
         return view
+
+    def _named_model(self, session_id: str, saved: str, notes: list[tuple[str, bool]]) -> str:
+        """The resumed session's model: the one ``--model`` named, when it names another and
+        the gateway takes it (else a note says why not), or the one it saved."""
+        named = self._startup.model
+        set_model = getattr(self._gateway, "session_set_model", None)
+        if not named or named == saved or set_model is None:
+            return saved
+        try:
+            set_model(session_id, named)
+        except GatewayError as exc:
+            notes.append((f"⚠ --model {named}: {exc.message}", True))
+            return saved
+        return named
 
     async def _show_resumed(
         self, view: ShownSession, entries: list[TranscriptEntry], model: str
