@@ -228,14 +228,22 @@ async def test_ctrl_p_lists_the_desk_commands_and_switches_theme(
     assert (desk_app.controllers.themes.config_path.read_text()) == 'theme = "light"\n'
 
 
+async def palette_over_a_running_turn(
+    app: DeskApp, pilot: Pilot[object], server: DemoModelServer
+) -> AssistantReply:
+    """A long reply streaming, and Ctrl+P: the command palette open over it; the reply."""
+    server.configure(tokens_per_second=20.0, max_tokens=400)
+    reply = await submit_and_get_reply(app, pilot, "a long one")
+    await wait_until(pilot, lambda: app.running_turn == reply.turn_id, what="running")
+    await pilot.press("ctrl+p")
+    return reply
+
+
 async def test_stop_from_the_palette_is_booked_as_a_command_not_a_key(
     desk_app: DeskApp, gateway: Gateway, demo_server: DemoModelServer
 ) -> None:
     async with desk_app.run_test(size=(100, 40)) as pilot:
-        demo_server.configure(tokens_per_second=20.0, max_tokens=400)
-        reply = await submit_and_get_reply(desk_app, pilot, "a long one")
-        await wait_until(pilot, lambda: desk_app.running_turn == reply.turn_id, what="running")
-        await pilot.press("ctrl+p")
+        reply = await palette_over_a_running_turn(desk_app, pilot, demo_server)
         await pilot.press(*"stop")
         await wait_until(
             pilot, lambda: _palette_titles(desk_app)[:1] == ["Stop"], what="the Stop entry"
@@ -313,10 +321,7 @@ async def test_esc_closes_the_palette_and_the_running_turn_goes_on(
     desk_app: DeskApp, gateway: Gateway, demo_server: DemoModelServer
 ) -> None:
     async with desk_app.run_test(size=(100, 40)) as pilot:
-        demo_server.configure(tokens_per_second=20.0, max_tokens=400)
-        reply = await submit_and_get_reply(desk_app, pilot, "a long one")
-        await wait_until(pilot, lambda: desk_app.running_turn == reply.turn_id, what="running")
-        await pilot.press("ctrl+p")
+        reply = await palette_over_a_running_turn(desk_app, pilot, demo_server)
         assert isinstance(desk_app.screen, CommandPalette)
         await pilot.press("escape")
         await wait_until(
