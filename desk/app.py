@@ -339,9 +339,9 @@ class DeskApp(App[int]):
         close_help_on_stop(self, self.stop_key.key)  # Esc stops and closes the help
 
     def action_stop_or_quit(self) -> None:
-        """Ctrl+C: stop the running turn; when nothing runs, a second press quits."""
-        if self.controllers.stops.ctrl_c_pressed():
-            self.action_quit()
+        """Ctrl+C: stop the running turn; when nothing runs, empty the prompt box, or quit on
+        a second press (:meth:`~desk.controllers.stop_keys.StopKeysController.ctrl_c_pressed`)."""
+        self.controllers.stops.ctrl_c_pressed()
 
     # -- quitting ------------------------------------------------------------------------------
 

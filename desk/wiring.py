@@ -217,6 +217,7 @@ def build_controllers(
         ),
         popup_takes=lambda key: key == "escape" and closes_on_escape(app),
         clear_prompt=lambda: _clear_prompt(app, widgets.prompt, status),
+        after_typed=widgets.prompt.call_later,
     )
     return DeskControllers(
         turns=turns,
@@ -262,27 +263,20 @@ CLEARED_HINT = "Ctrl+C emptied the prompt box: Up recalls what it held"
 
 def _clear_prompt(app: App[int], prompt: PromptInput, status: StatusBar) -> bool:
     """Ctrl+C with nothing running: empty the prompt box into its history (see
-    :class:`~desk.controllers.stop_keys.StopKeysController`); True when it holds text.
-
-    Done on the box's own queue, after the keys it was handed before the Ctrl+C: an Enter
-    among them sends its text first (the box is then empty, and nothing is dropped)."""
-    if not prompt.text.strip() and not prompt.sends.pending:
+    :class:`~desk.controllers.stop_keys.StopKeysController`, which calls it once the keys
+    typed before the Ctrl+C are in the box); True when it held text."""
+    text = prompt.text
+    if not text.strip():
         return False
-
-    def clear() -> None:
-        text = prompt.text
-        if not text.strip():
-            return
-        prompt.prompt_history.add(text)
-        prompt.clear()
-        status.notice = CLEARED_HINT
-        app.set_timer(3.0, fade)
+    prompt.prompt_history.add(text)
+    prompt.clear()
+    status.notice = CLEARED_HINT
 
     def fade() -> None:
         if status.notice == CLEARED_HINT:
             status.notice = ""
 
-    prompt.call_later(clear)
+    app.set_timer(3.0, fade)
     return True
 
 

@@ -85,6 +85,8 @@ class StopKeysController:
         clear_prompt: Ctrl+C with nothing running: empties the prompt box when it holds text
             (Up recalls it), as a shell's Ctrl+C drops the line; True when it did (the press
             then counts for no quit). UI thread.
+        after_typed: runs a callback once the keys typed before the key handled now are in
+            the prompt box (its own queue): what Ctrl+C does then depends on what they typed.
     """
 
     def __init__(
@@ -99,10 +101,12 @@ class StopKeysController:
         stopped_from_input_thread: Callable[[str], object] = lambda key: None,
         popup_takes: Callable[[str], bool] = lambda key: False,
         clear_prompt: Callable[[], bool] = lambda: False,
+        after_typed: Callable[[Callable[[], None]], object] = lambda then: then(),
     ) -> None:
         self._gateway = gateway
         self._popup_takes = popup_takes
         self._clear_prompt = clear_prompt
+        self._after_typed = after_typed
         self._stopped_from_input_thread = stopped_from_input_thread
         self.stop_key = stop_key
         """The configured stop key."""
@@ -241,24 +245,28 @@ class StopKeysController:
             if stopped is not None:
                 self._turns.stop_sent(stopped)
 
-    def ctrl_c_pressed(self) -> bool:
-        """Ctrl+C: stop what runs; when nothing does, empty the prompt box if it holds text,
-        else True once a second press should quit."""
+    def ctrl_c_pressed(self) -> None:
+        """Ctrl+C: stop what runs; when nothing does, once the keys typed before it are in the
+        prompt box, empty it if it holds text, else quit on a second press within 2 s."""
         read_at, keyed_at, sent = self._key()
         if self._quit.started:
-            return False
+            return
         if self._console.takes_stop_key(read_at, keyed_at):
-            return False
+            return
         view = self._sessions.view
         if (
             view is not None
             and not sent
             and self._turns.stop(view, Surface.DESK_KEY, read_at, keyed_at) is not None
         ):
-            return False
+            return
         if self._console.cancel_running(read_at):  # no turn ran: the commands that run
-            return False
+            return
         self._console.stop_key_missed(read_at, keyed_at)  # for a command typed before it
-        if self._clear_prompt():  # the line typed is dropped first, as in a shell
-            return False
-        return self._quit.confirm_ctrl_c()
+        self._after_typed(self._nothing_ran)
+
+    def _nothing_ran(self) -> None:
+        """Ctrl+C stopped nothing: the line typed is dropped first, as in a shell; on an
+        empty box a second press within 2 s quits."""
+        if not self._clear_prompt() and self._quit.confirm_ctrl_c():
+            self._quit.begin(typed=True)

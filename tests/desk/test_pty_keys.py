@@ -251,3 +251,17 @@ def test_esc_in_the_command_palette_closes_it_and_the_turn_runs_to_its_end(
         assert done is not None and done.outcome == "completed"
         screen.write(b"\x11")  # Ctrl+Q
         assert proc.wait(timeout=10.0) == 0
+
+
+def test_ctrl_c_read_with_the_words_before_it_empties_the_box_then_two_quit(
+    pty_server: DemoModelServer,  # noqa: F811
+) -> None:
+    with desk_in_pty(pty_server) as (proc, screen):
+        mark = screen.size
+        screen.write(b"draft words\x03")  # one read: the words reach the box after the key
+        screen.wait_for(b"emptied the prompt box", timeout_s=10.0, start=mark)
+        assert proc.poll() is None  # a line dropped, no quit press
+        screen.write(b"\x03")
+        screen.wait_for(b"again to quit", timeout_s=10.0, start=mark)
+        screen.write(b"\x03")
+        assert proc.wait(timeout=10.0) == 0
