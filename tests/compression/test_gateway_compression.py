@@ -125,6 +125,19 @@ def test_cancel_mid_summary_restores_everything_and_the_next_turn_works(
     assert desk.log.complete(after).text == "fine"
 
 
+def test_a_cancel_right_after_compress_cancels_it_before_it_begins(
+    desk: Desk, demo_server: DemoModelServer
+) -> None:
+    demo_server.configure(tokens_per_second=60.0, prompt_delay_s=1.0)
+    before = snapshot(desk.store, desk.session)
+    turn = desk.compress()  # its worker has not made its compressor yet, or just has
+    stop = StopRequest.by_user(Surface.DESK_BUTTON)
+    assert desk.gateway.compression_cancel(desk.session, stop)  # never "nothing runs"
+    done = desk.outcome(turn)
+    assert done.status == "cancelled" and done.stop is not None and done.stop.issuer == "user"
+    assert snapshot(desk.store, desk.session) == before
+
+
 def test_a_prompt_typed_during_compression_is_queued_not_an_abort(
     desk: Desk, demo_server: DemoModelServer
 ) -> None:

@@ -296,15 +296,16 @@ class BookingOffice:
             return route.deliver(stop) is not None
         with session.lock:
             turn = session.running
-        if (
-            turn is None
-            or turn.compressor is None
-            or turn.compressor.fence.state != FenceState.OPEN
-        ):
+        if turn is None:
             return False
-        if turn.kind == TurnKind.COMPRESS:
+        compressor = turn.compressor
+        if compressor is not None and compressor.fence.state != FenceState.OPEN:
+            return False  # its commit was admitted: it completes
+        if turn.kind == TurnKind.COMPRESS:  # its compressor may not be made yet: the turn is it
             return self.interrupt(session_id, stop, turn_id=turn.turn_id) is not None
-        turn.compressor.interrupt(stop)  # the prompt turn goes on without it
+        if compressor is None:
+            return False
+        compressor.interrupt(stop)  # the prompt turn goes on without it
         return True
 
     def cancel_command(self, command_id: str, stop: StopRequest) -> bool:
