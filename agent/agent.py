@@ -365,6 +365,7 @@ class Agent:
                         workspace=self.workspace,
                         changes=self.changes,
                         stops=self.scope,
+                        window=self.context.window.tokens if self.context is not None else None,
                     )
                     self._watch_paused = True  # a tool may run long without the provider
                     outcomes = await batch.run()

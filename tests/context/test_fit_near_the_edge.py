@@ -17,7 +17,8 @@ import pytest
 from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
-from contract.events import ContextWindowKnown, ToolComplete
+from agent.turn_tools import tool_result_bytes
+from contract.events import CompressionComplete, ContextWindowKnown, ToolComplete
 from demo_model import DemoModelServer
 from demo_model.template import alternation_error
 from tests.support import EventLog
@@ -49,12 +50,12 @@ def desk(provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path)
     assert d.gateway.shutdown(timeout_s=10).threads_left == []
 
 
-def _check_every_request(server: DemoModelServer) -> None:
+def _check_every_request(server: DemoModelServer, window: int = 2048) -> None:
     for record in server.records.list():
         assert record.status == 200
         assert alternation_error(record.messages) is None
         tools = record.request.get("tools")
-        assert record.prompt_tokens == server_count(record.messages, tools) < 2048
+        assert record.prompt_tokens == server_count(record.messages, tools) < window
 
 
 def test_three_long_prompts_after_a_short_exchange_are_all_sent(
@@ -99,7 +100,9 @@ def test_a_tool_result_twice_the_window_is_cut_and_the_turn_completes(
     (tmp_path / "numbers.txt").write_text(numbers)
     assert server_count([{"role": "tool", "content": numbers}]) > 2 * 2048
     session = desk.gateway.session_create()
-    status, error, turn = desk.ask(session, 'call tool read_file with {"path": "numbers.txt"}')
+    # the model asks for more than a result keeps by default: the request cuts it
+    call = '{"path": "numbers.txt", "max_bytes": 100000}'
+    status, error, turn = desk.ask(session, f"call tool read_file with {call}")
     assert (status, error) == ("completed", None)
     (result,) = [t for t in desk.log.of_type(ToolComplete) if t.turn_id == turn]
     assert not result.is_error
@@ -114,6 +117,34 @@ def test_a_tool_result_twice_the_window_is_cut_and_the_turn_completes(
     _check_every_request(demo_server)
     # the session goes on, the whole result kept in the transcript
     assert desk.ask(session, "reply with exactly: next")[:2] == ("completed", None)
+
+
+def test_a_long_output_is_kept_to_a_quarter_of_the_window_and_counted_so(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    """A command printing ~25 times the window leaves a result the gauge counts as it is
+    sent: the next prompts go without compressing first (each one did, the gauge at 153 %)."""
+    strict_2k(demo_server, 4096)
+    d = Desk(provider, tmp_path)
+    try:
+        session = d.gateway.session_create()
+        call = '{"command": "seq 1 20000"}'
+        status, error, turn = d.ask(session, f"call tool shell with {call}")
+        assert (status, error) == ("completed", None)
+        (result,) = [t for t in d.log.of_type(ToolComplete) if t.turn_id == turn]
+        assert result.content.startswith("1\n2\n3\n")
+        assert result.content.rstrip().endswith("19999\n20000")
+        assert "bytes cut ...]" in result.content
+        assert len(result.content.encode()) < tool_result_bytes(4096) + 100
+        counted = d.log.of_type(ContextWindowKnown)[-1]
+        assert counted.tokens == 4096 and counted.used_tokens < 0.75 * 4096
+        for text in ("what did it print last?", "and first?"):
+            status, error, turn = d.ask(session, text)
+            assert (status, error) == ("completed", None)
+            assert not [c for c in d.log.of_type(CompressionComplete) if c.turn_id == turn]
+        _check_every_request(demo_server, 4096)
+    finally:
+        assert d.gateway.shutdown(timeout_s=10).threads_left == []
 
 
 @pytest.mark.parametrize(
@@ -139,3 +170,13 @@ def test_the_tools_setting_chooses_whole_or_compact_definitions(
     (record,) = demo_server.records.list()
     shell = next(t["function"] for t in record.request["tools"] if t["function"]["name"] == "shell")
     assert ("description" in shell["parameters"]["properties"]["command"]) is not compact
+
+
+@pytest.mark.parametrize(
+    ("window", "kept"),
+    [(None, 32_000), (1024, 1024), (2048, 1024), (4096, 2048), (32_768, 16_384), (200_000, 32_000)],
+)
+def test_a_result_keeps_a_quarter_of_the_window_within_its_bounds(
+    window: int | None, kept: int
+) -> None:
+    assert tool_result_bytes(window) == kept
