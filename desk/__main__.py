@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from desk import early_signals
 
 if TYPE_CHECKING:  # imported when needed: the first frame is drawn before any of them
+    from pathlib import Path
+
     from contract.ports import DeskGateway
     from contract.results import ShutdownReport
     from desk.app import DeskApp
@@ -214,11 +216,21 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
             connection = ConnectionInfo(model, choice.base_url, source=choice.source)
         gateway = LateGateway(partial(_build_gateway, settings, connection, api_key))
         named = settings.model if settings.origin("model").source == "flag" else None
-        startup = Startup(resume=options.resume, resume_id=options.resume_id, model=named)
+        history = _history(options)
+        resume, resume_id = options.resume, options.resume_id
+        startup = Startup(resume=resume, resume_id=resume_id, model=named, history=history)
         return _run_app(gateway, connection, options, startup, frame)
     finally:
         if demo is not None:
             demo.stop()
+
+
+def _history(options: DeskOptions) -> Path | None:
+    """The prompt history's file beside the session database (None: sessions in memory)."""
+    from desk.history_file import history_path
+
+    db = options.settings.db
+    return history_path(db) if db is not None else None
 
 
 def _build_gateway(settings: Settings, connection: ConnectionInfo, api_key: str | None) -> Built:
@@ -262,7 +274,7 @@ def _run_remote(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
     connection = ConnectionInfo(
         ready.model, ready.base_url, is_demo=ready.demo, source="--gateway-cmd"
     )
-    startup = Startup(resume=options.resume, resume_id=options.resume_id)
+    startup = Startup(resume=options.resume, resume_id=options.resume_id, history=_history(options))
     return _run_app(remote, connection, options, startup, frame)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 RECENT_MESSAGES = 200
 """Messages of a resumed session rendered at first; older ones wait behind "show more"."""
@@ -33,6 +34,8 @@ class Startup:
         recent_messages: how many of a resumed session's last messages are rendered at first.
         model: a model named with ``--model``: a resumed session uses it from now on (None:
             the session goes on with its own, as saved).
+        history: the file of the prompts sent in earlier runs (Up recalls them), or None to
+            keep this run's alone (:mod:`desk.history_file`).
     """
 
     resume: bool = False
@@ -42,6 +45,7 @@ class Startup:
     wall_clock: Callable[[], float] = time.time
     recent_messages: int = RECENT_MESSAGES
     model: str | None = None
+    history: Path | None = None
 
 
 def unsaved_notice(reason: str) -> str:

@@ -37,6 +37,8 @@ from desk.controllers.stop_keys import StopKeysController
 from desk.controllers.themes import ThemeController
 from desk.controllers.tool_calls import ToolCallsController
 from desk.controllers.turns import TurnsController
+from desk.history_file import HistoryFile
+from desk.prompt_history import PromptHistory
 from desk.receipts import ReceiptFormatter
 from desk.screens.desk_widgets import DeskWidgets
 from desk.screens.popups import closes_on_escape
@@ -90,6 +92,8 @@ def build_controllers(
             :class:`QuitController`).
     """
     notify, status = app.notify, widgets.status
+    if startup.history is not None:
+        widgets.prompt.prompt_history = PromptHistory(file=HistoryFile(startup.history))
     agents = AgentsController(
         gateway,
         clock=clock,

@@ -16,7 +16,7 @@ from pathlib import Path
 from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
 from agent.store import SessionStore, StoreError, open_store
-from agent.store.opener import store_path
+from agent.store.paths import store_path
 from agent.tools.sandbox import choose_mode
 from tui_gateway.engine_setup import GatewayConfig
 from tui_gateway.gateway import Gateway

@@ -73,10 +73,10 @@ __all__, __getattr__ = lazy_names(
         "current_owner": "agent.store.liveness",
         "default_db_path": "agent.store.paths",
         "estimate_tokens": "agent.tokens",
-        "is_server_url": "agent.store.opener",
+        "is_server_url": "agent.store.paths",
         "open_store": "agent.store.opener",
         "owner_alive": "agent.store.liveness",
-        "store_path": "agent.store.opener",
+        "store_path": "agent.store.paths",
         "turn_messages": "agent.store.rows",
     },
 )

@@ -33,12 +33,12 @@ from agent.store.liveness import (
     owner_alive,
 )
 from agent.store.opener import (
-    is_server_url,
     open_store,
-    store_path,
 )
 from agent.store.paths import (
     default_db_path,
+    is_server_url,
+    store_path,
 )
 from agent.store.protocol import (
     Checkpoints,

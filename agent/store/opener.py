@@ -9,50 +9,13 @@ hosts on one database).
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from urllib.parse import urlsplit
 
-from agent.store.errors import StoreError
-from agent.store.paths import default_db_path
+from agent.store.paths import is_server_url, store_path
 from agent.store.protocol import SessionStore
 from agent.store.sqlite import SqliteStore
 
-POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
-"""URL schemes of a PostgreSQL database."""
-
 SWEEP_S = 1.0
 """Seconds between two crash-recovery sweeps of a gateway on PostgreSQL."""
-
-
-def is_server_url(location: str | os.PathLike[str] | None) -> bool:
-    """Whether ``location`` names a PostgreSQL server (a URL), not a file."""
-    if location is None:
-        return False
-    text = os.fspath(location)
-    return "://" in text and urlsplit(text).scheme in POSTGRES_SCHEMES
-
-
-def store_path(location: str | os.PathLike[str] | None) -> Path:
-    """The SQLite file ``location`` names (``~`` expanded; ``sqlite:///PATH`` accepted).
-
-    Args:
-        location: a path, a ``sqlite:`` URL, or None for :func:`default_db_path`.
-
-    Raises:
-        StoreError: a URL of a database this build cannot open.
-    """
-    if location is None:
-        return default_db_path()
-    text = os.fspath(location)
-    scheme = urlsplit(text).scheme if "://" in text else ""
-    if scheme == "sqlite":
-        return Path(text.split("://", 1)[1]).expanduser()
-    if scheme:
-        raise StoreError(
-            f"cannot open a {scheme!r} database: use a file path, sqlite:///PATH or"
-            " postgresql://user@host/dbname"
-        )
-    return Path(text).expanduser()
 
 
 def open_store(location: str | os.PathLike[str] | None) -> SessionStore:

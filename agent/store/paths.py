@@ -1,9 +1,15 @@
-"""Where the session database lives by default."""
+"""Where the session database lives: the default place, and what a ``--db`` value names."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from agent.store.errors import StoreError
+
+POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
+"""URL schemes of a PostgreSQL database."""
 
 
 def default_db_path() -> Path:
@@ -16,3 +22,34 @@ def default_db_path() -> Path:
     base = os.environ.get("XDG_DATA_HOME", "")
     root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "share"
     return root / "desk" / "desk.db"
+
+
+def is_server_url(location: str | os.PathLike[str] | None) -> bool:
+    """Whether ``location`` names a PostgreSQL server (a URL), not a file."""
+    if location is None:
+        return False
+    text = os.fspath(location)
+    return "://" in text and urlsplit(text).scheme in POSTGRES_SCHEMES
+
+
+def store_path(location: str | os.PathLike[str] | None) -> Path:
+    """The SQLite file ``location`` names (``~`` expanded; ``sqlite:///PATH`` accepted).
+
+    Args:
+        location: a path, a ``sqlite:`` URL, or None for :func:`default_db_path`.
+
+    Raises:
+        StoreError: a URL of a database this build cannot open.
+    """
+    if location is None:
+        return default_db_path()
+    text = os.fspath(location)
+    scheme = urlsplit(text).scheme if "://" in text else ""
+    if scheme == "sqlite":
+        return Path(text.split("://", 1)[1]).expanduser()
+    if scheme:
+        raise StoreError(
+            f"cannot open a {scheme!r} database: use a file path, sqlite:///PATH or"
+            " postgresql://user@host/dbname"
+        )
+    return Path(text).expanduser()
