@@ -306,9 +306,9 @@ class DeskApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         """Note each key and mouse press before it is routed (:mod:`desk.input_notes`)."""
         if isinstance(event, events.Key):
-            if self._notes.key(event) or self._dimmed_stop(event):
-                return  # answered by the delete confirmation, in order; or a stop
-        elif isinstance(event, events.MouseDown) and not event.is_forwarded:
+            await self._notes.route_key(event, self._dimmed_stop, super().on_event)
+            return
+        if isinstance(event, events.MouseDown) and not event.is_forwarded:
             self._notes.mouse_down(event)
         elif isinstance(event, events.MouseUp) and not event.is_forwarded:
             await super().on_event(event)  # Textual's click, when it makes one

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from textual import events
 from textual.app import App
@@ -49,6 +49,8 @@ class InputNotes:
         self._running_turn = running_turn
         self.keys_seen = 0
         """Keys that reached the app's ``on_event``."""
+        self.keys_done = 0
+        """Keys the app has handled (its bindings' actions run, or routed on)."""
         self.presses = ButtonPresses()
         """Where mouse presses landed."""
         self._popup_key_at = 0  # keys posted up to the last Ctrl+P the input thread read
@@ -58,9 +60,25 @@ class InputNotes:
         self._popup_key_at = keys_posted + 1
 
     def popup_key_pending(self) -> bool:
-        """True while the app has not seen the last Ctrl+P read: the command palette it opens
-        takes an Esc read meanwhile (any thread)."""
-        return self.keys_seen < self._popup_key_at
+        """True until the app has handled the last Ctrl+P read (the command palette is on its
+        screen stack then): the palette takes an Esc read meanwhile (any thread). Not only
+        until the app has seen it: between the two the input thread may read the Esc."""
+        return self.keys_done < self._popup_key_at
+
+    async def route_key(
+        self,
+        event: events.Key,
+        taken: Callable[[events.Key], bool],
+        route: Callable[[events.Event], Awaitable[None]],
+    ) -> None:
+        """Note ``event`` (:meth:`key`), then ``route`` it on unless the delete confirmation
+        answered it or ``taken`` says it was a stop; counted handled after either."""
+        try:
+            if not (self.key(event) or taken(event)):
+                await route(event)
+        finally:
+            if not event.is_forwarded:
+                self.keys_done += 1
 
     def key(self, event: events.Key) -> bool:
         """Note ``event``; True when the delete confirmation answered it (route it no

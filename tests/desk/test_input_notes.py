@@ -43,3 +43,28 @@ async def test_each_key_counts_once_also_one_no_widget_takes(desk_app: DeskApp) 
         await pilot.press("a", "f5", "ctrl+l", "escape", "pageup")
         await pilot.pause()
         assert notes.keys_seen == before + 5
+
+
+async def test_an_esc_read_while_the_app_opens_the_palette_is_the_palette_s(
+    desk_app: DeskApp,
+) -> None:
+    # The input thread read Ctrl+P and Esc in one burst; the app saw the Ctrl+P but had not
+    # opened the palette yet when the Esc was offered as a stop: the turn was stopped, the
+    # palette left open (1 run in ~20 with the cores busy).
+    async with desk_app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        notes = desk_app._notes
+        desk_app.popup_key_from_input_thread(notes.keys_done)  # as the input thread reads it
+        pending_while_opening: list[bool] = []
+        open_palette = desk_app.action_command_palette
+
+        def opening() -> None:
+            pending_while_opening.append(notes.popup_key_pending())  # seen, not handled yet
+            open_palette()
+
+        desk_app.action_command_palette = opening  # type: ignore[method-assign]
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert pending_while_opening == [True]
+        assert not notes.popup_key_pending()  # the palette is open: Esc reaches it as a key
+        assert type(desk_app.screen).__name__ == "CommandPalette"
