@@ -270,3 +270,30 @@ def test_the_server_line_says_which_model_to_use_when_the_sessions_is_not_listed
     assert status_line(one, "demo").endswith("answers and lists demo; using demo")
     silent = ServerStatus(ServerState.READY, url, "tiny", models=[])  # lists nothing: any goes
     assert status_line(silent, "tiny").endswith("lists no models; using tiny")
+
+
+def test_a_server_that_resets_the_connection_is_said_so_in_words() -> None:
+    import struct
+
+    import httpx
+
+    from tui_gateway.servers.model_server import one_line
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def reset_one() -> None:
+        conn, _ = listener.accept()
+        conn.recv(1024)
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()  # an RST, as a server going down mid-request sends
+
+    resetter = threading.Thread(target=reset_one)
+    resetter.start()
+    try:
+        with pytest.raises(httpx.HTTPError) as failed:
+            httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=10)
+    finally:
+        resetter.join(timeout=10)
+        listener.close()
+    assert one_line(failed.value) == "connection reset"

@@ -61,12 +61,12 @@ def test_a_server_killed_mid_stream_is_unreachable_until_it_answers_again(
     assert done.status == "failed"
     assert log.wait_for(lambda _e: ServerState.UNREACHABLE in states(log), DEADLINE_S)
     down = next(s for s in log.of_type(ServerStatus) if s.state == ServerState.UNREACHABLE)
-    assert down.message == "connection refused"
+    # "reset" when the probe reached the server as it was closing (a busy machine)
+    assert down.message in ("connection refused", "connection reset")
     with pytest.raises(GatewayError) as refused:
         gateway.prompt_submit(session, "reply with exactly: not now")
-    assert refused.value.message == f"cannot reach the model server at {server.base_url}: " + (
-        "connection refused"
-    )
+    assert refused.value.message.startswith(f"cannot reach the model server at {server.base_url}: ")
+    assert refused.value.message.endswith(("connection refused", "connection reset"))
 
     with running_demo(0, port=port):
         # nobody asks: the back-off finds it (a refused prompt would ask at once)

@@ -82,17 +82,24 @@ def one_line(exc: BaseException) -> str:
             return "the host name does not resolve"
     if isinstance(exc, httpx.TimeoutException):
         return "no answer in time"
+    if isinstance(exc, httpx.RemoteProtocolError) or _caused_by(exc, ConnectionResetError):
+        return "connection reset"  # a server going down as it was asked
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _refused(exc: BaseException) -> bool:
     """True when a ``ConnectionRefusedError`` is among ``exc``'s causes (an asyncio connect
     says "Connect call failed" in its text)."""
+    return _caused_by(exc, ConnectionRefusedError)
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """True when an exception of ``kind`` is ``exc`` or among its first causes."""
     seen: BaseException | None = exc
     for _ in range(8):
         if seen is None:
             return False
-        if isinstance(seen, ConnectionRefusedError):
+        if isinstance(seen, kind):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
