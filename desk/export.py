@@ -22,6 +22,7 @@ from typing import Literal, Protocol, runtime_checkable
 from textual.widget import Widget
 from textual.widgets import Static
 
+from agent.home_path import expand_home
 from agent.usage import TokenUsage
 from contract.text import terminal_safe
 from desk.export_text import quote
@@ -161,7 +162,7 @@ def resolve_export_path(arg: str, session_id: str, when: datetime, cwd: Path) ->
     """
     if not arg.strip():
         return default_export_path(session_id, when, cwd).absolute()
-    path = Path(arg.strip()).expanduser()
+    path = expand_home(arg.strip())
     if not path.is_absolute():
         path = cwd / path
     if path.is_dir():

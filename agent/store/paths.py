@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from agent.home_path import expand_home
 from agent.store.errors import StoreError
 
 POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
@@ -46,10 +47,10 @@ def store_path(location: str | os.PathLike[str] | None) -> Path:
     text = os.fspath(location)
     scheme = urlsplit(text).scheme if "://" in text else ""
     if scheme == "sqlite":
-        return Path(text.split("://", 1)[1]).expanduser()
+        return expand_home(text.split("://", 1)[1])
     if scheme:
         raise StoreError(
             f"cannot open a {scheme!r} database: use a file path, sqlite:///PATH or"
             " postgresql://user@host/dbname"
         )
-    return Path(text).expanduser()
+    return expand_home(text)

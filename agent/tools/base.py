@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent.home_path import expand_home
 from agent.scope import InterruptScope
 from agent.stops import StopRequest
 from agent.tools.output import truncate_text
@@ -86,7 +87,7 @@ class ToolContext:
 
     def resolve(self, path: str) -> Path:
         """``path`` made absolute against :attr:`cwd` (``~`` is expanded; not resolved further)."""
-        return (self.cwd / Path(path).expanduser()).absolute()
+        return (self.cwd / expand_home(path)).absolute()
 
 
 class Tool(Protocol):

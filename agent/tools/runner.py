@@ -30,6 +30,7 @@ transcript as U+FFFD.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -60,6 +61,8 @@ refuses every call needing approval)."""
 """Asks the person whether a call may run; True to run it. Called with the call, its parsed
 arguments and the reason it asks beyond its tool's ``needs_approval`` ("" when there is none;
 e.g. ``read_file on /etc/hosts, outside the workspace /home/me/project``)."""
+
+_log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -165,6 +168,13 @@ class ToolBatch:
         return list(self.outcomes)
 
     async def _run_one(self, call: ToolCall) -> ToolResult:
+        try:
+            return await self._check_and_run(call)
+        except Exception as exc:  # a check's bug (or a tool's) must still answer the call
+            _log.exception("the %s call %s failed", call.name, call.id)
+            return ToolResult.error(valid_text(f"{call.name} failed: {type(exc).__name__}: {exc}"))
+
+    async def _check_and_run(self, call: ToolCall) -> ToolResult:
         try:
             tool = self.registry.get(call.name)
             args = self.registry.parse_arguments(call.arguments, call.name)

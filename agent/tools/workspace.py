@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from agent.home_path import expand_home
+
 Verdict = Literal["inside", "outside", "denied"]
 """Where a resolved path lies: in the workspace, outside it, or on the deny list."""
 
@@ -113,7 +115,7 @@ def with_side_files(paths: Iterable[Path]) -> tuple[Path, ...]:
 def resolve(path: str | Path, cwd: Path) -> Path:
     """``path`` as the file system will find it: ``~`` expanded, absolute against ``cwd``,
     ``..`` and symbolic links resolved (a missing tail is kept as written)."""
-    return Path(os.path.realpath(cwd / Path(path).expanduser()))
+    return Path(os.path.realpath(cwd / expand_home(path)))
 
 
 @dataclass(frozen=True, slots=True)

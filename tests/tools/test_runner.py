@@ -152,3 +152,35 @@ def test_a_stop_wakes_a_pending_approval(tmp_path: Path) -> None:
     run(scenario())
     [outcome] = batch.stopped(StopRequest.by_user(Surface.DESK_BUTTON))
     assert outcome.result.content == "stopped by the user"
+
+
+@dataclass(frozen=True)
+class BadPath:
+    """A tool whose path check has a bug: naming its path raises."""
+
+    name: str = "bad_path"
+    description: str = "its path_argument raises"
+    parameters: Any = None
+    needs_approval: bool = False
+
+    def path_argument(self, args: dict[str, Any]) -> str:
+        raise RuntimeError("no home")
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult(content="ran")
+
+
+def test_a_bug_in_a_call_s_checks_answers_the_call_and_the_next_runs(tmp_path: Path) -> None:
+    tools = ToolRegistry(default_tools())
+    tools.add(BadPath(parameters={"type": "object"}))
+    batch = ToolBatch(
+        tools,
+        calls(("bad_path", "{}"), ("shell", '{"command": "echo after"}')),
+        cwd=tmp_path,
+    )
+    outcomes = run(batch.run())
+    assert [o.result.content for o in outcomes] == [
+        "bad_path failed: RuntimeError: no home",
+        "after\n",
+    ]
+    assert outcomes[0].result.is_error and not outcomes[1].result.is_error

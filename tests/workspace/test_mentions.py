@@ -23,6 +23,7 @@ from agent.provider.client import ProviderConfig
 from agent.tools import ReadFileTool, ToolContext
 from agent.tools.workspace import Workspace
 from contract.errors import GatewayError
+from contract.events import ToolComplete
 from demo_model import DemoModelServer
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
@@ -139,5 +140,33 @@ def test_a_mentioned_file_reaches_the_server_with_the_prompt(
             gateway.prompt_submit(session, "what is in @token.txt?")
         assert len(demo_server.records.list()) == 1  # nothing more was sent
         assert gateway.workspace_files("rdm") == ["README.md"]
+    finally:
+        assert gateway.shutdown(timeout_s=10).threads_left == []
+
+
+def test_a_tilde_of_no_user_is_a_name_not_a_crash(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    """``@~nosuchuser/notes.txt`` in a prompt, and the same path in a model's call: the
+    prompt goes as typed and the call gets "not found"; desk died of both ("Could not
+    determine home directory"), the turn booked as an internal error, its card left running."""
+    config = GatewayConfig(provider=provider, approvals=False, cwd=tmp_path)
+    gateway = Gateway(config)
+    log = EventLog()
+    gateway.subscribe(log)
+    try:
+        session = gateway.session_create()
+        turn = gateway.prompt_submit(session, "please read @~nosuchuser/notes.txt").turn_id
+        assert log.complete(turn, 60).status == "completed"
+        assert demo_server.records.list()[-1].messages[-1]["content"] == (
+            "please read @~nosuchuser/notes.txt"
+        )
+        call = 'call tool read_file with {"path": "~nosuchuser/x"}'
+        turn = gateway.prompt_submit(session, call).turn_id
+        done = log.complete(turn, 60)
+        assert (done.status, done.error) == ("completed", None)
+        (result,) = [t for t in log.of_type(ToolComplete) if t.turn_id == turn]
+        assert result.is_error and "~nosuchuser/x" in result.content
+        assert "home directory" not in result.content
     finally:
         assert gateway.shutdown(timeout_s=10).threads_left == []

@@ -19,6 +19,7 @@ from agent.agent import Agent
 from agent.context.budget import ContextBudget, largest_prompt
 from agent.context.shrink import cut_middle
 from agent.events import AgentEvent, TextDelta
+from agent.home_path import expand_home
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.scope import InterruptScope
@@ -246,7 +247,7 @@ def _digest(ctx: CommandContext, args: list[str]) -> None:
     unreadable: list[str] = []
     for name in args:
         ctx.check()
-        path = (cwd / Path(name).expanduser()).absolute()
+        path = (cwd / expand_home(name)).absolute()
         try:
             data = path.read_bytes()[:DIGEST_MAX_BYTES]
         except OSError as exc:

@@ -59,6 +59,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, TypeVar
 from urllib.parse import urlsplit
 
+from agent.home_path import expand_home
 from agent.store import default_db_path
 from tui_gateway.settings.config_file import CONFIG_NAME, ConfigFile, SettingsError
 from tui_gateway.settings.key_names import parse_stop_key
@@ -486,7 +487,7 @@ def _directory(raw: object, origin: Origin, cwd: Path) -> Path | None:
     text = _text(raw, origin)
     if text is None:
         return None
-    path = Path(os.path.normpath(cwd / Path(text).expanduser()))
+    path = Path(os.path.normpath(cwd / expand_home(text)))
     if not path.is_dir():
         raise SettingsError(f"{origin.where} must be an existing directory, not {text!r}")
     return path

@@ -30,6 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
+from agent.home_path import expand_home
 from tui_gateway.settings.config_file import ConfigFileError
 from tui_gateway.settings.named_tables import Bad, named_tables, optional_str, refuse_unknown
 
@@ -151,7 +152,7 @@ def _schedule(
     workspace = optional_str(table, "workspace", bad)
     folder = None
     if workspace is not None:
-        folder = (cwd / Path(workspace).expanduser()).resolve()
+        folder = (cwd / expand_home(workspace)).resolve()
         if not folder.is_dir():
             raise bad("workspace", f"a directory ({folder} is not one)")
     timeout = table.get("timeout")

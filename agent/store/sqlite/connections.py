@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
+from agent.home_path import expand_home
 from agent.store.errors import StoreClosed, StoreError, StoreLocked, translate
 
 MEMORY = ":memory:"
@@ -358,4 +359,4 @@ def resolve(path: Path | str) -> str:
     """The path string SQLite opens: ``":memory:"`` unchanged, else absolute, ``~`` expanded."""
     if str(path) == MEMORY:
         return MEMORY
-    return str(Path(path).expanduser().absolute())
+    return str(expand_home(path).absolute())
