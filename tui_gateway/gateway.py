@@ -224,6 +224,7 @@ class Gateway:
         its ``context.window`` follows when that window is known (else the next turn's)."""
         session = self._table.get(session_id)
         self.server.set_model(session, valid_text(model))
+        self._persistence.model_set(session, session.model)
         self._windows.announce(session, self.server.for_session(session), self._offered())
 
     def provider_for(self, session_id: str) -> ProviderConfig:

@@ -81,6 +81,10 @@ class Sessions(Protocol):
         """Remember the last error shown for a session."""
         ...
 
+    def set_session_model(self, session_id: str, model: str) -> None:
+        """Set the model the session goes on with; ``StoreNotFound`` when there is none."""
+        ...
+
     def delete_session(self, session_id: str) -> bool:
         """Delete a session and everything in it; False when absent."""
         ...

@@ -297,3 +297,41 @@ def test_a_server_that_resets_the_connection_is_said_so_in_words() -> None:
         resetter.join(timeout=10)
         listener.close()
     assert one_line(failed.value) == "connection reset"
+
+
+def test_a_model_set_after_the_last_turn_is_the_one_a_resume_goes_on_with(
+    tmp_path: Path,
+) -> None:
+    # "/model other" said "this session now uses model other", and after a restart the
+    # session was back on its last turn's model (which the server no longer lists): only a
+    # turn saved the model
+    db = tmp_path / "desk.db"
+    with running_demo(0) as server:
+        provider = ProviderConfig(base_url=server.base_url, model="demo")
+        first = Gateway(GatewayConfig(provider=provider, tools=False), store=SqliteStore(db))
+        log = EventLog()
+        first.subscribe(log)
+        try:
+            session = first.session_create()
+            turn = first.prompt_submit(session, "reply with exactly: one").turn_id
+            assert log.complete(turn).text == "one"
+            server.configure(model="other")  # the server now runs another model
+            first.server.check()
+
+            def lists_other(_events: object) -> bool:
+                return any("other" in s.models for s in log.of_type(ServerStatus))
+
+            assert log.wait_for(lists_other, DEADLINE_S)
+            first.session_set_model(session, "other")
+        finally:
+            assert first.shutdown(timeout_s=10).threads_left == []
+        again = Gateway(GatewayConfig(provider=provider, tools=False), store=SqliteStore(db))
+        log = EventLog()
+        again.subscribe(log)
+        try:
+            assert again.session_resume(session).model == "other"
+            turn = again.prompt_submit(session, "reply with exactly: two").turn_id
+            assert log.complete(turn).text == "two"
+            assert server.records.list()[-1].model == "other"
+        finally:
+            assert again.shutdown(timeout_s=10).threads_left == []

@@ -183,6 +183,16 @@ class Persistence:
             Unsaved("rename the session", session.session_id, title=title),
         )
 
+    def model_set(self, session: Session, model: str) -> None:
+        """Save the model the live session goes on with (``/model``): a resume uses it,
+        whether a turn ran with it or not."""
+        self.write(
+            session,
+            "save the model",
+            lambda s: s.sessions.set_session_model(session.session_id, model),
+            Unsaved("save the model", session.session_id),
+        )
+
     def turn_started(self, session: Session, turn: Turn, model: str = "") -> None:
         """Save the running turn and its prompt, in one transaction (and a new title first),
         with ``model``, the model it runs with ("" unknown), which the session's row then

@@ -118,6 +118,15 @@ class SqlSessions:
         """
         self._update(session_id, "title = ?, updated_at = ?", (title, self._clock()))
 
+    def set_session_model(self, session_id: str, model: str) -> None:
+        """Set the model the session goes on with (a resumed session uses it).
+
+        Raises:
+            StoreNotFound: no such session.
+            StoreFenced: another owner holds it.
+        """
+        self._update(session_id, "model = ?", (model,))
+
     def set_last_error(self, session_id: str, error: str | None) -> None:
         """Remember (or clear, with None) the last error shown for a session.
 
