@@ -2,7 +2,8 @@
 
 A ``delegate`` tool call starts a child agent; its card sits right under the call's tool card
 (a child's own tool calls and children are nested inside the card's box). While the child runs
-the card shows the tail of what it writes and a ticking time, and its Stop button stops that
+the card shows the tail of what it writes, under its tool cards (the text it writes last is
+about what its tools did), and a ticking time, and its Stop button stops that
 child alone (its parent goes on). When it ends the card shows how, and what became of its
 answer (the tool result, a steer of its parent, or this note).
 """
@@ -131,8 +132,8 @@ class AgentCard(Widget):
             yield ClickButton(
                 "■ Stop", classes="stop", compact=True, tooltip="stop this agent only"
             )
+        yield self.box  # its tool cards and children, then what it wrote last, in that order
         yield Static("", classes="output", markup=False)
-        yield self.box
         yield Static("", classes="outcome", markup=False)
 
     def on_mount(self) -> None:
