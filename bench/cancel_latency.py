@@ -24,11 +24,13 @@ MCP tool call) it runs N stops at a random moment of the phase, and measures:
   report on the system-wide monotonic clock; ``worker_exit_ms`` there is the turn closed.
 
 The process runs with desk's GIL switch interval (``DESK_SWITCH_INTERVAL`` overrides, as for
-desk). ``--hog N`` runs N busy processes pinned to the cores (``bench/load.py``) meanwhile; the JSON
-gives the 1-minute load average before and after. Prints one JSON object with p50/p95/p99/max
-per phase. Usage::
+desk). ``--hog N`` runs N busy processes pinned to the cores (``bench/load.py``) meanwhile, in
+the bench's own session (``--hog-apart``: in one of their own, as a model server started in
+another terminal runs); the JSON gives the 1-minute load average before and after. Prints one
+JSON object with p50/p95/p99/max per phase. Usage::
 
     .venv/bin/python bench/cancel_latency.py [--stops 100] [--seed 1] [--phases mcp,tool] [--hog 2]
+        [--hog-apart]
 
 The tool phase's figures over the rounds that shaped the guard and the shell tool's stop, and
 what the stamps showed of each hop: ``docs/tool-stop-figures.md``. Since then the tool phase's
@@ -381,6 +383,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated phases")
     parser.add_argument("--hog", type=int, default=0, help="busy processes pinned to cores")
+    parser.add_argument(
+        "--hog-apart",
+        action="store_true",
+        help="the busy processes in a session of their own (a model server in another terminal)",
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     phases = [p for p in args.phases.split(",") if p]
@@ -389,7 +396,7 @@ def main() -> None:
         parser.error(f"unknown phases: {', '.join(sorted(unknown))} (known: {', '.join(PHASES)})")
     interval = float(os.environ.get("DESK_SWITCH_INTERVAL", SWITCH_INTERVAL_S))
     sys.setswitchinterval(interval)  # as desk runs (desk/__main__.py)
-    hogs = start_hogs(args.hog)
+    hogs = start_hogs(args.hog, apart=args.hog_apart)
     try:
         load_before = os.getloadavg()[0]
         figures = {phase: run_phase(phase, args.stops, rng) for phase in phases}
@@ -397,6 +404,7 @@ def main() -> None:
     finally:
         stop_hogs(hogs)
     head = {"bench": "cancel_latency", "stops_per_phase": args.stops, "hog": args.hog}
+    head["hog_apart"] = args.hog_apart
     head["switch_interval_s"] = sys.getswitchinterval()
     load = {"load_1min": [round(load_before, 2), round(load_after, 2)]}
     print(json.dumps({**head, **load, **figures}, indent=2))

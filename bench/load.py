@@ -25,11 +25,17 @@ def _cores() -> list[int]:
     return list(range(os.cpu_count() or 1))
 
 
-def start_hogs(n: int) -> list[subprocess.Popen[bytes]]:
+def start_hogs(n: int, *, apart: bool = False) -> list[subprocess.Popen[bytes]]:
     """Start ``n`` busy-loop processes, the i-th pinned to the i-th core (round robin).
 
     Args:
         n: how many processes (0: none).
+        apart: start them in a session of their own, as a model server started in another
+            terminal (or by a service manager) runs: where the kernel groups tasks by session
+            (``/proc/sys/kernel/sched_autogroup_enabled``) or by cgroup, the busy processes then
+            share the cores with desk's session as a group, not thread by thread. False: in the
+            bench's own session, each busy loop weighs as much as each of desk's threads (the
+            harder case: busy loops started with ``&`` from the shell desk then runs in).
 
     Returns:
         The processes, for :func:`stop_hogs`.
@@ -40,7 +46,7 @@ def start_hogs(n: int) -> list[subprocess.Popen[bytes]]:
     cores = _cores()
     procs: list[subprocess.Popen[bytes]] = []
     for i in range(n):
-        proc = subprocess.Popen([sys.executable, "-c", HOG_CODE])
+        proc = subprocess.Popen([sys.executable, "-c", HOG_CODE], start_new_session=apart)
         procs.append(proc)
         if hasattr(os, "sched_setaffinity"):
             # the process may already have ended, or pinning may not be allowed here
