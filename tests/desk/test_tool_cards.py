@@ -241,3 +241,20 @@ async def test_child_agents_making_the_same_call_each_get_a_card_and_each_ends_o
             assert card.done, card.state_text()
         for card in shells:  # (a delegate card may end first on its child's answer)
             assert card.state_text().startswith("■ stopped by you")
+
+
+async def test_a_child_s_last_words_sit_under_its_tool_cards(app: DeskApp) -> None:
+    # The child calls list_dir, then writes about what it found: that text read above the
+    # list_dir card, as if written before the call.
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, 'delegate: call tool list_dir with {"path": "."}')
+        agents = app.controllers.agents
+        await wait_until(pilot, lambda: len(agents.cards) == 1, what="the child")
+        child = agents.cards[0]
+        await wait_until(pilot, lambda: not child.running, what="the child's end")
+        await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
+        await pilot.pause()
+        (call,) = child.box.query_children(ToolCard)
+        said = child.query_one(".output")
+        assert "list_dir" in child.text and said.display
+        assert call.region.bottom <= said.region.y
