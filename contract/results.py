@@ -100,6 +100,26 @@ class ChildInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ChildCall:
+    """One tool call a saved child agent made, with its result.
+
+    Attributes:
+        call_id: the provider's call id.
+        name: the tool.
+        arguments: the call's raw JSON arguments, as the model wrote them.
+        result: what the child's model was given back (what became of a call desk stopped
+            before it answered: "not run", or its result lost).
+        is_error: the call failed, was declined or stopped.
+    """
+
+    call_id: str
+    name: str
+    arguments: str
+    result: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ChildOutcome:
     """A saved child agent's turn, as a resumed session shows it.
 
@@ -115,6 +135,8 @@ class ChildOutcome:
         note: who stopped it or why it failed, as for a turn ("" when it completed).
         prompt_tokens: its last request's prompt size (tokens), if the server said.
         completion_tokens: its last reply's size (tokens), if the server said.
+        calls: its own tool calls, in the order made (its card shows them, as it did live).
+        stop: its stop's saved figures, when it was stopped (its live receipt), else None.
     """
 
     turn_id: str
@@ -126,6 +148,8 @@ class ChildOutcome:
     note: str = ""
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    calls: tuple[ChildCall, ...] = ()
+    stop: StopReceipt | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from textual.widget import Widget
 
 from contract.events import CompressionComplete, StopReceipt
-from contract.results import TranscriptEntry
+from contract.results import ChildOutcome, SavedToolCall, TranscriptEntry
 from desk.receipts import format_stop_receipt
 from desk.widgets.agent_card import AgentCard
 from desk.widgets.compression_panel import outcome_line
@@ -55,6 +55,7 @@ def saved_blocks(
         the widgets, in order.
     """
     blocks: list[Widget] = []
+    agents = _SavedAgents(entries, format_receipt)
     index = 0
     while index < len(entries):
         entry = entries[index]
@@ -86,18 +87,20 @@ def saved_blocks(
                 blocks.append(
                     SavedToolCalls(entry.tool_names, results, calls, turn_id=entry.turn_id)
                 )
+                delegated = entry.tool_names.count(DELEGATE)
+                blocks.extend(agents.started(entry.turn_id, delegated))  # under their calls
         elif entry.role == "tool":  # a result whose call is not shown: show it briefly
             blocks.append(SavedToolCalls(["tool"], [entry.content]))
         elif entry.role == "event" and entry.compression is not None:
             blocks.append(outcome_line(entry.compression))  # as it was left live
-        last = entries[index]  # the turn's last message carries its child agents
+        if entries[index].children:  # the turn's last message: children not placed yet
+            blocks.extend(agents.left(entries[index].turn_id))
         if note:  # a turn that ended without a reply to put it under
             # below its compression's line, saved after its prompt (live, that line came first)
             while (compressed := _compression_of(entries, index + 1, entry.turn_id)) is not None:
                 index += 1
                 blocks.append(outcome_line(compressed))
             blocks.append(SavedReply("", note=note))
-        blocks.extend(_saved_agents(last))
         index += 1
     return blocks
 
@@ -125,13 +128,69 @@ def with_replaced(
     return out
 
 
-def _saved_agents(entry: TranscriptEntry) -> list[Widget]:
-    """The finished child agents a saved turn delegated to (on its last message), in order;
-    a child's child is indented under it."""
-    depth: dict[str, int] = {}
-    cards: list[Widget] = []
-    for child in entry.children:
-        depth[child.turn_id] = depth.get(child.parent_turn_id, 0) + 1
+DELEGATE = "delegate"
+"""The tool that starts a child agent: each call starts one."""
+
+
+class _SavedAgents:
+    """The saved child agents of ``entries``' turns, as cards, each placed once: under the
+    ``delegate`` call that started it (the k-th call of a turn started its k-th child), its
+    own children under it, indented; any left at its turn's end."""
+
+    def __init__(
+        self, entries: list[TranscriptEntry], format_receipt: Callable[[StopReceipt], str]
+    ) -> None:
+        self._children: dict[str, tuple[ChildOutcome, ...]] = {}
+        for entry in entries:  # the turn's last message carries its child agents
+            if entry.children:
+                self._children[entry.turn_id] = entry.children
+        self._format = format_receipt
+        self._placed: set[str] = set()
+
+    def started(self, turn_id: str, count: int) -> list[Widget]:
+        """The cards of the next ``count`` children ``turn_id``'s own calls started, and of
+        their children."""
+        roots = [
+            c
+            for c in self._children.get(turn_id, ())
+            if c.parent_turn_id == turn_id and c.turn_id not in self._placed
+        ]
+        cards: list[Widget] = []
+        for child in roots[:count]:
+            cards.extend(self._tree(turn_id, child, 1))
+        return cards
+
+    def left(self, turn_id: str) -> list[Widget]:
+        """The cards of ``turn_id``'s children not placed under a call (their calls were not
+        among the messages shown: a transcript shown from its middle, a compression)."""
+        cards: list[Widget] = []
+        depth: dict[str, int] = {}
+        for child in self._children.get(turn_id, ()):
+            depth[child.turn_id] = depth.get(child.parent_turn_id, 0) + 1
+            if child.turn_id not in self._placed:
+                self._placed.add(child.turn_id)
+                cards.append(self._card(child, depth[child.turn_id]))
+        return cards
+
+    def _tree(self, turn_id: str, child: ChildOutcome, depth: int) -> list[Widget]:
+        self._placed.add(child.turn_id)
+        cards: list[Widget] = [self._card(child, depth)]
+        for below in self._children.get(turn_id, ()):
+            if below.parent_turn_id == child.turn_id and below.turn_id not in self._placed:
+                cards.extend(self._tree(turn_id, below, depth + 1))
+        return cards
+
+    def _card(self, child: ChildOutcome, depth: int) -> AgentCard:
+        """A finished child's card: its calls in brief, its answer, its stop receipt."""
+        calls = [
+            SavedToolCalls(
+                [call.name],
+                [call.result],
+                (SavedToolCall(call.call_id, call.name, call.arguments),),
+                turn_id=child.turn_id,
+            )
+            for call in child.calls
+        ]
         card = AgentCard(
             child.turn_id,
             child.parent_turn_id,
@@ -139,10 +198,13 @@ def _saved_agents(entry: TranscriptEntry) -> list[Widget]:
             background=False,
             clock=lambda: 0.0,
             started_at=0.0,
+            saved=calls,
         )
-        card.set_class(depth[child.turn_id] > 1, "-nested")
+        card.set_class(depth > 1, "-nested")
         card.show_outcome(
-            child.exit_reason, child.reply, completed=child.status == "completed", note=child.note
+            child.exit_reason,
+            child.reply,
+            completed=child.status == "completed",
+            note=note_line(child.note, child.stop, self._format) if child.stop else child.note,
         )
-        cards.append(card)
-    return cards
+        return card

@@ -6,7 +6,8 @@ again when it has its result (:meth:`~agent.store.protocol.Turns.save_calls`). A
 crash recovery gets them as messages: one assistant message asking for the calls, then each
 call's result, :data:`LOST_RESULT` for a call that was still running, or :data:`NOT_ANSWERED`
 for one whose approval the person had not answered (it never ran), so the resumed session shows
-every card and the model sees every call answered.
+every card and the model sees every call answered. A child agent's calls are not its session's
+messages: they stay on its row, where it ended or crashed, and its card shows them on resume.
 """
 
 from __future__ import annotations
@@ -85,24 +86,12 @@ def recovered_messages(calls: Sequence[SavedCall]) -> list[NewMessage]:
         content="",
         tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in calls),
     )
-    results = [ChatMessage(role="tool", content=_result_of(c), tool_call_id=c.id) for c in calls]
+    results = [ChatMessage(role="tool", content=result_of(c), tool_call_id=c.id) for c in calls]
     return [NewMessage(asked), *(NewMessage(r) for r in results)]
 
 
-def _result_of(call: SavedCall) -> str:
-    """What a crashed turn's call is answered with."""
+def result_of(call: SavedCall) -> str:
+    """A saved call's result; for one a crash left without it, what it is answered with."""
     if call.content is not None:
         return call.content
     return NOT_ANSWERED if call.waiting else LOST_RESULT
-
-
-def calls_note(calls: Sequence[SavedCall], *, width: int = 120) -> str:
-    """What a crashed child agent's saved calls became, for its card: one line per call,
-    ``'shell {"command": "ls"}: <its result's first line>'``, the arguments cut to ``width``
-    characters; "" for no calls."""
-    lines = []
-    for call in calls:
-        args = call.arguments if len(call.arguments) <= width else call.arguments[:width] + "\u2026"
-        result = _result_of(call).strip().splitlines()
-        lines.append(f"{call.name} {args}: {result[0] if result else ''}")
-    return "\n".join(lines)

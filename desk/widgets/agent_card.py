@@ -10,6 +10,8 @@ answer (the tool result, a steer of its parent, or this note).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -70,6 +72,7 @@ class AgentCard(Widget):
         background: the parent did not wait for it.
         clock: the clock its running time is measured with (seconds).
         started_at: when it started (clock seconds); None for now.
+        saved: a saved child's tool calls, for its box (a live one's come as it makes them).
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -95,6 +98,7 @@ class AgentCard(Widget):
         background: bool,
         clock: Clock,
         started_at: float | None = None,
+        saved: Sequence[Widget] = (),
     ) -> None:
         super().__init__(id=f"agent-{turn_id}", classes="-running")
         self.turn_id = turn_id
@@ -109,7 +113,7 @@ class AgentCard(Widget):
         """What it wrote so far (its tail), then its final answer."""
         self.outcome: str | None = None
         """Its exit reason, once it ended."""
-        self.box = Vertical(classes="box")
+        self.box = Vertical(*saved, classes="box")
         """Where the child's own tool cards and children go."""
         self._clock = clock
         self._started_at = clock() if started_at is None else started_at

@@ -16,11 +16,20 @@ import pytest
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
 from agent.store import SqliteStore
-from contract.events import ChildCompleted, MessageComplete, MessageDelta, PromptSteered
+from contract.events import (
+    ChildCompleted,
+    ChildStarted,
+    MessageComplete,
+    MessageDelta,
+    PromptSteered,
+    ToolStart,
+)
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.widgets.agent_card import AgentCard
 from desk.widgets.prompt_input import PromptInput
+from desk.widgets.saved_reply import SavedReply
+from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.user_prompt import UserPrompt
 from tests.desk.kit import click_until, connection, submit, wait_until
 from tests.support import EventLog
@@ -253,3 +262,54 @@ async def test_esc_stops_a_background_child_that_outlived_its_turn_and_idle_stay
         await pilot.pause()
         assert app.status_bar.state == "idle"  # no session turn was stopping
         assert "agent" not in app.status_bar.turn_text()
+
+
+async def test_a_resumed_child_keeps_its_calls_under_its_delegate_call_and_its_receipt(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    # Resumed, a child's card had lost its own tool cards and its stop receipt, and sat
+    # below its parent's reply instead of under the delegate call that started it.
+    demo_server.configure(slots=3)
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gw = Gateway(
+        GatewayConfig(provider=provider, cwd=tmp_path, approvals=False),
+        store=SqliteStore(tmp_path / "desk.db"),
+    )
+    log = EventLog()
+    gw.subscribe(log)
+    (tmp_path / "sub").mkdir()
+    try:
+        session = gw.session_create()
+        done = gw.prompt_submit(session, 'delegate: call tool list_dir with {"path": "sub"}')
+        log.complete(done.turn_id, timeout=30)
+        slow = gw.prompt_submit(session, 'delegate: call tool shell with {"command": "sleep 60"}')
+
+        def child_shell_runs(_e: object) -> bool:
+            return any(s.name == "shell" for s in log.of_type(ToolStart))
+
+        assert log.wait_for(child_shell_runs, 30)
+        child = next(c for c in log.of_type(ChildStarted) if c.parent_turn_id == slow.turn_id)
+        gw.session_interrupt(
+            session, StopRequest.by_user(Surface.DESK_BUTTON, "t"), turn_id=child.turn_id
+        )
+        log.complete(slow.turn_id, timeout=30)
+        entries = gw.session_resume(session).transcript
+        app = DeskApp(gw, connection(demo_server.base_url), handle_signals=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await app.controllers.sessions.show(session, entries)
+            await pilot.pause()
+            shown = [
+                type(w).__name__
+                for w in app.transcript.children
+                if isinstance(w, UserPrompt | SavedToolCalls | AgentCard | SavedReply)
+            ]
+            assert shown[:4] == ["UserPrompt", "SavedToolCalls", "AgentCard", "SavedReply"]
+            first, second = app.transcript.query(AgentCard).results(AgentCard)
+            (listed,) = first.box.query_children(SavedToolCalls)
+            assert listed.names == ("list_dir",)
+            (ran,) = second.box.query_children(SavedToolCalls)
+            assert ran.names == ("shell",)
+            said = second.export_markdown()
+            assert "sleep 60" in said and "stopped by you · " in said  # the receipt's figures
+    finally:
+        assert gw.shutdown(timeout_s=10).threads_left == []

@@ -97,6 +97,8 @@ def test_a_desk_killed_while_a_child_agent_runs_a_shell_call_keeps_the_childs_ca
         resumed = gateway.session_resume(session.session_id)
         (kid,) = [c for e in resumed.transcript for c in e.children]
         assert kid.exit_reason == CRASH_EXIT_REASON
-        assert f"shell {json.dumps({'command': command})}: {LOST_RESULT}" in kid.note
+        (call,) = kid.calls
+        assert (call.name, json.loads(call.arguments)) == ("shell", {"command": command})
+        assert (call.result, call.is_error) == (LOST_RESULT, True)
     finally:
         assert gateway.shutdown(timeout_s=5).threads_left == []

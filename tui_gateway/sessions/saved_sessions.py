@@ -14,11 +14,12 @@ from agent.compression.plan import SUMMARY_MARKER, is_summary
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ToolCall
 from agent.store import MessageRow, SessionRow, SessionStore, StoreError, TurnRow
-from agent.store.calls import calls_from_json, calls_note
+from agent.store.calls import calls_from_json, result_of
 from agent.usage import summed
 from contract.errors import GatewayError
 from contract.events import StopReceipt, length_notice
 from contract.results import (
+    ChildCall,
     ChildOutcome,
     ResumedSession,
     SavedToolCall,
@@ -391,6 +392,11 @@ def _children_by_root(turns: list[TurnRow]) -> dict[str, tuple[ChildOutcome, ...
             note=_child_note(t),
             prompt_tokens=t.prompt_tokens,
             completion_tokens=t.completion_tokens,
+            calls=tuple(
+                ChildCall(c.id, c.name, c.arguments, result_of(c), c.is_error or c.running)
+                for c in calls_from_json(t.calls)
+            ),
+            stop=_turn_receipt(t),
         )
         grouped.setdefault(root(t.id), []).append(outcome)
     return {key: tuple(group) for key, group in grouped.items()}
@@ -418,11 +424,8 @@ def _turn_receipt(turn: TurnRow) -> StopReceipt | None:
 
 
 def _child_note(turn: TurnRow) -> str:
-    """A saved child agent's note: a turn's, then (when desk stopped while it ran) what became
-    of each tool call it had made, one line each."""
-    note = _turn_note(turn)
-    calls = calls_note(calls_from_json(turn.calls)) if not turn.is_open else ""
-    return "\n".join(part for part in (note, calls) if part)
+    """A saved child agent's note, as a turn's (its calls go in :attr:`ChildOutcome.calls`)."""
+    return _turn_note(turn)
 
 
 def _turn_note(turn: TurnRow) -> str:

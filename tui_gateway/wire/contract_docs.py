@@ -27,6 +27,7 @@ from agent.stops import USER_SURFACES, Issuer, Surface
 from agent.usage import TokenUsage
 from contract.events import EVENT_TYPES, PROTOCOL_VERSION, MessageDelta, Payload, StopReceipt
 from contract.results import (
+    ChildCall,
     ChildOutcome,
     ConsoleCommandInfo,
     ResumedSession,
@@ -50,6 +51,7 @@ SHARED_TYPES: tuple[type[Any], ...] = (
     TranscriptEntry,
     SavedToolCall,
     ChildOutcome,
+    ChildCall,
     SubmitResult,
     ConsoleCommandInfo,
     ShutdownReport,

@@ -258,7 +258,9 @@ class SqlTurns:
                 " stop_surface = ?, stop_reason = ?, prompt_tokens = ?, completion_tokens = ?,"
                 " stop_closed_ms = ?, stop_exited_ms = ?, children_ended = ?, error = ?,"
                 " reply = ?, finish_reason = ?, stop_tool = ?, stop_tool_pid = ?,"
-                " stop_tool_ended_ms = ?, draft = NULL, calls = NULL"
+                " stop_tool_ended_ms = ?, draft = NULL,"
+                # a child agent's calls are not the session's messages: its row keeps them
+                " calls = CASE WHEN parent_turn_id IS NULL THEN NULL ELSE calls END"
                 " WHERE id = ? AND ended_at IS NULL",
                 (
                     now if outcome.ended_at is None else outcome.ended_at,
@@ -366,7 +368,7 @@ class SqlTurns:
         """Close the turns of owners that are gone as ``failed(Crash)``, in one transaction.
 
         A turn's saved tool calls become its messages (a child agent's stay on its row, for
-        :func:`~agent.store.calls.calls_note`), and its draft (the reply streamed before the
+        its card), and its draft (the reply streamed before the
         crash) a partial assistant message of that turn, so nothing the person saw is lost;
         its session is taken over (:meth:`~agent.store.sql.core.Engine.hold`), and the
         backend hears which turns closed (:meth:`~agent.store.sql.core.Engine.turns_recovered`).
