@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from agent.outcome import ExitReason, TurnStatus
+from agent.usage import TokenUsage
 from contract.envelope import Payload, StopReceipt
 from contract.kinds import ChildDelivery
 
@@ -78,6 +79,9 @@ class ChildCompleted(Payload):
         completion_tokens: reply size the server reported (tokens).
         elapsed_s: seconds from its start to its end.
         undelivered: ids of steers (its own children's answers) it ended before delivering.
+        session_usage: the session's requests summed now, this child's included (None: not
+            known): a background child that outlived its turn adds to it after that turn's
+            ``message.complete``.
     """
 
     TYPE: ClassVar[str] = "child.complete"
@@ -93,6 +97,7 @@ class ChildCompleted(Payload):
     completion_tokens: int | None = None
     elapsed_s: float = 0.0
     undelivered: tuple[str, ...] = ()
+    session_usage: TokenUsage | None = None
 
 
 __all__ = ["ChildCompleted", "ChildStarted", "PromptSteered"]

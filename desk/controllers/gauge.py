@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from textual.widgets import TextArea
 
 from agent.usage import TokenUsage
-from contract.events import ContextWindowKnown, MessageComplete, MessageDelta
+from contract.events import ChildCompleted, ContextWindowKnown, MessageComplete, MessageDelta
 from contract.text import DEFAULT_CHARS_PER_TOKEN, tokens_in_chars
 from desk.widgets.status_bar import StatusBar
 
@@ -127,6 +127,13 @@ class ContextGauge:
         chars = chars + len(payload.text) if turn == payload.turn_id else len(payload.text)
         self._streamed = (payload.turn_id, chars)
         self.count_pending(view)
+
+    def child_completed(self, view: ShownSession, payload: ChildCompleted) -> None:
+        """``child.complete`` of the view's session: the session's usage with the child's
+        (a background child that outlived its turn adds to it after the turn's end)."""
+        if payload.session_usage is not None:
+            view.usage = payload.session_usage
+            self._status.usage = payload.session_usage
 
     def reset(self, session_id: str, usage: TokenUsage | None = None) -> None:
         """Another session is shown: its last count from the gateway, or none until the

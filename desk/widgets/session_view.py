@@ -180,6 +180,7 @@ class SessionView(Widget):
                 await c.agents.started(self, child, at)
             case ChildCompleted() as child:
                 c.agents.completed(child)
+                c.gauge.child_completed(self, child)
             case PromptSteered() as steered if c.agents.owns(steered.turn_id):
                 await c.agents.steered(steered)
             case PromptSteered() as steered:

@@ -8,6 +8,7 @@ output and a Stop of its own.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -313,3 +314,25 @@ async def test_a_resumed_child_keeps_its_calls_under_its_delegate_call_and_its_r
             assert "sleep 60" in said and "stopped by you · " in said  # the receipt's figures
     finally:
         assert gw.shutdown(timeout_s=10).threads_left == []
+
+
+async def test_a_background_child_that_outlived_its_turn_adds_its_usage_to_the_total(
+    gateway: tuple[Gateway, EventLog], demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    # The status bar's Σ stayed at the turn's end until the next turn, without the child's
+    # requests (a resume counted them)
+    gw, log = gateway
+    app = desk(gw, demo_server)
+    wait = json.dumps({"command": "until [ -e gate ]; do sleep 0.02; done"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, f"delegate in background: call tool shell with {wait}")
+        await wait_until(pilot, lambda: app.controllers.agents.cards, what="a child's card")
+        (card,) = app.controllers.agents.cards
+        await wait_until(pilot, lambda: log.of_type(MessageComplete), what="the turn's end")
+        (ended,) = log.of_type(MessageComplete)
+        assert card.running and ended.session_usage is not None  # the turn ended first
+        (tmp_path / "gate").touch()  # the child goes on: its call ends, it replies
+        await wait_until(pilot, lambda: not card.running, what="the child's end")
+        total = gw.session_usage(app.session_id)
+        await wait_until(pilot, lambda: app.status_bar.usage == total, what="the child counted")
+        assert total.requests > ended.session_usage.requests

@@ -7,6 +7,7 @@ from agent.events import TurnResult
 from agent.outcome import TurnStatus
 from agent.stops import Issuer
 from agent.tools.base import ToolResult
+from agent.usage import TokenUsage
 from contract.kinds import ChildDelivery
 from contract.steer_events import ChildCompleted
 from tui_gateway.sessions.state import Turn
@@ -36,8 +37,11 @@ def tool_result_of(child: Turn, result: TurnResult) -> ToolResult:
     return ToolResult.error(text)
 
 
-def completed_event(child: Turn, delivery: ChildDelivery) -> ChildCompleted:
-    """The ``child.complete`` payload of an ended child (its outcome booked)."""
+def completed_event(
+    child: Turn, delivery: ChildDelivery, session_usage: TokenUsage | None = None
+) -> ChildCompleted:
+    """The ``child.complete`` payload of an ended child (its outcome booked), with the
+    session's requests summed now (``session_usage``, None: not known)."""
     result = child.result
     link = child.child
     assert result is not None and link is not None
@@ -55,6 +59,7 @@ def completed_event(child: Turn, delivery: ChildDelivery) -> ChildCompleted:
         completion_tokens=usage.completion_tokens if usage else None,
         elapsed_s=child.worker_s,
         undelivered=tuple(s.steer_id for s in result.undelivered),
+        session_usage=session_usage,
     )
 
 

@@ -369,7 +369,8 @@ class Delegation:
         with session.lock:
             link.delivery = delivery
             child.state = TurnStage.DONE
-        self._publish(session, completed_event(child, delivery))
+            total = session.usage  # the child's requests added (by settle)
+        self._publish(session, completed_event(child, delivery, total))
         child.finish()
 
     def _deliver(self, child: Turn, result: TurnResult) -> ChildDelivery:
