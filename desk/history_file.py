@@ -1,7 +1,8 @@
 """The prompt history's file: sent prompts kept across restarts, one JSON string a line.
 
-Beside the session database (``prompt-history.jsonl`` in its folder; for a PostgreSQL store, in
-desk's data folder), readable by its owner only (prompts may hold secrets). Each sent prompt is
+Beside the session database (``desk.db-prompts`` for ``desk.db``; for a PostgreSQL store, in
+desk's data folder): one history a database, denied to the file tools as the database is, and
+readable by its owner only (prompts may hold secrets). Each sent prompt is
 appended as it is sent, under an advisory lock so that two desks writing at once do not
 interleave; reading takes the last `READ_BYTES` of the file only, and a file grown past twice
 the entries kept is rewritten with its newest ones. A prompt longer than `MAX_SAVED_CHARS` is
@@ -17,11 +18,9 @@ import json
 import os
 from pathlib import Path
 
-from agent.store.paths import default_db_path, is_server_url, store_path
+from agent.store.errors import StoreError
+from agent.store.paths import POSTGRES_PROMPTS, default_db_path, prompts_path
 from agent.valid_text import valid_text
-
-FILE_NAME = "prompt-history.jsonl"
-"""The file's name, in the database's folder."""
 
 MAX_SAVED_CHARS = 32_000
 """Longest prompt written to the file (a longer paste is recalled in its own run only)."""
@@ -31,17 +30,16 @@ READ_BYTES = 4 * 1024 * 1024
 
 
 def history_path(db: str) -> Path:
-    """Where the prompt history of a desk whose sessions go to ``db`` is kept.
+    """Where the prompt history of a desk whose sessions go to ``db`` is kept
+    (:func:`agent.store.paths.prompts_path`; desk's data folder for a URL it cannot open).
 
     Args:
         db: the session database (a file path, ``sqlite:///PATH``, a PostgreSQL URL).
     """
-    if is_server_url(db):
-        return default_db_path().with_name(FILE_NAME)
     try:
-        return store_path(db).with_name(FILE_NAME)
-    except Exception:  # a URL of a store this build cannot open: the default place
-        return default_db_path().with_name(FILE_NAME)
+        return prompts_path(db)
+    except StoreError:
+        return default_db_path().with_name(POSTGRES_PROMPTS)
 
 
 class HistoryFile:
@@ -104,7 +102,7 @@ class HistoryFile:
     def _rewrite(self, entries: list[str]) -> None:
         """Replace the file by ``entries`` (the caller holds its lock)."""
         data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries).encode()
-        temp = self.path.with_name(f".{FILE_NAME}.{os.getpid()}")
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         try:
             with open(temp, "wb", opener=lambda p, f: os.open(p, f, 0o600)) as out:
                 out.write(data)

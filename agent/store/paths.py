@@ -9,6 +9,13 @@ from urllib.parse import urlsplit
 from agent.home_path import expand_home
 from agent.store.errors import StoreError
 
+PROMPTS_SUFFIX = "-prompts"
+"""What the name of a database's prompt history file adds to the database's (``desk.db`` ->
+``desk.db-prompts``): a side file of it, denied to the file tools with it."""
+
+POSTGRES_PROMPTS = "postgres-prompts"
+"""The prompt history of a PostgreSQL store, in desk's data folder."""
+
 POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
 """URL schemes of a PostgreSQL database."""
 
@@ -54,3 +61,19 @@ def store_path(location: str | os.PathLike[str] | None) -> Path:
             " postgresql://user@host/dbname"
         )
     return expand_home(text)
+
+
+def prompts_path(location: str) -> Path:
+    """Where the prompt history of the store ``location`` names is kept: beside a SQLite
+    file (``desk.db-prompts``), in desk's data folder for a PostgreSQL store.
+
+    Args:
+        location: a file path, ``sqlite:///PATH`` or ``postgresql://...``.
+
+    Raises:
+        StoreError: a URL of a database this build cannot open.
+    """
+    if is_server_url(location):
+        return default_db_path().with_name(POSTGRES_PROMPTS)
+    path = store_path(location)
+    return path.with_name(path.name + PROMPTS_SUFFIX)

@@ -19,7 +19,8 @@ resolved path decides:
     everything ever said in them), its configuration directory (``$XDG_CONFIG_HOME/desk``: the
     config file may hold the model server's API key, and ``desk serve`` keeps its token there),
     and any database or token file the host names besides (``--db``, ``--token-file``), with
-    SQLite's ``-wal``, ``-shm`` and ``-journal`` files;
+    SQLite's ``-wal``, ``-shm`` and ``-journal`` files and desk's ``-prompts`` (its prompt
+    history);
   - login secrets: ``~/.ssh`` (private keys), ``~/.gnupg`` (private keys),
     ``~/.aws/credentials``, ``~/.netrc``;
   - the system's password hashes and privilege rules: ``/etc/shadow``, ``/etc/gshadow`` (and
@@ -41,12 +42,14 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agent.home_path import expand_home
+from agent.store.paths import PROMPTS_SUFFIX
 
 Verdict = Literal["inside", "outside", "denied"]
 """Where a resolved path lies: in the workspace, outside it, or on the deny list."""
 
-SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
-"""Suffixes of the files SQLite keeps next to a database (write-ahead log, shared memory)."""
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal", PROMPTS_SUFFIX)
+"""Suffixes of the files kept next to a database: SQLite's (write-ahead log, shared memory,
+journal) and desk's prompt history."""
 
 
 @runtime_checkable

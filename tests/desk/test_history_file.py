@@ -21,7 +21,7 @@ from tests.support import poll_until
 
 
 def test_a_later_run_recalls_the_earlier_run_s_prompts_newest_first(tmp_path: Path) -> None:
-    path = tmp_path / "prompt-history.jsonl"
+    path = tmp_path / "desk.db-prompts"
     first = PromptHistory(file=HistoryFile(path))
     for text in ["fix the tests", "line one\nline two", "fix the tests"]:
         first.add(text)
@@ -40,7 +40,7 @@ def test_a_later_run_recalls_the_earlier_run_s_prompts_newest_first(tmp_path: Pa
 
 
 def test_the_file_keeps_the_newest_entries_and_skips_what_it_cannot_read(tmp_path: Path) -> None:
-    path = tmp_path / "prompt-history.jsonl"
+    path = tmp_path / "desk.db-prompts"
     path.write_bytes(b'"kept one"\nnot json\n{"a": 1}\n\xff\xfe\n"\\ud800 lone"\n"kept two"\n')
     assert HistoryFile(path).read(10) == ["kept one", "\ufffd lone", "kept two"]
     file = HistoryFile(path)
@@ -54,18 +54,19 @@ def test_the_file_keeps_the_newest_entries_and_skips_what_it_cannot_read(tmp_pat
 
 def test_a_file_that_cannot_be_written_leaves_the_run_s_history(tmp_path: Path) -> None:
     (tmp_path / "blocked").write_text("a file where the folder should be")
-    file = HistoryFile(tmp_path / "blocked" / "prompt-history.jsonl")
+    file = HistoryFile(tmp_path / "blocked" / "desk.db-prompts")
     history = PromptHistory(file=file)
     history.add("still recalled")
     assert history.older("") == "still recalled"
     assert "cannot write" in file.problem
 
 
-def test_the_file_sits_beside_the_database(tmp_path: Path) -> None:
-    assert history_path(str(tmp_path / "s.db")) == tmp_path / "prompt-history.jsonl"
-    assert history_path(f"sqlite://{tmp_path}/s.db") == tmp_path / "prompt-history.jsonl"
+def test_the_file_sits_beside_its_database(tmp_path: Path) -> None:
+    # one history a database: two in one folder keep theirs apart
+    assert history_path(str(tmp_path / "s.db")) == tmp_path / "s.db-prompts"
+    assert history_path(f"sqlite://{tmp_path}/t.db") == tmp_path / "t.db-prompts"
     on_server = history_path("postgresql://desk@localhost/desk")
-    assert on_server.name == "prompt-history.jsonl" and on_server.parent.name == "desk"
+    assert on_server.name == "postgres-prompts" and on_server.parent.name == "desk"
 
 
 def _waiting_for_lock(path: Path) -> bool:
@@ -76,7 +77,7 @@ def _waiting_for_lock(path: Path) -> bool:
 
 
 def test_an_append_that_waited_for_a_rewrite_goes_into_the_new_file(tmp_path: Path) -> None:
-    path = tmp_path / "prompt-history.jsonl"
+    path = tmp_path / "desk.db-prompts"
     path.write_text('"old"\n')
     with open(path, "rb") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # a desk rewriting the file
@@ -91,7 +92,7 @@ def test_an_append_that_waited_for_a_rewrite_goes_into_the_new_file(tmp_path: Pa
 
 
 def test_a_rewrite_keeps_an_append_made_while_it_waited(tmp_path: Path) -> None:
-    path = tmp_path / "prompt-history.jsonl"
+    path = tmp_path / "desk.db-prompts"
     path.write_text("".join(f'"p{n}"\n' for n in range(30)))
     got: list[list[str]] = []
     with open(path, "ab") as held:
@@ -117,7 +118,7 @@ def _append_all(path: Path, tag: str, count: int, start: Any) -> None:
 def test_desks_appending_and_starting_at_once_lose_no_recent_prompt(tmp_path: Path) -> None:
     """Each desk's prompts in the file are its newest ones, in order, none missing: an append
     that waited for a rewrite went into the new file, not the one it replaced."""
-    path = tmp_path / "prompt-history.jsonl"
+    path = tmp_path / "desk.db-prompts"
     forks = multiprocessing.get_context("fork")
     start = forks.Barrier(3)
     writers = [forks.Process(target=_append_all, args=(path, t, 300, start)) for t in "abc"]
@@ -139,7 +140,7 @@ def test_what_is_added_comes_back_in_order(
     tmp_path_factory: pytest.TempPathFactory, texts: list[str], rnd: random.Random
 ) -> None:
     folder = tmp_path_factory.mktemp("history")
-    path = folder / "prompt-history.jsonl"
+    path = folder / "desk.db-prompts"
     history = PromptHistory(max_entries=20, file=HistoryFile(path))
     expected: list[str] = []
     for text in texts:

@@ -117,6 +117,7 @@ def test_write_file_asks_inside_the_workspace_too(run: tuple[Gateway, EventLog, 
         "/etc/shadow",
         "/etc/sudoers",
         "~/elsewhere.db-wal",  # the host's own database, named in denied_paths
+        "~/elsewhere.db-prompts",  # and its prompt history
         "~/.config/desk/token",
         "~/.local/share/desk/desk.db",
     ],

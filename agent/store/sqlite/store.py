@@ -178,7 +178,9 @@ def default_liveness(path: str) -> LocalLiveness:
 
 
 def _prepare_file(path: Path) -> None:
-    """Create the parent directory; refuse a directory or an unwritable file up front.
+    """Create the parent directory (its owner's alone) and a new database file readable by
+    its owner alone (its prompts may hold secrets; SQLite gives its side files the same
+    mode); refuse a directory or an unwritable file up front.
 
     Raises:
         StoreCorrupt: ``path`` is a directory.
@@ -188,7 +190,9 @@ def _prepare_file(path: Path) -> None:
     if path.is_dir():
         raise StoreCorrupt(f"{path} is a directory, not a desk session database", path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
     except OSError as exc:
         raise StoreReadOnly(
             f"cannot create the folder of the session database {path} ({exc.strerror})", path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,17 @@ def test_open_creates_the_folder_and_a_wal_file(db_path: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         conn.close()
+
+
+def test_a_new_database_and_its_side_files_are_their_owner_s_alone(db_path: Path) -> None:
+    # Everything ever said is in it (a pasted token too): -rw-r--r-- let anyone read it
+    with SqliteStore(db_path) as s:
+        s.sessions.create_session("s1")
+        side = [p for p in db_path.parent.glob(db_path.name + "-*") if p.is_file()]
+        assert side  # the write-ahead log and its shared memory, while open
+        for path in [db_path, *side]:
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert stat.S_IMODE(db_path.parent.stat().st_mode) == 0o700
 
 
 def test_delete_leaves_no_row_in_any_table(db_path: Path) -> None:
