@@ -216,9 +216,13 @@ def _run_embedded(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
             connection = ConnectionInfo(model, choice.base_url, source=choice.source)
         gateway = LateGateway(partial(_build_gateway, settings, connection, api_key))
         named = settings.model if settings.origin("model").source == "flag" else None
-        history = _history(options)
-        resume, resume_id = options.resume, options.resume_id
-        startup = Startup(resume=resume, resume_id=resume_id, model=named, history=history)
+        startup = Startup(
+            resume=options.resume,
+            resume_id=options.resume_id,
+            model=named,
+            history=_history(options),
+            db_flag=_db_flag(options),
+        )
         return _run_app(gateway, connection, options, startup, frame)
     finally:
         if demo is not None:
@@ -231,6 +235,13 @@ def _history(options: DeskOptions) -> Path | None:
 
     db = options.settings.db
     return history_path(db) if db is not None else None
+
+
+def _db_flag(options: DeskOptions) -> str:
+    """The ``--db`` given on the command line ("" when the database was named otherwise)."""
+    settings = options.settings
+    given = settings.db is not None and settings.origin("db").source == "flag"
+    return str(settings.db) if given else ""
 
 
 def _build_gateway(settings: Settings, connection: ConnectionInfo, api_key: str | None) -> Built:
@@ -274,7 +285,12 @@ def _run_remote(options: DeskOptions, frame: EarlyFrame | None = None) -> int:
     connection = ConnectionInfo(
         ready.model, ready.base_url, is_demo=ready.demo, source="--gateway-cmd"
     )
-    startup = Startup(resume=options.resume, resume_id=options.resume_id, history=_history(options))
+    startup = Startup(
+        resume=options.resume,
+        resume_id=options.resume_id,
+        history=_history(options),
+        db_flag=_db_flag(options),
+    )
     return _run_app(remote, connection, options, startup, frame)
 
 

@@ -10,6 +10,7 @@ sidebar measures "5 min ago" with.
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +37,9 @@ class Startup:
             the session goes on with its own, as saved).
         history: the file of the prompts sent in earlier runs (Up recalls them), or None to
             keep this run's alone (:mod:`desk.history_file`).
+        db_flag: the ``--db`` given on the command line, or "": the resume hint repeats it
+            (a database named otherwise, by the environment or the config file, is found
+            again the same way).
     """
 
     resume: bool = False
@@ -46,6 +50,13 @@ class Startup:
     recent_messages: int = RECENT_MESSAGES
     model: str | None = None
     history: Path | None = None
+    db_flag: str = ""
+
+    def resume_command(self, session_id: str) -> str:
+        """The command that opens ``session_id`` again: ``desk --resume ID``, with the
+        ``--db`` given (quoted for a shell) when one was."""
+        db = f" --db {shlex.quote(self.db_flag)}" if self.db_flag else ""
+        return f"desk{db} --resume {session_id}"
 
 
 def unsaved_notice(reason: str) -> str:

@@ -454,7 +454,7 @@ class SessionsController:
             return ""
         if not view.earlier and not view.transcript.query(UserPrompt):
             return ""
-        return f"to resume this session: desk --resume {view.session_id}"
+        return f"to resume this session: {self._startup.resume_command(view.session_id)}"
 
     def resume_hint_from_any_thread(self) -> str:
         """:meth:`resume_hint`, read off the UI thread (a quit leaving at once): the UI thread may
@@ -466,7 +466,7 @@ class SessionsController:
             view = self.view
             if view is None or not self._startup.saved:
                 return ""
-            return f"to resume this session: desk --resume {view.session_id}"
+            return f"to resume this session: {self._startup.resume_command(view.session_id)}"
 
     def store_waiting(self, session_id: str, payload: StoreWaiting) -> None:
         """``session.store_waiting`` of any session: the status bar says saving waits for the
