@@ -22,3 +22,13 @@ def expand_home(path: str | os.PathLike[str]) -> Path:
         return written.expanduser()
     except RuntimeError:  # "Could not determine home directory."
         return written
+
+
+def unknown_home(path: str | os.PathLike[str]) -> str | None:
+    """The ``~user`` (or ``~``) ``path`` starts with when that home is not known, else None:
+    for a setting (``--db ~nosuchuser/d.db``), where a folder named so is surely a typo."""
+    text = os.fspath(path)
+    if not text.startswith("~"):
+        return None
+    head = text.split("/", 1)[0]
+    return head if str(expand_home(head)) == head else None

@@ -140,6 +140,8 @@ def test_the_highest_source_given_wins_for_any_mix(given_by: dict[SettingKey, se
         ({}, {}, {"base_url": "localhost:8080"}, "config.toml: base_url must be an http"),
         ({}, {}, {"model": 3}, "config.toml: model must be a string"),
         ({}, {}, {"db": ["a"]}, "config.toml: db must be a string"),
+        ({"db": "~nosuchuser/d.db"}, {}, {}, "--db: '~nosuchuser/d.db' starts with ~nosuchuser"),
+        ({}, {"DESK_DB": "~nosuchuser/d.db"}, {}, "DESK_DB: '~nosuchuser/d.db' starts with"),
         ({"workspace": "/no/such/dir"}, {}, {}, "--workspace must be an existing directory"),
         ({}, {}, {"workspace": "/no/such/dir"}, "config.toml: workspace must be an existing"),
         ({}, {"DESK_SERVER_NICE": "abc"}, {}, "DESK_SERVER_NICE must be a whole number from 0"),

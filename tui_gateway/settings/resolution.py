@@ -59,7 +59,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from agent.home_path import expand_home
+from agent.home_path import expand_home, unknown_home
 from agent.store import default_db_path
 from tui_gateway.settings.config_file import CONFIG_NAME, ConfigFile, SettingsError
 from tui_gateway.settings.key_names import parse_stop_key
@@ -332,7 +332,7 @@ def resolve_settings(
     base_url = first("base_url", _url)
     model = first("model", _text)
     api_key = first("api_key", _text)
-    db = first("db", _text)
+    db = first("db", _database)
     context_window = first("context_window", _window)
     workspace = first("workspace", lambda raw, origin: _directory(raw, origin, here))
     busy_input: BusyInput | None = first("busy_input", _busy_input)
@@ -379,6 +379,14 @@ def _text(raw: object, origin: Origin) -> str | None:
     if not isinstance(raw, str):
         raise SettingsError(f"{origin.where} must be a string")
     return raw.strip() or None
+
+
+def _database(raw: object, origin: Origin) -> str | None:
+    text = _text(raw, origin)
+    unknown = unknown_home(text) if text is not None else None
+    if unknown is not None:
+        raise SettingsError(f"{origin.where}: {text!r} starts with {unknown}: no such home here")
+    return text
 
 
 def _url(raw: object, origin: Origin) -> str | None:
