@@ -35,6 +35,24 @@ def _char_end(data: bytes | bytearray, index: int) -> int:
     return index
 
 
+LINE_SNAP = 200
+"""Most bytes a cut moves to end on a line's end (and no more than a quarter of the part)."""
+
+
+def _line_end(head: bytes | bytearray, end: int) -> int:
+    """``end``, or just after the last newline before it when one is near."""
+    reach = min(LINE_SNAP, end // 4)
+    newline = head.rfind(b"\n", end - reach, end)
+    return newline + 1 if newline >= 0 and reach > 0 else end
+
+
+def _line_start(tail: bytes | bytearray, start: int) -> int:
+    """``start``, or just after the first newline from it when one is near."""
+    reach = min(LINE_SNAP, (len(tail) - start) // 4)
+    newline = tail.find(b"\n", start, start + reach)
+    return newline + 1 if newline >= 0 and reach > 0 else start
+
+
 class OutputBuffer:
     """Collects a byte stream and keeps only its head and tail, ``max_bytes`` bytes in all.
 
@@ -87,12 +105,15 @@ class OutputBuffer:
         """The kept output decoded as UTF-8 (invalid bytes become U+FFFD), with a cut marker.
 
         Cuts never split a UTF-8 character: the head ends and the tail starts on character
-        boundaries (so up to 3 more bytes may be left out, counted in the marker).
+        boundaries (so up to 3 more bytes may be left out, counted in the marker); and where a
+        line ends near the cut (within `LINE_SNAP` bytes, or a quarter of the part), on that
+        line's end, so the text read on each side of the marker is whole lines (``49830``,
+        not ``830``).
         """
         if not self.truncated:
             return (bytes(self._head) + bytes(self._tail)).decode("utf-8", "replace")
-        head_end = _char_end(self._head, len(self._head))
-        tail_start = _char_start(self._tail, 0)
+        head_end = _line_end(self._head, _char_end(self._head, len(self._head)))
+        tail_start = _line_start(self._tail, _char_start(self._tail, 0))
         cut = self.cut_bytes + (len(self._head) - head_end) + tail_start
         head = self._head[:head_end].decode("utf-8", "replace")
         tail = self._tail[tail_start:].decode("utf-8", "replace")

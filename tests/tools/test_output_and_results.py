@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.stops import StopRequest, Surface
@@ -98,3 +98,21 @@ def test_partial_output_in_a_stopped_result_is_cut_to_the_budget() -> None:
 def test_one_child_process_is_singular() -> None:
     result = stopped_result(StopRequest.by_user(Surface.API_STOP), children_ended=1)
     assert result.content == "stopped by the user (1 child process ended)"
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.integers(min_value=200, max_value=60_000), st.integers(min_value=64, max_value=4096))
+def test_a_cut_output_keeps_whole_lines_on_both_sides(count: int, budget: int) -> None:
+    # `seq 1 50000` kept to 2,048 bytes gave the model "[... 286,846 bytes cut ...]" then
+    # "830", the end of 49830, which it read as a number of its own
+    numbers = "".join(f"{n}\n" for n in range(1, count + 1))
+    kept, truncated = truncate_text(numbers, budget)
+    lines = kept.splitlines()
+    if not truncated:
+        assert kept == numbers
+        return
+    marker = next(i for i, line in enumerate(lines) if line.endswith("bytes cut ...]"))
+    head, tail = lines[:marker], lines[marker + 1 :]
+    assert head == [str(n) for n in range(1, len(head) + 1)]
+    assert tail == [str(n) for n in range(count - len(tail) + 1, count + 1)]
+    assert len(kept.encode()) <= budget + len(lines[marker]) + 2
