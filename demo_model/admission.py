@@ -156,8 +156,9 @@ class Generation:
 
 
 def prompt_size(config: DemoConfig, request: dict[str, Any], messages: list[dict[str, Any]]) -> int:
-    """The prompt's size in tokens by the server's tokenizer, tool definitions included."""
-    tools = request.get("tools")
+    """The prompt's size in tokens by the server's tokenizer, tool definitions included
+    (when its template renders them)."""
+    tools = request.get("tools") if config.template_tools else None
     offered = tools if isinstance(tools, list) and tools else None
     return count_prompt_tokens(messages, tools=offered, tokenizer=tokenizer_for(config.tokenizer))
 

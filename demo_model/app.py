@@ -301,7 +301,8 @@ class DemoModelApp:
         if tools is not None and not isinstance(tools, list):
             return 400, error_body("'tools' must be an array")
         check_template(config, messages)
-        return 200, {"prompt": render_prompt(messages, tools or None)}
+        rendered = tools if config.template_tools else None
+        return 200, {"prompt": render_prompt(messages, rendered or None)}
 
     def _demo_requests(self, scope: Scope, body: bytes) -> tuple[int, Any]:
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))

@@ -101,6 +101,9 @@ class DemoConfig:
         strict_template: check roles as Mistral's, Gemma's and Llama-2's chat templates do
             (see `demo_model.template`); a request that breaks the rule gets HTTP 400
             "Conversation roles must alternate user/assistant/user/assistant/...".
+        template_tools: the chat template renders the tool definitions (True); False leaves
+            them out of the prompt, as llama.cpp does without ``--jinja``: ``/apply-template``
+            shows none, and the prompt's count has none.
         reply_shape: ``"markdown"`` (the deterministic replies of `demo_model.replies`) or
             ``"paragraph"`` (one endless run of words with no block boundary: one long line),
             ``"lines"`` (the same words in short lines, no blank line: one long paragraph of
@@ -159,6 +162,7 @@ class DemoConfig:
     n_ctx_train: int = 131072
     tokenizer: str = "words"
     strict_template: bool = False
+    template_tools: bool = True
     reply_shape: str = "markdown"
     flush_each_token: bool = False
     model: str = "demo"

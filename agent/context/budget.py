@@ -185,6 +185,10 @@ class ContextBudget:
         """Whether the server answers ``/tokenize`` (None: not tried yet)."""
         self.template_supported: bool | None = None
         """Whether the server answers ``/apply-template`` (None: not tried yet)."""
+        self.tools_rendered: bool | None = None
+        """Whether the server's chat template puts the tool definitions in the prompt (None:
+        not known yet): False for llama.cpp without ``--jinja``, whose counts (and window)
+        then hold none of them, so neither do this budget's counts and measurements."""
         self._saved: _Saved | None = None
         self._counted: CountedReply | None = None  # the last request the server counted whole
 
@@ -241,11 +245,16 @@ class ContextBudget:
         whole = tokens_in_chars(tools_chars(tools))  # the default ratio: the same every time
         return compact_tools(tools) if whole > COMPACT_SHARE * self.window.tokens else tools
 
+    def counted_tools(self, sent: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+        """Of the definitions a request sends, those its prompt holds: none when the
+        server's template leaves them out (:attr:`tools_rendered`)."""
+        return () if self.tools_rendered is False else sent
+
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]] = ()) -> int:
-        """The token count of a request (its tools as `offered` sends them): by the
-        calibrated ratio, or, when it is more, what the server counted of its start
-        (:meth:`observe_reply`) plus the rest by that ratio."""
-        sent = self.offered(tools)
+        """The token count of a request (its tools as `offered` sends them, when the
+        template renders them): by the calibrated ratio, or, when it is more, what the
+        server counted of its start (:meth:`observe_reply`) plus the rest by that ratio."""
+        sent = self.counted_tools(self.offered(tools))
         estimate = self.calibration.count(messages, sent)
         counted = self._counted_part(messages, sent)
         if counted is None:
@@ -266,7 +275,7 @@ class ContextBudget:
         (:meth:`count`). Ignored when ``tokens`` is not positive."""
         if tokens <= 0:
             return
-        counted = CountedReply(tuple(messages), tuple(tools), reply, tokens)
+        counted = CountedReply(tuple(messages), tuple(self.counted_tools(tools)), reply, tokens)
         with self._lock:
             self._counted = counted
 
@@ -346,5 +355,5 @@ class ContextBudget:
         source: CountSource,
     ) -> None:
         """The server counted ``tokens`` for the request of ``messages`` and ``tools`` (the
-        definitions as they were sent)."""
-        self.observe(request_size(messages, tools), tokens, source)
+        definitions as they were sent; left out when the template does not render them)."""
+        self.observe(request_size(messages, self.counted_tools(tools)), tokens, source)

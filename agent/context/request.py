@@ -27,7 +27,7 @@ from agent.context.shrink import cut_tool_results_to_fit
 from agent.provider.errors import RequestTooLarge
 from agent.provider.tokenize import ServerTokens
 from agent.provider.types import ChatMessage
-from agent.tokens import MESSAGE_OVERHEAD_TOKENS, request_size
+from agent.tokens import MESSAGE_OVERHEAD_TOKENS
 
 ServerCount = Callable[
     [Sequence[ChatMessage], Sequence[dict[str, Any]], bool], Awaitable[ServerTokens | None]
@@ -153,7 +153,9 @@ async def _server_fit(
     budget.tokenize_supported = counted is not None
     if counted is None:
         return estimate
-    size = request_size(request, sent)
+    size = counted.size(request, sent)
+    if counted.exact and sent:
+        budget.tools_rendered = not counted.tools_left_out
     if counted.exact:
         budget.template_supported = True
         budget.observe(size, counted.tokens, CountSource.TOKENIZE)

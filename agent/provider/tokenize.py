@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.provider.window import root_url
+from agent.tokens import RequestSize, request_size
 from agent.valid_text import loads
 
 if TYPE_CHECKING:
@@ -34,10 +35,18 @@ class ServerTokens:
         exact: True when the server rendered the request with its own chat template and
             counted that (what it will count when the request is sent); False when it counted
             the request's texts only (the template's tokens are not in it).
+        tools_left_out: the template left the tool definitions out of the prompt (llama.cpp
+            without ``--jinja`` renders none): the count is of the messages alone, and a
+            ratio of characters per token measured from it must leave them out too.
     """
 
     tokens: int
     exact: bool
+    tools_left_out: bool = False
+
+    def size(self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]]) -> RequestSize:
+        """The size of what was counted, of the request of ``messages`` and ``tools``."""
+        return request_size(messages, () if self.tools_left_out else tools)
 
 
 async def _post(http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> Any:
@@ -131,9 +140,21 @@ async def server_request_count(
         prompt = await server_template_prompt(http, config, messages, tools)
         if prompt is not None:
             counted = await server_token_count(http, config, prompt, add_special=True)
-            return None if counted is None else ServerTokens(counted, exact=True)
+            if counted is None:
+                return None
+            return ServerTokens(counted, exact=True, tools_left_out=not _rendered(tools, prompt))
     counted = await server_token_count(http, config, request_text(messages, tools))
     return None if counted is None else ServerTokens(counted, exact=False)
+
+
+def _rendered(tools: Sequence[dict[str, Any]], prompt: str) -> bool:
+    """Whether the template's ``prompt`` carries the tool definitions (each tool's name)."""
+    for tool in tools:
+        function = tool.get("function")
+        name = function.get("name") if isinstance(function, dict) else None
+        if isinstance(name, str) and name not in prompt:
+            return False
+    return True
 
 
 def request_text(messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]]) -> str:

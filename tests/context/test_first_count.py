@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agent.provider.client import ProviderConfig
+from agent.provider.tokenize import ServerTokens
 from agent.provider.types import ChatMessage
 from contract.events import ContextWindowKnown, Payload
 from demo_model import DemoModelServer
@@ -54,6 +55,12 @@ class Published:
             return list(self.counts.get(session_id, []))
 
 
+def tokens_of(counted: ServerTokens | None) -> int:
+    """The tokens of a count the server gave."""
+    assert counted is not None and counted.tokens > 0
+    return counted.tokens
+
+
 def new_session(name: str) -> Session:
     return Session(session_id=name, title=name, model="demo", history=list(SYSTEM))
 
@@ -62,13 +69,14 @@ def test_a_session_made_while_the_first_count_is_taken_is_announced_calibrated(
     server: DemoModelServer,
 ) -> None:
     provider = ProviderConfig(base_url=server.base_url, model="demo")
-    exact = ServerCounts()(provider, SYSTEM, [])
-    assert exact is not None and exact > 0
+    counted = ServerCounts()(provider, SYSTEM, [])
+    assert counted is not None and counted.tokens > 0
+    exact = counted.tokens
     asked, release = threading.Event(), threading.Event()
 
     def held_count(
         p: ProviderConfig, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]]
-    ) -> int | None:
+    ) -> ServerTokens | None:
         asked.set()
         assert release.wait(30.0)
         return ServerCounts()(p, messages, tools)
@@ -98,7 +106,7 @@ def test_without_the_first_count_a_new_session_is_counted_at_the_default_ratio(
     server: DemoModelServer,
 ) -> None:
     provider = ProviderConfig(base_url=server.base_url, model="demo")
-    exact = ServerCounts()(provider, SYSTEM, [])
+    exact = tokens_of(ServerCounts()(provider, SYSTEM, []))
     published = Published()
     windows = SessionWindows(None, published, count=None, first=lambda: list(SYSTEM))
     windows.server_answers(provider, [])
@@ -124,7 +132,7 @@ def test_a_resumed_session_is_counted_on_its_own_history_not_the_first_requests(
     # its compression kept too much
     provider = ProviderConfig(base_url=server.base_url, model="demo")
     resumed = resumed_session("resumed")
-    exact = ServerCounts()(provider, resumed.history, [])
+    exact = tokens_of(ServerCounts()(provider, resumed.history, []))
     published = Published()
     windows = SessionWindows(None, published, count="server", first=lambda: list(SYSTEM))
     try:

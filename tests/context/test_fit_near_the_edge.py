@@ -180,3 +180,25 @@ def test_a_result_keeps_a_quarter_of_the_window_within_its_bounds(
     window: int | None, kept: int
 ) -> None:
     assert tool_result_bytes(window) == kept
+
+
+def test_a_template_that_leaves_the_tools_out_does_not_skew_the_count(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    """llama.cpp without ``--jinja`` renders no tool definitions: its count of a request was
+    taken for one of the definitions' JSON too, the session's characters a token came out
+    several times too many, and the gauge read a pasted page at a fifth of its size."""
+    strict_2k(demo_server, 4096)
+    demo_server.configure(template_tools=False)
+    d = Desk(provider, tmp_path)
+    try:
+        session = d.gateway.session_create()
+        d.gateway.server.check()  # as desk does at start: the server's first count follows
+        assert d.log.wait_for(lambda _e: bool(d.log.of_type(ContextWindowKnown)), 30)
+        assert d.ask(session, "hello, what is a context window?")[:2] == ("completed", None)
+        page = prose(3_000)
+        sent = server_count([{"role": "user", "content": page}]) - 4  # the template's four
+        ratio = d.log.of_type(ContextWindowKnown)[-1].chars_per_token
+        assert ratio < 1.3 * len(page) / sent, ratio
+    finally:
+        assert d.gateway.shutdown(timeout_s=10).threads_left == []

@@ -24,10 +24,10 @@ from agent.context.calibration import CountSource, Measurement
 from agent.context.shape import well_formed, withdrawn
 from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
+from agent.provider.tokenize import ServerTokens
 from agent.provider.types import ChatMessage
 from agent.provider.window import DEFAULT_WINDOW, ContextWindow, WindowSource, learn_context_window
 from agent.store import MessageRow, TurnRow
-from agent.tokens import request_size
 from contract.events import ContextWindowKnown, Payload
 from tui_gateway.sessions.state import Session
 from tui_gateway.turns.server_counts import ServerCounts
@@ -41,10 +41,10 @@ seconds (a cancelled count ends at once; a bound, not a wait)."""
 log = logging.getLogger(__name__)
 
 ServerCount = Callable[
-    [ProviderConfig, Sequence[ChatMessage], Sequence[dict[str, Any]]], int | None
+    [ProviderConfig, Sequence[ChatMessage], Sequence[dict[str, Any]]], ServerTokens | None
 ]
-"""The server's own count of a request (its messages and the tool definitions as sent), in
-tokens, template included; None when it counts nothing."""
+"""The server's own count of a request (its messages and the tool definitions as sent),
+template included; None when it counts nothing."""
 
 OfferedTools = Callable[[], list[dict[str, Any]]]
 """The tool definitions a request offers now (the ``tools`` array's elements): the built-in
@@ -96,6 +96,7 @@ class SessionWindows:
         self._counts = ServerCounts() if count == "server" else None
         self._count: ServerCount | None = self._counts if count == "server" else count
         self._seeds: dict[tuple[str, str], Measurement] = {}  # the last server count per key
+        self._rendered: dict[tuple[str, str], bool] = {}  # whose template renders the tools
         # key -> the sessions announced while the server counts a first request on it
         self._seeding: dict[
             tuple[str, str], list[tuple[Session, ProviderConfig, list[dict[str, Any]]]]
@@ -162,12 +163,16 @@ class SessionWindows:
                 session.context = ContextBudget(window, tool_schemas=self._tool_schemas)
                 with self._lock:
                     seed = self._seeds.get(key)
+                    session.context.tools_rendered = self._rendered.get(key)
                 if seed is not None and all(m.role == "system" for m in session.history):
                     session.context.observe(seed.size, seed.tokens, seed.source)
             elif before is None:
                 # a resumed session, calibrated from its saved counts: the window is now known
                 session.context.tool_schemas = self._tool_schemas
                 session.context.set_window(window)
+            if session.context.tools_rendered is None:  # the first count may have said since
+                with self._lock:
+                    session.context.tools_rendered = self._rendered.get(key)
             return session.context
 
     def announce(
@@ -257,7 +262,8 @@ class SessionWindows:
         request); never raises."""
         if self._count is None or not messages:
             return None
-        return self._count(provider, messages, tools)
+        counted = self._count(provider, messages, tools)
+        return counted.tokens if counted is not None else None
 
     def relearn(self, base_url: str) -> None:
         """Forget the windows of ``base_url`` that were only assumed (learned while the server
@@ -330,11 +336,14 @@ class SessionWindows:
             window = self.window(provider)
             sent = ContextBudget(window, tool_schemas=self._tool_schemas).offered(tools)
             assert self._count is not None
-            tokens = self._count(provider, request, sent) if request or sent else None
-            if tokens is not None and tokens > 0:
-                seed = Measurement(request_size(request, sent), tokens, CountSource.TOKENIZE)
+            counted = self._count(provider, request, sent) if request or sent else None
+            if counted is not None and counted.tokens > 0:
+                size = counted.size(request, sent)
+                seed = Measurement(size, counted.tokens, CountSource.TOKENIZE)
                 with self._lock:
                     self._seeds.setdefault(key, seed)
+                    if counted.exact and sent:
+                        self._rendered[key] = not counted.tools_left_out
         finally:
             with self._lock:
                 waiting = self._seeding.pop(key, [])
@@ -353,9 +362,11 @@ class SessionWindows:
         if not request:
             return
         sent = budget.offered(tools)
-        tokens = self._count(provider, request, sent)
-        if tokens is not None and tokens > 0:
-            budget.observe(request_size(request, sent), tokens, CountSource.TOKENIZE)
+        counted = self._count(provider, request, sent)
+        if counted is not None and counted.tokens > 0:
+            if counted.exact and sent:
+                budget.tools_rendered = not counted.tools_left_out
+            budget.observe(counted.size(request, sent), counted.tokens, CountSource.TOKENIZE)
 
     def publish_budget(
         self,

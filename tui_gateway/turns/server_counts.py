@@ -20,13 +20,17 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from agent.provider.client import ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.scope import current_scope
 from agent.stops import StopRequest
 from agent.tokens import MESSAGE_OVERHEAD_TOKENS
+
+if TYPE_CHECKING:
+    from agent.provider.tokenize import ServerTokens
 
 COUNT_TIMEOUT_S = 5.0
 """Bound of each of the requests that count a request with the server, in seconds."""
@@ -69,8 +73,9 @@ class ServerCounts:
         provider: ProviderConfig,
         messages: Sequence[ChatMessage],
         tools: Sequence[dict[str, Any]],
-    ) -> int | None:
-        """The server's count of ``messages`` with ``tools`` (as sent), in tokens, or None."""
+    ) -> ServerTokens | None:
+        """The server's count of ``messages`` with ``tools`` (as sent), template included
+        (estimated where it only tokenizes), or None."""
         import httpx
 
         from agent.provider.tls import shared_ssl_context
@@ -82,7 +87,7 @@ class ServerCounts:
         if scope is not None and scope.cancelled:
             return None
 
-        async def ask() -> int | None:
+        async def ask() -> ServerTokens | None:
             task = asyncio.current_task()
             with self._lock:
                 if self._closed or task is None:
@@ -102,11 +107,10 @@ class ServerCounts:
                     member.unregister()
                 with self._lock:
                     self._running.discard(running)
-            if counted is None:
-                return None
-            if counted.exact:
-                return counted.tokens
-            return counted.tokens + MESSAGE_OVERHEAD_TOKENS * len(messages)
+            if counted is None or counted.exact:
+                return counted
+            overhead = MESSAGE_OVERHEAD_TOKENS * len(messages)
+            return replace(counted, tokens=counted.tokens + overhead)
 
         try:
             return asyncio.run(ask())
