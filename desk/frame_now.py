@@ -20,10 +20,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
+from textual.dom import NoScreen
 from textual.screen import Screen
+from textual.widget import Widget
 
 _TICK = "_on_timer_update"
 """The screen method Textual's update timer calls on each tick."""
+
+
+def frame_now_of(widget: Widget) -> None:
+    """:func:`frame_now` for the screen ``widget`` is on; nothing when it is on none (the
+    app is being torn down: a turn's end handled as the desk quits)."""
+    try:
+        screen = widget.screen
+    except NoScreen:
+        return
+    frame_now(screen)
 
 
 def frame_now(screen: Screen[object]) -> None:

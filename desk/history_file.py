@@ -58,26 +58,31 @@ class HistoryFile:
         """The newest ``limit`` prompts, oldest first ([] when there is no file or it cannot
         be read; a line that is not a JSON string is skipped). Rewrites the file with them
         when it holds more than twice as many."""
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            self.problem = f"cannot read {self.path}: {exc.strerror or exc}"
-            return []
-        try:
-            entries, whole = _tail(fd)
-            if len(entries) <= 2 * limit and whole:
+        entries: list[str] = []
+        for _attempt in range(3):  # another desk's rewrite may replace the file meanwhile
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+            except FileNotFoundError:
+                return []
+            except OSError as exc:
+                self.problem = f"cannot read {self.path}: {exc.strerror or exc}"
+                return []
+            try:
+                entries, whole = _tail(fd)
+                if len(entries) <= 2 * limit and whole:
+                    return entries[-limit:]
+                fcntl.flock(fd, fcntl.LOCK_EX)  # no append between this read and the rewrite
+                if os.fstat(fd).st_ino != os.stat(self.path).st_ino:
+                    continue  # replaced while we waited: ours is the old file, read the new
+                entries, _whole = _tail(fd)
+                self._rewrite(entries[-limit:])
                 return entries[-limit:]
-            fcntl.flock(fd, fcntl.LOCK_EX)  # no append between this read and the rewrite
-            entries, _whole = _tail(fd)
-            self._rewrite(entries[-limit:])
-            return entries[-limit:]
-        except OSError as exc:
-            self.problem = f"cannot read {self.path}: {exc.strerror or exc}"
-            return []
-        finally:
-            os.close(fd)
+            except OSError as exc:
+                self.problem = f"cannot read {self.path}: {exc.strerror or exc}"
+                return []
+            finally:
+                os.close(fd)
+        return entries[-limit:]
 
     def append(self, text: str) -> None:
         """Add one sent prompt at the end (not when longer than `MAX_SAVED_CHARS`)."""

@@ -43,7 +43,7 @@ from contract.events import (
 from contract.results import SteerResult, SubmitResult
 from contract.text import NOT_SENT_PREFIX, terminal_safe
 from desk.controllers.ports import REFUSED_TOAST_S, Notify
-from desk.frame_now import frame_now
+from desk.frame_now import frame_now_of
 from desk.receipts import ReceiptFormatter, note_for
 from desk.stop_key import key_stop
 from desk.widgets.prompt_input import PromptInput
@@ -452,12 +452,12 @@ class TurnsController:
             self.set_running(view, None)
             stamp("ui.idle_set", payload.turn_id)
             if not quick:
-                frame_now(self._status.screen)
+                frame_now_of(self._status)
                 await self._frame_out()
                 stamp("ui.frame_out", payload.turn_id)
         await reply.finish(payload.text, payload.status, note)  # no frame in between when quick
         if idle and quick:
-            frame_now(self._status.screen)  # "idle" and the last words, not at the next tick
+            frame_now_of(self._status)  # "idle" and the last words, not at the next tick
         stamp("ui.finished", payload.turn_id)
 
     def _give_back(self, view: ShownSession, turn_id: str, note: str) -> str:

@@ -106,6 +106,23 @@ def test_a_rewrite_keeps_an_append_made_while_it_waited(tmp_path: Path) -> None:
     assert HistoryFile(path).read(100) == got[0]
 
 
+def test_a_rewrite_that_waited_for_another_rewrites_the_new_file(tmp_path: Path) -> None:
+    path = tmp_path / "desk.db-prompts"
+    path.write_text("".join(f'"p{n}"\n' for n in range(30)))
+    got: list[list[str]] = []
+    with open(path, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another desk rewriting it
+        starting = threading.Thread(target=lambda: got.append(HistoryFile(path).read(10)))
+        starting.start()
+        assert poll_until(lambda: _waiting_for_lock(path), timeout=10)
+        fresh = tmp_path / "fresh"  # the other desk's rewrite, then an append to it
+        fresh.write_text("".join(f'"p{n}"\n' for n in range(20, 30)) + '"appended after"\n')
+        fresh.replace(path)
+    starting.join(timeout=10)
+    assert got == [[*(f"p{n}" for n in range(21, 30)), "appended after"]]
+    assert HistoryFile(path).read(100)[-1] == "appended after"
+
+
 def _append_all(path: Path, tag: str, count: int, start: Any) -> None:
     file = HistoryFile(path)
     start.wait(30)

@@ -11,10 +11,12 @@ import textual.screen
 from rich.console import RenderableType
 from textual.message_pump import MessagePump
 from textual.screen import Screen
+from textual.widgets import Static
 
 from demo_model.server import DemoModelServer
 from desk.app import DeskApp
 from desk.controllers.turns import TurnsController
+from desk.frame_now import frame_now_of
 from desk.widgets.assistant_reply import AssistantReply
 from desk.widgets.painted_label import PaintedLabel
 from desk.widgets.reply_body import ReplyBody
@@ -296,3 +298,9 @@ async def test_the_frame_that_says_idle_shows_the_idle_keys(
         await wait_until(None, lambda: IDLE in "".join(frames[before:]), what="idle painted")
     first_idle = next((frame for frame in frames[before:] if IDLE in frame), None)
     assert first_idle is not None and "Send" in first_idle and "Queue" not in first_idle
+
+
+def test_a_frame_asked_for_a_widget_off_screen_is_no_error() -> None:
+    # a turn's end handled while the desk quits: its status bar was unmounted already, and
+    # asking its screen raised NoScreen in the app's message loop
+    frame_now_of(Static("gone"))
