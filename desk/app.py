@@ -41,7 +41,6 @@ from desk.banner import banner_text
 from desk.bridge import GatewayBridge
 from desk.commands import DeskCommands, PaletteCommand
 from desk.config import ConnectionInfo
-from desk.controllers.editor import EditAfterTyping
 from desk.controllers.help import close_help_on_stop, toggle_help
 from desk.controllers.unshown import route_unshown
 from desk.driver_choice import desk_driver
@@ -431,13 +430,9 @@ class DeskApp(App[int]):
     # -- keys -----------------------------------------------------------------
 
     def action_edit_prompt(self) -> None:
-        """Ctrl+G: write the prompt in ``$VISUAL``/``$EDITOR``, once the keys typed before it
-        are in the box (:mod:`desk.controllers.editor`)."""
-        (self.focused or self.screen).post_message(EditAfterTyping())
-
-    def on_edit_after_typing(self, message: EditAfterTyping) -> None:
-        """The keys typed before Ctrl+G were handled: open the editor."""
-        self.controllers.editor.edit()
+        """Ctrl+G: write the prompt in ``$VISUAL``/``$EDITOR`` between the keys typed before
+        it and those after it (:mod:`desk.controllers.editor`)."""
+        (self.focused or self.screen).call_later(self.controllers.editor.edit)
 
     def action_toggle_console(self) -> None:
         """F2: open the console (focused) or close it (the prompt box gets the focus back)."""

@@ -9,8 +9,9 @@ be started, or none is set, a toast says so and the box keeps its text.
 Ctrl+G is a priority binding: it runs as the key reaches the app, while the keys typed just
 before it (``burst⏎``-fast, or sent in one write) may still wait in the prompt box's queue. The
 editor then got the box without them, and they were typed into the editor's text afterwards. So
-the key only posts :class:`EditAfterTyping` where those keys went (the focused widget, else the
-screen): it bubbles up to the app behind them, and the editor opens from there.
+the key only queues the editor where those keys went (the focused widget, else the screen),
+behind them and ahead of the keys typed after it: the editor opens on the text typed before
+Ctrl+G, and what was typed after it follows the editor's text.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from textual.app import SuspendNotSupported
-from textual.message import Message
 
 from desk.controllers.ports import Notify
 from desk.shutdown import quit_signals_at_once
@@ -49,11 +49,6 @@ def editor_command(env: Mapping[str, str]) -> list[str] | None:
                 return None
             return words or None
     return None
-
-
-class EditAfterTyping(Message):
-    """Opens the editor once it reaches the app: posted where typed keys go, it comes after
-    the keys typed before Ctrl+G (see the module docstring)."""
 
 
 class EditorController:

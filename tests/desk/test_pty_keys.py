@@ -208,7 +208,7 @@ printf '%s|edited' "$(cat "$1")" > "$1"
 """
 
 
-def test_keys_typed_in_the_same_write_as_ctrl_g_are_in_the_editor(
+def test_keys_typed_before_ctrl_g_in_one_write_are_in_the_editor_those_after_follow_it(
     pty_server: DemoModelServer,  # noqa: F811
     tmp_path: Path,
 ) -> None:
@@ -218,14 +218,14 @@ def test_keys_typed_in_the_same_write_as_ctrl_g_are_in_the_editor(
     before = len(pty_server.records.list())
     with desk_in_pty(pty_server, {"VISUAL": str(editor)}) as (proc, screen):
         mark = screen.size
-        screen.write(b"burst3 \x07")  # Ctrl+G right behind the keys
-        screen.wait_for(b"burst3 |edited", timeout_s=10.0, start=mark)
-        assert (tmp_path / "seen.txt").read_text() == "burst3 "
+        screen.write(b"burst3 \x07after")  # Ctrl+G right behind the keys, more behind it
+        screen.wait_for(b"burst3 |editedafter", timeout_s=10.0, start=mark)
+        assert (tmp_path / "seen.txt").read_text() == "burst3 "  # not "burst3 after"
         screen.write(b"\r")
         record = pty_server.records.wait_for_record(  # not the server's count of a request
             lambda r: r.id > before and r.path.endswith("/chat/completions"), 10.0
         )
-        assert record is not None and record.messages[-1]["content"] == "burst3 |edited"
+        assert record is not None and record.messages[-1]["content"] == "burst3 |editedafter"
         screen.write(b"\x11")
         assert proc.wait(timeout=10.0) == 0
 
