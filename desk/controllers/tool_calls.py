@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING
 from textual.widget import Widget
 
 from contract.errors import GatewayError
-from contract.events import ApprovalRequest, ApprovalResolved, ToolComplete, ToolOutput, ToolStart
+from contract.events import (
+    ApprovalRequest,
+    ApprovalResolved,
+    MessageComplete,
+    ToolComplete,
+    ToolOutput,
+    ToolStart,
+)
 from desk.approval_keys import CARD_FOCUS_KEY, ApprovalKeys, Decision, key_hint
 from desk.controllers.ports import FocusPrompt, Notify
 from desk.widgets.status_bar import Clock
@@ -164,6 +171,15 @@ class ToolCallsController:
         # A call a stop cut off before it started has no ``tool.start``: it gets a card here.
         card = await self._card_for(view, p.turn_id, p.call_id, p.name, "", at)
         card.finish(p, at)
+
+    def turn_ended(self, payload: MessageComplete) -> None:
+        """``message.complete``: a card of that turn still running gets its end (a turn that
+        failed mid-call sends no ``tool.complete`` for it: its card ticked on for ever)."""
+        for card in self.cards:
+            if card.turn_id == payload.turn_id and not card.done:
+                why = payload.error or payload.exit_reason
+                text = f"no result: the turn ended ({why}) while this call ran"
+                card.finish(ToolComplete(card.call_id, card.tool, text, True, turn_id=card.turn_id))
 
     # -- approvals -------------------------------------------------------------------------------
 

@@ -190,6 +190,7 @@ class SessionView(Widget):
                 await c.queue.sync(self)
                 c.gauge.count_pending(self)
             case MessageComplete() as complete:
+                c.tools.turn_ended(complete)
                 await c.turns.completed(self, complete)
                 c.gauge.turn_completed(self, complete)
                 c.gauge.count_pending(self)

@@ -258,3 +258,30 @@ async def test_a_child_s_last_words_sit_under_its_tool_cards(app: DeskApp) -> No
         said = child.query_one(".output")
         assert "list_dir" in child.text and said.display
         assert call.region.bottom <= said.region.y
+
+
+async def test_a_call_whose_turn_failed_under_it_stops_ticking(app: DeskApp) -> None:
+    # Scripted events: the turn failed while the call ran, with no tool.complete for it (the
+    # card said "running 12.2 s" and counted on; /export wrote "still running").
+    async with app.run_test(size=(120, 40)) as pilot:
+        sid, turn = app.session_id, "t1"
+        events = [
+            GatewayMessage(sid, 1, MessageStart(turn_id=turn, prompt="look")),
+            GatewayMessage(sid, 2, ToolStart(turn, "c1", "read_file", '{"path": "x"}')),
+            GatewayMessage(
+                sid,
+                3,
+                MessageComplete(
+                    turn, "failed", "failed(RuntimeError)", "", error="internal error: boom"
+                ),
+            ),
+        ]
+        for event in events:
+            app.view.post_message(event)
+        cards = app.controllers.tools
+        await wait_until(pilot, lambda: app.transcript.reply(turn) is not None, what="the turn")
+        await wait_until(pilot, lambda: bool(cards.cards), what="its card")
+        await wait_until(pilot, lambda: app.running_turn is None, what="the turn's end")
+        card = only_card(app)
+        assert card.done and not card.state_text().startswith("running")
+        assert card.result is not None and "internal error: boom" in card.result.content
