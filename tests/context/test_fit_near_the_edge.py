@@ -202,3 +202,25 @@ def test_a_template_that_leaves_the_tools_out_does_not_skew_the_count(
         assert ratio < 1.3 * len(page) / sent, ratio
     finally:
         assert d.gateway.shutdown(timeout_s=10).threads_left == []
+
+
+def test_a_first_request_with_little_text_is_calibrated_on_a_sample(
+    provider: ProviderConfig, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    """No project instructions and the tool definitions left out by the template: the first
+    count measured no text, and the gauge ran on the 3-characters guess until a reply came
+    (a small model's 1.8 put a pasted page at 70 % that was 139 %)."""
+    strict_2k(demo_server, 4096)
+    demo_server.configure(template_tools=False)
+    d = Desk(provider, tmp_path)
+    try:
+        d.gateway.session_create()  # made before the server answers, as desk's first is
+        d.gateway.server.check()
+        assert d.log.wait_for(lambda _e: bool(d.log.of_type(ContextWindowKnown)), 30)
+        (announced,) = d.log.of_type(ContextWindowKnown)
+        page = prose(3_000)
+        sent = server_count([{"role": "user", "content": page}]) - 4  # the template's four
+        assert announced.measured
+        assert abs(announced.chars_per_token - len(page) / sent) < 0.15 * len(page) / sent
+    finally:
+        assert d.gateway.shutdown(timeout_s=10).threads_left == []

@@ -13,7 +13,7 @@ from agent.context.shape import NO_REPLY, NO_RESULT, STEER_NOTE, well_formed
 from agent.provider.types import ChatMessage, ToolCall
 from agent.store import MessageRow
 from demo_model.template import alternation_error
-from tui_gateway.turns.context_window import saved_history
+from tui_gateway.turns.saved_counts import saved_history
 
 SYSTEM = ChatMessage("system", "you are desk")
 

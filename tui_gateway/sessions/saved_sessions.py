@@ -34,13 +34,8 @@ from tui_gateway.sessions.session_table import SessionTable
 from tui_gateway.sessions.state import Session, session_provider
 from tui_gateway.stops.booking import BookingOffice, Publish
 from tui_gateway.turns.approvals import SessionApprovals
-from tui_gateway.turns.context_window import (
-    OfferedTools,
-    SessionWindows,
-    no_tools,
-    saved_budget,
-    saved_history,
-)
+from tui_gateway.turns.context_window import OfferedTools, SessionWindows, no_tools
+from tui_gateway.turns.saved_counts import saved_budget, saved_history
 
 
 class SavedSessions:

@@ -18,16 +18,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-from agent.compression.plan import SUMMARY_MARKER
 from agent.context.budget import ContextBudget
 from agent.context.calibration import CountSource, Measurement
-from agent.context.shape import well_formed, withdrawn
+from agent.context.shape import well_formed
 from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
 from agent.provider.tokenize import ServerTokens
 from agent.provider.types import ChatMessage
-from agent.provider.window import DEFAULT_WINDOW, ContextWindow, WindowSource, learn_context_window
-from agent.store import MessageRow, TurnRow
+from agent.provider.window import ContextWindow, WindowSource, learn_context_window
 from contract.events import ContextWindowKnown, Payload
 from tui_gateway.sessions.state import Session
 from tui_gateway.turns.server_counts import ServerCounts
@@ -45,6 +43,23 @@ ServerCount = Callable[
 ]
 """The server's own count of a request (its messages and the tool definitions as sent),
 template included; None when it counts nothing."""
+
+MIN_SEED_CHARS = 400
+"""Fewer characters of text than this in a new session's first request (no project
+instructions, the tool definitions left out by the template) measure no ratio worth having: the
+server counts `CALIBRATION_SAMPLE` instead."""
+
+CALIBRATION_SAMPLE = (
+    "A session keeps working as it grows because desk counts what each request carries. "
+    "Before the server has answered a prompt, the count of characters to a token is a guess, "
+    "and a guess made for one language or one vocabulary can be far from another's: a small "
+    "model's tokenizer may cut plain English words into two or three pieces each, while a "
+    "large one keeps most of them whole. So desk asks the server to count a short passage of "
+    "ordinary prose like this one, with its numbers (42, 2048, 3.14) and its punctuation, "
+    "and starts from that ratio until the first reply says how many tokens its prompt took."
+)
+"""Plain English prose for the server to count when a new session's first request holds too
+little text (:data:`MIN_SEED_CHARS`)."""
 
 OfferedTools = Callable[[], list[dict[str, Any]]]
 """The tool definitions a request offers now (the ``tools`` array's elements): the built-in
@@ -337,18 +352,34 @@ class SessionWindows:
             sent = ContextBudget(window, tool_schemas=self._tool_schemas).offered(tools)
             assert self._count is not None
             counted = self._count(provider, request, sent) if request or sent else None
+            seed = None
             if counted is not None and counted.tokens > 0:
-                size = counted.size(request, sent)
-                seed = Measurement(size, counted.tokens, CountSource.TOKENIZE)
+                seed = Measurement(
+                    counted.size(request, sent), counted.tokens, CountSource.TOKENIZE
+                )
                 with self._lock:
-                    self._seeds.setdefault(key, seed)
                     if counted.exact and sent:
                         self._rendered[key] = not counted.tools_left_out
+            if seed is None or seed.size.chars < MIN_SEED_CHARS:
+                seed = self._sample(provider) or seed  # too little text to measure a ratio by
+            if seed is not None:
+                with self._lock:
+                    self._seeds.setdefault(key, seed)
         finally:
             with self._lock:
                 waiting = self._seeding.pop(key, [])
             for session, asked, offered in waiting:
                 self.publish(session, asked, offered)
+
+    def _sample(self, provider: ProviderConfig) -> Measurement | None:
+        """The server's count of `CALIBRATION_SAMPLE` as a request of its own (None when it
+        counts nothing): a ratio for prose where the first request has too little text."""
+        assert self._count is not None
+        request = [ChatMessage("user", CALIBRATION_SAMPLE)]
+        counted = self._count(provider, request, ())
+        if counted is None or counted.tokens <= 0:
+            return None
+        return Measurement(counted.size(request, ()), counted.tokens, CountSource.TOKENIZE)
 
     def _counted(
         self, session: Session, provider: ProviderConfig, tools: Sequence[dict[str, Any]]
@@ -404,81 +435,3 @@ class SessionWindows:
                 after_turn=after_turn,
             ),
         )
-
-
-def saved_history(rows: Sequence[MessageRow], turns: Sequence[TurnRow]) -> list[ChatMessage]:
-    """A saved transcript as the gateway holds it: prompts of turns that never ran (queued
-    ones a stop dropped, or requests that could not fit) and of turns that ended without a
-    reply (:func:`~agent.context.shape.withdrawn`, as the live session marked them) are marked
-    as not sent, and a user message of a turn after its prompt as a steer (so a resumed
-    session's requests carry the same note before it as the live ones did)."""
-    prompted: set[str] = set()  # turns whose prompt was seen: a later user message steered
-    kinds: list[tuple[bool, bool]] = []  # per row: (its turn's prompt, a steer)
-    replied: set[str] = set()  # turns with a message after their prompt (a reply, a steer)
-    for m in rows:
-        user = m.role == "user"
-        summary = user and m.content.startswith(SUMMARY_MARKER)
-        steer = user and m.turn_id in prompted and not summary
-        prompt = user and not summary and not steer and bool(m.turn_id)
-        if user and m.turn_id:
-            prompted.add(m.turn_id)
-        if m.turn_id and not summary and not prompt:
-            replied.add(m.turn_id)
-        kinds.append((prompt, steer))
-    not_sent = {
-        t.id
-        for t in turns
-        if t.not_sent or (not t.is_open and withdrawn(t.status, replied=t.id in replied))
-    }
-    history: list[ChatMessage] = []
-    for m, (prompt, steer) in zip(rows, kinds, strict=True):
-        history.append(
-            ChatMessage(
-                role=m.role,
-                content=m.content,
-                tool_calls=m.tool_calls,
-                tool_call_id=m.tool_call_id,
-                unsent=prompt and m.turn_id in not_sent,
-                steer=steer,
-            )
-        )
-    return history
-
-
-def saved_budget(
-    rows: Sequence[MessageRow], turns: Sequence[TurnRow], tools: Sequence[dict[str, Any]]
-) -> ContextBudget | None:
-    """A resumed session's budget, calibrated from its last saved server count.
-
-    The last completed turn's ``prompt_tokens`` is the server's count of the request its final
-    reply answered: every active message before that reply (and the tool definitions); with its
-    ``completion_tokens``, of that reply too. It is used when no later compression has
-    rewritten what stands before the reply. It calibrates
-    once the window is known (:meth:`SessionWindows.budget`): the window decides whether the
-    tool definitions were sent whole or compact, as the live session's counts did.
-
-    Returns:
-        the budget, or None when nothing saved can calibrate it.
-    """
-    counted = [t for t in turns if t.prompt_tokens and t.status == "completed"]
-    if not counted:
-        return None
-    turn = max(counted, key=lambda t: t.ended_at or 0.0)
-    mine = [i for i, m in enumerate(rows) if m.turn_id == turn.id]
-    if not mine:
-        return None
-    last = mine[-1]
-    final = rows[last]
-    if final.role != "assistant" or final.tool_calls:
-        return None
-    if any(m.position > final.position for m in rows[:last]):
-        return None  # a later compression's summary stands before the reply
-    history = saved_history(rows[: last + 1], turns)
-    request = well_formed(history[:-1])
-    assert turn.prompt_tokens is not None
-    budget = ContextBudget(ContextWindow(DEFAULT_WINDOW, WindowSource.ASSUMED))
-    # the definitions were sent compact or whole as the window said: calibrated once it is
-    # known; the reply's own tokens count as the server said, as they did before the quit
-    replied = turn.completion_tokens or 0
-    budget.observe_when_known(request, tools, turn.prompt_tokens, history[-1], replied)
-    return budget
