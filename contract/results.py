@@ -137,6 +137,7 @@ class ChildOutcome:
         completion_tokens: its last reply's size (tokens), if the server said.
         calls: its own tool calls, in the order made (its card shows them, as it did live).
         stop: its stop's saved figures, when it was stopped (its live receipt), else None.
+        elapsed_s: seconds from its start to its end, when both were saved.
     """
 
     turn_id: str
@@ -150,6 +151,7 @@ class ChildOutcome:
     completion_tokens: int | None = None
     calls: tuple[ChildCall, ...] = ()
     stop: StopReceipt | None = None
+    elapsed_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

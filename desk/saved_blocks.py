@@ -135,7 +135,7 @@ DELEGATE = "delegate"
 class _SavedAgents:
     """The saved child agents of ``entries``' turns, as cards, each placed once: under the
     ``delegate`` call that started it (the k-th call of a turn started its k-th child), its
-    own children under it, indented; any left at its turn's end."""
+    own children inside it, as they were live; any left at its turn's end."""
 
     def __init__(
         self, entries: list[TranscriptEntry], format_receipt: Callable[[StopReceipt], str]
@@ -148,49 +148,40 @@ class _SavedAgents:
         self._placed: set[str] = set()
 
     def started(self, turn_id: str, count: int) -> list[Widget]:
-        """The cards of the next ``count`` children ``turn_id``'s own calls started, and of
-        their children."""
+        """The cards of the next ``count`` children ``turn_id``'s own calls started (their
+        children inside them)."""
         roots = [
             c
             for c in self._children.get(turn_id, ())
             if c.parent_turn_id == turn_id and c.turn_id not in self._placed
         ]
-        cards: list[Widget] = []
-        for child in roots[:count]:
-            cards.extend(self._tree(turn_id, child, 1))
-        return cards
+        return [self._card(turn_id, child) for child in roots[:count]]
 
     def left(self, turn_id: str) -> list[Widget]:
         """The cards of ``turn_id``'s children not placed under a call (their calls were not
         among the messages shown: a transcript shown from its middle, a compression)."""
-        cards: list[Widget] = []
-        depth: dict[str, int] = {}
-        for child in self._children.get(turn_id, ()):
-            depth[child.turn_id] = depth.get(child.parent_turn_id, 0) + 1
-            if child.turn_id not in self._placed:
-                self._placed.add(child.turn_id)
-                cards.append(self._card(child, depth[child.turn_id]))
-        return cards
-
-    def _tree(self, turn_id: str, child: ChildOutcome, depth: int) -> list[Widget]:
-        self._placed.add(child.turn_id)
-        cards: list[Widget] = [self._card(child, depth)]
-        for below in self._children.get(turn_id, ()):
-            if below.parent_turn_id == child.turn_id and below.turn_id not in self._placed:
-                cards.extend(self._tree(turn_id, below, depth + 1))
-        return cards
-
-    def _card(self, child: ChildOutcome, depth: int) -> AgentCard:
-        """A finished child's card: its calls in brief, its answer, its stop receipt."""
-        calls = [
-            SavedToolCalls(
-                [call.name],
-                [call.result],
-                (SavedToolCall(call.call_id, call.name, call.arguments),),
-                turn_id=child.turn_id,
-            )
-            for call in child.calls
+        return [
+            self._card(turn_id, child)
+            for child in self._children.get(turn_id, ())
+            if child.turn_id not in self._placed
         ]
+
+    def _card(self, turn_id: str, child: ChildOutcome) -> AgentCard:
+        """A finished child's card: its calls in brief, each child it started under the
+        ``delegate`` call that started it, its answer, its stop receipt."""
+        self._placed.add(child.turn_id)
+        below = [
+            c
+            for c in self._children.get(turn_id, ())
+            if c.parent_turn_id == child.turn_id and c.turn_id not in self._placed
+        ]
+        box: list[Widget] = []
+        for call in child.calls:
+            saved = SavedToolCall(call.call_id, call.name, call.arguments)
+            box.append(SavedToolCalls([call.name], [call.result], (saved,), turn_id=child.turn_id))
+            if call.name == DELEGATE and below:
+                box.append(self._card(turn_id, below.pop(0)))
+        box.extend(self._card(turn_id, c) for c in below if c.turn_id not in self._placed)
         card = AgentCard(
             child.turn_id,
             child.parent_turn_id,
@@ -198,13 +189,13 @@ class _SavedAgents:
             background=False,
             clock=lambda: 0.0,
             started_at=0.0,
-            saved=calls,
+            saved=box,
         )
-        card.set_class(depth > 1, "-nested")
         card.show_outcome(
             child.exit_reason,
             child.reply,
             completed=child.status == "completed",
             note=note_line(child.note, child.stop, self._format) if child.stop else child.note,
+            elapsed_s=child.elapsed_s,
         )
         return card

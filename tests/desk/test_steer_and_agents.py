@@ -336,3 +336,32 @@ async def test_a_background_child_that_outlived_its_turn_adds_its_usage_to_the_t
         total = gw.session_usage(app.session_id)
         await wait_until(pilot, lambda: app.status_bar.usage == total, what="the child counted")
         assert total.requests > ended.session_usage.requests
+
+
+async def test_a_resumed_grandchild_sits_inside_its_parent_s_card(
+    demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    # It was drawn after its parent's card, at an indent of its own, not inside it as live
+    demo_server.configure(slots=3)
+    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
+    gw = Gateway(
+        GatewayConfig(provider=provider, cwd=tmp_path, approvals=False),
+        store=SqliteStore(tmp_path / "desk.db"),
+    )
+    log = EventLog()
+    gw.subscribe(log)
+    try:
+        session = gw.session_create()
+        turn = gw.prompt_submit(session, "delegate: delegate: reply with exactly: deep").turn_id
+        log.complete(turn, timeout=30)
+        entries = gw.session_resume(session).transcript
+        app = DeskApp(gw, connection(demo_server.base_url), handle_signals=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await app.controllers.sessions.show(session, entries)
+            await pilot.pause()
+            (child,) = app.transcript.query_children(AgentCard)
+            (grandchild,) = child.box.query_children(AgentCard)
+            assert grandchild.text == "deep" and grandchild.outcome == "completed"
+            assert child.state_text().startswith("✓") and " · " in child.state_text()  # its time
+    finally:
+        assert gw.shutdown(timeout_s=10).threads_left == []

@@ -392,6 +392,7 @@ def _children_by_root(turns: list[TurnRow]) -> dict[str, tuple[ChildOutcome, ...
                 for c in calls_from_json(t.calls)
             ),
             stop=_turn_receipt(t),
+            elapsed_s=t.ended_at - t.started_at if t.ended_at is not None else None,
         )
         grouped.setdefault(root(t.id), []).append(outcome)
     return {key: tuple(group) for key, group in grouped.items()}
