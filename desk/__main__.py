@@ -240,8 +240,10 @@ def _history(options: DeskOptions) -> Path | None:
 def _db_flag(options: DeskOptions) -> str:
     """The ``--db`` given on the command line ("" when the database was named otherwise)."""
     settings = options.settings
-    given = settings.db is not None and settings.origin("db").source == "flag"
-    return str(settings.db) if given else ""
+    db = settings.db
+    if db is None or settings.origin("db").source != "flag":
+        return ""
+    return db if "://" in db else os.path.abspath(os.path.expanduser(db))  # from any folder
 
 
 def _build_gateway(settings: Settings, connection: ConnectionInfo, api_key: str | None) -> Built:

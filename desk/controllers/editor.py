@@ -134,6 +134,7 @@ class EditorController:
 
         def quit_signal(_sig: signal.Signals) -> None:
             quitting.set()
+            Path(argv[-1]).unlink(missing_ok=True)  # the scratch file: the quit ends the process
             self._quit_now()
             for editor in running:
                 editor.terminate()

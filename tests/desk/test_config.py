@@ -128,3 +128,19 @@ def test_probe_gives_up_within_its_budget() -> None:
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
         (result,) = probe([url], budget_s=0.2)
     assert not result.answered and result.error == "no answer in time"
+
+
+def test_the_resume_hint_names_a_relative_db_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "desk --db rel.db --resume ID" worked only from the folder desk had been started in
+    from desk.__main__ import _db_flag
+    from desk.startup import Startup
+
+    monkeypatch.chdir(tmp_path)
+    flagged = parse_options(["--db", "rel dir/s.db"], {})
+    assert Startup(db_flag=_db_flag(flagged)).resume_command("abc") == (
+        f"desk --db '{tmp_path}/rel dir/s.db' --resume abc"
+    )
+    by_env = parse_options([], {"DESK_DB": "elsewhere.db"})  # found again the same way
+    assert Startup(db_flag=_db_flag(by_env)).resume_command("abc") == "desk --resume abc"

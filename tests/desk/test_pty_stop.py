@@ -251,7 +251,8 @@ def test_quit_signal_while_the_editor_is_open_stops_the_turn_at_once(
     # turn went on streaming until the editor exited (10 s and more in a tester's tries)
     started = tmp_path / "editor.pid"
     editor = tmp_path / "slow-editor.sh"
-    editor.write_text(f"#!/bin/sh\necho $$ > {started}\nexec sleep 300\n")
+    opened = tmp_path / "editor.arg"
+    editor.write_text(f'#!/bin/sh\necho "$1" > {opened}\necho $$ > {started}\nexec sleep 300\n')
     editor.chmod(0o755)
     with desk_in_pty(pty_server, {"VISUAL": str(editor)}) as (proc, screen):
         record = start_streaming(pty_server, screen)
@@ -262,6 +263,8 @@ def test_quit_signal_while_the_editor_is_open_stops_the_turn_at_once(
         assert closed_at(pty_server, record) >= record.started_at
         assert proc.wait(timeout=15.0) == 0
     assert poll_until(lambda: not Path(f"/proc/{pid}").exists(), 10.0)  # the editor ended too
+    draft = Path(opened.read_text().strip())
+    assert draft.name.startswith("desk-prompt-") and not draft.exists()  # no draft left in /tmp
 
 
 def test_terminal_hang_up_while_streaming_quits_cleanly(pty_server: DemoModelServer) -> None:
