@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
