@@ -220,11 +220,10 @@ class Gateway:
         return self._table.summaries()
 
     def session_set_model(self, session_id: str, model: str) -> None:
-        """Use ``model`` for the session's next turns (GatewayError: one it does not list);
-        its ``context.window`` follows when that window is known (else the next turn's)."""
+        """Use ``model`` for the session's next turns, saved with it (GatewayError: one it
+        does not list); its ``context.window`` follows once that window is known."""
         session = self._table.get(session_id)
-        self.server.set_model(session, valid_text(model))
-        self._persistence.model_set(session, session.model)
+        self._persistence.model_set(session, self.server.set_model(session, valid_text(model)))
         self._windows.announce(session, self.server.for_session(session), self._offered())
 
     def provider_for(self, session_id: str) -> ProviderConfig:

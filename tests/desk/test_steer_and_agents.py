@@ -265,11 +265,9 @@ async def test_esc_stops_a_background_child_that_outlived_its_turn_and_idle_stay
         assert "agent" not in app.status_bar.turn_text()
 
 
-async def test_a_resumed_child_keeps_its_calls_under_its_delegate_call_and_its_receipt(
-    demo_server: DemoModelServer, tmp_path: Path
-) -> None:
-    # Resumed, a child's card had lost its own tool cards and its stop receipt, and sat
-    # below its parent's reply instead of under the delegate call that started it.
+@pytest.fixture
+def saved(demo_server: DemoModelServer, tmp_path: Path) -> Iterator[tuple[Gateway, EventLog]]:
+    """A gateway saving to a database (sessions resume from it), no approvals asked."""
     demo_server.configure(slots=3)
     provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
     gw = Gateway(
@@ -278,42 +276,51 @@ async def test_a_resumed_child_keeps_its_calls_under_its_delegate_call_and_its_r
     )
     log = EventLog()
     gw.subscribe(log)
-    (tmp_path / "sub").mkdir()
     try:
-        session = gw.session_create()
-        done = gw.prompt_submit(session, 'delegate: call tool list_dir with {"path": "sub"}')
-        log.complete(done.turn_id, timeout=30)
-        slow = gw.prompt_submit(session, 'delegate: call tool shell with {"command": "sleep 60"}')
-
-        def child_shell_runs(_e: object) -> bool:
-            return any(s.name == "shell" for s in log.of_type(ToolStart))
-
-        assert log.wait_for(child_shell_runs, 30)
-        child = next(c for c in log.of_type(ChildStarted) if c.parent_turn_id == slow.turn_id)
-        gw.session_interrupt(
-            session, StopRequest.by_user(Surface.DESK_BUTTON, "t"), turn_id=child.turn_id
-        )
-        log.complete(slow.turn_id, timeout=30)
-        entries = gw.session_resume(session).transcript
-        app = DeskApp(gw, connection(demo_server.base_url), handle_signals=False)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await app.controllers.sessions.show(session, entries)
-            await pilot.pause()
-            shown = [
-                type(w).__name__
-                for w in app.transcript.children
-                if isinstance(w, UserPrompt | SavedToolCalls | AgentCard | SavedReply)
-            ]
-            assert shown[:4] == ["UserPrompt", "SavedToolCalls", "AgentCard", "SavedReply"]
-            first, second = app.transcript.query(AgentCard).results(AgentCard)
-            (listed,) = first.box.query_children(SavedToolCalls)
-            assert listed.names == ("list_dir",)
-            (ran,) = second.box.query_children(SavedToolCalls)
-            assert ran.names == ("shell",)
-            said = second.export_markdown()
-            assert "sleep 60" in said and "stopped by you · " in said  # the receipt's figures
+        yield gw, log
     finally:
         assert gw.shutdown(timeout_s=10).threads_left == []
+
+
+async def test_a_resumed_child_keeps_its_calls_under_its_delegate_call_and_its_receipt(
+    saved: tuple[Gateway, EventLog], demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    # Resumed, a child's card had lost its own tool cards and its stop receipt, and sat
+    # below its parent's reply instead of under the delegate call that started it.
+    gw, log = saved
+    (tmp_path / "sub").mkdir()
+    session = gw.session_create()
+    done = gw.prompt_submit(session, 'delegate: call tool list_dir with {"path": "sub"}')
+    log.complete(done.turn_id, timeout=30)
+    slow = gw.prompt_submit(session, 'delegate: call tool shell with {"command": "sleep 60"}')
+
+    def child_shell_runs(_e: object) -> bool:
+        return any(s.name == "shell" for s in log.of_type(ToolStart))
+
+    assert log.wait_for(child_shell_runs, 30)
+    child = next(c for c in log.of_type(ChildStarted) if c.parent_turn_id == slow.turn_id)
+    gw.session_interrupt(
+        session, StopRequest.by_user(Surface.DESK_BUTTON, "t"), turn_id=child.turn_id
+    )
+    log.complete(slow.turn_id, timeout=30)
+    entries = gw.session_resume(session).transcript
+    app = DeskApp(gw, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.controllers.sessions.show(session, entries)
+        await pilot.pause()
+        shown = [
+            type(w).__name__
+            for w in app.transcript.children
+            if isinstance(w, UserPrompt | SavedToolCalls | AgentCard | SavedReply)
+        ]
+        assert shown[:4] == ["UserPrompt", "SavedToolCalls", "AgentCard", "SavedReply"]
+        first, second = app.transcript.query(AgentCard).results(AgentCard)
+        (listed,) = first.box.query_children(SavedToolCalls)
+        assert listed.names == ("list_dir",)
+        (ran,) = second.box.query_children(SavedToolCalls)
+        assert ran.names == ("shell",)
+        said = second.export_markdown()
+        assert "sleep 60" in said and "stopped by you · " in said  # the receipt's figures
 
 
 async def test_a_background_child_that_outlived_its_turn_adds_its_usage_to_the_total(
@@ -339,29 +346,19 @@ async def test_a_background_child_that_outlived_its_turn_adds_its_usage_to_the_t
 
 
 async def test_a_resumed_grandchild_sits_inside_its_parent_s_card(
-    demo_server: DemoModelServer, tmp_path: Path
+    saved: tuple[Gateway, EventLog], demo_server: DemoModelServer
 ) -> None:
     # It was drawn after its parent's card, at an indent of its own, not inside it as live
-    demo_server.configure(slots=3)
-    provider = ProviderConfig(base_url=demo_server.base_url, model="demo")
-    gw = Gateway(
-        GatewayConfig(provider=provider, cwd=tmp_path, approvals=False),
-        store=SqliteStore(tmp_path / "desk.db"),
-    )
-    log = EventLog()
-    gw.subscribe(log)
-    try:
-        session = gw.session_create()
-        turn = gw.prompt_submit(session, "delegate: delegate: reply with exactly: deep").turn_id
-        log.complete(turn, timeout=30)
-        entries = gw.session_resume(session).transcript
-        app = DeskApp(gw, connection(demo_server.base_url), handle_signals=False)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await app.controllers.sessions.show(session, entries)
-            await pilot.pause()
-            (child,) = app.transcript.query_children(AgentCard)
-            (grandchild,) = child.box.query_children(AgentCard)
-            assert grandchild.text == "deep" and grandchild.outcome == "completed"
-            assert child.state_text().startswith("✓") and " · " in child.state_text()  # its time
-    finally:
-        assert gw.shutdown(timeout_s=10).threads_left == []
+    gw, log = saved
+    session = gw.session_create()
+    turn = gw.prompt_submit(session, "delegate: delegate: reply with exactly: deep").turn_id
+    log.complete(turn, timeout=30)
+    entries = gw.session_resume(session).transcript
+    app = DeskApp(gw, connection(demo_server.base_url), handle_signals=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.controllers.sessions.show(session, entries)
+        await pilot.pause()
+        (child,) = app.transcript.query_children(AgentCard)
+        (grandchild,) = child.box.query_children(AgentCard)
+        assert grandchild.text == "deep" and grandchild.outcome == "completed"
+        assert child.state_text().startswith("✓") and " · " in child.state_text()  # its time

@@ -215,11 +215,13 @@ class ModelServer:
                 session.model = provider.model
             return replace(provider, model=session.model or provider.model)
 
-    def set_model(self, session: Session, model: str) -> None:
-        """Use ``model`` for the session's next turns (GatewayError: see :meth:`checked_model`)."""
+    def set_model(self, session: Session, model: str) -> str:
+        """Use ``model`` for the session's next turns (GatewayError: see :meth:`checked_model`);
+        returns the name used (stripped)."""
         name = self.checked_model(model)
         with session.lock:
             session.model = name
+        return name
 
     def checked_model(self, model: str) -> str:
         """``model`` stripped, once it is known to be one the server can use.

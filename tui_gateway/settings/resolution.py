@@ -383,8 +383,7 @@ def _text(raw: object, origin: Origin) -> str | None:
 
 def _database(raw: object, origin: Origin) -> str | None:
     text = _text(raw, origin)
-    unknown = unknown_home(text) if text is not None else None
-    if unknown is not None:
+    if text is not None and (unknown := unknown_home(text)) is not None:
         raise SettingsError(f"{origin.where}: {text!r} starts with {unknown}: no such home here")
     return text
 
