@@ -178,14 +178,13 @@ class SessionWindows:
                 session.context = ContextBudget(window, tool_schemas=self._tool_schemas)
                 with self._lock:
                     seed = self._seeds.get(key)
-                    session.context.tools_rendered = self._rendered.get(key)
                 if seed is not None and all(m.role == "system" for m in session.history):
                     session.context.observe(seed.size, seed.tokens, seed.source)
             elif before is None:
                 # a resumed session, calibrated from its saved counts: the window is now known
                 session.context.tool_schemas = self._tool_schemas
                 session.context.set_window(window)
-            if session.context.tools_rendered is None:  # the first count may have said since
+            if session.context.tools_rendered is None:  # a new budget, or the first count came
                 with self._lock:
                     session.context.tools_rendered = self._rendered.get(key)
             return session.context
