@@ -298,7 +298,9 @@ def test_ctrl_q_while_streaming_gives_the_terminal_back_and_draws_nothing_after(
 ) -> None:
     # The quit leaves from its own thread once all is saved; the UI thread, still drawing the
     # stream, must not paint a frame on the person's own screen after the terminal is back.
-    pty_server.configure(tokens_per_second=2000.0, max_tokens=20_000)  # 10 s: still streaming
+    # an endless document cut at 20,000 tokens: 10 s, still streaming when the quit lands (the
+    # Markdown reply to this prompt is some 240 tokens: over before a busy machine reads Ctrl+Q)
+    pty_server.configure(tokens_per_second=2000.0, max_tokens=20_000, reply_shape="document")
     with desk_in_pty(pty_server) as (proc, screen):
         record = start_streaming(pty_server, screen)
         mark = screen.size
