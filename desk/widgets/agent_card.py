@@ -115,6 +115,13 @@ class AgentCard(Widget):
         """Its exit reason, once it ended."""
         self.box = Vertical(*saved, classes="box")
         """Where the child's own tool cards and children go."""
+        # its own lines, held: a query would find a nested child's first (they are in the box)
+        self._state = Static("", classes="state", markup=False)
+        self._stop = ClickButton(
+            "■ Stop", classes="stop", compact=True, tooltip="stop this agent only"
+        )
+        self._output = Static("", classes="output", markup=False)
+        self._outcome = Static("", classes="outcome", markup=False)
         self._clock = clock
         self._started_at = clock() if started_at is None else started_at
         self._elapsed: float | None = None
@@ -132,13 +139,11 @@ class AgentCard(Widget):
         title = f"⧉ {kind} {self.turn_id[:6]} · {terminal_safe(self.agent_task)}"
         with Horizontal(classes="summary"):
             yield Static(" ".join(title.split()), classes="title", markup=False)
-            yield Static("", classes="state", markup=False)
-            yield ClickButton(
-                "■ Stop", classes="stop", compact=True, tooltip="stop this agent only"
-            )
+            yield self._state
+            yield self._stop
         yield self.box  # its tool cards and children, then what it wrote last, in that order
-        yield Static("", classes="output", markup=False)
-        yield Static("", classes="outcome", markup=False)
+        yield self._output
+        yield self._outcome
 
     def on_mount(self) -> None:
         if self.running:
@@ -148,10 +153,9 @@ class AgentCard(Widget):
         self._show_outcome_line()
 
     def _show_outcome_line(self) -> None:
-        outcome = next(self.query(".outcome").results(Static), None)
-        if outcome is not None and self.outcome is not None:
-            outcome.update(terminal_safe(self._line))
-            self.query_one(".stop", Button).disabled = True
+        if self.outcome is not None:
+            self._outcome.update(terminal_safe(self._line))
+            self._stop.disabled = True
 
     def state_text(self) -> str:
         """The right-hand side of the summary line as it reads now."""
@@ -164,16 +168,12 @@ class AgentCard(Widget):
         return f"stopping… {running}" if self._stopping else f"running {running}"
 
     def _show_state(self) -> None:
-        state = next(self.query(".state").results(Static), None)
-        if state is not None:
-            state.update(self.state_text())
+        self._state.update(self.state_text())
 
     def _show_output(self) -> None:
-        out = next(self.query(".output").results(Static), None)
-        if out is not None:
-            shown = tail_lines(self.text, LIVE_TAIL_LINES)
-            out.update(terminal_safe(shown))
-            self.set_class(bool(shown.strip()), "-has-output")
+        shown = tail_lines(self.text, LIVE_TAIL_LINES)
+        self._output.update(terminal_safe(shown))
+        self.set_class(bool(shown.strip()), "-has-output")
 
     def add_text(self, text: str) -> None:
         """A streamed piece of the child's reply."""

@@ -362,3 +362,34 @@ async def test_a_resumed_grandchild_sits_inside_its_parent_s_card(
         (grandchild,) = child.box.query_children(AgentCard)
         assert grandchild.text == "deep" and grandchild.outcome == "completed"
         assert child.state_text().startswith("✓") and " · " in child.state_text()  # its time
+
+
+def own_line(card: AgentCard, name: str) -> str:
+    """What ``card``'s own line ``name`` (state, output, outcome) shows, not a nested card's."""
+    holder = card.query_children(".summary").first() if name == "state" else card
+    return str(holder.query_children(f".{name}").first().render())
+
+
+async def test_a_stopped_tree_shows_each_child_s_own_receipt_in_its_own_card(
+    gateway: tuple[Gateway, EventLog], demo_server: DemoModelServer
+) -> None:
+    # The middle child's outcome went to the first line of that kind in its card: its nested
+    # child's (the receipt 'during delegate' under the child that streamed, its own lost)
+    gw, log = gateway
+    app = desk(gw, demo_server)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await submit(pilot, "delegate: delegate: [demo tps=10] map the north")
+        await wait_until(pilot, lambda: len(app.controllers.agents.cards) == 2, what="2 cards")
+        outer, inner = app.controllers.agents.cards
+        assert inner in outer.box.query(AgentCard)
+        await wait_until(pilot, lambda: inner.text, what="the grandchild's live output")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(log.of_type(MessageComplete)) == 1, what="the stop")
+        await wait_until(pilot, lambda: not outer.running and not inner.running, what="outcomes")
+        outer_line, inner_line = own_line(outer, "outcome"), own_line(inner, "outcome")
+        assert "stopped by you" in outer_line and "during delegate" in outer_line
+        assert "stopped by you" in inner_line and "during delegate" not in inner_line
+        shown = own_line(inner, "output").strip()
+        assert shown and shown in inner.text  # what it streamed, not its parent's empty text
+        assert "stopped by you" in own_line(outer, "state")
+        assert "stopped by you" in own_line(inner, "state")
