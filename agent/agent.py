@@ -337,6 +337,8 @@ class Agent:
             async with self.client.session() as conn:
                 self._set_connection(conn)
                 while True:
+                    if self.stop_request is not None:  # its cancel is on its way: no request
+                        raise asyncio.CancelledError
                     if iterations >= self.max_iterations:
                         out_of_iterations = True
                         break
@@ -369,6 +371,8 @@ class Agent:
                     )
                     self._watch_paused = True  # a tool may run long without the provider
                     outcomes = await batch.run()
+                    if self.stop_request is not None:  # a call answered it (a delegate, its
+                        raise asyncio.CancelledError  # child's stop): the stop's receipt, now
                     self._watch_paused = False
                     self._last_activity = time.monotonic()
                     added.extend(outcome.message() for outcome in outcomes)
@@ -398,11 +402,8 @@ class Agent:
                 added.extend(outcome.message() for outcome in stopped)
                 reply = Completion()
             tally.answered(reply)  # the request open at the stop, if one was
-            result = interrupted(stop, reply, added)
-            result.children_ended = ledger.children_ended
-            result.iterations = iterations
+            result = interrupted(stop, reply, added, tally.total, ledger.children_ended, iterations)
             result.stopped_tool = stopped_tool
-            result.usage_total = tally.total
             return result
         except ProviderError as exc:
             stop = self.stop_request
@@ -411,11 +412,8 @@ class Agent:
                 timings.connection_closed_at = self._closed_at()
                 timings.stop_requested_at = stop.requested_at
                 tally.answered(reply)
-                result = interrupted(stop, reply, added)
-                result.children_ended = ledger.children_ended
-                result.iterations = iterations
-                result.usage_total = tally.total
-                return result
+                counted = (tally.total, ledger.children_ended, iterations)
+                return interrupted(stop, reply, added, *counted)
             tally.answered(reply, refused=not (reply.content or reply.reasoning))
             error = exc
         finally:

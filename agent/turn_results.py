@@ -24,10 +24,18 @@ def reply_messages(reply: Completion) -> list[ChatMessage]:
     return [ChatMessage(role="assistant", content=reply.content)]
 
 
-def interrupted(stop: StopRequest, reply: Completion, added: list[ChatMessage]) -> TurnResult:
+def interrupted(
+    stop: StopRequest,
+    reply: Completion,
+    added: list[ChatMessage],
+    usage_total: TokenUsage | None = None,
+    children_ended: int = 0,
+    iterations: int = 0,
+) -> TurnResult:
     """The outcome of a turn ``stop`` ended: ``interrupted``, partial, with what it had added
-    and the reply's text so far."""
-    return TurnResult(
+    and the reply's text so far; ``usage_total`` (None: none counted), ``children_ended`` and
+    ``iterations`` (model requests begun) as the turn counted them."""
+    result = TurnResult(
         status=TurnStatus.INTERRUPTED,
         exit_reason=stop.exit_reason(),
         text=reply.content,
@@ -37,6 +45,11 @@ def interrupted(stop: StopRequest, reply: Completion, added: list[ChatMessage]) 
         stop=stop,
         usage=reply.usage,
     )
+    if usage_total is not None:
+        result.usage_total = usage_total
+    result.children_ended = children_ended
+    result.iterations = iterations
+    return result
 
 
 def ended(

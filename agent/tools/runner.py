@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -140,6 +141,7 @@ class ToolBatch:
         self.approve = approve
         self.outcomes: list[ToolOutcome] = []
         self._current: int | None = None
+        self._last: tuple[ToolCall, float] | None = None  # the last call that ended, and when
         self._partial = OutputBuffer(max_output_bytes)
         self._ended_before = 0
 
@@ -150,10 +152,13 @@ class ToolBatch:
             one outcome per call, in call order.
 
         Raises:
-            asyncio.CancelledError: on a hard stop (after the running tool cleaned up); call
-                :meth:`stopped` to answer every call.
+            asyncio.CancelledError: on a hard stop (after the running tool cleaned up, or
+                between two calls: a call that answered a stop is not followed by another);
+                call :meth:`stopped` to answer every call.
         """
         for index in range(len(self.outcomes), len(self.calls)):
+            if self.stops is not None and self.stops.cancelled:
+                raise asyncio.CancelledError  # its cancel may not have reached the loop yet
             call = self.calls[index]
             self._current = index
             self._partial = OutputBuffer(self.max_output_bytes)
@@ -162,6 +167,7 @@ class ToolBatch:
                 self.on_start(call)
             result = await self._run_one(call)
             self._current = None
+            self._last = (call, time.monotonic())
             self.outcomes.append(ToolOutcome(call, result))
             if self.on_complete is not None:
                 self.on_complete(call, result)
@@ -246,9 +252,13 @@ class ToolBatch:
         return self.calls[self._current] if self._current is not None else None
 
     def stopped_tool(self, stop: StopRequest) -> StoppedTool | None:
-        """The call ``stop`` cut short, with the process group it ended for that call (its
-        pid, and milliseconds from the stop to the group being gone); None between calls."""
+        """The call ``stop`` cut short (or that ended after it came: a ``delegate`` call
+        answers its stopped child's outcome), with the process group it ended for that call
+        (its pid, and milliseconds from the stop to the group being gone); None when the stop
+        came between calls."""
         call = self.running
+        if call is None and self._last is not None and self._last[1] >= stop.requested_at:
+            call = self._last[0]
         if call is None:
             return None
         ending = next((e for e in reversed(self.ledger.endings) if e.cause == "stop"), None)

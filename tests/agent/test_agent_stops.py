@@ -6,8 +6,12 @@ so each case is deterministic; a hypothesis test draws k over the whole turn.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,6 +22,8 @@ from agent.events import AgentEvent, TextDelta, TurnResult
 from agent.provider.client import ChatClient, ProviderConfig
 from agent.provider.types import ChatMessage
 from agent.stops import Issuer, StopRequest, Surface
+from agent.tools.base import ToolContext, ToolResult
+from agent.tools.registry import ToolRegistry
 from demo_model.replies import reply_for
 from demo_model.server import DemoModelServer
 
@@ -246,3 +252,45 @@ def test_a_stop_while_the_server_reads_the_prompt_closes_the_connection_from_the
     assert result.timings is not None
     closed_at = result.timings.connection_closed_at
     assert closed_at is not None and closed_at < released_at
+
+
+@dataclass(frozen=True)
+class AnswersItsStop:
+    """A tool that answers a stop with a result, as ``delegate`` answers with its stopped
+    child's outcome: the cancel is taken, and the call returns normally."""
+
+    started: threading.Event = field(default_factory=threading.Event)
+    name: str = "wait_for_the_child"
+    description: str = "waits until stopped"
+    needs_approval: bool = False
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {}}
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self.started.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.Event().wait()  # only the stop ends it
+        return ToolResult(content="the child was stopped")
+
+
+def test_a_call_that_answers_the_stop_is_the_receipt_s_and_no_request_follows(
+    provider: ProviderConfig, demo_server: DemoModelServer
+) -> None:
+    # The middle agent of a stopped tree sent one more request (its delegate call returned
+    # its child's outcome before its own cancel landed): the receipt read 'connection closed'
+    # and counted a request the server never saw.
+    tool = AnswersItsStop()
+    agent = Agent(ChatClient(provider), tools=ToolRegistry([tool]), delta_interval_s=0)
+    thread, results = run_in_thread(agent, "call tool wait_for_the_child with {}")
+    assert tool.started.wait(10)
+    agent.interrupt(StopRequest.by_user(Surface.DESK_KEY))
+    thread.join(10)
+    (result,) = results
+    assert result.status == "interrupted" and result.exit_reason == "interrupted_by_user"
+    assert result.stopped_tool is not None and result.stopped_tool.name == tool.name
+    assert [m.role for m in result.messages] == ["assistant", "tool"]
+    assert result.messages[1].content == "the child was stopped"
+    assert len(demo_server.records.list()) == 1
+    assert result.usage_total.requests == 1 and result.iterations == 1

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agent.provider.types import ToolCall
+from agent.scope import InterruptScope
 from agent.stops import StopRequest, Surface
 from agent.tools import ToolBatch, ToolContext, ToolRegistry, ToolResult, default_tools
 from tests.tools.shellkit import COOPERATIVE, is_dead, run
@@ -184,3 +185,42 @@ def test_a_bug_in_a_call_s_checks_answers_the_call_and_the_next_runs(tmp_path: P
         "after\n",
     ]
     assert outcomes[0].result.is_error and not outcomes[1].result.is_error
+
+
+@dataclass(frozen=True)
+class AnswersItsStop:
+    """A tool that returns a result once its scope is cancelled (as ``delegate`` returns its
+    stopped child's outcome)."""
+
+    name: str = "wait_for_the_child"
+    description: str = "waits until stopped"
+    parameters: Any = None
+    needs_approval: bool = False
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        assert ctx.stops is not None
+        ctx.stops.cancel(StopRequest.by_user(Surface.DESK_KEY))  # the stop lands while it runs
+        return ToolResult(content="the child was stopped")
+
+
+def test_no_call_starts_after_one_that_answered_the_stop(tmp_path: Path) -> None:
+    # the turn's cancel had not reached the loop: the next call of the message started
+    (tmp_path / "a.txt").write_text("A")
+    tools = registry()
+    tools.add(AnswersItsStop(parameters={"type": "object"}))
+    scope = InterruptScope("turn")
+    batch = ToolBatch(
+        tools,
+        calls(("wait_for_the_child", "{}"), ("read_file", '{"path": "a.txt"}')),
+        cwd=tmp_path,
+        stops=scope,
+    )
+    with pytest.raises(asyncio.CancelledError):
+        run(batch.run())
+    stop = scope.stop
+    assert stop is not None
+    answered, not_run = (o.result for o in batch.stopped(stop))
+    assert answered.content == "the child was stopped"
+    assert not_run.content == "not run: stopped by the user"
+    stopped = batch.stopped_tool(stop)
+    assert stopped is not None and stopped.name == "wait_for_the_child"
