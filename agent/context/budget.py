@@ -192,6 +192,16 @@ class ContextBudget:
         self._saved: _Saved | None = None
         self._counted: CountedReply | None = None  # the last request the server counted whole
 
+    def sharing(self) -> ContextBudget:
+        """A budget for another transcript on the same server and model (a child agent's):
+        the same window now, the same calibration (what either measures, both count with)
+        and what the server was found to support; the last count of a request is its own."""
+        other = ContextBudget(self.window, self.calibration, tool_schemas=self.tool_schemas)
+        other.tokenize_supported = self.tokenize_supported
+        other.template_supported = self.template_supported
+        other.tools_rendered = self.tools_rendered
+        return other
+
     @property
     def window(self) -> ContextWindow:
         """The window in use."""

@@ -18,7 +18,7 @@ from agent.context.tool_schemas import ToolSchemas
 from agent.provider.client import ProviderConfig
 from agent.store import SqliteStore
 from agent.turn_tools import tool_result_bytes
-from contract.events import CompressionComplete, ContextWindowKnown, ToolComplete
+from contract.events import ChildCompleted, CompressionComplete, ContextWindowKnown, ToolComplete
 from demo_model import DemoModelServer
 from demo_model.template import alternation_error
 from tests.support import EventLog
@@ -117,6 +117,24 @@ def test_a_tool_result_twice_the_window_is_cut_and_the_turn_completes(
     _check_every_request(demo_server)
     # the session goes on, the whole result kept in the transcript
     assert desk.ask(session, "reply with exactly: next")[:2] == ("completed", None)
+
+
+def test_a_child_agent_s_requests_fit_the_window_too(
+    desk: Desk, demo_server: DemoModelServer, tmp_path: Path
+) -> None:
+    # A child agent had no budget: its result went whole (32 KB) and the server refused its
+    # next request (context exceeded), so the child failed where its parent would have gone on
+    numbers = "\n".join(str(n) for n in range(1, 2_200))  # twice the window
+    (tmp_path / "numbers.txt").write_text(numbers)
+    session = desk.gateway.session_create()
+    call = '{"path": "numbers.txt", "max_bytes": 100000}'
+    status, error, _turn = desk.ask(session, f"delegate: call tool read_file with {call}")
+    assert (status, error) == ("completed", None)
+    child = next(c for c in desk.log.of_type(ChildCompleted))
+    assert child.status == "completed", child.error
+    _check_every_request(demo_server)  # the child's requests too: all fit, none refused
+    seen = [r.messages[-1]["content"] for r in demo_server.records.list() if r.messages]
+    assert any(m.startswith("1\n2\n3\n") and "characters" in m for m in seen)  # cut, noted
 
 
 def test_a_long_output_is_kept_to_a_quarter_of_the_window_and_counted_so(

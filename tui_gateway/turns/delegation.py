@@ -198,6 +198,10 @@ class Delegation:
             changes = self._recorder(session, self._roots.get(turn_id, turn_id))
         setup = AgentSetup(listener, approve, tools, self._cwd, provider, self._workspace, changes)
         launcher.agent = self._factory(setup)
+        with session.lock:
+            budget = session.context
+        if budget is not None and depth > 0:  # a child's requests fit the window too
+            launcher.agent.context = budget.sharing()
         return launcher.agent
 
     # -- children ------------------------------------------------------------------------------
