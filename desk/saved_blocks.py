@@ -11,6 +11,7 @@ A long transcript renders only its last messages at first (:func:`split_recent`)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from textual.widget import Widget
@@ -83,12 +84,7 @@ def saved_blocks(
                     results.append(entries[index].content)
                     result = entries[index]
                     note = note_line(result.note, result.stop, format_receipt) or note
-                calls = entry.tool_calls
-                blocks.append(
-                    SavedToolCalls(entry.tool_names, results, calls, turn_id=entry.turn_id)
-                )
-                delegated = entry.tool_names.count(DELEGATE)
-                blocks.extend(agents.started(entry.turn_id, delegated))  # under their calls
+                blocks.extend(agents.calls(entry, results))  # a child under its delegate call
         elif entry.role == "tool":  # a result whose call is not shown: show it briefly
             blocks.append(SavedToolCalls(["tool"], [entry.content]))
         elif entry.role == "event" and entry.compression is not None:
@@ -147,15 +143,26 @@ class _SavedAgents:
         self._format = format_receipt
         self._placed: set[str] = set()
 
-    def started(self, turn_id: str, count: int) -> list[Widget]:
-        """The cards of the next ``count`` children ``turn_id``'s own calls started (their
-        children inside them)."""
+    def calls(self, entry: TranscriptEntry, results: list[str]) -> list[Widget]:
+        """An assistant message's tool calls (``results``: their results, in order), the card
+        of each child a ``delegate`` call of it started right under that call, as live."""
+        turn_id = entry.turn_id
+        if DELEGATE not in entry.tool_names:
+            return [SavedToolCalls(entry.tool_names, results, entry.tool_calls, turn_id=turn_id)]
         roots = [
             c
             for c in self._children.get(turn_id, ())
             if c.parent_turn_id == turn_id and c.turn_id not in self._placed
         ]
-        return [self._card(turn_id, child) for child in roots[:count]]
+        blocks: list[Widget] = []
+        for index, name in enumerate(entry.tool_names):
+            result = results[index : index + 1]
+            call = entry.tool_calls[index : index + 1]
+            blocks.append(SavedToolCalls([name], result, call, turn_id=turn_id))
+            if name == DELEGATE and roots:
+                arguments = call[0].arguments if call else ""
+                blocks.append(self._card(turn_id, roots.pop(0), _background(arguments)))
+        return blocks
 
     def left(self, turn_id: str) -> list[Widget]:
         """The cards of ``turn_id``'s children not placed under a call (their calls were not
@@ -166,9 +173,10 @@ class _SavedAgents:
             if child.turn_id not in self._placed
         ]
 
-    def _card(self, turn_id: str, child: ChildOutcome) -> AgentCard:
+    def _card(self, turn_id: str, child: ChildOutcome, background: bool = False) -> AgentCard:
         """A finished child's card: its calls in brief, each child it started under the
-        ``delegate`` call that started it, its answer, its stop receipt."""
+        ``delegate`` call that started it, its answer, its stop receipt (``background``: its
+        call did not wait for it)."""
         self._placed.add(child.turn_id)
         below = [
             c
@@ -180,13 +188,13 @@ class _SavedAgents:
             saved = SavedToolCall(call.call_id, call.name, call.arguments)
             box.append(SavedToolCalls([call.name], [call.result], (saved,), turn_id=child.turn_id))
             if call.name == DELEGATE and below:
-                box.append(self._card(turn_id, below.pop(0)))
+                box.append(self._card(turn_id, below.pop(0), _background(call.arguments)))
         box.extend(self._card(turn_id, c) for c in below if c.turn_id not in self._placed)
         card = AgentCard(
             child.turn_id,
             child.parent_turn_id,
             child.task,
-            background=False,
+            background=background,
             clock=lambda: 0.0,
             started_at=0.0,
             saved=box,
@@ -199,3 +207,13 @@ class _SavedAgents:
             elapsed_s=child.elapsed_s,
         )
         return card
+
+
+def _background(arguments: str) -> bool:
+    """Whether a ``delegate`` call's JSON arguments ran its child in the background (False
+    for arguments that do not parse, as the tool read them)."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and bool(parsed.get("background", False))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from agent.compression.status import CompressionStatus
 from contract.events import CompressionComplete
-from contract.results import TranscriptEntry
+from contract.results import ChildOutcome, SavedToolCall, TranscriptEntry
 from desk.saved_blocks import saved_blocks
+from desk.widgets.agent_card import AgentCard
 from desk.widgets.saved_reply import SavedReply
+from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.user_prompt import UserPrompt
 
 STOPPED = "■ stopped by you"
@@ -43,3 +45,38 @@ def test_another_turns_compression_stays_where_it_was_saved() -> None:
     ]
     kinds = [type(b).__name__ for b in saved_blocks(entries, 0)]
     assert kinds == ["UserPrompt", "SavedReply", "Static"]
+
+
+def test_each_resumed_child_sits_under_its_own_delegate_call_and_says_background() -> None:
+    # Two delegate calls of one message were listed together, both cards after them; a
+    # background child read 'agent', as a foreground one does
+    calls = (
+        SavedToolCall("c1", "delegate", '{"task": "map the north"}'),
+        SavedToolCall("c2", "read_file", '{"path": "a.txt"}'),
+        SavedToolCall("c3", "delegate", '{"task": "map the south", "background": true}'),
+    )
+    children = tuple(
+        ChildOutcome(f"k{n}", "t1", task, "completed", "completed", reply=f"{task}: done")
+        for n, task in ((1, "map the north"), (3, "map the south"))
+    )
+    entries = [
+        TranscriptEntry("user", "map it", turn_id="t1"),
+        TranscriptEntry(
+            "assistant",
+            "",
+            turn_id="t1",
+            tool_names=tuple(c.name for c in calls),
+            tool_calls=calls,
+        ),
+        TranscriptEntry("tool", "north: done", turn_id="t1", tool_call_id="c1"),
+        TranscriptEntry("tool", "A", turn_id="t1", tool_call_id="c2"),
+        TranscriptEntry("tool", "started k3", turn_id="t1", tool_call_id="c3"),
+        TranscriptEntry("assistant", "both mapped", turn_id="t1", children=children),
+    ]
+    blocks = saved_blocks(entries, 0)
+    shown = [
+        (b.turn_id, b.background) if isinstance(b, AgentCard) else b.names
+        for b in blocks
+        if isinstance(b, (AgentCard, SavedToolCalls))
+    ]
+    assert shown == [("delegate",), ("k1", False), ("read_file",), ("delegate",), ("k3", True)]
