@@ -96,9 +96,10 @@ def nothing_reason(history: Sequence[ChatMessage], usual: CompressionPlan) -> st
     middle = [m for m in history[usual.head_end : usual.tail_start] if not m.unsent]
     between = [m for m in middle if not is_summary(m)]
     if summary and not between:
+        kept = "is kept whole, and before it" if later <= 1 else "are kept whole, and before them"
         return (
-            f"nothing to compress: {last} are kept whole, and before them there is only the "
-            "summary an earlier compression wrote"
+            f"nothing to compress: {last} {kept} there is only the summary an earlier "
+            "compression wrote"
         )
     first = "the summary of the earlier conversation" if summary else "the first exchange"
     if not between:

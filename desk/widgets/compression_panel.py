@@ -35,6 +35,7 @@ from textual.clock import Clock as TextualClock
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Button, ProgressBar, Static
 from textual.widgets._progress_bar import Bar
 
@@ -44,7 +45,7 @@ from desk.receipts import format_elapsed, format_ms
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
 from desk.widgets.lazy_children import LazyChildren
-from desk.widgets.status_bar import Clock
+from desk.widgets.status_bar import TICK_S, Clock
 
 PHASE_TEXT: dict[str, str] = {
     "lease": "taking the lease",
@@ -214,6 +215,9 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
         """Summary tokens received so far."""
         self._phases: list[str] = [""]  # the phase's wordings, fullest first
         self._counts: list[str] = [""]  # the counts' wordings, fullest first
+        self._drawn = (0, 0, 0)  # the counts last drawn: tokens in, tokens out, budget
+        self._shown_elapsed = ""
+        self._ticker: Timer | None = None  # redraws the elapsed time while it runs
 
     def children_to_make(self) -> ComposeResult:
         yield Static("", classes="phase", markup=False)
@@ -262,6 +266,9 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
         self.add_class("-open")
         self.remove_class("-finished")
         self._draw(0, 0, 0)
+        if self._ticker is None:  # the time goes on between events (a server counting first)
+            self._ticker = self.set_interval(TICK_S, self._tick)
+        self._ticker.resume()
 
     def show_progress(self, progress: CompressionProgressed) -> None:
         """A ``compression.progress`` event of the shown compression."""
@@ -291,6 +298,7 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
         self.make_children()
         self.query_one(Button).disabled = True
         self.query_one(PanelProgress).rest()  # hidden from now on
+        self._still()
         self.add_class("-finished")
         self.set_class(outcome.status != "committed", "-failed")
         self._phases = [outcome_text(outcome)]
@@ -300,6 +308,7 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
     def close(self) -> None:
         """Hide the panel (its outcome is then one line in the transcript)."""
         self.turn_id = None
+        self._still()
         if self.has_children_made:  # never shown: no bar to still
             self.query_one(PanelProgress).rest()
         self.remove_class("-open", "-finished", "-failed")
@@ -307,7 +316,16 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
     def _elapsed(self) -> str:
         return format_elapsed(self._clock() - self._started_at)
 
+    def _tick(self) -> None:
+        if self.running and self._elapsed() != self._shown_elapsed:
+            self._draw(*self._drawn)
+
+    def _still(self) -> None:
+        if self._ticker is not None:
+            self._ticker.pause()
+
     def _draw(self, tokens_in: int, tokens_out: int, budget: int) -> None:
+        self._drawn = (tokens_in, tokens_out, budget)
         past = _past_budget(self.phase, tokens_out, budget)
         phase = PAST_BUDGET_TEXT if past else PHASE_TEXT.get(self.phase, self.phase or "starting")
         self._phases = [f"⇊ compressing · {phase}", f"⇊ {phase}"]
@@ -326,7 +344,7 @@ class CompressionPanel(Horizontal, LazyChildren, can_focus=True):
             )
         long = [count[0] for count in (summary, whole) if count is not None]
         short = [count[1] for count in (summary, whole) if count is not None]
-        elapsed = self._elapsed()
+        elapsed = self._shown_elapsed = self._elapsed()
         counts = [" · ".join([*long, elapsed])]
         if long:
             counts += [" · ".join(long), " · ".join(short), short[0]]

@@ -98,3 +98,20 @@ def test_a_few_messages_between_say_how_little_there_is() -> None:
         f"between them there is only 1 message of about {usual.tokens_in:,} tokens, too "
         "little for a summary to save"
     )
+
+
+def test_only_a_summary_before_the_last_exchange_says_it_in_one_sentence() -> None:
+    from agent.compression.manual import nothing_reason
+    from agent.compression.plan import SUMMARY_MARKER, plan_compression
+
+    talk = [
+        ChatMessage("system", "You are a careful assistant."),
+        ChatMessage("user", SUMMARY_MARKER + " the earlier conversation, in short"),
+        ChatMessage("user", "what next?"),
+        ChatMessage("assistant", "this"),
+    ]
+    usual = plan_compression(talk, window_tokens=40_000, min_tail_messages=4, tail_fraction=0.0)
+    assert nothing_reason(talk, usual) == (
+        "nothing to compress: the last exchange is kept whole, and before it there is only the "
+        "summary an earlier compression wrote"
+    )

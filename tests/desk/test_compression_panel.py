@@ -6,8 +6,9 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import ProgressBar, Static
 
-from contract.events import CompressionProgressed
+from contract.events import CompressionComplete, CompressionProgressed
 from desk.widgets.compression_panel import CompressionPanel
+from tests.desk.kit import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -124,3 +125,35 @@ def test_snapshot_big_counts_at_80_columns(snap_compare: object) -> None:
 
 def test_snapshot_big_counts_at_120_columns(snap_compare: object) -> None:
     assert snap_compare(_BigCountsApp(), terminal_size=(120, 3))  # type: ignore[operator]
+
+
+class _MovingClockApp(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 100.0
+
+    def compose(self) -> ComposeResult:
+        yield CompressionPanel(clock=lambda: self.now)
+
+
+async def test_the_elapsed_time_goes_on_between_events_and_stops_at_the_outcome() -> None:
+    # Between two events (the server counting the summary request first: seconds against a
+    # busy llama-server) the panel read '0.1 s' while the status bar counted on
+    app = _MovingClockApp()
+    async with app.run_test() as pilot:
+        panel = app.query_one(CompressionPanel)
+        panel.begin("t1", started_at=100.0)
+        panel.show_progress(summarising(0))
+        await pilot.pause()
+        assert shown(panel)[1].endswith("0.0 s")
+        app.now = 104.2  # no event meanwhile
+        await wait_until(pilot, lambda: shown(panel)[1].endswith("4.2 s"), what="the time")
+        assert "0/512 tokens" in shown(panel)[1]  # the counts as the last event said
+        panel.show_outcome(
+            CompressionComplete(
+                turn_id="t1", status="committed", message="ok", before_tokens=10, after_tokens=5
+            )
+        )
+        app.now = 109.0
+        await pilot.pause(0.3)  # three ticks of the time: it stays
+        assert "4.2 s" in shown(panel)[1]
