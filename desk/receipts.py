@@ -44,7 +44,7 @@ def format_stop_receipt(receipt: StopReceipt) -> str:
         e.g. ``"■ stopped by you · connection closed in 3 ms · worker exited in 5 ms"``,
         ``"■ stopped by you · shell (pid 4242) ended in 12 ms · worker exited in 14 ms"`` for
         a stop during a tool (no connection was open), or
-        ``"■ stopped by the system: the desk is quitting · ..."``.
+        ``"■ stopped by the system: desk is shutting down · ..."``.
     """
     if receipt.issuer == "user":
         parts = [f"■ {YOU_STOPPED}"]

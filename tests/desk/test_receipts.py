@@ -15,10 +15,10 @@ def test_user_stop_marker() -> None:
 
 def test_system_stop_marker_names_the_reason_and_children() -> None:
     receipt = StopReceipt(
-        "system", "gateway.shutdown", "the desk is quitting", 0.4, 1500.0, children_ended=2
+        "system", "gateway.shutdown", "desk is shutting down", 0.4, 1500.0, children_ended=2
     )
     assert format_stop_receipt(receipt) == (
-        "■ stopped by the system: the desk is quitting · connection closed in <1 ms"
+        "■ stopped by the system: desk is shutting down · connection closed in <1 ms"
         " · worker exited in 1.5 s · 2 child processes ended"
     )
 

@@ -35,7 +35,7 @@ SAVED = [
         "assistant",
         "Another half",
         partial=True,
-        note="stopped by the system: the desk is quitting",
+        note="stopped by the system: desk is shutting down",
     ),
     TranscriptEntry("user", "third question"),
     TranscriptEntry("assistant", "Cut", partial=True, note="failed: the server went away"),
@@ -81,7 +81,7 @@ async def test_resumed_turns_show_who_stopped_them_and_why_they_failed(
         await wait_until(pilot, lambda: len(saved_notes(app)) == 4, what="the saved notes")
         assert saved_notes(app) == [
             "■ stopped by you",
-            "■ stopped by the system: the desk is quitting",
+            "■ stopped by the system: desk is shutting down",
             "✖ the server went away",
             "✖ connection refused",
         ]
@@ -106,7 +106,7 @@ async def test_export_of_a_resumed_session_has_its_replies_and_notes(
     text = target.read_text(encoding="utf-8")
     assert text.count("## Assistant") == 5  # 4 replies and the early failure's error line
     assert "Half an ans\n\n> ■ stopped by you" in text
-    assert "> ■ stopped by the system: the desk is quitting" in text
+    assert "> ■ stopped by the system: desk is shutting down" in text
     assert "> ✖ connection refused" in text
     assert "A whole reply." in text
 

@@ -51,8 +51,8 @@ def test_outcomes() -> None:
     assert outcome_text(result(exit_code=2, is_error=True), 1.0) == "✖ exit 2 · 1.0 s"
     stopped = result(stopped_by="stopped by the user", children_ended=2, is_error=True)
     assert outcome_text(stopped, 4.0) == "■ stopped by you · 2 child processes ended · 4.0 s"
-    system = result(stopped_by="stopped by the system: the desk is quitting", is_error=True)
-    assert outcome_text(system, None) == "■ stopped by the system: the desk is quitting"
+    system = result(stopped_by="stopped by the system: desk is shutting down", is_error=True)
+    assert outcome_text(system, None) == "■ stopped by the system: desk is shutting down"
     declined = result(content="the person declined to run this shell call", is_error=True)
     assert outcome_text(declined, 0.0) == "✖ the person declined to run this shell call · 0.0 s"
     assert outcome_text(result(name="read_file", content="x"), 0.0) == "✓ done · 0.0 s"

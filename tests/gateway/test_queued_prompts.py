@@ -141,7 +141,7 @@ def test_quitting_saves_queued_prompts_as_not_sent_and_forgets_removed_ones(
                 "interrupted",
                 "interrupted_by_system(gateway.shutdown)",
                 "system",
-                "not sent: the desk is quitting",
+                "not sent: desk is shutting down",
             )
         ran = store.turns.get_turn(first)
         assert ran is not None and ran.exit_reason == "interrupted_by_system(gateway.shutdown)"
@@ -153,7 +153,7 @@ def test_quitting_saves_queued_prompts_as_not_sent_and_forgets_removed_ones(
             "queued 2",
         ]
         for text in ("queued 0", "queued 2"):
-            assert by_text[text].note == "not sent: the desk is quitting"
+            assert by_text[text].note == "not sent: desk is shutting down"
             assert by_text[text].stop is None
     finally:
         assert again.shutdown(timeout_s=5).threads_left == []

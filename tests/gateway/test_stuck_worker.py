@@ -79,7 +79,7 @@ def test_a_late_result_never_overwrites_the_outcome_the_shutdown_booked(
     try:
         transcript = again.session_resume(session).transcript
         assert [(e.role, e.content) for e in transcript] == [("user", "hold on")]
-        assert transcript[-1].note == "stopped by the system: the desk is quitting"
+        assert transcript[-1].note == "stopped by the system: desk is shutting down"
     finally:
         assert again.shutdown(timeout_s=5).threads_left == []
 

@@ -193,8 +193,8 @@ def test_dropped_prompts_close_as_not_sent_once(store: SessionStore, clock: Fake
         exit_reason="interrupted_by_system(gateway.shutdown)",
         stop_issuer="system",
         stop_surface="gateway.shutdown",
-        stop_reason="the desk is quitting",
-        error="not sent: the desk is quitting",
+        stop_reason="desk is shutting down",
+        error="not sent: desk is shutting down",
     )
     prompts = [("q1", "one"), ("q2", "two"), ("q3", "never saved as queued")]
     assert store.queue.close_unsent_prompts("s1", prompts, outcome) == ["q1", "q2", "q3"]
@@ -207,7 +207,7 @@ def test_dropped_prompts_close_as_not_sent_once(store: SessionStore, clock: Fake
         "interrupted",
         "interrupted_by_system(gateway.shutdown)",
         "system",
-        "the desk is quitting",
+        "desk is shutting down",
     )
     assert store.queue.queue_prompt("q1", "s1", "one") is False  # a late save of the queue: nothing
     with pytest.raises(StoreNotFound):
@@ -221,7 +221,7 @@ def test_only_a_prompt_not_sent_is_dismissed_and_only_once(store: SessionStore) 
         exit_reason="interrupted_by_system(gateway.shutdown)",
         stop_issuer="system",
         stop_surface="gateway.shutdown",
-        error="not sent: the desk is quitting",
+        error="not sent: desk is shutting down",
     )
     store.queue.close_unsent_prompts("s1", [("q1", "one"), ("q2", "two")], outcome)
     store.turns.start_turn("t1", "s1", "ran")

@@ -125,7 +125,7 @@ def test_concurrent_closes_book_one_outcome(store: SessionStore) -> None:
 
 
 def test_outcome_from_a_turn_result(store: SessionStore) -> None:
-    stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "the desk is quitting")
+    stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "desk is shutting down")
     timings = TurnTimings(started_at=10.0, stop_requested_at=11.0, connection_closed_at=11.004)
     result = TurnResult(
         status="interrupted",

@@ -90,7 +90,7 @@ class Shutdown:
             return self._report or ShutdownReport(0, 0, ["shutdown still running"])
         stamp("shutdown.begin")
         sessions = self._table.all()
-        stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "the desk is quitting")
+        stop = StopRequest.by_system(Surface.GATEWAY_SHUTDOWN, "desk is shutting down")
         # what the shutdown waits for: every worker, a background child agent's included (a
         # session's ``running`` is cleared before its worker saves and exits, too)
         current = threading.current_thread()

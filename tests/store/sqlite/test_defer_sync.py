@@ -25,7 +25,7 @@ STOPPED = TurnOutcome(
     exit_reason="interrupted_by_system",
     stop_issuer="system",
     stop_surface="gateway.shutdown",
-    stop_reason="the desk is quitting",
+    stop_reason="desk is shutting down",
 )
 
 
@@ -103,7 +103,7 @@ store.defer_sync()
 reply = NewMessage(ChatMessage("assistant", "the partial rep"), partial=True)
 stop = TurnOutcome(status="interrupted", exit_reason="interrupted_by_system",
                    stop_issuer="system", stop_surface="gateway.shutdown",
-                   stop_reason="the desk is quitting")
+                   stop_reason="desk is shutting down")
 store.turns.record_turn_end("t1", [reply], stop)
 store.close()
 os._exit(0)  # as desk ends after its quit: no interpreter teardown, nothing else closed
