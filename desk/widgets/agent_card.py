@@ -28,6 +28,7 @@ from desk.receipts import format_elapsed
 from desk.tool_text import tail_lines
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
+from desk.widgets.reply_body import markdown_for
 from desk.widgets.status_bar import Clock
 
 LIVE_TAIL_LINES = 6
@@ -172,7 +173,10 @@ class AgentCard(Widget):
 
     def _show_output(self) -> None:
         shown = tail_lines(self.text, LIVE_TAIL_LINES)
-        self._output.update(terminal_safe(shown))
+        if shown.strip():  # its Markdown drawn as a reply's is (a cut fence closed)
+            self._output.update(markdown_for(self)(closed_fences(shown)))
+        else:
+            self._output.update("")
         self.set_class(bool(shown.strip()), "-has-output")
 
     def add_text(self, text: str) -> None:
