@@ -402,7 +402,8 @@ class Agent:
                 added.extend(outcome.message() for outcome in stopped)
                 reply = Completion()
             tally.answered(reply)  # the request open at the stop, if one was
-            result = interrupted(stop, reply, added, tally.total, ledger.children_ended, iterations)
+            counted = (tally.total, ledger.children_ended, iterations)
+            result = interrupted(stop, reply, added, *counted)
             result.stopped_tool = stopped_tool
             return result
         except ProviderError as exc:

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from textual.geometry import Region
 from textual.pilot import OutOfBounds, Pilot
 from textual.widget import Widget
 
@@ -133,3 +134,9 @@ def pin_gauge(app: DeskApp, used: int = 655) -> None:
         setattr(gauge, name, lambda *_args, **_kwargs: None)
     app.status_bar.context_pending = 0
     app.status_bar.context_used = used
+
+
+def drawn(widget: Widget) -> str:
+    """What ``widget`` draws now, as text, line by line (trailing spaces dropped)."""
+    strips = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+    return "\n".join(strip.text.rstrip() for strip in strips)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.geometry import Region
 
 from desk.widgets.agent_card import AgentCard
+from tests.desk.kit import drawn
 
 pytestmark = pytest.mark.anyio
 
@@ -16,11 +16,9 @@ class _CardApp(App[None]):
         yield AgentCard("k1", "t1", "map the north", background=False, clock=lambda: 0.0)
 
 
-def drawn(card: AgentCard) -> str:
+def output(card: AgentCard) -> str:
     """The card's output lines as the screen shows them."""
-    out = card.query_children(".output").first()
-    strips = out.render_lines(Region(0, 0, out.size.width, out.size.height))
-    return "\n".join(strip.text.rstrip() for strip in strips)
+    return drawn(card.query_children(".output").first())
 
 
 async def test_the_card_draws_headings_emphasis_and_code_not_their_marks() -> None:
@@ -30,9 +28,9 @@ async def test_the_card_draws_headings_emphasis_and_code_not_their_marks() -> No
         card = app.query_one(AgentCard)
         card.add_text("## About the north\n\nIt comes from the **demo model**.\n\n```python\nx = 1")
         await pilot.pause()
-        shown = drawn(card)
+        shown = output(card)
         assert "About the north" in shown and "demo model" in shown and "x = 1" in shown
         assert "##" not in shown and "**" not in shown and "```" not in shown
         card.add_text("\x1b[2J")  # a control sequence stays text, never a terminal command
         await pilot.pause()
-        assert "\x1b" not in drawn(card)
+        assert "\x1b" not in output(card)

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from textual.geometry import Region
 
 from agent.provider.client import ProviderConfig
 from agent.stops import StopRequest, Surface
@@ -33,7 +32,7 @@ from desk.widgets.prompt_input import PromptInput
 from desk.widgets.saved_reply import SavedReply
 from desk.widgets.saved_tool_calls import SavedToolCalls
 from desk.widgets.user_prompt import UserPrompt
-from tests.desk.kit import click_until, connection, submit, wait_until
+from tests.desk.kit import click_until, connection, drawn, submit, wait_until
 from tests.support import EventLog
 from tui_gateway.gateway import Gateway, GatewayConfig
 
@@ -368,9 +367,7 @@ async def test_a_resumed_grandchild_sits_inside_its_parent_s_card(
 def own_line(card: AgentCard, name: str) -> str:
     """What ``card``'s own line ``name`` (state, output, outcome) shows, not a nested card's."""
     holder = card.query_children(".summary").first() if name == "state" else card
-    line = holder.query_children(f".{name}").first()
-    strips = line.render_lines(Region(0, 0, line.size.width, line.size.height))
-    return "\n".join(strip.text.rstrip() for strip in strips)
+    return drawn(holder.query_children(f".{name}").first())
 
 
 async def test_a_stopped_tree_shows_each_child_s_own_receipt_in_its_own_card(

@@ -66,12 +66,14 @@ def test_a_ctrl_c_at_any_moment_of_the_start_gives_one_turn_completed_and_130(
             at, taken, code, out, err = signalled_run(server.base_url, db, signal.SIGINT, moment)
             where = f"seed {seed}, run {attempt}, SIGINT {at}"
             modules = imported(err)
-            if not desk_ran(modules):  # Python's own Ctrl+C, before desk's first line ran
-                assert not taken and out == "", where
-                assert code in (1, -signal.SIGINT), where
+            # Before desk's first line took the signals (seen in /proc just before the send),
+            # Python's own Ctrl+C may end it: while the package's code loads, say, which the
+            # import timings list as imported (they list an import that failed too)
+            if not taken and out == "" and code in (1, -signal.SIGINT):
+                assert not desk_ran(modules) or "KeyboardInterrupt" in err, where
                 before_desk.append(at)
                 continue
-            where += f": exit {code}, stderr {said(err)[-300:]!r}, imports {modules[-3:]}"
+            where += f": exit {code}, stderr {said(err)[-1500:]!r}, imports {modules[-8:]}"
             types = [json.loads(x)["type"] for x in out.splitlines()]
             assert types.count("turn.completed") == 1, where
             assert types[-1] == "turn.completed", where

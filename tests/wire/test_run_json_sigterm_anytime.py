@@ -43,7 +43,8 @@ def imported(err: str) -> list[str]:
 
 
 def desk_ran(modules: list[str]) -> bool:
-    """True when one of desk's own modules (the ``desk`` package first) was imported."""
+    """True when the import of one of desk's own modules (the ``desk`` package first) began:
+    the timings list an import that a signal cut short too, so its code may not have run."""
     return any(m.split(".")[0] in OWN for m in modules)
 
 
