@@ -265,6 +265,27 @@ def closed_fences(text: str) -> str:
     return f"{text.rstrip(chr(10))}\n{_closing(fence)}"
 
 
+def markdown_tail(text: str, lines: int) -> str:
+    """The last ``lines`` lines of ``text`` as Markdown that draws as they did in the whole: a
+    code block they start inside reopened with its fence line, a table they start inside led
+    by its header and separator rows, a code block left open closed (an empty string for no
+    text)."""
+    rows = (text[:-1] if text.endswith("\n") else text).split("\n")
+    start = max(0, len(rows) - lines)
+    fence: str | None = None
+    for row in rows[:start]:
+        fence = _fence_after(row, fence)
+    lead: list[str] = []
+    if fence is not None:
+        lead = [fence]
+    elif start and rows[start].lstrip().startswith("|"):
+        first = start
+        while first and rows[first - 1].lstrip().startswith("|"):
+            first -= 1
+        lead = rows[first : min(first + 2, start)]  # its header and separator, when cut off
+    return closed_fences("\n".join(lead + rows[start:]))
+
+
 def live_markdown(tail: str, fence: str | None) -> str:
     """The Markdown to render for the live tail (reopening the fence it starts inside)."""
     return f"{fence}\n{tail}" if fence else tail

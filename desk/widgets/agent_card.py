@@ -23,9 +23,8 @@ from agent.stops import YOU_STOPPED
 from contract.events import ChildCompleted
 from contract.text import terminal_safe
 from desk.export_text import quote
-from desk.markdown_cuts import closed_fences
+from desk.markdown_cuts import closed_fences, markdown_tail
 from desk.receipts import format_elapsed
-from desk.tool_text import tail_lines
 from desk.widgets._css import css_beside
 from desk.widgets.click_button import ClickButton
 from desk.widgets.reply_body import markdown_for
@@ -172,11 +171,8 @@ class AgentCard(Widget):
         self._state.update(self.state_text())
 
     def _show_output(self) -> None:
-        shown = tail_lines(self.text, LIVE_TAIL_LINES)
-        if shown.strip():  # its Markdown drawn as a reply's is (a cut fence closed)
-            self._output.update(markdown_for(self)(closed_fences(shown)))
-        else:
-            self._output.update("")
+        shown = markdown_tail(self.text, LIVE_TAIL_LINES)  # drawn as in the whole reply
+        self._output.update(markdown_for(self)(shown) if shown.strip() else "")
         self.set_class(bool(shown.strip()), "-has-output")
 
     def add_text(self, text: str) -> None:
