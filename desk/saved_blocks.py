@@ -17,9 +17,10 @@ from collections.abc import Callable
 from textual.widget import Widget
 
 from contract.events import CompressionComplete, StopReceipt
+from contract.kinds import ChildDelivery
 from contract.results import ChildOutcome, SavedToolCall, TranscriptEntry
 from desk.receipts import format_stop_receipt
-from desk.widgets.agent_card import AgentCard
+from desk.widgets.agent_card import DELIVERY, AgentCard
 from desk.widgets.compression_panel import outcome_line
 from desk.widgets.saved_reply import SavedReply, note_line
 from desk.widgets.saved_summary import SavedSummary
@@ -173,10 +174,10 @@ class _SavedAgents:
             if child.turn_id not in self._placed
         ]
 
-    def _card(self, turn_id: str, child: ChildOutcome, background: bool = False) -> AgentCard:
+    def _card(self, turn_id: str, child: ChildOutcome, background: bool | None = None) -> AgentCard:
         """A finished child's card: its calls in brief, each child it started under the
         ``delegate`` call that started it, its answer, its stop receipt (``background``: its
-        call did not wait for it)."""
+        call did not wait for it; None: its call is not shown)."""
         self._placed.add(child.turn_id)
         below = [
             c
@@ -194,7 +195,7 @@ class _SavedAgents:
             child.turn_id,
             child.parent_turn_id,
             child.task,
-            background=background,
+            background=bool(background),
             clock=lambda: 0.0,
             started_at=0.0,
             saved=box,
@@ -205,6 +206,9 @@ class _SavedAgents:
             completed=child.status == "completed",
             note=note_line(child.note, child.stop, self._format) if child.stop else child.note,
             elapsed_s=child.elapsed_s,
+            # a foreground child's answer was its call's result (a background one's went as a
+            # steer or stayed a note: not saved)
+            delivery=DELIVERY[ChildDelivery.TOOL_RESULT] if background is False else "",
         )
         return card
 

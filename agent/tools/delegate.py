@@ -79,7 +79,8 @@ class DelegateTool:
             "Hand a self-contained task to a child agent with its own tools and context. "
             "With background false (the default) you wait and get its final answer as the "
             "result; with background true the call returns at once with the child's id and "
-            "its answer arrives later as a message. Write the task so it needs nothing else "
+            "its answer arrives later as a message while you are still working (after your "
+            "final answer it goes to the person). Write the task so it needs nothing else "
             "from this conversation."
         )
 

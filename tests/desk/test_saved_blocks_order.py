@@ -80,3 +80,6 @@ def test_each_resumed_child_sits_under_its_own_delegate_call_and_says_background
         if isinstance(b, (AgentCard, SavedToolCalls))
     ]
     assert shown == [("delegate",), ("k1", False), ("read_file",), ("delegate",), ("k3", True)]
+    north, south = (b for b in blocks if isinstance(b, AgentCard))
+    assert "answer returned to its parent" in north.export_markdown()  # as the live card said
+    assert "answer returned" not in south.export_markdown()  # a steer or a note: not saved

@@ -108,8 +108,9 @@ class ChildLauncher:
             return ToolResult.error(exc.message)
         if request.background:
             return ToolResult(
-                content=f"started background child agent {child.turn_id}; its answer will "
-                "arrive as a message when it finishes"
+                content=f"started background child agent {child.turn_id}; its answer "
+                "arrives as a message at your next step if you are still working then (once "
+                "you have answered, it stays with the person)"
             )
         return await self.delegation.wait(child, self.agent)
 
