@@ -276,14 +276,12 @@ def markdown_tail(text: str, lines: int) -> str:
     for row in rows[:start]:
         fence = _fence_after(row, fence)
     lead: list[str] = []
-    if fence is not None:
-        lead = [fence]
-    elif start and rows[start].lstrip().startswith("|"):
+    if fence is None and start and rows[start].lstrip().startswith("|"):
         first = start
         while first and rows[first - 1].lstrip().startswith("|"):
             first -= 1
         lead = rows[first : min(first + 2, start)]  # its header and separator, when cut off
-    return closed_fences("\n".join(lead + rows[start:]))
+    return closed_fences(live_markdown("\n".join(lead + rows[start:]), fence))
 
 
 def live_markdown(tail: str, fence: str | None) -> str:
